@@ -1,0 +1,1 @@
+//! exec agent (agent helper).

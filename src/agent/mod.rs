@@ -1,0 +1,111 @@
+//! Who acts. An agent receives the task brief and answers with tool calls until it sends its
+//! final report; the runner sends every call through guard → sandbox → validate → log and hands
+//! the receipt back.
+//!
+//! - [`oracle`]: plays the task's scripted `solution`.
+//! - [`process`]: any program speaking JSON lines on stdin/stdout (DESIGN §4).
+//! - [`exec`]: a black-box command run in the sandbox; only the end state is judged.
+//!
+//! An agent never touches the workspace itself and never sees the guard: it only proposes.
+
+pub mod exec;
+pub mod oracle;
+pub mod process;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{AgentSpec, FinalReport, Step};
+use crate::tools::{ActionInput, Receipt};
+
+/// One tool call proposed by the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// The agent's id for the call (echoed in the tool result).
+    pub id: String,
+    pub tool: String,
+    pub input: ActionInput,
+}
+
+/// Token usage an agent reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What the agent did next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    Call(Action),
+    Final(FinalReport),
+    Usage(Usage),
+    /// A line that is not a protocol message (the runner answers with MALFORMED_OUTPUT).
+    Malformed { line: String, reason: String },
+    /// The agent broke: exited, hung, or could not start.
+    Failed(AgentFailure),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentFailure {
+    #[error("agent could not start `{command}`: {reason}")]
+    Spawn { command: String, reason: String },
+    #[error("agent exited ({status}) before its final report; stderr tail: {stderr_tail}")]
+    Exited { status: String, stderr_tail: String },
+    #[error("agent sent no message within {:.1}s", after.as_secs_f64())]
+    TimedOut { after: Duration },
+    #[error("agent ended without a final report")]
+    NoFinal,
+}
+
+/// What an agent is told at the start.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskBrief {
+    pub task_id: String,
+    pub prompt: String,
+    /// `{name, description, input_schema}` per tool the policy allows.
+    pub tools: Vec<serde_json::Value>,
+    /// The task's limits, for the agent's information.
+    pub limits: serde_json::Value,
+    pub workspace: PathBuf,
+}
+
+/// An agent under test.
+pub trait Agent: Send {
+    /// A short name for logs (`oracle`, `process:python3 agent.py`).
+    fn name(&self) -> String;
+
+    /// The next event. `last` is the receipt of the previous call (None at the start).
+    fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent;
+
+    /// Multi-round kinds: feedback before the next round (test failures, failed gates).
+    fn feedback(&mut self, feedback: &serde_json::Value) {
+        let _ = feedback;
+    }
+
+    /// Ends the agent (kills its process tree, if any). Called exactly once.
+    fn finish(&mut self);
+}
+
+/// Where an agent spec came from, so relative commands resolve against the right directory.
+#[derive(Debug, Clone)]
+pub struct AgentSource {
+    pub spec: AgentSpec,
+    /// Directory of the file that declared the agent (or the current dir for `MEDIN_AGENT`).
+    pub base_dir: PathBuf,
+}
+
+/// Parses `oracle`, `process:CMD` or `exec:CMD` (the form of `MEDIN_AGENT` and `--agent`).
+pub fn parse_agent_arg(text: &str) -> Result<AgentSpec, String> {
+    let _ = text;
+    todo!("agent helper")
+}
+
+/// Starts the agent described by `source` for one task attempt.
+/// `solution` is the task's scripted solution (used by the oracle only).
+pub fn start(source: &AgentSource, brief: &TaskBrief, solution: &[Step], sandbox: &crate::sandbox::SandboxConfig) -> Box<dyn Agent> {
+    let _ = (source, brief, solution, sandbox);
+    todo!("agent helper")
+}

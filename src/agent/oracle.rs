@@ -1,0 +1,1 @@
+//! oracle agent (agent helper).

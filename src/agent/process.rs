@@ -1,0 +1,1 @@
+//! process agent (agent helper).

@@ -1,0 +1,27 @@
+//! medin: evaluate AI coding agents the way `cargo test` evaluates code.
+//!
+//! A task is a YAML file. Each task becomes one test case; running it sends every action of the
+//! agent under test through **guard → sandbox → validate → log**, then checks the task's
+//! expectations and the suite's metric thresholds.
+//!
+//! - [`spec`] reads task files and the suite file;
+//! - [`agent`] is who acts (oracle, process, exec);
+//! - [`guard`] decides whether an action may run;
+//! - [`sandbox`] is where it runs;
+//! - [`tools`] is what it can do;
+//! - [`validate`] checks the outcome for real;
+//! - [`log`] keeps receipts, transcripts, metrics and the activity log;
+//! - [`runner`] runs one task end to end and judges it;
+//! - [`report`] turns results into suite metrics and threshold verdicts;
+//! - [`harness`] makes a suite into libtest trials, for `cargo test`.
+
+pub mod agent;
+pub mod guard;
+pub mod harness;
+pub mod log;
+pub mod report;
+pub mod runner;
+pub mod sandbox;
+pub mod spec;
+pub mod tools;
+pub mod validate;

@@ -1,0 +1,15 @@
+//! Task specs: the YAML task model, loading with `file:line:col` errors, the suite file
+//! (`medin.yaml`), discovery of task files, and the published JSON Schema.
+//!
+//! This module owns the meaning of the YAML and every message about a malformed one. It never
+//! runs anything: a loaded task is plain data for the runner.
+
+pub mod load;
+pub mod model;
+pub mod schema;
+pub mod suite;
+pub mod values;
+
+pub use load::{load_task, SpecError};
+pub use model::*;
+pub use suite::{discover, load_suite, SpecFile, Suite, SuiteConfig, ThresholdSet};

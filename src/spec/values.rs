@@ -1,0 +1,320 @@
+//! The small value types of the spec format and how they read and write: durations
+//! (`"500ms"`, `"30s"`, `"2m"`), sizes (`"64MiB"`), solution steps (one-key maps), and command
+//! checks (a string or a map). Their JSON Schemas are written by hand to match.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::model::{ByteSize, CommandCheck, DurationSpec, FinalReport, Step};
+
+// ---------------------------------------------------------------- durations
+
+impl DurationSpec {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        humantime::parse_duration(t)
+            .map(DurationSpec)
+            .map_err(|e| format!("invalid duration `{t}` ({e}); write it like \"500ms\", \"30s\" or \"2m\""))
+    }
+}
+
+impl<'de> Deserialize<'de> for DurationSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = DurationSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as \"500ms\", \"30s\" or \"2m\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DurationSpec, E> {
+                DurationSpec::parse(v).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationSpec, E> {
+                Err(E::custom(format!("a bare number `{v}` is ambiguous as a duration; add a unit: \"{v}s\" or \"{v}ms\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationSpec, E> {
+                self.visit_u64(v.unsigned_abs())
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationSpec, E> {
+                Err(E::custom(format!("a bare number `{v}` is ambiguous as a duration; add a unit, e.g. \"{v}s\"")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for DurationSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(self.0).to_string())
+    }
+}
+
+impl JsonSchema for DurationSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "description": "A duration: \"500ms\", \"30s\", \"2m\", \"1h 30m\".",
+            "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*(ns|us|ms|s|sec|m|min|h|hr|d)(\\s*[0-9]+\\s*(ns|us|ms|s|sec|m|min|h|hr|d))*\\s*$"
+        })
+    }
+}
+
+// ---------------------------------------------------------------- sizes
+
+impl ByteSize {
+    /// `"64MiB"`, `"512 KiB"`, `"1GB"`, `"4096"`, `"10B"`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let unit = unit.trim();
+        let err = || format!("invalid size `{t}`; write it like \"64MiB\", \"512KiB\", \"1GB\" or a number of bytes");
+        let n: f64 = num.parse().map_err(|_| err())?;
+        let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" => 1_000,
+            "kib" => 1 << 10,
+            "m" | "mb" => 1_000_000,
+            "mib" => 1 << 20,
+            "g" | "gb" => 1_000_000_000,
+            "gib" => 1 << 30,
+            "t" | "tb" => 1_000_000_000_000,
+            "tib" => 1 << 40,
+            _ => return Err(err()),
+        };
+        let bytes = n * mult as f64;
+        if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+            return Err(err());
+        }
+        Ok(ByteSize(bytes as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"64MiB\" or a number of bytes")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(v).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
+                u64::try_from(v).map(ByteSize).map_err(|_| E::custom("a size cannot be negative"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl JsonSchema for ByteSize {
+    fn schema_name() -> Cow<'static, str> {
+        "ByteSize".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A size: \"64MiB\", \"512KiB\", \"1GB\", or a number of bytes.",
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*([kKmMgGtT]i?[bB]?|[bB])?\\s*$" }
+            ]
+        })
+    }
+}
+
+// ---------------------------------------------------------------- solution steps
+
+/// Input of `call:`: any tool name, with JSON input or a raw text.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCall {
+    tool: String,
+    #[serde(default)]
+    input: Option<serde_json::Value>,
+    #[serde(default)]
+    raw: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Step {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Step;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a one-key map such as `bash: ls`, `write_file: {path: .., content: ..}`, `call: {tool: .., input: ..}` or `final: {result: success}`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Step, A::Error> {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom("empty step; write one tool call such as `bash: ls` or `final: {result: success}`"));
+                };
+                let step = match key.as_str() {
+                    "final" => Step::Final(map.next_value::<FinalReport>()?),
+                    "call" => {
+                        let call: RawCall = map.next_value()?;
+                        match (call.input, call.raw) {
+                            (Some(_), Some(_)) => return Err(de::Error::custom("`call` takes `input` or `raw`, not both")),
+                            (None, Some(raw)) => Step::Raw { tool: call.tool, raw },
+                            (input, None) => Step::Tool { tool: call.tool, input: input.unwrap_or(serde_json::json!({})) },
+                        }
+                    }
+                    tool => {
+                        let Some(info) = crate::tools::registry().into_iter().find(|t| t.name == tool) else {
+                            let names: Vec<&str> = crate::tools::registry().iter().map(|t| t.name).chain(["final", "call"]).collect::<Vec<_>>();
+                            let hint = super::load::nearest(tool, &names)
+                                .map(|n| format!("did you mean `{n}`?"))
+                                .unwrap_or_else(|| format!("expected one of {}", names.join(", ")));
+                            return Err(de::Error::custom(format!("unknown tool `{tool}` in solution step; {hint} (use `call: {{tool: {tool}, input: ..}}` to call an unregistered tool on purpose)")));
+                        };
+                        let value: serde_json::Value = map.next_value()?;
+                        let input = match (value, info.shorthand) {
+                            (serde_json::Value::Object(o), _) => serde_json::Value::Object(o),
+                            (v @ (serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_)), Some(key)) => {
+                                serde_json::json!({ key: v })
+                            }
+                            (serde_json::Value::Null, _) => serde_json::json!({}),
+                            (other, _) => {
+                                return Err(de::Error::custom(format!("`{tool}` takes a map of inputs, got `{other}`")));
+                            }
+                        };
+                        Step::Tool { tool: tool.to_string(), input }
+                    }
+                };
+                if let Some(extra) = map.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "a step holds exactly one tool call, but `{extra}` follows `{key}`; put `- {extra}: ..` on its own list item"
+                    )));
+                }
+                Ok(step)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl JsonSchema for Step {
+    fn schema_name() -> Cow<'static, str> {
+        "Step".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut variants: Vec<serde_json::Value> = Vec::new();
+        for t in crate::tools::registry() {
+            let mut input = t.input_schema.clone();
+            if let Some(short) = t.shorthand {
+                input = serde_json::json!({ "anyOf": [ input, { "type": ["string", "number", "boolean"], "description": format!("shorthand for {{{short}: ..}}") } ] });
+            }
+            variants.push(serde_json::json!({
+                "type": "object", "additionalProperties": false, "required": [t.name],
+                "description": t.description,
+                "properties": { t.name: input }
+            }));
+        }
+        let final_schema = generator.subschema_for::<FinalReport>();
+        variants.push(serde_json::json!({
+            "type": "object", "additionalProperties": false, "required": ["final"],
+            "properties": { "final": final_schema }
+        }));
+        variants.push(serde_json::json!({
+            "type": "object", "additionalProperties": false, "required": ["call"],
+            "description": "Call any tool by name (registered or not); `raw` sends the input verbatim.",
+            "properties": { "call": {
+                "type": "object", "additionalProperties": false, "required": ["tool"],
+                "properties": { "tool": {"type": "string"}, "input": {}, "raw": {"type": "string"} }
+            } }
+        }));
+        json_schema!({ "description": "One solution step: a one-key map.", "oneOf": variants })
+    }
+}
+
+// ---------------------------------------------------------------- command checks
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandCheckMap {
+    run: String,
+    #[serde(default)]
+    exit_code: Option<i32>,
+    #[serde(default)]
+    stdout: Option<String>,
+    #[serde(default)]
+    timeout: Option<DurationSpec>,
+}
+
+impl<'de> Deserialize<'de> for CommandCheck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CommandCheck;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a command line, or a map {run, exit_code, stdout, timeout}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CommandCheck, E> {
+                Ok(CommandCheck { run: v.to_string(), exit_code: 0, stdout: None, timeout: None })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CommandCheck, A::Error> {
+                let m = CommandCheckMap::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(CommandCheck { run: m.run, exit_code: m.exit_code.unwrap_or(0), stdout: m.stdout, timeout: m.timeout })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for CommandCheck {
+    fn schema_name() -> Cow<'static, str> {
+        "CommandCheck".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let duration = generator.subschema_for::<DurationSpec>();
+        json_schema!({
+            "description": "A shell command run in the workspace: a string, or a map.",
+            "anyOf": [
+                { "type": "string" },
+                { "type": "object", "additionalProperties": false, "required": ["run"], "properties": {
+                    "run": { "type": "string" },
+                    "exit_code": { "type": "integer", "description": "Expected exit code (default 0)." },
+                    "stdout": { "type": "string", "description": "Regex stdout must match." },
+                    "timeout": duration
+                } }
+            ]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_need_units() {
+        assert_eq!(DurationSpec::parse("500ms").unwrap().0.as_millis(), 500);
+        assert_eq!(DurationSpec::parse("2m").unwrap().0.as_secs(), 120);
+        assert!(DurationSpec::parse("fast").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_binary_and_decimal_units() {
+        assert_eq!(ByteSize::parse("64MiB").unwrap().0, 64 << 20);
+        assert_eq!(ByteSize::parse("1GB").unwrap().0, 1_000_000_000);
+        assert_eq!(ByteSize::parse("4096").unwrap().0, 4096);
+        assert!(ByteSize::parse("12 parsecs").is_err());
+        assert!(ByteSize::parse("-5").is_err());
+    }
+}
