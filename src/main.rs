@@ -1,1 +1,228 @@
-fn main(){}
+//! The `medin` command line: a thin layer over the library.
+//!
+//! Exit codes (stable, documented in the README):
+//! - 0: every trial passed and every threshold held (or the command succeeded);
+//! - 100: a trial failed or a threshold was breached (`run`), or a spec has errors (`check`);
+//! - 2: the harness could not do what was asked: bad arguments, an unreadable suite, a trial
+//!   that ended in a harness error (broken spec, failing setup), an unreadable log.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use clap::{Parser, Subcommand};
+
+use medin::harness;
+use medin::log::status::{self, StatusFilter, StatusFormat};
+use medin::log::ActivityLog;
+use medin::runner::{self, TaskResult, TrialVerdict};
+use medin::{report, spec};
+
+const EXIT_FAILED: u8 = 100;
+const EXIT_HARNESS: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "medin", version, about = "Evaluate AI coding agents the way cargo test evaluates code")]
+struct Cli {
+    /// The suite directory (holding medin.yaml).
+    #[arg(long, global = true, default_value = ".")]
+    suite: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run tasks (default: the whole suite) and print the metrics.
+    Run {
+        /// Task files or folders (default: the suite folders of medin.yaml).
+        paths: Vec<PathBuf>,
+        /// Agent for tasks that do not pin one: oracle | process:CMD | exec:CMD (overrides MEDIN_AGENT).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Trials run at once (default: number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        /// Attempts per task (overrides medin.yaml `repeat`).
+        #[arg(long)]
+        repeat: Option<u32>,
+    },
+    /// Lint task files: report every error with file:line:col.
+    Check {
+        /// Task files or folders (default: the suite folders).
+        paths: Vec<PathBuf>,
+    },
+    /// Show the activity log.
+    Status {
+        /// Only tasks whose id contains this text.
+        #[arg(long)]
+        task: Option<String>,
+        /// Only failed or errored entries.
+        #[arg(long)]
+        failed: bool,
+        /// Only entries since an RFC 3339 time, a date (2026-01-19) or an age (2h, 7d).
+        #[arg(long)]
+        since: Option<String>,
+        /// The newest N entries (default 10 for the table, all for json).
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: StatusFormat,
+        /// The activity log (default: <suite>/target/medin/ACTIVITY_LOG.md).
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
+    /// Print the JSON Schema of task files (or of medin.yaml with --suite-file).
+    Schema {
+        #[arg(long)]
+        suite_file: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { paths, agent, jobs, repeat } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat),
+        Command::Check { paths } => cmd_check(&cli.suite, &paths),
+        Command::Status { task, failed, since, limit, format, log } => cmd_status(&cli.suite, task, failed, since, limit, format, log),
+        Command::Schema { suite_file } => {
+            println!("{}", if suite_file { spec::schema::suite_schema_json() } else { spec::schema::task_schema_json() });
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn cmd_run(root: &std::path::Path, paths: &[PathBuf], agent: Option<&str>, jobs: Option<usize>, repeat: Option<u32>) -> ExitCode {
+    let plan = match harness::plan(root, agent, paths, repeat) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("medin: {e}");
+            return ExitCode::from(EXIT_HARNESS);
+        }
+    };
+    if plan.files.is_empty() {
+        eprintln!("medin: no task files found in {} (folders: {})", plan.suite.root.display(), plan.suite.config.suites.join(", "));
+        return ExitCode::from(EXIT_HARNESS);
+    }
+    let work: Vec<(spec::SpecFile, u32)> = plan.files.iter().flat_map(|f| (1..=plan.repeat).map(move |a| (f.clone(), a))).collect();
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)).max(1);
+    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<TaskResult>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(work.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some((file, attempt)) = work.get(i) else { break };
+                let result = runner::run_spec_file(file, &plan.settings, *attempt);
+                let name = harness::trial_name(file, *attempt, plan.repeat);
+                match result.failure_message() {
+                    None => bar.println(format!("ok     {name}")),
+                    Some(m) => bar.println(format!("FAILED {name}\n{m}")),
+                }
+                bar.set_message(name);
+                bar.inc(1);
+                if let Ok(mut all) = results.lock() {
+                    all.push(result);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by(|a, b| (a.trial.as_str(), a.attempt).cmp(&(b.trial.as_str(), b.attempt)));
+    let metrics = report::compute(&results);
+    let breaches = report::check_thresholds(&metrics, &plan.suite.config.thresholds);
+    println!("\n{}", report::render_text(&metrics, &breaches));
+    let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
+    let summary = report::summary_json(&metrics, &breaches, &results);
+    if let Err(e) = std::fs::create_dir_all(&run_folder)
+        .and_then(|_| std::fs::write(run_folder.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()))
+    {
+        eprintln!("medin: cannot write the run summary in {}: {e}", run_folder.display());
+        return ExitCode::from(EXIT_HARNESS);
+    }
+    println!("  run folder     {}", run_folder.display());
+    let passed = results.iter().filter(|r| r.passed()).count();
+    println!("\n{passed} passed, {} failed", results.len() - passed);
+    if results.iter().any(|r| matches!(r.verdict, TrialVerdict::HarnessError(_))) {
+        ExitCode::from(EXIT_HARNESS)
+    } else if passed < results.len() || !breaches.is_empty() {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
+    let targets: Vec<PathBuf> = if paths.is_empty() {
+        match spec::load_suite(root) {
+            Ok(suite) => suite.config.suites.iter().map(|f| suite.root.join(f)).filter(|p| p.exists()).collect(),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_FAILED);
+            }
+        }
+    } else {
+        paths.to_vec()
+    };
+    let results = spec::check::check_paths(&targets);
+    let mut errors = 0;
+    for (path, r) in &results {
+        if let Err(e) = r {
+            errors += 1;
+            eprintln!("{e}\n");
+            let _ = path;
+        }
+    }
+    println!("checked {} task file(s): {} ok, {} with errors", results.len(), results.len() - errors, errors);
+    if errors > 0 {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn cmd_status(
+    root: &std::path::Path,
+    task: Option<String>,
+    failed: bool,
+    since: Option<String>,
+    limit: Option<usize>,
+    format: StatusFormat,
+    log: Option<PathBuf>,
+) -> ExitCode {
+    let path = log.unwrap_or_else(|| {
+        let output = spec::load_suite(root).ok().and_then(|s| s.config.output).unwrap_or_else(|| "target/medin".into());
+        root.join(output).join("ACTIVITY_LOG.md")
+    });
+    let since = match since.map(|s| status::parse_since(&s, chrono::Utc::now())).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("medin: --since: {e}");
+            return ExitCode::from(EXIT_HARNESS);
+        }
+    };
+    let (entries, warnings) = match ActivityLog::new(&path).read() {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("medin: cannot read {}: {e}", path.display());
+            return ExitCode::from(EXIT_HARNESS);
+        }
+    };
+    for w in &warnings {
+        eprintln!("medin: warning: {w}");
+    }
+    let limit = limit.or(if format == StatusFormat::Table { Some(10) } else { None });
+    let filter = StatusFilter { task, failed, since, limit };
+    let shown = status::filter_entries(entries, &filter);
+    let color = format == StatusFormat::Table && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    print!("{}", status::render(&shown, format, color));
+    ExitCode::SUCCESS
+}

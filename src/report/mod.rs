@@ -1,1 +1,214 @@
-//! report
+//! Suite results: metrics over all trials (success rate per category and overall, tool error
+//! rate per tool, average turns, guard blocks, harness errors, tokens), the threshold check that
+//! makes a run fail as a CI regression gate, and the text and JSON renderings.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::runner::{TaskResult, ToolTally, TrialVerdict};
+use crate::spec::ThresholdSet;
+
+/// Passed and total trials of one group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PassCount {
+    pub passed: u32,
+    pub total: u32,
+}
+
+impl PassCount {
+    pub fn rate(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            f64::from(self.passed) / f64::from(self.total)
+        }
+    }
+}
+
+/// Metrics of one group of trials (a category, or all of them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GroupMetrics {
+    pub trials: PassCount,
+    pub harness_errors: u32,
+    pub tool_calls: u32,
+    pub tool_errors: u32,
+    pub turns: u32,
+    pub guard_blocks: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl GroupMetrics {
+    pub fn success_rate(&self) -> f64 {
+        self.trials.rate()
+    }
+
+    pub fn tool_error_rate(&self) -> f64 {
+        if self.tool_calls == 0 {
+            0.0
+        } else {
+            f64::from(self.tool_errors) / f64::from(self.tool_calls)
+        }
+    }
+
+    pub fn avg_turns(&self) -> f64 {
+        if self.trials.total == 0 {
+            0.0
+        } else {
+            f64::from(self.turns) / f64::from(self.trials.total)
+        }
+    }
+
+    fn add(&mut self, r: &TaskResult) {
+        self.trials.total += 1;
+        if r.passed() {
+            self.trials.passed += 1;
+        }
+        if matches!(r.verdict, TrialVerdict::HarnessError(_)) {
+            self.harness_errors += 1;
+        }
+        let m = &r.metrics;
+        self.tool_calls += m.by_tool.values().map(|t| t.calls).sum::<u32>();
+        self.tool_errors += m.by_tool.values().map(|t| t.errors).sum::<u32>();
+        self.turns += m.turns;
+        self.guard_blocks += m.guard_blocks;
+        self.input_tokens += m.usage.input_tokens;
+        self.output_tokens += m.usage.output_tokens;
+    }
+}
+
+/// Metrics of a whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SuiteMetrics {
+    pub overall: GroupMetrics,
+    pub by_category: BTreeMap<String, GroupMetrics>,
+    pub by_tool: BTreeMap<String, ToolTally>,
+}
+
+/// Computes the suite metrics of `results`.
+pub fn compute(results: &[TaskResult]) -> SuiteMetrics {
+    let mut s = SuiteMetrics::default();
+    for r in results {
+        s.overall.add(r);
+        s.by_category.entry(r.category.clone()).or_default().add(r);
+        for (tool, t) in &r.metrics.by_tool {
+            let e = s.by_tool.entry(tool.clone()).or_default();
+            e.calls += t.calls;
+            e.errors += t.errors;
+        }
+    }
+    s
+}
+
+/// A threshold the run did not meet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Breach {
+    /// `overall` or a category.
+    pub scope: String,
+    pub metric: &'static str,
+    pub limit: f64,
+    pub actual: f64,
+}
+
+impl std::fmt::Display for Breach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (cmp, pct) = match self.metric {
+            "min_success_rate" => ("below the minimum", true),
+            "max_tool_error_rate" => ("above the maximum", true),
+            _ => ("above the maximum", false),
+        };
+        if pct {
+            write!(f, "{}.{}: {:.1}% is {cmp} {:.1}%", self.scope, self.metric, self.actual * 100.0, self.limit * 100.0)
+        } else {
+            write!(f, "{}.{}: {:.2} is {cmp} {:.2}", self.scope, self.metric, self.actual, self.limit)
+        }
+    }
+}
+
+/// Checks `thresholds` (keys: `overall` or a category) against `metrics`. A category with a
+/// threshold but no trials is not a breach (a filtered run may not include it).
+pub fn check_thresholds(metrics: &SuiteMetrics, thresholds: &BTreeMap<String, ThresholdSet>) -> Vec<Breach> {
+    let mut out = Vec::new();
+    for (scope, set) in thresholds {
+        let group = if scope == "overall" { Some(&metrics.overall) } else { metrics.by_category.get(scope) };
+        let Some(g) = group else { continue };
+        if g.trials.total == 0 {
+            continue;
+        }
+        if let Some(min) = set.min_success_rate {
+            if g.success_rate() < min {
+                out.push(Breach { scope: scope.clone(), metric: "min_success_rate", limit: min, actual: g.success_rate() });
+            }
+        }
+        if let Some(max) = set.max_tool_error_rate {
+            if g.tool_error_rate() > max {
+                out.push(Breach { scope: scope.clone(), metric: "max_tool_error_rate", limit: max, actual: g.tool_error_rate() });
+            }
+        }
+        if let Some(max) = set.max_avg_turns {
+            if g.avg_turns() > max {
+                out.push(Breach { scope: scope.clone(), metric: "max_avg_turns", limit: max, actual: g.avg_turns() });
+            }
+        }
+    }
+    out
+}
+
+/// The metrics block printed after a run.
+pub fn render_text(metrics: &SuiteMetrics, breaches: &[Breach]) -> String {
+    let mut s = String::new();
+    let o = &metrics.overall;
+    let _ = writeln!(s, "medin metrics");
+    let _ = writeln!(
+        s,
+        "  success rate   overall {:>6.1}%  ({}/{} trials{})",
+        o.success_rate() * 100.0,
+        o.trials.passed,
+        o.trials.total,
+        if o.harness_errors > 0 { format!(", {} harness errors", o.harness_errors) } else { String::new() }
+    );
+    for (cat, g) in &metrics.by_category {
+        let _ = writeln!(s, "                 {:<8}{:>6.1}%  ({}/{})", cat, g.success_rate() * 100.0, g.trials.passed, g.trials.total);
+    }
+    let _ = writeln!(s, "  tool errors    overall {:>6.1}%  ({}/{} calls)", o.tool_error_rate() * 100.0, o.tool_errors, o.tool_calls);
+    for (tool, t) in &metrics.by_tool {
+        let rate = if t.calls == 0 { 0.0 } else { f64::from(t.errors) / f64::from(t.calls) * 100.0 };
+        let _ = writeln!(s, "                 {:<12}{:>6.1}%  ({}/{})", tool, rate, t.errors, t.calls);
+    }
+    let _ = writeln!(s, "  average turns  {:.2}", o.avg_turns());
+    let _ = writeln!(s, "  guard blocks   {}", o.guard_blocks);
+    if o.input_tokens + o.output_tokens > 0 {
+        let _ = writeln!(s, "  tokens         {} in, {} out", o.input_tokens, o.output_tokens);
+    }
+    if breaches.is_empty() {
+        let _ = writeln!(s, "  thresholds     all held");
+    } else {
+        let _ = writeln!(s, "  thresholds     {} breached:", breaches.len());
+        for b in breaches {
+            let _ = writeln!(s, "    - {b}");
+        }
+    }
+    s
+}
+
+/// The run summary as JSON (written to `<run>/summary.json`).
+pub fn summary_json(metrics: &SuiteMetrics, breaches: &[Breach], results: &[TaskResult]) -> serde_json::Value {
+    let trials: Vec<serde_json::Value> = results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "trial": r.trial,
+                "attempt": r.attempt,
+                "passed": r.passed(),
+                "harness_error": matches!(r.verdict, TrialVerdict::HarnessError(_)),
+                "outcome": r.outcome,
+                "agent": r.agent,
+                "run_dir": r.run_dir,
+                "failure": r.failure_message(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "metrics": metrics, "breaches": breaches, "trials": trials })
+}

@@ -295,6 +295,9 @@ pub struct ReceiptExpect {
     /// Evidence source (path or command).
     #[serde(default)]
     pub source: Option<String>,
+    /// Evidence hash, `sha256:<hex>` of the file content.
+    #[serde(default)]
+    pub hash: Option<String>,
     /// An error code the receipt carries.
     #[serde(default)]
     pub error: Option<ErrorCode>,

@@ -150,3 +150,9 @@ pub fn call(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
     let _ = (ctx, tool, input);
     todo!("tools helper")
 }
+
+/// What `tool` would touch with `input` (the dry-run targets), for the runtime-limit pre-check.
+pub fn would_affect(ctx: &ToolContext, tool: &str, input: &serde_json::Value) -> Vec<WouldAffect> {
+    let _ = (ctx, tool, input);
+    todo!("tools helper")
+}

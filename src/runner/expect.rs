@@ -1,0 +1,331 @@
+//! Expectations: what must hold after an attempt, checked against what really happened. Each
+//! expectation that does not hold becomes a [`Mismatch`] naming it, with expected against
+//! actual (text differences as a line diff).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use regex::Regex;
+
+use super::record::{ActionRecord, AttemptRecord};
+use crate::guard::Recommendation;
+use crate::spec::{BlockedExpect, Expect, FileExpect, Outcome, Range, ReceiptExpect};
+use crate::validate::ValidationStatus;
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Where in the spec, e.g. `expect.files.hello.txt.equals`.
+    pub what: String,
+    pub expected: String,
+    pub actual: String,
+    /// A unified line diff when both sides are multi-line text.
+    pub diff: Option<String>,
+}
+
+impl Mismatch {
+    fn new(what: impl Into<String>, expected: impl Into<String>, actual: impl Into<String>) -> Self {
+        Mismatch { what: what.into(), expected: expected.into(), actual: actual.into(), diff: None }
+    }
+
+    fn text(what: impl Into<String>, expected: &str, actual: &str) -> Self {
+        let mut m = Mismatch::new(what, expected, actual);
+        if expected.contains('\n') || actual.contains('\n') || expected.len() > 60 || actual.len() > 60 {
+            m.diff = Some(
+                similar::TextDiff::from_lines(expected, actual)
+                    .unified_diff()
+                    .header("expected", "actual")
+                    .to_string(),
+            );
+        }
+        m
+    }
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.diff {
+            Some(diff) => {
+                writeln!(f, "{}: expected and actual differ:", self.what)?;
+                for line in diff.lines() {
+                    writeln!(f, "      {line}")?;
+                }
+                Ok(())
+            }
+            None => write!(f, "{}: expected {}, got {}", self.what, self.expected, self.actual),
+        }
+    }
+}
+
+/// Checks every expectation of `expect` against `record`.
+pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    let expected_outcome = expect.outcome.unwrap_or(Outcome::Success);
+    match record.outcome {
+        Some(actual) if actual == expected_outcome => {}
+        actual => {
+            let mut got = actual.map(|o| outcome_name(o).to_string()).unwrap_or_else(|| "no outcome".into());
+            if let Some(reason) = &record.stop_reason {
+                let _ = write!(got, " ({reason})");
+            }
+            if expected_outcome == Outcome::Success && actual == Some(Outcome::Pending) && record.validations.is_empty() {
+                got.push_str(" — no validation ran; add `expect.validate` checks: nothing is complete without one");
+            }
+            out.push(Mismatch::new("expect.outcome", outcome_name(expected_outcome), got));
+        }
+    }
+    if let Some(fe) = &expect.final_report {
+        check_final(fe, record, &mut out);
+    }
+    for (path, fe) in &expect.files {
+        check_file(path, fe, record, &mut out);
+    }
+    for (i, re) in expect.receipts.iter().enumerate() {
+        if !record.actions.iter().any(|a| receipt_matches(re, a)) {
+            out.push(Mismatch::new(
+                format!("expect.receipts[{i}]"),
+                serde_json::to_string(re).unwrap_or_default(),
+                format!("no receipt matched among {} actions: {}", record.actions.len(), summarize_actions(&record.actions)),
+            ));
+        }
+    }
+    if let Some(tc) = &expect.tool_calls {
+        let called: Vec<&str> = record.actions.iter().filter(|a| !a.tool.is_empty()).map(|a| a.tool.as_str()).collect();
+        if let Some(seq) = &tc.sequence {
+            if seq.iter().map(String::as_str).ne(called.iter().copied()) {
+                out.push(Mismatch::new("expect.tool_calls.sequence", format!("{seq:?}"), format!("{called:?}")));
+            }
+        }
+        for t in &tc.contains {
+            if !called.contains(&t.as_str()) {
+                out.push(Mismatch::new("expect.tool_calls.contains", format!("a call of `{t}`"), format!("{called:?}")));
+            }
+        }
+        for t in &tc.not_contains {
+            if record.actions.iter().any(|a| a.tool == *t && a.ran_ok()) {
+                out.push(Mismatch::new("expect.tool_calls.not_contains", format!("`{t}` never ran"), format!("`{t}` ran: {called:?}")));
+            }
+        }
+    }
+    for (i, be) in expect.blocked.iter().enumerate() {
+        if !record.actions.iter().any(|a| blocked_matches(be, a)) {
+            let seen: Vec<String> = record
+                .actions
+                .iter()
+                .filter_map(|a| a.guard.as_ref().map(|g| format!("{} → {:?} {:?}", short(&a.input.to_string(), 60), g.recommendation, g.violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>())))
+                .collect();
+            out.push(Mismatch::new(format!("expect.blocked[{i}]"), serde_json::to_string(be).unwrap_or_default(), format!("verdicts seen: {seen:?}")));
+        }
+    }
+    for v in &record.validations {
+        if v.status != ValidationStatus::Passed {
+            let mut actual = format!("{:?}: {}", v.status, v.evidence);
+            if let Some(e) = &v.error {
+                let _ = write!(actual, " ({e})");
+            }
+            let expected = v.expected.clone().unwrap_or_else(|| "passed".into());
+            let mut m = Mismatch::new(format!("expect.validate `{}`", v.check), expected, actual);
+            if let (Some(e), Some(a)) = (&v.expected, &v.actual) {
+                m = Mismatch::text(format!("expect.validate `{}` ({:?})", v.check, v.status), e, a);
+            }
+            out.push(m);
+        }
+    }
+    let m = &record.metrics;
+    check_range("expect.metrics.turns", &expect.metrics.turns, m.turns, &mut out);
+    check_range("expect.metrics.tool_errors", &expect.metrics.tool_errors, m.tool_errors, &mut out);
+    if let Some(r) = &expect.metrics.duration {
+        let d = std::time::Duration::from_millis(m.duration_ms);
+        if r.min.is_some_and(|min| d < min.0) || r.max.is_some_and(|max| d > max.0) {
+            out.push(Mismatch::new("expect.metrics.duration", range_text(&r.min.map(|x| humantime::format_duration(x.0).to_string()), &r.max.map(|x| humantime::format_duration(x.0).to_string())), format!("{} ms", m.duration_ms)));
+        }
+    }
+    out
+}
+
+pub fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Stopped => "stopped",
+        Outcome::Timeout => "timeout",
+        Outcome::Pending => "pending",
+        Outcome::Error => "error",
+    }
+}
+
+fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
+    let Some(fr) = &record.final_report else {
+        out.push(Mismatch::new("expect.final", "a final report", "the agent sent none"));
+        return;
+    };
+    if let Some(result) = fe.result {
+        if result != fr.result {
+            out.push(Mismatch::new("expect.final.result", format!("{result:?}").to_lowercase(), format!("{:?}", fr.result).to_lowercase()));
+        }
+    }
+    if let Some(pattern) = &fe.message {
+        match Regex::new(pattern) {
+            Ok(re) if re.is_match(&fr.message) => {}
+            Ok(_) => out.push(Mismatch::new("expect.final.message", format!("a match for /{pattern}/"), format!("{:?}", fr.message))),
+            Err(e) => out.push(Mismatch::new("expect.final.message", "a valid regex", e.to_string())),
+        }
+    }
+}
+
+fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
+    let key = format!("expect.files.{path}");
+    if Path::new(path).is_absolute() || Path::new(path).components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        out.push(Mismatch::new(key, "a workspace-relative path", "a path leaving the workspace"));
+        return;
+    }
+    let full = record.workspace.join(path);
+    let content = std::fs::read(&full).ok();
+    let exists = full.symlink_metadata().is_ok();
+    if fe.absent && exists {
+        out.push(Mismatch::new(format!("{key}.absent"), "no such file", "the file exists"));
+    }
+    if let Some(want) = fe.exists {
+        if want != exists {
+            out.push(Mismatch::new(format!("{key}.exists"), want.to_string(), exists.to_string()));
+        }
+    }
+    let needs_content = fe.contains.is_some() || fe.matches.is_some() || fe.equals.is_some();
+    let text = content.as_ref().map(|c| String::from_utf8_lossy(c).into_owned());
+    if needs_content && text.is_none() {
+        out.push(Mismatch::new(key.clone(), "a readable file", "no such file (or unreadable)"));
+    }
+    if let Some(text) = &text {
+        if let Some(sub) = &fe.contains {
+            if !text.contains(sub.as_str()) {
+                out.push(Mismatch::new(format!("{key}.contains"), format!("{sub:?}"), short(text, 200)));
+            }
+        }
+        if let Some(pattern) = &fe.matches {
+            match Regex::new(pattern) {
+                Ok(re) if re.is_match(text) => {}
+                Ok(_) => out.push(Mismatch::new(format!("{key}.matches"), format!("/{pattern}/"), short(text, 200))),
+                Err(e) => out.push(Mismatch::new(format!("{key}.matches"), "a valid regex", e.to_string())),
+            }
+        }
+        if let Some(want) = &fe.equals {
+            if want != text {
+                out.push(Mismatch::text(format!("{key}.equals"), want, text));
+            }
+        }
+    }
+    if fe.unchanged {
+        let original = record.fixture.as_ref().and_then(|f| std::fs::read(f.join(path)).ok());
+        if original != content {
+            let show = |c: &Option<Vec<u8>>| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "<absent>".into());
+            out.push(Mismatch::text(format!("{key}.unchanged"), &show(&original), &show(&content)));
+        }
+    }
+}
+
+fn receipt_matches(re: &ReceiptExpect, a: &ActionRecord) -> bool {
+    let r = &a.receipt;
+    if re.tool.as_ref().is_some_and(|t| *t != a.tool) {
+        return false;
+    }
+    if let Some(status) = &re.status {
+        let actual = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        if *status != actual {
+            return false;
+        }
+    }
+    if re.kind.is_some() || re.source.is_some() || re.hash.is_some() {
+        let hit = r.receipts.iter().any(|e| {
+            re.kind.is_none_or(|k| k == e.kind) && re.source.as_ref().is_none_or(|s| *s == e.source) && re.hash.as_ref().is_none_or(|h| e.hash.as_ref() == Some(h))
+        });
+        if !hit {
+            return false;
+        }
+    }
+    if let Some(code) = re.error {
+        if !r.errors.iter().any(|e| e.code == code) {
+            return false;
+        }
+    }
+    if let Some(pattern) = &re.message {
+        let Ok(rx) = Regex::new(pattern) else { return false };
+        if !r.errors.iter().any(|e| rx.is_match(&e.message)) && !r.warnings.iter().any(|w| rx.is_match(w)) {
+            return false;
+        }
+    }
+    if let Some(want) = &re.data {
+        if !json_contains(&r.data, want) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `want` is contained in `have`: objects by subset, everything else by equality.
+pub fn json_contains(have: &serde_json::Value, want: &serde_json::Value) -> bool {
+    match (have, want) {
+        (serde_json::Value::Object(h), serde_json::Value::Object(w)) => w.iter().all(|(k, wv)| h.get(k).is_some_and(|hv| json_contains(hv, wv))),
+        _ => have == want,
+    }
+}
+
+fn blocked_matches(be: &BlockedExpect, a: &ActionRecord) -> bool {
+    let Some(verdict) = &a.guard else { return false };
+    let want = match be.recommendation.as_deref() {
+        None | Some("block") => Recommendation::Block,
+        Some("warn") => Recommendation::Warn,
+        Some("allow") => Recommendation::Allow,
+        Some(_) => return false,
+    };
+    if verdict.recommendation != want {
+        return false;
+    }
+    if let Some(c) = &be.command {
+        if !a.input.to_string().contains(c.as_str()) && !a.input.get("command").and_then(|v| v.as_str()).is_some_and(|s| s.contains(c.as_str())) {
+            return false;
+        }
+    }
+    let rule_ok = |v: &crate::guard::Violation| be.rule.as_ref().is_none_or(|r| *r == v.rule) && be.category.as_ref().is_none_or(|c| c == v.category.as_str());
+    if be.rule.is_some() || be.category.is_some() {
+        verdict.violations.iter().any(rule_ok)
+    } else {
+        true
+    }
+}
+
+fn check_range(what: &str, range: &Option<Range<u32>>, actual: u32, out: &mut Vec<Mismatch>) {
+    if let Some(r) = range {
+        if r.min.is_some_and(|m| actual < m) || r.max.is_some_and(|m| actual > m) {
+            out.push(Mismatch::new(what, range_text(&r.min, &r.max), actual.to_string()));
+        }
+    }
+}
+
+fn range_text<T: std::fmt::Display>(min: &Option<T>, max: &Option<T>) -> String {
+    match (min, max) {
+        (Some(a), Some(b)) => format!("between {a} and {b}"),
+        (Some(a), None) => format!("at least {a}"),
+        (None, Some(b)) => format!("at most {b}"),
+        (None, None) => "anything".into(),
+    }
+}
+
+fn summarize_actions(actions: &[ActionRecord]) -> String {
+    let parts: Vec<String> = actions
+        .iter()
+        .map(|a| {
+            let code = a.receipt.error_code().map(|c| format!(" {c}")).unwrap_or_default();
+            format!("#{} {} {:?}{}", a.seq, a.tool, a.receipt.status, code)
+        })
+        .collect();
+    parts.join("; ")
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        format!("{text:?}")
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut:?}…")
+    }
+}

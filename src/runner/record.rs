@@ -1,0 +1,84 @@
+//! What one attempt produced, as data: every action with its guard verdict, decision and
+//! receipt, the agent's final report, the validations, and the attempt's metrics. The runner
+//! fills it; expectations, the log and the report read it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::Usage;
+use crate::guard::Verdict;
+use crate::spec::{FinalReport, Outcome};
+use crate::tools::Receipt;
+use crate::validate::ValidationResult;
+
+/// One action, as written to `receipts.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActionRecord {
+    /// 1-based position in the attempt.
+    pub seq: u32,
+    /// The agent's call id (empty for malformed output).
+    pub action_id: String,
+    pub tool: String,
+    /// The input as JSON, or `{"raw": text}` when it was not JSON.
+    pub input: serde_json::Value,
+    /// The guard's verdict, when the action reached the guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Verdict>,
+    /// allow | warn | deny | bypassed | not_checked
+    pub decision: String,
+    /// The written justification of a bypass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
+    /// A runtime limit this action broke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    pub receipt: Receipt,
+    pub timestamp: String,
+}
+
+impl ActionRecord {
+    /// Whether the tool actually ran and succeeded (not refused, not failed).
+    pub fn ran_ok(&self) -> bool {
+        !self.receipt.is_error() && matches!(self.decision.as_str(), "allow" | "warn" | "bypassed")
+    }
+}
+
+/// Calls and errors of one tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolTally {
+    pub calls: u32,
+    pub errors: u32,
+}
+
+/// Numbers of one attempt, written to `metrics.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AttemptMetrics {
+    /// Tool calls the agent made (malformed lines count too).
+    pub turns: u32,
+    /// Receipts with status error.
+    pub tool_errors: u32,
+    pub by_tool: BTreeMap<String, ToolTally>,
+    /// Actions the guard blocked (and policy denied).
+    pub guard_blocks: u32,
+    pub guard_warnings: u32,
+    pub malformed: u32,
+    pub duration_ms: u64,
+    pub usage: Usage,
+}
+
+/// Everything one attempt produced.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptRecord {
+    pub actions: Vec<ActionRecord>,
+    pub final_report: Option<FinalReport>,
+    /// Why the harness stopped the task (limit, invariant), or why the agent broke.
+    pub stop_reason: Option<String>,
+    pub outcome: Option<Outcome>,
+    pub validations: Vec<ValidationResult>,
+    pub metrics: AttemptMetrics,
+    pub workspace: PathBuf,
+    /// The fixture the workspace was copied from.
+    pub fixture: Option<PathBuf>,
+}
