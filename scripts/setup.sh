@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what medin's tests and bundled suite need, idempotently: git and python3 (the
+# example agent and several tasks use them). Safe to run again; does nothing when all is there.
+set -euo pipefail
+
+need=()
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v sh >/dev/null 2>&1 || need+=(dash)
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "medin setup: missing ${need[*]}; install them (e.g. sudo apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}"
+fi
+
+# rustfmt and clippy for the lint steps of CI.
+if command -v rustup >/dev/null 2>&1; then
+  rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+  rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+fi
+echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version)"
