@@ -42,7 +42,11 @@ pub enum PlanError {
     #[error("{0}")]
     Spec(#[from] spec::SpecError),
     #[error("invalid agent `{text}` (from {origin}): {reason}")]
-    Agent { text: String, origin: &'static str, reason: String },
+    Agent {
+        text: String,
+        origin: &'static str,
+        reason: String,
+    },
     #[error("{0} does not exist; give a task file or a folder of task files")]
     MissingPath(PathBuf),
 }
@@ -55,19 +59,41 @@ pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Opt
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env_agent = std::env::var("MEDIN_AGENT").ok().filter(|s| !s.trim().is_empty());
     let default_agent = if let Some(text) = agent_arg {
-        let spec = agent::parse_agent_arg(text).map_err(|reason| PlanError::Agent { text: text.into(), origin: "--agent", reason })?;
+        let spec = agent::parse_agent_arg(text).map_err(|reason| PlanError::Agent {
+            text: text.into(),
+            origin: "--agent",
+            reason,
+        })?;
         AgentSource { spec, base_dir: cwd }
     } else if let Some(text) = env_agent {
-        let spec = agent::parse_agent_arg(&text).map_err(|reason| PlanError::Agent { text: text.clone(), origin: "MEDIN_AGENT", reason })?;
+        let spec = agent::parse_agent_arg(&text).map_err(|reason| PlanError::Agent {
+            text: text.clone(),
+            origin: "MEDIN_AGENT",
+            reason,
+        })?;
         AgentSource { spec, base_dir: cwd }
     } else {
-        AgentSource { spec: suite.config.agent.clone().unwrap_or(AgentSpec::Oracle), base_dir: suite.root.clone() }
+        AgentSource {
+            spec: suite.config.agent.clone().unwrap_or(AgentSpec::Oracle),
+            base_dir: suite.root.clone(),
+        }
     };
-    let files = if paths.is_empty() { spec::discover(&suite)? } else { files_at(&suite, paths)? };
-    let output = suite.root.join(suite.config.output.as_deref().unwrap_or("target/medin"));
+    let files = if paths.is_empty() {
+        spec::discover(&suite)?
+    } else {
+        files_at(&suite, paths)?
+    };
+    let output = suite
+        .root
+        .join(suite.config.output.as_deref().unwrap_or("target/medin"));
     let settings = RunSettings::new(output, default_agent);
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
-    Ok(Plan { suite, files, settings, repeat })
+    Ok(Plan {
+        suite,
+        files,
+        settings,
+        repeat,
+    })
 }
 
 /// Task files named on the command line, with their category: the suite folder they are in,
@@ -104,17 +130,36 @@ fn spec_file_for(suite: &Suite, file: &Path) -> SpecFile {
     for folder in &suite.config.suites {
         let base = root.join(folder);
         if let Ok(rel) = file.strip_prefix(&base) {
-            return SpecFile { category: folder.clone(), name: name_of(rel), path: file.to_path_buf() };
+            return SpecFile {
+                category: folder.clone(),
+                name: name_of(rel),
+                path: file.to_path_buf(),
+            };
         }
     }
-    let category = file.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "tasks".into());
-    let name = file.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    SpecFile { category, name, path: file.to_path_buf() }
+    let category = file
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tasks".into());
+    let name = file
+        .file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    SpecFile {
+        category,
+        name,
+        path: file.to_path_buf(),
+    }
 }
 
 fn name_of(rel: &Path) -> String {
     let no_ext = rel.with_extension("");
-    no_ext.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+    no_ext
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The trial name of attempt `attempt` of `file` (`#n` suffix only when repeating).
@@ -173,7 +218,11 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
         return conclusion.exit_code();
     }
     let metrics = report::compute(&results);
-    let breaches = if whole_run { report::check_thresholds(&metrics, &plan.suite.config.thresholds) } else { Vec::new() };
+    let breaches = if whole_run {
+        report::check_thresholds(&metrics, &plan.suite.config.thresholds)
+    } else {
+        Vec::new()
+    };
     println!("\n{}", report::render_text(&metrics, &breaches));
     if !whole_run {
         println!("  (thresholds not checked: the run was narrowed by a filter)");
@@ -181,7 +230,10 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     let summary_dir = settings.output.join("runs").join(&settings.run_id);
     let summary = report::summary_json(&metrics, &breaches, &results);
     if std::fs::create_dir_all(&summary_dir).is_ok() {
-        let _ = std::fs::write(summary_dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default());
+        let _ = std::fs::write(
+            summary_dir.join("summary.json"),
+            serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        );
     }
     println!("  run folder     {}", summary_dir.display());
     if !breaches.is_empty() {

@@ -24,7 +24,11 @@ const EXIT_FAILED: u8 = 100;
 const EXIT_HARNESS: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "medin", version, about = "Evaluate AI coding agents the way cargo test evaluates code")]
+#[command(
+    name = "medin",
+    version,
+    about = "Evaluate AI coding agents the way cargo test evaluates code"
+)]
 struct Cli {
     /// The suite directory (holding medin.yaml).
     #[arg(long, global = true, default_value = ".")]
@@ -84,17 +88,42 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { paths, agent, jobs, repeat } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat),
+        Command::Run {
+            paths,
+            agent,
+            jobs,
+            repeat,
+        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat),
         Command::Check { paths } => cmd_check(&cli.suite, &paths),
-        Command::Status { task, failed, since, limit, format, log } => cmd_status(&cli.suite, task, failed, since, limit, format, log),
+        Command::Status {
+            task,
+            failed,
+            since,
+            limit,
+            format,
+            log,
+        } => cmd_status(&cli.suite, task, failed, since, limit, format, log),
         Command::Schema { suite_file } => {
-            println!("{}", if suite_file { spec::schema::suite_schema_json() } else { spec::schema::task_schema_json() });
+            println!(
+                "{}",
+                if suite_file {
+                    spec::schema::suite_schema_json()
+                } else {
+                    spec::schema::task_schema_json()
+                }
+            );
             ExitCode::SUCCESS
         }
     }
 }
 
-fn cmd_run(root: &std::path::Path, paths: &[PathBuf], agent: Option<&str>, jobs: Option<usize>, repeat: Option<u32>) -> ExitCode {
+fn cmd_run(
+    root: &std::path::Path,
+    paths: &[PathBuf],
+    agent: Option<&str>,
+    jobs: Option<usize>,
+    repeat: Option<u32>,
+) -> ExitCode {
     let plan = match harness::plan(root, agent, paths, repeat) {
         Ok(p) => p,
         Err(e) => {
@@ -103,11 +132,21 @@ fn cmd_run(root: &std::path::Path, paths: &[PathBuf], agent: Option<&str>, jobs:
         }
     };
     if plan.files.is_empty() {
-        eprintln!("medin: no task files found in {} (folders: {})", plan.suite.root.display(), plan.suite.config.suites.join(", "));
+        eprintln!(
+            "medin: no task files found in {} (folders: {})",
+            plan.suite.root.display(),
+            plan.suite.config.suites.join(", ")
+        );
         return ExitCode::from(EXIT_HARNESS);
     }
-    let work: Vec<(spec::SpecFile, u32)> = plan.files.iter().flat_map(|f| (1..=plan.repeat).map(move |a| (f.clone(), a))).collect();
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)).max(1);
+    let work: Vec<(spec::SpecFile, u32)> = plan
+        .files
+        .iter()
+        .flat_map(|f| (1..=plan.repeat).map(move |a| (f.clone(), a)))
+        .collect();
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+        .max(1);
     let bar = indicatif::ProgressBar::new(work.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
@@ -142,16 +181,22 @@ fn cmd_run(root: &std::path::Path, paths: &[PathBuf], agent: Option<&str>, jobs:
     println!("\n{}", report::render_text(&metrics, &breaches));
     let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
     let summary = report::summary_json(&metrics, &breaches, &results);
-    if let Err(e) = std::fs::create_dir_all(&run_folder)
-        .and_then(|_| std::fs::write(run_folder.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default()))
-    {
+    if let Err(e) = std::fs::create_dir_all(&run_folder).and_then(|_| {
+        std::fs::write(
+            run_folder.join("summary.json"),
+            serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        )
+    }) {
         eprintln!("medin: cannot write the run summary in {}: {e}", run_folder.display());
         return ExitCode::from(EXIT_HARNESS);
     }
     println!("  run folder     {}", run_folder.display());
     let passed = results.iter().filter(|r| r.passed()).count();
     println!("\n{passed} passed, {} failed", results.len() - passed);
-    if results.iter().any(|r| matches!(r.verdict, TrialVerdict::HarnessError(_))) {
+    if results
+        .iter()
+        .any(|r| matches!(r.verdict, TrialVerdict::HarnessError(_)))
+    {
         ExitCode::from(EXIT_HARNESS)
     } else if passed < results.len() || !breaches.is_empty() {
         ExitCode::from(EXIT_FAILED)
@@ -163,7 +208,13 @@ fn cmd_run(root: &std::path::Path, paths: &[PathBuf], agent: Option<&str>, jobs:
 fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
     let targets: Vec<PathBuf> = if paths.is_empty() {
         match spec::load_suite(root) {
-            Ok(suite) => suite.config.suites.iter().map(|f| suite.root.join(f)).filter(|p| p.exists()).collect(),
+            Ok(suite) => suite
+                .config
+                .suites
+                .iter()
+                .map(|f| suite.root.join(f))
+                .filter(|p| p.exists())
+                .collect(),
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::from(EXIT_FAILED);
@@ -181,7 +232,12 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
             let _ = path;
         }
     }
-    println!("checked {} task file(s): {} ok, {} with errors", results.len(), results.len() - errors, errors);
+    println!(
+        "checked {} task file(s): {} ok, {} with errors",
+        results.len(),
+        results.len() - errors,
+        errors
+    );
     if errors > 0 {
         ExitCode::from(EXIT_FAILED)
     } else {
@@ -199,7 +255,10 @@ fn cmd_status(
     log: Option<PathBuf>,
 ) -> ExitCode {
     let path = log.unwrap_or_else(|| {
-        let output = spec::load_suite(root).ok().and_then(|s| s.config.output).unwrap_or_else(|| "target/medin".into());
+        let output = spec::load_suite(root)
+            .ok()
+            .and_then(|s| s.config.output)
+            .unwrap_or_else(|| "target/medin".into());
         root.join(output).join("ACTIVITY_LOG.md")
     });
     let since = match since.map(|s| status::parse_since(&s, chrono::Utc::now())).transpose() {
@@ -220,9 +279,16 @@ fn cmd_status(
         eprintln!("medin: warning: {w}");
     }
     let limit = limit.or(if format == StatusFormat::Table { Some(10) } else { None });
-    let filter = StatusFilter { task, failed, since, limit };
+    let filter = StatusFilter {
+        task,
+        failed,
+        since,
+        limit,
+    };
     let shown = status::filter_entries(entries, &filter);
-    let color = format == StatusFormat::Table && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = format == StatusFormat::Table
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     print!("{}", status::render(&shown, format, color));
     ExitCode::SUCCESS
 }

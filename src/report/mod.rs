@@ -120,9 +120,20 @@ impl std::fmt::Display for Breach {
             _ => ("above the maximum", false),
         };
         if pct {
-            write!(f, "{}.{}: {:.1}% is {cmp} {:.1}%", self.scope, self.metric, self.actual * 100.0, self.limit * 100.0)
+            write!(
+                f,
+                "{}.{}: {:.1}% is {cmp} {:.1}%",
+                self.scope,
+                self.metric,
+                self.actual * 100.0,
+                self.limit * 100.0
+            )
         } else {
-            write!(f, "{}.{}: {:.2} is {cmp} {:.2}", self.scope, self.metric, self.actual, self.limit)
+            write!(
+                f,
+                "{}.{}: {:.2} is {cmp} {:.2}",
+                self.scope, self.metric, self.actual, self.limit
+            )
         }
     }
 }
@@ -132,24 +143,43 @@ impl std::fmt::Display for Breach {
 pub fn check_thresholds(metrics: &SuiteMetrics, thresholds: &BTreeMap<String, ThresholdSet>) -> Vec<Breach> {
     let mut out = Vec::new();
     for (scope, set) in thresholds {
-        let group = if scope == "overall" { Some(&metrics.overall) } else { metrics.by_category.get(scope) };
+        let group = if scope == "overall" {
+            Some(&metrics.overall)
+        } else {
+            metrics.by_category.get(scope)
+        };
         let Some(g) = group else { continue };
         if g.trials.total == 0 {
             continue;
         }
         if let Some(min) = set.min_success_rate {
             if g.success_rate() < min {
-                out.push(Breach { scope: scope.clone(), metric: "min_success_rate", limit: min, actual: g.success_rate() });
+                out.push(Breach {
+                    scope: scope.clone(),
+                    metric: "min_success_rate",
+                    limit: min,
+                    actual: g.success_rate(),
+                });
             }
         }
         if let Some(max) = set.max_tool_error_rate {
             if g.tool_error_rate() > max {
-                out.push(Breach { scope: scope.clone(), metric: "max_tool_error_rate", limit: max, actual: g.tool_error_rate() });
+                out.push(Breach {
+                    scope: scope.clone(),
+                    metric: "max_tool_error_rate",
+                    limit: max,
+                    actual: g.tool_error_rate(),
+                });
             }
         }
         if let Some(max) = set.max_avg_turns {
             if g.avg_turns() > max {
-                out.push(Breach { scope: scope.clone(), metric: "max_avg_turns", limit: max, actual: g.avg_turns() });
+                out.push(Breach {
+                    scope: scope.clone(),
+                    metric: "max_avg_turns",
+                    limit: max,
+                    actual: g.avg_turns(),
+                });
             }
         }
     }
@@ -167,15 +197,40 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: &[Breach]) -> String {
         o.success_rate() * 100.0,
         o.trials.passed,
         o.trials.total,
-        if o.harness_errors > 0 { format!(", {} harness errors", o.harness_errors) } else { String::new() }
+        if o.harness_errors > 0 {
+            format!(", {} harness errors", o.harness_errors)
+        } else {
+            String::new()
+        }
     );
     for (cat, g) in &metrics.by_category {
-        let _ = writeln!(s, "                 {:<8}{:>6.1}%  ({}/{})", cat, g.success_rate() * 100.0, g.trials.passed, g.trials.total);
+        let _ = writeln!(
+            s,
+            "                 {:<8}{:>6.1}%  ({}/{})",
+            cat,
+            g.success_rate() * 100.0,
+            g.trials.passed,
+            g.trials.total
+        );
     }
-    let _ = writeln!(s, "  tool errors    overall {:>6.1}%  ({}/{} calls)", o.tool_error_rate() * 100.0, o.tool_errors, o.tool_calls);
+    let _ = writeln!(
+        s,
+        "  tool errors    overall {:>6.1}%  ({}/{} calls)",
+        o.tool_error_rate() * 100.0,
+        o.tool_errors,
+        o.tool_calls
+    );
     for (tool, t) in &metrics.by_tool {
-        let rate = if t.calls == 0 { 0.0 } else { f64::from(t.errors) / f64::from(t.calls) * 100.0 };
-        let _ = writeln!(s, "                 {:<12}{:>6.1}%  ({}/{})", tool, rate, t.errors, t.calls);
+        let rate = if t.calls == 0 {
+            0.0
+        } else {
+            f64::from(t.errors) / f64::from(t.calls) * 100.0
+        };
+        let _ = writeln!(
+            s,
+            "                 {:<12}{:>6.1}%  ({}/{})",
+            tool, rate, t.errors, t.calls
+        );
     }
     let _ = writeln!(s, "  average turns  {:.2}", o.avg_turns());
     let _ = writeln!(s, "  guard blocks   {}", o.guard_blocks);
@@ -211,4 +266,105 @@ pub fn summary_json(metrics: &SuiteMetrics, breaches: &[Breach], results: &[Task
         })
         .collect();
     serde_json::json!({ "metrics": metrics, "breaches": breaches, "trials": trials })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{AttemptMetrics, Mismatch};
+    use std::path::PathBuf;
+
+    fn result(category: &str, passed: bool, calls: u32, errors: u32, turns: u32) -> TaskResult {
+        let mut metrics = AttemptMetrics {
+            turns,
+            ..Default::default()
+        };
+        metrics.by_tool.insert("bash".into(), ToolTally { calls, errors });
+        TaskResult {
+            trial: format!("{category}::t"),
+            category: category.into(),
+            description: String::new(),
+            attempt: 1,
+            agent: "oracle".into(),
+            verdict: if passed {
+                TrialVerdict::Passed
+            } else {
+                TrialVerdict::Failed(vec![Mismatch {
+                    what: "expect.outcome".into(),
+                    expected: "success".into(),
+                    actual: "failure".into(),
+                    diff: None,
+                }])
+            },
+            outcome: None,
+            metrics,
+            run_dir: PathBuf::from("/tmp/x"),
+        }
+    }
+
+    #[test]
+    fn rates_are_computed_per_category_and_overall() {
+        let results = vec![
+            result("golden", true, 2, 0, 2),
+            result("golden", false, 2, 1, 4),
+            result("regression", true, 4, 1, 3),
+        ];
+        let m = compute(&results);
+        assert_eq!(m.overall.trials, PassCount { passed: 2, total: 3 });
+        assert_eq!(m.by_category["golden"].trials, PassCount { passed: 1, total: 2 });
+        assert!((m.overall.tool_error_rate() - 0.25).abs() < 1e-9);
+        assert!((m.overall.avg_turns() - 3.0).abs() < 1e-9);
+        assert_eq!(m.by_tool["bash"], ToolTally { calls: 8, errors: 2 });
+    }
+
+    #[test]
+    fn a_threshold_breach_is_reported_and_a_held_one_is_not() {
+        let results = vec![result("golden", true, 1, 0, 1), result("golden", false, 1, 1, 1)];
+        let m = compute(&results);
+        let mut t = BTreeMap::new();
+        t.insert(
+            "golden".to_string(),
+            ThresholdSet {
+                min_success_rate: Some(0.9),
+                ..Default::default()
+            },
+        );
+        t.insert(
+            "overall".to_string(),
+            ThresholdSet {
+                max_avg_turns: Some(5.0),
+                ..Default::default()
+            },
+        );
+        t.insert(
+            "adversarial".to_string(),
+            ThresholdSet {
+                min_success_rate: Some(1.0),
+                ..Default::default()
+            },
+        );
+        let breaches = check_thresholds(&m, &t);
+        assert_eq!(breaches.len(), 1, "{breaches:?}");
+        assert_eq!(breaches[0].scope, "golden");
+        assert_eq!(breaches[0].metric, "min_success_rate");
+        assert!(breaches[0].to_string().contains("50.0% is below the minimum 90.0%"));
+        let text = render_text(&m, &breaches);
+        assert!(text.contains("1 breached"), "{text}");
+    }
+
+    #[test]
+    fn tool_error_rate_threshold_fires_above_the_maximum() {
+        let m = compute(&[result("regression", true, 10, 3, 2)]);
+        let mut t = BTreeMap::new();
+        t.insert(
+            "overall".to_string(),
+            ThresholdSet {
+                max_tool_error_rate: Some(0.2),
+                ..Default::default()
+            },
+        );
+        let b = check_thresholds(&m, &t);
+        assert_eq!(b.len(), 1);
+        assert!((b[0].actual - 0.3).abs() < 1e-9);
+    }
 }

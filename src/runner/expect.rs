@@ -25,7 +25,12 @@ pub struct Mismatch {
 
 impl Mismatch {
     fn new(what: impl Into<String>, expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Mismatch { what: what.into(), expected: expected.into(), actual: actual.into(), diff: None }
+        Mismatch {
+            what: what.into(),
+            expected: expected.into(),
+            actual: actual.into(),
+            diff: None,
+        }
     }
 
     fn text(what: impl Into<String>, expected: &str, actual: &str) -> Self {
@@ -64,11 +69,14 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
     match record.outcome {
         Some(actual) if actual == expected_outcome => {}
         actual => {
-            let mut got = actual.map(|o| outcome_name(o).to_string()).unwrap_or_else(|| "no outcome".into());
+            let mut got = actual
+                .map(|o| outcome_name(o).to_string())
+                .unwrap_or_else(|| "no outcome".into());
             if let Some(reason) = &record.stop_reason {
                 let _ = write!(got, " ({reason})");
             }
-            if expected_outcome == Outcome::Success && actual == Some(Outcome::Pending) && record.validations.is_empty() {
+            if expected_outcome == Outcome::Success && actual == Some(Outcome::Pending) && record.validations.is_empty()
+            {
                 got.push_str(" — no validation ran; add `expect.validate` checks: nothing is complete without one");
             }
             out.push(Mismatch::new("expect.outcome", outcome_name(expected_outcome), got));
@@ -85,25 +93,46 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
             out.push(Mismatch::new(
                 format!("expect.receipts[{i}]"),
                 serde_json::to_string(re).unwrap_or_default(),
-                format!("no receipt matched among {} actions: {}", record.actions.len(), summarize_actions(&record.actions)),
+                format!(
+                    "no receipt matched among {} actions: {}",
+                    record.actions.len(),
+                    summarize_actions(&record.actions)
+                ),
             ));
         }
     }
     if let Some(tc) = &expect.tool_calls {
-        let called: Vec<&str> = record.actions.iter().filter(|a| !a.tool.is_empty()).map(|a| a.tool.as_str()).collect();
+        let called: Vec<&str> = record
+            .actions
+            .iter()
+            .filter(|a| !a.tool.is_empty())
+            .map(|a| a.tool.as_str())
+            .collect();
         if let Some(seq) = &tc.sequence {
             if seq.iter().map(String::as_str).ne(called.iter().copied()) {
-                out.push(Mismatch::new("expect.tool_calls.sequence", format!("{seq:?}"), format!("{called:?}")));
+                out.push(Mismatch::new(
+                    "expect.tool_calls.sequence",
+                    format!("{seq:?}"),
+                    format!("{called:?}"),
+                ));
             }
         }
         for t in &tc.contains {
             if !called.contains(&t.as_str()) {
-                out.push(Mismatch::new("expect.tool_calls.contains", format!("a call of `{t}`"), format!("{called:?}")));
+                out.push(Mismatch::new(
+                    "expect.tool_calls.contains",
+                    format!("a call of `{t}`"),
+                    format!("{called:?}"),
+                ));
             }
         }
         for t in &tc.not_contains {
             if record.actions.iter().any(|a| a.tool == *t && a.ran_ok()) {
-                out.push(Mismatch::new("expect.tool_calls.not_contains", format!("`{t}` never ran"), format!("`{t}` ran: {called:?}")));
+                out.push(Mismatch::new(
+                    "expect.tool_calls.not_contains",
+                    format!("`{t}` never ran"),
+                    format!("`{t}` ran: {called:?}"),
+                ));
             }
         }
     }
@@ -112,9 +141,22 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
             let seen: Vec<String> = record
                 .actions
                 .iter()
-                .filter_map(|a| a.guard.as_ref().map(|g| format!("{} → {:?} {:?}", short(&a.input.to_string(), 60), g.recommendation, g.violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>())))
+                .filter_map(|a| {
+                    a.guard.as_ref().map(|g| {
+                        format!(
+                            "{} → {:?} {:?}",
+                            short(&a.input.to_string(), 60),
+                            g.recommendation,
+                            g.violations.iter().map(|v| v.rule.as_str()).collect::<Vec<_>>()
+                        )
+                    })
+                })
                 .collect();
-            out.push(Mismatch::new(format!("expect.blocked[{i}]"), serde_json::to_string(be).unwrap_or_default(), format!("verdicts seen: {seen:?}")));
+            out.push(Mismatch::new(
+                format!("expect.blocked[{i}]"),
+                serde_json::to_string(be).unwrap_or_default(),
+                format!("verdicts seen: {seen:?}"),
+            ));
         }
     }
     for v in &record.validations {
@@ -133,11 +175,23 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
     }
     let m = &record.metrics;
     check_range("expect.metrics.turns", &expect.metrics.turns, m.turns, &mut out);
-    check_range("expect.metrics.tool_errors", &expect.metrics.tool_errors, m.tool_errors, &mut out);
+    check_range(
+        "expect.metrics.tool_errors",
+        &expect.metrics.tool_errors,
+        m.tool_errors,
+        &mut out,
+    );
     if let Some(r) = &expect.metrics.duration {
         let d = std::time::Duration::from_millis(m.duration_ms);
         if r.min.is_some_and(|min| d < min.0) || r.max.is_some_and(|max| d > max.0) {
-            out.push(Mismatch::new("expect.metrics.duration", range_text(&r.min.map(|x| humantime::format_duration(x.0).to_string()), &r.max.map(|x| humantime::format_duration(x.0).to_string())), format!("{} ms", m.duration_ms)));
+            out.push(Mismatch::new(
+                "expect.metrics.duration",
+                range_text(
+                    &r.min.map(|x| humantime::format_duration(x.0).to_string()),
+                    &r.max.map(|x| humantime::format_duration(x.0).to_string()),
+                ),
+                format!("{} ms", m.duration_ms),
+            ));
         }
     }
     out
@@ -161,13 +215,21 @@ fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut 
     };
     if let Some(result) = fe.result {
         if result != fr.result {
-            out.push(Mismatch::new("expect.final.result", format!("{result:?}").to_lowercase(), format!("{:?}", fr.result).to_lowercase()));
+            out.push(Mismatch::new(
+                "expect.final.result",
+                format!("{result:?}").to_lowercase(),
+                format!("{:?}", fr.result).to_lowercase(),
+            ));
         }
     }
     if let Some(pattern) = &fe.message {
         match Regex::new(pattern) {
             Ok(re) if re.is_match(&fr.message) => {}
-            Ok(_) => out.push(Mismatch::new("expect.final.message", format!("a match for /{pattern}/"), format!("{:?}", fr.message))),
+            Ok(_) => out.push(Mismatch::new(
+                "expect.final.message",
+                format!("a match for /{pattern}/"),
+                format!("{:?}", fr.message),
+            )),
             Err(e) => out.push(Mismatch::new("expect.final.message", "a valid regex", e.to_string())),
         }
     }
@@ -175,36 +237,64 @@ fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut 
 
 fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
     let key = format!("expect.files.{path}");
-    if Path::new(path).is_absolute() || Path::new(path).components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-        out.push(Mismatch::new(key, "a workspace-relative path", "a path leaving the workspace"));
+    if Path::new(path).is_absolute()
+        || Path::new(path)
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        out.push(Mismatch::new(
+            key,
+            "a workspace-relative path",
+            "a path leaving the workspace",
+        ));
         return;
     }
     let full = record.workspace.join(path);
     let content = std::fs::read(&full).ok();
     let exists = full.symlink_metadata().is_ok();
     if fe.absent && exists {
-        out.push(Mismatch::new(format!("{key}.absent"), "no such file", "the file exists"));
+        out.push(Mismatch::new(
+            format!("{key}.absent"),
+            "no such file",
+            "the file exists",
+        ));
     }
     if let Some(want) = fe.exists {
         if want != exists {
-            out.push(Mismatch::new(format!("{key}.exists"), want.to_string(), exists.to_string()));
+            out.push(Mismatch::new(
+                format!("{key}.exists"),
+                want.to_string(),
+                exists.to_string(),
+            ));
         }
     }
     let needs_content = fe.contains.is_some() || fe.matches.is_some() || fe.equals.is_some();
     let text = content.as_ref().map(|c| String::from_utf8_lossy(c).into_owned());
     if needs_content && text.is_none() {
-        out.push(Mismatch::new(key.clone(), "a readable file", "no such file (or unreadable)"));
+        out.push(Mismatch::new(
+            key.clone(),
+            "a readable file",
+            "no such file (or unreadable)",
+        ));
     }
     if let Some(text) = &text {
         if let Some(sub) = &fe.contains {
             if !text.contains(sub.as_str()) {
-                out.push(Mismatch::new(format!("{key}.contains"), format!("{sub:?}"), short(text, 200)));
+                out.push(Mismatch::new(
+                    format!("{key}.contains"),
+                    format!("{sub:?}"),
+                    short(text, 200),
+                ));
             }
         }
         if let Some(pattern) = &fe.matches {
             match Regex::new(pattern) {
                 Ok(re) if re.is_match(text) => {}
-                Ok(_) => out.push(Mismatch::new(format!("{key}.matches"), format!("/{pattern}/"), short(text, 200))),
+                Ok(_) => out.push(Mismatch::new(
+                    format!("{key}.matches"),
+                    format!("/{pattern}/"),
+                    short(text, 200),
+                )),
                 Err(e) => out.push(Mismatch::new(format!("{key}.matches"), "a valid regex", e.to_string())),
             }
         }
@@ -217,8 +307,16 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
     if fe.unchanged {
         let original = record.fixture.as_ref().and_then(|f| std::fs::read(f.join(path)).ok());
         if original != content {
-            let show = |c: &Option<Vec<u8>>| c.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "<absent>".into());
-            out.push(Mismatch::text(format!("{key}.unchanged"), &show(&original), &show(&content)));
+            let show = |c: &Option<Vec<u8>>| {
+                c.as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_else(|| "<absent>".into())
+            };
+            out.push(Mismatch::text(
+                format!("{key}.unchanged"),
+                &show(&original),
+                &show(&content),
+            ));
         }
     }
 }
@@ -229,14 +327,19 @@ fn receipt_matches(re: &ReceiptExpect, a: &ActionRecord) -> bool {
         return false;
     }
     if let Some(status) = &re.status {
-        let actual = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let actual = serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         if *status != actual {
             return false;
         }
     }
     if re.kind.is_some() || re.source.is_some() || re.hash.is_some() {
         let hit = r.receipts.iter().any(|e| {
-            re.kind.is_none_or(|k| k == e.kind) && re.source.as_ref().is_none_or(|s| *s == e.source) && re.hash.as_ref().is_none_or(|h| e.hash.as_ref() == Some(h))
+            re.kind.is_none_or(|k| k == e.kind)
+                && re.source.as_ref().is_none_or(|s| *s == e.source)
+                && re.hash.as_ref().is_none_or(|h| e.hash.as_ref() == Some(h))
         });
         if !hit {
             return false;
@@ -264,7 +367,9 @@ fn receipt_matches(re: &ReceiptExpect, a: &ActionRecord) -> bool {
 /// `want` is contained in `have`: objects by subset, everything else by equality.
 pub fn json_contains(have: &serde_json::Value, want: &serde_json::Value) -> bool {
     match (have, want) {
-        (serde_json::Value::Object(h), serde_json::Value::Object(w)) => w.iter().all(|(k, wv)| h.get(k).is_some_and(|hv| json_contains(hv, wv))),
+        (serde_json::Value::Object(h), serde_json::Value::Object(w)) => {
+            w.iter().all(|(k, wv)| h.get(k).is_some_and(|hv| json_contains(hv, wv)))
+        }
         _ => have == want,
     }
 }
@@ -281,11 +386,19 @@ fn blocked_matches(be: &BlockedExpect, a: &ActionRecord) -> bool {
         return false;
     }
     if let Some(c) = &be.command {
-        if !a.input.to_string().contains(c.as_str()) && !a.input.get("command").and_then(|v| v.as_str()).is_some_and(|s| s.contains(c.as_str())) {
+        if !a.input.to_string().contains(c.as_str())
+            && !a
+                .input
+                .get("command")
+                .and_then(|v| v.as_str())
+                .is_some_and(|s| s.contains(c.as_str()))
+        {
             return false;
         }
     }
-    let rule_ok = |v: &crate::guard::Violation| be.rule.as_ref().is_none_or(|r| *r == v.rule) && be.category.as_ref().is_none_or(|c| c == v.category.as_str());
+    let rule_ok = |v: &crate::guard::Violation| {
+        be.rule.as_ref().is_none_or(|r| *r == v.rule) && be.category.as_ref().is_none_or(|c| c == v.category.as_str())
+    };
     if be.rule.is_some() || be.category.is_some() {
         verdict.violations.iter().any(rule_ok)
     } else {
@@ -327,5 +440,156 @@ fn short(text: &str, max: usize) -> String {
     } else {
         let cut: String = text.chars().take(max).collect();
         format!("{cut:?}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::record::ActionRecord;
+    use crate::spec::{FinalExpect, FinalReport, FinalResult, ToolCallsExpect};
+    use crate::tools::{ErrorCode, Evidence, EvidenceKind, Receipt};
+
+    fn action(seq: u32, tool: &str, receipt: Receipt) -> ActionRecord {
+        ActionRecord {
+            seq,
+            action_id: format!("call-{seq}"),
+            tool: tool.into(),
+            input: serde_json::json!({}),
+            guard: None,
+            decision: "allow".into(),
+            justification: None,
+            limit: None,
+            receipt,
+            timestamp: String::new(),
+        }
+    }
+
+    fn record(dir: &Path) -> AttemptRecord {
+        let write = Receipt::success(serde_json::json!({"bytes": 6})).with_evidence(Evidence {
+            kind: EvidenceKind::FileWrite,
+            source: "hello.txt".into(),
+            timestamp: 0,
+            hash: Some("sha256:abc".into()),
+            duration_ms: 1,
+        });
+        AttemptRecord {
+            actions: vec![
+                action(1, "write_file", write),
+                action(2, "bash", Receipt::error(ErrorCode::Timeout, "timed out after 1s")),
+            ],
+            final_report: Some(FinalReport {
+                result: FinalResult::Success,
+                message: "created hello.txt".into(),
+            }),
+            outcome: Some(Outcome::Success),
+            workspace: dir.to_path_buf(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_expectation_that_holds_gives_no_mismatch() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hello.txt"), "hello\n").unwrap();
+        let expect: Expect = serde_yaml_ng::from_str(
+            r#"
+            outcome: success
+            final: { result: success, message: "^created" }
+            files: { hello.txt: { exists: true, contains: hell, matches: "^hello$", equals: "hello\n" }, gone.txt: { absent: true } }
+            receipts: [ { type: file_write, source: hello.txt, hash: "sha256:abc" }, { tool: bash, error: TIMEOUT, message: "timed out" } ]
+            tool_calls: { sequence: [write_file, bash], contains: [bash], not_contains: [bash] }
+            metrics: { tool_errors: { min: 1, max: 1 } }
+            "#,
+        )
+        .unwrap();
+        let mut rec = record(dir.path());
+        rec.metrics.tool_errors = 1;
+        let ms = check(&expect, &rec);
+        assert!(ms.is_empty(), "{ms:#?}");
+    }
+
+    #[test]
+    fn each_failed_expectation_is_named_with_expected_and_actual() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hello.txt"), "helo\nworld\n").unwrap();
+        let expect = Expect {
+            outcome: Some(Outcome::Stopped),
+            final_report: Some(FinalExpect {
+                result: Some(FinalResult::Issue),
+                message: None,
+            }),
+            files: [(
+                "hello.txt".to_string(),
+                FileExpect {
+                    equals: Some("hello\nworld\n".into()),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+            tool_calls: Some(ToolCallsExpect {
+                not_contains: vec!["write_file".into()],
+                ..Default::default()
+            }),
+            receipts: vec![ReceiptExpect {
+                error: Some(ErrorCode::Conflict),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let ms = check(&expect, &record(dir.path()));
+        let whats: Vec<&str> = ms.iter().map(|m| m.what.as_str()).collect();
+        assert_eq!(
+            whats,
+            [
+                "expect.outcome",
+                "expect.final.result",
+                "expect.files.hello.txt.equals",
+                "expect.receipts[0]",
+                "expect.tool_calls.not_contains"
+            ]
+        );
+        let diff = ms[2].to_string();
+        assert!(diff.contains("-hello") && diff.contains("+helo"), "{diff}");
+        assert_eq!(ms[0].expected, "stopped");
+        assert!(ms[0].actual.starts_with("success"));
+    }
+
+    #[test]
+    fn pending_without_validations_explains_what_to_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = record(dir.path());
+        rec.outcome = Some(Outcome::Pending);
+        let ms = check(&Expect::default(), &rec);
+        assert_eq!(ms.len(), 1);
+        assert!(ms[0].actual.contains("add `expect.validate`"), "{}", ms[0]);
+    }
+
+    #[test]
+    fn files_outside_the_workspace_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let expect = Expect {
+            outcome: Some(Outcome::Success),
+            files: [(
+                "../etc/passwd".to_string(),
+                FileExpect {
+                    exists: Some(true),
+                    ..Default::default()
+                },
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let ms = check(&expect, &record(dir.path()));
+        assert_eq!(ms.len(), 1);
+        assert!(ms[0].actual.contains("leaving the workspace"));
+    }
+
+    #[test]
+    fn json_subset_matching() {
+        let have = serde_json::json!({"a": 1, "b": {"c": true, "d": "x"}});
+        assert!(json_contains(&have, &serde_json::json!({"b": {"c": true}})));
+        assert!(!json_contains(&have, &serde_json::json!({"b": {"c": false}})));
+        assert!(!json_contains(&have, &serde_json::json!({"z": 1})));
     }
 }

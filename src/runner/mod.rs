@@ -46,7 +46,12 @@ impl RunSettings {
     /// Settings for a run writing below `output`, with a fresh run id.
     pub fn new(output: PathBuf, default_agent: AgentSource) -> Self {
         let activity_log = ActivityLog::new(output.join("ACTIVITY_LOG.md"));
-        RunSettings { run_id: crate::log::new_run_id(), output, default_agent, activity_log }
+        RunSettings {
+            run_id: crate::log::new_run_id(),
+            output,
+            default_agent,
+            activity_log,
+        }
     }
 }
 
@@ -134,13 +139,22 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
 
 /// Where attempt `attempt` of `file` keeps its files.
 pub fn run_dir_for(file: &SpecFile, settings: &RunSettings, attempt: u32) -> PathBuf {
-    settings.output.join("runs").join(&settings.run_id).join(&file.category).join(&file.name).join(format!("attempt-{attempt}"))
+    settings
+        .output
+        .join("runs")
+        .join(&settings.run_id)
+        .join(&file.category)
+        .join(&file.name)
+        .join(format!("attempt-{attempt}"))
 }
 
 /// Picks the agent for `task`: its pin, else the run's default.
 pub fn agent_for(task: &TaskSpec, file: &SpecFile, settings: &RunSettings) -> AgentSource {
     match &task.agent {
-        Some(spec) => AgentSource { spec: spec.clone(), base_dir: spec_dir(&file.path) },
+        Some(spec) => AgentSource {
+            spec: spec.clone(),
+            base_dir: spec_dir(&file.path),
+        },
         None => settings.default_agent.clone(),
     }
 }
@@ -155,7 +169,9 @@ pub fn agent_label(spec: &AgentSpec) -> String {
 }
 
 fn spec_dir(path: &Path) -> PathBuf {
-    path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    path.parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// Runs attempt `attempt` of an already loaded task.
@@ -184,7 +200,11 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     result.outcome = record.outcome;
     result.metrics = record.metrics.clone();
     let mismatches = expect::check(&task.expect, &record);
-    result.verdict = if mismatches.is_empty() { TrialVerdict::Passed } else { TrialVerdict::Failed(mismatches) };
+    result.verdict = if mismatches.is_empty() {
+        TrialVerdict::Passed
+    } else {
+        TrialVerdict::Failed(mismatches)
+    };
     let metrics_json = serde_json::json!({
         "trial": result.trial,
         "attempt": attempt,
@@ -230,7 +250,10 @@ fn log_activity(result: &TaskResult, settings: &RunSettings, validations: &[vali
         failures,
     };
     if let Err(e) = settings.activity_log.append(&entry) {
-        eprintln!("medin: warning: cannot append to {}: {e}", settings.activity_log.path().display());
+        eprintln!(
+            "medin: warning: cannot append to {}: {e}",
+            settings.activity_log.path().display()
+        );
     }
 }
 
@@ -250,22 +273,32 @@ struct Attempt<'a> {
 impl<'a> Attempt<'a> {
     fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
         if task.kind != TaskKind::Task {
-            return Err(format!("`kind: {:?}` tasks are not supported by this version of medin; use `kind: task`", task.kind).to_lowercase());
+            return Err(format!(
+                "`kind: {:?}` tasks are not supported by this version of medin; use `kind: task`",
+                task.kind
+            )
+            .to_lowercase());
         }
         if run_dir.exists() {
-            std::fs::remove_dir_all(run_dir).map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
+            std::fs::remove_dir_all(run_dir)
+                .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
         }
         std::fs::create_dir_all(run_dir).map_err(|e| format!("cannot create run folder {}: {e}", run_dir.display()))?;
         let workspace = run_dir.join("workspace");
         let fixture = task.workspace.as_ref().map(|w| spec_dir(&file.path).join(w));
         sandbox::prepare_workspace(fixture.as_deref(), &workspace).map_err(|e| e.to_string())?;
-        let workspace = workspace.canonicalize().map_err(|e| format!("cannot resolve workspace {}: {e}", workspace.display()))?;
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| format!("cannot resolve workspace {}: {e}", workspace.display()))?;
         let sandbox = sandbox_config(task, &workspace);
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| e.to_string())?;
-        let receipts = JsonlLog::open(&run_dir.join("receipts.jsonl")).map_err(|e| format!("cannot open receipts.jsonl: {e}"))?;
-        let transcript = JsonlLog::open(&run_dir.join("transcript.jsonl")).map_err(|e| format!("cannot open transcript.jsonl: {e}"))?;
+        let receipts =
+            JsonlLog::open(&run_dir.join("receipts.jsonl")).map_err(|e| format!("cannot open receipts.jsonl: {e}"))?;
+        let transcript = JsonlLog::open(&run_dir.join("transcript.jsonl"))
+            .map_err(|e| format!("cannot open transcript.jsonl: {e}"))?;
         for cmd in &task.setup {
-            let out = sandbox::run_shell(&sandbox, cmd, None).map_err(|e| format!("setup command `{cmd}` could not run: {e}"))?;
+            let out = sandbox::run_shell(&sandbox, cmd, None)
+                .map_err(|e| format!("setup command `{cmd}` could not run: {e}"))?;
             if !out.success() {
                 return Err(format!(
                     "setup command `{cmd}` failed ({:?}{}): {}",
@@ -275,12 +308,25 @@ impl<'a> Attempt<'a> {
                 ));
             }
         }
-        Ok(Attempt { task, source, task_id: file.trial_name(), workspace, fixture, sandbox, receipts, transcript, gate })
+        Ok(Attempt {
+            task,
+            source,
+            task_id: file.trial_name(),
+            workspace,
+            fixture,
+            sandbox,
+            receipts,
+            transcript,
+            gate,
+        })
     }
 
     fn log_transcript(&mut self, direction: &str, event: serde_json::Value) -> Result<(), String> {
-        let line = serde_json::json!({ "timestamp": chrono::Utc::now().to_rfc3339(), "direction": direction, "event": event });
-        self.transcript.append(&line).map_err(|e| format!("cannot write transcript.jsonl: {e}"))
+        let line =
+            serde_json::json!({ "timestamp": chrono::Utc::now().to_rfc3339(), "direction": direction, "event": event });
+        self.transcript
+            .append(&line)
+            .map_err(|e| format!("cannot write transcript.jsonl: {e}"))
     }
 
     fn run(mut self) -> Result<AttemptRecord, String> {
@@ -297,11 +343,18 @@ impl<'a> Attempt<'a> {
         let brief = self.brief(task_timeout);
         self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
         let mut agent = agent::start(self.source, &brief, &self.task.solution, &self.sandbox);
-        let mut record = AttemptRecord { workspace: self.workspace.clone(), fixture: self.fixture.clone(), ..Default::default() };
+        let mut record = AttemptRecord {
+            workspace: self.workspace.clone(),
+            fixture: self.fixture.clone(),
+            ..Default::default()
+        };
         let mut last: Option<(Action, Receipt)> = None;
         let outcome: Option<Outcome> = loop {
             if started.elapsed() > task_timeout {
-                record.stop_reason = Some(format!("task timeout of {} reached", humantime::format_duration(task_timeout)));
+                record.stop_reason = Some(format!(
+                    "task timeout of {} reached",
+                    humantime::format_duration(task_timeout)
+                ));
                 break Some(Outcome::Timeout);
             }
             let event = agent.next(last.as_ref().map(|(a, r)| (a, r)));
@@ -318,21 +371,39 @@ impl<'a> Attempt<'a> {
                     break None;
                 }
                 AgentEvent::Failed(failure) => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "failed", "error": failure.to_string() }))?;
+                    self.log_transcript(
+                        "from_agent",
+                        serde_json::json!({ "type": "failed", "error": failure.to_string() }),
+                    )?;
                     record.stop_reason = Some(failure.to_string());
                     break Some(Outcome::Error);
                 }
                 AgentEvent::Malformed { line, reason } => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "malformed", "line": line, "reason": reason }))?;
+                    self.log_transcript(
+                        "from_agent",
+                        serde_json::json!({ "type": "malformed", "line": line, "reason": reason }),
+                    )?;
                     record.metrics.malformed += 1;
                     let receipt = Receipt::error(
                         ErrorCode::MalformedOutput,
                         format!("agent output is not a protocol message ({reason}); send one JSON object per line: tool_call, final or usage"),
                     )
                     .with_context(serde_json::json!({ "line": line }));
-                    let action = Action { id: String::new(), tool: String::new(), input: ActionInput::Raw(line) };
+                    let action = Action {
+                        id: String::new(),
+                        tool: String::new(),
+                        input: ActionInput::Raw(line),
+                    };
                     let stop = tracker.begin_turn().err();
-                    self.push_record(&mut record, &action, None, "not_checked", None, stop.as_ref().map(|v| v.to_string()), receipt.clone())?;
+                    self.push_record(
+                        &mut record,
+                        &action,
+                        None,
+                        "not_checked",
+                        None,
+                        stop.as_ref().map(|v| v.to_string()),
+                        receipt.clone(),
+                    )?;
                     if let Some(v) = stop {
                         record.stop_reason = Some(v.to_string());
                         break Some(Outcome::Stopped);
@@ -343,7 +414,15 @@ impl<'a> Attempt<'a> {
                     self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": input_json(&action.input) }))?;
                     if let Err(v) = tracker.begin_turn() {
                         let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                        self.push_record(&mut record, &action, None, "not_checked", None, Some(v.to_string()), receipt)?;
+                        self.push_record(
+                            &mut record,
+                            &action,
+                            None,
+                            "not_checked",
+                            None,
+                            Some(v.to_string()),
+                            receipt,
+                        )?;
                         record.stop_reason = Some(v.to_string());
                         break Some(Outcome::Stopped);
                     }
@@ -359,7 +438,11 @@ impl<'a> Attempt<'a> {
         agent.finish();
         record.metrics.duration_ms = started.elapsed().as_millis() as u64;
         // Validate the real end state, whatever the agent claimed.
-        let vctx = ValidateContext { workspace: self.workspace.clone(), sandbox: self.sandbox.clone(), default_timeout: Duration::from_secs(5) };
+        let vctx = ValidateContext {
+            workspace: self.workspace.clone(),
+            sandbox: self.sandbox.clone(),
+            default_timeout: Duration::from_secs(5),
+        };
         record.validations = validate::run_all(&self.task.expect.validate, &vctx);
         record.outcome = Some(match outcome {
             Some(o) => o,
@@ -372,7 +455,9 @@ impl<'a> Attempt<'a> {
         let tools = tools::registry()
             .into_iter()
             .filter(|t| self.gate.check(t.name).is_ok())
-            .map(|t| serde_json::json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
+            .map(
+                |t| serde_json::json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }),
+            )
             .collect();
         let l = &self.task.limits;
         TaskBrief {
@@ -391,8 +476,17 @@ impl<'a> Attempt<'a> {
 
     /// guard → limits → tool (sandbox) → limits → log, for one call. Returns the receipt and,
     /// when the task must stop, why.
-    fn act(&mut self, action: &Action, tracker: &mut LimitTracker, record: &mut AttemptRecord) -> Result<(Receipt, Option<String>), String> {
-        let tctx = ToolContext { workspace: self.workspace.clone(), sandbox: self.sandbox.clone(), dry_run: false };
+    fn act(
+        &mut self,
+        action: &Action,
+        tracker: &mut LimitTracker,
+        record: &mut AttemptRecord,
+    ) -> Result<(Receipt, Option<String>), String> {
+        let tctx = ToolContext {
+            workspace: self.workspace.clone(),
+            sandbox: self.sandbox.clone(),
+            dry_run: false,
+        };
         // 1. Tool policy.
         if let Err(denial) = self.gate.check(&action.tool) {
             record.metrics.guard_blocks += 1;
@@ -407,7 +501,13 @@ impl<'a> Attempt<'a> {
         // 2. The constitutional pre-check.
         let (verdict, decision) = match &action.input {
             ActionInput::Json(input) => {
-                let verdict = guard::check_action(&action.tool, input, &GuardContext { workspace: &self.workspace });
+                let verdict = guard::check_action(
+                    &action.tool,
+                    input,
+                    &GuardContext {
+                        workspace: &self.workspace,
+                    },
+                );
                 let decision = policy::decide(&verdict, &self.task.policy);
                 (Some(verdict), Some(decision))
             }
@@ -423,8 +523,14 @@ impl<'a> Attempt<'a> {
                 warnings = w;
                 "warn"
             }
-            Some(Decision::Bypassed { rules, justification: j }) => {
-                warnings.push(format!("guard rule(s) {} bypassed by task policy: {j}", rules.join(", ")));
+            Some(Decision::Bypassed {
+                rules,
+                justification: j,
+            }) => {
+                warnings.push(format!(
+                    "guard rule(s) {} bypassed by task policy: {j}",
+                    rules.join(", ")
+                ));
                 justification = Some(j);
                 "bypassed"
             }
@@ -448,7 +554,15 @@ impl<'a> Attempt<'a> {
         };
         if let Err(v) = tracker.check_before(&affected) {
             let receipt = limit_receipt(&v);
-            self.push_record(record, action, verdict, decision_name, justification, Some(v.to_string()), receipt.clone())?;
+            self.push_record(
+                record,
+                action,
+                verdict,
+                decision_name,
+                justification,
+                Some(v.to_string()),
+                receipt.clone(),
+            )?;
             return Ok((receipt, Some(v.to_string())));
         }
         // 4. Run it (the sandbox confines it).
@@ -468,7 +582,15 @@ impl<'a> Attempt<'a> {
         if receipt.error_code() == Some(ErrorCode::InvariantBroken) {
             stop = Some(format!("INVARIANT_BROKEN: {}", receipt.errors[0].message));
         }
-        self.push_record(record, action, verdict, decision_name, justification, limit, receipt.clone())?;
+        self.push_record(
+            record,
+            action,
+            verdict,
+            decision_name,
+            justification,
+            limit,
+            receipt.clone(),
+        )?;
         Ok((receipt, stop))
     }
 
@@ -507,8 +629,13 @@ impl<'a> Attempt<'a> {
             receipt,
             timestamp: chrono::Utc::now().to_rfc3339(),
         };
-        self.receipts.append(&rec).map_err(|e| format!("cannot write receipts.jsonl: {e}"))?;
-        self.log_transcript("to_agent", serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }))?;
+        self.receipts
+            .append(&rec)
+            .map_err(|e| format!("cannot write receipts.jsonl: {e}"))?;
+        self.log_transcript(
+            "to_agent",
+            serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }),
+        )?;
         record.actions.push(rec);
         Ok(())
     }
@@ -521,7 +648,9 @@ fn judge(record: &AttemptRecord) -> Outcome {
         Some(FinalResult::Success) => {
             if record.validations.iter().any(|v| v.status == ValidationStatus::Failed) {
                 Outcome::Failure
-            } else if record.validations.is_empty() || record.validations.iter().any(|v| v.status == ValidationStatus::Pending) {
+            } else if record.validations.is_empty()
+                || record.validations.iter().any(|v| v.status == ValidationStatus::Pending)
+            {
                 Outcome::Pending
             } else {
                 Outcome::Success
@@ -539,7 +668,8 @@ fn limit_receipt(v: &LimitViolation) -> Receipt {
         LimitViolation::Time { .. } => "time",
         LimitViolation::Turns { .. } => "turns",
     };
-    Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped")).with_context(serde_json::json!({ "limit": kind }))
+    Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"))
+        .with_context(serde_json::json!({ "limit": kind }))
 }
 
 fn input_json(input: &ActionInput) -> serde_json::Value {

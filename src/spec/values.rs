@@ -34,13 +34,17 @@ impl<'de> Deserialize<'de> for DurationSpec {
                 DurationSpec::parse(v).map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationSpec, E> {
-                Err(E::custom(format!("a bare number `{v}` is ambiguous as a duration; add a unit: \"{v}s\" or \"{v}ms\"")))
+                Err(E::custom(format!(
+                    "a bare number `{v}` is ambiguous as a duration; add a unit: \"{v}s\" or \"{v}ms\""
+                )))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationSpec, E> {
                 self.visit_u64(v.unsigned_abs())
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationSpec, E> {
-                Err(E::custom(format!("a bare number `{v}` is ambiguous as a duration; add a unit, e.g. \"{v}s\"")))
+                Err(E::custom(format!(
+                    "a bare number `{v}` is ambiguous as a duration; add a unit, e.g. \"{v}s\""
+                )))
             }
         }
         d.deserialize_any(V)
@@ -112,7 +116,9 @@ impl<'de> Deserialize<'de> for ByteSize {
                 Ok(ByteSize(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                u64::try_from(v).map(ByteSize).map_err(|_| E::custom("a size cannot be negative"))
+                u64::try_from(v)
+                    .map(ByteSize)
+                    .map_err(|_| E::custom("a size cannot be negative"))
             }
         }
         d.deserialize_any(V)
@@ -163,21 +169,32 @@ impl<'de> Deserialize<'de> for Step {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Step, A::Error> {
                 let Some(key) = map.next_key::<String>()? else {
-                    return Err(de::Error::custom("empty step; write one tool call such as `bash: ls` or `final: {result: success}`"));
+                    return Err(de::Error::custom(
+                        "empty step; write one tool call such as `bash: ls` or `final: {result: success}`",
+                    ));
                 };
                 let step = match key.as_str() {
                     "final" => Step::Final(map.next_value::<FinalReport>()?),
                     "call" => {
                         let call: RawCall = map.next_value()?;
                         match (call.input, call.raw) {
-                            (Some(_), Some(_)) => return Err(de::Error::custom("`call` takes `input` or `raw`, not both")),
+                            (Some(_), Some(_)) => {
+                                return Err(de::Error::custom("`call` takes `input` or `raw`, not both"))
+                            }
                             (None, Some(raw)) => Step::Raw { tool: call.tool, raw },
-                            (input, None) => Step::Tool { tool: call.tool, input: input.unwrap_or(serde_json::json!({})) },
+                            (input, None) => Step::Tool {
+                                tool: call.tool,
+                                input: input.unwrap_or(serde_json::json!({})),
+                            },
                         }
                     }
                     tool => {
                         let Some(info) = crate::tools::registry().into_iter().find(|t| t.name == tool) else {
-                            let names: Vec<&str> = crate::tools::registry().iter().map(|t| t.name).chain(["final", "call"]).collect::<Vec<_>>();
+                            let names: Vec<&str> = crate::tools::registry()
+                                .iter()
+                                .map(|t| t.name)
+                                .chain(["final", "call"])
+                                .collect::<Vec<_>>();
                             let hint = super::load::nearest(tool, &names)
                                 .map(|n| format!("did you mean `{n}`?"))
                                 .unwrap_or_else(|| format!("expected one of {}", names.join(", ")));
@@ -186,15 +203,25 @@ impl<'de> Deserialize<'de> for Step {
                         let value: serde_json::Value = map.next_value()?;
                         let input = match (value, info.shorthand) {
                             (serde_json::Value::Object(o), _) => serde_json::Value::Object(o),
-                            (v @ (serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_)), Some(key)) => {
+                            (
+                                v @ (serde_json::Value::String(_)
+                                | serde_json::Value::Number(_)
+                                | serde_json::Value::Bool(_)),
+                                Some(key),
+                            ) => {
                                 serde_json::json!({ key: v })
                             }
                             (serde_json::Value::Null, _) => serde_json::json!({}),
                             (other, _) => {
-                                return Err(de::Error::custom(format!("`{tool}` takes a map of inputs, got `{other}`")));
+                                return Err(de::Error::custom(format!(
+                                    "`{tool}` takes a map of inputs, got `{other}`"
+                                )));
                             }
                         };
-                        Step::Tool { tool: tool.to_string(), input }
+                        Step::Tool {
+                            tool: tool.to_string(),
+                            input,
+                        }
                     }
                 };
                 if let Some(extra) = map.next_key::<String>()? {
@@ -266,11 +293,21 @@ impl<'de> Deserialize<'de> for CommandCheck {
                 f.write_str("a command line, or a map {run, exit_code, stdout, timeout}")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<CommandCheck, E> {
-                Ok(CommandCheck { run: v.to_string(), exit_code: 0, stdout: None, timeout: None })
+                Ok(CommandCheck {
+                    run: v.to_string(),
+                    exit_code: 0,
+                    stdout: None,
+                    timeout: None,
+                })
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CommandCheck, A::Error> {
                 let m = CommandCheckMap::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(CommandCheck { run: m.run, exit_code: m.exit_code.unwrap_or(0), stdout: m.stdout, timeout: m.timeout })
+                Ok(CommandCheck {
+                    run: m.run,
+                    exit_code: m.exit_code.unwrap_or(0),
+                    stdout: m.stdout,
+                    timeout: m.timeout,
+                })
             }
         }
         d.deserialize_any(V)

@@ -72,7 +72,10 @@ impl ErrorCode {
 
     /// Errors worth retrying as they are (the reference retry policy).
     pub fn is_transient(self) -> bool {
-        matches!(self, ErrorCode::Timeout | ErrorCode::NetworkError | ErrorCode::RateLimit)
+        matches!(
+            self,
+            ErrorCode::Timeout | ErrorCode::NetworkError | ErrorCode::RateLimit
+        )
     }
 }
 
@@ -179,7 +182,11 @@ impl Receipt {
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
         let mut r = Receipt::success(serde_json::Value::Null);
         r.status = ReceiptStatus::Error;
-        r.errors.push(ToolError { code, message: message.into(), context: serde_json::Value::Null });
+        r.errors.push(ToolError {
+            code,
+            message: message.into(),
+            context: serde_json::Value::Null,
+        });
         r
     }
 
