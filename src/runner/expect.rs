@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 
 use super::record::{ActionRecord, AttemptRecord};
 use crate::guard::Recommendation;
@@ -197,6 +197,12 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
     out
 }
 
+/// Patterns in specs match in multi-line mode: `^` and `$` match at line boundaries, so
+/// `^42$` matches the output `42\n`.
+pub fn text_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).multi_line(true).build()
+}
+
 pub fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Success => "success",
@@ -223,7 +229,7 @@ fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut 
         }
     }
     if let Some(pattern) = &fe.message {
-        match Regex::new(pattern) {
+        match text_regex(pattern) {
             Ok(re) if re.is_match(&fr.message) => {}
             Ok(_) => out.push(Mismatch::new(
                 "expect.final.message",
@@ -288,7 +294,7 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
             }
         }
         if let Some(pattern) = &fe.matches {
-            match Regex::new(pattern) {
+            match text_regex(pattern) {
                 Ok(re) if re.is_match(text) => {}
                 Ok(_) => out.push(Mismatch::new(
                     format!("{key}.matches"),
@@ -351,7 +357,7 @@ fn receipt_matches(re: &ReceiptExpect, a: &ActionRecord) -> bool {
         }
     }
     if let Some(pattern) = &re.message {
-        let Ok(rx) = Regex::new(pattern) else { return false };
+        let Ok(rx) = text_regex(pattern) else { return false };
         if !r.errors.iter().any(|e| rx.is_match(&e.message)) && !r.warnings.iter().any(|w| rx.is_match(w)) {
             return false;
         }

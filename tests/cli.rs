@@ -1,0 +1,163 @@
+//! The `medin` binary end to end: run, check, status and schema on small suites built in temp
+//! directories, with the documented exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn medin(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("MEDIN_AGENT")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("medin runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+const GOOD: &str = r#"
+description: writes a file
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "ok\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+
+const WRONG: &str = r#"
+description: claims success but writes the wrong content
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "nope\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+
+fn suite(files: &[(&str, &str)], config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("medin.yaml"), config);
+    for (name, body) in files {
+        write(&dir.path().join(name), body);
+    }
+    dir
+}
+
+#[test]
+fn run_passes_a_good_suite_with_exit_0_and_writes_the_run_folder() {
+    let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
+    let o = medin(&["run"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("1 passed, 0 failed"), "{}", text(&o));
+    let runs: Vec<PathBuf> = std::fs::read_dir(s.path().join("target/medin/runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(runs.len(), 1);
+    let attempt = runs[0].join("golden/good/attempt-1");
+    for f in ["receipts.jsonl", "transcript.jsonl", "metrics.json", "workspace/ok.txt"] {
+        assert!(attempt.join(f).exists(), "{f} missing in {}", attempt.display());
+    }
+    assert!(runs[0].join("summary.json").exists());
+}
+
+#[test]
+fn a_broken_spec_fails_alone_with_file_line_col_and_exit_2() {
+    let broken = "description: typo in a key\npromt: hello\n";
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/broken.yaml", broken)], "suites: [golden]\n");
+    let o = medin(&["run"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("ok     golden::good"), "{out}");
+    assert!(out.contains("broken.yaml:2:1"), "{out}");
+    assert!(out.contains("prompt"), "the nearest key is suggested: {out}");
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+}
+
+#[test]
+fn a_failing_task_gives_exit_100_with_expected_against_actual() {
+    let s = suite(&[("golden/wrong.yaml", WRONG)], "suites: [golden]\n");
+    let o = medin(&["run"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert!(out.contains("expect.outcome: expected success, got failure"), "{out}");
+    assert!(out.contains("run folder:"), "{out}");
+}
+
+#[test]
+fn a_threshold_breach_fails_the_run_even_when_the_failures_are_expected_elsewhere() {
+    // One passing and one failing trial: 50% success rate against a 90% minimum.
+    let s = suite(
+        &[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)],
+        "suites: [golden]\nthresholds:\n  overall: { min_success_rate: 0.9 }\n",
+    );
+    let o = medin(&["run"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert!(out.contains("overall.min_success_rate: 50.0% is below the minimum 90.0%"), "{out}");
+}
+
+#[test]
+fn check_reports_every_broken_spec_and_exits_100() {
+    let s = suite(
+        &[("golden/good.yaml", GOOD), ("golden/a.yaml", "description: x\nlimits: { timeout: 30 seconds }\n"), ("golden/b.yaml", "- not a map\n")],
+        "suites: [golden]\n",
+    );
+    let o = medin(&["check"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert!(out.contains("a.yaml:2:"), "{out}");
+    assert!(out.contains("b.yaml:1:"), "{out}");
+    assert!(out.contains("3 task file(s): 1 ok, 2 with errors"), "{out}");
+    let ok = medin(&["check", "golden/good.yaml"], s.path());
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+}
+
+#[test]
+fn status_finds_the_runs_entries_again_in_every_format() {
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)], "suites: [golden]\n");
+    medin(&["run"], s.path());
+    let o = medin(&["status", "--format", "json"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let entries: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status json is JSON");
+    let ids: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["taskId"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"golden::good") && ids.contains(&"golden::wrong"), "{ids:?}");
+    for e in entries.as_array().unwrap() {
+        assert!(Path::new(e["run_dir"].as_str().unwrap()).join("receipts.jsonl").exists());
+    }
+    let failed = medin(&["status", "--failed", "--format", "json"], s.path());
+    let failed: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
+    assert_eq!(failed.as_array().unwrap().len(), 1);
+    assert_eq!(failed[0]["taskId"], "golden::wrong");
+    let table = text(&medin(&["status", "--task", "good"], s.path()));
+    assert!(table.contains("golden::good") && !table.contains("golden::wrong"), "{table}");
+    assert!(!table.contains("\u{1b}["), "no colour when not a terminal: {table}");
+    let md = text(&medin(&["status", "--format", "markdown"], s.path()));
+    assert!(md.contains("| golden::wrong"), "{md}");
+}
+
+#[test]
+fn schema_is_json_with_the_task_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = medin(&["schema"], dir.path());
+    assert_eq!(o.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let props = schema["properties"].as_object().expect("properties");
+    for key in ["description", "prompt", "limits", "policy", "solution", "expect", "workspace", "agent"] {
+        assert!(props.contains_key(key), "{key} missing");
+    }
+}
+
+#[test]
+fn an_unknown_agent_is_a_harness_error_with_the_forms_listed() {
+    let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
+    let o = medin(&["run", "--agent", "robot"], s.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("process:"), "{}", text(&o));
+}

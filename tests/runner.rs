@@ -1,0 +1,172 @@
+//! One task end to end through the library: limits stop a task and are logged, a crashing agent
+//! leaves every completed log entry intact, harness errors stay apart from agent failures.
+
+use std::path::{Path, PathBuf};
+
+use medin::agent::AgentSource;
+use medin::runner::{self, RunSettings, TrialVerdict};
+use medin::spec::{AgentSpec, Outcome, SpecFile};
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn run(dir: &Path, spec: &str) -> (runner::TaskResult, PathBuf) {
+    let path = dir.join("golden/task.yaml");
+    write(&path, spec);
+    let settings = RunSettings::new(dir.join("out"), AgentSource { spec: AgentSpec::Oracle, base_dir: dir.to_path_buf() });
+    let file = SpecFile { category: "golden".into(), name: "task".into(), path };
+    let result = runner::run_spec_file(&file, &settings, 1);
+    let run_dir = result.run_dir.clone();
+    (result, run_dir)
+}
+
+fn receipts(run_dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(run_dir.join("receipts.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every receipt line is whole JSON"))
+        .collect()
+}
+
+#[test]
+fn the_file_limit_stops_the_task_before_the_second_file_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: two files with max_files 1
+limits: { max_files: 1 }
+solution:
+  - write_file: { path: a.txt, content: a }
+  - write_file: { path: b.txt, content: b }
+  - final: { result: success }
+expect:
+  outcome: stopped
+  receipts: [ { message: "File limit exceeded: 2 > 1" } ]
+  files: { b.txt: { absent: true }, a.txt: { equals: a } }
+"#,
+    );
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    assert_eq!(result.outcome, Some(Outcome::Stopped));
+    let lines = receipts(&run_dir);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["limit"], "File limit exceeded: 2 > 1");
+}
+
+#[test]
+fn files_are_reported_before_changes_when_both_limits_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: both limits at once
+limits: { max_files: 1, max_changes: 1 }
+solution:
+  - write_file: { path: a.txt, content: a }
+  - write_file: { path: b.txt, content: b }
+  - final: { result: success }
+expect: { outcome: stopped }
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert_eq!(receipts(&run_dir)[1]["limit"], "File limit exceeded: 2 > 1");
+}
+
+#[test]
+fn a_crashing_agent_leaves_every_completed_entry_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("golden/agent.py"),
+        r#"import json, sys
+sys.stdin.readline()
+for i in range(2):
+    print(json.dumps({"type": "tool_call", "id": str(i), "tool": "write_file", "input": {"path": f"f{i}.txt", "content": "x"}}), flush=True)
+    sys.stdin.readline()
+sys.stderr.write("boom: simulated crash\n")
+sys.exit(7)
+"#,
+    );
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: the agent dies after two calls
+agent: { process: { command: python3 agent.py } }
+expect: { outcome: error }
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let lines = receipts(&run_dir);
+    assert_eq!(lines.len(), 2, "both completed actions are logged");
+    assert!(run_dir.join("workspace/f1.txt").exists());
+    let metrics: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("metrics.json")).unwrap()).unwrap();
+    assert!(metrics["stop_reason"].as_str().unwrap().contains("boom"), "{metrics}");
+    let log = std::fs::read_to_string(dir.path().join("out/ACTIVITY_LOG.md")).unwrap();
+    assert!(log.contains("golden::task"));
+}
+
+#[test]
+fn a_failing_setup_is_a_harness_error_not_an_agent_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: setup fails
+setup: [ "exit 3" ]
+solution: [ { final: { result: success } } ]
+"#,
+    );
+    match &result.verdict {
+        TrialVerdict::HarnessError(m) => assert!(m.contains("setup command `exit 3` failed"), "{m}"),
+        other => panic!("expected a harness error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_success_claim_without_validation_is_pending_not_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(dir.path(), "description: claims only\nsolution: [ { final: { result: success } } ]\n");
+    assert_eq!(result.outcome, Some(Outcome::Pending));
+    let msg = result.failure_message().unwrap();
+    assert!(msg.contains("nothing is complete without one"), "{msg}");
+}
+
+#[test]
+fn a_validation_that_fails_overrides_the_agents_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: claims success, the check says no
+solution: [ { final: { result: success } } ]
+expect:
+  outcome: failure
+  validate: [ { file_exists: never.txt } ]
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert_eq!(result.outcome, Some(Outcome::Failure));
+}
+
+#[test]
+fn a_bypass_with_justification_runs_the_blocked_command_and_logs_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: bypass
+policy:
+  bypass: [ { rule: deletion.recursive_force, justification: "the test removes its own scratch copy of /tmp data" } ]
+solution:
+  - bash: rm -rf /tmp/medin-bypass-test-does-not-exist
+  - final: { result: success }
+expect:
+  outcome: pending
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let line = &receipts(&run_dir)[0];
+    assert_eq!(line["decision"], "bypassed", "{line}");
+    assert!(line["justification"].as_str().unwrap().contains("scratch copy"));
+}
