@@ -157,9 +157,9 @@ fn a_bypass_with_justification_runs_the_blocked_command_and_logs_why() {
         r#"
 description: bypass
 policy:
-  bypass: [ { rule: deletion.recursive_force, justification: "the test removes its own scratch copy of /tmp data" } ]
+  bypass: [ { rule: deletion.recursive_force, justification: "the test removes its own scratch folder it never created" } ]
 solution:
-  - bash: rm -rf /tmp/medin-bypass-test-does-not-exist
+  - bash: rm -rf /opt/medin-bypass-test-does-not-exist
   - final: { result: success }
 expect:
   outcome: pending
@@ -168,5 +168,5 @@ expect:
     assert!(result.passed(), "{:?}", result.failure_message());
     let line = &receipts(&run_dir)[0];
     assert_eq!(line["decision"], "bypassed", "{line}");
-    assert!(line["justification"].as_str().unwrap().contains("scratch copy"));
+    assert!(line["justification"].as_str().unwrap().contains("scratch folder"));
 }
