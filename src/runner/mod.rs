@@ -13,7 +13,7 @@ pub mod record;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::agent::{self, Action, AgentEvent, AgentSource, TaskBrief};
+use crate::agent::{self, Action, AgentEvent, AgentFailure, AgentSource, TaskBrief};
 use crate::guard::limits::{LimitTracker, LimitViolation, RuntimeLimits};
 use crate::guard::policy::{self, Decision, ToolGate};
 use crate::guard::{self, GuardContext, Recommendation};
@@ -375,6 +375,15 @@ impl<'a> Attempt<'a> {
                         "from_agent",
                         serde_json::json!({ "type": "failed", "error": failure.to_string() }),
                     )?;
+                    // The agent's own failure gets a receipt too, so the log says what happened.
+                    let code = match &failure {
+                        AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
+                        AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
+                        AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
+                    };
+                    let receipt = Receipt::error(code, failure.to_string());
+                    let action = Action { id: String::new(), tool: String::new(), input: ActionInput::Json(serde_json::Value::Null) };
+                    self.push_record(&mut record, &action, None, "not_checked", None, None, receipt)?;
                     record.stop_reason = Some(failure.to_string());
                     break Some(Outcome::Error);
                 }
@@ -436,6 +445,7 @@ impl<'a> Attempt<'a> {
             }
         };
         agent.finish();
+        record.metrics.turns = tracker.turns();
         record.metrics.duration_ms = started.elapsed().as_millis() as u64;
         // Validate the real end state, whatever the agent claimed.
         let vctx = ValidateContext {
@@ -605,18 +615,17 @@ impl<'a> Attempt<'a> {
         limit: Option<String>,
         receipt: Receipt,
     ) -> Result<(), String> {
+        // Tool metrics count tool calls only; agent-level receipts (malformed output, a crash,
+        // a hang) are logged but are not a tool's error.
         let m = &mut record.metrics;
         if !action.tool.is_empty() {
             let tally = m.by_tool.entry(action.tool.clone()).or_default();
             tally.calls += 1;
             if receipt.is_error() {
                 tally.errors += 1;
+                m.tool_errors += 1;
             }
         }
-        if receipt.is_error() {
-            m.tool_errors += 1;
-        }
-        m.turns = record.actions.len() as u32 + 1;
         let rec = ActionRecord {
             seq: record.actions.len() as u32 + 1,
             action_id: action.id.clone(),
