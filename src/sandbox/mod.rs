@@ -127,14 +127,49 @@ pub enum SandboxError {
     OutsideWorkspace(PathBuf),
 }
 
+mod capture;
+mod process;
+mod workspace;
+
+pub use process::PipedChild;
+
+/// The fixed `PATH` every sandboxed command sees.
+pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// Runs `command` with `/bin/sh -c` in `cfg.workspace` (or `cwd`, a workspace-relative dir).
-pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
-    let _ = (cfg, command, cwd);
-    todo!("sandbox helper")
+///
+/// The command gets stdin from `/dev/null`, a scrubbed environment (`PATH`, `HOME` = the
+/// workspace, a private `TMPDIR` removed afterwards, `LANG=C.UTF-8`, `TERM=dumb`, plus
+/// `cfg.env`), its own session and process group, and the rlimits of `cfg.limits` (core dumps
+/// off). When the timeout fires the whole group gets SIGTERM, then SIGKILL after `cfg.grace`;
+/// when the shell exits, whatever it left running in its group is killed too.
+///
+/// A non-zero exit, a signal or a timeout is a normal [`CommandOutcome`]; `Err` means the
+/// sandbox itself failed (the command could not be started, or `cwd` leads outside).
+pub fn run_shell(
+    cfg: &SandboxConfig,
+    command: &str,
+    cwd: Option<&Path>,
+) -> Result<CommandOutcome, SandboxError> {
+    process::run_shell(cfg, command, cwd)
+}
+
+/// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
+/// session and process group, stdin/stdout/stderr piped, and the current environment plus
+/// `cfg.env`. The returned [`PipedChild`] kills the whole tree when dropped.
+pub fn spawn_piped(
+    cfg: &SandboxConfig,
+    command: &str,
+    cwd: &Path,
+) -> Result<PipedChild, SandboxError> {
+    process::spawn_piped(cfg, command, cwd)
 }
 
 /// Copies `fixture` (if any) into a fresh, empty `dest`.
+///
+/// `dest` is created (with its parents); it is an error if it already exists and is not empty.
+/// Files keep their permission bits, directories are recreated, symlinks are copied as
+/// symlinks (their targets are not followed). `None` leaves an empty directory.
 pub fn prepare_workspace(fixture: Option<&Path>, dest: &Path) -> Result<(), SandboxError> {
-    let _ = (fixture, dest);
-    todo!("sandbox helper")
+    workspace::prepare(fixture, dest)
 }
