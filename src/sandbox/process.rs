@@ -67,8 +67,12 @@ pub(crate) fn run_shell(
         .env("HOME", &root)
         .env("TMPDIR", &tmp.0)
         .env("LANG", "C.UTF-8")
-        .env("TERM", "dumb")
-        .envs(cfg.env.iter().map(|(k, v)| (k, v)))
+        .env("TERM", "dumb");
+    // git must not discover a repository above the workspace (runs live inside projects).
+    if let Some(parent) = root.parent() {
+        cmd.env("GIT_CEILING_DIRECTORIES", parent);
+    }
+    cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
