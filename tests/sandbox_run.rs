@@ -19,8 +19,7 @@ fn cfg(dir: &Path) -> SandboxConfig {
 /// True when no live process of group `pgid` exists any more: `kill(-pgid, 0)` fails with
 /// ESRCH, or only zombies (dead, waiting for init to reap them) are left.
 fn group_gone(pgid: i32) -> bool {
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None)
-        == Err(nix::errno::Errno::ESRCH)
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None) == Err(nix::errno::Errno::ESRCH)
         || pids_in_group(pgid).is_empty()
 }
 
@@ -67,10 +66,7 @@ fn runs_in_workspace_with_scrubbed_env_and_closed_stdin() {
     assert!(env.contains(&format!("HOME={}", root.display()).as_str()));
     assert!(env.contains(&format!("PATH={}", sandbox::SANDBOX_PATH).as_str()));
     let tmpdir = env.iter().find_map(|l| l.strip_prefix("TMPDIR=")).unwrap();
-    assert!(
-        !Path::new(tmpdir).exists(),
-        "private TMPDIR is removed afterwards"
-    );
+    assert!(!Path::new(tmpdir).exists(), "private TMPDIR is removed afterwards");
     assert_eq!(o.stderr.text, "err\n");
     assert!(!o.timed_out);
 }
@@ -92,8 +88,7 @@ fn tmpdir_is_private_and_writable() {
 fn relative_cwd_inside_and_outside() {
     let ws = tempfile::tempdir().unwrap();
     fs::create_dir(ws.path().join("sub")).unwrap();
-    let o =
-        sandbox::run_shell(&cfg(ws.path()), "basename \"$PWD\"", Some(Path::new("sub"))).unwrap();
+    let o = sandbox::run_shell(&cfg(ws.path()), "basename \"$PWD\"", Some(Path::new("sub"))).unwrap();
     assert_eq!(o.stdout.text, "sub\n");
     for bad in ["..", "/tmp", "sub/../.."] {
         let e = sandbox::run_shell(&cfg(ws.path()), "true", Some(Path::new(bad))).unwrap_err();
@@ -120,22 +115,14 @@ fn timeout_kills_a_tree_that_ignores_sigterm() {
     c.timeout = Duration::from_millis(300);
     c.grace = Duration::from_millis(300);
     let start = Instant::now();
-    let o =
-        sandbox::run_shell(&c, "trap '' TERM; echo $$; sleep 30 & sleep 30; wait", None).unwrap();
+    let o = sandbox::run_shell(&c, "trap '' TERM; echo $$; sleep 30 & sleep 30; wait", None).unwrap();
     let took = start.elapsed();
     assert!(o.timed_out);
     assert!(!o.success());
     assert_eq!(o.exit, ExitKind::Signal(9), "{o:?}");
-    assert!(
-        took < Duration::from_millis(300 + 300 + 1500),
-        "took {took:?}"
-    );
+    assert!(took < Duration::from_millis(300 + 300 + 1500), "took {took:?}");
     let pgid: i32 = o.stdout.text.trim().parse().unwrap();
-    assert!(
-        group_gone(pgid),
-        "group {pgid} still has {:?}",
-        pids_in_group(pgid)
-    );
+    assert!(group_gone(pgid), "group {pgid} still has {:?}", pids_in_group(pgid));
     assert!(pids_in_group(pgid).is_empty());
 }
 
@@ -231,12 +218,7 @@ fn rlimits_are_applied() {
 fn own_session_and_process_group() {
     let ws = tempfile::tempdir().unwrap();
     let o = sandbox::run_shell(&cfg(ws.path()), "ps -o pid=,pgid=,sid= -p $$", None).unwrap();
-    let f: Vec<i32> = o
-        .stdout
-        .text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
+    let f: Vec<i32> = o.stdout.text.split_whitespace().map(|x| x.parse().unwrap()).collect();
     assert_eq!(f.len(), 3, "{o:?}");
     assert_eq!(f[0], f[1]);
     assert_eq!(f[0], f[2]);
@@ -276,12 +258,7 @@ fn spawn_piped_talks_and_kills_the_tree() {
 #[test]
 fn spawn_piped_drop_kills_the_tree() {
     let dir = tempfile::tempdir().unwrap();
-    let child = sandbox::spawn_piped(
-        &cfg(dir.path()),
-        "trap '' TERM; sleep 60 & sleep 60",
-        dir.path(),
-    )
-    .unwrap();
+    let child = sandbox::spawn_piped(&cfg(dir.path()), "trap '' TERM; sleep 60 & sleep 60", dir.path()).unwrap();
     let pgid = child.pid() as i32;
     std::thread::sleep(Duration::from_millis(100));
     assert!(!group_gone(pgid));
@@ -303,17 +280,10 @@ fn prepare_workspace_copies_files_dirs_symlinks_and_modes() {
     sandbox::prepare_workspace(Some(fx.path()), &dest).unwrap();
     assert_eq!(fs::read_to_string(dest.join("a/b/f.txt")).unwrap(), "data");
     assert_eq!(
-        fs::metadata(dest.join("run.sh"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
+        fs::metadata(dest.join("run.sh")).unwrap().permissions().mode() & 0o777,
         0o755
     );
-    assert_eq!(
-        fs::read_link(dest.join("link")).unwrap(),
-        Path::new("a/b/f.txt")
-    );
+    assert_eq!(fs::read_link(dest.join("link")).unwrap(), Path::new("a/b/f.txt"));
     assert_eq!(
         fs::read_link(dest.join("dangling")).unwrap(),
         Path::new("/nonexistent/x")
@@ -335,7 +305,6 @@ fn prepare_workspace_empty_and_errors() {
     assert_eq!(fs::read_dir(&dest).unwrap().count(), 0);
     // An existing empty directory is fine.
     sandbox::prepare_workspace(None, &dest).unwrap();
-    let e = sandbox::prepare_workspace(Some(&base.path().join("nope")), &base.path().join("ws2"))
-        .unwrap_err();
+    let e = sandbox::prepare_workspace(Some(&base.path().join("nope")), &base.path().join("ws2")).unwrap_err();
     assert!(matches!(e, SandboxError::Workspace { .. }), "{e}");
 }

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use medin::sandbox::SandboxConfig;
 use medin::tools::receipt::sha256_tagged;
-use medin::tools::{
-    self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext,
-};
+use medin::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
 use serde_json::{json, Value};
 
 fn ctx(dir: &Path) -> ToolContext {
@@ -35,24 +33,12 @@ fn code(r: &Receipt) -> Option<ErrorCode> {
 /// Every file under `dir` with its bytes (symlinks as their target), for byte-identity checks.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
-    for e in walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .sort_by_file_name()
-    {
+    for e in walkdir::WalkDir::new(dir).follow_links(false).sort_by_file_name() {
         let e = e.unwrap();
-        let rel = e
-            .path()
-            .strip_prefix(dir)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned();
         let ft = e.file_type();
         let content = if ft.is_symlink() {
-            fs::read_link(e.path())
-                .unwrap()
-                .to_string_lossy()
-                .as_bytes()
-                .to_vec()
+            fs::read_link(e.path()).unwrap().to_string_lossy().as_bytes().to_vec()
         } else if ft.is_file() {
             fs::read(e.path()).unwrap()
         } else {
@@ -100,11 +86,7 @@ fn write_then_read_with_evidence_and_next_actions() {
     assert_eq!(r.data["more"], true);
 
     // Overwrite reports created=false; empty content works.
-    let r = call(
-        &c,
-        "write_file",
-        json!({"path": "a/b/hello.txt", "content": ""}),
-    );
+    let r = call(&c, "write_file", json!({"path": "a/b/hello.txt", "content": ""}));
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     assert_eq!(r.data["created"], false);
     assert_eq!(fs::read(ws.path().join("a/b/hello.txt")).unwrap(), b"");
@@ -131,11 +113,7 @@ fn read_file_errors_and_binary() {
 fn write_file_onto_a_directory_is_invalid() {
     let ws = tempfile::tempdir().unwrap();
     fs::create_dir(ws.path().join("d")).unwrap();
-    let r = call(
-        &ctx(ws.path()),
-        "write_file",
-        json!({"path": "d", "content": "x"}),
-    );
+    let r = call(&ctx(ws.path()), "write_file", json!({"path": "d", "content": "x"}));
     assert_eq!(code(&r), Some(ErrorCode::InvalidInput));
 }
 
@@ -210,10 +188,7 @@ fn list_dir_sorted_with_types_and_sizes() {
     let r = call(&c, "list_dir", json!({}));
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     let entries = r.data["entries"].as_array().unwrap();
-    let names: Vec<&str> = entries
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = entries.iter().map(|e| e["path"].as_str().unwrap()).collect();
     assert_eq!(names, ["a.txt", "b.txt", "link", "src"]);
     assert_eq!(entries[1]["size"], 5);
     assert_eq!(entries[1]["type"], "file");
@@ -249,10 +224,7 @@ fn delete_file_and_directories() {
     let r = call(&c, "delete_file", json!({"path": "g"}));
     assert_eq!(r.status, ReceiptStatus::Success);
     assert_eq!(r.receipts[0].kind, EvidenceKind::FileDelete);
-    assert_eq!(
-        r.receipts[0].hash.as_deref(),
-        Some(sha256_tagged(b"gg").as_str())
-    );
+    assert_eq!(r.receipts[0].hash.as_deref(), Some(sha256_tagged(b"gg").as_str()));
     assert!(!ws.path().join("g").exists());
     assert_eq!(
         code(&call(&c, "delete_file", json!({"path": "g"}))),
@@ -265,11 +237,7 @@ fn delete_file_and_directories() {
     assert_eq!(r.status, ReceiptStatus::Success);
     assert!(!ws.path().join("d").exists());
     assert_eq!(
-        code(&call(
-            &c,
-            "delete_file",
-            json!({"path": ".", "recursive": true})
-        )),
+        code(&call(&c, "delete_file", json!({"path": ".", "recursive": true}))),
         Some(ErrorCode::PermissionDenied)
     );
     assert!(ws.path().exists());
@@ -284,10 +252,7 @@ fn delete_a_symlink_pointing_outside_removes_only_the_link() {
     let r = call(&ctx(ws.path()), "delete_file", json!({"path": "l"}));
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     assert!(fs::symlink_metadata(ws.path().join("l")).is_err());
-    assert_eq!(
-        fs::read_to_string(outside.path().join("keep")).unwrap(),
-        "k"
-    );
+    assert_eq!(fs::read_to_string(outside.path().join("keep")).unwrap(), "k");
 }
 
 #[test]
@@ -299,21 +264,14 @@ fn move_file_rename_conflict_and_overwrite() {
     let r = call(&c, "move_file", json!({"from": "a", "to": "b"}));
     assert_eq!(code(&r), Some(ErrorCode::Conflict));
     assert_eq!(fs::read_to_string(ws.path().join("b")).unwrap(), "B");
-    let r = call(
-        &c,
-        "move_file",
-        json!({"from": "a", "to": "b", "overwrite": true}),
-    );
+    let r = call(&c, "move_file", json!({"from": "a", "to": "b", "overwrite": true}));
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     assert_eq!(fs::read_to_string(ws.path().join("b")).unwrap(), "A");
     assert!(!ws.path().join("a").exists());
     let r = call(&c, "move_file", json!({"from": "b", "to": "new/dir/c"}));
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     assert_eq!(r.receipts[0].kind, EvidenceKind::FileMove);
-    assert_eq!(
-        fs::read_to_string(ws.path().join("new/dir/c")).unwrap(),
-        "A"
-    );
+    assert_eq!(fs::read_to_string(ws.path().join("new/dir/c")).unwrap(), "A");
     assert_eq!(
         code(&call(&c, "move_file", json!({"from": "zz", "to": "y"}))),
         Some(ErrorCode::NotFound)
@@ -343,10 +301,7 @@ fn every_escape_is_permission_denied() {
         ("write_file", json!({"path": "outdir/new", "content": "x"})),
         ("write_file", json!({"path": "outfile", "content": "x"})),
         ("write_file", json!({"path": "dangling", "content": "x"})),
-        (
-            "write_file",
-            json!({"path": "/tmp/medin-escape", "content": "x"}),
-        ),
+        ("write_file", json!({"path": "/tmp/medin-escape", "content": "x"})),
         (
             "edit_file",
             json!({"path": "outfile", "old_string": "s", "new_string": "t"}),
@@ -355,15 +310,9 @@ fn every_escape_is_permission_denied() {
         ("list_dir", json!({"path": ".."})),
         ("delete_file", json!({"path": "outdir/secret"})),
         ("delete_file", json!({"path": "../x"})),
-        (
-            "move_file",
-            json!({"from": "outdir/secret", "to": "stolen"}),
-        ),
+        ("move_file", json!({"from": "outdir/secret", "to": "stolen"})),
         ("move_file", json!({"from": "a", "to": "outdir/a"})),
-        (
-            "verify",
-            json!({"type": "file_exists", "target": "outdir/secret"}),
-        ),
+        ("verify", json!({"type": "file_exists", "target": "outdir/secret"})),
         (
             "verify",
             json!({"type": "file_contains", "target": "outfile", "expected": "s"}),
@@ -373,19 +322,11 @@ fn every_escape_is_permission_denied() {
     ];
     for (tool, input) in cases {
         let r = call(&c, tool, input.clone());
-        assert_eq!(
-            code(&r),
-            Some(ErrorCode::PermissionDenied),
-            "{tool} {input}: {r:?}"
-        );
+        assert_eq!(code(&r), Some(ErrorCode::PermissionDenied), "{tool} {input}: {r:?}");
         let mut dry = input.clone();
         dry["dry_run"] = json!(true);
         let r = call(&c, tool, dry);
-        assert_eq!(
-            code(&r),
-            Some(ErrorCode::PermissionDenied),
-            "dry {tool} {input}: {r:?}"
-        );
+        assert_eq!(code(&r), Some(ErrorCode::PermissionDenied), "dry {tool} {input}: {r:?}");
     }
     assert_eq!(snapshot(outside.path()), before_out);
     assert!(!Path::new("/tmp/medin-escape").exists());
@@ -407,6 +348,9 @@ fn symlinks_inside_the_workspace_are_fine() {
     assert_eq!(r.data["content"], "inside", "{r:?}");
 }
 
+/// (type, target, action) of one `would_affect` entry.
+type Target<'a> = (&'a str, &'a str, &'a str);
+
 #[test]
 fn dry_runs_change_nothing_and_report_targets() {
     let ws = tempfile::tempdir().unwrap();
@@ -416,7 +360,7 @@ fn dry_runs_change_nothing_and_report_targets() {
     let before = snapshot(ws.path());
     let mut c = ctx(ws.path());
     c.dry_run = true;
-    let cases: Vec<(&str, Value, Vec<(&str, &str, &str)>)> = vec![
+    let cases: Vec<(&str, Value, Vec<Target>)> = vec![
         (
             "write_file",
             json!({"path": "new/n.txt", "content": "x"}),
@@ -442,11 +386,7 @@ fn dry_runs_change_nothing_and_report_targets() {
             json!({"from": "g.txt", "to": "h.txt"}),
             vec![("file", "g.txt", "delete"), ("file", "h.txt", "create")],
         ),
-        (
-            "read_file",
-            json!({"path": "g.txt"}),
-            vec![("file", "g.txt", "read")],
-        ),
+        ("read_file", json!({"path": "g.txt"}), vec![("file", "g.txt", "read")]),
         ("list_dir", json!({}), vec![("file", ".", "read")]),
         (
             "bash",
@@ -467,7 +407,7 @@ fn dry_runs_change_nothing_and_report_targets() {
     for (tool, input, want) in cases {
         let r = call(&c, tool, input.clone());
         assert_eq!(r.status, ReceiptStatus::DryRun, "{tool} {input}: {r:?}");
-        let got: Vec<(&str, &str, &str)> = r
+        let got: Vec<Target> = r
             .would_affect
             .iter()
             .map(|w| (w.kind.as_str(), w.target.as_str(), w.action.as_str()))
@@ -480,11 +420,7 @@ fn dry_runs_change_nothing_and_report_targets() {
     }
     // Input-level dry_run works with a live context too.
     let live = ctx(ws.path());
-    let r = call(
-        &live,
-        "delete_file",
-        json!({"path": "g.txt", "dry_run": true}),
-    );
+    let r = call(&live, "delete_file", json!({"path": "g.txt", "dry_run": true}));
     assert_eq!(r.status, ReceiptStatus::DryRun);
     assert_eq!(snapshot(ws.path()), before);
 }

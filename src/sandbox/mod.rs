@@ -147,22 +147,14 @@ pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bi
 ///
 /// A non-zero exit, a signal or a timeout is a normal [`CommandOutcome`]; `Err` means the
 /// sandbox itself failed (the command could not be started, or `cwd` leads outside).
-pub fn run_shell(
-    cfg: &SandboxConfig,
-    command: &str,
-    cwd: Option<&Path>,
-) -> Result<CommandOutcome, SandboxError> {
+pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
     process::run_shell(cfg, command, cwd)
 }
 
 /// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
 /// session and process group, stdin/stdout/stderr piped, and the current environment plus
 /// `cfg.env`. The returned [`PipedChild`] kills the whole tree when dropped.
-pub fn spawn_piped(
-    cfg: &SandboxConfig,
-    command: &str,
-    cwd: &Path,
-) -> Result<PipedChild, SandboxError> {
+pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     process::spawn_piped(cfg, command, cwd)
 }
 

@@ -88,14 +88,8 @@ pub(crate) fn run_shell(
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(spawn_err)?;
     let pgid = Pid::from_raw(child.id() as i32);
-    let out = child
-        .stdout
-        .take()
-        .map(|s| StreamReader::start(s, cfg.output_cap));
-    let err = child
-        .stderr
-        .take()
-        .map(|s| StreamReader::start(s, cfg.output_cap));
+    let out = child.stdout.take().map(|s| StreamReader::start(s, cfg.output_cap));
+    let err = child.stderr.take().map(|s| StreamReader::start(s, cfg.output_cap));
 
     let mut timed_out = false;
     if !wait_exit_until(pgid, start + cfg.timeout) {
@@ -111,12 +105,8 @@ pub(crate) fn run_shell(
     let status = child.wait().map_err(spawn_err)?;
     wait_group_gone(pgid, GROUP_WAIT);
     let duration_ms = start.elapsed().as_millis() as u64;
-    let stdout = out
-        .map(|r| r.finish(DRAIN_WAIT))
-        .unwrap_or_else(capture::empty);
-    let stderr = err
-        .map(|r| r.finish(DRAIN_WAIT))
-        .unwrap_or_else(capture::empty);
+    let stdout = out.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
+    let stderr = err.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
     drop(tmp);
     Ok(CommandOutcome {
         exit: exit_kind(status),
@@ -127,11 +117,7 @@ pub(crate) fn run_shell(
     })
 }
 
-pub(crate) fn spawn_piped(
-    cfg: &SandboxConfig,
-    command: &str,
-    cwd: &Path,
-) -> Result<PipedChild, SandboxError> {
+pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(command)

@@ -27,9 +27,7 @@ pub(crate) fn prepare(fixture: Option<&Path>, dest: &Path) -> Result<(), Sandbox
                 "the destination exists and is not a directory; use a fresh path per attempt",
             )))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir_all(dest).map_err(ws_err)?
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir_all(dest).map_err(ws_err)?,
         Err(e) => return Err(ws_err(e)),
     }
     let Some(fixture) = fixture else {
@@ -42,10 +40,7 @@ pub(crate) fn prepare(fixture: Option<&Path>, dest: &Path) -> Result<(), Sandbox
     if !meta.is_dir() {
         return Err(SandboxError::Workspace {
             path: fixture.to_path_buf(),
-            source: io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the fixture is not a directory",
-            ),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "the fixture is not a directory"),
         });
     }
     copy_tree(fixture, dest)?;
@@ -59,13 +54,12 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), SandboxError> {
         path: from.to_path_buf(),
         source,
     })?;
-    let mut entries: Vec<_> =
-        entries
-            .collect::<Result<_, _>>()
-            .map_err(|source| SandboxError::Workspace {
-                path: from.to_path_buf(),
-                source,
-            })?;
+    let mut entries: Vec<_> = entries
+        .collect::<Result<_, _>>()
+        .map_err(|source| SandboxError::Workspace {
+            path: from.to_path_buf(),
+            source,
+        })?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let src = entry.path();

@@ -102,10 +102,7 @@ fn kind_of(v: &Value) -> &'static str {
 fn validate(info: &ToolInfo, map: &Map<String, Value>) -> Result<(), String> {
     let schema = &info.input_schema;
     let empty = Map::new();
-    let props = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let props = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     let names: Vec<&str> = props.keys().map(String::as_str).collect();
     for key in map.keys() {
         if !props.contains_key(key) {
@@ -177,15 +174,10 @@ fn check_value(tool: &str, key: &str, prop: &Value, value: &Value) -> Result<(),
     }
     if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_i64), value.as_i64()) {
         if n < min {
-            return Err(format!(
-                "key `{key}` of `{tool}` must be at least {min}, got {n}"
-            ));
+            return Err(format!("key `{key}` of `{tool}` must be at least {min}, got {n}"));
         }
     }
-    if let (Some(min), Some(s)) = (
-        prop.get("minLength").and_then(Value::as_u64),
-        value.as_str(),
-    ) {
+    if let (Some(min), Some(s)) = (prop.get("minLength").and_then(Value::as_u64), value.as_str()) {
         if (s.chars().count() as u64) < min {
             return Err(format!("key `{key}` of `{tool}` must not be empty"));
         }
@@ -206,13 +198,7 @@ fn article(ty: &str) -> String {
 pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| {
-            (
-                *c,
-                strsim::jaro_winkler(word, c),
-                strsim::levenshtein(word, c),
-            )
-        })
+        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
         .filter(|(_, jw, lev)| *jw >= 0.7 || *lev <= 2)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _, _)| c)

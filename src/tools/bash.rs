@@ -28,15 +28,9 @@ pub(crate) fn sandbox_config(ctx: &ToolContext, timeout_ms: Option<u64>) -> Sand
 }
 
 /// Runs `command` in the sandbox (cwd already confined); maps sandbox failures to receipts.
-pub(crate) fn run_confined(
-    cfg: &SandboxConfig,
-    command: &str,
-    cwd: Option<&Path>,
-) -> Result<CommandOutcome, Receipt> {
+pub(crate) fn run_confined(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, Receipt> {
     sandbox::run_shell(cfg, command, cwd).map_err(|e| match e {
-        SandboxError::OutsideWorkspace(_) => {
-            Receipt::error(ErrorCode::PermissionDenied, e.to_string())
-        }
+        SandboxError::OutsideWorkspace(_) => Receipt::error(ErrorCode::PermissionDenied, e.to_string()),
         other => Receipt::error(
             ErrorCode::ToolExecutionFailed,
             format!("the sandbox could not run the command: {other}"),
@@ -64,10 +58,7 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
                 Ok(r) => {
                     return Receipt::error(
                         ErrorCode::NotFound,
-                        format!(
-                            "working directory `{}` does not exist or is not a directory",
-                            r.rel
-                        ),
+                        format!("working directory `{}` does not exist or is not a directory", r.rel),
                     )
                     .with_next(&["list_dir"])
                 }
@@ -100,12 +91,7 @@ fn outcome_data(o: &CommandOutcome) -> serde_json::Value {
 
 /// The last non-empty line of stderr (or stdout when stderr is empty), shortened.
 pub(crate) fn last_line(o: &CommandOutcome) -> String {
-    let pick = |t: &str| {
-        t.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(str::to_string)
-    };
+    let pick = |t: &str| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string);
     let line = pick(&o.stderr.text)
         .or_else(|| pick(&o.stdout.text))
         .unwrap_or_default();
@@ -120,11 +106,7 @@ pub(crate) fn last_line(o: &CommandOutcome) -> String {
 fn receipt_for(command: &str, cfg: &SandboxConfig, o: &CommandOutcome) -> Receipt {
     let git = is_git_command(command);
     let ev = Evidence {
-        kind: if git {
-            EvidenceKind::Git
-        } else {
-            EvidenceKind::Command
-        },
+        kind: if git { EvidenceKind::Git } else { EvidenceKind::Command },
         source: command.to_string(),
         timestamp: now_millis(),
         hash: Some(o.stdout.sha256.clone()),
@@ -248,10 +230,7 @@ fn conflict_subcommand(command: &str) -> Option<String> {
         }
         let mut rest = seg[i + 1..].iter();
         while let Some(t) = rest.next() {
-            if matches!(
-                t.as_str(),
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
-            ) {
+            if matches!(t.as_str(), "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
                 rest.next();
                 continue;
             }
@@ -275,11 +254,8 @@ fn conflict_subcommand(command: &str) -> Option<String> {
 }
 
 fn shows_conflict(o: &CommandOutcome) -> bool {
-    let hit = |t: &str| {
-        t.contains("CONFLICT (")
-            || t.contains("Automatic merge failed")
-            || t.contains("Merge conflict in")
-    };
+    let hit =
+        |t: &str| t.contains("CONFLICT (") || t.contains("Automatic merge failed") || t.contains("Merge conflict in");
     hit(&o.stdout.text) || hit(&o.stderr.text)
 }
 

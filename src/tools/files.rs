@@ -46,12 +46,7 @@ pub(crate) fn io_error(op: &str, rel: &str, e: &io::Error) -> Receipt {
     Receipt::error(code, format!("cannot {op} `{rel}`: {e}")).with_context(json!({ "path": rel }))
 }
 
-pub(crate) fn evidence(
-    kind: EvidenceKind,
-    source: &str,
-    hash: Option<String>,
-    started: Instant,
-) -> Evidence {
+pub(crate) fn evidence(kind: EvidenceKind, source: &str, hash: Option<String>, started: Instant) -> Evidence {
     Evidence {
         kind,
         source: source.to_string(),
@@ -61,23 +56,16 @@ pub(crate) fn evidence(
     }
 }
 
-fn resolve(
-    ctx: &ToolContext,
-    p: &str,
-    follow_final: bool,
-) -> Result<(Confined, Resolved), Receipt> {
+fn resolve(ctx: &ToolContext, p: &str, follow_final: bool) -> Result<(Confined, Resolved), Receipt> {
     let conf = confine(ctx)?;
     let r = conf.resolve(p, follow_final).map_err(path_error)?;
     Ok((conf, r))
 }
 
 fn not_found(rel: &str) -> Receipt {
-    Receipt::error(
-        ErrorCode::NotFound,
-        format!("`{rel}` does not exist in the workspace"),
-    )
-    .with_context(json!({ "path": rel }))
-    .with_next(&["list_dir"])
+    Receipt::error(ErrorCode::NotFound, format!("`{rel}` does not exist in the workspace"))
+        .with_context(json!({ "path": rel }))
+        .with_next(&["list_dir"])
 }
 
 /// Reads a file that must exist and be a regular file.
@@ -103,8 +91,7 @@ fn read_existing(r: &Resolved) -> Result<Vec<u8>, Receipt> {
 /// Writes `bytes`, reads them back and compares the hash.
 fn write_checked(r: &Resolved, bytes: &[u8]) -> Result<String, Receipt> {
     if let Some(parent) = r.abs.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| io_error("create the parent directories of", &r.rel, &e))?;
+        fs::create_dir_all(parent).map_err(|e| io_error("create the parent directories of", &r.rel, &e))?;
     }
     fs::write(&r.abs, bytes).map_err(|e| io_error("write", &r.rel, &e))?;
     let expected = sha256_tagged(bytes);
@@ -113,7 +100,10 @@ fn write_checked(r: &Resolved, bytes: &[u8]) -> Result<String, Receipt> {
     if actual != expected {
         return Err(Receipt::error(
             ErrorCode::VerificationFailed,
-            format!("`{}` was written but reading it back gave different content; write it again or check the disk", r.rel),
+            format!(
+                "`{}` was written but reading it back gave different content; write it again or check the disk",
+                r.rel
+            ),
         )
         .with_context(json!({ "path": r.rel, "expected_sha256": expected, "actual_sha256": actual })));
     }
@@ -141,13 +131,9 @@ pub(crate) fn read_file(ctx: &ToolContext, a: &Args) -> Receipt {
                 "bytes": bytes.len(), "sha256": hash,
             }))
             .with_evidence(ev)
-            .with_warning(format!(
-                "`{}` is not UTF-8 text; its content is base64-encoded",
-                r.rel
-            ));
+            .with_warning(format!("`{}` is not UTF-8 text; its content is base64-encoded", r.rel));
             if a.u64("offset").is_some() || a.u64("limit").is_some() {
-                rec = rec
-                    .with_warning("offset/limit apply to text only; the whole file was returned");
+                rec = rec.with_warning("offset/limit apply to text only; the whole file was returned");
             }
             return rec;
         }
@@ -212,16 +198,9 @@ pub(crate) fn write_file(ctx: &ToolContext, a: &Args) -> Receipt {
         Ok(h) => h,
         Err(e) => return e,
     };
-    Receipt::success(
-        json!({ "path": r.rel, "bytes": content.len(), "sha256": hash, "created": !existed }),
-    )
-    .with_evidence(evidence(
-        EvidenceKind::FileWrite,
-        &r.rel,
-        Some(hash),
-        started,
-    ))
-    .with_next(&["verify"])
+    Receipt::success(json!({ "path": r.rel, "bytes": content.len(), "sha256": hash, "created": !existed }))
+        .with_evidence(evidence(EvidenceKind::FileWrite, &r.rel, Some(hash), started))
+        .with_next(&["verify"])
 }
 
 pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
@@ -246,12 +225,7 @@ pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
     };
     let old = a.str("old_string").unwrap_or_default();
     let new = a.str("new_string").unwrap_or_default();
-    let read_ev = evidence(
-        EvidenceKind::FileRead,
-        &r.rel,
-        Some(before.clone()),
-        started,
-    );
+    let read_ev = evidence(EvidenceKind::FileRead, &r.rel, Some(before.clone()), started);
     let positions: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
     if positions.is_empty() {
         let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -269,10 +243,7 @@ pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
         .with_next(&["read_file"]);
     }
     if positions.len() > 1 && !a.bool("replace_all") {
-        let lines: Vec<usize> = positions
-            .iter()
-            .map(|&i| text[..i].matches('\n').count() + 1)
-            .collect();
+        let lines: Vec<usize> = positions.iter().map(|&i| text[..i].matches('\n').count() + 1).collect();
         return Receipt::error(
             ErrorCode::Conflict,
             format!(
@@ -301,12 +272,7 @@ pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
         "sha256": hash, "bytes": updated.len(),
     }))
     .with_evidence(read_ev)
-    .with_evidence(evidence(
-        EvidenceKind::FileWrite,
-        &r.rel,
-        Some(hash),
-        write_started,
-    ))
+    .with_evidence(evidence(EvidenceKind::FileWrite, &r.rel, Some(hash), write_started))
     .with_next(&["verify"])
 }
 
@@ -334,10 +300,7 @@ pub(crate) fn list_dir(ctx: &ToolContext, a: &Args) -> Receipt {
         Ok(m) if !m.is_dir() => {
             return Receipt::error(
                 ErrorCode::InvalidInput,
-                format!(
-                    "`{}` is a file, not a directory; use read_file to read it",
-                    r.rel
-                ),
+                format!("`{}` is a file, not a directory; use read_file to read it", r.rel),
             )
             .with_next(&["read_file"])
         }
@@ -383,9 +346,7 @@ pub(crate) fn list_dir(ctx: &ToolContext, a: &Args) -> Receipt {
         ));
     }
     if skipped > 0 {
-        rec = rec.with_warning(format!(
-            "{skipped} entries could not be read and are not listed"
-        ));
+        rec = rec.with_warning(format!("{skipped} entries could not be read and are not listed"));
     }
     rec
 }

@@ -15,6 +15,10 @@
 //! Tools never bypass the guard: the runner calls [`call`] only after the guard allowed it.
 //! Commands run through the sandbox.
 
+// Internal helpers return the finished error receipt as `Err`; it is built once per call, so
+// its size does not matter and boxing it would only add noise.
+#![allow(clippy::result_large_err)]
+
 pub mod receipt;
 
 mod args;
@@ -62,8 +66,7 @@ pub struct ToolInfo {
 /// Every registered tool, in a stable order. Every input also accepts `dry_run: true`.
 pub fn registry() -> Vec<ToolInfo> {
     use serde_json::json;
-    let dry =
-        json!({ "type": "boolean", "description": "Report what would change; change nothing." });
+    let dry = json!({ "type": "boolean", "description": "Report what would change; change nothing." });
     let path = |d: &str| json!({ "type": "string", "description": d });
     vec![
         ToolInfo {
@@ -194,15 +197,10 @@ fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
     let Some(info) = reg.iter().find(|t| t.name == tool) else {
         let names: Vec<&str> = reg.iter().map(|t| t.name).collect();
         let nearest = args::nearest(tool, &names);
-        let hint = nearest
-            .map(|n| format!(" did you mean `{n}`?"))
-            .unwrap_or_default();
+        let hint = nearest.map(|n| format!(" did you mean `{n}`?")).unwrap_or_default();
         return Receipt::error(
             ErrorCode::ToolNotFound,
-            format!(
-                "no tool named `{tool}`;{hint} available tools: {}",
-                names.join(", ")
-            ),
+            format!("no tool named `{tool}`;{hint} available tools: {}", names.join(", ")),
         )
         .with_context(serde_json::json!({ "tool": tool, "nearest": nearest, "available": names }));
     };
@@ -280,19 +278,12 @@ fn plan(ctx: &ToolContext, tool: &str, a: &args::Args) -> Result<Vec<WouldAffect
             let from = res("from", false)?;
             let to = res("to", false)?;
             let action = if exists(&to) { "modify" } else { "create" };
-            vec![
-                affect("file", from.rel, "delete"),
-                affect("file", to.rel, action),
-            ]
+            vec![affect("file", from.rel, "delete"), affect("file", to.rel, action)]
         }
         "verify" => match a.str("type").unwrap_or_default() {
             "command_succeeds" => {
                 let t = a.str("target").unwrap_or_default();
-                let kind = if bash::is_git_command(t) {
-                    "git"
-                } else {
-                    "command"
-                };
+                let kind = if bash::is_git_command(t) { "git" } else { "command" };
                 vec![affect(kind, t, "execute")]
             }
             "git_status" => vec![affect("git", res("target", true)?.rel, "read")],
@@ -306,11 +297,7 @@ fn plan(ctx: &ToolContext, tool: &str, a: &args::Args) -> Result<Vec<WouldAffect
 fn lexical_plan(tool: &str, a: &args::Args) -> Vec<WouldAffect> {
     let lex = |key: &str| path::Confined::lexical(a.str(key).unwrap_or("."));
     match tool {
-        "bash" => vec![affect(
-            "command",
-            a.str("command").unwrap_or_default(),
-            "execute",
-        )],
+        "bash" => vec![affect("command", a.str("command").unwrap_or_default(), "execute")],
         "read_file" | "list_dir" => vec![affect("file", lex("path"), "read")],
         "write_file" => vec![affect("file", lex("path"), "create")],
         "edit_file" => vec![affect("file", lex("path"), "modify")],
@@ -320,11 +307,7 @@ fn lexical_plan(tool: &str, a: &args::Args) -> Vec<WouldAffect> {
             affect("file", lex("to"), "create"),
         ],
         "verify" => match a.str("type").unwrap_or_default() {
-            "command_succeeds" => vec![affect(
-                "command",
-                a.str("target").unwrap_or_default(),
-                "execute",
-            )],
+            "command_succeeds" => vec![affect("command", a.str("target").unwrap_or_default(), "execute")],
             "git_status" => vec![affect("git", lex("target"), "read")],
             _ => vec![affect("file", lex("target"), "read")],
         },

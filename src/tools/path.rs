@@ -14,9 +14,7 @@ use std::path::{Component, Path, PathBuf};
 /// Why a path was refused or could not be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
-    #[error(
-        "`{0}` is absolute; tool paths are relative to the workspace root (e.g. `src/main.rs`)"
-    )]
+    #[error("`{0}` is absolute; tool paths are relative to the workspace root (e.g. `src/main.rs`)")]
     Absolute(String),
     #[error("`{0}` climbs out of the workspace with `..`; use a path inside the workspace")]
     DotDotEscape(String),
@@ -71,12 +69,10 @@ const MAX_LINKS: usize = 40;
 
 impl Confined {
     pub fn new(workspace: &Path) -> Result<Confined, PathError> {
-        let root = workspace
-            .canonicalize()
-            .map_err(|source| PathError::Workspace {
-                path: workspace.to_path_buf(),
-                source,
-            })?;
+        let root = workspace.canonicalize().map_err(|source| PathError::Workspace {
+            path: workspace.to_path_buf(),
+            source,
+        })?;
         Ok(Confined { root })
     }
 
@@ -108,17 +104,11 @@ impl Confined {
                 }
                 Component::Normal(_) => depth += 1,
                 Component::CurDir => {}
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(PathError::Absolute(rel.to_string()))
-                }
+                Component::RootDir | Component::Prefix(_) => return Err(PathError::Absolute(rel.to_string())),
             }
         }
         // Then the kernel's view: walk the components, expanding symlinks.
-        let mut pending: Vec<OsString> = p
-            .components()
-            .rev()
-            .map(|c| c.as_os_str().to_os_string())
-            .collect();
+        let mut pending: Vec<OsString> = p.components().rev().map(|c| c.as_os_str().to_os_string()).collect();
         let mut cur = self.root.clone();
         let mut links = 0;
         let mut last_link_target: Option<PathBuf> = None;
@@ -162,10 +152,7 @@ impl Confined {
             });
         }
         let rel_out = self.relative(&cur);
-        Ok(Resolved {
-            abs: cur,
-            rel: rel_out,
-        })
+        Ok(Resolved { abs: cur, rel: rel_out })
     }
 
     /// `abs` relative to the root, as a display string (`.` for the root).
@@ -219,30 +206,15 @@ mod tests {
         let c = Confined::new(dir.path()).unwrap();
         let r = c.resolve("a/./new/../f.txt", true).unwrap();
         assert_eq!(r.rel, "a/f.txt");
-        assert!(matches!(
-            c.resolve("/etc/passwd", true),
-            Err(PathError::Absolute(_))
-        ));
-        assert!(matches!(
-            c.resolve("a/../../x", true),
-            Err(PathError::DotDotEscape(_))
-        ));
+        assert!(matches!(c.resolve("/etc/passwd", true), Err(PathError::Absolute(_))));
+        assert!(matches!(c.resolve("a/../../x", true), Err(PathError::DotDotEscape(_))));
         std::os::unix::fs::symlink("/tmp", dir.path().join("t")).unwrap();
-        assert!(matches!(
-            c.resolve("t/x", true),
-            Err(PathError::SymlinkEscape { .. })
-        ));
+        assert!(matches!(c.resolve("t/x", true), Err(PathError::SymlinkEscape { .. })));
         std::os::unix::fs::symlink("t", dir.path().join("t2")).unwrap();
-        assert!(matches!(
-            c.resolve("t2", true),
-            Err(PathError::SymlinkEscape { .. })
-        ));
+        assert!(matches!(c.resolve("t2", true), Err(PathError::SymlinkEscape { .. })));
         // Not following the final component: the link itself is inside.
         assert_eq!(c.resolve("t2", false).unwrap().rel, "t2");
         std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
-        assert!(matches!(
-            c.resolve("loop", true),
-            Err(PathError::SymlinkLoop(_))
-        ));
+        assert!(matches!(c.resolve("loop", true), Err(PathError::SymlinkLoop(_))));
     }
 }

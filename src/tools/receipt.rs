@@ -72,10 +72,7 @@ impl ErrorCode {
 
     /// Errors worth retrying as they are (the reference retry policy).
     pub fn is_transient(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::Timeout | ErrorCode::NetworkError | ErrorCode::RateLimit
-        )
+        matches!(self, ErrorCode::Timeout | ErrorCode::NetworkError | ErrorCode::RateLimit)
     }
 }
 
@@ -182,11 +179,7 @@ impl Receipt {
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
         let mut r = Receipt::success(serde_json::Value::Null);
         r.status = ReceiptStatus::Error;
-        r.errors.push(ToolError {
-            code,
-            message: message.into(),
-            context: serde_json::Value::Null,
-        });
+        r.errors.push(ToolError { code, message: message.into(), context: serde_json::Value::Null });
         r
     }
 
@@ -211,8 +204,7 @@ impl Receipt {
     }
 
     pub fn with_next(mut self, actions: &[&str]) -> Self {
-        self.next_actions
-            .extend(actions.iter().map(|s| s.to_string()));
+        self.next_actions.extend(actions.iter().map(|s| s.to_string()));
         self
     }
 
@@ -249,10 +241,7 @@ mod tests {
     fn error_codes_serialize_in_screaming_snake_case() {
         let json = serde_json::to_string(&ErrorCode::MalformedOutput).unwrap();
         assert_eq!(json, "\"MALFORMED_OUTPUT\"");
-        assert_eq!(
-            ErrorCode::ToolExecutionFailed.as_str(),
-            "TOOL_EXECUTION_FAILED"
-        );
+        assert_eq!(ErrorCode::ToolExecutionFailed.as_str(), "TOOL_EXECUTION_FAILED");
         let back: ErrorCode = serde_json::from_str("\"INVARIANT_BROKEN\"").unwrap();
         assert_eq!(back, ErrorCode::InvariantBroken);
     }

@@ -1,7 +1,8 @@
 //! The verify tool: check an expected outcome for real.
 //!
 //! - `file_exists`: `target` is a workspace path that must exist;
-//! - `file_contains`: the file `target` must match the regex `expected`;
+//! - `file_contains`: the file `target` must match the regex `expected` (multi-line mode:
+//!   `^` and `$` match at line boundaries);
 //! - `command_succeeds`: `target` is a command run through the sandbox; exit 0 passes;
 //! - `git_status`: `git status --porcelain` in the directory `target` must equal `expected`
 //!   (empty or absent = clean). Lines are compared without trailing whitespace and in sorted
@@ -48,10 +49,9 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
     if check.passed {
         Receipt::success(data).with_evidence(ev)
     } else {
-        let mut r =
-            Receipt::error(ErrorCode::VerificationFailed, check.message).with_context(json!({
-                "expected": check.expected, "actual": check.actual,
-            }));
+        let mut r = Receipt::error(ErrorCode::VerificationFailed, check.message).with_context(json!({
+            "expected": check.expected, "actual": check.actual,
+        }));
         r.data = data;
         r.with_evidence(ev)
     }
@@ -85,23 +85,17 @@ fn file_exists(ctx: &ToolContext, target: &str) -> Result<Check, Receipt> {
     })
 }
 
-fn file_contains(
-    ctx: &ToolContext,
-    target: &str,
-    expected: Option<&str>,
-) -> Result<Check, Receipt> {
+fn file_contains(ctx: &ToolContext, target: &str, expected: Option<&str>) -> Result<Check, Receipt> {
     let Some(pattern) = expected else {
         return Err(Receipt::error(
             ErrorCode::InvalidInput,
             "verify file_contains needs `expected`: the regex the file must match",
         ));
     };
-    let re = regex::Regex::new(pattern).map_err(|e| {
-        Receipt::error(
-            ErrorCode::InvalidInput,
-            format!("`expected` is not a valid regex: {e}"),
-        )
-    })?;
+    let re = regex::RegexBuilder::new(pattern)
+        .multi_line(true)
+        .build()
+        .map_err(|e| Receipt::error(ErrorCode::InvalidInput, format!("`expected` is not a valid regex: {e}")))?;
     let conf = confine(ctx)?;
     let r = conf.resolve(target, true).map_err(path_error)?;
     let bytes = match std::fs::read(&r.abs) {
@@ -111,10 +105,7 @@ fn file_contains(
                 passed: false,
                 expected: json!(pattern),
                 actual: json!(format!("cannot read `{}`: {e}", r.rel)),
-                message: format!(
-                    "`{}` cannot be read ({e}), so it does not contain /{pattern}/",
-                    r.rel
-                ),
+                message: format!("`{}` cannot be read ({e}), so it does not contain /{pattern}/", r.rel),
                 details: Value::Null,
                 hash: None,
             })
@@ -133,11 +124,7 @@ fn file_contains(
     })
 }
 
-fn command_succeeds(
-    ctx: &ToolContext,
-    command: &str,
-    timeout_ms: Option<u64>,
-) -> Result<Check, Receipt> {
+fn command_succeeds(ctx: &ToolContext, command: &str, timeout_ms: Option<u64>) -> Result<Check, Receipt> {
     let cfg = sandbox_config(ctx, timeout_ms);
     let o = run_confined(&cfg, command, None)?;
     let actual = if o.timed_out {
@@ -189,11 +176,7 @@ fn git_status(
     if !o.success() {
         let mut r = Receipt::error(
             ErrorCode::ToolExecutionFailed,
-            format!(
-                "`git status --porcelain` failed in `{}`: {}",
-                dir.rel,
-                last_line(&o)
-            ),
+            format!("`git status --porcelain` failed in `{}`: {}", dir.rel, last_line(&o)),
         );
         r.data = json!({ "stdout": o.stdout.text, "stderr": o.stderr.text });
         return Err(r);
