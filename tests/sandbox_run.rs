@@ -155,6 +155,49 @@ fn background_children_do_not_outlive_the_command() {
     assert!(group_gone(pgid), "left: {:?}", pids_in_group(pgid));
 }
 
+/// Pids of live processes whose command line is exactly `argv`.
+fn pids_with_cmdline(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let mut out = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if fs::read(format!("/proc/{pid}/cmdline")).ok().as_deref() == Some(want.as_slice()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn processes_that_leave_the_group_are_killed_too() {
+    let ws = tempfile::tempdir().unwrap();
+    // A distinctive sleep length so the test finds only its own process.
+    let start = Instant::now();
+    let o = sandbox::run_shell(
+        &cfg(ws.path()),
+        "setsid sleep 4242.5 > /dev/null 2>&1 & sleep 0.1",
+        None,
+    )
+    .unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(
+        pids_with_cmdline(&["sleep", "4242.5"]).is_empty(),
+        "escaped process survived"
+    );
+    // Even one that keeps the output pipe open: the reader does not hang on it.
+    let start = Instant::now();
+    let o = sandbox::run_shell(&cfg(ws.path()), "setsid sleep 4243.5 & echo started", None).unwrap();
+    assert_eq!(o.stdout.text, "started\n");
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
+    assert!(
+        pids_with_cmdline(&["sleep", "4243.5"]).is_empty(),
+        "escaped process survived"
+    );
+}
+
 #[test]
 fn floods_on_both_streams_are_capped_counted_and_hashed() {
     let ws = tempfile::tempdir().unwrap();

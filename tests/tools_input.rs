@@ -127,6 +127,25 @@ fn junk_never_panics() {
         let r = tools::call(&c, t.name, &ActionInput::Raw("\u{0}\u{ffff}".into()));
         assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput));
     }
+    // A huge timeout must not overflow; a fifo must not hang the file tools.
+    let r = tools::call(
+        &c,
+        "bash",
+        &ActionInput::Json(json!({"command": "mkfifo p", "timeout_ms": u64::MAX})),
+    );
+    assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
+    for (tool, input) in [
+        ("read_file", json!({"path": "p"})),
+        ("write_file", json!({"path": "p", "content": "x"})),
+        ("edit_file", json!({"path": "p", "old_string": "a", "new_string": "b"})),
+        (
+            "verify",
+            json!({"type": "file_contains", "target": "p", "expected": "x"}),
+        ),
+    ] {
+        let r = tools::call(&c, tool, &ActionInput::Json(input));
+        assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput), "{tool}: {r:?}");
+    }
     // The workspace itself is never removed by junk.
     assert!(ws.path().exists());
 }

@@ -57,6 +57,7 @@ pub(crate) fn run_shell(
         }
     };
     let tmp = PrivateTmp::create().map_err(spawn_err)?;
+    let marker = Marker::new();
 
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -67,7 +68,8 @@ pub(crate) fn run_shell(
         .env("HOME", &root)
         .env("TMPDIR", &tmp.0)
         .env("LANG", "C.UTF-8")
-        .env("TERM", "dumb");
+        .env("TERM", "dumb")
+        .env(MARKER_VAR, &marker.0);
     // git must not discover a repository above the workspace (runs live inside projects).
     if let Some(parent) = root.parent() {
         cmd.env("GIT_CEILING_DIRECTORIES", parent);
@@ -92,10 +94,10 @@ pub(crate) fn run_shell(
     let err = child.stderr.take().map(|s| StreamReader::start(s, cfg.output_cap));
 
     let mut timed_out = false;
-    if !wait_exit_until(pgid, start + cfg.timeout) {
+    if !wait_exit_until(pgid, after(start, cfg.timeout)) {
         timed_out = true;
         let _ = killpg(pgid, Signal::SIGTERM);
-        if !wait_exit_until(pgid, Instant::now() + cfg.grace) {
+        if !wait_exit_until(pgid, after(Instant::now(), cfg.grace)) {
             let _ = killpg(pgid, Signal::SIGKILL);
         }
     }
@@ -104,6 +106,7 @@ pub(crate) fn run_shell(
     let _ = killpg(pgid, Signal::SIGKILL);
     let status = child.wait().map_err(spawn_err)?;
     wait_group_gone(pgid, GROUP_WAIT);
+    marker.kill_all();
     let duration_ms = start.elapsed().as_millis() as u64;
     let stdout = out.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
     let stderr = err.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
@@ -118,11 +121,13 @@ pub(crate) fn run_shell(
 }
 
 pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
+    let marker = Marker::new();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
         .envs(cfg.env.iter().map(|(k, v)| (k, v)))
+        .env(MARKER_VAR, &marker.0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -140,6 +145,7 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         child,
         pgid,
         killed: false,
+        marker,
     })
 }
 
@@ -151,6 +157,7 @@ pub struct PipedChild {
     pgid: Pid,
     /// The tree was already killed and the leader reaped.
     killed: bool,
+    marker: Marker,
 }
 
 impl PipedChild {
@@ -182,7 +189,7 @@ impl PipedChild {
 
     /// Blocks until the leader exits or `timeout` passes; `None` when it is still running.
     pub fn wait_timeout(&mut self, timeout: Duration) -> io::Result<Option<ExitStatus>> {
-        let deadline = Instant::now() + timeout;
+        let deadline = after(Instant::now(), timeout);
         loop {
             if let Some(status) = self.child.try_wait()? {
                 return Ok(Some(status));
@@ -199,12 +206,13 @@ impl PipedChild {
     pub fn kill_tree(&mut self, grace: Duration) -> io::Result<ExitStatus> {
         if !self.killed {
             let _ = killpg(self.pgid, Signal::SIGTERM);
-            wait_exit_until(self.pgid, Instant::now() + grace);
+            wait_exit_until(self.pgid, after(Instant::now(), grace));
             let _ = killpg(self.pgid, Signal::SIGKILL);
             self.killed = true;
         }
         let status = self.child.wait();
         wait_group_gone(self.pgid, GROUP_WAIT);
+        self.marker.kill_all();
         status
     }
 }
@@ -216,6 +224,7 @@ impl Drop for PipedChild {
             self.killed = true;
             let _ = self.child.wait();
             wait_group_gone(self.pgid, GROUP_WAIT);
+            self.marker.kill_all();
         }
     }
 }
@@ -244,11 +253,64 @@ fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
     }
 }
 
+/// The environment variable that tags every process a sandboxed command starts.
+pub const MARKER_VAR: &str = "MEDIN_SANDBOX_RUN";
+
+/// A unique tag put in the environment of a command. Processes that left the process group
+/// (`setsid cmd &`, daemons) still inherit it, so after the group is killed, `/proc/*/environ`
+/// is scanned and every process still carrying the tag is killed too. Best effort: a process
+/// that clears its environment (`env -i`) is not found this way.
+#[derive(Debug)]
+struct Marker(String);
+
+impl Marker {
+    fn new() -> Marker {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Marker(format!("{}-{n}-{nanos:x}", std::process::id()))
+    }
+
+    /// SIGKILLs every process whose environment carries this tag (a few passes, so children
+    /// forked during a pass are caught by the next).
+    fn kill_all(&self) {
+        let needle = format!("{MARKER_VAR}={}\0", self.0).into_bytes();
+        let me = std::process::id() as i32;
+        for _ in 0..5 {
+            let mut found = false;
+            let Ok(dir) = std::fs::read_dir("/proc") else { return };
+            for entry in dir.flatten() {
+                let name = entry.file_name();
+                let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                    continue;
+                };
+                if pid == me {
+                    continue;
+                }
+                let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                    continue;
+                };
+                if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
+                    found = true;
+                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+            }
+            if !found {
+                return;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 /// After SIGKILL, waits (bounded) until no live process of group `pgid` is left, so the
 /// caller can rely on the tree being gone when it returns. Zombies count as gone: they are
 /// dead and wait only for their new parent (init) to reap them.
 fn wait_group_gone(pgid: Pid, wait: Duration) {
-    let deadline = Instant::now() + wait;
+    let deadline = after(Instant::now(), wait);
     while killpg(pgid, None).is_ok() && group_has_live_members(pgid) && Instant::now() < deadline {
         let _ = killpg(pgid, Signal::SIGKILL);
         thread::sleep(Duration::from_millis(2));
@@ -281,6 +343,14 @@ pub(crate) fn group_has_live_members(pgid: Pid) -> bool {
         }
     }
     false
+}
+
+/// `start + d`, saturating (a huge timeout from an agent must not overflow `Instant`).
+fn after(start: Instant, d: Duration) -> Instant {
+    start
+        .checked_add(d)
+        .or_else(|| start.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+        .unwrap_or(start)
 }
 
 fn exit_kind(status: ExitStatus) -> ExitKind {

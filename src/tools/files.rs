@@ -62,6 +62,14 @@ fn resolve(ctx: &ToolContext, p: &str, follow_final: bool) -> Result<(Confined, 
     Ok((conf, r))
 }
 
+/// A FIFO, socket or device: reading or writing it could block forever, so tools refuse.
+pub(crate) fn not_regular(rel: &str) -> Receipt {
+    Receipt::error(
+        ErrorCode::InvalidInput,
+        format!("`{rel}` is not a regular file (a fifo, socket or device); file tools only handle regular files"),
+    )
+}
+
 fn not_found(rel: &str) -> Receipt {
     Receipt::error(ErrorCode::NotFound, format!("`{rel}` does not exist in the workspace"))
         .with_context(json!({ "path": rel }))
@@ -83,6 +91,7 @@ fn read_existing(r: &Resolved) -> Result<Vec<u8>, Receipt> {
             )
             .with_next(&["list_dir"]))
         }
+        Ok(m) if !m.is_file() => return Err(not_regular(&r.rel)),
         Ok(_) => {}
     }
     fs::read(&r.abs).map_err(|e| io_error("read", &r.rel, &e))
@@ -190,6 +199,7 @@ pub(crate) fn write_file(ctx: &ToolContext, a: &Args) -> Receipt {
                 ),
             )
         }
+        Ok(m) if !m.is_file() => return not_regular(&r.rel),
         Ok(_) => true,
         Err(_) => false,
     };

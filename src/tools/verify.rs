@@ -98,6 +98,9 @@ fn file_contains(ctx: &ToolContext, target: &str, expected: Option<&str>) -> Res
         .map_err(|e| Receipt::error(ErrorCode::InvalidInput, format!("`expected` is not a valid regex: {e}")))?;
     let conf = confine(ctx)?;
     let r = conf.resolve(target, true).map_err(path_error)?;
+    if std::fs::metadata(&r.abs).is_ok_and(|m| !m.is_file()) {
+        return Err(super::files::not_regular(&r.rel));
+    }
     let bytes = match std::fs::read(&r.abs) {
         Ok(b) => b,
         Err(e) => {
