@@ -4,6 +4,16 @@
 //! (SIGTERM, grace period, SIGKILL).
 //!
 //! The sandbox never decides policy: whatever reaches it has passed the guard.
+//!
+//! This first version isolates at the process level only: setsid, rlimits (address space, CPU,
+//! file size, open files, no core dumps), a scrubbed environment, a private `TMPDIR`, and a
+//! whole-tree kill. Processes that leave the group (`setsid cmd &`) are found by an environment
+//! tag ([`MARKER_VAR`]) and killed as well. Namespaces, Landlock and seccomp are not
+//! applied yet: a command can still read and write outside the workspace with absolute paths,
+//! so confinement of file *tools* is done in [`crate::tools::path`].
+//!
+//! Files: `process.rs` (spawn, wait, kill), `capture.rs` (capped, hashed output),
+//! `workspace.rs` (fresh workspace from a fixture).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -131,7 +141,7 @@ mod capture;
 mod process;
 mod workspace;
 
-pub use process::PipedChild;
+pub use process::{PipedChild, MARKER_VAR};
 
 /// The fixed `PATH` every sandboxed command sees.
 pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
