@@ -4,6 +4,16 @@
 //! (SIGTERM, grace period, SIGKILL).
 //!
 //! The sandbox never decides policy: whatever reaches it has passed the guard.
+//!
+//! This first version isolates at the process level only: setsid, rlimits (address space, CPU,
+//! file size, open files, no core dumps), a scrubbed environment, a private `TMPDIR`, and a
+//! whole-tree kill. Processes that leave the group (`setsid cmd &`) are found by an environment
+//! tag ([`MARKER_VAR`]) and killed as well. Namespaces, Landlock and seccomp are not
+//! applied yet: a command can still read and write outside the workspace with absolute paths,
+//! so confinement of file *tools* is done in [`crate::tools::path`].
+//!
+//! Files: `process.rs` (spawn, wait, kill), `capture.rs` (capped, hashed output),
+//! `workspace.rs` (fresh workspace from a fixture).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -127,14 +137,42 @@ pub enum SandboxError {
     OutsideWorkspace(PathBuf),
 }
 
+mod capture;
+mod process;
+mod workspace;
+
+pub use process::{PipedChild, MARKER_VAR};
+
+/// The fixed `PATH` every sandboxed command sees.
+pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// Runs `command` with `/bin/sh -c` in `cfg.workspace` (or `cwd`, a workspace-relative dir).
+///
+/// The command gets stdin from `/dev/null`, a scrubbed environment (`PATH`, `HOME` = the
+/// workspace, a private `TMPDIR` removed afterwards, `LANG=C.UTF-8`, `TERM=dumb`,
+/// `GIT_CEILING_DIRECTORIES` = the workspace's parent so git never finds a repository above
+/// the workspace, plus `cfg.env`), its own session and process group, and the rlimits of `cfg.limits` (core dumps
+/// off). When the timeout fires the whole group gets SIGTERM, then SIGKILL after `cfg.grace`;
+/// when the shell exits, whatever it left running in its group is killed too.
+///
+/// A non-zero exit, a signal or a timeout is a normal [`CommandOutcome`]; `Err` means the
+/// sandbox itself failed (the command could not be started, or `cwd` leads outside).
 pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
-    let _ = (cfg, command, cwd);
-    todo!("sandbox helper")
+    process::run_shell(cfg, command, cwd)
+}
+
+/// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
+/// session and process group, stdin/stdout/stderr piped, and the current environment plus
+/// `cfg.env`. The returned [`PipedChild`] kills the whole tree when dropped.
+pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
+    process::spawn_piped(cfg, command, cwd)
 }
 
 /// Copies `fixture` (if any) into a fresh, empty `dest`.
+///
+/// `dest` is created (with its parents); it is an error if it already exists and is not empty.
+/// Files keep their permission bits, directories are recreated, symlinks are copied as
+/// symlinks (their targets are not followed). `None` leaves an empty directory.
 pub fn prepare_workspace(fixture: Option<&Path>, dest: &Path) -> Result<(), SandboxError> {
-    let _ = (fixture, dest);
-    todo!("sandbox helper")
+    workspace::prepare(fixture, dest)
 }

@@ -3,10 +3,29 @@
 //! (`..`, absolute paths and symlinks that lead out are PERMISSION_DENIED), supports a dry run
 //! that reports `would_affect` and changes nothing, and answers with a [`Receipt`].
 //!
+//! Input handling: [`ActionInput::Raw`] (text that is not JSON) is `INVALID_INPUT` with a hint;
+//! JSON is checked against the tool's schema from [`registry`] (required keys, types, enums,
+//! minimums, unknown keys with the nearest valid key suggested). A bare JSON string is accepted
+//! for tools with a shorthand key (`"ls"` for bash means `{"command": "ls"}`).
+//!
+//! `read_file` on content that is not UTF-8 answers with `encoding: "base64"` and the whole file
+//! base64-encoded (offset/limit do not apply; a warning says so). Text answers have
+//! `encoding: "utf-8"`.
+//!
 //! Tools never bypass the guard: the runner calls [`call`] only after the guard allowed it.
 //! Commands run through the sandbox.
 
+// Internal helpers return the finished error receipt as `Err`; it is built once per call, so
+// its size does not matter and boxing it would only add noise.
+#![allow(clippy::result_large_err)]
+
 pub mod receipt;
+
+mod args;
+mod bash;
+mod files;
+pub mod path;
+mod verify;
 
 use std::path::PathBuf;
 
@@ -147,8 +166,153 @@ pub fn is_known(name: &str) -> bool {
 
 /// Runs one tool call and returns its receipt. Never panics on any input.
 pub fn call(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
-    let _ = (ctx, tool, input);
-    todo!("tools helper")
+    let run = std::panic::AssertUnwindSafe(|| call_inner(ctx, tool, input));
+    match std::panic::catch_unwind(run) {
+        Ok(r) => r,
+        Err(_) => Receipt::error(
+            ErrorCode::ToolExecutionFailed,
+            format!("tool `{tool}` failed with an internal error (a medin bug); the workspace may be partly changed, check it with list_dir"),
+        ),
+    }
+}
+
+/// What a call would touch (its dry-run targets), without running it. Used by the runtime-limit
+/// pre-check. Input that does not validate yields an empty list (the call itself will fail);
+/// paths that cannot be resolved are reported in their lexical form.
+pub fn would_affect(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Vec<WouldAffect> {
+    let Some(info) = registry().into_iter().find(|t| t.name == tool) else {
+        return Vec::new();
+    };
+    let Ok(a) = args::parse(&info, input) else {
+        return Vec::new();
+    };
+    match plan(ctx, tool, &a) {
+        Ok(v) => v,
+        Err(_) => lexical_plan(tool, &a),
+    }
+}
+
+fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
+    let reg = registry();
+    let Some(info) = reg.iter().find(|t| t.name == tool) else {
+        let names: Vec<&str> = reg.iter().map(|t| t.name).collect();
+        let nearest = args::nearest(tool, &names);
+        let hint = nearest.map(|n| format!(" did you mean `{n}`?")).unwrap_or_default();
+        return Receipt::error(
+            ErrorCode::ToolNotFound,
+            format!("no tool named `{tool}`;{hint} available tools: {}", names.join(", ")),
+        )
+        .with_context(serde_json::json!({ "tool": tool, "nearest": nearest, "available": names }));
+    };
+    let a = match args::parse(info, input) {
+        Ok(a) => a,
+        Err(msg) => {
+            return Receipt::error(ErrorCode::InvalidInput, msg)
+                .with_context(serde_json::json!({ "tool": tool, "schema": info.input_schema }))
+        }
+    };
+    if ctx.dry_run || a.bool("dry_run") {
+        return match plan(ctx, tool, &a) {
+            Ok(targets) => {
+                let mut r = Receipt::dry_run(targets);
+                r.data = serde_json::json!({ "tool": tool, "dry_run": true });
+                r
+            }
+            Err(r) => r,
+        };
+    }
+    match tool {
+        "bash" => bash::run(ctx, &a),
+        "read_file" => files::read_file(ctx, &a),
+        "write_file" => files::write_file(ctx, &a),
+        "edit_file" => files::edit_file(ctx, &a),
+        "list_dir" => files::list_dir(ctx, &a),
+        "delete_file" => files::delete_file(ctx, &a),
+        "move_file" => files::move_file(ctx, &a),
+        "verify" => verify::run(ctx, &a),
+        other => Receipt::error(
+            ErrorCode::ToolNotFound,
+            format!("tool `{other}` is registered but has no implementation (a medin bug)"),
+        ),
+    }
+}
+
+fn affect(kind: &str, target: impl Into<String>, action: &str) -> WouldAffect {
+    WouldAffect {
+        kind: kind.to_string(),
+        target: target.into(),
+        action: action.to_string(),
+    }
+}
+
+/// The dry-run targets of a validated call; paths are resolved (and confinement enforced).
+fn plan(ctx: &ToolContext, tool: &str, a: &args::Args) -> Result<Vec<WouldAffect>, Receipt> {
+    let conf = files::confine(ctx)?;
+    let res = |key: &str, follow: bool| -> Result<path::Resolved, Receipt> {
+        let p = a.str(key).unwrap_or(".");
+        conf.resolve(p, follow).map_err(files::path_error)
+    };
+    let exists = |r: &path::Resolved| std::fs::symlink_metadata(&r.abs).is_ok();
+    Ok(match tool {
+        "bash" => {
+            if a.str("cwd").is_some() {
+                res("cwd", true)?;
+            }
+            let command = a.str("command").unwrap_or_default();
+            let kind = if bash::is_git_command(command) {
+                "git"
+            } else {
+                "command"
+            };
+            vec![affect(kind, command, "execute")]
+        }
+        "read_file" | "list_dir" => vec![affect("file", res("path", true)?.rel, "read")],
+        "write_file" => {
+            let r = res("path", true)?;
+            let action = if exists(&r) { "modify" } else { "create" };
+            vec![affect("file", r.rel, action)]
+        }
+        "edit_file" => vec![affect("file", res("path", true)?.rel, "modify")],
+        "delete_file" => vec![affect("file", res("path", false)?.rel, "delete")],
+        "move_file" => {
+            let from = res("from", false)?;
+            let to = res("to", false)?;
+            let action = if exists(&to) { "modify" } else { "create" };
+            vec![affect("file", from.rel, "delete"), affect("file", to.rel, action)]
+        }
+        "verify" => match a.str("type").unwrap_or_default() {
+            "command_succeeds" => {
+                let t = a.str("target").unwrap_or_default();
+                let kind = if bash::is_git_command(t) { "git" } else { "command" };
+                vec![affect(kind, t, "execute")]
+            }
+            "git_status" => vec![affect("git", res("target", true)?.rel, "read")],
+            _ => vec![affect("file", res("target", true)?.rel, "read")],
+        },
+        _ => Vec::new(),
+    })
+}
+
+/// Dry-run targets without touching the file system (when resolution failed).
+fn lexical_plan(tool: &str, a: &args::Args) -> Vec<WouldAffect> {
+    let lex = |key: &str| path::Confined::lexical(a.str(key).unwrap_or("."));
+    match tool {
+        "bash" => vec![affect("command", a.str("command").unwrap_or_default(), "execute")],
+        "read_file" | "list_dir" => vec![affect("file", lex("path"), "read")],
+        "write_file" => vec![affect("file", lex("path"), "create")],
+        "edit_file" => vec![affect("file", lex("path"), "modify")],
+        "delete_file" => vec![affect("file", lex("path"), "delete")],
+        "move_file" => vec![
+            affect("file", lex("from"), "delete"),
+            affect("file", lex("to"), "create"),
+        ],
+        "verify" => match a.str("type").unwrap_or_default() {
+            "command_succeeds" => vec![affect("command", a.str("target").unwrap_or_default(), "execute")],
+            "git_status" => vec![affect("git", lex("target"), "read")],
+            _ => vec![affect("file", lex("target"), "read")],
+        },
+        _ => Vec::new(),
+    }
 }
 
 /// What `tool` would touch with `input` (the dry-run targets), for the runtime-limit pre-check.

@@ -1,0 +1,220 @@
+//! Workspace confinement for tool paths.
+//!
+//! Every path a tool receives is workspace-relative. [`Confined::resolve`] rejects absolute
+//! paths and `..` that climbs above the workspace root, then resolves the path the way the
+//! kernel would (following every symlink, in parent directories and — unless asked not to —
+//! in the final component, dangling ones included) and refuses the result unless it lies inside
+//! the canonical workspace root. Tools then act on the resolved path, which contains no
+//! symlinks, so what they touch is exactly what was checked.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused or could not be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("`{0}` is absolute; tool paths are relative to the workspace root (e.g. `src/main.rs`)")]
+    Absolute(String),
+    #[error("`{0}` climbs out of the workspace with `..`; use a path inside the workspace")]
+    DotDotEscape(String),
+    #[error("`{path}` leads outside the workspace through a symlink (to {target}); only paths inside the workspace are allowed")]
+    SymlinkEscape { path: String, target: PathBuf },
+    #[error("`{0}` has too many levels of symlinks")]
+    SymlinkLoop(String),
+    #[error("the path is empty; give a workspace-relative path such as `notes.txt`")]
+    Empty,
+    #[error("`{0}` contains a NUL byte")]
+    Nul(String),
+    #[error("the workspace {path} is not usable: {source}")]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot resolve `{path}`: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl PathError {
+    /// Whether this is a confinement refusal (PERMISSION_DENIED) rather than bad input or I/O.
+    pub fn is_escape(&self) -> bool {
+        matches!(
+            self,
+            PathError::Absolute(_) | PathError::DotDotEscape(_) | PathError::SymlinkEscape { .. }
+        )
+    }
+}
+
+/// A workspace root, canonicalized once.
+#[derive(Debug, Clone)]
+pub struct Confined {
+    root: PathBuf,
+}
+
+/// A resolved path inside the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Absolute path, symlinks resolved (except the final component when not followed).
+    pub abs: PathBuf,
+    /// The same path relative to the workspace root (`.` for the root itself).
+    pub rel: String,
+}
+
+const MAX_LINKS: usize = 40;
+
+impl Confined {
+    pub fn new(workspace: &Path) -> Result<Confined, PathError> {
+        let root = workspace.canonicalize().map_err(|source| PathError::Workspace {
+            path: workspace.to_path_buf(),
+            source,
+        })?;
+        Ok(Confined { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves `rel`, following symlinks in every component (the final one too when
+    /// `follow_final`), and checks the result stays inside the workspace.
+    pub fn resolve(&self, rel: &str, follow_final: bool) -> Result<Resolved, PathError> {
+        if rel.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if rel.contains('\0') {
+            return Err(PathError::Nul(rel.to_string()));
+        }
+        let p = Path::new(rel);
+        if p.is_absolute() {
+            return Err(PathError::Absolute(rel.to_string()));
+        }
+        // Lexical check first: `..` may never climb above the root.
+        let mut depth: usize = 0;
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    depth = depth
+                        .checked_sub(1)
+                        .ok_or_else(|| PathError::DotDotEscape(rel.to_string()))?
+                }
+                Component::Normal(_) => depth += 1,
+                Component::CurDir => {}
+                Component::RootDir | Component::Prefix(_) => return Err(PathError::Absolute(rel.to_string())),
+            }
+        }
+        // Then the kernel's view: walk the components, expanding symlinks.
+        let mut pending: Vec<OsString> = p.components().rev().map(|c| c.as_os_str().to_os_string()).collect();
+        let mut cur = self.root.clone();
+        let mut links = 0;
+        let mut last_link_target: Option<PathBuf> = None;
+        while let Some(c) = pending.pop() {
+            if c == "." {
+                continue;
+            }
+            if c == ".." {
+                cur.pop();
+                continue;
+            }
+            if c == "/" {
+                cur = PathBuf::from("/");
+                continue;
+            }
+            let next = cur.join(&c);
+            let is_final = pending.is_empty();
+            match std::fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() && (follow_final || !is_final) => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(PathError::SymlinkLoop(rel.to_string()));
+                    }
+                    let target = std::fs::read_link(&next).map_err(|source| PathError::Io {
+                        path: rel.to_string(),
+                        source,
+                    })?;
+                    last_link_target = Some(target.clone());
+                    for tc in target.components().rev() {
+                        pending.push(tc.as_os_str().to_os_string());
+                    }
+                }
+                _ => cur = next,
+            }
+        }
+        if !cur.starts_with(&self.root) {
+            let target = last_link_target.unwrap_or_else(|| cur.clone());
+            return Err(PathError::SymlinkEscape {
+                path: rel.to_string(),
+                target,
+            });
+        }
+        let rel_out = self.relative(&cur);
+        Ok(Resolved { abs: cur, rel: rel_out })
+    }
+
+    /// `abs` relative to the root, as a display string (`.` for the root).
+    pub fn relative(&self, abs: &Path) -> String {
+        match abs.strip_prefix(&self.root) {
+            Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+            Ok(r) => r.to_string_lossy().into_owned(),
+            Err(_) => abs.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// A lexical workspace-relative form of `rel` without touching the file system (for
+    /// dry-run targets when resolution fails).
+    pub fn lexical(rel: &str) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for c in Path::new(rel).components() {
+            match c {
+                Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return rel.to_string();
+                    }
+                }
+                Component::CurDir => {}
+                Component::RootDir | Component::Prefix(_) => return rel.to_string(),
+            }
+        }
+        if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_forms() {
+        assert_eq!(Confined::lexical("a/./b/../c"), "a/c");
+        assert_eq!(Confined::lexical("."), ".");
+        assert_eq!(Confined::lexical("../x"), "../x");
+    }
+
+    #[test]
+    fn resolves_inside_and_refuses_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        let c = Confined::new(dir.path()).unwrap();
+        let r = c.resolve("a/./new/../f.txt", true).unwrap();
+        assert_eq!(r.rel, "a/f.txt");
+        assert!(matches!(c.resolve("/etc/passwd", true), Err(PathError::Absolute(_))));
+        assert!(matches!(c.resolve("a/../../x", true), Err(PathError::DotDotEscape(_))));
+        std::os::unix::fs::symlink("/tmp", dir.path().join("t")).unwrap();
+        assert!(matches!(c.resolve("t/x", true), Err(PathError::SymlinkEscape { .. })));
+        std::os::unix::fs::symlink("t", dir.path().join("t2")).unwrap();
+        assert!(matches!(c.resolve("t2", true), Err(PathError::SymlinkEscape { .. })));
+        // Not following the final component: the link itself is inside.
+        assert_eq!(c.resolve("t2", false).unwrap().rel, "t2");
+        std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
+        assert!(matches!(c.resolve("loop", true), Err(PathError::SymlinkLoop(_))));
+    }
+}
