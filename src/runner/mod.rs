@@ -508,21 +508,18 @@ impl<'a> Attempt<'a> {
             self.push_record(record, action, None, "deny", None, None, receipt.clone())?;
             return Ok((receipt, None));
         }
-        // 2. The constitutional pre-check.
-        let (verdict, decision) = match &action.input {
-            ActionInput::Json(input) => {
-                let verdict = guard::check_action(
-                    &action.tool,
-                    input,
-                    &GuardContext {
-                        workspace: &self.workspace,
-                    },
-                );
+        // 2. The constitutional pre-check, on the input exactly as the tool will read it. Input
+        //    that does not validate reaches no tool: the call below only reports why.
+        let canonical = tools::canonical_input(&action.tool, &action.input);
+        let (verdict, decision) = match &canonical {
+            Some(input) => {
+                let verdict = guard::check_action(&action.tool, input, &GuardContext { workspace: &self.workspace });
                 let decision = policy::decide(&verdict, &self.task.policy);
                 (Some(verdict), Some(decision))
             }
-            ActionInput::Raw(_) => (None, None),
+            None => (None, None),
         };
+        let input = canonical.map(ActionInput::Json).unwrap_or_else(|| action.input.clone());
         let mut warnings = Vec::new();
         let mut justification = None;
         let decision_name = match decision {
@@ -558,10 +555,7 @@ impl<'a> Attempt<'a> {
             }
         };
         // 3. Runtime limits, before.
-        let affected = match &action.input {
-            ActionInput::Json(input) => tools::would_affect(&tctx, &action.tool, input),
-            ActionInput::Raw(_) => Vec::new(),
-        };
+        let affected = tools::would_affect(&tctx, &action.tool, &input);
         if let Err(v) = tracker.check_before(&affected) {
             let receipt = limit_receipt(&v);
             self.push_record(
@@ -576,7 +570,7 @@ impl<'a> Attempt<'a> {
             return Ok((receipt, Some(v.to_string())));
         }
         // 4. Run it (the sandbox confines it).
-        let mut receipt = tools::call(&tctx, &action.tool, &action.input);
+        let mut receipt = tools::call(&tctx, &action.tool, &input);
         receipt.warnings.extend(warnings);
         if receipt.status != crate::tools::ReceiptStatus::Error {
             tracker.record(&affected);

@@ -22,6 +22,10 @@ impl Args {
         self.0.get(key).and_then(Value::as_bool).unwrap_or(false)
     }
 
+    pub(crate) fn into_value(self) -> Value {
+        Value::Object(self.0)
+    }
+
     pub(crate) fn u64(&self, key: &str) -> Option<u64> {
         self.0.get(key).and_then(Value::as_u64)
     }

@@ -192,6 +192,15 @@ pub fn would_affect(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Vec<W
     }
 }
 
+/// The input object exactly as the tool will read it (JSON text parsed, a bare string expanded to
+/// the tool's shorthand key, validated against the schema), or `None` when the tool is unknown or
+/// the input invalid (the call then fails with the reason). The guard judges this form, so no
+/// spelling of an input reaches a tool without being judged.
+pub fn canonical_input(tool: &str, input: &ActionInput) -> Option<serde_json::Value> {
+    let info = registry().into_iter().find(|t| t.name == tool)?;
+    args::parse(&info, input).ok().map(args::Args::into_value)
+}
+
 fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
     let reg = registry();
     let Some(info) = reg.iter().find(|t| t.name == tool) else {
@@ -313,10 +322,4 @@ fn lexical_plan(tool: &str, a: &args::Args) -> Vec<WouldAffect> {
         },
         _ => Vec::new(),
     }
-}
-
-/// What `tool` would touch with `input` (the dry-run targets), for the runtime-limit pre-check.
-pub fn would_affect(ctx: &ToolContext, tool: &str, input: &serde_json::Value) -> Vec<WouldAffect> {
-    let _ = (ctx, tool, input);
-    todo!("tools helper")
 }
