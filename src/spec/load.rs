@@ -1,9 +1,25 @@
 //! Loading one task file: YAML → [`TaskSpec`], with errors that carry `file:line:col`, say what
 //! is wrong and how to fix it (unknown keys suggest the nearest valid key).
+//!
+//! This is the one module that knows the YAML library (serde_yaml_ng). Loading runs in three
+//! passes:
+//!
+//! 1. a generic pass into `serde_yaml_ng::Value` catches syntax errors, several documents and
+//!    duplicate keys;
+//! 2. the typed pass deserializes [`TaskSpec`] with enums written as one-key maps
+//!    (`- file_exists: a`, `agent: {process: {..}}`);
+//! 3. semantic checks: every regex in the expectations compiles, the `workspace:` fixture exists.
+//!
+//! serde_yaml_ng's errors are rewritten into [`SpecError::Invalid`]: its dotted path becomes the
+//! "where", serde's wording (`unknown field`, `invalid type: ..., expected u32`) becomes plain
+//! words, and positions it reports poorly (duplicate keys point at the start of the map, a
+//! second key in a one-key map at the first) are recovered by scanning the text.
 
 use std::path::{Path, PathBuf};
 
-use super::model::TaskSpec;
+use serde::de::DeserializeOwned;
+
+use super::model::{TaskSpec, ValidatorSpec};
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
 /// the line and column too.
@@ -26,31 +42,1072 @@ pub enum SpecError {
     },
 }
 
-fn format_located(path: &Path, line: usize, column: usize, message: &str, help: Option<&str>) -> String {
+impl SpecError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            SpecError::Io { path, .. } | SpecError::Invalid { path, .. } => path,
+        }
+    }
+
+    /// `(line, column)`, 1-based, for located errors.
+    pub fn location(&self) -> Option<(usize, usize)> {
+        match self {
+            SpecError::Io { .. } => None,
+            SpecError::Invalid { line, column, .. } => Some((*line, *column)),
+        }
+    }
+
+    pub(crate) fn invalid(
+        path: &Path,
+        (line, column): (usize, usize),
+        message: String,
+        help: Option<String>,
+    ) -> Self {
+        SpecError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+            help,
+        }
+    }
+}
+
+fn format_located(
+    path: &Path,
+    line: usize,
+    column: usize,
+    message: &str,
+    help: Option<&str>,
+) -> String {
     match help {
-        Some(h) => format!("{}:{}:{}: {}\n  help: {}", path.display(), line, column, message, h),
+        Some(h) => format!(
+            "{}:{}:{}: {}\n  help: {}",
+            path.display(),
+            line,
+            column,
+            message,
+            h
+        ),
         None => format!("{}:{}:{}: {}", path.display(), line, column, message),
     }
 }
 
 /// Reads and parses the task file at `path`.
 pub fn load_task(path: &Path) -> Result<TaskSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_task(&text, path)
 }
 
-/// Parses task YAML `text`; `path` is used in error messages only.
+/// Parses task YAML `text`. `path` names the file in error messages, and a `workspace:` fixture
+/// is resolved relative to its directory (it must exist).
 pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
-    let _ = (text, path);
-    todo!("spec helper")
+    if is_blank(text) {
+        return Err(SpecError::invalid(
+            path,
+            (1, 1),
+            "the task file is empty".into(),
+            Some("a task needs at least `description:`, usually also `prompt:`, `solution:` and `expect:`; `medin schema` prints every key".into()),
+        ));
+    }
+    let spec: TaskSpec = from_yaml(text, path, Doc::Task)?;
+    check_regexes(&spec, text, path)?;
+    check_workspace(&spec, text, path)?;
+    Ok(spec)
 }
 
 /// The candidate closest to `word` (Jaro-Winkler ≥ 0.8 or edit distance ≤ 2), if any.
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
+        .map(|c| {
+            (
+                *c,
+                strsim::jaro_winkler(word, c),
+                strsim::levenshtein(word, c),
+            )
+        })
         .filter(|(_, jw, lev)| *jw >= 0.8 || *lev <= 2)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _, _)| c)
+}
+
+/// Which kind of file is being read; it names the top level in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Doc {
+    Task,
+    Suite,
+}
+
+impl Doc {
+    fn root(self) -> &'static str {
+        match self {
+            Doc::Task => "the task",
+            Doc::Suite => "medin.yaml",
+        }
+    }
+    fn file(self) -> &'static str {
+        match self {
+            Doc::Task => "a task file",
+            Doc::Suite => "medin.yaml",
+        }
+    }
+    fn example_keys(self) -> &'static str {
+        match self {
+            Doc::Task => "`description:` and `prompt:`",
+            Doc::Suite => "`suites:` and `thresholds:`",
+        }
+    }
+}
+
+/// True when `text` holds nothing but whitespace, comments and document markers.
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
+}
+
+/// Deserializes `text` as `T` (enums as one-key maps), turning every error into a located
+/// [`SpecError::Invalid`].
+pub(crate) fn from_yaml<T: DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    doc: Doc,
+) -> Result<T, SpecError> {
+    // Pass 1: syntax, several documents, duplicate keys.
+    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
+        .map_err(|e| translate(&e, text, path, doc))?;
+    // Pass 2: the typed model.
+    serde_yaml_ng::with::singleton_map_recursive::deserialize(
+        serde_yaml_ng::Deserializer::from_str(text),
+    )
+    .map_err(|e| translate(&e, text, path, doc))
+}
+
+// ------------------------------------------------------------------ error translation
+
+/// One serde_yaml_ng error, taken apart.
+struct Raw {
+    /// Dotted path to the value (`limits.max_turns`, `expect.validate[0]`); empty at the root.
+    at: String,
+    message: String,
+    /// 1-based line and column, if the library gave one.
+    pos: Option<(usize, usize)>,
+}
+
+fn split_error(e: &serde_yaml_ng::Error) -> Raw {
+    let pos = e.location().map(|l| (l.line(), l.column()));
+    let shown = e.to_string();
+    let mut message = strip_positions(&shown);
+    let mut at = String::new();
+    // serde_yaml_ng writes `path: message`; a path has no spaces (keys with spaces stay in the
+    // message, which is still readable).
+    if let Some((head, tail)) = message.split_once(": ") {
+        if !head.is_empty() && !head.contains(' ') && !head.contains('`') && !head.contains('"') {
+            at = head.to_string();
+            message = tail.to_string();
+        }
+    }
+    Raw { at, message, pos }
+}
+
+/// Removes the ` at line N column M` / ` at position N` parts the library appends.
+fn strip_positions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(" at ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 4..];
+        let skip = position_len(after);
+        if skip == 0 {
+            out.push_str(" at ");
+            rest = after;
+        } else {
+            rest = &after[skip..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Length of a leading `line N column M` or `position N`, 0 if there is none.
+fn position_len(s: &str) -> usize {
+    fn digits(s: &str) -> usize {
+        s.bytes().take_while(u8::is_ascii_digit).count()
+    }
+    if let Some(r) = s.strip_prefix("line ") {
+        let d = digits(r);
+        if d > 0 {
+            if let Some(r2) = r[d..].strip_prefix(" column ") {
+                let d2 = digits(r2);
+                if d2 > 0 {
+                    return 5 + d + 8 + d2;
+                }
+            }
+        }
+    } else if let Some(r) = s.strip_prefix("position ") {
+        let d = digits(r);
+        if d > 0 {
+            return 9 + d;
+        }
+    }
+    0
+}
+
+/// Text between the first pair of backticks after `prefix`.
+fn ticked_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(prefix)?;
+    let rest = rest.strip_prefix('`')?;
+    rest.split_once('`').map(|(w, _)| w)
+}
+
+/// Every backticked word in `text`.
+fn ticked_all(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+fn where_is(at: &str, doc: Doc) -> String {
+    if at.is_empty() || at == "." {
+        doc.root().to_string()
+    } else {
+        format!("`{at}`")
+    }
+}
+
+fn key_at(at: &str, doc: Doc) -> String {
+    if at.is_empty() || at == "." {
+        format!("the top level of {}", doc.file())
+    } else {
+        format!("`{at}`")
+    }
+}
+
+fn did_you_mean(word: &str, valid: &[&str], what: &str) -> String {
+    match nearest(word, valid) {
+        Some(n) => format!("did you mean `{n}`?"),
+        None if valid.is_empty() => format!("no {what}s are allowed here"),
+        None => format!("valid {what}s here: {}", valid.join(", ")),
+    }
+}
+
+fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> SpecError {
+    let Raw { at, message, pos } = split_error(e);
+    let pos0 = pos.unwrap_or((1, 1));
+    let src = Source::new(text);
+    let here = where_is(&at, doc);
+
+    // unknown key in a struct
+    if let Some(key) = ticked_after(&message, "unknown field ") {
+        let valid = expected_list(&message);
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("unknown key `{key}` in {here}"),
+            Some(did_you_mean(key, &valid, "key")),
+        );
+    }
+    // unknown enum variant: a value (`outcome: sucess`) or a one-key map's key (`- file_exist: a`)
+    if let Some(word) = ticked_after(&message, "unknown variant ") {
+        let valid = expected_list(&message);
+        let as_key = src.is_key_at(pos0);
+        let noun = variant_noun(&at, as_key);
+        let msg = if as_key {
+            format!("unknown {noun} `{word}` in {here}")
+        } else {
+            format!("unknown {noun} `{word}` for {}", key_at(&at, doc))
+        };
+        let mut help = did_you_mean(word, &valid, noun);
+        if help.starts_with("did you mean") && valid.len() > 1 {
+            help = format!("{help} (one of: {})", valid.join(", "));
+        }
+        return SpecError::invalid(path, pos0, msg, Some(help));
+    }
+    if let Some(key) = ticked_after(&message, "missing field ") {
+        let help = if key == "description" && (at.is_empty() || at == ".") {
+            "add a line such as `description: Create hello.txt and check its content` (one line: what the task checks)".to_string()
+        } else {
+            format!("add `{key}: ...` to {here}")
+        };
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("missing required key `{key}` in {here}"),
+            Some(help),
+        );
+    }
+    if let Some(key) = ticked_after(&message, "duplicate field ") {
+        let p = src.find_key_in_map(pos0, key, 2).unwrap_or(pos0);
+        return duplicate(path, p, key, &here);
+    }
+    if let Some(rest) = message.strip_prefix("duplicate entry with key ") {
+        let key = rest.trim_matches('"').trim_matches('`').to_string();
+        let p = src.find_key_in_map(pos0, &key, 2).unwrap_or(pos0);
+        return duplicate(path, p, &key, &here);
+    }
+    if message.starts_with("duplicate entry") {
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("duplicate key in {here}"),
+            Some("a key may appear once per map; remove one of them".into()),
+        );
+    }
+    if message == "invalid type: unit variant, expected newtype variant" {
+        let word = src.word_at(pos0).unwrap_or_else(|| "this entry".into());
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("`{word}` needs a value in {here}"),
+            Some(format!(
+                "write `{word}: <value>`; see `medin schema` for what it takes"
+            )),
+        );
+    }
+    if message == "invalid value: map, expected map with a single key" {
+        let noun = variant_noun(&at, true);
+        if src.starts_empty_map(pos0) {
+            return SpecError::invalid(
+                path,
+                pos0,
+                format!("empty {noun} in {here}"),
+                Some(format!("write one key, e.g. {}", variant_example(noun))),
+            );
+        }
+        let (p, second) = src.nth_key_in_map(pos0, 2).unwrap_or((pos0, String::new()));
+        let first = src.word_at(pos0).unwrap_or_default();
+        return SpecError::invalid(
+            path,
+            p,
+            format!("a {noun} is a one-key map, but `{second}` follows `{first}` in {here}"),
+            Some(format!("put `- {second}: ..` on its own list item")),
+        );
+    }
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return invalid_type(path, pos0, &at, found, expected, doc);
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid value: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return SpecError::invalid(
+                path,
+                pos0,
+                format!(
+                    "{} must be {}, found {}",
+                    key_at(&at, doc),
+                    human_expected(expected),
+                    human_found(found)
+                ),
+                None,
+            );
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid length ") {
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("wrong number of entries in {here}: {rest}"),
+            None,
+        );
+    }
+    if message.starts_with("deserializing from YAML containing more than one document") {
+        let p = src.second_document().unwrap_or(pos0);
+        return SpecError::invalid(
+            path,
+            p,
+            format!(
+                "{} holds one YAML document, but a second one starts here",
+                doc.file()
+            ),
+            Some("remove this `---` line, or move the rest into its own file".into()),
+        );
+    }
+    if e.location().is_some() && at.is_empty() && looks_like_syntax(&message) {
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("YAML syntax error: {message}"),
+            Some(syntax_help(&message, &src, pos0)),
+        );
+    }
+
+    // A custom message (durations, sizes, solution steps): `what is wrong; how to fix it`.
+    let mut p = pos0;
+    if let Some(rest) = message.split_once("but `").map(|(_, r)| r) {
+        if let Some((extra, _)) = rest.split_once("` follows") {
+            p = src.find_key_in_map(pos0, extra, 1).unwrap_or(pos0);
+        }
+    }
+    let (msg, help) = match message.split_once("; ") {
+        Some((m, h)) => (m.to_string(), Some(h.to_string())),
+        None => (message.clone(), None),
+    };
+    let msg = if at.is_empty() || at == "." {
+        msg
+    } else {
+        format!("{msg} (in `{at}`)")
+    };
+    SpecError::invalid(path, p, msg, help)
+}
+
+fn duplicate(path: &Path, p: (usize, usize), key: &str, here: &str) -> SpecError {
+    SpecError::invalid(
+        path,
+        p,
+        format!("duplicate key `{key}` in {here}"),
+        Some("a key may appear once per map; remove one of them or merge their values".into()),
+    )
+}
+
+/// The valid names serde lists after `expected` in an unknown-field/variant message.
+fn expected_list(message: &str) -> Vec<&str> {
+    match message.split_once(", expected ") {
+        Some((_, list)) => ticked_all(list),
+        None => Vec::new(),
+    }
+}
+
+fn variant_noun(at: &str, as_key: bool) -> &'static str {
+    let last = at.rsplit('.').next().unwrap_or(at);
+    if last.starts_with("validate[") {
+        "validator"
+    } else if at == "agent" || last == "agent" {
+        "agent"
+    } else if at == "kind" {
+        "task kind"
+    } else if last == "outcome" {
+        "outcome"
+    } else if last == "result" {
+        "result"
+    } else if last == "type" {
+        "evidence type"
+    } else if last == "error" {
+        "error code"
+    } else if as_key {
+        "key"
+    } else {
+        "value"
+    }
+}
+
+fn variant_example(noun: &str) -> &'static str {
+    match noun {
+        "validator" => "`- file_exists: hello.txt` or `- command: \"make test\"`",
+        "agent" => "`agent: oracle` or `agent: {process: {command: ./my-agent}}`",
+        _ => "`key: value`",
+    }
+}
+
+fn invalid_type(
+    path: &Path,
+    pos: (usize, usize),
+    at: &str,
+    found: &str,
+    expected: &str,
+    doc: Doc,
+) -> SpecError {
+    let found_h = human_found(found);
+    if at.is_empty() || at == "." {
+        return SpecError::invalid(
+            path,
+            pos,
+            format!("{} must be a map of keys such as {}, found {found_h}", doc.file(), doc.example_keys()),
+            Some("write one `key: value` per line at the start of the line; `medin schema` prints every key".into()),
+        );
+    }
+    let expected_h = human_expected(expected);
+    let key = at.rsplit('.').next().unwrap_or(at);
+    let key = key.split('[').next().unwrap_or(key);
+    let help = if expected.contains("sequence") && !found.starts_with("map") {
+        Some(format!(
+            "write a list: `{key}: [a, b]`, or one `- item` per line below `{key}:`"
+        ))
+    } else if expected.contains("sequence") {
+        Some(format!(
+            "write a list: one `- item` per line below `{key}:`"
+        ))
+    } else if expected.starts_with("struct ") || expected == "a map" {
+        Some(format!(
+            "write a map below `{key}:`, one `name: value` per line, or `{key}: {{ name: value }}`"
+        ))
+    } else if (expected == "a string" || expected.starts_with("a one-key"))
+        && !found.starts_with("map")
+        && !found.starts_with("sequence")
+    {
+        Some("put the value in quotes so YAML reads it as text".to_string())
+    } else if expected.starts_with('u') && found.starts_with("integer") {
+        Some("use a number that is 0 or more".to_string())
+    } else {
+        None
+    };
+    SpecError::invalid(
+        path,
+        pos,
+        format!("`{at}` must be {expected_h}, found {found_h}"),
+        help,
+    )
+}
+
+fn human_expected(expected: &str) -> String {
+    match expected {
+        "u8" => "a whole number from 0 to 255".into(),
+        "u16" => "a whole number from 0 to 65535".into(),
+        "u32" | "u64" | "usize" => "a whole number (0 or more)".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a boolean" => "`true` or `false`".into(),
+        "a sequence" => "a list".into(),
+        "map with a single key" => "a one-key map".into(),
+        e if e.starts_with("struct ") || e == "a map" => "a map".into(),
+        e => e.to_string(),
+    }
+}
+
+fn human_found(found: &str) -> String {
+    if let Some(s) = found.strip_prefix("string ") {
+        format!("the text {s}")
+    } else if let Some(n) = found.strip_prefix("integer ") {
+        format!("the number {}", n.trim_matches('`'))
+    } else if let Some(n) = found.strip_prefix("floating point ") {
+        format!("the number {}", n.trim_matches('`'))
+    } else if let Some(b) = found.strip_prefix("boolean ") {
+        format!("the boolean {b}")
+    } else {
+        match found {
+            "sequence" => "a list".into(),
+            "map" => "a map".into(),
+            "unit value" => "an empty value".into(),
+            f => f.to_string(),
+        }
+    }
+}
+
+fn looks_like_syntax(message: &str) -> bool {
+    const LIBYAML: &[&str] = &[
+        "mapping values are not allowed",
+        "did not find expected",
+        "found unexpected",
+        "found character that cannot start any token",
+        "while scanning",
+        "while parsing",
+        "found undefined tag handle",
+        "could not find expected",
+        "found a tab character",
+        "block sequence entries are not allowed",
+        "invalid leading UTF-8",
+        "control characters are not allowed",
+    ];
+    LIBYAML.iter().any(|m| message.contains(m))
+}
+
+fn syntax_help(message: &str, src: &Source, pos: (usize, usize)) -> String {
+    if src.line(pos.0).is_some_and(|l| l.contains('\t')) || message.contains("tab") {
+        return "YAML indentation must use spaces, not tabs".into();
+    }
+    if message.contains("mapping values are not allowed") {
+        return "check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into();
+    }
+    if message.contains("cannot start any token") {
+        return "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into();
+    }
+    if message.contains("quoted scalar") {
+        return "a quoted value is not closed; add the closing quote".into();
+    }
+    if message.contains("flow") {
+        return "a `[` or `{` is not closed, or a comma is missing between items".into();
+    }
+    "check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into()
+}
+
+// ------------------------------------------------------------------ the text, for locations
+
+/// The spec text split into lines, for recovering positions the YAML library reports poorly.
+struct Source<'a> {
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    fn new(text: &'a str) -> Self {
+        Source {
+            lines: text.lines().collect(),
+        }
+    }
+
+    /// Line `n`, 1-based.
+    fn line(&self, n: usize) -> Option<&'a str> {
+        n.checked_sub(1).and_then(|i| self.lines.get(i).copied())
+    }
+
+    /// The text from `(line, col)` on (col 1-based, in characters).
+    fn rest_at(&self, (line, col): (usize, usize)) -> Option<&'a str> {
+        let l = self.line(line)?;
+        let byte = l
+            .char_indices()
+            .nth(col.saturating_sub(1))
+            .map(|(b, _)| b)
+            .unwrap_or(l.len());
+        Some(&l[byte..])
+    }
+
+    /// The plain word (key or value) starting at `pos`, unquoted.
+    fn word_at(&self, pos: (usize, usize)) -> Option<String> {
+        let rest = self.rest_at(pos)?.trim_start_matches(['{', ' ']);
+        let rest = rest.trim_start_matches(['"', '\'']);
+        let w: String = rest
+            .chars()
+            .take_while(|c| !matches!(c, ':' | ',' | '}' | '"' | '\'' | ' ' | '#'))
+            .collect();
+        (!w.is_empty()).then_some(w)
+    }
+
+    /// Whether the scalar at `pos` is a key (`word:` follows).
+    fn is_key_at(&self, pos: (usize, usize)) -> bool {
+        let Some(rest) = self.rest_at(pos) else {
+            return false;
+        };
+        let Some(word) = self.word_at(pos) else {
+            return false;
+        };
+        let Some(i) = rest.find(word.as_str()) else {
+            return false;
+        };
+        let after = rest[i + word.len()..]
+            .trim_start_matches(['"', '\''])
+            .trim_start();
+        after.starts_with(':')
+    }
+
+    fn starts_empty_map(&self, pos: (usize, usize)) -> bool {
+        self.rest_at(pos)
+            .is_some_and(|r| r.replace(' ', "").starts_with("{}"))
+    }
+
+    /// The 1-based line where a second YAML document starts (`---` after content).
+    fn second_document(&self) -> Option<(usize, usize)> {
+        let mut content = false;
+        for (i, l) in self.lines.iter().enumerate() {
+            let t = l.trim_end();
+            if t == "---" || t.starts_with("--- ") {
+                if content {
+                    return Some((i + 1, 1));
+                }
+            } else if !t.trim().is_empty() && !t.trim_start().starts_with('#') {
+                content = true;
+            }
+        }
+        None
+    }
+
+    /// Keys of the map that starts at `start` (the position of its first key, or of its `{`),
+    /// in order, with their positions. Block maps: keys at the first key's column, until a line
+    /// indented less. Flow maps: top-level keys on the following text up to the closing `}`.
+    fn keys_in_map(&self, start: (usize, usize)) -> Vec<((usize, usize), String)> {
+        let mut out = Vec::new();
+        let Some(first) = self.rest_at(start) else {
+            return out;
+        };
+        if first.starts_with('{') {
+            // Flow map: walk characters, tracking depth and quotes.
+            let mut depth = 0i32;
+            let mut quote: Option<char> = None;
+            let mut expect_key = false;
+            for ln in start.0..=self.lines.len() {
+                let Some(line) = self.line(ln) else { break };
+                let skip = if ln == start.0 { start.1 - 1 } else { 0 };
+                for (ci, c) in line.chars().enumerate().skip(skip) {
+                    if let Some(q) = quote {
+                        if c == q {
+                            quote = None;
+                        }
+                        continue;
+                    }
+                    match c {
+                        '{' | '[' => {
+                            depth += 1;
+                            expect_key = depth == 1 && c == '{';
+                        }
+                        '}' | ']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return out;
+                            }
+                        }
+                        ',' if depth == 1 => expect_key = true,
+                        '#' if ci == 0 || line.chars().nth(ci - 1) == Some(' ') => break,
+                        ' ' => {}
+                        _ if expect_key && depth == 1 => {
+                            expect_key = false;
+                            if let Some(w) = self.word_at((ln, ci + 1)) {
+                                out.push(((ln, ci + 1), w));
+                            }
+                            if c == '"' || c == '\'' {
+                                quote = Some(c);
+                            }
+                        }
+                        '"' | '\'' => quote = Some(c),
+                        _ => {}
+                    }
+                }
+            }
+            return out;
+        }
+        // Block map.
+        let col = start.1;
+        for ln in start.0..=self.lines.len() {
+            let Some(line) = self.line(ln) else { break };
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let indent = line.chars().take_while(|c| *c == ' ').count() + 1;
+            let key_col = if ln == start.0 {
+                col
+            } else if indent < col {
+                // A `- ` item marker at a lower indent whose key sits at `col` starts a new item.
+                break;
+            } else if indent == col {
+                col
+            } else {
+                continue;
+            };
+            if ln != start.0 && trimmed.starts_with("- ") && indent == col {
+                break;
+            }
+            if self.is_key_at((ln, key_col)) {
+                if let Some(w) = self.word_at((ln, key_col)) {
+                    out.push(((ln, key_col), w));
+                }
+            } else if ln != start.0 {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The `nth` (1-based) occurrence of `key` among the keys of the map starting at `start`.
+    fn find_key_in_map(
+        &self,
+        start: (usize, usize),
+        key: &str,
+        nth: usize,
+    ) -> Option<(usize, usize)> {
+        self.keys_in_map(start)
+            .into_iter()
+            .filter(|(_, k)| k == key)
+            .nth(nth - 1)
+            .map(|(p, _)| p)
+    }
+
+    fn nth_key_in_map(
+        &self,
+        start: (usize, usize),
+        nth: usize,
+    ) -> Option<((usize, usize), String)> {
+        self.keys_in_map(start).into_iter().nth(nth - 1)
+    }
+
+    /// Where the value `value` of a `key:` entry is written. Prefers a line holding both the key
+    /// and the value (raw, or escaped as YAML writes it in quotes), then any line holding the
+    /// value, then the first line with the key.
+    fn locate_value(&self, key: &str, value: &str) -> Option<(usize, usize)> {
+        let first_line = value.lines().next().unwrap_or(value);
+        let forms: Vec<String> = vec![
+            first_line.to_string(),
+            first_line.replace('\\', "\\\\").replace('"', "\\\""),
+            first_line.replace('\'', "''"),
+        ];
+        let key_pat = format!("{key}:");
+        let find = |need_key: bool| {
+            self.lines.iter().enumerate().find_map(|(i, l)| {
+                if need_key && !l.contains(&key_pat) {
+                    return None;
+                }
+                let search_from = if need_key {
+                    l.find(&key_pat).map(|k| k + key_pat.len()).unwrap_or(0)
+                } else {
+                    0
+                };
+                forms.iter().filter(|f| !f.is_empty()).find_map(|f| {
+                    l[search_from..].find(f.as_str()).map(|b| {
+                        let byte = search_from + b;
+                        let mut col = l[..byte].chars().count() + 1;
+                        // Point at the opening quote when the value is quoted.
+                        if col > 1 && matches!(l[..byte].chars().last(), Some('"' | '\'')) {
+                            col -= 1;
+                        }
+                        (i + 1, col)
+                    })
+                })
+            })
+        };
+        find(true)
+            .or_else(|| find(false))
+            .or_else(|| self.locate_key(key, None))
+    }
+
+    /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
+    fn locate_key(&self, key: &str, column: Option<usize>) -> Option<(usize, usize)> {
+        self.lines.iter().enumerate().find_map(|(i, l)| {
+            let indent = l.chars().take_while(|c| *c == ' ').count() + 1;
+            if column.is_some_and(|c| c != indent) {
+                return None;
+            }
+            let t = l.trim_start().trim_start_matches("- ");
+            let col = l.chars().count() - t.chars().count() + 1;
+            (t.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with(':')))
+            .then_some((i + 1, col))
+        })
+    }
+}
+
+// ------------------------------------------------------------------ semantic checks
+
+/// Every regex in the expectations must compile; an error points at the regex in the text.
+fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    let mut regexes: Vec<(String, &'static str, &str)> = Vec::new();
+    for (file, fe) in &spec.expect.files {
+        if let Some(m) = &fe.matches {
+            regexes.push((format!("expect.files.{file}.matches"), "matches", m));
+        }
+    }
+    if let Some(m) = spec
+        .expect
+        .final_report
+        .as_ref()
+        .and_then(|f| f.message.as_ref())
+    {
+        regexes.push(("expect.final.message".into(), "message", m));
+    }
+    for (i, r) in spec.expect.receipts.iter().enumerate() {
+        if let Some(m) = &r.message {
+            regexes.push((format!("expect.receipts[{i}].message"), "message", m));
+        }
+    }
+    for (i, v) in spec.expect.validate.iter().enumerate() {
+        match v {
+            ValidatorSpec::FileContains(c) => regexes.push((
+                format!("expect.validate[{i}].file_contains.pattern"),
+                "pattern",
+                &c.pattern,
+            )),
+            ValidatorSpec::Command(c) => {
+                if let Some(s) = &c.stdout {
+                    regexes.push((format!("expect.validate[{i}].command.stdout"), "stdout", s));
+                }
+            }
+            _ => {}
+        }
+    }
+    let src = Source::new(text);
+    for (at, key, re) in regexes {
+        if let Err(e) = regex::Regex::new(re) {
+            let detail = match &e {
+                regex::Error::Syntax(s) => s
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.strip_prefix("error: "))
+                    .unwrap_or(s)
+                    .to_string(),
+                other => other.to_string(),
+            };
+            let pos = src.locate_value(key, re).unwrap_or((1, 1));
+            return Err(SpecError::invalid(
+                path,
+                pos,
+                format!("invalid regex `{re}` in `{at}`: {detail}"),
+                Some("this value is a regular expression (Rust regex syntax): escape special characters such as `(`, `[`, `+`, `*` with `\\` (`\\\\` inside double quotes)".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `workspace:` fixture must be an existing directory, relative to the spec file.
+fn check_workspace(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    let Some(ws) = &spec.workspace else {
+        return Ok(());
+    };
+    let dir = path.parent().unwrap_or(Path::new("")).join(ws);
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let src = Source::new(text);
+    let pos = src
+        .locate_key("workspace", Some(1))
+        .map(|(l, c)| (l, c + "workspace:".len() + 1))
+        .unwrap_or((1, 1));
+    let pos = src
+        .line(pos.0)
+        .map(|l| {
+            (
+                pos.0,
+                l.find(ws.as_str())
+                    .map(|b| l[..b].chars().count() + 1)
+                    .unwrap_or(pos.1),
+            )
+        })
+        .unwrap_or(pos);
+    let what = if dir.exists() {
+        "is not a directory"
+    } else {
+        "does not exist"
+    };
+    Err(SpecError::invalid(
+        path,
+        pos,
+        format!("workspace fixture `{ws}` {what} (looked for {})", dir.display()),
+        Some("`workspace:` names a directory relative to the spec file; fix the path or create the directory (leave `workspace:` out for an empty workspace)".into()),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (usize, usize, String, String) {
+        match parse_task(text, Path::new("t.yaml")).unwrap_err() {
+            SpecError::Invalid {
+                line,
+                column,
+                message,
+                help,
+                ..
+            } => (line, column, message, help.unwrap_or_default()),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn strips_library_positions() {
+        assert_eq!(strip_positions("bad at line 3 column 4"), "bad");
+        assert_eq!(
+            strip_positions("x at line 3 column 1, while scanning at line 2 column 9"),
+            "x, while scanning"
+        );
+        assert_eq!(strip_positions("look at this"), "look at this");
+    }
+
+    #[test]
+    fn unknown_top_level_key_suggests_nearest() {
+        let (l, c, m, h) = err("description: x\npromt: hi\n");
+        assert_eq!((l, c), (2, 1));
+        assert_eq!(m, "unknown key `promt` in the task");
+        assert_eq!(h, "did you mean `prompt`?");
+    }
+
+    #[test]
+    fn unknown_key_without_near_match_lists_valid_keys() {
+        let (_, _, m, h) = err("description: x\nlimits:\n  zzzzzz: 1\n");
+        assert_eq!(m, "unknown key `zzzzzz` in `limits`");
+        assert!(
+            h.starts_with("valid keys here: timeout, command_timeout, max_turns"),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn unknown_variant_is_a_value_error_with_suggestion() {
+        let (l, c, m, h) = err("description: x\nexpect:\n  outcome: sucess\n");
+        assert_eq!((l, c), (3, 12));
+        assert_eq!(m, "unknown outcome `sucess` for `expect.outcome`");
+        assert!(h.starts_with("did you mean `success`?"), "{h}");
+    }
+
+    #[test]
+    fn unknown_validator_kind_names_it() {
+        let (l, c, m, h) = err("description: x\nexpect:\n  validate:\n    - file_exist: a\n");
+        assert_eq!((l, c), (4, 7));
+        assert_eq!(m, "unknown validator `file_exist` in `expect.validate[0]`");
+        assert!(h.starts_with("did you mean `file_exists`?"), "{h}");
+    }
+
+    #[test]
+    fn duplicate_key_points_at_the_second() {
+        let (l, c, m, _) = err("description: x\nprompt: a\ndescription: y\n");
+        assert_eq!((l, c), (3, 1));
+        assert_eq!(m, "duplicate key `description` in the task");
+        let (l, c, m, _) =
+            err("description: x\nexpect:\n  files:\n    a: {contains: b}\n    a: {contains: c}\n");
+        assert_eq!((l, c), (5, 5));
+        assert_eq!(m, "duplicate key `a` in `expect.files`");
+    }
+
+    #[test]
+    fn two_keys_in_one_step_or_validator_point_at_the_second() {
+        let (l, c, m, _) =
+            err("description: x\nsolution:\n  - write_file: {path: a, content: b}\n    bash: ls\n");
+        assert_eq!((l, c), (4, 5));
+        assert!(m.contains("but `bash` follows `write_file`"), "{m}");
+        let (l, c, m, h) =
+            err("description: x\nexpect:\n  validate:\n    - file_exists: a\n      command: b\n");
+        assert_eq!((l, c), (5, 7));
+        assert_eq!(m, "a validator is a one-key map, but `command` follows `file_exists` in `expect.validate[0]`");
+        assert_eq!(h, "put `- command: ..` on its own list item");
+        let (l, c, _, _) =
+            err("description: x\nexpect:\n  validate:\n    - {file_exists: a, command: b}\n");
+        assert_eq!((l, c), (4, 24));
+    }
+
+    #[test]
+    fn several_documents_point_at_the_separator() {
+        let (l, c, m, _) = err("description: x\n---\ndescription: y\n");
+        assert_eq!((l, c), (2, 1));
+        assert!(m.contains("one YAML document"), "{m}");
+    }
+
+    #[test]
+    fn syntax_errors_are_located_and_explained() {
+        let (l, _, m, h) = err("description: x\n  prompt: y\n");
+        assert_eq!(l, 2);
+        assert!(
+            m.starts_with("YAML syntax error: mapping values are not allowed"),
+            "{m}"
+        );
+        assert!(h.contains("indentation"), "{h}");
+    }
+
+    #[test]
+    fn wrong_types_read_plainly() {
+        let (l, c, m, _) = err("description: x\nlimits:\n  max_turns: ten\n");
+        assert_eq!((l, c), (3, 14));
+        assert_eq!(
+            m,
+            "`limits.max_turns` must be a whole number (0 or more), found the text \"ten\""
+        );
+        let (_, _, m, h) = err("description: x\ntags: files\n");
+        assert_eq!(m, "`tags` must be a list, found the text \"files\"");
+        assert!(h.contains("tags: [a, b]"), "{h}");
+        let (l, c, m, _) = err("- a\n- b\n");
+        assert_eq!((l, c), (1, 1));
+        assert!(m.starts_with("a task file must be a map of keys"), "{m}");
+    }
+
+    #[test]
+    fn unit_variant_without_value() {
+        let (l, c, m, _) = err("description: x\nexpect:\n  validate:\n    - file_exists\n");
+        assert_eq!((l, c), (4, 7));
+        assert_eq!(m, "`file_exists` needs a value in `expect.validate[0]`");
+    }
+
+    #[test]
+    fn locate_value_finds_quoted_forms() {
+        let src = Source::new("a: 1\nexpect:\n  final: {message: \"x\\\\(\"}\n");
+        assert_eq!(src.locate_value("message", "x\\("), Some((3, 20)));
+        let src = Source::new("p:\n  pattern: 'it''s ('\n");
+        assert_eq!(src.locate_value("pattern", "it's ("), Some((2, 12)));
+    }
+
+    #[test]
+    fn blank_files_are_empty() {
+        assert!(is_blank("\n# c\n---\n"));
+        assert!(!is_blank("a: 1"));
+        let (l, c, m, _) = err("# nothing\n");
+        assert_eq!((l, c), (1, 1));
+        assert_eq!(m, "the task file is empty");
+    }
 }
