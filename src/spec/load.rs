@@ -234,6 +234,14 @@ fn strip_positions(text: &str) -> String {
     out
 }
 
+/// The position after `, while ... at line N column M` in a libyaml message (the context mark).
+fn context_position(shown: &str) -> Option<(usize, usize)> {
+    let (_, ctx) = shown.split_once(", while ")?;
+    let (_, at) = ctx.rsplit_once(" at line ")?;
+    let (line, col) = at.split_once(" column ")?;
+    Some((line.trim().parse().ok()?, col.trim().parse().ok()?))
+}
+
 /// Length of a leading `line N column M` or `position N`, 0 if there is none.
 fn position_len(s: &str) -> usize {
     fn digits(s: &str) -> usize {
@@ -296,7 +304,13 @@ fn did_you_mean(word: &str, valid: &[&str], what: &str) -> String {
 
 fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> SpecError {
     let Raw { at, message, pos } = split_error(e);
-    let pos0 = pos.unwrap_or((1, 1));
+    let mut pos0 = pos.unwrap_or((1, 1));
+    if message.contains("end of stream") {
+        // An unterminated quote or bracket: the place it was opened is the useful one.
+        if let Some(ctx) = context_position(&e.to_string()) {
+            pos0 = ctx;
+        }
+    }
     let src = Source::new(text);
     let here = where_is(&at, doc);
 
@@ -449,7 +463,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
     let msg = if at.is_empty() || at == "." {
         msg
     } else {
-        format!("{msg} (in `{at}`)")
+        format!("`{at}`: {msg}")
     };
     SpecError::invalid(path, p, msg, help)
 }
@@ -813,7 +827,34 @@ impl<'a> Source<'a> {
     /// Where the value `value` of a `key:` entry is written. Prefers a line holding both the key
     /// and the value (raw, or escaped as YAML writes it in quotes), then any line holding the
     /// value, then the first line with the key.
-    fn locate_value(&self, key: &str, value: &str) -> Option<(usize, usize)> {
+    /// The search starts after the keys of `anchors` were seen in order (e.g.
+    /// `["expect", "final"]`), so an equal value elsewhere is not taken for it.
+    fn locate_value_under(
+        &self,
+        anchors: &[&str],
+        key: &str,
+        value: &str,
+    ) -> Option<(usize, usize)> {
+        let mut from_line = 0;
+        for (i, a) in anchors.iter().enumerate() {
+            let column = (i == 0).then_some(1);
+            match self.locate_key_from(a, column, from_line) {
+                Some((l, _)) => from_line = l - 1,
+                None => break,
+            }
+        }
+        if from_line > 0 {
+            let tail = Source {
+                lines: self.lines[from_line..].to_vec(),
+            };
+            if let Some((l, c)) = tail.locate_value_plain(key, value) {
+                return Some((l + from_line, c));
+            }
+        }
+        self.locate_value_plain(key, value)
+    }
+
+    fn locate_value_plain(&self, key: &str, value: &str) -> Option<(usize, usize)> {
         let first_line = value.lines().next().unwrap_or(value);
         let forms: Vec<String> = vec![
             first_line.to_string(),
@@ -851,7 +892,17 @@ impl<'a> Source<'a> {
 
     /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
     fn locate_key(&self, key: &str, column: Option<usize>) -> Option<(usize, usize)> {
-        self.lines.iter().enumerate().find_map(|(i, l)| {
+        self.locate_key_from(key, column, 0)
+    }
+
+    /// [`Source::locate_key`] from the 0-based line `from` on; flow maps (`{ key: .. }`) count.
+    fn locate_key_from(
+        &self,
+        key: &str,
+        column: Option<usize>,
+        from: usize,
+    ) -> Option<(usize, usize)> {
+        let block = self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
             let indent = l.chars().take_while(|c| *c == ' ').count() + 1;
             if column.is_some_and(|c| c != indent) {
                 return None;
@@ -861,6 +912,20 @@ impl<'a> Source<'a> {
             (t.strip_prefix(key)
                 .is_some_and(|r| r.trim_start().starts_with(':')))
             .then_some((i + 1, col))
+        });
+        if block.is_some() || column.is_some() {
+            return block;
+        }
+        let needles = [
+            format!("{{ {key}:"),
+            format!("{{{key}:"),
+            format!(", {key}:"),
+        ];
+        self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
+            needles
+                .iter()
+                .find_map(|n| l.find(n.as_str()))
+                .map(|b| (i + 1, l[..b].chars().count() + 1))
         })
     }
 }
@@ -869,10 +934,16 @@ impl<'a> Source<'a> {
 
 /// Every regex in the expectations must compile; an error points at the regex in the text.
 fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
-    let mut regexes: Vec<(String, &'static str, &str)> = Vec::new();
+    // (path for the message, anchors to find its section, key, regex)
+    let mut regexes: Vec<(String, Vec<&str>, &'static str, &str)> = Vec::new();
     for (file, fe) in &spec.expect.files {
         if let Some(m) = &fe.matches {
-            regexes.push((format!("expect.files.{file}.matches"), "matches", m));
+            regexes.push((
+                format!("expect.files.{file}.matches"),
+                vec!["expect", "files", file.as_str()],
+                "matches",
+                m,
+            ));
         }
     }
     if let Some(m) = spec
@@ -881,30 +952,46 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
         .as_ref()
         .and_then(|f| f.message.as_ref())
     {
-        regexes.push(("expect.final.message".into(), "message", m));
+        regexes.push((
+            "expect.final.message".into(),
+            vec!["expect", "final"],
+            "message",
+            m,
+        ));
     }
     for (i, r) in spec.expect.receipts.iter().enumerate() {
         if let Some(m) = &r.message {
-            regexes.push((format!("expect.receipts[{i}].message"), "message", m));
+            regexes.push((
+                format!("expect.receipts[{i}].message"),
+                vec!["expect", "receipts"],
+                "message",
+                m,
+            ));
         }
     }
     for (i, v) in spec.expect.validate.iter().enumerate() {
         match v {
             ValidatorSpec::FileContains(c) => regexes.push((
                 format!("expect.validate[{i}].file_contains.pattern"),
+                vec!["expect", "validate"],
                 "pattern",
                 &c.pattern,
             )),
             ValidatorSpec::Command(c) => {
                 if let Some(s) = &c.stdout {
-                    regexes.push((format!("expect.validate[{i}].command.stdout"), "stdout", s));
+                    regexes.push((
+                        format!("expect.validate[{i}].command.stdout"),
+                        vec!["expect", "validate"],
+                        "stdout",
+                        s,
+                    ));
                 }
             }
             _ => {}
         }
     }
     let src = Source::new(text);
-    for (at, key, re) in regexes {
+    for (at, anchors, key, re) in regexes {
         if let Err(e) = regex::Regex::new(re) {
             let detail = match &e {
                 regex::Error::Syntax(s) => s
@@ -915,7 +1002,7 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
                     .to_string(),
                 other => other.to_string(),
             };
-            let pos = src.locate_value(key, re).unwrap_or((1, 1));
+            let pos = src.locate_value_under(&anchors, key, re).unwrap_or((1, 1));
             return Err(SpecError::invalid(
                 path,
                 pos,
@@ -1097,9 +1184,15 @@ mod tests {
     #[test]
     fn locate_value_finds_quoted_forms() {
         let src = Source::new("a: 1\nexpect:\n  final: {message: \"x\\\\(\"}\n");
-        assert_eq!(src.locate_value("message", "x\\("), Some((3, 20)));
+        assert_eq!(
+            src.locate_value_under(&[], "message", "x\\("),
+            Some((3, 20))
+        );
         let src = Source::new("p:\n  pattern: 'it''s ('\n");
-        assert_eq!(src.locate_value("pattern", "it's ("), Some((2, 12)));
+        assert_eq!(
+            src.locate_value_under(&[], "pattern", "it's ("),
+            Some((2, 12))
+        );
     }
 
     #[test]
