@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::model::{TaskSpec, ValidatorSpec};
+use super::model::{Step, TaskSpec, ValidatorSpec};
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
 /// the line and column too.
@@ -116,6 +116,7 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
     }
     let spec: TaskSpec = from_yaml(text, path, Doc::Task)?;
     check_regexes(&spec, text, path)?;
+    check_steps(&spec, text, path)?;
     check_workspace(&spec, text, path)?;
     Ok(spec)
 }
@@ -545,8 +546,17 @@ fn invalid_type(
             "write a list: one `- item` per line below `{key}:`"
         ))
     } else if expected.starts_with("struct ") || expected == "a map" {
+        let keys = expected
+            .strip_prefix("struct ")
+            .map(struct_keys)
+            .unwrap_or_default();
+        let listed = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("; its keys: {}", keys.join(", "))
+        };
         Some(format!(
-            "write a map below `{key}:`, one `name: value` per line, or `{key}: {{ name: value }}`"
+            "write a map below `{key}:`, one `name: value` per line, or `{key}: {{ name: value }}`{listed}"
         ))
     } else if (expected == "a string" || expected.starts_with("a one-key"))
         && !found.starts_with("map")
@@ -564,6 +574,43 @@ fn invalid_type(
         format!("`{at}` must be {expected_h}, found {found_h}"),
         help,
     )
+}
+
+/// The keys of a model struct, by its Rust name (`Limits`), from the published schemas.
+fn struct_keys(name: &str) -> Vec<String> {
+    static DEFS: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    let defs = DEFS.get_or_init(|| {
+        let mut out = Vec::new();
+        for (root, text) in [
+            ("TaskSpec", super::schema::task_schema_json()),
+            ("SuiteConfig", super::schema::suite_schema_json()),
+        ] {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let keys = |s: &serde_json::Value| -> Vec<String> {
+                s.get("properties")
+                    .and_then(|p| p.as_object())
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            out.push((root.to_string(), keys(&v)));
+            if let Some(defs) = v.get("$defs").and_then(|d| d.as_object()) {
+                for (n, d) in defs {
+                    out.push((n.clone(), keys(d)));
+                }
+            }
+        }
+        out
+    });
+    defs.iter()
+        .find(|(n, _)| n == name)
+        .or_else(|| {
+            defs.iter()
+                .find(|(n, _)| n.starts_with(&format!("{name}_")))
+        })
+        .map(|(_, k)| k.clone())
+        .unwrap_or_default()
 }
 
 fn human_expected(expected: &str) -> String {
@@ -890,6 +937,79 @@ impl<'a> Source<'a> {
             .or_else(|| self.locate_key(key, None))
     }
 
+    /// The `index`-th (0-based) item of the block list under the top-level key `list`: its
+    /// 1-based line and the line where the next item (or the list) ends, exclusive.
+    fn list_item(&self, list: &str, index: usize) -> Option<(usize, usize)> {
+        let (key_line, _) = self.locate_key(list, Some(1))?;
+        let mut items = Vec::new();
+        let mut item_indent = None;
+        let mut end = self.lines.len() + 1;
+        for ln in key_line + 1..=self.lines.len() {
+            let line = self.line(ln)?;
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let indent = line.len() - t.len();
+            let is_item = t == "-" || t.starts_with("- ");
+            match item_indent {
+                None if is_item => item_indent = Some(indent),
+                None => {
+                    end = ln;
+                    break;
+                }
+                Some(_) => {}
+            }
+            if item_indent == Some(indent) && is_item {
+                items.push(ln);
+            } else if item_indent.is_some_and(|ii| indent < ii || (indent == ii && !is_item))
+                || indent == 0 && !is_item
+            {
+                end = ln;
+                break;
+            }
+        }
+        let start = *items.get(index)?;
+        Some((start, items.get(index + 1).copied().unwrap_or(end)))
+    }
+
+    /// Position of `key:` written as a key on lines `[from, to)`.
+    fn key_between(&self, key: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+        (from..to).find_map(|ln| {
+            let line = self.line(ln)?;
+            let mut search = 0;
+            while let Some(b) = line[search..].find(key) {
+                let s = search + b;
+                let before = line[..s].chars().last();
+                let after = line[s + key.len()..]
+                    .trim_start_matches(['"', '\''])
+                    .trim_start();
+                let before_ok = match before {
+                    None => true,
+                    Some(c) => matches!(c, ' ' | '{' | ',' | '"' | '\'' | '-'),
+                };
+                if before_ok && after.starts_with(':') {
+                    let s = if matches!(before, Some('"' | '\'')) {
+                        s - 1
+                    } else {
+                        s
+                    };
+                    return Some((ln, line[..s].chars().count() + 1));
+                }
+                search = s + key.len();
+            }
+            None
+        })
+    }
+
+    /// Position of the step's content on an item line `- write_file: ..` (after the `- `).
+    fn item_start(&self, ln: usize) -> (usize, usize) {
+        let line = self.line(ln).unwrap_or("");
+        let t = line.trim_start();
+        let after_dash = t.strip_prefix('-').map(str::trim_start).unwrap_or(t);
+        (ln, line.chars().count() - after_dash.chars().count() + 1)
+    }
+
     /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
     fn locate_key(&self, key: &str, column: Option<usize>) -> Option<(usize, usize)> {
         self.locate_key_from(key, column, 0)
@@ -1012,6 +1132,139 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
         }
     }
     Ok(())
+}
+
+/// The inputs of named tool steps (`- write_file: {..}`) must fit the tool's input schema: known
+/// keys, required keys present, simple types. `call:` steps stay unchecked on purpose.
+fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    let registry = crate::tools::registry();
+    let src = Source::new(text);
+    for (i, step) in spec.solution.iter().enumerate() {
+        let Step::Tool { tool, input } = step else {
+            continue;
+        };
+        let Some(info) = registry.iter().find(|t| t.name == tool) else {
+            continue;
+        };
+        let Some(obj) = input.as_object() else {
+            continue;
+        };
+        let schema = &info.input_schema;
+        let props = schema.get("properties").and_then(|p| p.as_object());
+        let names: Vec<&str> = props
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let item = src.list_item("solution", i);
+        let unchecked = format!("(to send it anyway, write `call: {{tool: {tool}, input: ..}}`)");
+        for (k, v) in obj {
+            let Some(prop) = props.and_then(|p| p.get(k)) else {
+                if schema.get("additionalProperties") == Some(&serde_json::Value::Bool(false)) {
+                    let pos = item
+                        .and_then(|(l, end)| src.key_between(k, l, end))
+                        .or(item.map(|(l, _)| (l, 1)))
+                        .unwrap_or((1, 1));
+                    let hint = match nearest(k, &names) {
+                        Some(n) => format!("did you mean `{n}`? {unchecked}"),
+                        None => format!("`{tool}` takes: {} {unchecked}", names.join(", ")),
+                    };
+                    return Err(SpecError::invalid(
+                        path,
+                        pos,
+                        format!("unknown input `{k}` for `{tool}` in `solution[{i}]`"),
+                        Some(hint),
+                    ));
+                }
+                continue;
+            };
+            if let Some(problem) = type_problem(v, prop) {
+                let pos = item
+                    .and_then(|(l, end)| src.key_between(k, l, end))
+                    .or(item.map(|(l, _)| (l, 1)))
+                    .unwrap_or((1, 1));
+                return Err(SpecError::invalid(
+                    path,
+                    pos,
+                    format!("input `{k}` of `{tool}` in `solution[{i}]` {problem}"),
+                    Some(unchecked.trim_matches(['(', ')']).to_string()),
+                ));
+            }
+        }
+        for req in schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str())
+        {
+            if !obj.contains_key(req) {
+                let pos = item.map(|(l, _)| src.item_start(l)).unwrap_or((1, 1));
+                return Err(SpecError::invalid(
+                    path,
+                    pos,
+                    format!("`{tool}` in `solution[{i}]` needs `{req}`"),
+                    Some(format!(
+                        "add `{req}: ..`; `{tool}` takes: {}",
+                        names.join(", ")
+                    )),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What is wrong with `v` against a simple property schema (`type`, `enum`, `minimum`).
+fn type_problem(v: &serde_json::Value, prop: &serde_json::Value) -> Option<String> {
+    use serde_json::Value as J;
+    if let Some(options) = prop.get("enum").and_then(|e| e.as_array()) {
+        if !options.contains(v) {
+            let list: Vec<String> = options
+                .iter()
+                .map(|o| {
+                    o.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| o.to_string())
+                })
+                .collect();
+            let near = v
+                .as_str()
+                .and_then(|s| nearest(s, &list.iter().map(String::as_str).collect::<Vec<_>>()))
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            return Some(format!(
+                "must be one of {}, found `{v}`{near}",
+                list.join(", ")
+            ));
+        }
+        return None;
+    }
+    let ok = match prop.get("type").and_then(|t| t.as_str()) {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("boolean") => v.is_boolean(),
+        Some("number") => v.is_number(),
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        _ => true,
+    };
+    let kind = prop.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    if !ok {
+        let kind = match kind {
+            "integer" => "a whole number",
+            "array" => "a list",
+            "object" => "a map",
+            "boolean" => "`true` or `false`",
+            "string" => "a string",
+            _ => "a number",
+        };
+        return Some(format!("must be {kind}, found `{v}`"));
+    }
+    if let (Some(min), Some(n)) = (prop.get("minimum").and_then(J::as_i64), v.as_i64()) {
+        if n < min {
+            return Some(format!("must be at least {min}, found {n}"));
+        }
+    }
+    None
 }
 
 /// A `workspace:` fixture must be an existing directory, relative to the spec file.
