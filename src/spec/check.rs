@@ -3,7 +3,8 @@
 //! A path is a task file or a directory. A directory that holds `medin.yaml` is checked as a
 //! suite (the suite file, then every task file its folders hold), so fixtures and other YAML
 //! next to the suite are not mistaken for tasks; any other directory is walked for
-//! `*.yaml`/`*.yml` files (hidden entries skipped), in sorted order.
+//! `*.yaml`/`*.yml` files (hidden entries skipped), in sorted order. A path to `medin.yaml`
+//! itself stands for its suite.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,15 @@ pub fn check_paths(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TaskSpec, SpecErro
 
 /// The task files `path` stands for; errors on the way are pushed to `out`.
 fn expand(path: &Path, out: &mut Vec<(PathBuf, Result<TaskSpec, SpecError>)>) -> Vec<PathBuf> {
+    if path.file_name().is_some_and(|n| n == SUITE_FILE) && path.is_file() {
+        // `medin check medin.yaml` checks the suite it describes.
+        return expand(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            out,
+        );
+    }
     if !path.is_dir() {
         return vec![path.to_path_buf()];
     }
@@ -97,6 +107,10 @@ mod tests {
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].0, root.join("golden/t.yaml"));
         assert!(results[0].1.is_ok());
+
+        let via_file = check_paths(&[root.join(SUITE_FILE)]);
+        assert_eq!(via_file.len(), 1);
+        assert_eq!(via_file[0].0, root.join("golden/t.yaml"));
 
         std::fs::write(root.join(SUITE_FILE), "suites: [golden, nope]\n").unwrap();
         let results = check_paths(&[root.to_path_buf()]);

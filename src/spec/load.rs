@@ -121,6 +121,35 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
     Ok(spec)
 }
 
+/// The task's id: its `id:`, else the file name without extension (`gt-002-create-file`).
+pub fn task_id(spec: &TaskSpec, path: &Path) -> String {
+    spec.id.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+/// `a/b/../c` → `a/c`, without touching the file system (for messages).
+fn tidy(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir
+                if matches!(
+                    out.components().next_back(),
+                    Some(std::path::Component::Normal(_))
+                ) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The candidate closest to `word` (Jaro-Winkler ≥ 0.8 or edit distance ≤ 2), if any.
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
@@ -205,9 +234,21 @@ fn split_error(e: &serde_yaml_ng::Error) -> Raw {
     let shown = e.to_string();
     let mut message = strip_positions(&shown);
     let mut at = String::new();
-    // serde_yaml_ng writes `path: message`; a path has no spaces (keys with spaces stay in the
-    // message, which is still readable).
-    if let Some((head, tail)) = message.split_once(": ") {
+    // serde_yaml_ng writes `path: message`. Known serde messages mark where the path ends even
+    // when a key holds spaces; otherwise a path is taken to have none.
+    const SERDE: &[&str] = &[
+        ": unknown field `",
+        ": unknown variant `",
+        ": missing field `",
+        ": duplicate field `",
+        ": invalid type: ",
+        ": invalid value: ",
+        ": invalid length ",
+    ];
+    if let Some(i) = SERDE.iter().filter_map(|m| message.find(m)).min() {
+        at = message[..i].to_string();
+        message = message[i + 2..].to_string();
+    } else if let Some((head, tail)) = message.split_once(": ") {
         if !head.is_empty() && !head.contains(' ') && !head.contains('`') && !head.contains('"') {
             at = head.to_string();
             message = tail.to_string();
@@ -1300,7 +1341,7 @@ fn check_workspace(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecE
     Err(SpecError::invalid(
         path,
         pos,
-        format!("workspace fixture `{ws}` {what} (looked for {})", dir.display()),
+        format!("workspace fixture `{ws}` {what} (looked for {})", tidy(&dir).display()),
         Some("`workspace:` names a directory relative to the spec file; fix the path or create the directory (leave `workspace:` out for an empty workspace)".into()),
     ))
 }
@@ -1446,6 +1487,41 @@ mod tests {
             src.locate_value_under(&[], "pattern", "it's ("),
             Some((2, 12))
         );
+    }
+
+    #[test]
+    fn keys_with_spaces_and_flow_duplicates() {
+        let (l, c, m, h) =
+            err("description: x\nexpect:\n  files:\n    my notes.txt: { contain: a }\n");
+        assert_eq!((l, c), (4, 21));
+        assert_eq!(m, "unknown key `contain` in `expect.files.my notes.txt`");
+        assert_eq!(h, "did you mean `contains`?");
+        let (l, c, m, _) = err("description: x\nlimits: { timeout: 30s, timeout: 1m }\n");
+        assert_eq!((l, c), (2, 25));
+        assert_eq!(m, "duplicate key `timeout` in `limits`");
+    }
+
+    #[test]
+    fn tabs_are_explained() {
+        let (l, _, m, h) = err("description: x\nlimits:\n\ttimeout: 30s\n");
+        assert_eq!(l, 3, "{m}");
+        assert!(m.starts_with("YAML syntax error"), "{m}");
+        assert_eq!(h, "YAML indentation must use spaces, not tabs");
+    }
+
+    #[test]
+    fn ids_default_to_the_file_name_and_paths_tidy() {
+        let spec = parse_task(
+            "description: x\n",
+            Path::new("golden/gt-002-create-file.yaml"),
+        )
+        .unwrap();
+        assert_eq!(
+            task_id(&spec, Path::new("golden/gt-002-create-file.yaml")),
+            "gt-002-create-file"
+        );
+        assert_eq!(tidy(Path::new("a/b/../c/./d")), PathBuf::from("a/c/d"));
+        assert_eq!(tidy(Path::new("../x")), PathBuf::from("../x"));
     }
 
     #[test]

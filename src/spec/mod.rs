@@ -12,8 +12,8 @@ pub mod suite;
 pub mod values;
 
 pub use check::check_paths;
-pub use load::parse_task;
 pub use load::{load_task, SpecError};
+pub use load::{parse_task, task_id};
 pub use model::*;
 pub use schema::{suite_schema_json, task_schema_json};
 pub use suite::{discover, load_suite, SpecFile, Suite, SuiteConfig, ThresholdSet};

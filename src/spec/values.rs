@@ -15,13 +15,17 @@ use super::model::{ByteSize, CommandCheck, DurationSpec, FinalReport, Step};
 
 impl DurationSpec {
     /// Units allowed in a duration (the same set the JSON Schema's pattern allows).
-    pub const UNITS: &'static [&'static str] = &["ns", "us", "ms", "s", "sec", "m", "min", "h", "hr", "d"];
+    pub const UNITS: &'static [&'static str] =
+        &["ns", "us", "ms", "s", "sec", "m", "min", "h", "hr", "d"];
 
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
         // humantime also takes `30 seconds`, `2 minutes`, ...; the format (and its schema) allow
         // only the short units, so one spelling is valid everywhere.
-        for unit in t.split(|c: char| !c.is_ascii_alphabetic()).filter(|u| !u.is_empty()) {
+        for unit in t
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|u| !u.is_empty())
+        {
             if !Self::UNITS.contains(&unit) {
                 return Err(format!(
                     "invalid duration `{t}` (unknown unit `{unit}`, use one of {}); write it like \"500ms\", \"30s\" or \"2m\"",
@@ -29,9 +33,9 @@ impl DurationSpec {
                 ));
             }
         }
-        humantime::parse_duration(t)
-            .map(DurationSpec)
-            .map_err(|e| format!("invalid duration `{t}` ({e}); write it like \"500ms\", \"30s\" or \"2m\""))
+        humantime::parse_duration(t).map(DurationSpec).map_err(|e| {
+            format!("invalid duration `{t}` ({e}); write it like \"500ms\", \"30s\" or \"2m\"")
+        })
     }
 }
 
@@ -53,7 +57,9 @@ impl<'de> Deserialize<'de> for DurationSpec {
                 self.visit_u64(v.unsigned_abs())
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationSpec, E> {
-                Err(E::custom(format!("a bare number `{v}` is ambiguous as a duration; add a unit, e.g. \"{v}s\"")))
+                Err(E::custom(format!(
+                    "a bare number `{v}` is ambiguous as a duration; add a unit, e.g. \"{v}s\""
+                )))
             }
         }
         d.deserialize_any(V)
@@ -85,10 +91,14 @@ impl ByteSize {
     /// `"64MiB"`, `"512 KiB"`, `"1GB"`, `"4096"`, `"10B"`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let unit = unit.trim();
-        let err = || format!("invalid size `{t}`; write it like \"64MiB\", \"512KiB\", \"1GB\" or a number of bytes");
+        let err = || {
+            format!("invalid size `{t}`; write it like \"64MiB\", \"512KiB\", \"1GB\" or a number of bytes")
+        };
         let n: f64 = num.parse().map_err(|_| err())?;
         let mult: u64 = match unit.to_ascii_lowercase().as_str() {
             "" | "b" => 1,
@@ -125,7 +135,9 @@ impl<'de> Deserialize<'de> for ByteSize {
                 Ok(ByteSize(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                u64::try_from(v).map(ByteSize).map_err(|_| E::custom("a size cannot be negative"))
+                u64::try_from(v)
+                    .map(ByteSize)
+                    .map_err(|_| E::custom("a size cannot be negative"))
             }
         }
         d.deserialize_any(V)
@@ -183,14 +195,31 @@ impl<'de> Deserialize<'de> for Step {
                     "call" => {
                         let call: RawCall = map.next_value()?;
                         match (call.input, call.raw) {
-                            (Some(_), Some(_)) => return Err(de::Error::custom("`call` takes `input` or `raw`, not both")),
-                            (None, Some(raw)) => Step::Raw { tool: call.tool, raw },
-                            (input, None) => Step::Tool { tool: call.tool, input: input.unwrap_or(serde_json::json!({})) },
+                            (Some(_), Some(_)) => {
+                                return Err(de::Error::custom(
+                                    "`call` takes `input` or `raw`, not both",
+                                ))
+                            }
+                            (None, Some(raw)) => Step::Raw {
+                                tool: call.tool,
+                                raw,
+                            },
+                            (input, None) => Step::Tool {
+                                tool: call.tool,
+                                input: input.unwrap_or(serde_json::json!({})),
+                            },
                         }
                     }
                     tool => {
-                        let Some(info) = crate::tools::registry().into_iter().find(|t| t.name == tool) else {
-                            let names: Vec<&str> = crate::tools::registry().iter().map(|t| t.name).chain(["final", "call"]).collect::<Vec<_>>();
+                        let Some(info) = crate::tools::registry()
+                            .into_iter()
+                            .find(|t| t.name == tool)
+                        else {
+                            let names: Vec<&str> = crate::tools::registry()
+                                .iter()
+                                .map(|t| t.name)
+                                .chain(["final", "call"])
+                                .collect::<Vec<_>>();
                             let hint = super::load::nearest(tool, &names)
                                 .map(|n| format!("did you mean `{n}`?"))
                                 .unwrap_or_else(|| format!("expected one of {}", names.join(", ")));
@@ -199,15 +228,25 @@ impl<'de> Deserialize<'de> for Step {
                         let value: serde_json::Value = map.next_value()?;
                         let input = match (value, info.shorthand) {
                             (serde_json::Value::Object(o), _) => serde_json::Value::Object(o),
-                            (v @ (serde_json::Value::String(_) | serde_json::Value::Number(_) | serde_json::Value::Bool(_)), Some(key)) => {
+                            (
+                                v @ (serde_json::Value::String(_)
+                                | serde_json::Value::Number(_)
+                                | serde_json::Value::Bool(_)),
+                                Some(key),
+                            ) => {
                                 serde_json::json!({ key: v })
                             }
                             (serde_json::Value::Null, _) => serde_json::json!({}),
                             (other, _) => {
-                                return Err(de::Error::custom(format!("`{tool}` takes a map of inputs, got `{other}`")));
+                                return Err(de::Error::custom(format!(
+                                    "`{tool}` takes a map of inputs, got `{other}`"
+                                )));
                             }
                         };
-                        Step::Tool { tool: tool.to_string(), input }
+                        Step::Tool {
+                            tool: tool.to_string(),
+                            input,
+                        }
                     }
                 };
                 if let Some(extra) = map.next_key::<String>()? {
@@ -279,11 +318,21 @@ impl<'de> Deserialize<'de> for CommandCheck {
                 f.write_str("a command line, or a map {run, exit_code, stdout, timeout}")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<CommandCheck, E> {
-                Ok(CommandCheck { run: v.to_string(), exit_code: 0, stdout: None, timeout: None })
+                Ok(CommandCheck {
+                    run: v.to_string(),
+                    exit_code: 0,
+                    stdout: None,
+                    timeout: None,
+                })
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CommandCheck, A::Error> {
                 let m = CommandCheckMap::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(CommandCheck { run: m.run, exit_code: m.exit_code.unwrap_or(0), stdout: m.stdout, timeout: m.timeout })
+                Ok(CommandCheck {
+                    run: m.run,
+                    exit_code: m.exit_code.unwrap_or(0),
+                    stdout: m.stdout,
+                    timeout: m.timeout,
+                })
             }
         }
         d.deserialize_any(V)
@@ -320,7 +369,9 @@ mod tests {
         assert_eq!(DurationSpec::parse("500ms").unwrap().0.as_millis(), 500);
         assert_eq!(DurationSpec::parse("2m").unwrap().0.as_secs(), 120);
         assert!(DurationSpec::parse("fast").is_err());
-        assert!(DurationSpec::parse("30 seconds").unwrap_err().contains("unknown unit `seconds`"));
+        assert!(DurationSpec::parse("30 seconds")
+            .unwrap_err()
+            .contains("unknown unit `seconds`"));
         assert_eq!(DurationSpec::parse("1h 30m").unwrap().0.as_secs(), 5400);
     }
 
