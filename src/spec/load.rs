@@ -819,7 +819,7 @@ impl<'a> Source<'a> {
             let mut expect_key = false;
             for ln in start.0..=self.lines.len() {
                 let Some(line) = self.line(ln) else { break };
-                let skip = if ln == start.0 { start.1 - 1 } else { 0 };
+                let skip = if ln == start.0 { start.1.saturating_sub(1) } else { 0 };
                 for (ci, c) in line.chars().enumerate().skip(skip) {
                     if let Some(q) = quote {
                         if c == q {

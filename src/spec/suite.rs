@@ -328,7 +328,7 @@ fn value_pos(text: &str, key: &str) -> (usize, usize) {
     let Some(l) = text.lines().nth(line.saturating_sub(1)) else {
         return (line, col);
     };
-    let from: usize = l.char_indices().nth(col - 1).map(|(b, _)| b).unwrap_or(0);
+    let from: usize = l.char_indices().nth(col.saturating_sub(1)).map(|(b, _)| b).unwrap_or(0);
     match l[from..].find(':') {
         Some(c) => {
             let after = &l[from + c + 1..];
