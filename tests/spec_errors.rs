@@ -285,3 +285,78 @@ fn good_specs_conform_to_the_schema_and_typos_do_not() {
         assert!(!errors.is_empty(), "{file} should not conform");
     }
 }
+
+/// Mangles the bundled-style specs line by line (drop, duplicate, indent, truncate, tab,
+/// unbalance) and checks that loading never panics and every error points inside the file.
+#[test]
+fn mangled_specs_never_panic_and_errors_stay_inside_the_file() {
+    for file in ["good/gt-002-create-file.yaml", "good/everything.yaml"] {
+        let path = data(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut variants = Vec::new();
+        for i in 0..lines.len() {
+            let mut edit = |f: &dyn Fn(&str) -> String| {
+                let mut v: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                v[i] = f(lines[i]);
+                variants.push(v.join("\n"));
+            };
+            edit(&|_| String::new());
+            edit(&|l| format!("{l}\n{l}"));
+            edit(&|l| format!("  {l}"));
+            edit(&|l| l.chars().take(l.chars().count() / 2).collect());
+            edit(&|l| format!("\t{l}"));
+            edit(&|l| l.replace(':', "").to_string());
+            edit(&|l| format!("{l} {{"));
+            edit(&|l| l.replace('s', "z"));
+        }
+        let n = lines.len() + 2;
+        for v in variants {
+            let result = std::panic::catch_unwind(|| medin::spec::parse_task(&v, &path));
+            let result = result.unwrap_or_else(|_| panic!("panicked on:\n{v}"));
+            if let Err(e) = result {
+                if std::env::var("DUMP").is_ok() {
+                    println!("{e}");
+                }
+                let (line, column) = e.location().unwrap_or_else(|| panic!("unlocated: {e}"));
+                assert!(line >= 1 && line <= n && column >= 1, "{e} for:\n{v}");
+            }
+        }
+    }
+}
+
+/// One mistake on one line of a valid spec (over-indented, key without `:`, line cut in half,
+/// unclosed `{`): the error must name that line, even where libyaml reports a later one.
+#[test]
+fn single_line_mistakes_are_reported_on_their_line() {
+    type Mangle = fn(&str) -> String;
+    let mangles: [(&str, Mangle); 4] = [
+        ("indent", |l| format!("  {l}")),
+        ("half", |l| l.chars().take(l.chars().count() / 2).collect()),
+        ("no colon", |l| l.replacen(':', "", 1)),
+        ("open brace", |l| format!("{l} {{")),
+    ];
+    let mut wrong = Vec::new();
+    for file in ["good/gt-002-create-file.yaml", "good/everything.yaml"] {
+        let path = data(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for i in 0..lines.len() {
+            for (name, f) in mangles {
+                let mut v: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                v[i] = f(lines[i]);
+                if let Err(e) = medin::spec::parse_task(&v.join("\n"), &path) {
+                    let (l, _) = e.location().unwrap();
+                    if l != i + 1 {
+                        wrong.push(format!(
+                            "{file}: {name} on line {}: `{}`\n  -> {e}",
+                            i + 1,
+                            v[i]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -471,6 +471,16 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
         );
     }
     if message.starts_with("deserializing from YAML containing more than one document") {
+        if src.second_document().is_none() {
+            if let Some((ln, indent)) = src.first_content_line().filter(|(_, i)| *i > 0) {
+                return SpecError::invalid(
+                    path,
+                    (ln, indent + 1),
+                    format!("top-level keys must start at the beginning of the line, but line {ln} is indented by {indent} spaces"),
+                    Some("remove the indentation before the top-level keys (`description:`, `prompt:`, ...)".into()),
+                );
+            }
+        }
         let p = src.second_document().unwrap_or(pos0);
         return SpecError::invalid(
             path,
@@ -483,12 +493,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
         );
     }
     if e.location().is_some() && at.is_empty() && looks_like_syntax(&message) {
-        return SpecError::invalid(
-            path,
-            pos0,
-            format!("YAML syntax error: {message}"),
-            Some(syntax_help(&message, &src, pos0)),
-        );
+        return syntax_error(path, &message, &e.to_string(), &src, pos0);
     }
 
     // A custom message (durations, sizes, solution steps): `what is wrong; how to fix it`.
@@ -706,23 +711,147 @@ fn looks_like_syntax(message: &str) -> bool {
     LIBYAML.iter().any(|m| message.contains(m))
 }
 
-fn syntax_help(message: &str, src: &Source, pos: (usize, usize)) -> String {
-    if src.line(pos.0).is_some_and(|l| l.contains('\t')) || message.contains("tab") {
-        return "YAML indentation must use spaces, not tabs".into();
+/// A libyaml syntax error, moved to the line that holds the mistake where libyaml reports the
+/// line after it (a key without `:`, an unclosed `{`/`[`), with a hint for its kind.
+fn syntax_error(
+    path: &Path,
+    message: &str,
+    shown: &str,
+    src: &Source,
+    pos: (usize, usize),
+) -> SpecError {
+    let ctx = context_position(shown);
+    let msg = format!("YAML syntax error: {message}");
+    let has_tab = |p: (usize, usize)| {
+        src.line(p.0)
+            .is_some_and(|l| l.trim_end().starts_with('\t') || l.contains("\t"))
+    };
+    if message.contains("tab") || has_tab(pos) {
+        return SpecError::invalid(
+            path,
+            pos,
+            msg,
+            Some("YAML indentation must use spaces, not tabs".into()),
+        );
+    }
+    if message.contains("while scanning a simple key") {
+        let p = ctx.unwrap_or(pos);
+        let word = src.word_at(p).unwrap_or_else(|| "key".into());
+        return SpecError::invalid(
+            path,
+            p,
+            msg,
+            Some(format!(
+                "is a `:` missing? a key is written `{word}: value`"
+            )),
+        );
+    }
+    if message.contains("while parsing a flow") {
+        let p = ctx.unwrap_or(pos);
+        let (open, close) = if message.contains("flow sequence") {
+            ('[', ']')
+        } else {
+            ('{', '}')
+        };
+        return SpecError::invalid(
+            path,
+            p,
+            msg,
+            Some(format!("a `{open}` opened on this line is not closed with `{close}`, or a comma is missing between its items")),
+        );
+    }
+    let missing_colon = (message.contains("mapping values are not allowed")
+        || message.contains("did not find expected key"))
+    .then(|| src.previous_content_line(pos.0))
+    .flatten()
+    .filter(|(_, text)| {
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let here = src.line(pos.0).unwrap_or("");
+        let t = text.split(" #").next().unwrap_or(text).trim();
+        indent(text) == indent(here)
+            && !t.starts_with('-')
+            && !t.contains(": ")
+            && !t.ends_with(':')
+    });
+    if let Some((prev, text)) = missing_colon {
+        let t = text.trim();
+        let word: String = t.chars().take_while(|c| !c.is_whitespace()).collect();
+        return SpecError::invalid(
+            path,
+            (prev, text.len() - text.trim_start().len() + 1),
+            format!("YAML syntax error: line {prev} has no `:` after its key"),
+            Some(format!("write `{word}: ...`")),
+        );
     }
     if message.contains("mapping values are not allowed") {
-        return "check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into();
+        return SpecError::invalid(
+            path,
+            pos,
+            msg,
+            Some("check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into()),
+        );
     }
     if message.contains("cannot start any token") {
-        return "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into();
+        return SpecError::invalid(
+            path,
+            pos,
+            msg,
+            Some("quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into()),
+        );
     }
     if message.contains("quoted scalar") {
-        return "a quoted value is not closed; add the closing quote".into();
+        return SpecError::invalid(
+            path,
+            pos,
+            msg,
+            Some("a quoted value is not closed; add the closing quote".into()),
+        );
     }
-    if message.contains("flow") {
-        return "a `[` or `{` is not closed, or a comma is missing between items".into();
+    if message.contains("did not find expected key") || message.contains("expected '-' indicator") {
+        if let Some((prev, text)) = src.previous_content_line(pos.0) {
+            let indent = |l: &str| l.len() - l.trim_start().len();
+            let here = src.line(pos.0).unwrap_or("");
+            // The odd one out is the line whose indentation no neighbour shares: when the
+            // previous line opens its block alone and the lines after this one line up with
+            // it, the previous line is the mistake.
+            let next_same = src
+                .next_content_line(pos.0)
+                .is_some_and(|(_, n)| indent(n) == indent(here));
+            let prev_opens_block = src
+                .previous_content_line(prev)
+                .is_some_and(|(_, pp)| indent(pp) < indent(text));
+            if indent(text) > indent(here) && next_same && prev_opens_block {
+                return SpecError::invalid(
+                    path,
+                    (prev, indent(text) + 1),
+                    format!(
+                        "YAML syntax error: line {prev} is indented {} spaces, but the entries after it are indented {}",
+                        indent(text),
+                        indent(here)
+                    ),
+                    Some(format!("indent line {prev} by {} spaces like the entries after it", indent(here))),
+                );
+            }
+            if indent(text) != indent(here) {
+                return SpecError::invalid(
+                    path,
+                    pos,
+                    msg,
+                    Some(format!(
+                        "this line is indented {} spaces but line {prev} above is indented {}; entries of one map or list must line up, and a key's children are indented deeper than the key",
+                        indent(here),
+                        indent(text)
+                    )),
+                );
+            }
+        }
     }
-    "check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into()
+    SpecError::invalid(
+        path,
+        pos,
+        msg,
+        Some("check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into()),
+    )
 }
 
 // ------------------------------------------------------------------ the text, for locations
@@ -788,6 +917,33 @@ impl<'a> Source<'a> {
             .is_some_and(|r| r.replace(' ', "").starts_with("{}"))
     }
 
+    /// The last line before line `ln` (1-based) that is not blank or a comment.
+    fn previous_content_line(&self, ln: usize) -> Option<(usize, &'a str)> {
+        (1..ln).rev().find_map(|n| {
+            let l = self.line(n)?;
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#')).then_some((n, l))
+        })
+    }
+
+    /// The first line after line `ln` (1-based) that is not blank or a comment.
+    fn next_content_line(&self, ln: usize) -> Option<(usize, &'a str)> {
+        (ln + 1..=self.lines.len()).find_map(|n| {
+            let l = self.line(n)?;
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#')).then_some((n, l))
+        })
+    }
+
+    /// The first line that is not blank, a comment or `---`: its number and indentation.
+    fn first_content_line(&self) -> Option<(usize, usize)> {
+        self.lines.iter().enumerate().find_map(|(i, l)| {
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#') && t != "---")
+                .then(|| (i + 1, l.len() - l.trim_start().len()))
+        })
+    }
+
     /// The 1-based line where a second YAML document starts (`---` after content).
     fn second_document(&self) -> Option<(usize, usize)> {
         let mut content = false;
@@ -819,7 +975,11 @@ impl<'a> Source<'a> {
             let mut expect_key = false;
             for ln in start.0..=self.lines.len() {
                 let Some(line) = self.line(ln) else { break };
-                let skip = if ln == start.0 { start.1.saturating_sub(1) } else { 0 };
+                let skip = if ln == start.0 {
+                    start.1.saturating_sub(1)
+                } else {
+                    0
+                };
                 for (ci, c) in line.chars().enumerate().skip(skip) {
                     if let Some(q) = quote {
                         if c == q {
