@@ -444,7 +444,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
     }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
         if let Some((found, expected)) = rest.split_once(", expected ") {
-            return invalid_type(path, pos0, &at, found, expected, doc);
+            return invalid_type(path, &src, pos0, &at, found, expected, doc);
         }
     }
     if let Some(rest) = message.strip_prefix("invalid value: ") {
@@ -563,8 +563,33 @@ fn variant_example(noun: &str) -> &'static str {
     }
 }
 
+/// For a value written as a block below its key (`key:` then `- a` on the next lines), the
+/// position of `key:`; the library reports the first line of the block.
+fn key_line_above(src: &Source, pos: (usize, usize), at: &str) -> Option<(usize, usize)> {
+    let key = at.rsplit('.').next()?;
+    if key.ends_with(']') {
+        return None;
+    }
+    let (prev, text) = src.previous_content_line(pos.0)?;
+    let t = text.split(" #").next().unwrap_or(text).trim_end();
+    let t_start = t.trim_start();
+    let body = t_start.strip_prefix("- ").unwrap_or(t_start);
+    let body = body.trim_matches(['"', '\'']);
+    if body
+        .strip_prefix(key)
+        .is_some_and(|r| r.trim_matches(['"', '\'']).trim() == ":")
+    {
+        let col = text.len() - t_start.len()
+            + (t_start.len() - t_start.strip_prefix("- ").unwrap_or(t_start).len())
+            + 1;
+        return Some((prev, col));
+    }
+    None
+}
+
 fn invalid_type(
     path: &Path,
+    src: &Source,
     pos: (usize, usize),
     at: &str,
     found: &str,
@@ -581,6 +606,11 @@ fn invalid_type(
         );
     }
     let expected_h = human_expected(expected);
+    let pos = if found == "sequence" || found == "map" {
+        key_line_above(src, pos, at).unwrap_or(pos)
+    } else {
+        pos
+    };
     let key = at.rsplit('.').next().unwrap_or(at);
     let key = key.split('[').next().unwrap_or(key);
     let help = if expected.contains("sequence") && !found.starts_with("map") {
@@ -711,8 +741,9 @@ fn looks_like_syntax(message: &str) -> bool {
     LIBYAML.iter().any(|m| message.contains(m))
 }
 
-/// A libyaml syntax error, moved to the line that holds the mistake where libyaml reports the
-/// line after it (a key without `:`, an unclosed `{`/`[`), with a hint for its kind.
+/// A libyaml syntax error, moved to the line that holds the mistake where libyaml reports a
+/// later one (a key without `:`, an unclosed `{`/`[`, one line indented differently from its
+/// siblings), with a hint for its kind.
 fn syntax_error(
     path: &Path,
     message: &str,
@@ -722,139 +753,213 @@ fn syntax_error(
 ) -> SpecError {
     let ctx = context_position(shown);
     let msg = format!("YAML syntax error: {message}");
-    let has_tab = |p: (usize, usize)| {
-        src.line(p.0)
-            .is_some_and(|l| l.trim_end().starts_with('\t') || l.contains("\t"))
-    };
-    if message.contains("tab") || has_tab(pos) {
-        return SpecError::invalid(
-            path,
+    let err = |p: (usize, usize), m: String, h: String| SpecError::invalid(path, p, m, Some(h));
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let here = src.line(pos.0).unwrap_or("");
+
+    if message.contains("tab") || here.contains('\t') {
+        return err(
             pos,
             msg,
-            Some("YAML indentation must use spaces, not tabs".into()),
+            "YAML indentation must use spaces, not tabs".into(),
         );
     }
-    if message.contains("while scanning a simple key") {
-        let p = ctx.unwrap_or(pos);
-        let word = src.word_at(p).unwrap_or_else(|| "key".into());
-        return SpecError::invalid(
-            path,
-            p,
+    if message.contains("quoted scalar") {
+        return err(
+            ctx.unwrap_or(pos),
             msg,
-            Some(format!(
-                "is a `:` missing? a key is written `{word}: value`"
-            )),
+            "a quoted value is not closed; add the closing quote".into(),
+        );
+    }
+    // An unclosed `{`/`[`: libyaml notices on a later line.
+    let back = if message.contains("flow") { 30 } else { 1 };
+    if let Some((p, open)) = src.unclosed_bracket(pos.0, back) {
+        let close = if open == '{' { '}' } else { ']' };
+        return err(
+            p,
+            format!("YAML syntax error: this `{open}` is not closed"),
+            format!("close it with `{close}` (a flow collection may span lines, but must end before the next key), or add the missing comma between its items"),
         );
     }
     if message.contains("while parsing a flow") {
-        let p = ctx.unwrap_or(pos);
         let (open, close) = if message.contains("flow sequence") {
             ('[', ']')
         } else {
             ('{', '}')
         };
-        return SpecError::invalid(
-            path,
+        return err(
+            ctx.unwrap_or(pos),
+            msg,
+            format!("a `{open}` opened here is not closed with `{close}`, or a comma is missing between its items"),
+        );
+    }
+    if message.contains("while scanning a simple key") {
+        let p = ctx.unwrap_or(pos);
+        let word = src.word_at(p).unwrap_or_else(|| "key".into());
+        return err(
             p,
-            msg,
-            Some(format!("a `{open}` opened on this line is not closed with `{close}`, or a comma is missing between its items")),
+            format!("YAML syntax error: line {} has no `:` after its key", p.0),
+            format!("write `{word}: value`"),
         );
     }
-    let missing_colon = (message.contains("mapping values are not allowed")
-        || message.contains("did not find expected key"))
-    .then(|| src.previous_content_line(pos.0))
-    .flatten()
-    .filter(|(_, text)| {
-        let indent = |l: &str| l.len() - l.trim_start().len();
-        let here = src.line(pos.0).unwrap_or("");
-        let t = text.split(" #").next().unwrap_or(text).trim();
-        indent(text) == indent(here)
-            && !t.starts_with('-')
-            && !t.contains(": ")
-            && !t.ends_with(':')
-    });
-    if let Some((prev, text)) = missing_colon {
-        let t = text.trim();
-        let word: String = t.chars().take_while(|c| !c.is_whitespace()).collect();
-        return SpecError::invalid(
-            path,
-            (prev, text.len() - text.trim_start().len() + 1),
-            format!("YAML syntax error: line {prev} has no `:` after its key"),
-            Some(format!("write `{word}: ...`")),
-        );
-    }
-    if message.contains("mapping values are not allowed") {
-        return SpecError::invalid(
-            path,
-            pos,
-            msg,
-            Some("check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into()),
-        );
-    }
-    if message.contains("cannot start any token") {
-        return SpecError::invalid(
-            path,
-            pos,
-            msg,
-            Some("quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into()),
-        );
-    }
-    if message.contains("quoted scalar") {
-        return SpecError::invalid(
-            path,
-            pos,
-            msg,
-            Some("a quoted value is not closed; add the closing quote".into()),
-        );
-    }
-    if message.contains("did not find expected key") || message.contains("expected '-' indicator") {
+    let structural = message.contains("mapping values are not allowed")
+        || message.contains("did not find expected key")
+        || message.contains("expected '-' indicator");
+    if structural {
+        // The first line of a block text (`|`, `>`) sets its indentation.
         if let Some((prev, text)) = src.previous_content_line(pos.0) {
-            let indent = |l: &str| l.len() - l.trim_start().len();
-            let here = src.line(pos.0).unwrap_or("");
-            // The odd one out is the line whose indentation no neighbour shares: when the
-            // previous line opens its block alone and the lines after this one line up with
-            // it, the previous line is the mistake.
-            let next_same = src
-                .next_content_line(pos.0)
-                .is_some_and(|(_, n)| indent(n) == indent(here));
-            let prev_opens_block = src
-                .previous_content_line(prev)
-                .is_some_and(|(_, pp)| indent(pp) < indent(text));
-            if indent(text) > indent(here) && next_same && prev_opens_block {
-                return SpecError::invalid(
-                    path,
+            if src.in_block_scalar(prev)
+                && indent(text) > indent(here)
+                && src.opens_block_scalar(prev.saturating_sub(1))
+            {
+                return err(
                     (prev, indent(text) + 1),
                     format!(
-                        "YAML syntax error: line {prev} is indented {} spaces, but the entries after it are indented {}",
+                        "YAML syntax error: line {prev} starts a block text indented {} spaces, but the next line is indented {}",
                         indent(text),
                         indent(here)
                     ),
-                    Some(format!("indent line {prev} by {} spaces like the entries after it", indent(here))),
-                );
-            }
-            if indent(text) != indent(here) {
-                return SpecError::invalid(
-                    path,
-                    pos,
-                    msg,
-                    Some(format!(
-                        "this line is indented {} spaces but line {prev} above is indented {}; entries of one map or list must line up, and a key's children are indented deeper than the key",
-                        indent(here),
-                        indent(text)
-                    )),
+                    "the first line of a `|` or `>` text sets its indentation: indent its lines alike".into(),
                 );
             }
         }
+        // This line should be a key but has no `:`.
+        let content = |l: &str| -> String {
+            let t = l.split(" #").next().unwrap_or(l).trim();
+            t.strip_prefix("- ").unwrap_or(t).trim().to_string()
+        };
+        let lacks_colon = |t: &str| {
+            !t.is_empty()
+                && !t.contains(": ")
+                && !t.ends_with(':')
+                && !t.starts_with(['{', '[', '"', '\'', '|', '>'])
+        };
+        if message.contains("did not find expected key") && lacks_colon(&content(here)) {
+            let word: String = content(here)
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '{')
+                .collect();
+            return err(
+                (pos.0, indent(here) + 1),
+                format!("YAML syntax error: line {} has no `:` after its key", pos.0),
+                format!("write `{word}: ...`"),
+            );
+        }
+        if let Some((prev, text)) = src.previous_content_line(pos.0) {
+            // The previous line is a key without `:`; YAML read it as text running on.
+            let prev_content_col = indent(text)
+                + if text.trim_start().starts_with("- ") {
+                    2
+                } else {
+                    0
+                };
+            if prev_content_col <= indent(here)
+                && lacks_colon(&content(text))
+                && !src.in_block_scalar(prev)
+            {
+                let word: String = content(text)
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
+                return err(
+                    (prev, prev_content_col + 1),
+                    format!("YAML syntax error: line {prev} has no `:` after its key"),
+                    format!("write `{word}: ...`"),
+                );
+            }
+            if message.contains("expected '-' indicator")
+                && indent(text) == indent(here)
+                && text.trim_start().starts_with("- ")
+            {
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "this line lines up with the `- ` item on line {prev} but is not an item: indent it by {} spaces to belong to that item, or start it with `- `",
+                        indent(text) + 2
+                    ),
+                );
+            }
+            let prev_has_value = content(text)
+                .split_once(": ")
+                .is_some_and(|(_, v)| !v.trim().is_empty());
+            if indent(here) > indent(text)
+                && prev_has_value
+                && message.contains("mapping values are not allowed")
+            {
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "line {prev} already has a value, so this line cannot belong to it: indent it like line {prev} ({} spaces), or quote a value that contains `: `",
+                        indent(text)
+                    ),
+                );
+            }
+            if indent(text) != indent(here) {
+                // The odd one out is the line whose indentation matches no enclosing level and
+                // no neighbour: when this line lines up with an enclosing level or the lines
+                // after it, the previous line (the first of its block) is the mistake.
+                let levels = src.enclosing_indents(prev);
+                let next_same = src
+                    .next_content_line(pos.0)
+                    .is_some_and(|(_, n)| indent(n) == indent(here));
+                let prev_first = src
+                    .previous_content_line(prev)
+                    .is_some_and(|(_, pp)| indent(pp) < indent(text));
+                if indent(text) > indent(here)
+                    && prev_first
+                    && next_same
+                    && !levels.contains(&indent(here))
+                {
+                    return err(
+                        (prev, indent(text) + 1),
+                        format!(
+                            "YAML syntax error: line {prev} is indented {} spaces, but the entries after it are indented {}",
+                            indent(text),
+                            indent(here)
+                        ),
+                        format!("indent line {prev} by {} spaces like the entries after it", indent(here)),
+                    );
+                }
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "this line is indented {} spaces but line {prev} above is indented {}; entries of one map or list must line up, and a key's children are indented deeper than the key",
+                        indent(here),
+                        indent(text)
+                    ),
+                );
+            }
+        }
+        if message.contains("mapping values are not allowed") {
+            return err(
+                pos,
+                msg,
+                "check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into(),
+            );
+        }
     }
-    SpecError::invalid(
-        path,
+    if message.contains("cannot start any token") {
+        return err(
+            pos,
+            msg,
+            "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into(),
+        );
+    }
+    err(
         pos,
         msg,
-        Some("check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into()),
+        "check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into(),
     )
 }
 
 // ------------------------------------------------------------------ the text, for locations
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
 
 /// The spec text split into lines, for recovering positions the YAML library reports poorly.
 struct Source<'a> {
@@ -924,6 +1029,95 @@ impl<'a> Source<'a> {
             let t = l.trim();
             (!t.is_empty() && !t.starts_with('#')).then_some((n, l))
         })
+    }
+
+    /// The last unclosed `{`/`[` on line `ln` or on the `back` content lines before it.
+    fn unclosed_bracket(&self, ln: usize, back: usize) -> Option<((usize, usize), char)> {
+        let mut n = ln;
+        for _ in 0..=back {
+            let line = self.line(n)?;
+            let t = line.trim_start();
+            if !t.is_empty() && !t.starts_with('#') {
+                let mut stack: Vec<(usize, char)> = Vec::new();
+                let mut quote: Option<char> = None;
+                let mut prev = ' ';
+                for (ci, c) in line.chars().enumerate() {
+                    match quote {
+                        Some(q) if c == q => quote = None,
+                        Some(_) => {}
+                        None => match c {
+                            '"' | '\'' if matches!(prev, ' ' | '{' | '[' | ',' | ':') => {
+                                quote = Some(c)
+                            }
+                            '#' if prev == ' ' => break,
+                            '{' | '[' => stack.push((ci, c)),
+                            '}' | ']' => {
+                                stack.pop();
+                            }
+                            _ => {}
+                        },
+                    }
+                    prev = c;
+                }
+                if let Some((ci, c)) = stack.last() {
+                    return Some(((n, ci + 1), *c));
+                }
+                if n != ln && indent_of(line) == 0 {
+                    return None;
+                }
+            }
+            n = n.checked_sub(1).filter(|n| *n >= 1)?;
+        }
+        None
+    }
+
+    /// Indentations of the lines that enclose line `ln` (each less indented than the last).
+    fn enclosing_indents(&self, ln: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut current = self.line(ln).map(indent_of).unwrap_or(0);
+        for n in (1..ln).rev() {
+            let Some(l) = self.line(n) else { break };
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if indent_of(l) < current {
+                current = indent_of(l);
+                out.push(current);
+                if l.trim_start().starts_with("- ") {
+                    out.push(current + 2);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether line `ln` ends with a block-scalar indicator (`key: |`, `- >-`).
+    fn opens_block_scalar(&self, ln: usize) -> bool {
+        self.line(ln).is_some_and(|l| {
+            let t = l.split(" #").next().unwrap_or(l).trim_end();
+            let last = t.rsplit([' ', ':']).next().unwrap_or("");
+            !last.is_empty() && (last.starts_with('|') || last.starts_with('>')) && last.len() <= 3
+        })
+    }
+
+    /// Whether line `ln` is inside a block scalar: some earlier, less indented content line
+    /// opens one and every line between is indented at least as much as `ln`.
+    fn in_block_scalar(&self, ln: usize) -> bool {
+        let Some(me) = self.line(ln) else {
+            return false;
+        };
+        let mine = indent_of(me);
+        for n in (1..ln).rev() {
+            let Some(l) = self.line(n) else { return false };
+            if l.trim().is_empty() {
+                continue;
+            }
+            if indent_of(l) < mine {
+                return self.opens_block_scalar(n);
+            }
+        }
+        false
     }
 
     /// The first line after line `ln` (1-based) that is not blank or a comment.
@@ -1609,7 +1803,7 @@ mod tests {
             m.starts_with("YAML syntax error: mapping values are not allowed"),
             "{m}"
         );
-        assert!(h.contains("indentation"), "{h}");
+        assert_eq!(h, "line 1 already has a value, so this line cannot belong to it: indent it like line 1 (0 spaces), or quote a value that contains `: `");
     }
 
     #[test]
