@@ -241,17 +241,19 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
     });
     for pair in out.windows(2) {
         if pair[0].trial_name() == pair[1].trial_name() {
-            return Err(SpecError::Io {
-                path: pair[1].path.clone(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    format!(
-                        "trial `{}` is defined twice (also by {}); rename one of the files",
-                        pair[1].trial_name(),
-                        pair[0].path.display()
-                    ),
+            return Err(SpecError::invalid(
+                &pair[1].path,
+                (1, 1),
+                format!(
+                    "trial `{}` is defined twice, also by {}",
+                    pair[1].trial_name(),
+                    pair[0].path.display()
                 ),
-            });
+                Some(
+                    "trial names leave out the extension: rename or remove one of the two files"
+                        .into(),
+                ),
+            ));
         }
     }
     Ok(out)
@@ -328,7 +330,11 @@ fn value_pos(text: &str, key: &str) -> (usize, usize) {
     let Some(l) = text.lines().nth(line.saturating_sub(1)) else {
         return (line, col);
     };
-    let from: usize = l.char_indices().nth(col.saturating_sub(1)).map(|(b, _)| b).unwrap_or(0);
+    let from: usize = l
+        .char_indices()
+        .nth(col.saturating_sub(1))
+        .map(|(b, _)| b)
+        .unwrap_or(0);
     match l[from..].find(':') {
         Some(c) => {
             let after = &l[from + c + 1..];
