@@ -12,8 +12,18 @@
 //!
 //! serde_yaml_ng's errors are rewritten into [`SpecError::Invalid`]: its dotted path becomes the
 //! "where", serde's wording (`unknown field`, `invalid type: ..., expected u32`) becomes plain
-//! words, and positions it reports poorly (duplicate keys point at the start of the map, a
-//! second key in a one-key map at the first) are recovered by scanning the text.
+//! words, and positions it reports poorly are recovered by scanning the text:
+//!
+//! - serde errors (unknown key/variant, wrong type) come with the offending scalar's position,
+//!   also inside nested block or flow maps; kept as is;
+//! - duplicate keys and a second key in a one-key map (`- file_exists: a` + `command: b`) are
+//!   reported at the start of the map: moved to the offending key;
+//! - a type error on a block value (`key:` then `- a` below) is moved up to the key;
+//! - libyaml syntax errors are often noticed a line late (a key without `:`, an unclosed `{`,
+//!   one line indented differently): moved to the line that holds the mistake, or, where two
+//!   lines disagree on indentation, the help names the other line;
+//! - semantic errors (regexes, fixture dirs, tool inputs) have no position at all: found by
+//!   searching their section of the text for the value.
 
 use std::path::{Path, PathBuf};
 
