@@ -1,9 +1,35 @@
 //! Loading one task file: YAML → [`TaskSpec`], with errors that carry `file:line:col`, say what
 //! is wrong and how to fix it (unknown keys suggest the nearest valid key).
+//!
+//! This is the one module that knows the YAML library (serde_yaml_ng). Loading runs in three
+//! passes:
+//!
+//! 1. a generic pass into `serde_yaml_ng::Value` catches syntax errors, several documents and
+//!    duplicate keys;
+//! 2. the typed pass deserializes [`TaskSpec`] with enums written as one-key maps
+//!    (`- file_exists: a`, `agent: {process: {..}}`);
+//! 3. semantic checks: every regex in the expectations compiles, the `workspace:` fixture exists.
+//!
+//! serde_yaml_ng's errors are rewritten into [`SpecError::Invalid`]: its dotted path becomes the
+//! "where", serde's wording (`unknown field`, `invalid type: ..., expected u32`) becomes plain
+//! words, and positions it reports poorly are recovered by scanning the text:
+//!
+//! - serde errors (unknown key/variant, wrong type) come with the offending scalar's position,
+//!   also inside nested block or flow maps; kept as is;
+//! - duplicate keys and a second key in a one-key map (`- file_exists: a` + `command: b`) are
+//!   reported at the start of the map: moved to the offending key;
+//! - a type error on a block value (`key:` then `- a` below) is moved up to the key;
+//! - libyaml syntax errors are often noticed a line late (a key without `:`, an unclosed `{`,
+//!   one line indented differently): moved to the line that holds the mistake, or, where two
+//!   lines disagree on indentation, the help names the other line;
+//! - semantic errors (regexes, fixture dirs, tool inputs) have no position at all: found by
+//!   searching their section of the text for the value.
 
 use std::path::{Path, PathBuf};
 
-use super::model::TaskSpec;
+use serde::de::DeserializeOwned;
+
+use super::model::{Step, TaskSpec, ValidatorSpec};
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
 /// the line and column too.
@@ -26,31 +52,1848 @@ pub enum SpecError {
     },
 }
 
-fn format_located(path: &Path, line: usize, column: usize, message: &str, help: Option<&str>) -> String {
+impl SpecError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            SpecError::Io { path, .. } | SpecError::Invalid { path, .. } => path,
+        }
+    }
+
+    /// `(line, column)`, 1-based, for located errors.
+    pub fn location(&self) -> Option<(usize, usize)> {
+        match self {
+            SpecError::Io { .. } => None,
+            SpecError::Invalid { line, column, .. } => Some((*line, *column)),
+        }
+    }
+
+    pub(crate) fn invalid(
+        path: &Path,
+        (line, column): (usize, usize),
+        message: String,
+        help: Option<String>,
+    ) -> Self {
+        SpecError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+            help,
+        }
+    }
+}
+
+fn format_located(
+    path: &Path,
+    line: usize,
+    column: usize,
+    message: &str,
+    help: Option<&str>,
+) -> String {
     match help {
-        Some(h) => format!("{}:{}:{}: {}\n  help: {}", path.display(), line, column, message, h),
+        Some(h) => format!(
+            "{}:{}:{}: {}\n  help: {}",
+            path.display(),
+            line,
+            column,
+            message,
+            h
+        ),
         None => format!("{}:{}:{}: {}", path.display(), line, column, message),
     }
 }
 
 /// Reads and parses the task file at `path`.
 pub fn load_task(path: &Path) -> Result<TaskSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_task(&text, path)
 }
 
-/// Parses task YAML `text`; `path` is used in error messages only.
+/// Parses task YAML `text`. `path` names the file in error messages, and a `workspace:` fixture
+/// is resolved relative to its directory (it must exist).
 pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
-    let _ = (text, path);
-    todo!("spec helper")
+    if is_blank(text) {
+        return Err(SpecError::invalid(
+            path,
+            (1, 1),
+            "the task file is empty".into(),
+            Some("a task needs at least `description:`, usually also `prompt:`, `solution:` and `expect:`; `medin schema` prints every key".into()),
+        ));
+    }
+    let spec: TaskSpec = from_yaml(text, path, Doc::Task)?;
+    check_regexes(&spec, text, path)?;
+    check_steps(&spec, text, path)?;
+    check_workspace(&spec, text, path)?;
+    Ok(spec)
+}
+
+/// The task's id: its `id:`, else the file name without extension (`gt-002-create-file`).
+pub fn task_id(spec: &TaskSpec, path: &Path) -> String {
+    spec.id.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+/// `a/b/../c` → `a/c`, without touching the file system (for messages).
+fn tidy(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir
+                if matches!(
+                    out.components().next_back(),
+                    Some(std::path::Component::Normal(_))
+                ) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The candidate closest to `word` (Jaro-Winkler ≥ 0.8 or edit distance ≤ 2), if any.
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
+        .map(|c| {
+            (
+                *c,
+                strsim::jaro_winkler(word, c),
+                strsim::levenshtein(word, c),
+            )
+        })
         .filter(|(_, jw, lev)| *jw >= 0.8 || *lev <= 2)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _, _)| c)
+}
+
+/// Which kind of file is being read; it names the top level in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Doc {
+    Task,
+    Suite,
+}
+
+impl Doc {
+    fn root(self) -> &'static str {
+        match self {
+            Doc::Task => "the task",
+            Doc::Suite => "medin.yaml",
+        }
+    }
+    fn file(self) -> &'static str {
+        match self {
+            Doc::Task => "a task file",
+            Doc::Suite => "medin.yaml",
+        }
+    }
+    fn example_keys(self) -> &'static str {
+        match self {
+            Doc::Task => "`description:` and `prompt:`",
+            Doc::Suite => "`suites:` and `thresholds:`",
+        }
+    }
+}
+
+/// True when `text` holds nothing but whitespace, comments and document markers.
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
+}
+
+/// Deserializes `text` as `T` (enums as one-key maps), turning every error into a located
+/// [`SpecError::Invalid`].
+pub(crate) fn from_yaml<T: DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    doc: Doc,
+) -> Result<T, SpecError> {
+    // Pass 1: syntax, several documents, duplicate keys.
+    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
+        .map_err(|e| translate(&e, text, path, doc))?;
+    // Pass 2: the typed model.
+    serde_yaml_ng::with::singleton_map_recursive::deserialize(
+        serde_yaml_ng::Deserializer::from_str(text),
+    )
+    .map_err(|e| translate(&e, text, path, doc))
+}
+
+// ------------------------------------------------------------------ error translation
+
+/// One serde_yaml_ng error, taken apart.
+struct Raw {
+    /// Dotted path to the value (`limits.max_turns`, `expect.validate[0]`); empty at the root.
+    at: String,
+    message: String,
+    /// 1-based line and column, if the library gave one.
+    pos: Option<(usize, usize)>,
+}
+
+fn split_error(e: &serde_yaml_ng::Error) -> Raw {
+    let pos = e.location().map(|l| (l.line(), l.column()));
+    let shown = e.to_string();
+    let mut message = strip_positions(&shown);
+    let mut at = String::new();
+    // serde_yaml_ng writes `path: message`. Known serde messages mark where the path ends even
+    // when a key holds spaces; otherwise a path is taken to have none.
+    const SERDE: &[&str] = &[
+        ": unknown field `",
+        ": unknown variant `",
+        ": missing field `",
+        ": duplicate field `",
+        ": invalid type: ",
+        ": invalid value: ",
+        ": invalid length ",
+    ];
+    if let Some(i) = SERDE.iter().filter_map(|m| message.find(m)).min() {
+        at = message[..i].to_string();
+        message = message[i + 2..].to_string();
+    } else if let Some((head, tail)) = message.split_once(": ") {
+        if !head.is_empty() && !head.contains(' ') && !head.contains('`') && !head.contains('"') {
+            at = head.to_string();
+            message = tail.to_string();
+        }
+    }
+    Raw { at, message, pos }
+}
+
+/// Removes the ` at line N column M` / ` at position N` parts the library appends.
+fn strip_positions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(" at ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 4..];
+        let skip = position_len(after);
+        if skip == 0 {
+            out.push_str(" at ");
+            rest = after;
+        } else {
+            rest = &after[skip..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The position after `, while ... at line N column M` in a libyaml message (the context mark).
+fn context_position(shown: &str) -> Option<(usize, usize)> {
+    let (_, ctx) = shown.split_once(", while ")?;
+    let (_, at) = ctx.rsplit_once(" at line ")?;
+    let (line, col) = at.split_once(" column ")?;
+    Some((line.trim().parse().ok()?, col.trim().parse().ok()?))
+}
+
+/// Length of a leading `line N column M` or `position N`, 0 if there is none.
+fn position_len(s: &str) -> usize {
+    fn digits(s: &str) -> usize {
+        s.bytes().take_while(u8::is_ascii_digit).count()
+    }
+    if let Some(r) = s.strip_prefix("line ") {
+        let d = digits(r);
+        if d > 0 {
+            if let Some(r2) = r[d..].strip_prefix(" column ") {
+                let d2 = digits(r2);
+                if d2 > 0 {
+                    return 5 + d + 8 + d2;
+                }
+            }
+        }
+    } else if let Some(r) = s.strip_prefix("position ") {
+        let d = digits(r);
+        if d > 0 {
+            return 9 + d;
+        }
+    }
+    0
+}
+
+/// Text between the first pair of backticks after `prefix`.
+fn ticked_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(prefix)?;
+    let rest = rest.strip_prefix('`')?;
+    rest.split_once('`').map(|(w, _)| w)
+}
+
+/// Every backticked word in `text`.
+fn ticked_all(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+fn where_is(at: &str, doc: Doc) -> String {
+    if at.is_empty() || at == "." {
+        doc.root().to_string()
+    } else {
+        format!("`{at}`")
+    }
+}
+
+fn key_at(at: &str, doc: Doc) -> String {
+    if at.is_empty() || at == "." {
+        format!("the top level of {}", doc.file())
+    } else {
+        format!("`{at}`")
+    }
+}
+
+fn did_you_mean(word: &str, valid: &[&str], what: &str) -> String {
+    match nearest(word, valid) {
+        Some(n) => format!("did you mean `{n}`?"),
+        None if valid.is_empty() => format!("no {what}s are allowed here"),
+        None => format!("valid {what}s here: {}", valid.join(", ")),
+    }
+}
+
+fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> SpecError {
+    let Raw { at, message, pos } = split_error(e);
+    let mut pos0 = pos.unwrap_or((1, 1));
+    if message.contains("end of stream") {
+        // An unterminated quote or bracket: the place it was opened is the useful one.
+        if let Some(ctx) = context_position(&e.to_string()) {
+            pos0 = ctx;
+        }
+    }
+    let src = Source::new(text);
+    let here = where_is(&at, doc);
+
+    // unknown key in a struct
+    if let Some(key) = ticked_after(&message, "unknown field ") {
+        let valid = expected_list(&message);
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("unknown key `{key}` in {here}"),
+            Some(did_you_mean(key, &valid, "key")),
+        );
+    }
+    // unknown enum variant: a value (`outcome: sucess`) or a one-key map's key (`- file_exist: a`)
+    if let Some(word) = ticked_after(&message, "unknown variant ") {
+        let valid = expected_list(&message);
+        let as_key = src.is_key_at(pos0);
+        let noun = variant_noun(&at, as_key);
+        let msg = if as_key {
+            format!("unknown {noun} `{word}` in {here}")
+        } else {
+            format!("unknown {noun} `{word}` for {}", key_at(&at, doc))
+        };
+        let mut help = did_you_mean(word, &valid, noun);
+        if help.starts_with("did you mean") && valid.len() > 1 {
+            help = format!("{help} (one of: {})", valid.join(", "));
+        }
+        return SpecError::invalid(path, pos0, msg, Some(help));
+    }
+    if let Some(key) = ticked_after(&message, "missing field ") {
+        let help = if key == "description" && (at.is_empty() || at == ".") {
+            "add a line such as `description: Create hello.txt and check its content` (one line: what the task checks)".to_string()
+        } else {
+            format!("add `{key}: ...` to {here}")
+        };
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("missing required key `{key}` in {here}"),
+            Some(help),
+        );
+    }
+    if let Some(key) = ticked_after(&message, "duplicate field ") {
+        let p = src.find_key_in_map(pos0, key, 2).unwrap_or(pos0);
+        return duplicate(path, p, key, &here);
+    }
+    if let Some(rest) = message.strip_prefix("duplicate entry with key ") {
+        let key = rest.trim_matches('"').trim_matches('`').to_string();
+        let p = src.find_key_in_map(pos0, &key, 2).unwrap_or(pos0);
+        return duplicate(path, p, &key, &here);
+    }
+    if message.starts_with("duplicate entry") {
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("duplicate key in {here}"),
+            Some("a key may appear once per map; remove one of them".into()),
+        );
+    }
+    if message == "invalid type: unit variant, expected newtype variant" {
+        let word = src.word_at(pos0).unwrap_or_else(|| "this entry".into());
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("`{word}` needs a value in {here}"),
+            Some(format!(
+                "write `{word}: <value>`; see `medin schema` for what it takes"
+            )),
+        );
+    }
+    if message == "invalid value: map, expected map with a single key" {
+        let noun = variant_noun(&at, true);
+        if src.starts_empty_map(pos0) {
+            return SpecError::invalid(
+                path,
+                pos0,
+                format!("empty {noun} in {here}"),
+                Some(format!("write one key, e.g. {}", variant_example(noun))),
+            );
+        }
+        let (p, second) = src.nth_key_in_map(pos0, 2).unwrap_or((pos0, String::new()));
+        let first = src.word_at(pos0).unwrap_or_default();
+        return SpecError::invalid(
+            path,
+            p,
+            format!("a {noun} is a one-key map, but `{second}` follows `{first}` in {here}"),
+            Some(format!("put `- {second}: ..` on its own list item")),
+        );
+    }
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return invalid_type(path, &src, pos0, &at, found, expected, doc);
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid value: ") {
+        if let Some((found, expected)) = rest.split_once(", expected ") {
+            return SpecError::invalid(
+                path,
+                pos0,
+                format!(
+                    "{} must be {}, found {}",
+                    key_at(&at, doc),
+                    human_expected(expected),
+                    human_found(found)
+                ),
+                None,
+            );
+        }
+    }
+    if let Some(rest) = message.strip_prefix("invalid length ") {
+        return SpecError::invalid(
+            path,
+            pos0,
+            format!("wrong number of entries in {here}: {rest}"),
+            None,
+        );
+    }
+    if message.starts_with("deserializing from YAML containing more than one document") {
+        if src.second_document().is_none() {
+            if let Some((ln, indent)) = src.first_content_line().filter(|(_, i)| *i > 0) {
+                return SpecError::invalid(
+                    path,
+                    (ln, indent + 1),
+                    format!("top-level keys must start at the beginning of the line, but line {ln} is indented by {indent} spaces"),
+                    Some("remove the indentation before the top-level keys (`description:`, `prompt:`, ...)".into()),
+                );
+            }
+        }
+        let p = src.second_document().unwrap_or(pos0);
+        return SpecError::invalid(
+            path,
+            p,
+            format!(
+                "{} holds one YAML document, but a second one starts here",
+                doc.file()
+            ),
+            Some("remove this `---` line, or move the rest into its own file".into()),
+        );
+    }
+    if e.location().is_some() && at.is_empty() && looks_like_syntax(&message) {
+        return syntax_error(path, &message, &e.to_string(), &src, pos0);
+    }
+
+    // A custom message (durations, sizes, solution steps): `what is wrong; how to fix it`.
+    let mut p = pos0;
+    if let Some(rest) = message.split_once("but `").map(|(_, r)| r) {
+        if let Some((extra, _)) = rest.split_once("` follows") {
+            p = src.find_key_in_map(pos0, extra, 1).unwrap_or(pos0);
+        }
+    }
+    let (msg, help) = match message.split_once("; ") {
+        Some((m, h)) => (m.to_string(), Some(h.to_string())),
+        None => (message.clone(), None),
+    };
+    let msg = if at.is_empty() || at == "." {
+        msg
+    } else {
+        format!("`{at}`: {msg}")
+    };
+    SpecError::invalid(path, p, msg, help)
+}
+
+fn duplicate(path: &Path, p: (usize, usize), key: &str, here: &str) -> SpecError {
+    SpecError::invalid(
+        path,
+        p,
+        format!("duplicate key `{key}` in {here}"),
+        Some("a key may appear once per map; remove one of them or merge their values".into()),
+    )
+}
+
+/// The valid names serde lists after `expected` in an unknown-field/variant message.
+fn expected_list(message: &str) -> Vec<&str> {
+    match message.split_once(", expected ") {
+        Some((_, list)) => ticked_all(list),
+        None => Vec::new(),
+    }
+}
+
+fn variant_noun(at: &str, as_key: bool) -> &'static str {
+    let last = at.rsplit('.').next().unwrap_or(at);
+    if last.starts_with("validate[") {
+        "validator"
+    } else if at == "agent" || last == "agent" {
+        "agent"
+    } else if at == "kind" {
+        "task kind"
+    } else if last == "outcome" {
+        "outcome"
+    } else if last == "result" {
+        "result"
+    } else if last == "type" {
+        "evidence type"
+    } else if last == "error" {
+        "error code"
+    } else if as_key {
+        "key"
+    } else {
+        "value"
+    }
+}
+
+fn variant_example(noun: &str) -> &'static str {
+    match noun {
+        "validator" => "`- file_exists: hello.txt` or `- command: \"make test\"`",
+        "agent" => "`agent: oracle` or `agent: {process: {command: ./my-agent}}`",
+        _ => "`key: value`",
+    }
+}
+
+/// For a value written as a block below its key (`key:` then `- a` on the next lines), the
+/// position of `key:`; the library reports the first line of the block.
+fn key_line_above(src: &Source, pos: (usize, usize), at: &str) -> Option<(usize, usize)> {
+    let key = at.rsplit('.').next()?;
+    if key.ends_with(']') {
+        return None;
+    }
+    let (prev, text) = src.previous_content_line(pos.0)?;
+    let t = text.split(" #").next().unwrap_or(text).trim_end();
+    let t_start = t.trim_start();
+    let body = t_start.strip_prefix("- ").unwrap_or(t_start);
+    let body = body.trim_matches(['"', '\'']);
+    if body
+        .strip_prefix(key)
+        .is_some_and(|r| r.trim_matches(['"', '\'']).trim() == ":")
+    {
+        let col = text.len() - t_start.len()
+            + (t_start.len() - t_start.strip_prefix("- ").unwrap_or(t_start).len())
+            + 1;
+        return Some((prev, col));
+    }
+    None
+}
+
+fn invalid_type(
+    path: &Path,
+    src: &Source,
+    pos: (usize, usize),
+    at: &str,
+    found: &str,
+    expected: &str,
+    doc: Doc,
+) -> SpecError {
+    let found_h = human_found(found);
+    if at.is_empty() || at == "." {
+        return SpecError::invalid(
+            path,
+            pos,
+            format!("{} must be a map of keys such as {}, found {found_h}", doc.file(), doc.example_keys()),
+            Some("write one `key: value` per line at the start of the line; `medin schema` prints every key".into()),
+        );
+    }
+    let expected_h = human_expected(expected);
+    let pos = if found == "sequence" || found == "map" {
+        key_line_above(src, pos, at).unwrap_or(pos)
+    } else {
+        pos
+    };
+    let key = at.rsplit('.').next().unwrap_or(at);
+    let key = key.split('[').next().unwrap_or(key);
+    let help = if expected.contains("sequence") && !found.starts_with("map") {
+        Some(format!(
+            "write a list: `{key}: [a, b]`, or one `- item` per line below `{key}:`"
+        ))
+    } else if expected.contains("sequence") {
+        Some(format!(
+            "write a list: one `- item` per line below `{key}:`"
+        ))
+    } else if expected.starts_with("struct ") || expected == "a map" {
+        let keys = expected
+            .strip_prefix("struct ")
+            .map(struct_keys)
+            .unwrap_or_default();
+        let listed = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("; its keys: {}", keys.join(", "))
+        };
+        Some(format!(
+            "write a map below `{key}:`, one `name: value` per line, or `{key}: {{ name: value }}`{listed}"
+        ))
+    } else if (expected == "a string" || expected.starts_with("a one-key"))
+        && !found.starts_with("map")
+        && !found.starts_with("sequence")
+    {
+        Some("put the value in quotes so YAML reads it as text".to_string())
+    } else if expected.starts_with('u') && found.starts_with("integer") {
+        Some("use a number that is 0 or more".to_string())
+    } else {
+        None
+    };
+    SpecError::invalid(
+        path,
+        pos,
+        format!("`{at}` must be {expected_h}, found {found_h}"),
+        help,
+    )
+}
+
+/// The keys of a model struct, by its Rust name (`Limits`), from the published schemas.
+fn struct_keys(name: &str) -> Vec<String> {
+    static DEFS: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    let defs = DEFS.get_or_init(|| {
+        let mut out = Vec::new();
+        for (root, text) in [
+            ("TaskSpec", super::schema::task_schema_json()),
+            ("SuiteConfig", super::schema::suite_schema_json()),
+        ] {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let keys = |s: &serde_json::Value| -> Vec<String> {
+                s.get("properties")
+                    .and_then(|p| p.as_object())
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            out.push((root.to_string(), keys(&v)));
+            if let Some(defs) = v.get("$defs").and_then(|d| d.as_object()) {
+                for (n, d) in defs {
+                    out.push((n.clone(), keys(d)));
+                }
+            }
+        }
+        out
+    });
+    defs.iter()
+        .find(|(n, _)| n == name)
+        .or_else(|| {
+            defs.iter()
+                .find(|(n, _)| n.starts_with(&format!("{name}_")))
+        })
+        .map(|(_, k)| k.clone())
+        .unwrap_or_default()
+}
+
+fn human_expected(expected: &str) -> String {
+    match expected {
+        "u8" => "a whole number from 0 to 255".into(),
+        "u16" => "a whole number from 0 to 65535".into(),
+        "u32" | "u64" | "usize" => "a whole number (0 or more)".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a boolean" => "`true` or `false`".into(),
+        "a sequence" => "a list".into(),
+        "map with a single key" => "a one-key map".into(),
+        e if e.starts_with("struct ") || e == "a map" => "a map".into(),
+        e => e.to_string(),
+    }
+}
+
+fn human_found(found: &str) -> String {
+    if let Some(s) = found.strip_prefix("string ") {
+        format!("the text {s}")
+    } else if let Some(n) = found.strip_prefix("integer ") {
+        format!("the number {}", n.trim_matches('`'))
+    } else if let Some(n) = found.strip_prefix("floating point ") {
+        format!("the number {}", n.trim_matches('`'))
+    } else if let Some(b) = found.strip_prefix("boolean ") {
+        format!("the boolean {b}")
+    } else {
+        match found {
+            "sequence" => "a list".into(),
+            "map" => "a map".into(),
+            "unit value" => "an empty value".into(),
+            f => f.to_string(),
+        }
+    }
+}
+
+fn looks_like_syntax(message: &str) -> bool {
+    const LIBYAML: &[&str] = &[
+        "mapping values are not allowed",
+        "did not find expected",
+        "found unexpected",
+        "found character that cannot start any token",
+        "while scanning",
+        "while parsing",
+        "found undefined tag handle",
+        "could not find expected",
+        "found a tab character",
+        "block sequence entries are not allowed",
+        "invalid leading UTF-8",
+        "control characters are not allowed",
+    ];
+    LIBYAML.iter().any(|m| message.contains(m))
+}
+
+/// A libyaml syntax error, moved to the line that holds the mistake where libyaml reports a
+/// later one (a key without `:`, an unclosed `{`/`[`, one line indented differently from its
+/// siblings), with a hint for its kind.
+fn syntax_error(
+    path: &Path,
+    message: &str,
+    shown: &str,
+    src: &Source,
+    pos: (usize, usize),
+) -> SpecError {
+    let ctx = context_position(shown);
+    let msg = format!("YAML syntax error: {message}");
+    let err = |p: (usize, usize), m: String, h: String| SpecError::invalid(path, p, m, Some(h));
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let here = src.line(pos.0).unwrap_or("");
+
+    if message.contains("tab") || here.contains('\t') {
+        return err(
+            pos,
+            msg,
+            "YAML indentation must use spaces, not tabs".into(),
+        );
+    }
+    if message.contains("quoted scalar") {
+        return err(
+            ctx.unwrap_or(pos),
+            msg,
+            "a quoted value is not closed; add the closing quote".into(),
+        );
+    }
+    // An unclosed `{`/`[`: libyaml notices on a later line.
+    let back = if message.contains("flow") { 30 } else { 1 };
+    if let Some((p, open)) = src.unclosed_bracket(pos.0, back) {
+        let close = if open == '{' { '}' } else { ']' };
+        return err(
+            p,
+            format!("YAML syntax error: this `{open}` is not closed"),
+            format!("close it with `{close}` (a flow collection may span lines, but must end before the next key), or add the missing comma between its items"),
+        );
+    }
+    if message.contains("while parsing a flow") {
+        let (open, close) = if message.contains("flow sequence") {
+            ('[', ']')
+        } else {
+            ('{', '}')
+        };
+        return err(
+            ctx.unwrap_or(pos),
+            msg,
+            format!("a `{open}` opened here is not closed with `{close}`, or a comma is missing between its items"),
+        );
+    }
+    if message.contains("while scanning a simple key") {
+        let p = ctx.unwrap_or(pos);
+        let word = src.word_at(p).unwrap_or_else(|| "key".into());
+        return err(
+            p,
+            format!("YAML syntax error: line {} has no `:` after its key", p.0),
+            format!("write `{word}: value`"),
+        );
+    }
+    let structural = message.contains("mapping values are not allowed")
+        || message.contains("did not find expected key")
+        || message.contains("expected '-' indicator");
+    if structural {
+        // The first line of a block text (`|`, `>`) sets its indentation.
+        if let Some((prev, text)) = src.previous_content_line(pos.0) {
+            if src.in_block_scalar(prev)
+                && indent(text) > indent(here)
+                && src.opens_block_scalar(prev.saturating_sub(1))
+            {
+                return err(
+                    (prev, indent(text) + 1),
+                    format!(
+                        "YAML syntax error: line {prev} starts a block text indented {} spaces, but the next line is indented {}",
+                        indent(text),
+                        indent(here)
+                    ),
+                    "the first line of a `|` or `>` text sets its indentation: indent its lines alike".into(),
+                );
+            }
+        }
+        // This line should be a key but has no `:`.
+        let content = |l: &str| -> String {
+            let t = l.split(" #").next().unwrap_or(l).trim();
+            t.strip_prefix("- ").unwrap_or(t).trim().to_string()
+        };
+        let lacks_colon = |t: &str| {
+            !t.is_empty()
+                && !t.contains(": ")
+                && !t.ends_with(':')
+                && !t.starts_with(['{', '[', '"', '\'', '|', '>'])
+        };
+        if message.contains("did not find expected key") && lacks_colon(&content(here)) {
+            let word: String = content(here)
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '{')
+                .collect();
+            return err(
+                (pos.0, indent(here) + 1),
+                format!("YAML syntax error: line {} has no `:` after its key", pos.0),
+                format!("write `{word}: ...`"),
+            );
+        }
+        if let Some((prev, text)) = src.previous_content_line(pos.0) {
+            // The previous line is a key without `:`; YAML read it as text running on.
+            let prev_content_col = indent(text)
+                + if text.trim_start().starts_with("- ") {
+                    2
+                } else {
+                    0
+                };
+            if prev_content_col <= indent(here)
+                && lacks_colon(&content(text))
+                && !src.in_block_scalar(prev)
+            {
+                let word: String = content(text)
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
+                return err(
+                    (prev, prev_content_col + 1),
+                    format!("YAML syntax error: line {prev} has no `:` after its key"),
+                    format!("write `{word}: ...`"),
+                );
+            }
+            if message.contains("expected '-' indicator")
+                && indent(text) == indent(here)
+                && text.trim_start().starts_with("- ")
+            {
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "this line lines up with the `- ` item on line {prev} but is not an item: indent it by {} spaces to belong to that item, or start it with `- `",
+                        indent(text) + 2
+                    ),
+                );
+            }
+            let prev_has_value = content(text)
+                .split_once(": ")
+                .is_some_and(|(_, v)| !v.trim().is_empty());
+            if indent(here) > indent(text)
+                && prev_has_value
+                && message.contains("mapping values are not allowed")
+            {
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "line {prev} already has a value, so this line cannot belong to it: indent it like line {prev} ({} spaces), or quote a value that contains `: `",
+                        indent(text)
+                    ),
+                );
+            }
+            if indent(text) != indent(here) {
+                // The odd one out is the line whose indentation matches no enclosing level and
+                // no neighbour: when this line lines up with an enclosing level or the lines
+                // after it, the previous line (the first of its block) is the mistake.
+                let levels = src.enclosing_indents(prev);
+                let next_same = src
+                    .next_content_line(pos.0)
+                    .is_some_and(|(_, n)| indent(n) == indent(here));
+                let prev_first = src
+                    .previous_content_line(prev)
+                    .is_some_and(|(_, pp)| indent(pp) < indent(text));
+                if indent(text) > indent(here)
+                    && prev_first
+                    && next_same
+                    && !levels.contains(&indent(here))
+                {
+                    return err(
+                        (prev, indent(text) + 1),
+                        format!(
+                            "YAML syntax error: line {prev} is indented {} spaces, but the entries after it are indented {}",
+                            indent(text),
+                            indent(here)
+                        ),
+                        format!("indent line {prev} by {} spaces like the entries after it", indent(here)),
+                    );
+                }
+                return err(
+                    pos,
+                    msg,
+                    format!(
+                        "this line is indented {} spaces but line {prev} above is indented {}; entries of one map or list must line up, and a key's children are indented deeper than the key",
+                        indent(here),
+                        indent(text)
+                    ),
+                );
+            }
+        }
+        if message.contains("mapping values are not allowed") {
+            return err(
+                pos,
+                msg,
+                "check the indentation of this line against the one above, and quote values that contain `: ` (e.g. `prompt: \"a: b\"`)".into(),
+            );
+        }
+    }
+    if message.contains("cannot start any token") {
+        return err(
+            pos,
+            msg,
+            "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into(),
+        );
+    }
+    err(
+        pos,
+        msg,
+        "check the indentation (spaces only, children indented deeper than their key) and quote values with special characters".into(),
+    )
+}
+
+// ------------------------------------------------------------------ the text, for locations
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The spec text split into lines, for recovering positions the YAML library reports poorly.
+struct Source<'a> {
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Source<'a> {
+    fn new(text: &'a str) -> Self {
+        Source {
+            lines: text.lines().collect(),
+        }
+    }
+
+    /// Line `n`, 1-based.
+    fn line(&self, n: usize) -> Option<&'a str> {
+        n.checked_sub(1).and_then(|i| self.lines.get(i).copied())
+    }
+
+    /// The text from `(line, col)` on (col 1-based, in characters).
+    fn rest_at(&self, (line, col): (usize, usize)) -> Option<&'a str> {
+        let l = self.line(line)?;
+        let byte = l
+            .char_indices()
+            .nth(col.saturating_sub(1))
+            .map(|(b, _)| b)
+            .unwrap_or(l.len());
+        Some(&l[byte..])
+    }
+
+    /// The plain word (key or value) starting at `pos`, unquoted.
+    fn word_at(&self, pos: (usize, usize)) -> Option<String> {
+        let rest = self.rest_at(pos)?.trim_start_matches(['{', ' ']);
+        let rest = rest.trim_start_matches(['"', '\'']);
+        let w: String = rest
+            .chars()
+            .take_while(|c| !matches!(c, ':' | ',' | '}' | '"' | '\'' | ' ' | '#'))
+            .collect();
+        (!w.is_empty()).then_some(w)
+    }
+
+    /// Whether the scalar at `pos` is a key (`word:` follows).
+    fn is_key_at(&self, pos: (usize, usize)) -> bool {
+        let Some(rest) = self.rest_at(pos) else {
+            return false;
+        };
+        let Some(word) = self.word_at(pos) else {
+            return false;
+        };
+        let Some(i) = rest.find(word.as_str()) else {
+            return false;
+        };
+        let after = rest[i + word.len()..]
+            .trim_start_matches(['"', '\''])
+            .trim_start();
+        after.starts_with(':')
+    }
+
+    fn starts_empty_map(&self, pos: (usize, usize)) -> bool {
+        self.rest_at(pos)
+            .is_some_and(|r| r.replace(' ', "").starts_with("{}"))
+    }
+
+    /// The last line before line `ln` (1-based) that is not blank or a comment.
+    fn previous_content_line(&self, ln: usize) -> Option<(usize, &'a str)> {
+        (1..ln).rev().find_map(|n| {
+            let l = self.line(n)?;
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#')).then_some((n, l))
+        })
+    }
+
+    /// The last unclosed `{`/`[` on line `ln` or on the `back` content lines before it.
+    fn unclosed_bracket(&self, ln: usize, back: usize) -> Option<((usize, usize), char)> {
+        let mut n = ln;
+        for _ in 0..=back {
+            let line = self.line(n)?;
+            let t = line.trim_start();
+            if !t.is_empty() && !t.starts_with('#') {
+                let mut stack: Vec<(usize, char)> = Vec::new();
+                let mut quote: Option<char> = None;
+                let mut prev = ' ';
+                for (ci, c) in line.chars().enumerate() {
+                    match quote {
+                        Some(q) if c == q => quote = None,
+                        Some(_) => {}
+                        None => match c {
+                            '"' | '\'' if matches!(prev, ' ' | '{' | '[' | ',' | ':') => {
+                                quote = Some(c)
+                            }
+                            '#' if prev == ' ' => break,
+                            '{' | '[' => stack.push((ci, c)),
+                            '}' | ']' => {
+                                stack.pop();
+                            }
+                            _ => {}
+                        },
+                    }
+                    prev = c;
+                }
+                if let Some((ci, c)) = stack.last() {
+                    return Some(((n, ci + 1), *c));
+                }
+                if n != ln && indent_of(line) == 0 {
+                    return None;
+                }
+            }
+            n = n.checked_sub(1).filter(|n| *n >= 1)?;
+        }
+        None
+    }
+
+    /// Indentations of the lines that enclose line `ln` (each less indented than the last).
+    fn enclosing_indents(&self, ln: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut current = self.line(ln).map(indent_of).unwrap_or(0);
+        for n in (1..ln).rev() {
+            let Some(l) = self.line(n) else { break };
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if indent_of(l) < current {
+                current = indent_of(l);
+                out.push(current);
+                if l.trim_start().starts_with("- ") {
+                    out.push(current + 2);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether line `ln` ends with a block-scalar indicator (`key: |`, `- >-`).
+    fn opens_block_scalar(&self, ln: usize) -> bool {
+        self.line(ln).is_some_and(|l| {
+            let t = l.split(" #").next().unwrap_or(l).trim_end();
+            let last = t.rsplit([' ', ':']).next().unwrap_or("");
+            !last.is_empty() && (last.starts_with('|') || last.starts_with('>')) && last.len() <= 3
+        })
+    }
+
+    /// Whether line `ln` is inside a block scalar: some earlier, less indented content line
+    /// opens one and every line between is indented at least as much as `ln`.
+    fn in_block_scalar(&self, ln: usize) -> bool {
+        let Some(me) = self.line(ln) else {
+            return false;
+        };
+        let mine = indent_of(me);
+        for n in (1..ln).rev() {
+            let Some(l) = self.line(n) else { return false };
+            if l.trim().is_empty() {
+                continue;
+            }
+            if indent_of(l) < mine {
+                return self.opens_block_scalar(n);
+            }
+        }
+        false
+    }
+
+    /// The first line after line `ln` (1-based) that is not blank or a comment.
+    fn next_content_line(&self, ln: usize) -> Option<(usize, &'a str)> {
+        (ln + 1..=self.lines.len()).find_map(|n| {
+            let l = self.line(n)?;
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#')).then_some((n, l))
+        })
+    }
+
+    /// The first line that is not blank, a comment or `---`: its number and indentation.
+    fn first_content_line(&self) -> Option<(usize, usize)> {
+        self.lines.iter().enumerate().find_map(|(i, l)| {
+            let t = l.trim();
+            (!t.is_empty() && !t.starts_with('#') && t != "---")
+                .then(|| (i + 1, l.len() - l.trim_start().len()))
+        })
+    }
+
+    /// The 1-based line where a second YAML document starts (`---` after content).
+    fn second_document(&self) -> Option<(usize, usize)> {
+        let mut content = false;
+        for (i, l) in self.lines.iter().enumerate() {
+            let t = l.trim_end();
+            if t == "---" || t.starts_with("--- ") {
+                if content {
+                    return Some((i + 1, 1));
+                }
+            } else if !t.trim().is_empty() && !t.trim_start().starts_with('#') {
+                content = true;
+            }
+        }
+        None
+    }
+
+    /// Keys of the map that starts at `start` (the position of its first key, or of its `{`),
+    /// in order, with their positions. Block maps: keys at the first key's column, until a line
+    /// indented less. Flow maps: top-level keys on the following text up to the closing `}`.
+    fn keys_in_map(&self, start: (usize, usize)) -> Vec<((usize, usize), String)> {
+        let mut out = Vec::new();
+        let Some(first) = self.rest_at(start) else {
+            return out;
+        };
+        if first.starts_with('{') {
+            // Flow map: walk characters, tracking depth and quotes.
+            let mut depth = 0i32;
+            let mut quote: Option<char> = None;
+            let mut expect_key = false;
+            for ln in start.0..=self.lines.len() {
+                let Some(line) = self.line(ln) else { break };
+                let skip = if ln == start.0 {
+                    start.1.saturating_sub(1)
+                } else {
+                    0
+                };
+                for (ci, c) in line.chars().enumerate().skip(skip) {
+                    if let Some(q) = quote {
+                        if c == q {
+                            quote = None;
+                        }
+                        continue;
+                    }
+                    match c {
+                        '{' | '[' => {
+                            depth += 1;
+                            expect_key = depth == 1 && c == '{';
+                        }
+                        '}' | ']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return out;
+                            }
+                        }
+                        ',' if depth == 1 => expect_key = true,
+                        '#' if ci == 0 || line.chars().nth(ci - 1) == Some(' ') => break,
+                        ' ' => {}
+                        _ if expect_key && depth == 1 => {
+                            expect_key = false;
+                            if let Some(w) = self.word_at((ln, ci + 1)) {
+                                out.push(((ln, ci + 1), w));
+                            }
+                            if c == '"' || c == '\'' {
+                                quote = Some(c);
+                            }
+                        }
+                        '"' | '\'' => quote = Some(c),
+                        _ => {}
+                    }
+                }
+            }
+            return out;
+        }
+        // Block map.
+        let col = start.1;
+        for ln in start.0..=self.lines.len() {
+            let Some(line) = self.line(ln) else { break };
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let indent = line.chars().take_while(|c| *c == ' ').count() + 1;
+            let key_col = if ln == start.0 {
+                col
+            } else if indent < col {
+                // A `- ` item marker at a lower indent whose key sits at `col` starts a new item.
+                break;
+            } else if indent == col {
+                col
+            } else {
+                continue;
+            };
+            if ln != start.0 && trimmed.starts_with("- ") && indent == col {
+                break;
+            }
+            if self.is_key_at((ln, key_col)) {
+                if let Some(w) = self.word_at((ln, key_col)) {
+                    out.push(((ln, key_col), w));
+                }
+            } else if ln != start.0 {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The `nth` (1-based) occurrence of `key` among the keys of the map starting at `start`.
+    fn find_key_in_map(
+        &self,
+        start: (usize, usize),
+        key: &str,
+        nth: usize,
+    ) -> Option<(usize, usize)> {
+        self.keys_in_map(start)
+            .into_iter()
+            .filter(|(_, k)| k == key)
+            .nth(nth - 1)
+            .map(|(p, _)| p)
+    }
+
+    fn nth_key_in_map(
+        &self,
+        start: (usize, usize),
+        nth: usize,
+    ) -> Option<((usize, usize), String)> {
+        self.keys_in_map(start).into_iter().nth(nth - 1)
+    }
+
+    /// Where the value `value` of a `key:` entry is written. Prefers a line holding both the key
+    /// and the value (raw, or escaped as YAML writes it in quotes), then any line holding the
+    /// value, then the first line with the key.
+    /// The search starts after the keys of `anchors` were seen in order (e.g.
+    /// `["expect", "final"]`), so an equal value elsewhere is not taken for it.
+    fn locate_value_under(
+        &self,
+        anchors: &[&str],
+        key: &str,
+        value: &str,
+    ) -> Option<(usize, usize)> {
+        let mut from_line = 0;
+        for (i, a) in anchors.iter().enumerate() {
+            let column = (i == 0).then_some(1);
+            match self.locate_key_from(a, column, from_line) {
+                Some((l, _)) => from_line = l - 1,
+                None => break,
+            }
+        }
+        if from_line > 0 {
+            let tail = Source {
+                lines: self.lines[from_line..].to_vec(),
+            };
+            if let Some((l, c)) = tail.locate_value_plain(key, value) {
+                return Some((l + from_line, c));
+            }
+        }
+        self.locate_value_plain(key, value)
+    }
+
+    fn locate_value_plain(&self, key: &str, value: &str) -> Option<(usize, usize)> {
+        let first_line = value.lines().next().unwrap_or(value);
+        let forms: Vec<String> = vec![
+            first_line.to_string(),
+            first_line.replace('\\', "\\\\").replace('"', "\\\""),
+            first_line.replace('\'', "''"),
+        ];
+        let key_pat = format!("{key}:");
+        let find = |need_key: bool| {
+            self.lines.iter().enumerate().find_map(|(i, l)| {
+                if need_key && !l.contains(&key_pat) {
+                    return None;
+                }
+                let search_from = if need_key {
+                    l.find(&key_pat).map(|k| k + key_pat.len()).unwrap_or(0)
+                } else {
+                    0
+                };
+                forms.iter().filter(|f| !f.is_empty()).find_map(|f| {
+                    l[search_from..].find(f.as_str()).map(|b| {
+                        let byte = search_from + b;
+                        let mut col = l[..byte].chars().count() + 1;
+                        // Point at the opening quote when the value is quoted.
+                        if col > 1 && matches!(l[..byte].chars().last(), Some('"' | '\'')) {
+                            col -= 1;
+                        }
+                        (i + 1, col)
+                    })
+                })
+            })
+        };
+        find(true)
+            .or_else(|| find(false))
+            .or_else(|| self.locate_key(key, None))
+    }
+
+    /// The `index`-th (0-based) item of the block list under the top-level key `list`: its
+    /// 1-based line and the line where the next item (or the list) ends, exclusive.
+    fn list_item(&self, list: &str, index: usize) -> Option<(usize, usize)> {
+        let (key_line, _) = self.locate_key(list, Some(1))?;
+        let mut items = Vec::new();
+        let mut item_indent = None;
+        let mut end = self.lines.len() + 1;
+        for ln in key_line + 1..=self.lines.len() {
+            let line = self.line(ln)?;
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let indent = line.len() - t.len();
+            let is_item = t == "-" || t.starts_with("- ");
+            match item_indent {
+                None if is_item => item_indent = Some(indent),
+                None => {
+                    end = ln;
+                    break;
+                }
+                Some(_) => {}
+            }
+            if item_indent == Some(indent) && is_item {
+                items.push(ln);
+            } else if item_indent.is_some_and(|ii| indent < ii || (indent == ii && !is_item))
+                || indent == 0 && !is_item
+            {
+                end = ln;
+                break;
+            }
+        }
+        let start = *items.get(index)?;
+        Some((start, items.get(index + 1).copied().unwrap_or(end)))
+    }
+
+    /// Position of `key:` written as a key on lines `[from, to)`.
+    fn key_between(&self, key: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+        (from..to).find_map(|ln| {
+            let line = self.line(ln)?;
+            let mut search = 0;
+            while let Some(b) = line[search..].find(key) {
+                let s = search + b;
+                let before = line[..s].chars().last();
+                let after = line[s + key.len()..]
+                    .trim_start_matches(['"', '\''])
+                    .trim_start();
+                let before_ok = match before {
+                    None => true,
+                    Some(c) => matches!(c, ' ' | '{' | ',' | '"' | '\'' | '-'),
+                };
+                if before_ok && after.starts_with(':') {
+                    let s = if matches!(before, Some('"' | '\'')) {
+                        s - 1
+                    } else {
+                        s
+                    };
+                    return Some((ln, line[..s].chars().count() + 1));
+                }
+                search = s + key.len();
+            }
+            None
+        })
+    }
+
+    /// Position of the step's content on an item line `- write_file: ..` (after the `- `).
+    fn item_start(&self, ln: usize) -> (usize, usize) {
+        let line = self.line(ln).unwrap_or("");
+        let t = line.trim_start();
+        let after_dash = t.strip_prefix('-').map(str::trim_start).unwrap_or(t);
+        (ln, line.chars().count() - after_dash.chars().count() + 1)
+    }
+
+    /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
+    fn locate_key(&self, key: &str, column: Option<usize>) -> Option<(usize, usize)> {
+        self.locate_key_from(key, column, 0)
+    }
+
+    /// [`Source::locate_key`] from the 0-based line `from` on; flow maps (`{ key: .. }`) count.
+    fn locate_key_from(
+        &self,
+        key: &str,
+        column: Option<usize>,
+        from: usize,
+    ) -> Option<(usize, usize)> {
+        let block = self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
+            let indent = l.chars().take_while(|c| *c == ' ').count() + 1;
+            if column.is_some_and(|c| c != indent) {
+                return None;
+            }
+            let t = l.trim_start().trim_start_matches("- ");
+            let col = l.chars().count() - t.chars().count() + 1;
+            (t.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with(':')))
+            .then_some((i + 1, col))
+        });
+        if block.is_some() || column.is_some() {
+            return block;
+        }
+        let needles = [
+            format!("{{ {key}:"),
+            format!("{{{key}:"),
+            format!(", {key}:"),
+        ];
+        self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
+            needles
+                .iter()
+                .find_map(|n| l.find(n.as_str()))
+                .map(|b| (i + 1, l[..b].chars().count() + 1))
+        })
+    }
+}
+
+// ------------------------------------------------------------------ semantic checks
+
+/// Every regex in the expectations must compile; an error points at the regex in the text.
+fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    // (path for the message, anchors to find its section, key, regex)
+    let mut regexes: Vec<(String, Vec<&str>, &'static str, &str)> = Vec::new();
+    for (file, fe) in &spec.expect.files {
+        if let Some(m) = &fe.matches {
+            regexes.push((
+                format!("expect.files.{file}.matches"),
+                vec!["expect", "files", file.as_str()],
+                "matches",
+                m,
+            ));
+        }
+    }
+    if let Some(m) = spec
+        .expect
+        .final_report
+        .as_ref()
+        .and_then(|f| f.message.as_ref())
+    {
+        regexes.push((
+            "expect.final.message".into(),
+            vec!["expect", "final"],
+            "message",
+            m,
+        ));
+    }
+    for (i, r) in spec.expect.receipts.iter().enumerate() {
+        if let Some(m) = &r.message {
+            regexes.push((
+                format!("expect.receipts[{i}].message"),
+                vec!["expect", "receipts"],
+                "message",
+                m,
+            ));
+        }
+    }
+    for (i, v) in spec.expect.validate.iter().enumerate() {
+        match v {
+            ValidatorSpec::FileContains(c) => regexes.push((
+                format!("expect.validate[{i}].file_contains.pattern"),
+                vec!["expect", "validate"],
+                "pattern",
+                &c.pattern,
+            )),
+            ValidatorSpec::Command(c) => {
+                if let Some(s) = &c.stdout {
+                    regexes.push((
+                        format!("expect.validate[{i}].command.stdout"),
+                        vec!["expect", "validate"],
+                        "stdout",
+                        s,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    let src = Source::new(text);
+    for (at, anchors, key, re) in regexes {
+        if let Err(e) = regex::Regex::new(re) {
+            let detail = match &e {
+                regex::Error::Syntax(s) => s
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.strip_prefix("error: "))
+                    .unwrap_or(s)
+                    .to_string(),
+                other => other.to_string(),
+            };
+            let pos = src.locate_value_under(&anchors, key, re).unwrap_or((1, 1));
+            return Err(SpecError::invalid(
+                path,
+                pos,
+                format!("invalid regex `{re}` in `{at}`: {detail}"),
+                Some("this value is a regular expression (Rust regex syntax): escape special characters such as `(`, `[`, `+`, `*` with `\\` (`\\\\` inside double quotes)".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The inputs of named tool steps (`- write_file: {..}`) must fit the tool's input schema: known
+/// keys, required keys present, simple types. `call:` steps stay unchecked on purpose.
+fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    let registry = crate::tools::registry();
+    let src = Source::new(text);
+    for (i, step) in spec.solution.iter().enumerate() {
+        let Step::Tool { tool, input } = step else {
+            continue;
+        };
+        let Some(info) = registry.iter().find(|t| t.name == tool) else {
+            continue;
+        };
+        let Some(obj) = input.as_object() else {
+            continue;
+        };
+        let schema = &info.input_schema;
+        let props = schema.get("properties").and_then(|p| p.as_object());
+        let names: Vec<&str> = props
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let item = src.list_item("solution", i);
+        let unchecked = format!("(to send it anyway, write `call: {{tool: {tool}, input: ..}}`)");
+        for (k, v) in obj {
+            let Some(prop) = props.and_then(|p| p.get(k)) else {
+                if schema.get("additionalProperties") == Some(&serde_json::Value::Bool(false)) {
+                    let pos = item
+                        .and_then(|(l, end)| src.key_between(k, l, end))
+                        .or(item.map(|(l, _)| (l, 1)))
+                        .unwrap_or((1, 1));
+                    let hint = match nearest(k, &names) {
+                        Some(n) => format!("did you mean `{n}`? {unchecked}"),
+                        None => format!("`{tool}` takes: {} {unchecked}", names.join(", ")),
+                    };
+                    return Err(SpecError::invalid(
+                        path,
+                        pos,
+                        format!("unknown input `{k}` for `{tool}` in `solution[{i}]`"),
+                        Some(hint),
+                    ));
+                }
+                continue;
+            };
+            if let Some(problem) = type_problem(v, prop) {
+                let pos = item
+                    .and_then(|(l, end)| src.key_between(k, l, end))
+                    .or(item.map(|(l, _)| (l, 1)))
+                    .unwrap_or((1, 1));
+                return Err(SpecError::invalid(
+                    path,
+                    pos,
+                    format!("input `{k}` of `{tool}` in `solution[{i}]` {problem}"),
+                    Some(unchecked.trim_matches(['(', ')']).to_string()),
+                ));
+            }
+        }
+        for req in schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str())
+        {
+            if !obj.contains_key(req) {
+                let pos = item.map(|(l, _)| src.item_start(l)).unwrap_or((1, 1));
+                return Err(SpecError::invalid(
+                    path,
+                    pos,
+                    format!("`{tool}` in `solution[{i}]` needs `{req}`"),
+                    Some(format!(
+                        "add `{req}: ..`; `{tool}` takes: {}",
+                        names.join(", ")
+                    )),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What is wrong with `v` against a simple property schema (`type`, `enum`, `minimum`).
+fn type_problem(v: &serde_json::Value, prop: &serde_json::Value) -> Option<String> {
+    use serde_json::Value as J;
+    if let Some(options) = prop.get("enum").and_then(|e| e.as_array()) {
+        if !options.contains(v) {
+            let list: Vec<String> = options
+                .iter()
+                .map(|o| {
+                    o.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| o.to_string())
+                })
+                .collect();
+            let near = v
+                .as_str()
+                .and_then(|s| nearest(s, &list.iter().map(String::as_str).collect::<Vec<_>>()))
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            return Some(format!(
+                "must be one of {}, found `{v}`{near}",
+                list.join(", ")
+            ));
+        }
+        return None;
+    }
+    let ok = match prop.get("type").and_then(|t| t.as_str()) {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("boolean") => v.is_boolean(),
+        Some("number") => v.is_number(),
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        _ => true,
+    };
+    let kind = prop.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    if !ok {
+        let kind = match kind {
+            "integer" => "a whole number",
+            "array" => "a list",
+            "object" => "a map",
+            "boolean" => "`true` or `false`",
+            "string" => "a string",
+            _ => "a number",
+        };
+        return Some(format!("must be {kind}, found `{v}`"));
+    }
+    if let (Some(min), Some(n)) = (prop.get("minimum").and_then(J::as_i64), v.as_i64()) {
+        if n < min {
+            return Some(format!("must be at least {min}, found {n}"));
+        }
+    }
+    None
+}
+
+/// A `workspace:` fixture must be an existing directory, relative to the spec file.
+fn check_workspace(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    let Some(ws) = &spec.workspace else {
+        return Ok(());
+    };
+    let dir = path.parent().unwrap_or(Path::new("")).join(ws);
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let src = Source::new(text);
+    let pos = src
+        .locate_key("workspace", Some(1))
+        .map(|(l, c)| (l, c + "workspace:".len() + 1))
+        .unwrap_or((1, 1));
+    let pos = src
+        .line(pos.0)
+        .map(|l| {
+            (
+                pos.0,
+                l.find(ws.as_str())
+                    .map(|b| l[..b].chars().count() + 1)
+                    .unwrap_or(pos.1),
+            )
+        })
+        .unwrap_or(pos);
+    let what = if dir.exists() {
+        "is not a directory"
+    } else {
+        "does not exist"
+    };
+    Err(SpecError::invalid(
+        path,
+        pos,
+        format!("workspace fixture `{ws}` {what} (looked for {})", tidy(&dir).display()),
+        Some("`workspace:` names a directory relative to the spec file; fix the path or create the directory (leave `workspace:` out for an empty workspace)".into()),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (usize, usize, String, String) {
+        match parse_task(text, Path::new("t.yaml")).unwrap_err() {
+            SpecError::Invalid {
+                line,
+                column,
+                message,
+                help,
+                ..
+            } => (line, column, message, help.unwrap_or_default()),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn strips_library_positions() {
+        assert_eq!(strip_positions("bad at line 3 column 4"), "bad");
+        assert_eq!(
+            strip_positions("x at line 3 column 1, while scanning at line 2 column 9"),
+            "x, while scanning"
+        );
+        assert_eq!(strip_positions("look at this"), "look at this");
+    }
+
+    #[test]
+    fn unknown_top_level_key_suggests_nearest() {
+        let (l, c, m, h) = err("description: x\npromt: hi\n");
+        assert_eq!((l, c), (2, 1));
+        assert_eq!(m, "unknown key `promt` in the task");
+        assert_eq!(h, "did you mean `prompt`?");
+    }
+
+    #[test]
+    fn unknown_key_without_near_match_lists_valid_keys() {
+        let (_, _, m, h) = err("description: x\nlimits:\n  zzzzzz: 1\n");
+        assert_eq!(m, "unknown key `zzzzzz` in `limits`");
+        assert!(
+            h.starts_with("valid keys here: timeout, command_timeout, max_turns"),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn unknown_variant_is_a_value_error_with_suggestion() {
+        let (l, c, m, h) = err("description: x\nexpect:\n  outcome: sucess\n");
+        assert_eq!((l, c), (3, 12));
+        assert_eq!(m, "unknown outcome `sucess` for `expect.outcome`");
+        assert!(h.starts_with("did you mean `success`?"), "{h}");
+    }
+
+    #[test]
+    fn unknown_validator_kind_names_it() {
+        let (l, c, m, h) = err("description: x\nexpect:\n  validate:\n    - file_exist: a\n");
+        assert_eq!((l, c), (4, 7));
+        assert_eq!(m, "unknown validator `file_exist` in `expect.validate[0]`");
+        assert!(h.starts_with("did you mean `file_exists`?"), "{h}");
+    }
+
+    #[test]
+    fn duplicate_key_points_at_the_second() {
+        let (l, c, m, _) = err("description: x\nprompt: a\ndescription: y\n");
+        assert_eq!((l, c), (3, 1));
+        assert_eq!(m, "duplicate key `description` in the task");
+        let (l, c, m, _) =
+            err("description: x\nexpect:\n  files:\n    a: {contains: b}\n    a: {contains: c}\n");
+        assert_eq!((l, c), (5, 5));
+        assert_eq!(m, "duplicate key `a` in `expect.files`");
+    }
+
+    #[test]
+    fn two_keys_in_one_step_or_validator_point_at_the_second() {
+        let (l, c, m, _) =
+            err("description: x\nsolution:\n  - write_file: {path: a, content: b}\n    bash: ls\n");
+        assert_eq!((l, c), (4, 5));
+        assert!(m.contains("but `bash` follows `write_file`"), "{m}");
+        let (l, c, m, h) =
+            err("description: x\nexpect:\n  validate:\n    - file_exists: a\n      command: b\n");
+        assert_eq!((l, c), (5, 7));
+        assert_eq!(m, "a validator is a one-key map, but `command` follows `file_exists` in `expect.validate[0]`");
+        assert_eq!(h, "put `- command: ..` on its own list item");
+        let (l, c, _, _) =
+            err("description: x\nexpect:\n  validate:\n    - {file_exists: a, command: b}\n");
+        assert_eq!((l, c), (4, 24));
+    }
+
+    #[test]
+    fn several_documents_point_at_the_separator() {
+        let (l, c, m, _) = err("description: x\n---\ndescription: y\n");
+        assert_eq!((l, c), (2, 1));
+        assert!(m.contains("one YAML document"), "{m}");
+    }
+
+    #[test]
+    fn syntax_errors_are_located_and_explained() {
+        let (l, _, m, h) = err("description: x\n  prompt: y\n");
+        assert_eq!(l, 2);
+        assert!(
+            m.starts_with("YAML syntax error: mapping values are not allowed"),
+            "{m}"
+        );
+        assert_eq!(h, "line 1 already has a value, so this line cannot belong to it: indent it like line 1 (0 spaces), or quote a value that contains `: `");
+    }
+
+    #[test]
+    fn wrong_types_read_plainly() {
+        let (l, c, m, _) = err("description: x\nlimits:\n  max_turns: ten\n");
+        assert_eq!((l, c), (3, 14));
+        assert_eq!(
+            m,
+            "`limits.max_turns` must be a whole number (0 or more), found the text \"ten\""
+        );
+        let (_, _, m, h) = err("description: x\ntags: files\n");
+        assert_eq!(m, "`tags` must be a list, found the text \"files\"");
+        assert!(h.contains("tags: [a, b]"), "{h}");
+        let (l, c, m, _) = err("- a\n- b\n");
+        assert_eq!((l, c), (1, 1));
+        assert!(m.starts_with("a task file must be a map of keys"), "{m}");
+    }
+
+    #[test]
+    fn unit_variant_without_value() {
+        let (l, c, m, _) = err("description: x\nexpect:\n  validate:\n    - file_exists\n");
+        assert_eq!((l, c), (4, 7));
+        assert_eq!(m, "`file_exists` needs a value in `expect.validate[0]`");
+    }
+
+    #[test]
+    fn locate_value_finds_quoted_forms() {
+        let src = Source::new("a: 1\nexpect:\n  final: {message: \"x\\\\(\"}\n");
+        assert_eq!(
+            src.locate_value_under(&[], "message", "x\\("),
+            Some((3, 20))
+        );
+        let src = Source::new("p:\n  pattern: 'it''s ('\n");
+        assert_eq!(
+            src.locate_value_under(&[], "pattern", "it's ("),
+            Some((2, 12))
+        );
+    }
+
+    #[test]
+    fn keys_with_spaces_and_flow_duplicates() {
+        let (l, c, m, h) =
+            err("description: x\nexpect:\n  files:\n    my notes.txt: { contain: a }\n");
+        assert_eq!((l, c), (4, 21));
+        assert_eq!(m, "unknown key `contain` in `expect.files.my notes.txt`");
+        assert_eq!(h, "did you mean `contains`?");
+        let (l, c, m, _) = err("description: x\nlimits: { timeout: 30s, timeout: 1m }\n");
+        assert_eq!((l, c), (2, 25));
+        assert_eq!(m, "duplicate key `timeout` in `limits`");
+    }
+
+    #[test]
+    fn tabs_are_explained() {
+        let (l, _, m, h) = err("description: x\nlimits:\n\ttimeout: 30s\n");
+        assert_eq!(l, 3, "{m}");
+        assert!(m.starts_with("YAML syntax error"), "{m}");
+        assert_eq!(h, "YAML indentation must use spaces, not tabs");
+    }
+
+    #[test]
+    fn ids_default_to_the_file_name_and_paths_tidy() {
+        let spec = parse_task(
+            "description: x\n",
+            Path::new("golden/gt-002-create-file.yaml"),
+        )
+        .unwrap();
+        assert_eq!(
+            task_id(&spec, Path::new("golden/gt-002-create-file.yaml")),
+            "gt-002-create-file"
+        );
+        assert_eq!(tidy(Path::new("a/b/../c/./d")), PathBuf::from("a/c/d"));
+        assert_eq!(tidy(Path::new("../x")), PathBuf::from("../x"));
+    }
+
+    #[test]
+    fn blank_files_are_empty() {
+        assert!(is_blank("\n# c\n---\n"));
+        assert!(!is_blank("a: 1"));
+        let (l, c, m, _) = err("# nothing\n");
+        assert_eq!((l, c), (1, 1));
+        assert_eq!(m, "the task file is empty");
+    }
 }

@@ -176,8 +176,14 @@ pub struct ExecAgentSpec {
 /// `- final: {result: success, message: done}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Step {
-    Tool { tool: String, input: serde_json::Value },
-    Raw { tool: String, raw: String },
+    Tool {
+        tool: String,
+        input: serde_json::Value,
+    },
+    Raw {
+        tool: String,
+        raw: String,
+    },
     Final(FinalReport),
 }
 

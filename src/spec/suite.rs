@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::load::SpecError;
+use super::load::{self, Doc, SpecError};
 use super::model::AgentSpec;
 
 /// `medin.yaml`.
@@ -38,7 +38,13 @@ fn default_suites() -> Vec<String> {
 
 impl Default for SuiteConfig {
     fn default() -> Self {
-        SuiteConfig { suites: default_suites(), agent: None, repeat: None, output: None, thresholds: BTreeMap::new() }
+        SuiteConfig {
+            suites: default_suites(),
+            agent: None,
+            repeat: None,
+            output: None,
+            thresholds: BTreeMap::new(),
+        }
     }
 }
 
@@ -82,14 +88,423 @@ impl SpecFile {
     }
 }
 
-/// Loads `medin.yaml` from `dir` (defaults when it does not exist).
+/// The suite file's name.
+pub const SUITE_FILE: &str = "medin.yaml";
+
+/// Loads `medin.yaml` from `dir` (defaults when it does not exist; an empty file means defaults
+/// too). Unknown keys, wrong types, `repeat: 0`, rates outside 0.0-1.0 and threshold categories
+/// that are not suite folders are located errors.
 pub fn load_suite(dir: &Path) -> Result<Suite, SpecError> {
-    let _ = dir;
-    todo!("spec helper")
+    let path = dir.join(SUITE_FILE);
+    if !path.is_file() {
+        return Ok(Suite {
+            root: dir.to_path_buf(),
+            config: SuiteConfig::default(),
+        });
+    }
+    let text = std::fs::read_to_string(&path).map_err(|source| SpecError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let config = parse_suite(&text, &path)?;
+    Ok(Suite {
+        root: dir.to_path_buf(),
+        config,
+    })
 }
 
-/// Every `*.yaml`/`*.yml` below the suite's folders, sorted by trial name.
+/// Parses `medin.yaml` text; `path` names the file in error messages.
+pub fn parse_suite(text: &str, path: &Path) -> Result<SuiteConfig, SpecError> {
+    if load::is_blank(text) {
+        return Ok(SuiteConfig::default());
+    }
+    let config: SuiteConfig = load::from_yaml(text, path, Doc::Suite)?;
+    let at = |key: &str| locate_key(text, key);
+    if config.suites.is_empty() {
+        return Err(SpecError::invalid(
+            path,
+            at("suites"),
+            "`suites` is empty: the suite has no task folders".into(),
+            Some("list the folders that hold task files, e.g. `suites: [golden, adversarial, regression]`".into()),
+        ));
+    }
+    for s in &config.suites {
+        let p = Path::new(s);
+        if s.trim().is_empty()
+            || p.is_absolute()
+            || p.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(SpecError::invalid(
+                path,
+                locate_value(text, s).unwrap_or_else(|| at("suites")),
+                format!("suite folder `{s}` must be a path inside the suite root"),
+                Some("write folders relative to medin.yaml, without `..`, e.g. `golden`".into()),
+            ));
+        }
+    }
+    if config.repeat == Some(0) {
+        return Err(SpecError::invalid(
+            path,
+            value_pos(text, "repeat"),
+            "`repeat` must be at least 1".into(),
+            Some("leave it out to run every task once".into()),
+        ));
+    }
+    let categories: Vec<String> = config.suites.iter().map(|s| category_of(s)).collect();
+    let mut names: Vec<&str> = categories.iter().map(String::as_str).collect();
+    names.push("overall");
+    for (name, set) in &config.thresholds {
+        if !names.contains(&name.as_str()) {
+            let hint = match load::nearest(name, &names) {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!("use `overall` or a suite folder: {}", names.join(", ")),
+            };
+            return Err(SpecError::invalid(
+                path,
+                locate_key(text, name),
+                format!("threshold category `{name}` is not a suite folder"),
+                Some(hint),
+            ));
+        }
+        for (key, v) in [
+            ("min_success_rate", set.min_success_rate),
+            ("max_tool_error_rate", set.max_tool_error_rate),
+        ] {
+            if let Some(v) = v {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(SpecError::invalid(
+                        path,
+                        value_pos(text, key),
+                        format!("`thresholds.{name}.{key}` is {v}, but a rate is a fraction from 0.0 to 1.0"),
+                        Some(format!("write e.g. `{key}: 0.9` for 90%")),
+                    ));
+                }
+            }
+        }
+        if set.max_avg_turns.is_some_and(|v| v < 0.0) {
+            return Err(SpecError::invalid(
+                path,
+                value_pos(text, "max_avg_turns"),
+                format!("`thresholds.{name}.max_avg_turns` cannot be negative"),
+                None,
+            ));
+        }
+    }
+    Ok(config)
+}
+
+/// Every `*.yaml`/`*.yml` below the suite's folders, sorted by trial name. Hidden files and
+/// folders are skipped. A folder named in `medin.yaml` that does not exist is an error; the
+/// default folders (no `medin.yaml`) are optional.
 pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
-    let _ = suite;
-    todo!("spec helper")
+    let suite_file = suite.root.join(SUITE_FILE);
+    let configured = suite_file.is_file();
+    let mut out: Vec<SpecFile> = Vec::new();
+    for folder in &suite.config.suites {
+        let dir = suite.root.join(folder);
+        if !dir.is_dir() {
+            if !configured {
+                continue;
+            }
+            let text = std::fs::read_to_string(&suite_file).unwrap_or_default();
+            let pos = locate_value(&text, folder).unwrap_or_else(|| locate_key(&text, "suites"));
+            return Err(SpecError::invalid(
+                &suite_file,
+                pos,
+                format!(
+                    "suite folder `{folder}` does not exist (looked for {})",
+                    dir.display()
+                ),
+                Some("create the folder, or remove it from `suites:`".into()),
+            ));
+        }
+        let category = category_of(folder);
+        for path in yaml_files(&dir)? {
+            let rel = path.strip_prefix(&dir).unwrap_or(&path).with_extension("");
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push(SpecFile {
+                category: category.clone(),
+                name,
+                path,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        a.trial_name()
+            .cmp(&b.trial_name())
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    for pair in out.windows(2) {
+        if pair[0].trial_name() == pair[1].trial_name() {
+            return Err(SpecError::invalid(
+                &pair[1].path,
+                (1, 1),
+                format!(
+                    "trial `{}` is defined twice, also by {}",
+                    pair[1].trial_name(),
+                    pair[0].path.display()
+                ),
+                Some(
+                    "trial names leave out the extension: rename or remove one of the two files"
+                        .into(),
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The category of a suite folder: its last path component (`tasks/golden` → `golden`).
+pub fn category_of(folder: &str) -> String {
+    Path::new(folder)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| folder.trim_matches('/').to_string())
+}
+
+/// Every `*.yaml`/`*.yml` file below `dir` (recursively, hidden entries skipped), sorted.
+pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = entry.map_err(|e| SpecError::Io {
+            path: e.path().unwrap_or(dir).to_path_buf(),
+            source: e.into_io_error().unwrap_or_else(|| {
+                std::io::Error::other("file system loop (symbolic link to a parent folder)")
+            }),
+        })?;
+        if entry.file_type().is_file() && is_yaml(entry.path()) {
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Whether `path` ends in `.yaml` or `.yml`.
+pub fn is_yaml(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    )
+}
+
+/// Line and column of `key:` written as a key anywhere in `text` (1:1 if absent).
+fn locate_key(text: &str, key: &str) -> (usize, usize) {
+    text.lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let t = l
+                .trim_start()
+                .trim_start_matches("- ")
+                .trim_start_matches('{')
+                .trim_start();
+            let t = t.trim_start_matches(['"', '\'']);
+            let rest = t.strip_prefix(key)?;
+            rest.trim_start_matches(['"', '\''])
+                .trim_start()
+                .starts_with(':')
+                .then(|| (i + 1, l.len() - t.len() + 1))
+        })
+        .or_else(|| {
+            // Flow style: `{ a: .., key: .. }`.
+            text.lines().enumerate().find_map(|(i, l)| {
+                let needle = format!("{key}:");
+                l.find(&needle).map(|b| (i + 1, l[..b].chars().count() + 1))
+            })
+        })
+        .unwrap_or((1, 1))
+}
+
+/// Position of the value after `key:`.
+fn value_pos(text: &str, key: &str) -> (usize, usize) {
+    let (line, col) = locate_key(text, key);
+    let Some(l) = text.lines().nth(line.saturating_sub(1)) else {
+        return (line, col);
+    };
+    let from: usize = l
+        .char_indices()
+        .nth(col.saturating_sub(1))
+        .map(|(b, _)| b)
+        .unwrap_or(0);
+    match l[from..].find(':') {
+        Some(c) => {
+            let after = &l[from + c + 1..];
+            let skip = after.len() - after.trim_start().len();
+            (line, l[..from + c + 1 + skip].chars().count() + 1)
+        }
+        None => (line, col),
+    }
+}
+
+/// The first place `value` is written as a whole word (list item or value).
+fn locate_value(text: &str, value: &str) -> Option<(usize, usize)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let mut from = 0;
+        while let Some(b) = l[from..].find(value) {
+            let s = from + b;
+            let e = s + value.len();
+            let before = l[..s].chars().last();
+            let after = l[e..].chars().next();
+            let edge = |c: Option<char>| match c {
+                None => true,
+                Some(c) => matches!(c, ' ' | ',' | '[' | ']' | '"' | '\'' | '-' | ':'),
+            };
+            if edge(before) && edge(after) && !l[e..].trim_start().starts_with(':') {
+                return Some((i + 1, l[..s].chars().count() + 1));
+            }
+            from = e;
+        }
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (usize, usize, String, String) {
+        match parse_suite(text, Path::new("medin.yaml")).unwrap_err() {
+            SpecError::Invalid {
+                line,
+                column,
+                message,
+                help,
+                ..
+            } => (line, column, message, help.unwrap_or_default()),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn parses_a_full_suite_file() {
+        let c = parse_suite(
+            "suites: [golden, regression]\nagent: {process: {command: ./agent}}\nrepeat: 3\nthresholds:\n  overall: {min_success_rate: 0.9}\n  golden:\n    max_avg_turns: 12\n",
+            Path::new("medin.yaml"),
+        )
+        .unwrap();
+        assert_eq!(c.suites, vec!["golden", "regression"]);
+        assert_eq!(c.repeat, Some(3));
+        assert!(matches!(c.agent, Some(AgentSpec::Process(ref p)) if p.command == "./agent"));
+        assert_eq!(c.thresholds["overall"].min_success_rate, Some(0.9));
+        assert_eq!(c.thresholds["golden"].max_avg_turns, Some(12.0));
+    }
+
+    #[test]
+    fn empty_suite_file_means_defaults() {
+        assert_eq!(
+            parse_suite("# nothing yet\n", Path::new("medin.yaml")).unwrap(),
+            SuiteConfig::default()
+        );
+    }
+
+    #[test]
+    fn unknown_suite_keys_suggest() {
+        let (l, c, m, h) = err("suites: [golden]\nrepeats: 2\n");
+        assert_eq!((l, c), (2, 1));
+        assert_eq!(m, "unknown key `repeats` in medin.yaml");
+        assert_eq!(h, "did you mean `repeat`?");
+        let (l, c, m, h) = err("thresholds:\n  overall:\n    min_sucess_rate: 0.5\n");
+        assert_eq!((l, c), (3, 5));
+        assert_eq!(m, "unknown key `min_sucess_rate` in `thresholds.overall`");
+        assert_eq!(h, "did you mean `min_success_rate`?");
+    }
+
+    #[test]
+    fn semantic_errors_are_located() {
+        let (l, c, m, _) = err("suites: [golden]\nrepeat: 0\n");
+        assert_eq!((l, c, m.as_str()), (2, 9, "`repeat` must be at least 1"));
+        let (l, _, m, h) = err("suites: [golden]\nthresholds:\n  goldn: {min_success_rate: 0.5}\n");
+        assert_eq!(l, 3);
+        assert_eq!(m, "threshold category `goldn` is not a suite folder");
+        assert_eq!(h, "did you mean `golden`?");
+        let (l, c, m, _) = err("thresholds:\n  overall:\n    min_success_rate: 90\n");
+        assert_eq!((l, c), (3, 23));
+        assert!(m.contains("fraction from 0.0 to 1.0"), "{m}");
+    }
+
+    #[test]
+    fn discovers_sorted_nested_and_skips_hidden() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(
+            root.join(SUITE_FILE),
+            "suites: [golden, tasks/regression]\n",
+        )
+        .unwrap();
+        for f in [
+            "golden/b.yaml",
+            "golden/a.yml",
+            "golden/sub/c.yaml",
+            "golden/notes.md",
+            "golden/.hidden.yaml",
+            "golden/.git/x.yaml",
+            "tasks/regression/r1.yaml",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "description: x\n").unwrap();
+        }
+        let suite = load_suite(root).unwrap();
+        let names: Vec<String> = discover(&suite)
+            .unwrap()
+            .iter()
+            .map(SpecFile::trial_name)
+            .collect();
+        assert_eq!(
+            names,
+            vec!["golden::a", "golden::b", "golden::sub/c", "regression::r1"]
+        );
+    }
+
+    #[test]
+    fn missing_configured_folder_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join(SUITE_FILE),
+            "suites:\n  - golden\n  - adversarial\n",
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("golden")).unwrap();
+        let e = discover(&load_suite(tmp.path()).unwrap()).unwrap_err();
+        assert_eq!(e.location(), Some((3, 5)));
+        assert!(
+            e.to_string()
+                .contains("suite folder `adversarial` does not exist"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn default_folders_are_optional() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("golden")).unwrap();
+        std::fs::write(tmp.path().join("golden/t.yaml"), "description: x\n").unwrap();
+        let suite = load_suite(tmp.path()).unwrap();
+        assert_eq!(suite.config, SuiteConfig::default());
+        let found = discover(&suite).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].trial_name(), "golden::t");
+    }
+
+    #[test]
+    fn same_trial_twice_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("golden")).unwrap();
+        std::fs::write(tmp.path().join("golden/t.yaml"), "description: x\n").unwrap();
+        std::fs::write(tmp.path().join("golden/t.yml"), "description: x\n").unwrap();
+        let e = discover(&load_suite(tmp.path()).unwrap()).unwrap_err();
+        assert!(
+            e.to_string().contains("trial `golden::t` is defined twice"),
+            "{e}"
+        );
+    }
 }

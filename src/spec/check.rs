@@ -1,0 +1,126 @@
+//! `medin check`: load task files without running them and report every error.
+//!
+//! A path is a task file or a directory. A directory that holds `medin.yaml` is checked as a
+//! suite (the suite file, then every task file its folders hold), so fixtures and other YAML
+//! next to the suite are not mistaken for tasks; any other directory is walked for
+//! `*.yaml`/`*.yml` files (hidden entries skipped), in sorted order. A path to `medin.yaml`
+//! itself stands for its suite.
+
+use std::path::{Path, PathBuf};
+
+use super::load::{load_task, SpecError};
+use super::model::TaskSpec;
+use super::suite::{self, SUITE_FILE};
+
+/// One result per task file found below `paths`, in order. A path that cannot be read, a
+/// broken `medin.yaml` or a suite folder that is missing appears as an `Err` entry for that
+/// path, so the caller reports everything in one pass.
+pub fn check_paths(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TaskSpec, SpecError>)> {
+    let mut out = Vec::new();
+    for p in paths {
+        for file in expand(p, &mut out) {
+            let r = load_task(&file);
+            out.push((file, r));
+        }
+    }
+    out
+}
+
+/// The task files `path` stands for; errors on the way are pushed to `out`.
+fn expand(path: &Path, out: &mut Vec<(PathBuf, Result<TaskSpec, SpecError>)>) -> Vec<PathBuf> {
+    if path.file_name().is_some_and(|n| n == SUITE_FILE) && path.is_file() {
+        // `medin check medin.yaml` checks the suite it describes.
+        return expand(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            out,
+        );
+    }
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    if path.join(SUITE_FILE).is_file() {
+        let found = suite::load_suite(path).and_then(|s| suite::discover(&s));
+        return match found {
+            Ok(files) => files.into_iter().map(|f| f.path).collect(),
+            Err(e) => {
+                out.push((path.join(SUITE_FILE), Err(e)));
+                Vec::new()
+            }
+        };
+    }
+    match suite::yaml_files(path) {
+        Ok(files) => files,
+        Err(e) => {
+            out.push((path.to_path_buf(), Err(e)));
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_files_and_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("tasks");
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::create_dir_all(d.join(".hidden")).unwrap();
+        std::fs::write(d.join("b.yaml"), "description: ok\n").unwrap();
+        std::fs::write(d.join("sub/a.yml"), "description: ok\npromt: x\n").unwrap();
+        std::fs::write(d.join(".hidden/c.yaml"), "broken: [\n").unwrap();
+        std::fs::write(d.join("readme.txt"), "not yaml").unwrap();
+        let single = tmp.path().join("one.yaml");
+        std::fs::write(&single, "description: single\n").unwrap();
+        let missing = tmp.path().join("missing.yaml");
+
+        let results = check_paths(&[d.clone(), single.clone(), missing.clone()]);
+        let names: Vec<&Path> = results.iter().map(|(p, _)| p.as_path()).collect();
+        assert_eq!(
+            names,
+            vec![
+                d.join("b.yaml").as_path(),
+                d.join("sub/a.yml").as_path(),
+                single.as_path(),
+                missing.as_path()
+            ]
+        );
+        assert!(results[0].1.is_ok());
+        assert_eq!(results[1].1.as_ref().unwrap_err().location(), Some((2, 1)));
+        assert_eq!(results[2].1.as_ref().unwrap().description, "single");
+        assert!(matches!(results[3].1, Err(SpecError::Io { .. })));
+    }
+
+    #[test]
+    fn a_suite_directory_checks_its_folders_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(root.join(SUITE_FILE), "suites: [golden]\n").unwrap();
+        std::fs::create_dir_all(root.join("golden")).unwrap();
+        std::fs::create_dir_all(root.join("fixtures/x")).unwrap();
+        std::fs::write(root.join("golden/t.yaml"), "description: ok\n").unwrap();
+        std::fs::write(root.join("fixtures/x/config.yaml"), "not: a task\n").unwrap();
+        let results = check_paths(&[root.to_path_buf()]);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].0, root.join("golden/t.yaml"));
+        assert!(results[0].1.is_ok());
+
+        let via_file = check_paths(&[root.join(SUITE_FILE)]);
+        assert_eq!(via_file.len(), 1);
+        assert_eq!(via_file[0].0, root.join("golden/t.yaml"));
+
+        std::fs::write(root.join(SUITE_FILE), "suites: [golden, nope]\n").unwrap();
+        let results = check_paths(&[root.to_path_buf()]);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].0, root.join(SUITE_FILE));
+        assert!(results[0]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("`nope` does not exist"));
+    }
+}
