@@ -83,7 +83,7 @@ pub enum Target {
     System(PathBuf),
     /// Outside the workspace.
     Outside(PathBuf),
-    /// Everything at the workspace root: `*`, `./*`.
+    /// Everything at the workspace root: `*`, `./*`, or the workspace directory by name.
     WorkspaceAll,
     /// The workspace root itself: `.`.
     WorkspaceDot,
@@ -132,7 +132,10 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     let base = if glob_all { norm.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/")) } else { norm.clone() };
     let ws = normalize(workspace);
     if base == ws {
-        return if glob_all { Target::WorkspaceAll } else { Target::WorkspaceDot };
+        // `rm -rf .` is refused by rm itself; any other spelling of the root (`*`, `../ws`,
+        // the absolute path) really deletes the whole workspace.
+        let dot = t.trim_end_matches('/') == "." || t.trim_end_matches('/').ends_with("/.");
+        return if dot && !glob_all { Target::WorkspaceDot } else { Target::WorkspaceAll };
     }
     if base.starts_with(&ws) {
         return Target::Inside;
