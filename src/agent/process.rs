@@ -193,6 +193,12 @@ impl ProcessAgent {
             }
             if group_alive(self.pgid) {
                 let _ = killpg(pg, Signal::SIGKILL);
+                // SIGKILL is delivered asynchronously; wait until the group is really gone.
+                let deadline = Instant::now() + Duration::from_secs(2);
+                while group_alive(self.pgid) && Instant::now() < deadline {
+                    let _ = self.child.try_wait();
+                    thread::sleep(Duration::from_millis(10));
+                }
             }
         }
         // Reap the direct child (its own descendants are reparented and reaped by init).
