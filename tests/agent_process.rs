@@ -49,8 +49,15 @@ fn drive(agent: &mut dyn Agent, mut respond: impl FnMut(&Action) -> Receipt) -> 
         match &ev {
             AgentEvent::Call(action) => pending = Some((action.clone(), respond(action))),
             AgentEvent::Malformed { .. } => {
-                let ack = Action { id: String::new(), tool: String::new(), input: ActionInput::Json(Value::Null) };
-                pending = Some((ack, Receipt::error(ErrorCode::MalformedOutput, "not a protocol message")));
+                let ack = Action {
+                    id: String::new(),
+                    tool: String::new(),
+                    input: ActionInput::Json(Value::Null),
+                };
+                pending = Some((
+                    ack,
+                    Receipt::error(ErrorCode::MalformedOutput, "not a protocol message"),
+                ));
             }
             AgentEvent::Usage(_) => {}
             AgentEvent::Final(_) | AgentEvent::Failed(_) => {
@@ -67,7 +74,11 @@ fn calls(events: &[AgentEvent]) -> Vec<(String, Value)> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Call(Action { tool, input: ActionInput::Json(v), .. }) => Some((tool.clone(), v.clone())),
+            AgentEvent::Call(Action {
+                tool,
+                input: ActionInput::Json(v),
+                ..
+            }) => Some((tool.clone(), v.clone())),
             _ => None,
         })
         .collect()
@@ -91,12 +102,29 @@ fn example_agent_creates_a_file_and_checks_it() {
     assert_eq!(
         calls(&events),
         vec![
-            ("write_file".to_string(), json!({"path": "hello.txt", "content": "hello\n"})),
+            (
+                "write_file".to_string(),
+                json!({"path": "hello.txt", "content": "hello\n"})
+            ),
             ("read_file".to_string(), json!({"path": "hello.txt"})),
         ]
     );
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Usage(u) if u.input_tokens > 0)), "usage reported");
-    let ids: Vec<&str> = events.iter().filter_map(|e| if let AgentEvent::Call(a) = e { Some(a.id.as_str()) } else { None }).collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Usage(u) if u.input_tokens > 0)),
+        "usage reported"
+    );
+    let ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| {
+            if let AgentEvent::Call(a) = e {
+                Some(a.id.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(ids, ["r1-call-1", "r1-call-2"]);
     let f = final_of(&events);
     assert_eq!(f.result, FinalResult::Success);
@@ -108,9 +136,20 @@ fn example_agent_creates_a_file_and_checks_it() {
 #[test]
 fn example_agent_runs_a_command_and_reports_its_output() {
     let mut agent = example("Run `echo hi` and tell me what it printed.");
-    let events = drive(&mut agent, |_| Receipt::success(json!({"exit_code": 0, "stdout": "hi\nthere\n", "stderr": ""})));
-    assert_eq!(calls(&events), vec![("bash".to_string(), json!({"command": "echo hi"}))]);
-    assert_eq!(final_of(&events), FinalReport { result: FinalResult::Success, message: "hi".into() });
+    let events = drive(&mut agent, |_| {
+        Receipt::success(json!({"exit_code": 0, "stdout": "hi\nthere\n", "stderr": ""}))
+    });
+    assert_eq!(
+        calls(&events),
+        vec![("bash".to_string(), json!({"command": "echo hi"}))]
+    );
+    assert_eq!(
+        final_of(&events),
+        FinalReport {
+            result: FinalResult::Success,
+            message: "hi".into()
+        }
+    );
     agent.finish();
 
     let mut agent = example("Run `make test`");
@@ -128,11 +167,19 @@ fn example_agent_runs_a_command_and_reports_its_output() {
 #[test]
 fn example_agent_reads_and_summarises() {
     let mut agent = example("Read notes.md and summarise it.");
-    let events = drive(&mut agent, |_| Receipt::success(json!({"content": "# Title\nline two\nline three\n"})));
-    assert_eq!(calls(&events), vec![("read_file".to_string(), json!({"path": "notes.md"}))]);
+    let events = drive(&mut agent, |_| {
+        Receipt::success(json!({"content": "# Title\nline two\nline three\n"}))
+    });
+    assert_eq!(
+        calls(&events),
+        vec![("read_file".to_string(), json!({"path": "notes.md"}))]
+    );
     assert_eq!(
         final_of(&events),
-        FinalReport { result: FinalResult::Success, message: "notes.md: 3 lines; first line: # Title".into() }
+        FinalReport {
+            result: FinalResult::Success,
+            message: "notes.md: 3 lines; first line: # Title".into()
+        }
     );
     agent.finish();
 }
@@ -151,22 +198,35 @@ fn example_agent_asks_when_it_does_not_understand() {
 fn example_agent_explains_a_denied_tool() {
     let mut agent = example("Create a.txt containing x");
     let events = drive(&mut agent, |_| {
-        Receipt::error(ErrorCode::PermissionDenied, "tool `write_file` is denied by this task's policy (deny: [\"write_*\"])")
+        Receipt::error(
+            ErrorCode::PermissionDenied,
+            "tool `write_file` is denied by this task's policy (deny: [\"write_*\"])",
+        )
     });
     let f = final_of(&events);
     assert_eq!(f.result, FinalResult::Issue);
-    assert!(f.message.contains("write_file") && f.message.contains("denied"), "{}", f.message);
+    assert!(
+        f.message.contains("write_file") && f.message.contains("denied"),
+        "{}",
+        f.message
+    );
     agent.finish();
 }
 
 #[test]
 fn example_agent_starts_a_new_round_on_feedback() {
     let mut agent = example("Run `cargo test`");
-    let events = drive(&mut agent, |_| Receipt::success(json!({"exit_code": 0, "stdout": "ok\n"})));
+    let events = drive(&mut agent, |_| {
+        Receipt::success(json!({"exit_code": 0, "stdout": "ok\n"}))
+    });
     assert_eq!(final_of(&events).result, FinalResult::Success);
     agent.feedback(&json!({"round": 2, "failures": ["tests::a"]}));
-    let events = drive(&mut agent, |_| Receipt::success(json!({"exit_code": 0, "stdout": "ok again\n"})));
-    let AgentEvent::Call(first) = events.iter().find(|e| matches!(e, AgentEvent::Call(_))).unwrap() else { unreachable!() };
+    let events = drive(&mut agent, |_| {
+        Receipt::success(json!({"exit_code": 0, "stdout": "ok again\n"}))
+    });
+    let AgentEvent::Call(first) = events.iter().find(|e| matches!(e, AgentEvent::Call(_))).unwrap() else {
+        unreachable!()
+    };
     assert_eq!(first.id, "r2-call-1");
     assert_eq!(final_of(&events).message, "ok again");
     agent.finish();
@@ -207,9 +267,19 @@ fn garbage_lines_are_malformed_then_the_final_counts() {
     assert_eq!(malformed.len(), 3, "{events:#?}");
     assert_eq!(malformed[0].0, "Thinking about the task...");
     assert!(malformed[0].1.contains("not JSON"), "{}", malformed[0].1);
-    assert!(malformed[1].1.contains("unknown message type `thought`"), "{}", malformed[1].1);
+    assert!(
+        malformed[1].1.contains("unknown message type `thought`"),
+        "{}",
+        malformed[1].1
+    );
     assert!(malformed[2].1.contains("id"), "{}", malformed[2].1);
-    assert_eq!(final_of(&events), FinalReport { result: FinalResult::Success, message: "done anyway".into() });
+    assert_eq!(
+        final_of(&events),
+        FinalReport {
+            result: FinalResult::Success,
+            message: "done anyway".into()
+        }
+    );
     agent.finish();
 }
 
@@ -219,17 +289,30 @@ fn crash_is_reported_with_exit_status_and_stderr_tail() {
     match agent.next(None) {
         AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
             assert_eq!(status, "exit code 3");
-            assert!(stderr_tail.ends_with("fatal: model endpoint unreachable"), "{stderr_tail}");
+            assert!(
+                stderr_tail.ends_with("fatal: model endpoint unreachable"),
+                "{stderr_tail}"
+            );
             assert!(stderr_tail.contains("stderr line 29"));
-            assert!(!stderr_tail.contains("stderr line 5\n"), "only the tail is kept: {stderr_tail}");
+            assert!(
+                !stderr_tail.contains("stderr line 5\n"),
+                "only the tail is kept: {stderr_tail}"
+            );
             assert_eq!(stderr_tail.lines().count(), 20);
         }
         other => panic!("expected Exited, got {other:?}"),
     }
     // The failure sticks, and answering it (a write to a closed stdin) does not panic.
-    let a = Action { id: "x".into(), tool: "bash".into(), input: ActionInput::Json(json!({})) };
+    let a = Action {
+        id: "x".into(),
+        tool: "bash".into(),
+        input: ActionInput::Json(json!({})),
+    };
     let r = Receipt::success(json!({}));
-    assert!(matches!(agent.next(Some((&a, &r))), AgentEvent::Failed(AgentFailure::Exited { .. })));
+    assert!(matches!(
+        agent.next(Some((&a, &r))),
+        AgentEvent::Failed(AgentFailure::Exited { .. })
+    ));
     agent.finish();
 }
 
@@ -237,7 +320,11 @@ fn crash_is_reported_with_exit_status_and_stderr_tail() {
 fn exit_without_final_after_a_write_to_closed_stdin() {
     let mut agent = spawn("exit 0", "p", Duration::from_secs(5));
     std::thread::sleep(Duration::from_millis(200));
-    let a = Action { id: "call-1".into(), tool: "bash".into(), input: ActionInput::Json(json!({})) };
+    let a = Action {
+        id: "call-1".into(),
+        tool: "bash".into(),
+        input: ActionInput::Json(json!({})),
+    };
     let r = Receipt::success(json!({"big": "x".repeat(200_000)}));
     match agent.next(Some((&a, &r))) {
         AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
@@ -255,11 +342,25 @@ fn hang_times_out_within_the_reply_timeout() {
     let t = Instant::now();
     let ev = agent.next(None);
     let took = t.elapsed();
-    assert_eq!(ev, AgentEvent::Failed(AgentFailure::TimedOut { after: Duration::from_millis(500) }));
-    assert!(took >= Duration::from_millis(450) && took < Duration::from_millis(1200), "took {took:?}");
+    assert_eq!(
+        ev,
+        AgentEvent::Failed(AgentFailure::TimedOut {
+            after: Duration::from_millis(500)
+        })
+    );
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_millis(1200),
+        "took {took:?}"
+    );
     let t = Instant::now();
-    assert!(matches!(agent.next(None), AgentEvent::Failed(AgentFailure::TimedOut { .. })));
-    assert!(t.elapsed() < Duration::from_millis(100), "a failed agent answers at once");
+    assert!(matches!(
+        agent.next(None),
+        AgentEvent::Failed(AgentFailure::TimedOut { .. })
+    ));
+    assert!(
+        t.elapsed() < Duration::from_millis(100),
+        "a failed agent answers at once"
+    );
     let pgid = agent.pgid();
     assert!(group_alive(pgid));
     agent.finish();
@@ -269,7 +370,13 @@ fn hang_times_out_within_the_reply_timeout() {
 fn pid_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("Z");
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("Z");
             state != "Z" && state != "X"
         }
         Err(_) => false,
@@ -282,7 +389,10 @@ fn finish_kills_the_whole_group_even_children_that_ignore_sigterm() {
     let pidfile = dir.path().join("child.pid");
     let cmd = format!("python3 tests/data/agent/fork_and_hang.py {}", pidfile.display());
     let mut agent = spawn(&cmd, "p", Duration::from_millis(500));
-    assert!(matches!(agent.next(None), AgentEvent::Failed(AgentFailure::TimedOut { .. })));
+    assert!(matches!(
+        agent.next(None),
+        AgentEvent::Failed(AgentFailure::TimedOut { .. })
+    ));
     let deadline = Instant::now() + Duration::from_secs(5);
     let child: i32 = loop {
         if let Ok(text) = std::fs::read_to_string(&pidfile) {
@@ -297,7 +407,10 @@ fn finish_kills_the_whole_group_even_children_that_ignore_sigterm() {
     let pgid = agent.pgid();
     let t = Instant::now();
     agent.finish();
-    assert!(t.elapsed() >= Duration::from_millis(1900), "SIGTERM is ignored, so SIGKILL comes after the grace");
+    assert!(
+        t.elapsed() >= Duration::from_millis(1900),
+        "SIGTERM is ignored, so SIGKILL comes after the grace"
+    );
     assert!(t.elapsed() < Duration::from_secs(5));
     assert!(!group_alive(pgid), "a process of the agent's group survived finish()");
     assert!(!pid_alive(child), "the grandchild {child} survived finish()");
@@ -318,7 +431,10 @@ fn drop_kills_the_group() {
 #[test]
 fn start_reports_a_spawn_failure_as_an_agent_failure() {
     let source = AgentSource {
-        spec: AgentSpec::Process(ProcessAgentSpec { command: "python3 agent.py".into(), reply_timeout: None }),
+        spec: AgentSpec::Process(ProcessAgentSpec {
+            command: "python3 agent.py".into(),
+            reply_timeout: None,
+        }),
         base_dir: PathBuf::from("/nonexistent/medin/dir"),
     };
     let mut agent = start(&source, &brief("p"), &[], &SandboxConfig::new("/tmp"));
@@ -340,7 +456,9 @@ fn start_runs_the_example_agent_from_its_spec() {
     };
     let mut agent = start(&source, &brief("Run `true`"), &[], &SandboxConfig::new("/tmp"));
     assert_eq!(agent.name(), "process:python3 examples/agent.py");
-    let events = drive(agent.as_mut(), |_| Receipt::success(json!({"exit_code": 0, "stdout": ""})));
+    let events = drive(agent.as_mut(), |_| {
+        Receipt::success(json!({"exit_code": 0, "stdout": ""}))
+    });
     assert_eq!(final_of(&events).result, FinalResult::Success);
     agent.finish();
 }

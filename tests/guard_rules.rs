@@ -8,20 +8,38 @@ use medin::guard::{check_action, check_command, GuardContext, Recommendation, Ri
 const WS: &str = "/work/medin-ws/task-1";
 
 fn check(cmd: &str) -> Verdict {
-    check_command(cmd, &GuardContext { workspace: Path::new(WS) })
+    check_command(
+        cmd,
+        &GuardContext {
+            workspace: Path::new(WS),
+        },
+    )
 }
 
 fn assert_blocked(cmd: &str, rule: &str) -> Verdict {
     let v = check(cmd);
-    assert_eq!(v.recommendation, Recommendation::Block, "`{cmd}` should be blocked: {v:#?}");
-    assert!(v.violations.iter().any(|x| x.rule == rule && x.recommendation == Recommendation::Block), "`{cmd}` should fire {rule}: {v:#?}");
+    assert_eq!(
+        v.recommendation,
+        Recommendation::Block,
+        "`{cmd}` should be blocked: {v:#?}"
+    );
+    assert!(
+        v.violations
+            .iter()
+            .any(|x| x.rule == rule && x.recommendation == Recommendation::Block),
+        "`{cmd}` should fire {rule}: {v:#?}"
+    );
     assert!(v.alternative.is_some(), "`{cmd}` should carry an alternative");
     v
 }
 
 fn assert_allowed(cmd: &str) {
     let v = check(cmd);
-    assert_eq!(v.recommendation, Recommendation::Allow, "`{cmd}` should be allowed: {v:#?}");
+    assert_eq!(
+        v.recommendation,
+        Recommendation::Allow,
+        "`{cmd}` should be allowed: {v:#?}"
+    );
     assert!(v.violations.is_empty());
 }
 
@@ -216,20 +234,41 @@ fn violations_carry_matched_text_and_description() {
 
 #[test]
 fn check_action_reads_commands_inside_tool_calls() {
-    let ctx = GuardContext { workspace: Path::new(WS) };
+    let ctx = GuardContext {
+        workspace: Path::new(WS),
+    };
     let v = check_action("bash", &serde_json::json!({"command": "rm -rf /"}), &ctx);
     assert_eq!(v.recommendation, Recommendation::Block);
-    let v = check_action("verify", &serde_json::json!({"type": "command_succeeds", "target": "psql -c 'DROP TABLE t'"}), &ctx);
+    let v = check_action(
+        "verify",
+        &serde_json::json!({"type": "command_succeeds", "target": "psql -c 'DROP TABLE t'"}),
+        &ctx,
+    );
     assert_eq!(v.recommendation, Recommendation::Block);
-    let v = check_action("verify", &serde_json::json!({"type": "file_exists", "target": "rm -rf /"}), &ctx);
+    let v = check_action(
+        "verify",
+        &serde_json::json!({"type": "file_exists", "target": "rm -rf /"}),
+        &ctx,
+    );
     assert_eq!(v.recommendation, Recommendation::Allow);
-    let v = check_action("write_file", &serde_json::json!({"path": "x", "content": "rm -rf /"}), &ctx);
+    let v = check_action(
+        "write_file",
+        &serde_json::json!({"path": "x", "content": "rm -rf /"}),
+        &ctx,
+    );
     assert_eq!(v.recommendation, Recommendation::Allow);
     // `cwd` moves where relative paths resolve.
-    let v = check_action("bash", &serde_json::json!({"command": "rm -rf ../..", "cwd": "a"}), &ctx);
+    let v = check_action(
+        "bash",
+        &serde_json::json!({"command": "rm -rf ../..", "cwd": "a"}),
+        &ctx,
+    );
     assert_eq!(v.recommendation, Recommendation::Block);
     let v = check_action("bash", &serde_json::json!({"command": "rm -rf ..", "cwd": "a/b"}), &ctx);
     assert_eq!(v.recommendation, Recommendation::Allow);
     // Missing command: the tool reports INVALID_INPUT, the guard has nothing to judge.
-    assert_eq!(check_action("bash", &serde_json::json!({}), &ctx).recommendation, Recommendation::Allow);
+    assert_eq!(
+        check_action("bash", &serde_json::json!({}), &ctx).recommendation,
+        Recommendation::Allow
+    );
 }

@@ -57,7 +57,13 @@ impl ExecAgent {
             shell_quote(&brief.task_id)
         );
         let timeout_ms = task_timeout(&brief.limits).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1));
-        ExecAgent { command: command.to_string(), script, timeout_ms, runs: 0, waiting: false }
+        ExecAgent {
+            command: command.to_string(),
+            script,
+            timeout_ms,
+            runs: 0,
+            waiting: false,
+        }
     }
 
     /// The command line the bash call runs (prompt export included).
@@ -105,7 +111,11 @@ impl Agent for ExecAgent {
         if let Some(ms) = self.timeout_ms {
             input["timeout_ms"] = json!(ms);
         }
-        AgentEvent::Call(Action { id: format!("exec-{}", self.runs), tool: "bash".into(), input: ActionInput::Json(input) })
+        AgentEvent::Call(Action {
+            id: format!("exec-{}", self.runs),
+            tool: "bash".into(),
+            input: ActionInput::Json(input),
+        })
     }
 
     fn finish(&mut self) {}
@@ -117,41 +127,67 @@ mod tests {
     use std::path::PathBuf;
 
     fn brief(prompt: &str, limits: Value) -> TaskBrief {
-        TaskBrief { task_id: "t-1".into(), prompt: prompt.into(), tools: vec![], limits, workspace: PathBuf::from("/ws") }
+        TaskBrief {
+            task_id: "t-1".into(),
+            prompt: prompt.into(),
+            tools: vec![],
+            limits,
+            workspace: PathBuf::from("/ws"),
+        }
     }
 
     #[test]
     fn first_call_runs_the_command_with_the_prompt_exported() {
         let mut a = ExecAgent::new("./agent.sh", &brief("it's \"quoted\" $HOME", json!({"timeout": "30s"})));
-        let AgentEvent::Call(action) = a.next(None) else { panic!("expected a call") };
+        let AgentEvent::Call(action) = a.next(None) else {
+            panic!("expected a call")
+        };
         assert_eq!(action.id, "exec-1");
         assert_eq!(action.tool, "bash");
-        let ActionInput::Json(input) = &action.input else { panic!() };
+        let ActionInput::Json(input) = &action.input else {
+            panic!()
+        };
         assert_eq!(input["timeout_ms"], json!(30000));
         let cmd = input["command"].as_str().unwrap();
         // The real shell sees the prompt verbatim.
-        let out = std::process::Command::new("sh").arg("-c").arg(cmd.replace("./agent.sh", "printf %s \"$MEDIN_PROMPT\"")).output().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd.replace("./agent.sh", "printf %s \"$MEDIN_PROMPT\""))
+            .output()
+            .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "it's \"quoted\" $HOME");
     }
 
     #[test]
     fn receipt_becomes_the_final_report() {
         let mut a = ExecAgent::new("x", &brief("p", json!({})));
-        let AgentEvent::Call(action) = a.next(None) else { panic!() };
-        let ActionInput::Json(input) = &action.input else { panic!() };
+        let AgentEvent::Call(action) = a.next(None) else {
+            panic!()
+        };
+        let ActionInput::Json(input) = &action.input else {
+            panic!()
+        };
         assert!(input.get("timeout_ms").is_none());
         let r = Receipt::success(json!({"exit_code": 0, "stdout": "working\nall done\n\n", "stderr": ""}));
         assert_eq!(
             a.next(Some((&action, &r))),
-            AgentEvent::Final(FinalReport { result: FinalResult::Success, message: "all done".into() })
+            AgentEvent::Final(FinalReport {
+                result: FinalResult::Success,
+                message: "all done".into()
+            })
         );
-        let AgentEvent::Call(again) = a.next(None) else { panic!() };
+        let AgentEvent::Call(again) = a.next(None) else {
+            panic!()
+        };
         assert_eq!(again.id, "exec-2");
         let mut r = Receipt::error(crate::tools::ErrorCode::ToolExecutionFailed, "exit 2");
         r.data = json!({"stdout": {"text": ""}, "stderr": {"text": "boom\n"}});
         assert_eq!(
             a.next(Some((&again, &r))),
-            AgentEvent::Final(FinalReport { result: FinalResult::Error, message: "boom".into() })
+            AgentEvent::Final(FinalReport {
+                result: FinalResult::Error,
+                message: "boom".into()
+            })
         );
     }
 }

@@ -43,7 +43,10 @@ pub enum AgentEvent {
     Final(FinalReport),
     Usage(Usage),
     /// A line that is not a protocol message (the runner answers with MALFORMED_OUTPUT).
-    Malformed { line: String, reason: String },
+    Malformed {
+        line: String,
+        reason: String,
+    },
     /// The agent broke: exited, hung, or could not start.
     Failed(AgentFailure),
 }
@@ -112,16 +115,23 @@ pub fn parse_agent_arg(text: &str) -> Result<AgentSpec, String> {
     let command_of = |rest: &str, kind: &str| {
         let cmd = rest.trim();
         if cmd.is_empty() {
-            Err(format!("agent `{t}` has no command after `{kind}:`; write e.g. `{kind}:python3 agent.py`"))
+            Err(format!(
+                "agent `{t}` has no command after `{kind}:`; write e.g. `{kind}:python3 agent.py`"
+            ))
         } else {
             Ok(cmd.to_string())
         }
     };
     if let Some(rest) = t.strip_prefix("process:") {
-        return Ok(AgentSpec::Process(ProcessAgentSpec { command: command_of(rest, "process")?, reply_timeout: None }));
+        return Ok(AgentSpec::Process(ProcessAgentSpec {
+            command: command_of(rest, "process")?,
+            reply_timeout: None,
+        }));
     }
     if let Some(rest) = t.strip_prefix("exec:") {
-        return Ok(AgentSpec::Exec(ExecAgentSpec { command: command_of(rest, "exec")? }));
+        return Ok(AgentSpec::Exec(ExecAgentSpec {
+            command: command_of(rest, "exec")?,
+        }));
     }
     Err(format!("unknown agent `{t}`; use {AGENT_FORMS}"))
 }
@@ -131,15 +141,26 @@ pub fn parse_agent_arg(text: &str) -> Result<AgentSpec, String> {
 ///
 /// A process agent that cannot be started is returned as an agent whose first event is
 /// [`AgentFailure::Spawn`], so the runner reports it like any other agent failure.
-pub fn start(source: &AgentSource, brief: &TaskBrief, solution: &[Step], sandbox: &crate::sandbox::SandboxConfig) -> Box<dyn Agent> {
+pub fn start(
+    source: &AgentSource,
+    brief: &TaskBrief,
+    solution: &[Step],
+    sandbox: &crate::sandbox::SandboxConfig,
+) -> Box<dyn Agent> {
     let _ = sandbox;
     match &source.spec {
         AgentSpec::Oracle => Box::new(oracle::OracleAgent::new(solution.to_vec())),
         AgentSpec::Process(spec) => {
-            let timeout = spec.reply_timeout.map(|d| d.0).unwrap_or(process::DEFAULT_REPLY_TIMEOUT);
+            let timeout = spec
+                .reply_timeout
+                .map(|d| d.0)
+                .unwrap_or(process::DEFAULT_REPLY_TIMEOUT);
             match process::ProcessAgent::spawn(&spec.command, &source.base_dir, brief, timeout) {
                 Ok(agent) => Box::new(agent),
-                Err(failure) => Box::new(BrokenAgent { name: format!("process:{}", spec.command), failure }),
+                Err(failure) => Box::new(BrokenAgent {
+                    name: format!("process:{}", spec.command),
+                    failure,
+                }),
             }
         }
         AgentSpec::Exec(spec) => Box::new(exec::ExecAgent::new(&spec.command, brief)),
@@ -174,11 +195,22 @@ mod tests {
         assert_eq!(parse_agent_arg("oracle"), Ok(AgentSpec::Oracle));
         assert_eq!(
             parse_agent_arg("process:python3 examples/agent.py"),
-            Ok(AgentSpec::Process(ProcessAgentSpec { command: "python3 examples/agent.py".into(), reply_timeout: None }))
+            Ok(AgentSpec::Process(ProcessAgentSpec {
+                command: "python3 examples/agent.py".into(),
+                reply_timeout: None
+            }))
         );
-        assert_eq!(parse_agent_arg(" exec: ./run.sh "), Ok(AgentSpec::Exec(ExecAgentSpec { command: "./run.sh".into() })));
+        assert_eq!(
+            parse_agent_arg(" exec: ./run.sh "),
+            Ok(AgentSpec::Exec(ExecAgentSpec {
+                command: "./run.sh".into()
+            }))
+        );
         let err = parse_agent_arg("claude").unwrap_err();
-        assert!(err.contains("unknown agent `claude`") && err.contains("process:CMD") && err.contains("exec:CMD"), "{err}");
+        assert!(
+            err.contains("unknown agent `claude`") && err.contains("process:CMD") && err.contains("exec:CMD"),
+            "{err}"
+        );
         assert!(parse_agent_arg("process:  ").unwrap_err().contains("no command"));
     }
 }

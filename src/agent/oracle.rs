@@ -20,7 +20,11 @@ pub struct OracleAgent {
 
 impl OracleAgent {
     pub fn new(steps: Vec<Step>) -> Self {
-        OracleAgent { steps, next_step: 0, calls: 0 }
+        OracleAgent {
+            steps,
+            next_step: 0,
+            calls: 0,
+        }
     }
 }
 
@@ -36,7 +40,11 @@ impl Agent for OracleAgent {
         self.next_step += 1;
         let mut call = |tool: &str, input: ActionInput| {
             self.calls += 1;
-            AgentEvent::Call(Action { id: format!("call-{}", self.calls), tool: tool.to_string(), input })
+            AgentEvent::Call(Action {
+                id: format!("call-{}", self.calls),
+                tool: tool.to_string(),
+                input,
+            })
         };
         match step {
             Step::Tool { tool, input } => call(tool, ActionInput::Json(input.clone())),
@@ -57,29 +65,62 @@ mod tests {
     #[test]
     fn plays_steps_in_order_then_final() {
         let mut a = OracleAgent::new(vec![
-            Step::Tool { tool: "bash".into(), input: json!({"command": "ls"}) },
-            Step::Raw { tool: "write_file".into(), raw: "{not json".into() },
-            Step::Final(FinalReport { result: FinalResult::Success, message: "done".into() }),
+            Step::Tool {
+                tool: "bash".into(),
+                input: json!({"command": "ls"}),
+            },
+            Step::Raw {
+                tool: "write_file".into(),
+                raw: "{not json".into(),
+            },
+            Step::Final(FinalReport {
+                result: FinalResult::Success,
+                message: "done".into(),
+            }),
         ]);
         assert_eq!(
             a.next(None),
-            AgentEvent::Call(Action { id: "call-1".into(), tool: "bash".into(), input: ActionInput::Json(json!({"command": "ls"})) })
+            AgentEvent::Call(Action {
+                id: "call-1".into(),
+                tool: "bash".into(),
+                input: ActionInput::Json(json!({"command": "ls"}))
+            })
         );
         let r = Receipt::success(json!(null));
-        let prev = Action { id: "call-1".into(), tool: "bash".into(), input: ActionInput::Json(json!({})) };
+        let prev = Action {
+            id: "call-1".into(),
+            tool: "bash".into(),
+            input: ActionInput::Json(json!({})),
+        };
         assert_eq!(
             a.next(Some((&prev, &r))),
-            AgentEvent::Call(Action { id: "call-2".into(), tool: "write_file".into(), input: ActionInput::Raw("{not json".into()) })
+            AgentEvent::Call(Action {
+                id: "call-2".into(),
+                tool: "write_file".into(),
+                input: ActionInput::Raw("{not json".into())
+            })
         );
-        assert!(matches!(a.next(None), AgentEvent::Final(FinalReport { result: FinalResult::Success, .. })));
+        assert!(matches!(
+            a.next(None),
+            AgentEvent::Final(FinalReport {
+                result: FinalResult::Success,
+                ..
+            })
+        ));
         assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
     }
 
     #[test]
     fn missing_final_is_a_failure() {
-        let mut a = OracleAgent::new(vec![Step::Tool { tool: "bash".into(), input: json!({"command": "ls"}) }]);
+        let mut a = OracleAgent::new(vec![Step::Tool {
+            tool: "bash".into(),
+            input: json!({"command": "ls"}),
+        }]);
         assert!(matches!(a.next(None), AgentEvent::Call(_)));
         assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
-        assert_eq!(OracleAgent::new(vec![]).next(None), AgentEvent::Failed(AgentFailure::NoFinal));
+        assert_eq!(
+            OracleAgent::new(vec![]).next(None),
+            AgentEvent::Failed(AgentFailure::NoFinal)
+        );
     }
 }

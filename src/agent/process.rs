@@ -72,14 +72,25 @@ pub struct ProcessAgent {
 
 impl std::fmt::Debug for ProcessAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProcessAgent").field("command", &self.command).field("pgid", &self.pgid).finish_non_exhaustive()
+        f.debug_struct("ProcessAgent")
+            .field("command", &self.command)
+            .field("pgid", &self.pgid)
+            .finish_non_exhaustive()
     }
 }
 
 impl ProcessAgent {
     /// Starts `command` in `base_dir` and sends it the task line.
-    pub fn spawn(command: &str, base_dir: &Path, brief: &TaskBrief, reply_timeout: Duration) -> Result<Self, AgentFailure> {
-        let spawn_err = |reason: String| AgentFailure::Spawn { command: command.to_string(), reason };
+    pub fn spawn(
+        command: &str,
+        base_dir: &Path,
+        brief: &TaskBrief,
+        reply_timeout: Duration,
+    ) -> Result<Self, AgentFailure> {
+        let spawn_err = |reason: String| AgentFailure::Spawn {
+            command: command.to_string(),
+            reason,
+        };
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(command)
@@ -93,7 +104,9 @@ impl ProcessAgent {
         unsafe {
             cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
         }
-        let mut child = cmd.spawn().map_err(|e| spawn_err(format!("{e} (in {})", base_dir.display())))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| spawn_err(format!("{e} (in {})", base_dir.display())))?;
         let pgid = i32::try_from(child.id()).map_err(|_| spawn_err("process id out of range".into()))?;
 
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
@@ -170,7 +183,10 @@ impl ProcessAgent {
             Ok(t) => t.iter().cloned().collect::<Vec<_>>().join("\n"),
             Err(p) => p.into_inner().iter().cloned().collect::<Vec<_>>().join("\n"),
         };
-        AgentFailure::Exited { status, stderr_tail: if tail.is_empty() { "(empty)".into() } else { tail } }
+        AgentFailure::Exited {
+            status,
+            stderr_tail: if tail.is_empty() { "(empty)".into() } else { tail },
+        }
     }
 
     fn fail(&mut self, failure: AgentFailure) -> AgentEvent {
@@ -212,10 +228,16 @@ pub fn group_alive(pgid: i32) -> bool {
     match std::fs::read_dir("/proc") {
         Ok(entries) => entries.flatten().any(|e| {
             let name = e.file_name();
-            let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else { return false };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+                return false;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
             // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parens.
-            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return false };
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                return false;
+            };
             let mut f = after.split_whitespace();
             let state = f.next().unwrap_or("Z");
             let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
@@ -299,7 +321,12 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
     if line.trim().is_empty() {
         return None;
     }
-    let malformed = |reason: String| Some(AgentEvent::Malformed { line: cut(line), reason });
+    let malformed = |reason: String| {
+        Some(AgentEvent::Malformed {
+            line: cut(line),
+            reason,
+        })
+    };
     let v: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => return malformed(format!("not JSON ({e}); every line must be one JSON message")),
@@ -328,7 +355,11 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
                 },
                 Some(other) => ActionInput::Json(other.clone()),
             };
-            Some(AgentEvent::Call(Action { id, tool: tool.to_string(), input }))
+            Some(AgentEvent::Call(Action {
+                id,
+                tool: tool.to_string(),
+                input,
+            }))
         }
         "final" => {
             let result = match obj.get("result").and_then(Value::as_str) {
@@ -345,14 +376,20 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
             Some(AgentEvent::Final(FinalReport { result, message }))
         }
         "usage" => {
-            let (Some(input_tokens), Some(output_tokens)) =
-                (obj.get("input_tokens").and_then(Value::as_u64), obj.get("output_tokens").and_then(Value::as_u64))
-            else {
+            let (Some(input_tokens), Some(output_tokens)) = (
+                obj.get("input_tokens").and_then(Value::as_u64),
+                obj.get("output_tokens").and_then(Value::as_u64),
+            ) else {
                 return malformed("usage needs non-negative integers `input_tokens` and `output_tokens`".into());
             };
-            Some(AgentEvent::Usage(Usage { input_tokens, output_tokens }))
+            Some(AgentEvent::Usage(Usage {
+                input_tokens,
+                output_tokens,
+            }))
         }
-        other => malformed(format!("unknown message type `{other}`; expected tool_call, final or usage")),
+        other => malformed(format!(
+            "unknown message type `{other}`; expected tool_call, final or usage"
+        )),
     }
 }
 
@@ -366,8 +403,14 @@ impl Agent for ProcessAgent {
             return AgentEvent::Failed(f.clone());
         }
         if let Some((action, receipt)) = last {
-            let id = if action.id.is_empty() { Value::Null } else { json!(action.id) };
-            let receipt = serde_json::to_value(receipt).unwrap_or_else(|e| json!({"status": "error", "errors": [{"code": "PARSE_ERROR", "message": e.to_string()}]}));
+            let id = if action.id.is_empty() {
+                Value::Null
+            } else {
+                json!(action.id)
+            };
+            let receipt = serde_json::to_value(receipt).unwrap_or_else(
+                |e| json!({"status": "error", "errors": [{"code": "PARSE_ERROR", "message": e.to_string()}]}),
+            );
             self.send(&json!({ "type": "tool_result", "id": id, "receipt": receipt }));
         }
         let deadline = Instant::now() + self.reply_timeout;
@@ -384,7 +427,9 @@ impl Agent for ProcessAgent {
                     return self.fail(f);
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return self.fail(AgentFailure::TimedOut { after: self.reply_timeout });
+                    return self.fail(AgentFailure::TimedOut {
+                        after: self.reply_timeout,
+                    });
                 }
             }
         }
@@ -429,23 +474,40 @@ mod tests {
         ));
         assert!(matches!(
             parse_line(r#"{"type":"tool_call","id":"1","tool":"bash","input":"{\"command\":\"ls\"}"}"#),
-            Some(AgentEvent::Call(Action { input: ActionInput::Json(_), .. }))
+            Some(AgentEvent::Call(Action {
+                input: ActionInput::Json(_),
+                ..
+            }))
         ));
         assert_eq!(
             parse_line(r#"{"type":"tool_call","id":"2","tool":"bash","input":"ls -la"}"#),
-            Some(AgentEvent::Call(Action { id: "2".into(), tool: "bash".into(), input: ActionInput::Raw("ls -la".into()) }))
+            Some(AgentEvent::Call(Action {
+                id: "2".into(),
+                tool: "bash".into(),
+                input: ActionInput::Raw("ls -la".into())
+            }))
         );
         assert_eq!(
             parse_line(r#"{"type":"tool_call","id":3,"tool":"list_dir"}"#),
-            Some(AgentEvent::Call(Action { id: "3".into(), tool: "list_dir".into(), input: ActionInput::Json(json!({})) }))
+            Some(AgentEvent::Call(Action {
+                id: "3".into(),
+                tool: "list_dir".into(),
+                input: ActionInput::Json(json!({}))
+            }))
         );
         assert_eq!(
             parse_line(r#"{"type":"final","result":"issue","message":"which file?"}"#),
-            Some(AgentEvent::Final(FinalReport { result: FinalResult::Issue, message: "which file?".into() }))
+            Some(AgentEvent::Final(FinalReport {
+                result: FinalResult::Issue,
+                message: "which file?".into()
+            }))
         );
         assert_eq!(
             parse_line(r#"{"type":"usage","input_tokens":10,"output_tokens":2}"#),
-            Some(AgentEvent::Usage(Usage { input_tokens: 10, output_tokens: 2 }))
+            Some(AgentEvent::Usage(Usage {
+                input_tokens: 10,
+                output_tokens: 2
+            }))
         );
         for bad in [
             "hello",
@@ -460,7 +522,9 @@ mod tests {
             assert!(matches!(parse_line(bad), Some(AgentEvent::Malformed { .. })), "{bad}");
         }
         let long = "x".repeat(2000);
-        let Some(AgentEvent::Malformed { line, .. }) = parse_line(&long) else { panic!() };
+        let Some(AgentEvent::Malformed { line, .. }) = parse_line(&long) else {
+            panic!()
+        };
         assert_eq!(line.chars().count(), MALFORMED_LINE_MAX + 1);
     }
 }

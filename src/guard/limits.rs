@@ -59,7 +59,13 @@ fn is_file(w: &WouldAffect) -> bool {
 
 impl LimitTracker {
     pub fn new(limits: RuntimeLimits, started: Instant) -> Self {
-        LimitTracker { limits, started, files: BTreeSet::new(), changes: 0, turns: 0 }
+        LimitTracker {
+            limits,
+            started,
+            files: BTreeSet::new(),
+            changes: 0,
+            turns: 0,
+        }
     }
 
     /// Counts one more turn (tool call); errors when that exceeds `max_turns`.
@@ -81,7 +87,9 @@ impl LimitTracker {
             .collect::<BTreeSet<_>>()
             .len();
         let files = count(self.files.len()).saturating_add(count(new_files));
-        let changes = self.changes.saturating_add(count(affected.iter().filter(|w| is_change(w)).count()));
+        let changes = self
+            .changes
+            .saturating_add(count(affected.iter().filter(|w| is_change(w)).count()));
         self.check(files, changes)
     }
 
@@ -151,11 +159,20 @@ mod tests {
     use super::*;
 
     fn wa(target: &str, action: &str) -> WouldAffect {
-        WouldAffect { kind: "file".into(), target: target.into(), action: action.into() }
+        WouldAffect {
+            kind: "file".into(),
+            target: target.into(),
+            action: action.into(),
+        }
     }
 
     fn limits(files: Option<u32>, changes: Option<u32>) -> RuntimeLimits {
-        RuntimeLimits { max_files: files, max_changes: changes, timeout: None, max_turns: None }
+        RuntimeLimits {
+            max_files: files,
+            max_changes: changes,
+            timeout: None,
+            max_turns: None,
+        }
     }
 
     #[test]
@@ -191,21 +208,35 @@ mod tests {
     #[test]
     fn files_are_reported_before_changes() {
         let t = LimitTracker::new(limits(Some(0), Some(0)), Instant::now());
-        assert_eq!(t.check_before(&[wa("x", "create")]), Err(LimitViolation::Files { count: 1, max: 0 }));
+        assert_eq!(
+            t.check_before(&[wa("x", "create")]),
+            Err(LimitViolation::Files { count: 1, max: 0 })
+        );
     }
 
     #[test]
     fn changes_are_reported_before_time() {
         let started = Instant::now() - Duration::from_secs(5);
-        let l = RuntimeLimits { max_files: None, max_changes: Some(0), timeout: Some(Duration::from_secs(1)), max_turns: None };
+        let l = RuntimeLimits {
+            max_files: None,
+            max_changes: Some(0),
+            timeout: Some(Duration::from_secs(1)),
+            max_turns: None,
+        };
         let t = LimitTracker::new(l, started);
-        assert!(matches!(t.check_before(&[wa("x", "create")]), Err(LimitViolation::Changes { .. })));
+        assert!(matches!(
+            t.check_before(&[wa("x", "create")]),
+            Err(LimitViolation::Changes { .. })
+        ));
         assert!(matches!(t.check_before(&[]), Err(LimitViolation::Time { .. })));
     }
 
     #[test]
     fn time_limit_uses_elapsed_time() {
-        let l = RuntimeLimits { timeout: Some(Duration::from_millis(50)), ..Default::default() };
+        let l = RuntimeLimits {
+            timeout: Some(Duration::from_millis(50)),
+            ..Default::default()
+        };
         let t = LimitTracker::new(l, Instant::now());
         t.check_after().unwrap();
         std::thread::sleep(Duration::from_millis(80));
@@ -215,7 +246,10 @@ mod tests {
 
     #[test]
     fn turns_error_past_max() {
-        let l = RuntimeLimits { max_turns: Some(2), ..Default::default() };
+        let l = RuntimeLimits {
+            max_turns: Some(2),
+            ..Default::default()
+        };
         let mut t = LimitTracker::new(l, Instant::now());
         t.begin_turn().unwrap();
         t.begin_turn().unwrap();
@@ -236,7 +270,11 @@ mod tests {
     #[test]
     fn non_file_entries_do_not_count_as_files() {
         let t = LimitTracker::new(limits(Some(0), None), Instant::now());
-        let dir = WouldAffect { kind: "directory".into(), target: "d".into(), action: "list".into() };
+        let dir = WouldAffect {
+            kind: "directory".into(),
+            target: "d".into(),
+            action: "list".into(),
+        };
         t.check_before(&[dir]).unwrap();
     }
 }

@@ -52,7 +52,13 @@ impl SimpleCommand {
     pub fn display(&self) -> String {
         self.argv
             .iter()
-            .map(|a| if a.is_empty() || a.contains(char::is_whitespace) { format!("'{a}'") } else { a.clone() })
+            .map(|a| {
+                if a.is_empty() || a.contains(char::is_whitespace) {
+                    format!("'{a}'")
+                } else {
+                    a.clone()
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -383,7 +389,11 @@ impl<'a> Lexer<'a> {
                 if self.pos < self.chars.len() {
                     self.pos += 1;
                 }
-                let cmp = if strip_tabs { line.trim_start_matches('\t') } else { line.as_str() };
+                let cmp = if strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line.as_str()
+                };
                 if cmp == delim {
                     closed = true;
                     break;
@@ -545,22 +555,23 @@ fn parse_into(text: &str, mut cwd: Option<PathBuf>, depth: usize, out: &mut Pars
     let mut pipeline: Pipeline = Vec::new();
     let mut current = SimpleCommand::default();
     let mut iter = tokens.into_iter().peekable();
-    let finish_cmd = |cmd: &mut SimpleCommand, pipeline: &mut Pipeline, cwd: &mut Option<PathBuf>, out: &mut ParsedShell| {
-        let mut cmd = std::mem::take(cmd);
-        unwrap_command(&mut cmd.argv);
-        if cmd.argv.is_empty() && cmd.stdin_text.is_none() {
-            return;
-        }
-        cmd.cwd = cwd.clone();
-        // Nested shells: `sh -c 'text'`, `eval text`.
-        if let Some(inner) = nested_script(&cmd.argv) {
-            parse_into(&inner, cwd.clone(), depth + 1, out);
-        }
-        if cmd.name() == "cd" {
-            *cwd = resolve_cd(cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
-        }
-        pipeline.push(cmd);
-    };
+    let finish_cmd =
+        |cmd: &mut SimpleCommand, pipeline: &mut Pipeline, cwd: &mut Option<PathBuf>, out: &mut ParsedShell| {
+            let mut cmd = std::mem::take(cmd);
+            unwrap_command(&mut cmd.argv);
+            if cmd.argv.is_empty() && cmd.stdin_text.is_none() {
+                return;
+            }
+            cmd.cwd = cwd.clone();
+            // Nested shells: `sh -c 'text'`, `eval text`.
+            if let Some(inner) = nested_script(&cmd.argv) {
+                parse_into(&inner, cwd.clone(), depth + 1, out);
+            }
+            if cmd.name() == "cd" {
+                *cwd = resolve_cd(cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
+            }
+            pipeline.push(cmd);
+        };
     while let Some(tok) = iter.next() {
         match tok {
             Token::Word(w) => current.argv.push(w),
@@ -665,7 +676,21 @@ pub fn unwrap_command(argv: &mut Vec<String>) {
                 "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
                 "command" | "exec" => skip_options(argv, &["-a"]),
                 "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
-                "xargs" => skip_options(argv, &["-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--delimiter"]),
+                "xargs" => skip_options(
+                    argv,
+                    &[
+                        "-I",
+                        "-n",
+                        "-P",
+                        "-d",
+                        "-L",
+                        "-s",
+                        "-E",
+                        "-a",
+                        "--max-args",
+                        "--delimiter",
+                    ],
+                ),
                 "timeout" => {
                     let i = skip_options(argv, &["-s", "-k", "--signal", "--kill-after"]);
                     // The duration.
@@ -714,12 +739,20 @@ mod tests {
     use super::*;
 
     fn argvs(text: &str) -> Vec<Vec<String>> {
-        parse_shell(text, None).pipelines.into_iter().flatten().map(|c| c.argv).collect()
+        parse_shell(text, None)
+            .pipelines
+            .into_iter()
+            .flatten()
+            .map(|c| c.argv)
+            .collect()
     }
 
     #[test]
     fn quotes_and_escapes_are_resolved() {
-        assert_eq!(argvs(r#"echo 'a b' "c \"d\"" e\ f"#), vec![vec!["echo", "a b", "c \"d\"", "e f"]]);
+        assert_eq!(
+            argvs(r#"echo 'a b' "c \"d\"" e\ f"#),
+            vec![vec!["echo", "a b", "c \"d\"", "e f"]]
+        );
     }
 
     #[test]
@@ -734,7 +767,10 @@ mod tests {
 
     #[test]
     fn wrappers_are_unwrapped() {
-        assert_eq!(argvs("sudo -u root env A=1 nice -n 5 nohup timeout -s KILL 10 /bin/rm -rf x")[0], ["/bin/rm", "-rf", "x"]);
+        assert_eq!(
+            argvs("sudo -u root env A=1 nice -n 5 nohup timeout -s KILL 10 /bin/rm -rf x")[0],
+            ["/bin/rm", "-rf", "x"]
+        );
         assert_eq!(argvs("FOO=1 command exec rm x")[0], ["rm", "x"]);
     }
 

@@ -34,16 +34,30 @@ pub struct ToolDenial {
 fn compile(globs: &[String]) -> Result<GlobSet, PolicyError> {
     let mut set = GlobSetBuilder::new();
     for g in globs {
-        let glob = Glob::new(g).map_err(|e| PolicyError { glob: g.clone(), reason: e.kind().to_string() })?;
+        let glob = Glob::new(g).map_err(|e| PolicyError {
+            glob: g.clone(),
+            reason: e.kind().to_string(),
+        })?;
         set.add(glob);
     }
-    set.build().map_err(|e| PolicyError { glob: globs.join(", "), reason: e.to_string() })
+    set.build().map_err(|e| PolicyError {
+        glob: globs.join(", "),
+        reason: e.to_string(),
+    })
 }
 
 /// Registered tools that do similar work, best first (the suggestion table for denials).
 fn similar_tools(tool: &str) -> &'static [&'static str] {
     match tool {
-        "bash" => &["verify", "read_file", "write_file", "edit_file", "list_dir", "delete_file", "move_file"],
+        "bash" => &[
+            "verify",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_dir",
+            "delete_file",
+            "move_file",
+        ],
         "write_file" => &["edit_file"],
         "edit_file" => &["write_file"],
         "read_file" => &["verify", "list_dir", "bash"],
@@ -73,20 +87,32 @@ impl ToolGate {
     /// Ok when `tool` may be called; otherwise the denial (deny globs win over allow).
     pub fn check(&self, tool: &str) -> Result<(), ToolDenial> {
         let message = if self.deny.is_match(tool) {
-            format!("tool `{tool}` is denied by this task's policy (deny: {:?})", self.deny_globs)
+            format!(
+                "tool `{tool}` is denied by this task's policy (deny: {:?})",
+                self.deny_globs
+            )
         } else if !self.allow_globs.is_empty() && !self.allow.is_match(tool) {
-            format!("tool `{tool}` is not in this task's allowed tools (allow: {:?})", self.allow_globs)
+            format!(
+                "tool `{tool}` is not in this task's allowed tools (allow: {:?})",
+                self.allow_globs
+            )
         } else {
             return Ok(());
         };
-        Err(ToolDenial { message, alternative: self.alternative(tool) })
+        Err(ToolDenial {
+            message,
+            alternative: self.alternative(tool),
+        })
     }
 
     /// The nearest allowed registered tool that does similar work, as a sentence.
     fn alternative(&self, tool: &str) -> Option<String> {
         let registered: Vec<&'static str> = crate::tools::registry().iter().map(|t| t.name).collect();
-        let allowed: Vec<&str> =
-            similar_tools(tool).iter().copied().filter(|t| registered.contains(t) && self.allows(t)).collect();
+        let allowed: Vec<&str> = similar_tools(tool)
+            .iter()
+            .copied()
+            .filter(|t| registered.contains(t) && self.allows(t))
+            .collect();
         if let Some(first) = allowed.first() {
             let hint = match *first {
                 "verify" if tool == "bash" => " (type command_succeeds runs a check command)",
@@ -96,7 +122,10 @@ impl ToolGate {
             return Some(if others.is_empty() {
                 format!("use `{first}`{hint} instead")
             } else {
-                format!("use `{first}`{hint} instead, or {}", others.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))
+                format!(
+                    "use `{first}`{hint} instead, or {}",
+                    others.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                )
             });
         }
         // An unknown or unmapped tool: the allowed registered tool with the nearest name.
@@ -135,8 +164,11 @@ pub fn decide(verdict: &Verdict, policy: &Policy) -> Decision {
     match verdict.recommendation {
         Recommendation::Allow => Decision::Allow,
         Recommendation::Warn => {
-            let warnings: Vec<&Violation> =
-                verdict.violations.iter().filter(|v| v.recommendation == Recommendation::Warn).collect();
+            let warnings: Vec<&Violation> = verdict
+                .violations
+                .iter()
+                .filter(|v| v.recommendation == Recommendation::Warn)
+                .collect();
             let approved = |v: &Violation| policy.approve.iter().any(|a| a == v.category.as_str() || *a == v.rule);
             if warnings.iter().all(|v| approved(v)) {
                 Decision::Allow
@@ -151,10 +183,17 @@ pub fn decide(verdict: &Verdict, policy: &Policy) -> Decision {
             }
         }
         Recommendation::Block => {
-            let blocking: Vec<&Violation> =
-                verdict.violations.iter().filter(|v| v.recommendation == Recommendation::Block).collect();
+            let blocking: Vec<&Violation> = verdict
+                .violations
+                .iter()
+                .filter(|v| v.recommendation == Recommendation::Block)
+                .collect();
             let justification_for = |rule: &str| {
-                policy.bypass.iter().find(|b| b.rule == rule && !b.justification.trim().is_empty()).map(|b| b.justification.trim())
+                policy
+                    .bypass
+                    .iter()
+                    .find(|b| b.rule == rule && !b.justification.trim().is_empty())
+                    .map(|b| b.justification.trim())
             };
             let mut rules: Vec<String> = Vec::new();
             let mut justifications: Vec<&str> = Vec::new();
@@ -171,7 +210,10 @@ pub fn decide(verdict: &Verdict, policy: &Policy) -> Decision {
                 }
             }
             if all_bypassed {
-                return Decision::Bypassed { rules, justification: justifications.join("; ") };
+                return Decision::Bypassed {
+                    rules,
+                    justification: justifications.join("; "),
+                };
             }
             let mut message = String::from("blocked by the guard: ");
             let parts: Vec<String> = blocking
@@ -196,7 +238,10 @@ mod tests {
     use crate::spec::Bypass;
 
     fn tp(allow: &[&str], deny: &[&str]) -> ToolPolicy {
-        ToolPolicy { allow: allow.iter().map(|s| s.to_string()).collect(), deny: deny.iter().map(|s| s.to_string()).collect() }
+        ToolPolicy {
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        }
     }
 
     #[test]
@@ -204,7 +249,10 @@ mod tests {
         let gate = ToolGate::new(&tp(&[], &["bash"])).unwrap();
         gate.check("read_file").unwrap();
         let d = gate.check("bash").unwrap_err();
-        assert_eq!(d.message, "tool `bash` is denied by this task's policy (deny: [\"bash\"])");
+        assert_eq!(
+            d.message,
+            "tool `bash` is denied by this task's policy (deny: [\"bash\"])"
+        );
         assert!(d.alternative.unwrap().starts_with("use `verify`"));
         let gate = ToolGate::new(&tp(&["*_file"], &["write_*"])).unwrap();
         let d = gate.check("write_file").unwrap_err();
@@ -244,13 +292,23 @@ mod tests {
         let p = Policy::default();
         assert_eq!(decide(&Verdict::allow(), &p), Decision::Allow);
 
-        let warn = Verdict::from_violations(vec![violation("parse.unparseable", Category::Parse, Recommendation::Warn)], None);
+        let warn = Verdict::from_violations(
+            vec![violation("parse.unparseable", Category::Parse, Recommendation::Warn)],
+            None,
+        );
         assert!(matches!(decide(&warn, &p), Decision::Warn(m) if m[0].starts_with("parse.unparseable")));
-        let approving = Policy { approve: vec!["parse".into()], ..Default::default() };
+        let approving = Policy {
+            approve: vec!["parse".into()],
+            ..Default::default()
+        };
         assert_eq!(decide(&warn, &approving), Decision::Allow);
 
         let block = Verdict::from_violations(
-            vec![violation("deletion.recursive_force", Category::Deletion, Recommendation::Block)],
+            vec![violation(
+                "deletion.recursive_force",
+                Category::Deletion,
+                Recommendation::Block,
+            )],
             Some("rm -r build/".into()),
         );
         match decide(&block, &p) {
@@ -261,12 +319,27 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let empty = Policy { bypass: vec![Bypass { rule: "deletion.recursive_force".into(), justification: "  ".into() }], ..Default::default() };
+        let empty = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "  ".into(),
+            }],
+            ..Default::default()
+        };
         assert!(matches!(decide(&block, &empty), Decision::Deny { .. }));
-        let written = Policy { bypass: vec![Bypass { rule: "deletion.recursive_force".into(), justification: "scratch VM".into() }], ..Default::default() };
+        let written = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "scratch VM".into(),
+            }],
+            ..Default::default()
+        };
         assert_eq!(
             decide(&block, &written),
-            Decision::Bypassed { rules: vec!["deletion.recursive_force".into()], justification: "scratch VM".into() }
+            Decision::Bypassed {
+                rules: vec!["deletion.recursive_force".into()],
+                justification: "scratch VM".into()
+            }
         );
     }
 
@@ -279,7 +352,13 @@ mod tests {
             ],
             None,
         );
-        let partial = Policy { bypass: vec![Bypass { rule: "deletion.recursive_force".into(), justification: "ok".into() }], ..Default::default() };
+        let partial = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "ok".into(),
+            }],
+            ..Default::default()
+        };
         match decide(&block, &partial) {
             Decision::Deny { message } => {
                 assert!(message.contains("database.drop_table"));

@@ -28,8 +28,30 @@ pub const UNPARSEABLE: &str = "parse.unparseable";
 
 /// Top-level directories whose recursive deletion breaks the machine.
 const SYSTEM_DIRS: &[&str] = &[
-    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run", "sbin", "srv",
-    "sys", "usr", "var", "snap", "nix", "Applications", "Library", "System", "Users",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "snap",
+    "nix",
+    "Applications",
+    "Library",
+    "System",
+    "Users",
 ];
 
 /// Every rule that applies to a pipeline.
@@ -129,13 +151,23 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     };
     let norm = normalize(&full);
     let glob_all = matches!(norm.file_name().and_then(|n| n.to_str()), Some("*" | ".*"));
-    let base = if glob_all { norm.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/")) } else { norm.clone() };
+    let base = if glob_all {
+        norm.parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"))
+    } else {
+        norm.clone()
+    };
     let ws = normalize(workspace);
     if base == ws {
         // `rm -rf .` is refused by rm itself; any other spelling of the root (`*`, `../ws`,
         // the absolute path) really deletes the whole workspace.
         let dot = t.trim_end_matches('/') == "." || t.trim_end_matches('/').ends_with("/.");
-        return if dot && !glob_all { Target::WorkspaceDot } else { Target::WorkspaceAll };
+        return if dot && !glob_all {
+            Target::WorkspaceDot
+        } else {
+            Target::WorkspaceAll
+        };
     }
     if base.starts_with(&ws) {
         return Target::Inside;
@@ -143,7 +175,11 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     if base == Path::new("/") {
         return Target::Root;
     }
-    let top = base.components().nth(1).and_then(|c| c.as_os_str().to_str()).unwrap_or("");
+    let top = base
+        .components()
+        .nth(1)
+        .and_then(|c| c.as_os_str().to_str())
+        .unwrap_or("");
     if SYSTEM_DIRS.contains(&top) {
         Target::System(norm)
     } else {
@@ -183,21 +219,41 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
     if !recursive {
         return Vec::new();
     }
-    let spelled = if force { "recursive forced deletion" } else { "recursive deletion" };
+    let spelled = if force {
+        "recursive forced deletion"
+    } else {
+        "recursive deletion"
+    };
     let mut out = Vec::new();
     for t in targets {
         let class = classify_target(t, cmd.cwd.as_deref(), ctx.workspace);
         let (rec, risk, what) = match &class {
-            Target::Root => (Recommendation::Block, Risk::Critical, "the root of the file system".to_string()),
+            Target::Root => (
+                Recommendation::Block,
+                Risk::Critical,
+                "the root of the file system".to_string(),
+            ),
             Target::Home => (Recommendation::Block, Risk::Critical, "the home directory".to_string()),
-            Target::System(p) => (Recommendation::Block, Risk::Critical, format!("the system directory {}", p.display())),
-            Target::Outside(p) => {
-                (Recommendation::Block, Risk::Critical, format!("{}, which is outside the workspace", p.display()))
-            }
-            Target::WorkspaceAll => {
-                (Recommendation::Block, Risk::Critical, "everything at the workspace root".to_string())
-            }
-            Target::WorkspaceDot => (Recommendation::Warn, Risk::Medium, "the workspace root itself".to_string()),
+            Target::System(p) => (
+                Recommendation::Block,
+                Risk::Critical,
+                format!("the system directory {}", p.display()),
+            ),
+            Target::Outside(p) => (
+                Recommendation::Block,
+                Risk::Critical,
+                format!("{}, which is outside the workspace", p.display()),
+            ),
+            Target::WorkspaceAll => (
+                Recommendation::Block,
+                Risk::Critical,
+                "everything at the workspace root".to_string(),
+            ),
+            Target::WorkspaceDot => (
+                Recommendation::Warn,
+                Risk::Medium,
+                "the workspace root itself".to_string(),
+            ),
             Target::Unknown => (
                 Recommendation::Warn,
                 Risk::Medium,
@@ -228,7 +284,9 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
     let deletes = args.iter().enumerate().any(|(i, a)| {
         a == "-delete"
             || (matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
-                && args.get(i + 1).is_some_and(|w| matches!(basename(w), "rm" | "shred" | "unlink")))
+                && args
+                    .get(i + 1)
+                    .is_some_and(|w| matches!(basename(w), "rm" | "shred" | "unlink")))
     });
     if !deletes {
         return Vec::new();
@@ -261,7 +319,11 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
             Target::Unknown => (Recommendation::Warn, format!("`{p}`, a path that is not literal")),
             Target::WorkspaceAll | Target::WorkspaceDot | Target::Inside => continue,
         };
-        let severity = if rec == Recommendation::Block { Risk::Critical } else { Risk::Medium };
+        let severity = if rec == Recommendation::Block {
+            Risk::Critical
+        } else {
+            Risk::Medium
+        };
         out.push(Violation {
             category: Category::Deletion,
             rule: FIND_DELETE.into(),
@@ -278,8 +340,26 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
 
 /// Command words of database clients that take SQL.
 const DB_CLIENTS: &[&str] = &[
-    "psql", "mysql", "mariadb", "sqlite3", "sqlite", "sqlcmd", "duckdb", "clickhouse-client", "clickhouse", "cockroach",
-    "pgcli", "mycli", "litecli", "usql", "isql", "sqlplus", "snowsql", "trino", "presto", "beeline",
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "sqlite",
+    "sqlcmd",
+    "duckdb",
+    "clickhouse-client",
+    "clickhouse",
+    "cockroach",
+    "pgcli",
+    "mycli",
+    "litecli",
+    "usql",
+    "isql",
+    "sqlplus",
+    "snowsql",
+    "trino",
+    "presto",
+    "beeline",
 ];
 
 /// Programs that run another command given later in their argv (`docker exec db psql ..`).
@@ -291,7 +371,12 @@ fn db_client_index(cmd: &SimpleCommand) -> Option<usize> {
         return Some(0);
     }
     if LAUNCHERS.contains(&name) {
-        return cmd.argv.iter().skip(1).position(|a| DB_CLIENTS.contains(&basename(a))).map(|i| i + 1);
+        return cmd
+            .argv
+            .iter()
+            .skip(1)
+            .position(|a| DB_CLIENTS.contains(&basename(a)))
+            .map(|i| i + 1);
     }
     None
 }
@@ -299,7 +384,8 @@ fn db_client_index(cmd: &SimpleCommand) -> Option<usize> {
 fn drop_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?is)\b(drop\s+(table|database|schema)\b|truncate\s+(table\s+)?[\w`\x22\[])").expect("constant regex compiles")
+        Regex::new(r"(?is)\b(drop\s+(table|database|schema)\b|truncate\s+(table\s+)?[\w`\x22\[])")
+            .expect("constant regex compiles")
     })
 }
 
@@ -319,8 +405,8 @@ pub fn destructive_sql(pipeline: &Pipeline, index: usize) -> Vec<Violation> {
     let cmd = &pipeline[index];
     let mut out = Vec::new();
     let name = cmd.name();
-    let admin_drop = name == "dropdb"
-        || (name == "mysqladmin" && cmd.argv.iter().skip(1).any(|a| a.eq_ignore_ascii_case("drop")));
+    let admin_drop =
+        name == "dropdb" || (name == "mysqladmin" && cmd.argv.iter().skip(1).any(|a| a.eq_ignore_ascii_case("drop")));
     if admin_drop {
         out.push(Violation {
             category: Category::Database,
