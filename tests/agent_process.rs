@@ -462,3 +462,27 @@ fn start_runs_the_example_agent_from_its_spec() {
     assert_eq!(final_of(&events).result, FinalResult::Success);
     agent.finish();
 }
+
+#[test]
+fn an_overlong_line_is_cut_and_malformed() {
+    let mut agent = spawn("python3 tests/data/agent/long_line.py", "p", Duration::from_secs(20));
+    let events = drive(&mut agent, |a| panic!("no call expected, got {a:?}"));
+    let malformed: Vec<&String> = events
+        .iter()
+        .filter_map(|e| {
+            if let AgentEvent::Malformed { line, .. } = e {
+                Some(line)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        malformed.len(),
+        1,
+        "the rest of the long line is dropped, not read as more lines"
+    );
+    assert!(malformed[0].chars().count() <= 501);
+    assert_eq!(final_of(&events).message, "after the flood");
+    agent.finish();
+}

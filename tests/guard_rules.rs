@@ -272,3 +272,45 @@ fn check_action_reads_commands_inside_tool_calls() {
         Recommendation::Allow
     );
 }
+
+#[test]
+fn xargs_deletion_warns_about_unknown_targets() {
+    let v = check("find / -name '*.log' | xargs rm -rf");
+    assert_eq!(v.recommendation, Recommendation::Warn, "{v:#?}");
+    assert!(v.violations[0].description.contains("xargs"));
+}
+
+#[test]
+fn the_exec_agent_prompt_export_is_not_a_command() {
+    let v =
+        check("export MEDIN_PROMPT='Never run rm -rf / or DROP TABLE users; it'\\''s bad' MEDIN_TASK_ID='t'; ./agent");
+    assert_eq!(v.recommendation, Recommendation::Allow, "{v:#?}");
+}
+
+/// No input makes the guard panic: a deterministic fuzz over shell metacharacters.
+#[test]
+fn arbitrary_text_never_panics() {
+    let alphabet: Vec<char> = "rm -rf/ ~$(){}`'\"\\;|&<>\n#*.=psql -c DROP TABLE EOF<<<<-x2>&1é"
+        .chars()
+        .collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let text: String = (0..len)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+            .collect();
+        let v = check(&text);
+        assert!(v.violations.iter().all(|x| !x.rule.is_empty()), "{text:?}");
+    }
+    // Deep nesting is cut off, not a stack overflow.
+    let deep = "$(".repeat(5000) + &")".repeat(5000);
+    let _ = check(&deep);
+    let deep = "sh -c \"".repeat(200);
+    let _ = check(&deep);
+}

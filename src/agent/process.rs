@@ -48,6 +48,9 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Lines of stderr kept for the failure message.
 pub const STDERR_TAIL_LINES: usize = 20;
+/// Longest line read from an agent (bytes); the rest of a longer line is discarded, so the
+/// line arrives cut and is reported as malformed.
+pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest malformed line quoted back (characters).
 pub const MALFORMED_LINE_MAX: usize = 500;
 
@@ -261,9 +264,21 @@ fn read_lines(stdout: impl Read, tx: Sender<Out>) {
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
+        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
+                if buf.last() != Some(&b'\n') && buf.len() as u64 >= MAX_LINE_BYTES {
+                    // Too long: drop the rest of the line.
+                    let mut rest = Vec::new();
+                    loop {
+                        rest.clear();
+                        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut rest) {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) if rest.last() == Some(&b'\n') => break,
+                            Ok(_) => {}
+                        }
+                    }
+                }
                 let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
                 if tx.send(Out::Line(line)).is_err() {
                     return;
@@ -279,7 +294,8 @@ fn read_stderr(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>, done: Arc<
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
+        // Long lines arrive in 64 KiB pieces: only the tail matters.
+        match (&mut reader).take(64 * 1024).read_until(b'\n', &mut buf) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();

@@ -40,6 +40,8 @@ pub struct SimpleCommand {
     /// The directory the command runs in, lexically resolved (None when unknown, e.g. after
     /// `cd "$DIR"`).
     pub cwd: Option<PathBuf>,
+    /// More arguments come from stdin at run time (the command was unwrapped from `xargs`).
+    pub args_from_stdin: bool,
 }
 
 impl SimpleCommand {
@@ -558,7 +560,7 @@ fn parse_into(text: &str, mut cwd: Option<PathBuf>, depth: usize, out: &mut Pars
     let finish_cmd =
         |cmd: &mut SimpleCommand, pipeline: &mut Pipeline, cwd: &mut Option<PathBuf>, out: &mut ParsedShell| {
             let mut cmd = std::mem::take(cmd);
-            unwrap_command(&mut cmd.argv);
+            cmd.args_from_stdin = unwrap_command(&mut cmd.argv);
             if cmd.argv.is_empty() && cmd.stdin_text.is_none() {
                 return;
             }
@@ -656,9 +658,11 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
-pub fn unwrap_command(argv: &mut Vec<String>) {
+/// Returns true when `xargs` was unwrapped (more arguments come from stdin at run time).
+pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
+    let mut xargs = false;
     for _ in 0..32 {
-        let Some(first) = argv.first() else { return };
+        let Some(first) = argv.first() else { return xargs };
         let skip = if is_assignment(first) {
             1
         } else {
@@ -676,21 +680,24 @@ pub fn unwrap_command(argv: &mut Vec<String>) {
                 "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
                 "command" | "exec" => skip_options(argv, &["-a"]),
                 "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
-                "xargs" => skip_options(
-                    argv,
-                    &[
-                        "-I",
-                        "-n",
-                        "-P",
-                        "-d",
-                        "-L",
-                        "-s",
-                        "-E",
-                        "-a",
-                        "--max-args",
-                        "--delimiter",
-                    ],
-                ),
+                "xargs" => {
+                    xargs = true;
+                    skip_options(
+                        argv,
+                        &[
+                            "-I",
+                            "-n",
+                            "-P",
+                            "-d",
+                            "-L",
+                            "-s",
+                            "-E",
+                            "-a",
+                            "--max-args",
+                            "--delimiter",
+                        ],
+                    )
+                }
                 "timeout" => {
                     let i = skip_options(argv, &["-s", "-k", "--signal", "--kill-after"]);
                     // The duration.
@@ -700,15 +707,16 @@ pub fn unwrap_command(argv: &mut Vec<String>) {
                         i
                     }
                 }
-                _ => return,
+                _ => return xargs,
             }
         };
         let skip = skip.min(argv.len());
         if skip == 0 {
-            return;
+            return xargs;
         }
         argv.drain(..skip);
     }
+    xargs
 }
 
 /// Index of the first word after the wrapper word and its options; `with_value` lists options

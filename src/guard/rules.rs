@@ -225,6 +225,16 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
         "recursive deletion"
     };
     let mut out = Vec::new();
+    if cmd.args_from_stdin {
+        out.push(Violation {
+            category: Category::Deletion,
+            rule: RECURSIVE_FORCE.into(),
+            severity: Risk::Medium,
+            matched: cut(&cmd.display(), 200),
+            description: format!("{spelled} of targets read from stdin by xargs (they may be anything)"),
+            recommendation: Recommendation::Warn,
+        });
+    }
     for t in targets {
         let class = classify_target(t, cmd.cwd.as_deref(), ctx.workspace);
         let (rec, risk, what) = match &class {
