@@ -486,3 +486,16 @@ fn an_overlong_line_is_cut_and_malformed() {
     assert_eq!(final_of(&events).message, "after the flood");
     agent.finish();
 }
+
+#[test]
+fn a_command_that_does_not_exist_exits_127_with_the_shell_message() {
+    let mut agent = spawn("no-such-agent-binary-medin", "p", Duration::from_secs(5));
+    match agent.next(None) {
+        AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
+            assert_eq!(status, "exit code 127");
+            assert!(stderr_tail.contains("not found"), "{stderr_tail}");
+        }
+        other => panic!("expected Exited, got {other:?}"),
+    }
+    agent.finish();
+}

@@ -314,3 +314,20 @@ fn arbitrary_text_never_panics() {
     let deep = "sh -c \"".repeat(200);
     let _ = check(&deep);
 }
+
+#[test]
+fn a_relative_workspace_is_resolved_against_the_current_directory() {
+    let ws = Path::new("target/medin-guard-test-ws");
+    let abs = std::env::current_dir().unwrap().join(ws).join("build");
+    let ctx = GuardContext { workspace: ws };
+    let cmd = format!("rm -rf {}", abs.display());
+    assert_eq!(check_command(&cmd, &ctx).recommendation, Recommendation::Allow);
+    assert_eq!(
+        check_command("rm -rf build", &ctx).recommendation,
+        Recommendation::Allow
+    );
+    assert_eq!(
+        check_command("rm -rf ../..", &ctx).recommendation,
+        Recommendation::Block
+    );
+}

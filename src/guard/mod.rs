@@ -91,9 +91,17 @@ pub fn check_command(command: &str, ctx: &GuardContext<'_>) -> Verdict {
 /// Like [`check_command`], with the command starting in `cwd` (workspace-relative) instead of
 /// the workspace root.
 pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>) -> Verdict {
+    // A relative workspace is taken relative to the current directory, so absolute targets
+    // inside it are recognised.
+    let workspace = if ctx.workspace.is_absolute() {
+        normalize(ctx.workspace)
+    } else {
+        normalize(&std::env::current_dir().unwrap_or_default().join(ctx.workspace))
+    };
+    let ctx = &GuardContext { workspace: &workspace };
     let start = match cwd {
-        Some(dir) if !dir.is_empty() => normalize(&ctx.workspace.join(dir)),
-        _ => normalize(ctx.workspace),
+        Some(dir) if !dir.is_empty() => normalize(&workspace.join(dir)),
+        _ => workspace.clone(),
     };
     let parsed = parse_shell(command, Some(start));
     let mut violations = Vec::new();
