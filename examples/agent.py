@@ -120,8 +120,9 @@ def needs(tool, tools):
 
 CREATE = re.compile(
     r"\bcreate\s+(?:a\s+file\s+(?:named\s+|called\s+)?)?(?P<file>[`\"']?[\w./-]+[`\"']?)\s+"
-    r"(?:containing|with)\s+(?P<line>the\s+line\s+)?(?P<text>.+?)\s*\.?\s*$",
-    re.IGNORECASE | re.DOTALL,
+    r"(?:containing|with)\s+(?P<line>the\s+line\s+)?"
+    r"(?:(?P<quoted>\"[^\"]*\"|'[^']*'|`[^`]*`)|(?P<text>[^\n]+?)\s*\.?\s*$)",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 
@@ -130,7 +131,7 @@ def plan_create_file(prompt, history, tools):
     if not m:
         return None
     path = unquote(m.group("file"))
-    text = unquote(m.group("text"))
+    text = unquote(m.group("quoted") or m.group("text"))
     content = text + "\n" if m.group("line") or not text.endswith("\n") else text
     if not history:
         return needs("write_file", tools) or {"tool": "write_file", "input": {"path": path, "content": content}}
