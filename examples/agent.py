@@ -126,13 +126,20 @@ CREATE = re.compile(
 )
 
 
+WRITE_TO = re.compile(
+    r"\bwrite\s+(?P<quoted>\"[^\"]*\"|'[^']*'|`[^`]*`)\s+(?:to|into)\s+(?P<file>[`\"']?[\w./-]*\w[`\"']?)",
+    re.IGNORECASE,
+)
+
+
 def plan_create_file(prompt, history, tools):
-    m = CREATE.search(prompt)
+    m = CREATE.search(prompt) or WRITE_TO.search(prompt)
     if not m:
         return None
     path = unquote(m.group("file"))
-    text = unquote(m.group("quoted") or m.group("text"))
-    content = text + "\n" if m.group("line") or not text.endswith("\n") else text
+    groups = m.groupdict()
+    text = unquote(groups.get("quoted") or groups.get("text") or "")
+    content = text if text.endswith("\n") else text + "\n"
     if not history:
         return needs("write_file", tools) or {"tool": "write_file", "input": {"path": path, "content": content}}
     if len(history) == 1:
