@@ -123,6 +123,8 @@ fn deletion_inside_the_workspace_is_allowed() {
         "find . -name '*.pyc' -delete",
         "find build -type f -delete",
         "find / -name passwd",
+        "cat > cleanup.md <<'EOF'\nnever rm -rf /\nEOF",
+        "git commit -m \"$(cat <<EOF\nrm -rf / is blocked now\nEOF\n)\"",
     ] {
         assert_allowed(cmd);
     }
