@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{AgentSpec, FinalReport, Step};
+use crate::spec::{AgentSpec, ExecAgentSpec, FinalReport, ProcessAgentSpec, Step};
 use crate::tools::{ActionInput, Receipt};
 
 /// One tool call proposed by the agent.
@@ -43,7 +43,10 @@ pub enum AgentEvent {
     Final(FinalReport),
     Usage(Usage),
     /// A line that is not a protocol message (the runner answers with MALFORMED_OUTPUT).
-    Malformed { line: String, reason: String },
+    Malformed {
+        line: String,
+        reason: String,
+    },
     /// The agent broke: exited, hung, or could not start.
     Failed(AgentFailure),
 }
@@ -78,6 +81,9 @@ pub trait Agent: Send {
     fn name(&self) -> String;
 
     /// The next event. `last` is the receipt of the previous call (None at the start).
+    ///
+    /// The answer to a [`AgentEvent::Malformed`] line is passed as `last` with an [`Action`]
+    /// whose `id` is empty: a process agent then receives a `tool_result` with `"id": null`.
     fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent;
 
     /// Multi-round kinds: feedback before the next round (test failures, failed gates).
@@ -97,15 +103,114 @@ pub struct AgentSource {
     pub base_dir: PathBuf,
 }
 
+/// The forms an agent argument can take, for error messages.
+pub const AGENT_FORMS: &str = "`oracle` (plays the task's solution), `process:CMD` (a program speaking JSON lines, e.g. `process:python3 examples/agent.py`) or `exec:CMD` (a black-box command run in the workspace)";
+
 /// Parses `oracle`, `process:CMD` or `exec:CMD` (the form of `MEDIN_AGENT` and `--agent`).
 pub fn parse_agent_arg(text: &str) -> Result<AgentSpec, String> {
-    let _ = text;
-    todo!("agent helper")
+    let t = text.trim();
+    if t == "oracle" {
+        return Ok(AgentSpec::Oracle);
+    }
+    let command_of = |rest: &str, kind: &str| {
+        let cmd = rest.trim();
+        if cmd.is_empty() {
+            Err(format!(
+                "agent `{t}` has no command after `{kind}:`; write e.g. `{kind}:python3 agent.py`"
+            ))
+        } else {
+            Ok(cmd.to_string())
+        }
+    };
+    if let Some(rest) = t.strip_prefix("process:") {
+        return Ok(AgentSpec::Process(ProcessAgentSpec {
+            command: command_of(rest, "process")?,
+            reply_timeout: None,
+        }));
+    }
+    if let Some(rest) = t.strip_prefix("exec:") {
+        return Ok(AgentSpec::Exec(ExecAgentSpec {
+            command: command_of(rest, "exec")?,
+        }));
+    }
+    Err(format!("unknown agent `{t}`; use {AGENT_FORMS}"))
 }
 
 /// Starts the agent described by `source` for one task attempt.
 /// `solution` is the task's scripted solution (used by the oracle only).
-pub fn start(source: &AgentSource, brief: &TaskBrief, solution: &[Step], sandbox: &crate::sandbox::SandboxConfig) -> Box<dyn Agent> {
-    let _ = (source, brief, solution, sandbox);
-    todo!("agent helper")
+///
+/// A process agent that cannot be started is returned as an agent whose first event is
+/// [`AgentFailure::Spawn`], so the runner reports it like any other agent failure.
+pub fn start(
+    source: &AgentSource,
+    brief: &TaskBrief,
+    solution: &[Step],
+    sandbox: &crate::sandbox::SandboxConfig,
+) -> Box<dyn Agent> {
+    let _ = sandbox;
+    match &source.spec {
+        AgentSpec::Oracle => Box::new(oracle::OracleAgent::new(solution.to_vec())),
+        AgentSpec::Process(spec) => {
+            let timeout = spec
+                .reply_timeout
+                .map(|d| d.0)
+                .unwrap_or(process::DEFAULT_REPLY_TIMEOUT);
+            match process::ProcessAgent::spawn(&spec.command, &source.base_dir, brief, timeout) {
+                Ok(agent) => Box::new(agent),
+                Err(failure) => Box::new(BrokenAgent {
+                    name: format!("process:{}", spec.command),
+                    failure,
+                }),
+            }
+        }
+        AgentSpec::Exec(spec) => Box::new(exec::ExecAgent::new(&spec.command, brief)),
+    }
+}
+
+/// An agent that could not start: every event is its failure.
+#[derive(Debug)]
+pub struct BrokenAgent {
+    pub name: String,
+    pub failure: AgentFailure,
+}
+
+impl Agent for BrokenAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn next(&mut self, _last: Option<(&Action, &Receipt)>) -> AgentEvent {
+        AgentEvent::Failed(self.failure.clone())
+    }
+
+    fn finish(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_args_parse() {
+        assert_eq!(parse_agent_arg("oracle"), Ok(AgentSpec::Oracle));
+        assert_eq!(
+            parse_agent_arg("process:python3 examples/agent.py"),
+            Ok(AgentSpec::Process(ProcessAgentSpec {
+                command: "python3 examples/agent.py".into(),
+                reply_timeout: None
+            }))
+        );
+        assert_eq!(
+            parse_agent_arg(" exec: ./run.sh "),
+            Ok(AgentSpec::Exec(ExecAgentSpec {
+                command: "./run.sh".into()
+            }))
+        );
+        let err = parse_agent_arg("claude").unwrap_err();
+        assert!(
+            err.contains("unknown agent `claude`") && err.contains("process:CMD") && err.contains("exec:CMD"),
+            "{err}"
+        );
+        assert!(parse_agent_arg("process:  ").unwrap_err().contains("no command"));
+    }
 }

@@ -1,1 +1,126 @@
-//! oracle agent (agent helper).
+//! The oracle agent: plays the task's scripted `solution`, step by step.
+//!
+//! `Step::Tool` becomes a call with JSON input, `Step::Raw` a call whose input is the raw text
+//! (to test how malformed input is handled), `Step::Final` the final report. Call ids are
+//! `call-1`, `call-2`, … in order. A solution that runs out without a `final` step ends with
+//! [`AgentFailure::NoFinal`]. The oracle ignores receipts: it is a script, not a planner.
+
+use crate::spec::Step;
+use crate::tools::{ActionInput, Receipt};
+
+use super::{Action, Agent, AgentEvent, AgentFailure};
+
+/// Plays a solution.
+#[derive(Debug, Clone)]
+pub struct OracleAgent {
+    steps: Vec<Step>,
+    next_step: usize,
+    calls: usize,
+}
+
+impl OracleAgent {
+    pub fn new(steps: Vec<Step>) -> Self {
+        OracleAgent {
+            steps,
+            next_step: 0,
+            calls: 0,
+        }
+    }
+}
+
+impl Agent for OracleAgent {
+    fn name(&self) -> String {
+        "oracle".into()
+    }
+
+    fn next(&mut self, _last: Option<(&Action, &Receipt)>) -> AgentEvent {
+        let Some(step) = self.steps.get(self.next_step) else {
+            return AgentEvent::Failed(AgentFailure::NoFinal);
+        };
+        self.next_step += 1;
+        let mut call = |tool: &str, input: ActionInput| {
+            self.calls += 1;
+            AgentEvent::Call(Action {
+                id: format!("call-{}", self.calls),
+                tool: tool.to_string(),
+                input,
+            })
+        };
+        match step {
+            Step::Tool { tool, input } => call(tool, ActionInput::Json(input.clone())),
+            Step::Raw { tool, raw } => call(tool, ActionInput::Raw(raw.clone())),
+            Step::Final(report) => AgentEvent::Final(report.clone()),
+        }
+    }
+
+    fn finish(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{FinalReport, FinalResult};
+    use serde_json::json;
+
+    #[test]
+    fn plays_steps_in_order_then_final() {
+        let mut a = OracleAgent::new(vec![
+            Step::Tool {
+                tool: "bash".into(),
+                input: json!({"command": "ls"}),
+            },
+            Step::Raw {
+                tool: "write_file".into(),
+                raw: "{not json".into(),
+            },
+            Step::Final(FinalReport {
+                result: FinalResult::Success,
+                message: "done".into(),
+            }),
+        ]);
+        assert_eq!(
+            a.next(None),
+            AgentEvent::Call(Action {
+                id: "call-1".into(),
+                tool: "bash".into(),
+                input: ActionInput::Json(json!({"command": "ls"}))
+            })
+        );
+        let r = Receipt::success(json!(null));
+        let prev = Action {
+            id: "call-1".into(),
+            tool: "bash".into(),
+            input: ActionInput::Json(json!({})),
+        };
+        assert_eq!(
+            a.next(Some((&prev, &r))),
+            AgentEvent::Call(Action {
+                id: "call-2".into(),
+                tool: "write_file".into(),
+                input: ActionInput::Raw("{not json".into())
+            })
+        );
+        assert!(matches!(
+            a.next(None),
+            AgentEvent::Final(FinalReport {
+                result: FinalResult::Success,
+                ..
+            })
+        ));
+        assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
+    }
+
+    #[test]
+    fn missing_final_is_a_failure() {
+        let mut a = OracleAgent::new(vec![Step::Tool {
+            tool: "bash".into(),
+            input: json!({"command": "ls"}),
+        }]);
+        assert!(matches!(a.next(None), AgentEvent::Call(_)));
+        assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
+        assert_eq!(
+            OracleAgent::new(vec![]).next(None),
+            AgentEvent::Failed(AgentFailure::NoFinal)
+        );
+    }
+}

@@ -1,1 +1,546 @@
-//! process agent (agent helper).
+//! The process agent: any program, in any language, speaking JSON lines on stdin/stdout
+//! (DESIGN §4; `examples/README.md` shows the protocol by example).
+//!
+//! The program is started with `sh -c COMMAND` in the directory of the file that declared it,
+//! in its own session and process group, with stdin, stdout and stderr piped, and
+//! `MEDIN_TASK_ID` / `MEDIN_WORKSPACE` in its environment (otherwise it inherits medin's
+//! environment: an agent under test usually needs its API keys). medin writes:
+//!
+//! - `{"type":"task","task_id":..,"prompt":..,"tools":[..],"limits":{..},"workspace":..}` once;
+//! - `{"type":"tool_result","id":..,"receipt":{..}}` after every call (`"id": null` for the
+//!   answer to a malformed line);
+//! - `{"type":"feedback",...}` between rounds of multi-round kinds.
+//!
+//! and reads `tool_call`, `final` and `usage` lines. Blank lines are ignored; any other line is
+//! [`AgentEvent::Malformed`]. Exiting before the final report is [`AgentFailure::Exited`] with
+//! the tail of stderr; no line within the reply timeout is [`AgentFailure::TimedOut`]. The
+//! harness never blocks on the agent: stdout and stderr are read by threads, stdin is written
+//! by a thread (an agent that stops reading cannot stall medin), and a closed stdin is not an
+//! error. [`Agent::finish`] (or drop) ends the whole process group: SIGTERM, a 2 s grace,
+//! SIGKILL.
+//!
+//! This module spawns its own process rather than going through the sandbox: the agent is the
+//! party under test, not an action; its actions go through guard → sandbox like any other.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use crate::spec::{FinalReport, FinalResult};
+use crate::tools::{ActionInput, Receipt};
+
+use super::{Action, Agent, AgentEvent, AgentFailure, TaskBrief, Usage};
+
+/// How long an agent may take to send its next line, unless the spec says otherwise.
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time between SIGTERM and SIGKILL when the agent is finished.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// Lines of stderr kept for the failure message.
+pub const STDERR_TAIL_LINES: usize = 20;
+/// Longest line read from an agent (bytes); the rest of a longer line is discarded, so the
+/// line arrives cut and is reported as malformed.
+pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest malformed line quoted back (characters).
+pub const MALFORMED_LINE_MAX: usize = 500;
+
+enum Out {
+    Line(String),
+    Eof,
+}
+
+/// A running process agent.
+pub struct ProcessAgent {
+    command: String,
+    child: Child,
+    pgid: i32,
+    lines: Receiver<Out>,
+    writer: Option<Sender<String>>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_done: Arc<AtomicBool>,
+    reply_timeout: Duration,
+    failed: Option<AgentFailure>,
+    finished: bool,
+}
+
+impl std::fmt::Debug for ProcessAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessAgent")
+            .field("command", &self.command)
+            .field("pgid", &self.pgid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProcessAgent {
+    /// Starts `command` in `base_dir` and sends it the task line.
+    pub fn spawn(
+        command: &str,
+        base_dir: &Path,
+        brief: &TaskBrief,
+        reply_timeout: Duration,
+    ) -> Result<Self, AgentFailure> {
+        let spawn_err = |reason: String| AgentFailure::Spawn {
+            command: command.to_string(),
+            reason,
+        };
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(base_dir)
+            .env("MEDIN_TASK_ID", &brief.task_id)
+            .env("MEDIN_WORKSPACE", &brief.workspace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| spawn_err(format!("{e} (in {})", base_dir.display())))?;
+        let pgid = i32::try_from(child.id()).map_err(|_| spawn_err("process id out of range".into()))?;
+
+        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(spawn_err("its stdin/stdout/stderr could not be piped".into()));
+            }
+        };
+
+        let (line_tx, lines) = mpsc::channel();
+        thread::spawn(move || read_lines(stdout, line_tx));
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_done = Arc::new(AtomicBool::new(false));
+        {
+            let (tail, done) = (Arc::clone(&stderr_tail), Arc::clone(&stderr_done));
+            thread::spawn(move || read_stderr(stderr, tail, done));
+        }
+        let (writer, write_rx) = mpsc::channel::<String>();
+        thread::spawn(move || write_lines(stdin, write_rx));
+
+        let mut agent = ProcessAgent {
+            command: command.to_string(),
+            child,
+            pgid,
+            lines,
+            writer: Some(writer),
+            stderr_tail,
+            stderr_done,
+            reply_timeout,
+            failed: None,
+            finished: false,
+        };
+        let mut task = serde_json::to_value(brief).unwrap_or_else(|_| json!({}));
+        if let Value::Object(map) = &mut task {
+            map.insert("type".into(), json!("task"));
+        }
+        agent.send(&task);
+        Ok(agent)
+    }
+
+    /// The process group id (equal to the agent's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Queues one JSON line for the agent's stdin. A closed stdin is not an error here: the
+    /// next read reports how the agent ended.
+    fn send(&mut self, msg: &Value) {
+        if let Some(w) = &self.writer {
+            if w.send(format!("{msg}\n")).is_err() {
+                self.writer = None;
+            }
+        }
+    }
+
+    fn exited(&mut self) -> AgentFailure {
+        // stdout closes slightly before the process is gone; give it a moment.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => break describe_status(st),
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                Ok(None) => break "closed its stdout but is still running".to_string(),
+                Err(e) => break format!("status unknown: {e}"),
+            }
+        };
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while !self.stderr_done.load(Ordering::Acquire) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let tail = match self.stderr_tail.lock() {
+            Ok(t) => t.iter().cloned().collect::<Vec<_>>().join("\n"),
+            Err(p) => p.into_inner().iter().cloned().collect::<Vec<_>>().join("\n"),
+        };
+        AgentFailure::Exited {
+            status,
+            stderr_tail: if tail.is_empty() { "(empty)".into() } else { tail },
+        }
+    }
+
+    fn fail(&mut self, failure: AgentFailure) -> AgentEvent {
+        self.failed = Some(failure.clone());
+        AgentEvent::Failed(failure)
+    }
+
+    fn kill_group(&mut self) {
+        let pg = Pid::from_raw(self.pgid);
+        self.writer = None;
+        if group_alive(self.pgid) {
+            let _ = killpg(pg, Signal::SIGTERM);
+            let deadline = Instant::now() + KILL_GRACE;
+            while Instant::now() < deadline {
+                let _ = self.child.try_wait();
+                if !group_alive(self.pgid) {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            if group_alive(self.pgid) {
+                let _ = killpg(pg, Signal::SIGKILL);
+                // SIGKILL is delivered asynchronously; wait until the group is really gone.
+                let deadline = Instant::now() + Duration::from_secs(2);
+                while group_alive(self.pgid) && Instant::now() < deadline {
+                    let _ = self.child.try_wait();
+                    thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+        // Reap the direct child (its own descendants are reparented and reaped by init).
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether any live (non-zombie) process is in group `pgid`. Reads `/proc` where available;
+/// otherwise asks the kernel with signal 0 (which also counts zombies).
+pub fn group_alive(pgid: i32) -> bool {
+    match std::fs::read_dir("/proc") {
+        Ok(entries) => entries.flatten().any(|e| {
+            let name = e.file_name();
+            let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+                return false;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parens.
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                return false;
+            };
+            let mut f = after.split_whitespace();
+            let state = f.next().unwrap_or("Z");
+            let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
+            pgrp == Some(pgid) && state != "Z" && state != "X"
+        }),
+        Err(_) => kill(Pid::from_raw(-pgid), None).is_ok(),
+    }
+}
+
+fn describe_status(st: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => st.to_string(),
+    }
+}
+
+fn read_lines(stdout: impl Read, tx: Sender<Out>) {
+    let mut reader = BufReader::new(stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if buf.last() != Some(&b'\n') && buf.len() as u64 >= MAX_LINE_BYTES {
+                    // Too long: drop the rest of the line.
+                    let mut rest = Vec::new();
+                    loop {
+                        rest.clear();
+                        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut rest) {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) if rest.last() == Some(&b'\n') => break,
+                            Ok(_) => {}
+                        }
+                    }
+                }
+                let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                if tx.send(Out::Line(line)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.send(Out::Eof);
+}
+
+fn read_stderr(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>, done: Arc<AtomicBool>) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        // Long lines arrive in 64 KiB pieces: only the tail matters.
+        match (&mut reader).take(64 * 1024).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                let mut t = match tail.lock() {
+                    Ok(t) => t,
+                    Err(p) => p.into_inner(),
+                };
+                t.push_back(line);
+                while t.len() > STDERR_TAIL_LINES {
+                    t.pop_front();
+                }
+            }
+        }
+    }
+    done.store(true, Ordering::Release);
+}
+
+fn write_lines(mut stdin: impl Write, rx: Receiver<String>) {
+    for line in rx {
+        if stdin.write_all(line.as_bytes()).and_then(|_| stdin.flush()).is_err() {
+            // EPIPE: the agent closed stdin or exited; the reader reports how it ended.
+            return;
+        }
+    }
+}
+
+fn cut(line: &str) -> String {
+    if line.chars().count() <= MALFORMED_LINE_MAX {
+        line.to_string()
+    } else {
+        let mut s: String = line.chars().take(MALFORMED_LINE_MAX).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Parses one line the agent wrote. `Ok(None)` for a blank line.
+pub fn parse_line(line: &str) -> Option<AgentEvent> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    let malformed = |reason: String| {
+        Some(AgentEvent::Malformed {
+            line: cut(line),
+            reason,
+        })
+    };
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return malformed(format!("not JSON ({e}); every line must be one JSON message")),
+    };
+    let Some(obj) = v.as_object() else {
+        return malformed("not a JSON object; send {\"type\": ..} messages".into());
+    };
+    let Some(kind) = obj.get("type").and_then(Value::as_str) else {
+        return malformed("missing string field `type` (tool_call, final or usage)".into());
+    };
+    match kind {
+        "tool_call" => {
+            let id = match obj.get("id") {
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => return malformed("tool_call needs a non-empty `id`".into()),
+            };
+            let Some(tool) = obj.get("tool").and_then(Value::as_str).filter(|t| !t.is_empty()) else {
+                return malformed("tool_call needs a string `tool`".into());
+            };
+            let input = match obj.get("input") {
+                None => ActionInput::Json(json!({})),
+                Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                    Ok(v @ Value::Object(_)) => ActionInput::Json(v),
+                    _ => ActionInput::Raw(s.clone()),
+                },
+                Some(other) => ActionInput::Json(other.clone()),
+            };
+            Some(AgentEvent::Call(Action {
+                id,
+                tool: tool.to_string(),
+                input,
+            }))
+        }
+        "final" => {
+            let result = match obj.get("result").and_then(Value::as_str) {
+                Some("success") => FinalResult::Success,
+                Some("error") => FinalResult::Error,
+                Some("issue") => FinalResult::Issue,
+                _ => return malformed("final needs `result`: \"success\", \"error\" or \"issue\"".into()),
+            };
+            let message = match obj.get("message") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            };
+            Some(AgentEvent::Final(FinalReport { result, message }))
+        }
+        "usage" => {
+            let (Some(input_tokens), Some(output_tokens)) = (
+                obj.get("input_tokens").and_then(Value::as_u64),
+                obj.get("output_tokens").and_then(Value::as_u64),
+            ) else {
+                return malformed("usage needs non-negative integers `input_tokens` and `output_tokens`".into());
+            };
+            Some(AgentEvent::Usage(Usage {
+                input_tokens,
+                output_tokens,
+            }))
+        }
+        other => malformed(format!(
+            "unknown message type `{other}`; expected tool_call, final or usage"
+        )),
+    }
+}
+
+impl Agent for ProcessAgent {
+    fn name(&self) -> String {
+        format!("process:{}", self.command)
+    }
+
+    fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent {
+        if let Some(f) = &self.failed {
+            return AgentEvent::Failed(f.clone());
+        }
+        if let Some((action, receipt)) = last {
+            let id = if action.id.is_empty() {
+                Value::Null
+            } else {
+                json!(action.id)
+            };
+            let receipt = serde_json::to_value(receipt).unwrap_or_else(
+                |e| json!({"status": "error", "errors": [{"code": "PARSE_ERROR", "message": e.to_string()}]}),
+            );
+            self.send(&json!({ "type": "tool_result", "id": id, "receipt": receipt }));
+        }
+        let deadline = Instant::now() + self.reply_timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(Out::Line(line)) => {
+                    if let Some(event) = parse_line(&line) {
+                        return event;
+                    }
+                }
+                Ok(Out::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                    let f = self.exited();
+                    return self.fail(f);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return self.fail(AgentFailure::TimedOut {
+                        after: self.reply_timeout,
+                    });
+                }
+            }
+        }
+    }
+
+    fn feedback(&mut self, feedback: &Value) {
+        let msg = match feedback {
+            Value::Object(map) => {
+                let mut m = map.clone();
+                m.insert("type".into(), json!("feedback"));
+                Value::Object(m)
+            }
+            other => json!({ "type": "feedback", "feedback": other }),
+        };
+        self.send(&msg);
+    }
+
+    fn finish(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.kill_group();
+        }
+    }
+}
+
+impl Drop for ProcessAgent {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_into_events() {
+        assert_eq!(parse_line("   "), None);
+        assert!(matches!(
+            parse_line(r#"{"type":"tool_call","id":"1","tool":"bash","input":{"command":"ls"}}"#),
+            Some(AgentEvent::Call(Action { ref id, ref tool, input: ActionInput::Json(_) })) if id == "1" && tool == "bash"
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"tool_call","id":"1","tool":"bash","input":"{\"command\":\"ls\"}"}"#),
+            Some(AgentEvent::Call(Action {
+                input: ActionInput::Json(_),
+                ..
+            }))
+        ));
+        assert_eq!(
+            parse_line(r#"{"type":"tool_call","id":"2","tool":"bash","input":"ls -la"}"#),
+            Some(AgentEvent::Call(Action {
+                id: "2".into(),
+                tool: "bash".into(),
+                input: ActionInput::Raw("ls -la".into())
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"tool_call","id":3,"tool":"list_dir"}"#),
+            Some(AgentEvent::Call(Action {
+                id: "3".into(),
+                tool: "list_dir".into(),
+                input: ActionInput::Json(json!({}))
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"final","result":"issue","message":"which file?"}"#),
+            Some(AgentEvent::Final(FinalReport {
+                result: FinalResult::Issue,
+                message: "which file?".into()
+            }))
+        );
+        assert_eq!(
+            parse_line(r#"{"type":"usage","input_tokens":10,"output_tokens":2}"#),
+            Some(AgentEvent::Usage(Usage {
+                input_tokens: 10,
+                output_tokens: 2
+            }))
+        );
+        for bad in [
+            "hello",
+            "[1]",
+            r#"{"id":"1"}"#,
+            r#"{"type":"tool_call","tool":"bash"}"#,
+            r#"{"type":"tool_call","id":"1"}"#,
+            r#"{"type":"final","result":"done"}"#,
+            r#"{"type":"usage","input_tokens":-1,"output_tokens":2}"#,
+            r#"{"type":"thinking"}"#,
+        ] {
+            assert!(matches!(parse_line(bad), Some(AgentEvent::Malformed { .. })), "{bad}");
+        }
+        let long = "x".repeat(2000);
+        let Some(AgentEvent::Malformed { line, .. }) = parse_line(&long) else {
+            panic!()
+        };
+        assert_eq!(line.chars().count(), MALFORMED_LINE_MAX + 1);
+    }
+}

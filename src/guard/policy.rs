@@ -1,9 +1,11 @@
 //! The task's tool policy (allow/deny globs) and what a guard verdict means for the task
 //! (allow, warn, deny, or bypass with a logged justification).
 
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
 use crate::spec::{Policy, ToolPolicy};
 
-use super::verdict::Verdict;
+use super::verdict::{Recommendation, Verdict, Violation};
 
 /// A tool policy glob that does not compile.
 #[derive(Debug, thiserror::Error)]
@@ -16,7 +18,10 @@ pub struct PolicyError {
 /// Compiled allow/deny globs.
 #[derive(Debug, Clone)]
 pub struct ToolGate {
-    _private: (),
+    allow: GlobSet,
+    allow_globs: Vec<String>,
+    deny: GlobSet,
+    deny_globs: Vec<String>,
 }
 
 /// Why a tool was refused, and what to use instead.
@@ -26,16 +31,111 @@ pub struct ToolDenial {
     pub alternative: Option<String>,
 }
 
+fn compile(globs: &[String]) -> Result<GlobSet, PolicyError> {
+    let mut set = GlobSetBuilder::new();
+    for g in globs {
+        let glob = Glob::new(g).map_err(|e| PolicyError {
+            glob: g.clone(),
+            reason: e.kind().to_string(),
+        })?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| PolicyError {
+        glob: globs.join(", "),
+        reason: e.to_string(),
+    })
+}
+
+/// Registered tools that do similar work, best first (the suggestion table for denials).
+fn similar_tools(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "bash" => &[
+            "verify",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_dir",
+            "delete_file",
+            "move_file",
+        ],
+        "write_file" => &["edit_file"],
+        "edit_file" => &["write_file"],
+        "read_file" => &["verify", "list_dir", "bash"],
+        "list_dir" => &["bash", "read_file"],
+        "delete_file" => &["move_file", "bash"],
+        "move_file" => &["write_file", "bash"],
+        "verify" => &["bash", "read_file"],
+        _ => &[],
+    }
+}
+
 impl ToolGate {
     pub fn new(policy: &ToolPolicy) -> Result<Self, PolicyError> {
-        let _ = policy;
-        todo!("guard helper")
+        Ok(ToolGate {
+            allow: compile(&policy.allow)?,
+            allow_globs: policy.allow.clone(),
+            deny: compile(&policy.deny)?,
+            deny_globs: policy.deny.clone(),
+        })
+    }
+
+    /// Whether `tool` may be called (deny wins; an empty allow list allows everything).
+    pub fn allows(&self, tool: &str) -> bool {
+        !self.deny.is_match(tool) && (self.allow_globs.is_empty() || self.allow.is_match(tool))
     }
 
     /// Ok when `tool` may be called; otherwise the denial (deny globs win over allow).
     pub fn check(&self, tool: &str) -> Result<(), ToolDenial> {
-        let _ = tool;
-        todo!("guard helper")
+        let message = if self.deny.is_match(tool) {
+            format!(
+                "tool `{tool}` is denied by this task's policy (deny: {:?})",
+                self.deny_globs
+            )
+        } else if !self.allow_globs.is_empty() && !self.allow.is_match(tool) {
+            format!(
+                "tool `{tool}` is not in this task's allowed tools (allow: {:?})",
+                self.allow_globs
+            )
+        } else {
+            return Ok(());
+        };
+        Err(ToolDenial {
+            message,
+            alternative: self.alternative(tool),
+        })
+    }
+
+    /// The nearest allowed registered tool that does similar work, as a sentence.
+    fn alternative(&self, tool: &str) -> Option<String> {
+        let registered: Vec<&'static str> = crate::tools::registry().iter().map(|t| t.name).collect();
+        let allowed: Vec<&str> = similar_tools(tool)
+            .iter()
+            .copied()
+            .filter(|t| registered.contains(t) && self.allows(t))
+            .collect();
+        if let Some(first) = allowed.first() {
+            let hint = match *first {
+                "verify" if tool == "bash" => " (type command_succeeds runs a check command)",
+                _ => "",
+            };
+            let others = &allowed[1..];
+            return Some(if others.is_empty() {
+                format!("use `{first}`{hint} instead")
+            } else {
+                format!(
+                    "use `{first}`{hint} instead, or {}",
+                    others.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                )
+            });
+        }
+        // An unknown or unmapped tool: the allowed registered tool with the nearest name.
+        registered
+            .iter()
+            .filter(|t| **t != tool && self.allows(t))
+            .map(|t| (strsim::jaro_winkler(tool, t), *t))
+            .filter(|(score, _)| *score > 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, t)| format!("use `{t}` instead"))
     }
 }
 
@@ -53,7 +153,218 @@ pub enum Decision {
 }
 
 /// Turns `verdict` into a decision under `policy`.
+///
+/// - allow → [`Decision::Allow`];
+/// - warn → [`Decision::Warn`] with one message per warning, or Allow when every warning's
+///   category (or rule id) is in `policy.approve`;
+/// - block → [`Decision::Bypassed`] when every blocking rule id has a bypass entry with a
+///   non-empty justification, else [`Decision::Deny`] naming the rules, the matched text and
+///   the safer alternative.
 pub fn decide(verdict: &Verdict, policy: &Policy) -> Decision {
-    let _ = (verdict, policy);
-    todo!("guard helper")
+    match verdict.recommendation {
+        Recommendation::Allow => Decision::Allow,
+        Recommendation::Warn => {
+            let warnings: Vec<&Violation> = verdict
+                .violations
+                .iter()
+                .filter(|v| v.recommendation == Recommendation::Warn)
+                .collect();
+            let approved = |v: &Violation| policy.approve.iter().any(|a| a == v.category.as_str() || *a == v.rule);
+            if warnings.iter().all(|v| approved(v)) {
+                Decision::Allow
+            } else {
+                Decision::Warn(
+                    warnings
+                        .iter()
+                        .filter(|v| !approved(v))
+                        .map(|v| format!("{}: {} (matched `{}`)", v.rule, v.description, v.matched))
+                        .collect(),
+                )
+            }
+        }
+        Recommendation::Block => {
+            let blocking: Vec<&Violation> = verdict
+                .violations
+                .iter()
+                .filter(|v| v.recommendation == Recommendation::Block)
+                .collect();
+            let justification_for = |rule: &str| {
+                policy
+                    .bypass
+                    .iter()
+                    .find(|b| b.rule == rule && !b.justification.trim().is_empty())
+                    .map(|b| b.justification.trim())
+            };
+            let mut rules: Vec<String> = Vec::new();
+            let mut justifications: Vec<&str> = Vec::new();
+            let mut all_bypassed = !blocking.is_empty();
+            for v in &blocking {
+                match justification_for(&v.rule) {
+                    Some(j) => {
+                        if !rules.contains(&v.rule) {
+                            rules.push(v.rule.clone());
+                            justifications.push(j);
+                        }
+                    }
+                    None => all_bypassed = false,
+                }
+            }
+            if all_bypassed {
+                return Decision::Bypassed {
+                    rules,
+                    justification: justifications.join("; "),
+                };
+            }
+            let mut message = String::from("blocked by the guard: ");
+            let parts: Vec<String> = blocking
+                .iter()
+                .filter(|v| justification_for(&v.rule).is_none())
+                .map(|v| format!("{} ({}) matched `{}`", v.rule, v.description, v.matched))
+                .collect();
+            message.push_str(&parts.join("; "));
+            if let Some(alt) = &verdict.alternative {
+                message.push_str("; safer: ");
+                message.push_str(alt);
+            }
+            Decision::Deny { message }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::verdict::{Category, Risk};
+    use crate::spec::Bypass;
+
+    fn tp(allow: &[&str], deny: &[&str]) -> ToolPolicy {
+        ToolPolicy {
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn deny_wins_and_suggests_similar_tool() {
+        let gate = ToolGate::new(&tp(&[], &["bash"])).unwrap();
+        gate.check("read_file").unwrap();
+        let d = gate.check("bash").unwrap_err();
+        assert_eq!(
+            d.message,
+            "tool `bash` is denied by this task's policy (deny: [\"bash\"])"
+        );
+        assert!(d.alternative.unwrap().starts_with("use `verify`"));
+        let gate = ToolGate::new(&tp(&["*_file"], &["write_*"])).unwrap();
+        let d = gate.check("write_file").unwrap_err();
+        assert_eq!(d.alternative.as_deref(), Some("use `edit_file` instead"));
+    }
+
+    #[test]
+    fn allow_list_restricts() {
+        let gate = ToolGate::new(&tp(&["read_*", "list_dir"], &[])).unwrap();
+        gate.check("read_file").unwrap();
+        gate.check("list_dir").unwrap();
+        let d = gate.check("bash").unwrap_err();
+        assert!(d.message.contains("not in this task's allowed tools"), "{}", d.message);
+        assert!(d.alternative.unwrap().contains("read_file"));
+    }
+
+    #[test]
+    fn bad_glob_is_an_error() {
+        let err = ToolGate::new(&tp(&["[bash"], &[])).unwrap_err();
+        assert_eq!(err.glob, "[bash");
+        assert!(err.to_string().contains("invalid tool glob `[bash`"));
+    }
+
+    fn violation(rule: &str, cat: Category, rec: Recommendation) -> Violation {
+        Violation {
+            category: cat,
+            rule: rule.into(),
+            severity: Risk::High,
+            matched: "rm -rf /".into(),
+            description: "d".into(),
+            recommendation: rec,
+        }
+    }
+
+    #[test]
+    fn decide_covers_each_recommendation() {
+        let p = Policy::default();
+        assert_eq!(decide(&Verdict::allow(), &p), Decision::Allow);
+
+        let warn = Verdict::from_violations(
+            vec![violation("parse.unparseable", Category::Parse, Recommendation::Warn)],
+            None,
+        );
+        assert!(matches!(decide(&warn, &p), Decision::Warn(m) if m[0].starts_with("parse.unparseable")));
+        let approving = Policy {
+            approve: vec!["parse".into()],
+            ..Default::default()
+        };
+        assert_eq!(decide(&warn, &approving), Decision::Allow);
+
+        let block = Verdict::from_violations(
+            vec![violation(
+                "deletion.recursive_force",
+                Category::Deletion,
+                Recommendation::Block,
+            )],
+            Some("rm -r build/".into()),
+        );
+        match decide(&block, &p) {
+            Decision::Deny { message } => {
+                assert!(message.contains("deletion.recursive_force"), "{message}");
+                assert!(message.contains("rm -rf /"), "{message}");
+                assert!(message.contains("rm -r build/"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let empty = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "  ".into(),
+            }],
+            ..Default::default()
+        };
+        assert!(matches!(decide(&block, &empty), Decision::Deny { .. }));
+        let written = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "scratch VM".into(),
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            decide(&block, &written),
+            Decision::Bypassed {
+                rules: vec!["deletion.recursive_force".into()],
+                justification: "scratch VM".into()
+            }
+        );
+    }
+
+    #[test]
+    fn bypass_needs_every_blocking_rule() {
+        let block = Verdict::from_violations(
+            vec![
+                violation("deletion.recursive_force", Category::Deletion, Recommendation::Block),
+                violation("database.drop_table", Category::Database, Recommendation::Block),
+            ],
+            None,
+        );
+        let partial = Policy {
+            bypass: vec![Bypass {
+                rule: "deletion.recursive_force".into(),
+                justification: "ok".into(),
+            }],
+            ..Default::default()
+        };
+        match decide(&block, &partial) {
+            Decision::Deny { message } => {
+                assert!(message.contains("database.drop_table"));
+                assert!(!message.contains("deletion.recursive_force"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
