@@ -1,6 +1,6 @@
 //! The oracle agent: plays the task's scripted `solution`, step by step.
 //!
-//! `Step::Tool` becomes a call with JSON input, `Step::Raw` a call whose input is the raw text
+//! `Step::Tool` and `Step::Call` become a call with JSON input, `Step::Raw` a call whose input is the raw text
 //! (to test how malformed input is handled), `Step::Final` the final report. Call ids are
 //! `call-1`, `call-2`, … in order. A solution that runs out without a `final` step ends with
 //! [`AgentFailure::NoFinal`]. The oracle ignores receipts: it is a script, not a planner.
@@ -47,7 +47,7 @@ impl Agent for OracleAgent {
             })
         };
         match step {
-            Step::Tool { tool, input } => call(tool, ActionInput::Json(input.clone())),
+            Step::Tool { tool, input } | Step::Call { tool, input } => call(tool, ActionInput::Json(input.clone())),
             Step::Raw { tool, raw } => call(tool, ActionInput::Raw(raw.clone())),
             Step::Final(report) => AgentEvent::Final(report.clone()),
         }

@@ -176,7 +176,13 @@ pub struct ExecAgentSpec {
 /// `- final: {result: success, message: done}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Step {
+    /// A registered tool; its input is checked against the tool's schema when the spec loads.
     Tool {
+        tool: String,
+        input: serde_json::Value,
+    },
+    /// `call:` with `input`: any tool name and input, sent as written (unchecked on purpose).
+    Call {
         tool: String,
         input: serde_json::Value,
     },

@@ -203,7 +203,7 @@ impl<'de> Deserialize<'de> for Step {
                                 return Err(de::Error::custom("`call` takes `input` or `raw`, not both"))
                             }
                             (None, Some(raw)) => Step::Raw { tool: call.tool, raw },
-                            (input, None) => Step::Tool {
+                            (input, None) => Step::Call {
                                 tool: call.tool,
                                 input: input.unwrap_or(serde_json::json!({})),
                             },
