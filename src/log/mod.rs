@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use activity::{ActivityEntry, ActivityLog, EntryStatus};
+pub use activity::{export_json, parse_log, ActivityEntry, ActivityLog, EntryStatus};
 
 /// An append-only JSON-lines file; each line is written whole and flushed.
 #[derive(Debug)]
@@ -38,6 +38,36 @@ impl JsonlLog {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Reads a JSON-lines file written by [`JsonlLog`]: every value that parses, in order, and a
+/// warning (`path:line: ...`) per line that does not. A last line without its newline that does
+/// not parse is a torn write (the writer stopped mid-line) and is reported as such. A missing
+/// file is empty; a file that cannot be read is one warning. Blank lines are ignored.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, Vec<String>) {
+    let name = path.display();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) => return (Vec::new(), vec![format!("{name}: cannot read: {e}")]),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut values = Vec::new();
+    let mut warnings = Vec::new();
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<T>(line) {
+            Ok(v) => values.push(v),
+            Err(_) if !raw.ends_with('\n') => {
+                warnings.push(format!("{name}:{}: torn last line skipped (no newline; the writer stopped mid-line)", i + 1))
+            }
+            Err(e) => warnings.push(format!("{name}:{}: line skipped, not a valid record: {e}", i + 1)),
+        }
+    }
+    (values, warnings)
 }
 
 /// A new run id: UTC time to the millisecond plus the process id, sortable.
