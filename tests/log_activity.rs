@@ -28,21 +28,42 @@ fn entry(i: u32, ts: &str) -> ActivityEntry {
         timestamp: ts.parse().unwrap(),
         task_id: format!("golden::gt-{i:03}"),
         category: "golden".into(),
-        status: if i % 2 == 0 { EntryStatus::Passed } else { EntryStatus::Failed },
+        status: if i % 2 == 0 {
+            EntryStatus::Passed
+        } else {
+            EntryStatus::Failed
+        },
         outcome: (i % 3 != 0).then(|| "success".into()),
         duration_ms: 1000 + u64::from(i),
         attempt: 1 + i % 2,
         run_id: format!("run-{i}"),
         run_dir: format!("target/medin/runs/run-{i}/gt-{i:03}"),
         agent: "oracle".into(),
-        description: format!("Task {i}: créer un fichier ✓\n---\n## fake heading\n<!-- medin:end -->"),
+        description: format!(
+            "Task {i}: créer un fichier ✓\n---\n## fake heading\n<!-- medin:end -->"
+        ),
         validations: vec![
-            validation("file_exists hello.txt", ValidationStatus::Passed, "hello.txt exists (file, 6 bytes)"),
-            validation("command grep -q `x` f", ValidationStatus::Failed, "exited 1\nstderr: nope"),
-            validation("http GET https://x/", ValidationStatus::Pending, "not requested"),
+            validation(
+                "file_exists hello.txt",
+                ValidationStatus::Passed,
+                "hello.txt exists (file, 6 bytes)",
+            ),
+            validation(
+                "command grep -q `x` f",
+                ValidationStatus::Failed,
+                "exited 1\nstderr: nope",
+            ),
+            validation(
+                "http GET https://x/",
+                ValidationStatus::Pending,
+                "not requested",
+            ),
         ],
         failures: if i % 2 == 1 {
-            vec!["expected outcome success, got failure".into(), "hello.txt differs:\n-hello\n+hullo\n---\n".into()]
+            vec![
+                "expected outcome success, got failure".into(),
+                "hello.txt differs:\n-hello\n+hullo\n---\n".into(),
+            ]
         } else {
             vec![]
         },
@@ -108,7 +129,9 @@ fn a_missing_log_is_empty() {
 fn entries_come_back_in_order_and_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let log = ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
-    let all: Vec<ActivityEntry> = (0..5).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
+    let all: Vec<ActivityEntry> = (0..5)
+        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
+        .collect();
     for e in &all {
         log.append(e).unwrap();
     }
@@ -128,7 +151,10 @@ fn a_torn_entry_is_skipped_with_its_line_and_the_next_append_starts_clean() {
     let first_lines = std::fs::read_to_string(log.path()).unwrap().lines().count();
     log.append(&entry(1, "2026-01-19T11:00:00Z")).unwrap();
     // The harness crashed while writing the second entry: keep only part of it, mid-line.
-    let f = std::fs::OpenOptions::new().write(true).open(log.path()).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(log.path())
+        .unwrap();
     f.set_len(first_len + 150).unwrap();
     drop(f);
 
@@ -136,19 +162,33 @@ fn a_torn_entry_is_skipped_with_its_line_and_the_next_append_starts_clean() {
     assert_eq!(entries, vec![entry(0, "2026-01-19T10:00:00Z")]);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let torn_line = first_lines + 1;
-    assert!(warnings[0].contains(&format!(":line {torn_line}:")), "{warnings:?} (expected line {torn_line})");
+    assert!(
+        warnings[0].contains(&format!(":line {torn_line}:")),
+        "{warnings:?} (expected line {torn_line})"
+    );
     assert!(warnings[0].contains("torn"));
 
     log.append(&entry(2, "2026-01-19T12:00:00Z")).unwrap();
     let (entries, warnings) = log.read().unwrap();
-    assert_eq!(entries, vec![entry(0, "2026-01-19T10:00:00Z"), entry(2, "2026-01-19T12:00:00Z")]);
+    assert_eq!(
+        entries,
+        vec![
+            entry(0, "2026-01-19T10:00:00Z"),
+            entry(2, "2026-01-19T12:00:00Z")
+        ]
+    );
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains(&format!(":line {torn_line}:")), "{warnings:?}");
+    assert!(
+        warnings[0].contains(&format!(":line {torn_line}:")),
+        "{warnings:?}"
+    );
 }
 
 #[test]
 fn truncation_at_every_byte_never_panics_and_never_yields_a_partial_entry() {
-    let all: Vec<ActivityEntry> = (0..3).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
+    let all: Vec<ActivityEntry> = (0..3)
+        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
+        .collect();
     let text: String = all.iter().map(|e| format_entry(e).unwrap()).collect();
     let bytes = text.as_bytes();
     for cut in 0..=bytes.len() {
@@ -160,14 +200,20 @@ fn truncation_at_every_byte_never_panics_and_never_yields_a_partial_entry() {
             Some(i) => &prefix[i + 1 + END_MARKER.len()..],
             None => &prefix[..],
         };
-        assert_eq!(warnings.len(), usize::from(!tail.trim().is_empty()), "cut at {cut}: {warnings:?}");
+        assert_eq!(
+            warnings.len(),
+            usize::from(!tail.trim().is_empty()),
+            "cut at {cut}: {warnings:?}"
+        );
     }
 }
 
 #[test]
 fn a_torn_entry_followed_by_complete_ones_at_every_byte() {
     // A crash mid-entry, then later appends: the writer adds a newline when the tail is torn.
-    let all: Vec<ActivityEntry> = (0..2).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
+    let all: Vec<ActivityEntry> = (0..2)
+        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
+        .collect();
     let torn = format_entry(&entry(9, "2026-01-19T09:00:00Z")).unwrap();
     let rest: String = all.iter().map(|e| format_entry(e).unwrap()).collect();
     for cut in (0..torn.len()).filter(|&c| torn.is_char_boundary(c)) {
@@ -178,25 +224,46 @@ fn a_torn_entry_followed_by_complete_ones_at_every_byte() {
         text.push_str(&rest);
         let (entries, warnings) = parse_log(&text);
         let finished = torn[..cut].lines().any(|l| l == END_MARKER);
-        let mut expected = if finished { vec![entry(9, "2026-01-19T09:00:00Z")] } else { vec![] };
+        let mut expected = if finished {
+            vec![entry(9, "2026-01-19T09:00:00Z")]
+        } else {
+            vec![]
+        };
         expected.extend(all.iter().cloned());
         assert_eq!(entries, expected, "torn at {cut}");
         let torn_text = !finished && !torn[..cut].trim().is_empty();
-        assert_eq!(warnings.len(), usize::from(torn_text), "torn at {cut}: {warnings:?}");
+        assert_eq!(
+            warnings.len(),
+            usize::from(torn_text),
+            "torn at {cut}: {warnings:?}"
+        );
     }
 }
 
 #[test]
 fn garbage_never_panics() {
     let pieces = [
-        "---\n", "<!-- medin:end -->\n", "<!-- medin:data {\"description\":1} -->\n", "timestamp: x\n",
-        "taskId: t\n", "## h\n", "\u{0}\u{ffff}é", "\r\n", "---", "- ", "### Failures\n", "  x\n", "\n",
+        "---\n",
+        "<!-- medin:end -->\n",
+        "<!-- medin:data {\"description\":1} -->\n",
+        "timestamp: x\n",
+        "taskId: t\n",
+        "## h\n",
+        "\u{0}\u{ffff}é",
+        "\r\n",
+        "---",
+        "- ",
+        "### Failures\n",
+        "  x\n",
+        "\n",
     ];
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     for _ in 0..2000 {
         let mut text = String::new();
         for _ in 0..(seed % 30) {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
         }
         let (entries, _) = parse_log(&text);
@@ -213,7 +280,10 @@ fn unparseable_front_matter_is_skipped_with_its_line() {
     assert_eq!(entries.len(), 2);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let bad_start = good.lines().count() + 1;
-    assert!(warnings[0].starts_with(&format!("line {}:", bad_start + 1)), "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!("line {}:", bad_start + 1)),
+        "{warnings:?}"
+    );
     assert!(warnings[0].contains("front matter"));
 
     let broken_data = good.replace("<!-- medin:data {", "<!-- medin:data {{");
@@ -232,7 +302,8 @@ fn concurrent_appends_never_interleave() {
             thread::spawn(move || {
                 let log = ActivityLog::new(path.as_path());
                 for i in 0..25 {
-                    log.append(&entry(t * 100 + i, "2026-01-19T08:00:00Z")).unwrap();
+                    log.append(&entry(t * 100 + i, "2026-01-19T08:00:00Z"))
+                        .unwrap();
                 }
             })
         })
@@ -254,8 +325,9 @@ fn old_entries_move_to_a_dated_archive() {
     let dir = tempfile::tempdir().unwrap();
     let log = ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
     let base: DateTime<Utc> = "2026-01-17T12:00:00Z".parse().unwrap();
-    let all: Vec<ActivityEntry> =
-        (0..4).map(|i| entry(i, &(base + Duration::days(i64::from(i))).to_rfc3339())).collect();
+    let all: Vec<ActivityEntry> = (0..4)
+        .map(|i| entry(i, &(base + Duration::days(i64::from(i))).to_rfc3339()))
+        .collect();
     for e in &all {
         log.append(e).unwrap();
     }
@@ -278,5 +350,10 @@ fn old_entries_move_to_a_dated_archive() {
     let (kept, _) = log.read().unwrap();
     assert_eq!(kept, all[2..]);
 
-    assert_eq!(ActivityLog::new(dir.path().join("missing.md")).archive_before(before).unwrap(), 0);
+    assert_eq!(
+        ActivityLog::new(dir.path().join("missing.md"))
+            .archive_before(before)
+            .unwrap(),
+        0
+    );
 }

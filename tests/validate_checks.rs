@@ -7,7 +7,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use medin::spec::{DurationSpec, FileContainsCheck, HttpCheck, PortCheck, ValidatorSpec};
-use medin::validate::{run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus};
+use medin::validate::{
+    run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus,
+};
 
 fn ctx(dir: &Path) -> ValidateContext {
     ValidateContext::new(dir)
@@ -20,13 +22,22 @@ fn one(spec: ValidatorSpec, ctx: &ValidateContext) -> ValidationResult {
 }
 
 fn http(url: &str) -> HttpCheck {
-    HttpCheck { url: url.to_string(), status: None, body_contains: None, timeout: None }
+    HttpCheck {
+        url: url.to_string(),
+        status: None,
+        body_contains: None,
+        timeout: None,
+    }
 }
 
 fn assert_status(r: &ValidationResult, status: ValidationStatus) {
     assert_eq!(r.status, status, "{r:#?}");
     assert_eq!(r.passed, status == ValidationStatus::Passed);
-    assert!(chrono::DateTime::parse_from_rfc3339(&r.timestamp).is_ok(), "{}", r.timestamp);
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(&r.timestamp).is_ok(),
+        "{}",
+        r.timestamp
+    );
 }
 
 /// A server on 127.0.0.1:0 that answers every connection (each on its own thread) after
@@ -46,7 +57,11 @@ fn serve(response: &'static str, delay: Duration, keep_open: bool) -> u16 {
                         Ok(n) => req.extend_from_slice(&buf[..n]),
                     }
                 }
-                assert!(req.starts_with(b"GET /"), "{}", String::from_utf8_lossy(&req));
+                assert!(
+                    req.starts_with(b"GET /"),
+                    "{}",
+                    String::from_utf8_lossy(&req)
+                );
                 thread::sleep(delay);
                 let _ = conn.write_all(response.as_bytes());
                 if keep_open {
@@ -102,8 +117,17 @@ fn paths_escaping_the_workspace_are_refused() {
         let r = one(ValidatorSpec::FileExists(path.into()), &c);
         assert_status(&r, ValidationStatus::Failed);
         let err = r.error.unwrap();
-        assert!(err.contains("outside the workspace") || err.contains("leaves the workspace"), "{path}: {err}");
-        let r = one(ValidatorSpec::FileContains(FileContainsCheck { path: path.into(), pattern: "s3".into() }), &c);
+        assert!(
+            err.contains("outside the workspace") || err.contains("leaves the workspace"),
+            "{path}: {err}"
+        );
+        let r = one(
+            ValidatorSpec::FileContains(FileContainsCheck {
+                path: path.into(),
+                pattern: "s3".into(),
+            }),
+            &c,
+        );
         assert_status(&r, ValidationStatus::Failed);
     }
 }
@@ -112,10 +136,20 @@ fn paths_escaping_the_workspace_are_refused() {
 fn file_contains_matches_a_regex_and_reports_the_start_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let long: String = "abcdefghij".repeat(50);
-    std::fs::write(dir.path().join("out.txt"), format!("{long}\nversion = 1.2.3\n")).unwrap();
+    std::fs::write(
+        dir.path().join("out.txt"),
+        format!("{long}\nversion = 1.2.3\n"),
+    )
+    .unwrap();
     let c = ctx(dir.path());
     let check = |pattern: &str| {
-        one(ValidatorSpec::FileContains(FileContainsCheck { path: "out.txt".into(), pattern: pattern.into() }), &c)
+        one(
+            ValidatorSpec::FileContains(FileContainsCheck {
+                path: "out.txt".into(),
+                pattern: pattern.into(),
+            }),
+            &c,
+        )
     };
 
     let r = check(r"version = \d+\.\d+\.\d+");
@@ -133,7 +167,13 @@ fn file_contains_matches_a_regex_and_reports_the_start_of_the_file() {
     assert_status(&r, ValidationStatus::Failed);
     assert!(r.error.unwrap().contains("invalid regex"));
 
-    let r = one(ValidatorSpec::FileContains(FileContainsCheck { path: "nope".into(), pattern: "x".into() }), &c);
+    let r = one(
+        ValidatorSpec::FileContains(FileContainsCheck {
+            path: "nope".into(),
+            pattern: "x".into(),
+        }),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert_eq!(r.actual.as_deref(), Some("file not found"));
 }
@@ -145,10 +185,17 @@ fn port_listening_connects_to_a_real_listener() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
-    let r = one(ValidatorSpec::PortListening(PortCheck { port, host: None }), &ctx(dir.path()));
+    let r = one(
+        ValidatorSpec::PortListening(PortCheck { port, host: None }),
+        &ctx(dir.path()),
+    );
     assert_status(&r, ValidationStatus::Passed);
     assert_eq!(r.check, format!("port_listening 127.0.0.1:{port}"));
-    assert!(r.evidence.contains(&format!("127.0.0.1:{port}")), "{}", r.evidence);
+    assert!(
+        r.evidence.contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        r.evidence
+    );
     drop(listener);
 }
 
@@ -156,7 +203,13 @@ fn port_listening_connects_to_a_real_listener() {
 fn a_refused_port_is_a_failure_not_pending() {
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
-    let r = one(ValidatorSpec::PortListening(PortCheck { port, host: Some("127.0.0.1".into()) }), &ctx(dir.path()));
+    let r = one(
+        ValidatorSpec::PortListening(PortCheck {
+            port,
+            host: Some("127.0.0.1".into()),
+        }),
+        &ctx(dir.path()),
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert!(r.evidence.contains("refused"), "{}", r.evidence);
     assert_eq!(r.actual.as_deref(), Some("connection refused"));
@@ -166,7 +219,10 @@ fn a_refused_port_is_a_failure_not_pending() {
 fn an_unresolvable_host_is_pending() {
     let dir = tempfile::tempdir().unwrap();
     let r = one(
-        ValidatorSpec::PortListening(PortCheck { port: 80, host: Some("no-such-host.invalid".into()) }),
+        ValidatorSpec::PortListening(PortCheck {
+            port: 80,
+            host: Some("no-such-host.invalid".into()),
+        }),
         &ctx(dir.path()),
     );
     assert_status(&r, ValidationStatus::Pending);
@@ -178,7 +234,11 @@ fn an_unresolvable_host_is_pending() {
 
 #[test]
 fn http_checks_status_and_body() {
-    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n{\"status\":\"up\"}", Duration::ZERO, false);
+    let port = serve(
+        "HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n{\"status\":\"up\"}",
+        Duration::ZERO,
+        false,
+    );
     let dir = tempfile::tempdir().unwrap();
     let c = ctx(dir.path());
     let url = format!("http://127.0.0.1:{port}/health");
@@ -189,16 +249,34 @@ fn http_checks_status_and_body() {
     assert_eq!(r.confidence, 100);
     assert!(r.evidence.contains("200 OK"), "{}", r.evidence);
 
-    let r = one(ValidatorSpec::Http(HttpCheck { body_contains: Some("\"up\"".into()), ..http(&url) }), &c);
+    let r = one(
+        ValidatorSpec::Http(HttpCheck {
+            body_contains: Some("\"up\"".into()),
+            ..http(&url)
+        }),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Passed);
     assert_eq!(r.confidence, 90);
 
-    let r = one(ValidatorSpec::Http(HttpCheck { body_contains: Some("down".into()), ..http(&url) }), &c);
+    let r = one(
+        ValidatorSpec::Http(HttpCheck {
+            body_contains: Some("down".into()),
+            ..http(&url)
+        }),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert_eq!(r.expected.as_deref(), Some("down"));
     assert_eq!(r.actual.as_deref(), Some("{\"status\":\"up\"}"));
 
-    let r = one(ValidatorSpec::Http(HttpCheck { status: Some(204), ..http(&url) }), &c);
+    let r = one(
+        ValidatorSpec::Http(HttpCheck {
+            status: Some(204),
+            ..http(&url)
+        }),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert_eq!(r.expected.as_deref(), Some("status 204"));
     assert_eq!(r.actual.as_deref(), Some("status 200 OK"));
@@ -209,12 +287,22 @@ fn http_reads_a_404_a_chunked_body_and_a_kept_open_connection() {
     let dir = tempfile::tempdir().unwrap();
     let c = ctx(dir.path());
 
-    let port = serve("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found", Duration::ZERO, false);
+    let port = serve(
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found",
+        Duration::ZERO,
+        false,
+    );
     let url = format!("http://127.0.0.1:{port}/x");
     let r = one(ValidatorSpec::Http(http(&url)), &c);
     assert_status(&r, ValidationStatus::Failed);
     assert_eq!(r.actual.as_deref(), Some("status 404 Not Found"));
-    let r = one(ValidatorSpec::Http(HttpCheck { status: Some(404), ..http(&url) }), &c);
+    let r = one(
+        ValidatorSpec::Http(HttpCheck {
+            status: Some(404),
+            ..http(&url)
+        }),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Passed);
 
     let port = serve(
@@ -224,22 +312,39 @@ fn http_reads_a_404_a_chunked_body_and_a_kept_open_connection() {
     );
     let started = Instant::now();
     let r = one(
-        ValidatorSpec::Http(HttpCheck { body_contains: Some("hello world".into()), ..http(&format!("http://127.0.0.1:{port}/")) }),
+        ValidatorSpec::Http(HttpCheck {
+            body_contains: Some("hello world".into()),
+            ..http(&format!("http://127.0.0.1:{port}/"))
+        }),
         &c,
     );
     assert_status(&r, ValidationStatus::Passed);
-    assert!(started.elapsed() < Duration::from_secs(2), "waited for the server to close: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "waited for the server to close: {:?}",
+        started.elapsed()
+    );
 
     // Content-Length ends the body even when the server keeps the connection open.
-    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Duration::ZERO, true);
+    let port = serve(
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        Duration::ZERO,
+        true,
+    );
     let started = Instant::now();
-    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
+    let r = one(
+        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Passed);
     assert!(started.elapsed() < Duration::from_secs(2));
 
     // Something listens but does not speak HTTP.
     let port = serve("SSH-2.0-OpenSSH_9.6\r\n\r\n", Duration::ZERO, false);
-    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
+    let r = one(
+        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert!(r.error.unwrap().contains("no valid HTTP response"));
 }
@@ -249,7 +354,10 @@ fn http_refused_is_failed_https_and_timeouts_are_pending() {
     let dir = tempfile::tempdir().unwrap();
     let c = ctx(dir.path());
 
-    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{}/", free_port()))), &c);
+    let r = one(
+        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{}/", free_port()))),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Failed);
     assert_eq!(r.actual.as_deref(), Some("connection refused"));
 
@@ -260,7 +368,11 @@ fn http_refused_is_failed_https_and_timeouts_are_pending() {
         Some("https is not supported by the built-in http validator; use a command validator with curl")
     );
 
-    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Duration::from_secs(3), false);
+    let port = serve(
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        Duration::from_secs(3),
+        false,
+    );
     let started = Instant::now();
     let r = one(
         ValidatorSpec::Http(HttpCheck {
@@ -271,7 +383,11 @@ fn http_refused_is_failed_https_and_timeouts_are_pending() {
     );
     assert_status(&r, ValidationStatus::Pending);
     assert_eq!(r.error.as_deref(), Some("timed out after 300ms"));
-    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
 
     let r = one(ValidatorSpec::Http(http("not a url")), &c);
     assert_status(&r, ValidationStatus::Failed);
@@ -282,8 +398,15 @@ fn the_default_timeout_applies_when_the_spec_gives_none() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = ctx(dir.path());
     c.default_timeout = Duration::from_millis(200);
-    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Duration::from_secs(3), false);
-    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
+    let port = serve(
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        Duration::from_secs(3),
+        false,
+    );
+    let r = one(
+        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
+        &c,
+    );
     assert_status(&r, ValidationStatus::Pending);
     assert_eq!(r.error.as_deref(), Some("timed out after 200ms"));
 }
@@ -292,7 +415,11 @@ fn the_default_timeout_applies_when_the_spec_gives_none() {
 
 #[test]
 fn validators_run_in_parallel_and_keep_their_order() {
-    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow", Duration::from_millis(300), false);
+    let port = serve(
+        "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow",
+        Duration::from_millis(300),
+        false,
+    );
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
     let c = ctx(dir.path());
@@ -304,12 +431,25 @@ fn validators_run_in_parallel_and_keep_their_order() {
     let started = Instant::now();
     let results = run_all(&specs, &c);
     let elapsed = started.elapsed();
-    assert!(elapsed < Duration::from_millis(800), "4 × 300 ms ran serially? took {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_millis(800),
+        "4 × 300 ms ran serially? took {elapsed:?}"
+    );
     assert!(elapsed >= Duration::from_millis(300));
 
     let checks: Vec<&str> = results.iter().map(|r| r.check.as_str()).collect();
     let h = format!("http GET {url}");
-    assert_eq!(checks, [h.as_str(), &h, "file_exists a.txt", &h, &h, "file_exists b.txt"]);
+    assert_eq!(
+        checks,
+        [
+            h.as_str(),
+            &h,
+            "file_exists a.txt",
+            &h,
+            &h,
+            "file_exists b.txt"
+        ]
+    );
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
     assert_eq!(passed, [true, true, true, true, true, false]);
     assert!(results[0].duration_ms >= 290, "{}", results[0].duration_ms);
@@ -324,7 +464,10 @@ fn the_cache_returns_a_recent_result_without_running_again() {
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
     let c = ctx(dir.path());
     let cache = ValidationCache::new(Duration::from_millis(400));
-    let specs = [ValidatorSpec::FileExists("a.txt".into()), ValidatorSpec::Http(http("https://x/"))];
+    let specs = [
+        ValidatorSpec::FileExists("a.txt".into()),
+        ValidatorSpec::Http(http("https://x/")),
+    ];
 
     let first = run_all_cached(&specs, &c, &cache);
     assert!(first[0].passed);
@@ -353,6 +496,9 @@ fn a_port_check_does_not_block_on_a_listener_that_never_accepts() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
-    let results = run_all(&vec![ValidatorSpec::PortListening(PortCheck { port, host: None }); 3], &ctx(dir.path()));
+    let results = run_all(
+        &vec![ValidatorSpec::PortListening(PortCheck { port, host: None }); 3],
+        &ctx(dir.path()),
+    );
     assert!(results.iter().all(|r| r.passed));
 }

@@ -8,7 +8,12 @@ use medin::spec::{CommandCheck, DurationSpec, ValidatorSpec};
 use medin::validate::{run_all, ValidateContext, ValidationResult, ValidationStatus};
 
 fn cmd(run: &str) -> CommandCheck {
-    CommandCheck { run: run.to_string(), exit_code: 0, stdout: None, timeout: None }
+    CommandCheck {
+        run: run.to_string(),
+        exit_code: 0,
+        stdout: None,
+        timeout: None,
+    }
 }
 
 fn one(check: CommandCheck, dir: &Path) -> ValidationResult {
@@ -31,16 +36,34 @@ fn a_command_passes_on_its_expected_exit_code() {
     assert_eq!(r.expected.as_deref(), Some("exit 0"));
     assert_eq!(r.actual.as_deref(), Some("exit 1"));
 
-    let r = one(CommandCheck { exit_code: 3, ..cmd("exit 3") }, dir.path());
+    let r = one(
+        CommandCheck {
+            exit_code: 3,
+            ..cmd("exit 3")
+        },
+        dir.path(),
+    );
     assert!(r.passed, "{r:#?}");
 }
 
 #[test]
 fn a_command_checks_stdout_against_a_regex() {
     let dir = tempfile::tempdir().unwrap();
-    let r = one(CommandCheck { stdout: Some(r"^v\d+$".into()), ..cmd("echo v42") }, dir.path());
+    let r = one(
+        CommandCheck {
+            stdout: Some(r"^v\d+$".into()),
+            ..cmd("echo v42")
+        },
+        dir.path(),
+    );
     assert!(r.passed, "{r:#?}");
-    let r = one(CommandCheck { stdout: Some(r"^v\d+$".into()), ..cmd("echo version") }, dir.path());
+    let r = one(
+        CommandCheck {
+            stdout: Some(r"^v\d+$".into()),
+            ..cmd("echo version")
+        },
+        dir.path(),
+    );
     assert_eq!(r.status, ValidationStatus::Failed, "{r:#?}");
     assert_eq!(r.expected.as_deref(), Some(r"^v\d+$"));
     assert_eq!(r.actual.as_deref(), Some("version\n"));
@@ -58,10 +81,20 @@ fn a_command_runs_in_the_workspace() {
 fn a_slow_command_is_pending_after_its_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let r = one(CommandCheck { timeout: Some(DurationSpec(Duration::from_millis(300))), ..cmd("sleep 10") }, dir.path());
+    let r = one(
+        CommandCheck {
+            timeout: Some(DurationSpec(Duration::from_millis(300))),
+            ..cmd("sleep 10")
+        },
+        dir.path(),
+    );
     assert_eq!(r.status, ValidationStatus::Pending, "{r:#?}");
     assert_eq!(r.error.as_deref(), Some("timed out after 300ms"));
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

@@ -178,15 +178,30 @@ impl ActivityLog {
         };
         let (entries, warnings) = parse_log(&String::from_utf8_lossy(&bytes));
         let name = self.path.display();
-        Ok((entries, warnings.into_iter().map(|w| format!("{name}:{w}")).collect()))
+        Ok((
+            entries,
+            warnings
+                .into_iter()
+                .map(|w| format!("{name}:{w}"))
+                .collect(),
+        ))
     }
 
     /// Where [`ActivityLog::archive_before`] puts entries older than `before`:
     /// `ACTIVITY_LOG.<YYYY-MM-DD>.md` beside the log.
     pub fn archive_path(&self, before: DateTime<Utc>) -> PathBuf {
-        let stem = self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "ACTIVITY_LOG".into());
-        let ext = self.path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "md".into());
-        self.path.with_file_name(format!("{stem}.{}.{ext}", before.format("%Y-%m-%d")))
+        let stem = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "ACTIVITY_LOG".into());
+        let ext = self
+            .path
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "md".into());
+        self.path
+            .with_file_name(format!("{stem}.{}.{ext}", before.format("%Y-%m-%d")))
     }
 
     /// Moves complete entries with a timestamp before `before` to
@@ -238,8 +253,14 @@ impl ActivityLog {
             out.write_all(&buf)?;
             out.sync_data()?;
         }
-        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = self.path.with_file_name(format!(".{name}.archive-{}.tmp", std::process::id()));
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = self
+            .path
+            .with_file_name(format!(".{name}.archive-{}.tmp", std::process::id()));
         let written = (|| {
             let mut t = File::create(&tmp)?;
             t.write_all(kept.trim_start_matches('\n').as_bytes())?;
@@ -258,7 +279,8 @@ impl ActivityLog {
 /// Entries as a pretty JSON array (what `medin status --format json` prints).
 pub fn export_json(entries: &[ActivityEntry]) -> String {
     // These types serialize infallibly (strings, numbers, RFC 3339 times).
-    serde_json::to_string_pretty(entries).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    serde_json::to_string_pretty(entries)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
 }
 
 // ---------------------------------------------------------------- locking
@@ -273,7 +295,11 @@ type Locked = File;
 fn lock_current(path: &Path, create: bool) -> io::Result<Locked> {
     let mut last = None;
     for _ in 0..50 {
-        let file = OpenOptions::new().read(true).append(true).create(create).open(path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(create)
+            .open(path)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -282,7 +308,12 @@ fn lock_current(path: &Path, create: bool) -> io::Result<Locked> {
             let held = locked.metadata()?;
             match fs::metadata(path) {
                 Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => return Ok(locked),
-                Ok(_) => last = Some(io::Error::other(format!("{} was replaced while waiting for its lock", path.display()))),
+                Ok(_) => {
+                    last = Some(io::Error::other(format!(
+                        "{} was replaced while waiting for its lock",
+                        path.display()
+                    )))
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Err(e),
                 Err(e) => last = Some(e),
             }
@@ -375,7 +406,10 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
         s.push_str("### Failures\n");
         for f in &entry.failures {
             let mut lines = f.trim_end_matches('\n').split('\n');
-            s.push_str(&format!("- {}\n", lines.next().unwrap_or_default().trim_end_matches('\r')));
+            s.push_str(&format!(
+                "- {}\n",
+                lines.next().unwrap_or_default().trim_end_matches('\r')
+            ));
             for line in lines {
                 s.push_str("  ");
                 s.push_str(line.trim_end_matches('\r'));
@@ -435,7 +469,11 @@ pub fn parse_log(text: &str) -> (Vec<ActivityEntry>, Vec<String>) {
         }
     }
     errors.append(&mut warnings);
-    errors.sort_by_key(|w| w.split(':').next().and_then(|l| l.trim_start_matches("line ").parse::<usize>().ok()));
+    errors.sort_by_key(|w| {
+        w.split(':')
+            .next()
+            .and_then(|l| l.trim_start_matches("line ").parse::<usize>().ok())
+    });
     (entries, errors)
 }
 
@@ -470,18 +508,28 @@ fn scan(text: &str) -> (Vec<Piece>, Vec<String>) {
             let (open_line, open_byte) = piece_fences[piece_fences.len() - 2];
             let (close_line, _) = piece_fences[piece_fences.len() - 1];
             // Anything but blank lines before the entry is what a crashed writer left.
-            if let Some((torn_line, _, _)) =
-                piece_lines.iter().find(|(n, _, l)| *n < open_line && !l.trim().is_empty())
+            if let Some((torn_line, _, _)) = piece_lines
+                .iter()
+                .find(|(n, _, l)| *n < open_line && !l.trim().is_empty())
             {
                 warnings.push(format!(
                     "line {torn_line}: torn entry skipped (it has no end marker; the writer stopped mid-entry)"
                 ));
             }
-            let fm: Vec<&str> =
-                piece_lines.iter().filter(|(n, _, _)| *n > open_line && *n < close_line).map(|(_, _, l)| *l).collect();
-            let body: Vec<(usize, &str)> =
-                piece_lines.iter().filter(|(n, _, _)| *n > close_line && *n < line_no).map(|(n, _, l)| (*n, *l)).collect();
-            pieces.push(Piece { range: open_byte..offset, entry: build_entry(open_line, &fm, &body) });
+            let fm: Vec<&str> = piece_lines
+                .iter()
+                .filter(|(n, _, _)| *n > open_line && *n < close_line)
+                .map(|(_, _, l)| *l)
+                .collect();
+            let body: Vec<(usize, &str)> = piece_lines
+                .iter()
+                .filter(|(n, _, _)| *n > close_line && *n < line_no)
+                .map(|(n, _, l)| (*n, *l))
+                .collect();
+            pieces.push(Piece {
+                range: open_byte..offset,
+                entry: build_entry(open_line, &fm, &body),
+            });
         }
     }
     if let Some(&(first_line, _, _)) = lines.iter().find(|(_, _, l)| !l.trim().is_empty()) {
@@ -490,9 +538,17 @@ fn scan(text: &str) -> (Vec<Piece>, Vec<String>) {
     (pieces, warnings)
 }
 
-fn build_entry(open_line: usize, fm: &[&str], body: &[(usize, &str)]) -> Result<ActivityEntry, String> {
-    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n"))
-        .map_err(|e| format!("line {}: entry skipped, unparseable front matter: {e}", open_line + 1))?;
+fn build_entry(
+    open_line: usize,
+    fm: &[&str],
+    body: &[(usize, &str)],
+) -> Result<ActivityEntry, String> {
+    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n")).map_err(|e| {
+        format!(
+            "line {}: entry skipped, unparseable front matter: {e}",
+            open_line + 1
+        )
+    })?;
     let data = match body.iter().find(|(_, l)| l.starts_with(DATA_PREFIX)) {
         Some((n, l)) => {
             let json = l[DATA_PREFIX.len()..].trim_end();
@@ -529,7 +585,11 @@ fn body_from_markdown(body: &[(usize, &str)]) -> BodyData {
         if line.starts_with("## ") && section.is_empty() {
             section = "description";
         } else if let Some(h) = line.strip_prefix("### ") {
-            section = if h.trim().eq_ignore_ascii_case("failures") { "failures" } else { "other" };
+            section = if h.trim().eq_ignore_ascii_case("failures") {
+                "failures"
+            } else {
+                "other"
+            };
         } else if section == "description" {
             description.push(unescape_line(line));
         } else if section == "failures" {
@@ -541,7 +601,11 @@ fn body_from_markdown(body: &[(usize, &str)]) -> BodyData {
             }
         }
     }
-    BodyData { description: description.join("\n").trim_matches('\n').to_string(), validations: Vec::new(), failures }
+    BodyData {
+        description: description.join("\n").trim_matches('\n').to_string(),
+        validations: Vec::new(),
+        failures,
+    }
 }
 
 #[cfg(test)]
@@ -571,7 +635,11 @@ mod tests {
         let e = entry();
         let text = format_entry(&e).unwrap();
         assert_eq!(text.lines().filter(|l| *l == FENCE).count(), 2, "{text}");
-        assert_eq!(text.lines().filter(|l| *l == END_MARKER).count(), 1, "{text}");
+        assert_eq!(
+            text.lines().filter(|l| *l == END_MARKER).count(),
+            1,
+            "{text}"
+        );
         let (entries, warnings) = parse_log(&text);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(entries, vec![e]);
@@ -583,7 +651,10 @@ mod tests {
         let (entries, warnings) = parse_log(text);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(entries[0].description, "Hello\n# there");
-        assert_eq!(entries[0].failures, vec!["one\nmore".to_string(), "two".to_string()]);
+        assert_eq!(
+            entries[0].failures,
+            vec!["one\nmore".to_string(), "two".to_string()]
+        );
     }
 
     #[test]

@@ -24,7 +24,10 @@ impl JsonlLog {
     /// Opens (creating) `path` for appending.
     pub fn open(path: &Path) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(JsonlLog { path: path.to_path_buf(), file })
+        Ok(JsonlLog {
+            path: path.to_path_buf(),
+            file,
+        })
     }
 
     /// Appends one value as a line and flushes it to the OS.
@@ -61,10 +64,14 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, Vec<S
         }
         match serde_json::from_str::<T>(line) {
             Ok(v) => values.push(v),
-            Err(_) if !raw.ends_with('\n') => {
-                warnings.push(format!("{name}:{}: torn last line skipped (no newline; the writer stopped mid-line)", i + 1))
-            }
-            Err(e) => warnings.push(format!("{name}:{}: line skipped, not a valid record: {e}", i + 1)),
+            Err(_) if !raw.ends_with('\n') => warnings.push(format!(
+                "{name}:{}: torn last line skipped (no newline; the writer stopped mid-line)",
+                i + 1
+            )),
+            Err(e) => warnings.push(format!(
+                "{name}:{}: line skipped, not a valid record: {e}",
+                i + 1
+            )),
         }
     }
     (values, warnings)
@@ -72,5 +79,9 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, Vec<S
 
 /// A new run id: UTC time to the millisecond plus the process id, sortable.
 pub fn new_run_id() -> String {
-    format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ"), std::process::id())
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ"),
+        std::process::id()
+    )
 }

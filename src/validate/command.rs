@@ -49,7 +49,11 @@ pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration)
     let streams = describe_streams(out, err);
     if outcome.timed_out {
         return Observation::pending(
-            format!("`{}` was still running after {} and was killed{streams}", check.run, human(timeout)),
+            format!(
+                "`{}` was still running after {} and was killed{streams}",
+                check.run,
+                human(timeout)
+            ),
             format!("timed out after {}", human(timeout)),
         );
     }

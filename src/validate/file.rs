@@ -37,7 +37,10 @@ pub fn resolve_in_workspace(workspace: &Path, path: &str) -> Result<PathBuf, Pat
     }
     if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize()) {
         if !real.starts_with(&real_root) {
-            return Err(PathError::SymlinkEscapes { path: path.to_string(), target: real });
+            return Err(PathError::SymlinkEscapes {
+                path: path.to_string(),
+                target: real,
+            });
         }
     }
     Ok(joined)
@@ -101,7 +104,11 @@ pub(crate) fn file_exists(workspace: &Path, path: &str) -> Observation {
             )
         }
     };
-    let readable = if meta.is_dir() { fs::read_dir(&full).map(|_| ()) } else { fs::File::open(&full).map(|_| ()) };
+    let readable = if meta.is_dir() {
+        fs::read_dir(&full).map(|_| ())
+    } else {
+        fs::File::open(&full).map(|_| ())
+    };
     match readable {
         Ok(()) if meta.is_dir() => Observation::passed(format!("{path} exists (directory)"), 100),
         Ok(()) => Observation::passed(format!("{path} exists (file, {} bytes)", meta.len()), 100),
@@ -136,7 +143,11 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
     let mut bytes = Vec::new();
     let read = fs::File::open(&full).and_then(|f| f.take(MAX_READ).read_to_end(&mut bytes));
     if let Err(e) = read {
-        let actual = if e.kind() == std::io::ErrorKind::NotFound { "file not found".to_string() } else { e.to_string() };
+        let actual = if e.kind() == std::io::ErrorKind::NotFound {
+            "file not found".to_string()
+        } else {
+            e.to_string()
+        };
         return Observation::failed(
             format!("cannot read {path}: {e}"),
             100,
@@ -148,7 +159,11 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
     let text = String::from_utf8_lossy(&bytes);
     match re.find(&text) {
         Some(m) => Observation::passed(
-            format!("{path} matches /{pattern}/ at byte {}: {:?}", m.start(), first_chars(m.as_str(), 80)),
+            format!(
+                "{path} matches /{pattern}/ at byte {}: {:?}",
+                m.start(),
+                first_chars(m.as_str(), 80)
+            ),
             100,
         ),
         None => Observation::failed(
@@ -167,9 +182,15 @@ mod tests {
 
     #[test]
     fn normalize_folds_dots() {
-        assert_eq!(normalize(Path::new("/w/a/./b/../c")), PathBuf::from("/w/a/c"));
+        assert_eq!(
+            normalize(Path::new("/w/a/./b/../c")),
+            PathBuf::from("/w/a/c")
+        );
         assert_eq!(normalize(Path::new("/w/../../x")), PathBuf::from("/x"));
-        assert_eq!(normalize(Path::new("w/../../../w/x")), PathBuf::from("../../w/x"));
+        assert_eq!(
+            normalize(Path::new("w/../../../w/x")),
+            PathBuf::from("../../w/x")
+        );
     }
 
     #[test]

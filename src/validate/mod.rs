@@ -187,7 +187,10 @@ pub fn check_label(spec: &ValidatorSpec) -> String {
         ValidatorSpec::FileContains(c) => format!("file_contains {} /{}/", c.path, c.pattern),
         ValidatorSpec::Command(c) => format!("command {}", c.run),
         ValidatorSpec::PortListening(p) => {
-            format!("port_listening {}", net::host_port(net::port_host(p), p.port))
+            format!(
+                "port_listening {}",
+                net::host_port(net::port_host(p), p.port)
+            )
         }
         ValidatorSpec::Http(h) => format!("http GET {}", h.url),
     }
@@ -299,7 +302,10 @@ impl Default for ValidationCache {
 
 impl ValidationCache {
     pub fn new(ttl: Duration) -> Self {
-        ValidationCache { ttl, entries: Mutex::new(HashMap::new()) }
+        ValidationCache {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn ttl(&self) -> Duration {
@@ -312,9 +318,13 @@ impl ValidationCache {
         (ctx.workspace.clone(), spec_text)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
         // A panic while holding the lock leaves a plain map: still usable.
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The fresh cached result for `spec` in `ctx.workspace`, if any.
@@ -364,7 +374,8 @@ pub fn run_all_cached(
     ctx: &ValidateContext,
     cache: &ValidationCache,
 ) -> Vec<ValidationResult> {
-    let mut results: Vec<Option<ValidationResult>> = specs.iter().map(|s| cache.get(s, ctx)).collect();
+    let mut results: Vec<Option<ValidationResult>> =
+        specs.iter().map(|s| cache.get(s, ctx)).collect();
     let missing: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
     let to_run: Vec<ValidatorSpec> = missing.iter().map(|&i| specs[i].clone()).collect();
     for (i, result) in missing.into_iter().zip(run_all(&to_run, ctx)) {
@@ -391,9 +402,11 @@ mod tests {
         assert_eq!(check_label(&spec), "file_exists hello.txt");
         let spec: ValidatorSpec = serde_json::from_str(r#"{"command": "grep -q x f"}"#).unwrap();
         assert_eq!(check_label(&spec), "command grep -q x f");
-        let spec: ValidatorSpec = serde_json::from_str(r#"{"port_listening": {"port": 8080}}"#).unwrap();
+        let spec: ValidatorSpec =
+            serde_json::from_str(r#"{"port_listening": {"port": 8080}}"#).unwrap();
         assert_eq!(check_label(&spec), "port_listening 127.0.0.1:8080");
-        let spec: ValidatorSpec = serde_json::from_str(r#"{"http": {"url": "http://x/"}}"#).unwrap();
+        let spec: ValidatorSpec =
+            serde_json::from_str(r#"{"http": {"url": "http://x/"}}"#).unwrap();
         assert_eq!(check_label(&spec), "http GET http://x/");
     }
 
@@ -401,7 +414,8 @@ mod tests {
     fn timeouts_come_from_the_spec_or_the_context() {
         let mut ctx = ValidateContext::new("/tmp");
         ctx.default_timeout = Duration::from_millis(1234);
-        let spec: ValidatorSpec = serde_json::from_str(r#"{"command": {"run": "true", "timeout": "2s"}}"#).unwrap();
+        let spec: ValidatorSpec =
+            serde_json::from_str(r#"{"command": {"run": "true", "timeout": "2s"}}"#).unwrap();
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_secs(2));
         let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_millis(1234));
@@ -412,7 +426,8 @@ mod tests {
         let ctx = ValidateContext::new("/tmp");
         let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
         let cache = ValidationCache::new(Duration::from_millis(50));
-        let mut r = Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
+        let mut r =
+            Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
         cache.put(&spec, &ctx, &r);
         assert!(cache.get(&spec, &ctx).is_none());
         r.status = ValidationStatus::Passed;

@@ -22,7 +22,10 @@ const MAX_HEADER: usize = 64 * 1024;
 pub const MAX_BODY: usize = 1024 * 1024;
 
 pub(crate) fn port_host(p: &PortCheck) -> &str {
-    p.host.as_deref().filter(|h| !h.trim().is_empty()).unwrap_or(DEFAULT_HOST)
+    p.host
+        .as_deref()
+        .filter(|h| !h.trim().is_empty())
+        .unwrap_or(DEFAULT_HOST)
 }
 
 /// `host:port`, with IPv6 literals in brackets.
@@ -64,7 +67,11 @@ fn connect(host: &str, port: u16, deadline: Instant) -> Connect {
         match TcpStream::connect_timeout(&addr, left) {
             Ok(s) => return Connect::Connected(s, addr),
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => refused.push(addr),
-            Err(e) if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) => {}
             Err(e) => other = Some(format!("{addr}: {e}")),
         }
     }
@@ -78,7 +85,11 @@ fn connect(host: &str, port: u16, deadline: Instant) -> Connect {
 }
 
 fn list(addrs: &[SocketAddr]) -> String {
-    addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+    addrs
+        .iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `port_listening`: a TCP connection to host:port is accepted within `timeout`.
@@ -92,7 +103,11 @@ pub(crate) fn port_listening(p: &PortCheck, timeout: Duration) -> Observation {
             100,
         ),
         Connect::Refused(addrs) => Observation::failed(
-            format!("connection refused by {}: nothing listens on port {}", list(&addrs), p.port),
+            format!(
+                "connection refused by {}: nothing listens on port {}",
+                list(&addrs),
+                p.port
+            ),
             100,
             format!("nothing listens on {target} (connection refused)"),
             format!("a listener on {target}"),
@@ -106,7 +121,10 @@ pub(crate) fn port_listening(p: &PortCheck, timeout: Duration) -> Observation {
             format!("no answer from {target} within {}", human(timeout)),
             format!("timed out after {}", human(timeout)),
         ),
-        Connect::Other(e) => Observation::pending(format!("cannot reach {target}"), format!("cannot reach {target}: {e}")),
+        Connect::Other(e) => Observation::pending(
+            format!("cannot reach {target}"),
+            format!("cannot reach {target}: {e}"),
+        ),
     }
 }
 
@@ -125,7 +143,9 @@ pub struct HttpUrl {
 /// Why a URL cannot be checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error("https is not supported by the built-in http validator; use a command validator with curl")]
+    #[error(
+        "https is not supported by the built-in http validator; use a command validator with curl"
+    )]
     Https,
     #[error("invalid URL `{url}`: {why}; write it like http://127.0.0.1:8080/health")]
     Invalid { url: String, why: String },
@@ -133,21 +153,30 @@ pub enum UrlError {
 
 /// Parses `http://host[:port][/path][?query]`; `#fragment` and `user@` are dropped.
 pub fn parse_http_url(url: &str) -> Result<HttpUrl, UrlError> {
-    let invalid = |why: &str| UrlError::Invalid { url: url.to_string(), why: why.to_string() };
+    let invalid = |why: &str| UrlError::Invalid {
+        url: url.to_string(),
+        why: why.to_string(),
+    };
     let trimmed = url.trim();
-    let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| invalid("no scheme"))?;
+    let (scheme, rest) = trimmed
+        .split_once("://")
+        .ok_or_else(|| invalid("no scheme"))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlError::Https);
     }
     if !scheme.eq_ignore_ascii_case("http") {
-        return Err(invalid(&format!("unsupported scheme `{scheme}`, only http")));
+        return Err(invalid(&format!(
+            "unsupported scheme `{scheme}`, only http"
+        )));
     }
     let rest = rest.split('#').next().unwrap_or_default();
     let split = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(split);
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| invalid("unclosed `[` in the host"))?;
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| invalid("unclosed `[` in the host"))?;
         (h, after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -160,7 +189,9 @@ pub fn parse_http_url(url: &str) -> Result<HttpUrl, UrlError> {
     }
     let port = match port {
         None | Some("") => 80,
-        Some(p) => p.parse::<u16>().map_err(|_| invalid(&format!("bad port `{p}`")))?,
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| invalid(&format!("bad port `{p}`")))?,
     };
     if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(invalid("whitespace in the path; percent-encode it"));
@@ -170,8 +201,17 @@ pub fn parse_http_url(url: &str) -> Result<HttpUrl, UrlError> {
         p if p.starts_with('?') => format!("/{p}"),
         p => p.to_string(),
     };
-    let host_header = if port == 80 { bracket(host) } else { format!("{}:{port}", bracket(host)) };
-    Ok(HttpUrl { host: host.to_string(), port, path, host_header })
+    let host_header = if port == 80 {
+        bracket(host)
+    } else {
+        format!("{}:{port}", bracket(host))
+    };
+    Ok(HttpUrl {
+        host: host.to_string(),
+        port,
+        path,
+        host_header,
+    })
 }
 
 fn bracket(host: &str) -> String {
@@ -213,7 +253,9 @@ fn get(url: &HttpUrl, deadline: Instant) -> Result<HttpResponse, GetError> {
         "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: medin-validate\r\nAccept: */*\r\nConnection: close\r\n\r\n",
         url.path, url.host_header
     );
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
     stream.set_write_timeout(Some(left)).map_err(io_err)?;
     stream.write_all(request.as_bytes()).map_err(io_err)?;
 
@@ -225,25 +267,45 @@ fn get(url: &HttpUrl, deadline: Instant) -> Result<HttpResponse, GetError> {
             break i + 4;
         }
         if raw.len() > MAX_HEADER {
-            return Err(GetError::Protocol(format!("response headers longer than {MAX_HEADER} bytes")));
+            return Err(GetError::Protocol(format!(
+                "response headers longer than {MAX_HEADER} bytes"
+            )));
         }
         match read_some(&mut stream, &mut buf, deadline)? {
-            0 if raw.is_empty() => return Err(GetError::Protocol("the server closed the connection without answering".into())),
-            0 => return Err(GetError::Protocol("the server closed the connection mid-headers".into())),
+            0 if raw.is_empty() => {
+                return Err(GetError::Protocol(
+                    "the server closed the connection without answering".into(),
+                ))
+            }
+            0 => {
+                return Err(GetError::Protocol(
+                    "the server closed the connection mid-headers".into(),
+                ))
+            }
             n => raw.extend_from_slice(&buf[..n]),
         }
     };
     let head = String::from_utf8_lossy(&raw[..header_end]).into_owned();
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
-    let (status, reason) = parse_status_line(status_line)
-        .ok_or_else(|| GetError::Protocol(format!("not an HTTP status line: {:?}", first_chars(status_line, 80))))?;
+    let (status, reason) = parse_status_line(status_line).ok_or_else(|| {
+        GetError::Protocol(format!(
+            "not an HTTP status line: {:?}",
+            first_chars(status_line, 80)
+        ))
+    })?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let chunked = header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let chunked =
+        header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
     let no_body = (100..200).contains(&status) || status == 204 || status == 304;
 
@@ -288,11 +350,20 @@ fn get(url: &HttpUrl, deadline: Instant) -> Result<HttpResponse, GetError> {
         body.truncate(MAX_BODY);
         truncated = true;
     }
-    Ok(HttpResponse { status, reason, headers, body, truncated })
+    Ok(HttpResponse {
+        status,
+        reason,
+        headers,
+        body,
+        truncated,
+    })
 }
 
 fn io_err(e: io::Error) -> GetError {
-    if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    ) {
         GetError::TimedOut
     } else {
         GetError::Io(e.to_string())
@@ -338,10 +409,14 @@ pub fn decode_chunked(raw: &[u8]) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
     let mut pos = 0;
     loop {
-        let Some(eol) = find(&raw[pos..], b"\r\n") else { return (out, false) };
+        let Some(eol) = find(&raw[pos..], b"\r\n") else {
+            return (out, false);
+        };
         let size_text = String::from_utf8_lossy(&raw[pos..pos + eol]);
         let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let Ok(size) = usize::from_str_radix(size_text, 16) else { return (out, false) };
+        let Ok(size) = usize::from_str_radix(size_text, 16) else {
+            return (out, false);
+        };
         pos += eol + 2;
         if size == 0 {
             return (out, true);
@@ -366,7 +441,10 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     let url = match parse_http_url(&check.url) {
         Ok(u) => u,
         Err(UrlError::Https) => {
-            return Observation::pending(format!("{} was not requested", check.url), UrlError::Https.to_string())
+            return Observation::pending(
+                format!("{} was not requested", check.url),
+                UrlError::Https.to_string(),
+            )
         }
         Err(e) => {
             return Observation::failed(
@@ -383,7 +461,11 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     let started = Instant::now();
     let timed_out = || {
         Observation::pending(
-            format!("no complete answer from {} within {}", check.url, human(timeout)),
+            format!(
+                "no complete answer from {} within {}",
+                check.url,
+                human(timeout)
+            ),
             format!("timed out after {}", human(timeout)),
         )
     };
@@ -391,7 +473,11 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
         Ok(r) => r,
         Err(GetError::Connect(Connect::Refused(addrs))) => {
             return Observation::failed(
-                format!("connection refused by {}: nothing listens on port {}", list(&addrs), url.port),
+                format!(
+                    "connection refused by {}: nothing listens on port {}",
+                    list(&addrs),
+                    url.port
+                ),
                 100,
                 format!("nothing listens on {target} (connection refused)"),
                 format!("status {expected_status}"),
@@ -406,10 +492,16 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
         }
         Err(GetError::Connect(Connect::TimedOut)) | Err(GetError::TimedOut) => return timed_out(),
         Err(GetError::Connect(Connect::Other(e))) => {
-            return Observation::pending(format!("cannot reach {target}"), format!("cannot reach {target}: {e}"))
+            return Observation::pending(
+                format!("cannot reach {target}"),
+                format!("cannot reach {target}: {e}"),
+            )
         }
         Err(GetError::Connect(Connect::Connected(..))) => {
-            return Observation::pending("internal: connected but no stream", "internal error in the http validator")
+            return Observation::pending(
+                "internal: connected but no stream",
+                "internal error in the http validator",
+            )
         }
         Err(GetError::Protocol(why)) => {
             return Observation::failed(
@@ -431,7 +523,11 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
         }
     };
     let body = String::from_utf8_lossy(&resp.body);
-    let cut = if resp.truncated { format!(" (first {MAX_BODY} bytes)") } else { String::new() };
+    let cut = if resp.truncated {
+        format!(" (first {MAX_BODY} bytes)")
+    } else {
+        String::new()
+    };
     let seen = format!(
         "GET {} → {} {} in {} ms, body {} bytes{cut}",
         check.url,
@@ -451,7 +547,9 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     }
     match &check.body_contains {
         None => Observation::passed(seen, 100),
-        Some(want) if body.contains(want.as_str()) => Observation::passed(format!("{seen}, contains {want:?}"), 90),
+        Some(want) if body.contains(want.as_str()) => {
+            Observation::passed(format!("{seen}, contains {want:?}"), 90)
+        }
         Some(want) => Observation::failed(
             format!("{seen}, does not contain {want:?}"),
             90,
@@ -469,12 +567,21 @@ mod tests {
     #[test]
     fn urls_parse() {
         let u = parse_http_url("http://127.0.0.1:8080/health?x=1#frag").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("127.0.0.1", 8080, "/health?x=1"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 8080, "/health?x=1")
+        );
         assert_eq!(u.host_header, "127.0.0.1:8080");
         let u = parse_http_url("HTTP://example.com").unwrap();
-        assert_eq!((u.port, u.path.as_str(), u.host_header.as_str()), (80, "/", "example.com"));
+        assert_eq!(
+            (u.port, u.path.as_str(), u.host_header.as_str()),
+            (80, "/", "example.com")
+        );
         let u = parse_http_url("http://[::1]:9/?q").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 9, "/?q"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 9, "/?q")
+        );
         assert_eq!(u.host_header, "[::1]:9");
         assert_eq!(parse_http_url("https://x/"), Err(UrlError::Https));
         assert!(parse_http_url("ftp://x/").is_err());
@@ -486,15 +593,24 @@ mod tests {
 
     #[test]
     fn status_lines_parse() {
-        assert_eq!(parse_status_line("HTTP/1.1 404 Not Found"), Some((404, "Not Found".into())));
-        assert_eq!(parse_status_line("HTTP/1.0 200"), Some((200, String::new())));
+        assert_eq!(
+            parse_status_line("HTTP/1.1 404 Not Found"),
+            Some((404, "Not Found".into()))
+        );
+        assert_eq!(
+            parse_status_line("HTTP/1.0 200"),
+            Some((200, String::new()))
+        );
         assert_eq!(parse_status_line("SSH-2.0-OpenSSH"), None);
         assert_eq!(parse_status_line("HTTP/1.1 2000 x"), None);
     }
 
     #[test]
     fn chunked_bodies_decode() {
-        assert_eq!(decode_chunked(b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n"), (b"hello world".to_vec(), true));
+        assert_eq!(
+            decode_chunked(b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n"),
+            (b"hello world".to_vec(), true)
+        );
         assert_eq!(decode_chunked(b"5\r\nhel"), (b"hel".to_vec(), false));
         assert_eq!(decode_chunked(b"zz\r\n"), (Vec::new(), false));
         assert_eq!(decode_chunked(b""), (Vec::new(), false));
