@@ -39,9 +39,7 @@ fn entry(i: u32, ts: &str) -> ActivityEntry {
         run_id: format!("run-{i}"),
         run_dir: format!("target/medin/runs/run-{i}/gt-{i:03}"),
         agent: "oracle".into(),
-        description: format!(
-            "Task {i}: créer un fichier ✓\n---\n## fake heading\n<!-- medin:end -->"
-        ),
+        description: format!("Task {i}: créer un fichier ✓\n---\n## fake heading\n<!-- medin:end -->"),
         validations: vec![
             validation(
                 "file_exists hello.txt",
@@ -53,11 +51,7 @@ fn entry(i: u32, ts: &str) -> ActivityEntry {
                 ValidationStatus::Failed,
                 "exited 1\nstderr: nope",
             ),
-            validation(
-                "http GET https://x/",
-                ValidationStatus::Pending,
-                "not requested",
-            ),
+            validation("http GET https://x/", ValidationStatus::Pending, "not requested"),
         ],
         failures: if i % 2 == 1 {
             vec![
@@ -129,9 +123,7 @@ fn a_missing_log_is_empty() {
 fn entries_come_back_in_order_and_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let log = ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
-    let all: Vec<ActivityEntry> = (0..5)
-        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
-        .collect();
+    let all: Vec<ActivityEntry> = (0..5).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
     for e in &all {
         log.append(e).unwrap();
     }
@@ -151,10 +143,7 @@ fn a_torn_entry_is_skipped_with_its_line_and_the_next_append_starts_clean() {
     let first_lines = std::fs::read_to_string(log.path()).unwrap().lines().count();
     log.append(&entry(1, "2026-01-19T11:00:00Z")).unwrap();
     // The harness crashed while writing the second entry: keep only part of it, mid-line.
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(log.path())
-        .unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(log.path()).unwrap();
     f.set_len(first_len + 150).unwrap();
     drop(f);
 
@@ -172,23 +161,15 @@ fn a_torn_entry_is_skipped_with_its_line_and_the_next_append_starts_clean() {
     let (entries, warnings) = log.read().unwrap();
     assert_eq!(
         entries,
-        vec![
-            entry(0, "2026-01-19T10:00:00Z"),
-            entry(2, "2026-01-19T12:00:00Z")
-        ]
+        vec![entry(0, "2026-01-19T10:00:00Z"), entry(2, "2026-01-19T12:00:00Z")]
     );
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].contains(&format!(":line {torn_line}:")),
-        "{warnings:?}"
-    );
+    assert!(warnings[0].contains(&format!(":line {torn_line}:")), "{warnings:?}");
 }
 
 #[test]
 fn truncation_at_every_byte_never_panics_and_never_yields_a_partial_entry() {
-    let all: Vec<ActivityEntry> = (0..3)
-        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
-        .collect();
+    let all: Vec<ActivityEntry> = (0..3).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
     let text: String = all.iter().map(|e| format_entry(e).unwrap()).collect();
     let bytes = text.as_bytes();
     for cut in 0..=bytes.len() {
@@ -211,9 +192,7 @@ fn truncation_at_every_byte_never_panics_and_never_yields_a_partial_entry() {
 #[test]
 fn a_torn_entry_followed_by_complete_ones_at_every_byte() {
     // A crash mid-entry, then later appends: the writer adds a newline when the tail is torn.
-    let all: Vec<ActivityEntry> = (0..2)
-        .map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z")))
-        .collect();
+    let all: Vec<ActivityEntry> = (0..2).map(|i| entry(i, &format!("2026-01-1{i}T08:00:00Z"))).collect();
     let torn = format_entry(&entry(9, "2026-01-19T09:00:00Z")).unwrap();
     let rest: String = all.iter().map(|e| format_entry(e).unwrap()).collect();
     for cut in (0..torn.len()).filter(|&c| torn.is_char_boundary(c)) {
@@ -232,11 +211,7 @@ fn a_torn_entry_followed_by_complete_ones_at_every_byte() {
         expected.extend(all.iter().cloned());
         assert_eq!(entries, expected, "torn at {cut}");
         let torn_text = !finished && !torn[..cut].trim().is_empty();
-        assert_eq!(
-            warnings.len(),
-            usize::from(torn_text),
-            "torn at {cut}: {warnings:?}"
-        );
+        assert_eq!(warnings.len(), usize::from(torn_text), "torn at {cut}: {warnings:?}");
     }
 }
 
@@ -302,8 +277,7 @@ fn concurrent_appends_never_interleave() {
             thread::spawn(move || {
                 let log = ActivityLog::new(path.as_path());
                 for i in 0..25 {
-                    log.append(&entry(t * 100 + i, "2026-01-19T08:00:00Z"))
-                        .unwrap();
+                    log.append(&entry(t * 100 + i, "2026-01-19T08:00:00Z")).unwrap();
                 }
             })
         })

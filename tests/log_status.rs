@@ -4,14 +4,7 @@ use chrono::{DateTime, Utc};
 use medin::log::status::{filter_entries, parse_since, render, StatusFilter, StatusFormat};
 use medin::log::{ActivityEntry, EntryStatus};
 
-fn entry(
-    task: &str,
-    ts: &str,
-    status: EntryStatus,
-    outcome: Option<&str>,
-    ms: u64,
-    attempt: u32,
-) -> ActivityEntry {
+fn entry(task: &str, ts: &str, status: EntryStatus, outcome: Option<&str>, ms: u64, attempt: u32) -> ActivityEntry {
     ActivityEntry {
         timestamp: ts.parse().unwrap(),
         task_id: task.into(),
@@ -123,11 +116,7 @@ fn since_is_inclusive() {
     };
     assert_eq!(
         ids(&filter_entries(entries(), &f)),
-        [
-            "golden::gt-002",
-            "regression::reg-010",
-            "adversarial::adv-003|pipe"
-        ]
+        ["golden::gt-002", "regression::reg-010", "adversarial::adv-003|pipe"]
     );
     let f = StatusFilter {
         since: Some(parse_since("2026-01-20", now).unwrap()),
@@ -184,9 +173,18 @@ fn table_colours_the_status_without_breaking_alignment() {
     let list = filter_entries(entries(), &StatusFilter::default());
     let out = render(&list, StatusFormat::Table, true);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[2], "2026-01-19 15:20:00  golden::gt-001             \x1b[32mpassed\x1b[0m  success  850ms     1");
-    assert_eq!(lines[3], "2026-01-19 15:25:00  golden::gt-002             \x1b[31mfailed\x1b[0m  failure  1.5s      2");
-    assert_eq!(lines[5], "2026-01-19 15:40:00  adversarial::adv-003|pipe  \x1b[33merror\x1b[0m   -        2m 05s    1");
+    assert_eq!(
+        lines[2],
+        "2026-01-19 15:20:00  golden::gt-001             \x1b[32mpassed\x1b[0m  success  850ms     1"
+    );
+    assert_eq!(
+        lines[3],
+        "2026-01-19 15:25:00  golden::gt-002             \x1b[31mfailed\x1b[0m  failure  1.5s      2"
+    );
+    assert_eq!(
+        lines[5],
+        "2026-01-19 15:40:00  adversarial::adv-003|pipe  \x1b[33merror\x1b[0m   -        2m 05s    1"
+    );
     assert!(!lines[0].contains('\x1b'));
     let plain = out
         .replace("\x1b[32m", "")
@@ -198,10 +196,7 @@ fn table_colours_the_status_without_breaking_alignment() {
 
 #[test]
 fn an_empty_table_says_so() {
-    assert_eq!(
-        render(&[], StatusFormat::Table, true),
-        "No activity entries match.\n"
-    );
+    assert_eq!(render(&[], StatusFormat::Table, true), "No activity entries match.\n");
 }
 
 #[test]
@@ -220,10 +215,7 @@ fn markdown_is_a_pipe_table() {
 | 2026-01-19T15:40:00Z | adversarial::adv-003\\|pipe | ⚠️ error | - | 2m 05s | 1 |
 ";
     assert_eq!(render(&list, StatusFormat::Markdown, true), expected);
-    assert_eq!(
-        render(&[], StatusFormat::Markdown, false).lines().count(),
-        2
-    );
+    assert_eq!(render(&[], StatusFormat::Markdown, false).lines().count(), 2);
 }
 
 #[test]

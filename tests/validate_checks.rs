@@ -7,9 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use medin::spec::{DurationSpec, FileContainsCheck, HttpCheck, PortCheck, ValidatorSpec};
-use medin::validate::{
-    run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus,
-};
+use medin::validate::{run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus};
 
 fn ctx(dir: &Path) -> ValidateContext {
     ValidateContext::new(dir)
@@ -57,11 +55,7 @@ fn serve(response: &'static str, delay: Duration, keep_open: bool) -> u16 {
                         Ok(n) => req.extend_from_slice(&buf[..n]),
                     }
                 }
-                assert!(
-                    req.starts_with(b"GET /"),
-                    "{}",
-                    String::from_utf8_lossy(&req)
-                );
+                assert!(req.starts_with(b"GET /"), "{}", String::from_utf8_lossy(&req));
                 thread::sleep(delay);
                 let _ = conn.write_all(response.as_bytes());
                 if keep_open {
@@ -136,11 +130,7 @@ fn paths_escaping_the_workspace_are_refused() {
 fn file_contains_matches_a_regex_and_reports_the_start_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let long: String = "abcdefghij".repeat(50);
-    std::fs::write(
-        dir.path().join("out.txt"),
-        format!("{long}\nversion = 1.2.3\n"),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("out.txt"), format!("{long}\nversion = 1.2.3\n")).unwrap();
     let c = ctx(dir.path());
     let check = |pattern: &str| {
         one(
@@ -155,6 +145,10 @@ fn file_contains_matches_a_regex_and_reports_the_start_of_the_file() {
     let r = check(r"version = \d+\.\d+\.\d+");
     assert_status(&r, ValidationStatus::Passed);
     assert!(r.evidence.contains("1.2.3"), "{}", r.evidence);
+
+    // Multi-line mode, as grep: `^` and `$` match at line boundaries.
+    let r = check(r"^version = [\d.]+$");
+    assert_status(&r, ValidationStatus::Passed);
 
     let r = check(r"version = 2\.");
     assert_status(&r, ValidationStatus::Failed);
@@ -191,11 +185,7 @@ fn port_listening_connects_to_a_real_listener() {
     );
     assert_status(&r, ValidationStatus::Passed);
     assert_eq!(r.check, format!("port_listening 127.0.0.1:{port}"));
-    assert!(
-        r.evidence.contains(&format!("127.0.0.1:{port}")),
-        "{}",
-        r.evidence
-    );
+    assert!(r.evidence.contains(&format!("127.0.0.1:{port}")), "{}", r.evidence);
     drop(listener);
 }
 
@@ -326,25 +316,15 @@ fn http_reads_a_404_a_chunked_body_and_a_kept_open_connection() {
     );
 
     // Content-Length ends the body even when the server keeps the connection open.
-    let port = serve(
-        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
-        Duration::ZERO,
-        true,
-    );
+    let port = serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", Duration::ZERO, true);
     let started = Instant::now();
-    let r = one(
-        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
-        &c,
-    );
+    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
     assert_status(&r, ValidationStatus::Passed);
     assert!(started.elapsed() < Duration::from_secs(2));
 
     // Something listens but does not speak HTTP.
     let port = serve("SSH-2.0-OpenSSH_9.6\r\n\r\n", Duration::ZERO, false);
-    let r = one(
-        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
-        &c,
-    );
+    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
     assert_status(&r, ValidationStatus::Failed);
     assert!(r.error.unwrap().contains("no valid HTTP response"));
 }
@@ -403,10 +383,7 @@ fn the_default_timeout_applies_when_the_spec_gives_none() {
         Duration::from_secs(3),
         false,
     );
-    let r = one(
-        ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))),
-        &c,
-    );
+    let r = one(ValidatorSpec::Http(http(&format!("http://127.0.0.1:{port}/"))), &c);
     assert_status(&r, ValidationStatus::Pending);
     assert_eq!(r.error.as_deref(), Some("timed out after 200ms"));
 }
@@ -441,14 +418,7 @@ fn validators_run_in_parallel_and_keep_their_order() {
     let h = format!("http GET {url}");
     assert_eq!(
         checks,
-        [
-            h.as_str(),
-            &h,
-            "file_exists a.txt",
-            &h,
-            &h,
-            "file_exists b.txt"
-        ]
+        [h.as_str(), &h, "file_exists a.txt", &h, &h, "file_exists b.txt"]
     );
     let passed: Vec<bool> = results.iter().map(|r| r.passed).collect();
     assert_eq!(passed, [true, true, true, true, true, false]);

@@ -90,11 +90,7 @@ fn a_slow_command_is_pending_after_its_timeout() {
     );
     assert_eq!(r.status, ValidationStatus::Pending, "{r:#?}");
     assert_eq!(r.error.as_deref(), Some("timed out after 300ms"));
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
 }
 
 #[test]

@@ -178,13 +178,7 @@ impl ActivityLog {
         };
         let (entries, warnings) = parse_log(&String::from_utf8_lossy(&bytes));
         let name = self.path.display();
-        Ok((
-            entries,
-            warnings
-                .into_iter()
-                .map(|w| format!("{name}:{w}"))
-                .collect(),
-        ))
+        Ok((entries, warnings.into_iter().map(|w| format!("{name}:{w}")).collect()))
     }
 
     /// Where [`ActivityLog::archive_before`] puts entries older than `before`:
@@ -279,8 +273,7 @@ impl ActivityLog {
 /// Entries as a pretty JSON array (what `medin status --format json` prints).
 pub fn export_json(entries: &[ActivityEntry]) -> String {
     // These types serialize infallibly (strings, numbers, RFC 3339 times).
-    serde_json::to_string_pretty(entries)
-        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    serde_json::to_string_pretty(entries).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
 }
 
 // ---------------------------------------------------------------- locking
@@ -295,11 +288,7 @@ type Locked = File;
 fn lock_current(path: &Path, create: bool) -> io::Result<Locked> {
     let mut last = None;
     for _ in 0..50 {
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(create)
-            .open(path)?;
+        let file = OpenOptions::new().read(true).append(true).create(create).open(path)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -533,22 +522,16 @@ fn scan(text: &str) -> (Vec<Piece>, Vec<String>) {
         }
     }
     if let Some(&(first_line, _, _)) = lines.iter().find(|(_, _, l)| !l.trim().is_empty()) {
-        warnings.push(format!("line {first_line}: torn entry skipped (it has no end marker; the writer stopped mid-entry)"));
+        warnings.push(format!(
+            "line {first_line}: torn entry skipped (it has no end marker; the writer stopped mid-entry)"
+        ));
     }
     (pieces, warnings)
 }
 
-fn build_entry(
-    open_line: usize,
-    fm: &[&str],
-    body: &[(usize, &str)],
-) -> Result<ActivityEntry, String> {
-    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n")).map_err(|e| {
-        format!(
-            "line {}: entry skipped, unparseable front matter: {e}",
-            open_line + 1
-        )
-    })?;
+fn build_entry(open_line: usize, fm: &[&str], body: &[(usize, &str)]) -> Result<ActivityEntry, String> {
+    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n"))
+        .map_err(|e| format!("line {}: entry skipped, unparseable front matter: {e}", open_line + 1))?;
     let data = match body.iter().find(|(_, l)| l.starts_with(DATA_PREFIX)) {
         Some((n, l)) => {
             let json = l[DATA_PREFIX.len()..].trim_end();
@@ -635,11 +618,7 @@ mod tests {
         let e = entry();
         let text = format_entry(&e).unwrap();
         assert_eq!(text.lines().filter(|l| *l == FENCE).count(), 2, "{text}");
-        assert_eq!(
-            text.lines().filter(|l| *l == END_MARKER).count(),
-            1,
-            "{text}"
-        );
+        assert_eq!(text.lines().filter(|l| *l == END_MARKER).count(), 1, "{text}");
         let (entries, warnings) = parse_log(&text);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(entries, vec![e]);
@@ -651,10 +630,7 @@ mod tests {
         let (entries, warnings) = parse_log(text);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(entries[0].description, "Hello\n# there");
-        assert_eq!(
-            entries[0].failures,
-            vec!["one\nmore".to_string(), "two".to_string()]
-        );
+        assert_eq!(entries[0].failures, vec!["one\nmore".to_string(), "two".to_string()]);
     }
 
     #[test]

@@ -68,10 +68,7 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, Vec<S
                 "{name}:{}: torn last line skipped (no newline; the writer stopped mid-line)",
                 i + 1
             )),
-            Err(e) => warnings.push(format!(
-                "{name}:{}: line skipped, not a valid record: {e}",
-                i + 1
-            )),
+            Err(e) => warnings.push(format!("{name}:{}: line skipped, not a valid record: {e}", i + 1)),
         }
     }
     (values, warnings)

@@ -65,10 +65,7 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, Stri
 }
 
 /// Applies `filter`, keeping the order oldest → newest (stable by timestamp).
-pub fn filter_entries(
-    mut entries: Vec<ActivityEntry>,
-    filter: &StatusFilter,
-) -> Vec<ActivityEntry> {
+pub fn filter_entries(mut entries: Vec<ActivityEntry>, filter: &StatusFilter) -> Vec<ActivityEntry> {
     entries.sort_by_key(|e| e.timestamp);
     let task = filter.task.as_ref().map(|t| t.to_lowercase());
     entries.retain(|e| {
@@ -97,24 +94,14 @@ pub fn render(entries: &[ActivityEntry], format: StatusFormat, color: bool) -> S
     }
 }
 
-const HEADERS: [&str; 6] = [
-    "Timestamp",
-    "Task",
-    "Status",
-    "Outcome",
-    "Duration",
-    "Attempt",
-];
+const HEADERS: [&str; 6] = ["Timestamp", "Task", "Status", "Outcome", "Duration", "Attempt"];
 
 fn cells(e: &ActivityEntry) -> [String; 6] {
     [
         e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
         one_line(&e.task_id),
         e.status.as_str().to_string(),
-        e.outcome
-            .as_deref()
-            .map(one_line)
-            .unwrap_or_else(|| "-".into()),
+        e.outcome.as_deref().map(one_line).unwrap_or_else(|| "-".into()),
         format_duration_ms(e.duration_ms),
         e.attempt.to_string(),
     ]
@@ -139,11 +126,7 @@ fn render_table(entries: &[ActivityEntry], color: bool) -> String {
         let mut s = String::new();
         for (i, cell) in cells.iter().enumerate() {
             let last = i == cells.len() - 1;
-            let pad = if last {
-                0
-            } else {
-                widths[i] - cell.chars().count()
-            };
+            let pad = if last { 0 } else { widths[i] - cell.chars().count() };
             match status.filter(|_| color && i == 2) {
                 Some(st) => s.push_str(&format!("{}{cell}\x1b[0m", ansi(st))),
                 None => s.push_str(cell),
@@ -172,16 +155,10 @@ fn ansi(status: EntryStatus) -> &'static str {
 }
 
 fn render_markdown(entries: &[ActivityEntry]) -> String {
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        HEADERS.join(" | "),
-        " --- |".repeat(HEADERS.len())
-    );
+    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), " --- |".repeat(HEADERS.len()));
     for e in entries {
         let mut c = cells(e);
-        c[0] = e
-            .timestamp
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        c[0] = e.timestamp.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         c[2] = match e.status {
             EntryStatus::Passed => "✅ passed",
             EntryStatus::Failed => "❌ failed",
@@ -218,9 +195,7 @@ mod tests {
     #[test]
     fn since_accepts_times_dates_and_ages() {
         assert_eq!(
-            parse_since("2026-01-19T15:30:00+01:00", now())
-                .unwrap()
-                .to_rfc3339(),
+            parse_since("2026-01-19T15:30:00+01:00", now()).unwrap().to_rfc3339(),
             "2026-01-19T14:30:00+00:00"
         );
         assert_eq!(
@@ -228,9 +203,7 @@ mod tests {
             "2026-01-19T00:00:00+00:00"
         );
         assert_eq!(
-            parse_since("2026-01-19T10:00:00", now())
-                .unwrap()
-                .to_rfc3339(),
+            parse_since("2026-01-19T10:00:00", now()).unwrap().to_rfc3339(),
             "2026-01-19T10:00:00+00:00"
         );
         assert_eq!(

@@ -1,6 +1,6 @@
 //! The `command` validator: a shell command run in the workspace through the sandbox (the same
 //! confinement as the agent's own commands), judged by its exit code and, optionally, a regex its
-//! stdout must match.
+//! stdout must match (multi-line mode: `^`/`$` match at line boundaries, as in grep).
 //!
 //! - exit code as expected (and stdout matching) → passed;
 //! - another exit code, a kill by a signal, stdout not matching → failed;
@@ -9,9 +9,7 @@
 
 use std::time::Duration;
 
-use regex::Regex;
-
-use super::{first_chars, human, Observation};
+use super::{compile_pattern, first_chars, human, Observation};
 use crate::sandbox::{self, ExitKind, SandboxConfig};
 use crate::spec::CommandCheck;
 
@@ -20,7 +18,7 @@ const CONFIDENCE: u8 = 95;
 
 /// Runs `check` through the sandbox with `timeout` as its wall-clock limit.
 pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration) -> Observation {
-    let stdout_re = match check.stdout.as_deref().map(Regex::new).transpose() {
+    let stdout_re = match check.stdout.as_deref().map(compile_pattern).transpose() {
         Ok(re) => re,
         Err(e) => {
             let pattern = check.stdout.clone().unwrap_or_default();
@@ -78,7 +76,11 @@ pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration)
         ),
         ExitKind::Code(code) => match &stdout_re {
             Some(re) if !re.is_match(out) => Observation::failed(
-                format!("`{}` exited {code} but stdout does not match /{}/{streams}", check.run, re.as_str()),
+                format!(
+                    "`{}` exited {code} but stdout does not match /{}/{streams}",
+                    check.run,
+                    re.as_str()
+                ),
                 CONFIDENCE,
                 format!("stdout does not match /{}/", re.as_str()),
                 re.as_str(),

@@ -1,14 +1,13 @@
 //! File validators: `file_exists` (the path exists and is readable) and `file_contains` (a regex
-//! matches the file's content). Paths are relative to the workspace; a path that leaves it
-//! (`..`, an absolute path elsewhere, a symlink pointing out) is refused as failed, with an error.
+//! matches the file's content, in multi-line mode: `^`/`$` match at line boundaries, as in grep).
+//! Paths are relative to the workspace; a path that leaves it (`..`, an absolute path elsewhere,
+//! a symlink pointing out) is refused as failed, with an error.
 
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use regex::Regex;
-
-use super::{first_chars, Observation};
+use super::{compile_pattern, first_chars, Observation};
 
 /// How many bytes of a file `file_contains` reads at most.
 pub const MAX_READ: u64 = 16 * 1024 * 1024;
@@ -128,7 +127,7 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
         Ok(p) => p,
         Err(e) => return refused(path, e),
     };
-    let re = match Regex::new(pattern) {
+    let re = match compile_pattern(pattern) {
         Ok(re) => re,
         Err(e) => {
             return Observation::failed(
@@ -182,15 +181,9 @@ mod tests {
 
     #[test]
     fn normalize_folds_dots() {
-        assert_eq!(
-            normalize(Path::new("/w/a/./b/../c")),
-            PathBuf::from("/w/a/c")
-        );
+        assert_eq!(normalize(Path::new("/w/a/./b/../c")), PathBuf::from("/w/a/c"));
         assert_eq!(normalize(Path::new("/w/../../x")), PathBuf::from("/x"));
-        assert_eq!(
-            normalize(Path::new("w/../../../w/x")),
-            PathBuf::from("../../w/x")
-        );
+        assert_eq!(normalize(Path::new("w/../../../w/x")), PathBuf::from("../../w/x"));
     }
 
     #[test]

@@ -180,6 +180,12 @@ pub(crate) fn first_chars(text: &str, n: usize) -> String {
     }
 }
 
+/// Compiles a validator pattern in multi-line mode, as `grep` reads text: `^` and `$` match at
+/// every line start and end, so `^v\d+$` matches the output `v42\n`.
+pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern).multi_line(true).build()
+}
+
 /// The short label of a validator, e.g. `file_exists hello.txt`.
 pub fn check_label(spec: &ValidatorSpec) -> String {
     match spec {
@@ -187,10 +193,7 @@ pub fn check_label(spec: &ValidatorSpec) -> String {
         ValidatorSpec::FileContains(c) => format!("file_contains {} /{}/", c.path, c.pattern),
         ValidatorSpec::Command(c) => format!("command {}", c.run),
         ValidatorSpec::PortListening(p) => {
-            format!(
-                "port_listening {}",
-                net::host_port(net::port_host(p), p.port)
-            )
+            format!("port_listening {}", net::host_port(net::port_host(p), p.port))
         }
         ValidatorSpec::Http(h) => format!("http GET {}", h.url),
     }
@@ -318,13 +321,9 @@ impl ValidationCache {
         (ctx.workspace.clone(), spec_text)
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
         // A panic while holding the lock leaves a plain map: still usable.
-        self.entries
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The fresh cached result for `spec` in `ctx.workspace`, if any.
@@ -374,8 +373,7 @@ pub fn run_all_cached(
     ctx: &ValidateContext,
     cache: &ValidationCache,
 ) -> Vec<ValidationResult> {
-    let mut results: Vec<Option<ValidationResult>> =
-        specs.iter().map(|s| cache.get(s, ctx)).collect();
+    let mut results: Vec<Option<ValidationResult>> = specs.iter().map(|s| cache.get(s, ctx)).collect();
     let missing: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
     let to_run: Vec<ValidatorSpec> = missing.iter().map(|&i| specs[i].clone()).collect();
     for (i, result) in missing.into_iter().zip(run_all(&to_run, ctx)) {
@@ -402,11 +400,9 @@ mod tests {
         assert_eq!(check_label(&spec), "file_exists hello.txt");
         let spec: ValidatorSpec = serde_json::from_str(r#"{"command": "grep -q x f"}"#).unwrap();
         assert_eq!(check_label(&spec), "command grep -q x f");
-        let spec: ValidatorSpec =
-            serde_json::from_str(r#"{"port_listening": {"port": 8080}}"#).unwrap();
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"port_listening": {"port": 8080}}"#).unwrap();
         assert_eq!(check_label(&spec), "port_listening 127.0.0.1:8080");
-        let spec: ValidatorSpec =
-            serde_json::from_str(r#"{"http": {"url": "http://x/"}}"#).unwrap();
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"http": {"url": "http://x/"}}"#).unwrap();
         assert_eq!(check_label(&spec), "http GET http://x/");
     }
 
@@ -414,8 +410,7 @@ mod tests {
     fn timeouts_come_from_the_spec_or_the_context() {
         let mut ctx = ValidateContext::new("/tmp");
         ctx.default_timeout = Duration::from_millis(1234);
-        let spec: ValidatorSpec =
-            serde_json::from_str(r#"{"command": {"run": "true", "timeout": "2s"}}"#).unwrap();
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"command": {"run": "true", "timeout": "2s"}}"#).unwrap();
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_secs(2));
         let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_millis(1234));
@@ -426,8 +421,7 @@ mod tests {
         let ctx = ValidateContext::new("/tmp");
         let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
         let cache = ValidationCache::new(Duration::from_millis(50));
-        let mut r =
-            Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
+        let mut r = Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
         cache.put(&spec, &ctx, &r);
         assert!(cache.get(&spec, &ctx).is_none());
         r.status = ValidationStatus::Passed;

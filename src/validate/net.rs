@@ -67,11 +67,7 @@ fn connect(host: &str, port: u16, deadline: Instant) -> Connect {
         match TcpStream::connect_timeout(&addr, left) {
             Ok(s) => return Connect::Connected(s, addr),
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => refused.push(addr),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => {}
             Err(e) => other = Some(format!("{addr}: {e}")),
         }
     }
@@ -85,11 +81,7 @@ fn connect(host: &str, port: u16, deadline: Instant) -> Connect {
 }
 
 fn list(addrs: &[SocketAddr]) -> String {
-    addrs
-        .iter()
-        .map(|a| a.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+    addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// `port_listening`: a TCP connection to host:port is accepted within `timeout`.
@@ -98,10 +90,9 @@ pub(crate) fn port_listening(p: &PortCheck, timeout: Duration) -> Observation {
     let target = host_port(host, p.port);
     let started = Instant::now();
     match connect(host, p.port, started + timeout) {
-        Connect::Connected(_, addr) => Observation::passed(
-            format!("connected to {addr} in {} ms", millis(started.elapsed())),
-            100,
-        ),
+        Connect::Connected(_, addr) => {
+            Observation::passed(format!("connected to {addr} in {} ms", millis(started.elapsed())), 100)
+        }
         Connect::Refused(addrs) => Observation::failed(
             format!(
                 "connection refused by {}: nothing listens on port {}",
@@ -121,10 +112,9 @@ pub(crate) fn port_listening(p: &PortCheck, timeout: Duration) -> Observation {
             format!("no answer from {target} within {}", human(timeout)),
             format!("timed out after {}", human(timeout)),
         ),
-        Connect::Other(e) => Observation::pending(
-            format!("cannot reach {target}"),
-            format!("cannot reach {target}: {e}"),
-        ),
+        Connect::Other(e) => {
+            Observation::pending(format!("cannot reach {target}"), format!("cannot reach {target}: {e}"))
+        }
     }
 }
 
@@ -143,9 +133,7 @@ pub struct HttpUrl {
 /// Why a URL cannot be checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error(
-        "https is not supported by the built-in http validator; use a command validator with curl"
-    )]
+    #[error("https is not supported by the built-in http validator; use a command validator with curl")]
     Https,
     #[error("invalid URL `{url}`: {why}; write it like http://127.0.0.1:8080/health")]
     Invalid { url: String, why: String },
@@ -158,25 +146,19 @@ pub fn parse_http_url(url: &str) -> Result<HttpUrl, UrlError> {
         why: why.to_string(),
     };
     let trimmed = url.trim();
-    let (scheme, rest) = trimmed
-        .split_once("://")
-        .ok_or_else(|| invalid("no scheme"))?;
+    let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| invalid("no scheme"))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlError::Https);
     }
     if !scheme.eq_ignore_ascii_case("http") {
-        return Err(invalid(&format!(
-            "unsupported scheme `{scheme}`, only http"
-        )));
+        return Err(invalid(&format!("unsupported scheme `{scheme}`, only http")));
     }
     let rest = rest.split('#').next().unwrap_or_default();
     let split = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(split);
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6
-            .split_once(']')
-            .ok_or_else(|| invalid("unclosed `[` in the host"))?;
+        let (h, after) = v6.split_once(']').ok_or_else(|| invalid("unclosed `[` in the host"))?;
         (h, after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -189,9 +171,7 @@ pub fn parse_http_url(url: &str) -> Result<HttpUrl, UrlError> {
     }
     let port = match port {
         None | Some("") => 80,
-        Some(p) => p
-            .parse::<u16>()
-            .map_err(|_| invalid(&format!("bad port `{p}`")))?,
+        Some(p) => p.parse::<u16>().map_err(|_| invalid(&format!("bad port `{p}`")))?,
     };
     if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(invalid("whitespace in the path; percent-encode it"));
@@ -288,24 +268,14 @@ fn get(url: &HttpUrl, deadline: Instant) -> Result<HttpResponse, GetError> {
     let head = String::from_utf8_lossy(&raw[..header_end]).into_owned();
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
-    let (status, reason) = parse_status_line(status_line).ok_or_else(|| {
-        GetError::Protocol(format!(
-            "not an HTTP status line: {:?}",
-            first_chars(status_line, 80)
-        ))
-    })?;
+    let (status, reason) = parse_status_line(status_line)
+        .ok_or_else(|| GetError::Protocol(format!("not an HTTP status line: {:?}", first_chars(status_line, 80))))?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let chunked =
-        header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let chunked = header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
     let no_body = (100..200).contains(&status) || status == 204 || status == 304;
 
@@ -360,10 +330,7 @@ fn get(url: &HttpUrl, deadline: Instant) -> Result<HttpResponse, GetError> {
 }
 
 fn io_err(e: io::Error) -> GetError {
-    if matches!(
-        e.kind(),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    ) {
+    if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) {
         GetError::TimedOut
     } else {
         GetError::Io(e.to_string())
@@ -441,10 +408,7 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     let url = match parse_http_url(&check.url) {
         Ok(u) => u,
         Err(UrlError::Https) => {
-            return Observation::pending(
-                format!("{} was not requested", check.url),
-                UrlError::Https.to_string(),
-            )
+            return Observation::pending(format!("{} was not requested", check.url), UrlError::Https.to_string())
         }
         Err(e) => {
             return Observation::failed(
@@ -461,11 +425,7 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     let started = Instant::now();
     let timed_out = || {
         Observation::pending(
-            format!(
-                "no complete answer from {} within {}",
-                check.url,
-                human(timeout)
-            ),
+            format!("no complete answer from {} within {}", check.url, human(timeout)),
             format!("timed out after {}", human(timeout)),
         )
     };
@@ -492,10 +452,7 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
         }
         Err(GetError::Connect(Connect::TimedOut)) | Err(GetError::TimedOut) => return timed_out(),
         Err(GetError::Connect(Connect::Other(e))) => {
-            return Observation::pending(
-                format!("cannot reach {target}"),
-                format!("cannot reach {target}: {e}"),
-            )
+            return Observation::pending(format!("cannot reach {target}"), format!("cannot reach {target}: {e}"))
         }
         Err(GetError::Connect(Connect::Connected(..))) => {
             return Observation::pending(
@@ -547,9 +504,7 @@ pub(crate) fn http(check: &HttpCheck, timeout: Duration) -> Observation {
     }
     match &check.body_contains {
         None => Observation::passed(seen, 100),
-        Some(want) if body.contains(want.as_str()) => {
-            Observation::passed(format!("{seen}, contains {want:?}"), 90)
-        }
+        Some(want) if body.contains(want.as_str()) => Observation::passed(format!("{seen}, contains {want:?}"), 90),
         Some(want) => Observation::failed(
             format!("{seen}, does not contain {want:?}"),
             90,
@@ -578,10 +533,7 @@ mod tests {
             (80, "/", "example.com")
         );
         let u = parse_http_url("http://[::1]:9/?q").unwrap();
-        assert_eq!(
-            (u.host.as_str(), u.port, u.path.as_str()),
-            ("::1", 9, "/?q")
-        );
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 9, "/?q"));
         assert_eq!(u.host_header, "[::1]:9");
         assert_eq!(parse_http_url("https://x/"), Err(UrlError::Https));
         assert!(parse_http_url("ftp://x/").is_err());
@@ -597,10 +549,7 @@ mod tests {
             parse_status_line("HTTP/1.1 404 Not Found"),
             Some((404, "Not Found".into()))
         );
-        assert_eq!(
-            parse_status_line("HTTP/1.0 200"),
-            Some((200, String::new()))
-        );
+        assert_eq!(parse_status_line("HTTP/1.0 200"), Some((200, String::new())));
         assert_eq!(parse_status_line("SSH-2.0-OpenSSH"), None);
         assert_eq!(parse_status_line("HTTP/1.1 2000 x"), None);
     }
