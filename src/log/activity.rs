@@ -598,15 +598,15 @@ mod tests {
     fn entry() -> ActivityEntry {
         ActivityEntry {
             timestamp: "2026-01-19T15:30:00Z".parse().unwrap(),
-            task_id: "golden::gt-002".into(),
+            task_id: "golden::gt-002: odd\n---\n- id".into(),
             category: "golden".into(),
             status: EntryStatus::Failed,
             outcome: Some("failure".into()),
             duration_ms: 1500,
             attempt: 2,
             run_id: "r1".into(),
-            run_dir: "target/medin/runs/r1/gt-002".into(),
-            agent: "oracle".into(),
+            run_dir: "<!-- medin:end -->".into(),
+            agent: "---".into(),
             description: "line one\n---\n<!-- medin:end -->\n# not a heading".into(),
             validations: vec![],
             failures: vec!["a\n---\n<!-- medin:end -->\nb".into()],

@@ -3,6 +3,13 @@
 //! Every write is append-only and flushed before the next action runs, so a crash of the agent,
 //! a command or the harness leaves every completed entry intact. A torn last entry is skipped
 //! with a warning when read, never taken for data.
+//!
+//! - [`JsonlLog`] / [`read_jsonl`]: JSON-lines files (receipts, transcript), one whole line per
+//!   write; a torn last line is skipped with a warning;
+//! - [`activity`]: `ACTIVITY_LOG.md` (append under `flock`, read, archive, JSON export);
+//! - [`status`]: `medin status` filters and table / JSON / markdown rendering.
+//!
+//! The log never judges: it records what the runner and the validators decided.
 
 pub mod activity;
 pub mod status;

@@ -6,7 +6,7 @@
 //! This module owns the checks and their evidence; it never decides policy (the guard does) and
 //! never spawns a process itself (commands go through [`crate::sandbox::run_shell`]).
 //!
-//! Each validator lives in its own file: [`file`] (`file_exists`, `file_contains`), [`command`]
+//! Each validator lives in its own file: [`mod@file`] (`file_exists`, `file_contains`), [`command`]
 //! (a shell command through the sandbox), [`net`] (`port_listening`, `http`). [`ValidationCache`]
 //! keeps non-pending results for a few seconds (5 s by default) so a duplicate request does not
 //! run again.
@@ -276,7 +276,12 @@ pub fn run_all(specs: &[ValidatorSpec], ctx: &ValidateContext) -> Vec<Validation
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(result) => result,
-                Err(_) => Observation::pending(
+                Err(mpsc::RecvTimeoutError::Disconnected) => Observation::pending(
+                    "the validator stopped without a result",
+                    "the validator crashed (an internal error in medin); please report it with this task",
+                )
+                .into_result(check_label(spec), started, timestamp),
+                Err(mpsc::RecvTimeoutError::Timeout) => Observation::pending(
                     format!("no answer within {}", human(timeout)),
                     format!("timed out after {}", human(timeout)),
                 )
