@@ -2,13 +2,63 @@
 //! category, status, duration, attempt, ...) and a markdown body (description, validation results
 //! with evidence, failures). Appended under an exclusive lock as one write, flushed; read back
 //! with torn entries skipped and reported.
+//!
+//! One entry looks like this:
+//!
+//! ```text
+//! ---
+//! timestamp: 2026-01-19T15:30:00Z
+//! taskId: golden::gt-002-create-file
+//! category: golden
+//! status: passed
+//! outcome: success
+//! duration_ms: 412
+//! attempt: 1
+//! run_id: 20260119T153000000Z-4242
+//! run_dir: target/medin/runs/20260119T153000000Z-4242/gt-002-create-file
+//! agent: oracle
+//! ---
+//! ## golden::gt-002-create-file
+//!
+//! Create a file with content; a receipt is returned
+//!
+//! ### Validation
+//! - ✅ `file_exists hello.txt` — hello.txt exists (file, 6 bytes)
+//!
+//! <!-- medin:data {"description":"...","validations":[...],"failures":[]} -->
+//! <!-- medin:end -->
+//! ```
+//!
+//! The markdown body is for people. The `medin:data` comment carries the description,
+//! validations and failures as one line of JSON (with `<` and `>` escaped, so it can never close
+//! the comment), which is what [`ActivityLog::read`] takes back, exactly. Free text in the body
+//! is made harmless: description lines that could look like structure (`---`, `#`, `<!--`) get a
+//! markdown backslash, validation lines are folded to one line, and multi-line failures are
+//! indented under their bullet. So the only lines that are exactly `---` are front-matter
+//! delimiters, and the only end marker is the real one.
+//!
+//! Reading splits the file at end markers. Within each piece the last two `---` lines delimit the
+//! entry's front matter; anything before them is what a crashed writer left behind, reported as a
+//! torn entry and skipped. A piece after the last end marker is a torn entry too. Writers that
+//! find the file not ending in a newline (a torn tail) start with one, so the next entry always
+//! begins on its own line.
 
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::validate::ValidationResult;
+use crate::validate::{ValidationResult, ValidationStatus};
+
+/// The line that closes every complete entry.
+pub const END_MARKER: &str = "<!-- medin:end -->";
+/// The start of the line that carries an entry's data as JSON.
+pub const DATA_PREFIX: &str = "<!-- medin:data ";
+const DATA_SUFFIX: &str = " -->";
+const FENCE: &str = "---";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,6 +69,16 @@ pub enum EntryStatus {
     Failed,
     /// The harness could not run the task (broken spec, setup failure, missing tool).
     Error,
+}
+
+impl EntryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryStatus::Passed => "passed",
+            EntryStatus::Failed => "failed",
+            EntryStatus::Error => "error",
+        }
+    }
 }
 
 /// One task outcome.
@@ -45,6 +105,34 @@ pub struct ActivityEntry {
     pub failures: Vec<String>,
 }
 
+/// The YAML front matter of an entry.
+#[derive(Debug, Serialize, Deserialize)]
+struct FrontMatter {
+    timestamp: DateTime<Utc>,
+    #[serde(rename = "taskId")]
+    task_id: String,
+    category: String,
+    status: EntryStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    outcome: Option<String>,
+    duration_ms: u64,
+    attempt: u32,
+    run_id: String,
+    run_dir: String,
+    agent: String,
+}
+
+/// The `medin:data` line of an entry.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct BodyData {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    validations: Vec<ValidationResult>,
+    #[serde(default)]
+    failures: Vec<String>,
+}
+
 /// The activity log file.
 #[derive(Debug, Clone)]
 pub struct ActivityLog {
@@ -61,13 +149,494 @@ impl ActivityLog {
     }
 
     /// Appends `entry` as one locked write and flushes it.
-    pub fn append(&self, entry: &ActivityEntry) -> std::io::Result<()> {
-        let _ = entry;
-        todo!("log helper")
+    ///
+    /// Creates the parent directories and the file. The write is a single `write_all` on a file
+    /// opened for appending, under an exclusive `flock`, followed by `sync_data`.
+    pub fn append(&self, entry: &ActivityEntry) -> io::Result<()> {
+        let text = format_entry(entry)?;
+        if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent)?;
+        }
+        let mut file = lock_current(&self.path, true)?;
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        if !ends_with_newline(&file)? {
+            buf.push(b'\n');
+        }
+        buf.extend_from_slice(text.as_bytes());
+        file.write_all(&buf)?;
+        file.flush()?;
+        file.sync_data()
     }
 
     /// Every complete entry, oldest first, and one warning per torn or unreadable entry.
-    pub fn read(&self) -> std::io::Result<(Vec<ActivityEntry>, Vec<String>)> {
-        todo!("log helper")
+    /// A missing file is an empty log.
+    pub fn read(&self) -> io::Result<(Vec<ActivityEntry>, Vec<String>)> {
+        let bytes = match fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+            Err(e) => return Err(e),
+        };
+        let (entries, warnings) = parse_log(&String::from_utf8_lossy(&bytes));
+        let name = self.path.display();
+        Ok((entries, warnings.into_iter().map(|w| format!("{name}:{w}")).collect()))
+    }
+
+    /// Where [`ActivityLog::archive_before`] puts entries older than `before`:
+    /// `ACTIVITY_LOG.<YYYY-MM-DD>.md` beside the log.
+    pub fn archive_path(&self, before: DateTime<Utc>) -> PathBuf {
+        let stem = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "ACTIVITY_LOG".into());
+        let ext = self
+            .path
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "md".into());
+        self.path
+            .with_file_name(format!("{stem}.{}.{ext}", before.format("%Y-%m-%d")))
+    }
+
+    /// Moves complete entries with a timestamp before `before` to
+    /// [`archive_path`](ActivityLog::archive_path) (appended, if it exists) and returns how many
+    /// moved. Torn or unreadable pieces stay in the log, untouched.
+    ///
+    /// The archive is written and synced first, then the log is replaced by a rewritten copy
+    /// (rename), all under the log's lock; a crash in between leaves entries in both files,
+    /// never in neither. Writers waiting on the old file notice the rename and retry.
+    pub fn archive_before(&self, before: DateTime<Utc>) -> io::Result<usize> {
+        let mut file = match lock_current(&self.path, false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (pieces, _) = scan(&text);
+        let moved: Vec<Range<usize>> = pieces
+            .into_iter()
+            .filter(|p| matches!(&p.entry, Ok(e) if e.timestamp < before))
+            .map(|p| p.range)
+            .collect();
+        if moved.is_empty() {
+            return Ok(0);
+        }
+        let mut archived = String::new();
+        let mut kept = String::new();
+        let mut at = 0;
+        for r in &moved {
+            kept.push_str(&text[at..r.start]);
+            archived.push_str(&text[r.clone()]);
+            if !archived.ends_with('\n') {
+                archived.push('\n');
+            }
+            at = r.end;
+        }
+        kept.push_str(&text[at..]);
+
+        let archive = self.archive_path(before);
+        {
+            let mut out = lock_current(&archive, true)?;
+            let mut buf = Vec::new();
+            if !ends_with_newline(&out)? {
+                buf.push(b'\n');
+            }
+            buf.extend_from_slice(archived.as_bytes());
+            out.write_all(&buf)?;
+            out.sync_data()?;
+        }
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = self
+            .path
+            .with_file_name(format!(".{name}.archive-{}.tmp", std::process::id()));
+        let written = (|| {
+            let mut t = File::create(&tmp)?;
+            t.write_all(kept.trim_start_matches('\n').as_bytes())?;
+            t.sync_all()?;
+            fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written?;
+        drop(file);
+        Ok(moved.len())
+    }
+}
+
+/// Entries as a pretty JSON array (what `medin status --format json` prints).
+pub fn export_json(entries: &[ActivityEntry]) -> String {
+    // These types serialize infallibly (strings, numbers, RFC 3339 times).
+    serde_json::to_string_pretty(entries).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
+// ---------------------------------------------------------------- locking
+
+#[cfg(unix)]
+type Locked = nix::fcntl::Flock<File>;
+#[cfg(not(unix))]
+type Locked = File;
+
+/// Opens `path` (appending, creating it when `create`), takes an exclusive lock, and makes sure
+/// the path still names the locked file (an archive may have replaced it meanwhile).
+fn lock_current(path: &Path, create: bool) -> io::Result<Locked> {
+    let mut last = None;
+    for _ in 0..50 {
+        let file = OpenOptions::new().read(true).append(true).create(create).open(path)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let locked = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+                .map_err(|(_, errno)| io::Error::from(errno))?;
+            let held = locked.metadata()?;
+            match fs::metadata(path) {
+                Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => return Ok(locked),
+                Ok(_) => {
+                    last = Some(io::Error::other(format!(
+                        "{} was replaced while waiting for its lock",
+                        path.display()
+                    )))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = &mut last;
+            return Ok(file);
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other(format!("cannot lock {}", path.display()))))
+}
+
+fn ends_with_newline(file: &File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let mut last = [0u8; 1];
+        file.read_exact_at(&mut last, len - 1)?;
+        Ok(last[0] == b'\n')
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(true)
+    }
+}
+
+// ---------------------------------------------------------------- writing
+
+/// The text of one entry, from its opening `---` to its end marker and a blank line.
+pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
+    let fm = FrontMatter {
+        timestamp: entry.timestamp,
+        task_id: entry.task_id.clone(),
+        category: entry.category.clone(),
+        status: entry.status,
+        outcome: entry.outcome.clone(),
+        duration_ms: entry.duration_ms,
+        attempt: entry.attempt,
+        run_id: entry.run_id.clone(),
+        run_dir: entry.run_dir.clone(),
+        agent: entry.agent.clone(),
+    };
+    let yaml = serde_yaml_ng::to_string(&fm).map_err(io::Error::other)?;
+    let data = BodyData {
+        description: entry.description.clone(),
+        validations: entry.validations.clone(),
+        failures: entry.failures.clone(),
+    };
+    let json = serde_json::to_string(&data)
+        .map_err(io::Error::other)?
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e");
+
+    let mut s = String::new();
+    s.push_str(FENCE);
+    s.push('\n');
+    s.push_str(yaml.trim_end_matches('\n'));
+    s.push('\n');
+    s.push_str(FENCE);
+    s.push('\n');
+    s.push_str(&format!("## {}\n\n", one_line(&entry.task_id)));
+    let description = entry.description.trim_matches('\n');
+    if !description.is_empty() {
+        for line in description.split('\n') {
+            s.push_str(&escape_line(line));
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    s.push_str("### Validation\n");
+    if entry.validations.is_empty() {
+        s.push_str("_none_\n");
+    }
+    for v in &entry.validations {
+        let mark = match v.status {
+            ValidationStatus::Passed => "✅",
+            ValidationStatus::Failed => "❌",
+            ValidationStatus::Pending => "⏳",
+        };
+        let check = one_line(&v.check).replace('`', "'");
+        s.push_str(&format!("- {mark} `{check}` — {}\n", one_line(&v.evidence)));
+    }
+    s.push('\n');
+    if !entry.failures.is_empty() {
+        s.push_str("### Failures\n");
+        for f in &entry.failures {
+            let mut lines = f.trim_end_matches('\n').split('\n');
+            s.push_str(&format!(
+                "- {}\n",
+                lines.next().unwrap_or_default().trim_end_matches('\r')
+            ));
+            for line in lines {
+                s.push_str("  ");
+                s.push_str(line.trim_end_matches('\r'));
+                s.push('\n');
+            }
+        }
+        s.push('\n');
+    }
+    s.push_str(DATA_PREFIX);
+    s.push_str(&json);
+    s.push_str(DATA_SUFFIX);
+    s.push('\n');
+    s.push_str(END_MARKER);
+    s.push_str("\n\n");
+    Ok(s)
+}
+
+/// Newlines (and carriage returns) folded to spaces.
+fn one_line(text: &str) -> String {
+    text.trim().replace("\r\n", " ").replace(['\n', '\r'], " ")
+}
+
+/// A description line that could look like structure gets a markdown backslash.
+fn escape_line(line: &str) -> String {
+    let line = line.trim_end_matches('\r');
+    let t = line.trim_start();
+    if t.starts_with('-') || t.starts_with('#') || t.starts_with("<!--") || t.starts_with('\\') {
+        format!("\\{line}")
+    } else {
+        line.to_string()
+    }
+}
+
+fn unescape_line(line: &str) -> &str {
+    line.strip_prefix('\\').unwrap_or(line)
+}
+
+// ---------------------------------------------------------------- reading
+
+/// One piece of the log that ended with an end marker.
+struct Piece {
+    /// Bytes of the entry, from its opening `---` through the end-marker line.
+    range: Range<usize>,
+    entry: Result<ActivityEntry, String>,
+}
+
+/// Parses the text of an activity log: every complete entry, oldest first (file order), and a
+/// warning (`line N: ...`) per torn or unreadable piece. Never panics, whatever the text.
+pub fn parse_log(text: &str) -> (Vec<ActivityEntry>, Vec<String>) {
+    let (pieces, mut warnings) = scan(text);
+    let mut entries = Vec::new();
+    let mut errors = Vec::new();
+    for p in pieces {
+        match p.entry {
+            Ok(e) => entries.push(e),
+            Err(w) => errors.push(w),
+        }
+    }
+    errors.append(&mut warnings);
+    errors.sort_by_key(|w| {
+        w.split(':')
+            .next()
+            .and_then(|l| l.trim_start_matches("line ").parse::<usize>().ok())
+    });
+    (entries, errors)
+}
+
+/// Splits `text` at end markers into pieces and leftover warnings.
+fn scan(text: &str) -> (Vec<Piece>, Vec<String>) {
+    let mut pieces = Vec::new();
+    let mut warnings = Vec::new();
+    // (line number, byte offset) of each `---` line in the current piece.
+    let mut fences: Vec<(usize, usize)> = Vec::new();
+    let mut piece_start = 1usize;
+    let mut lines: Vec<(usize, usize, &str)> = Vec::new();
+    let mut offset = 0;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim_end_matches('\n').trim_end_matches('\r');
+        let start = offset;
+        offset += raw.len();
+        lines.push((line_no, start, line));
+        if line.trim_end() == FENCE {
+            fences.push((line_no, start));
+        } else if line.trim_end() == END_MARKER {
+            let piece_lines = std::mem::take(&mut lines);
+            let piece_fences = std::mem::take(&mut fences);
+            let first_line = piece_start;
+            piece_start = line_no + 1;
+            if piece_fences.len() < 2 {
+                warnings.push(format!(
+                    "line {first_line}: entry ending at line {line_no} has no front matter (`---` ... `---`); skipped"
+                ));
+                continue;
+            }
+            let (open_line, open_byte) = piece_fences[piece_fences.len() - 2];
+            let (close_line, _) = piece_fences[piece_fences.len() - 1];
+            // Anything but blank lines before the entry is what a crashed writer left.
+            if let Some((torn_line, _, _)) = piece_lines
+                .iter()
+                .find(|(n, _, l)| *n < open_line && !l.trim().is_empty())
+            {
+                warnings.push(format!(
+                    "line {torn_line}: torn entry skipped (it has no end marker; the writer stopped mid-entry)"
+                ));
+            }
+            let fm: Vec<&str> = piece_lines
+                .iter()
+                .filter(|(n, _, _)| *n > open_line && *n < close_line)
+                .map(|(_, _, l)| *l)
+                .collect();
+            let body: Vec<(usize, &str)> = piece_lines
+                .iter()
+                .filter(|(n, _, _)| *n > close_line && *n < line_no)
+                .map(|(n, _, l)| (*n, *l))
+                .collect();
+            pieces.push(Piece {
+                range: open_byte..offset,
+                entry: build_entry(open_line, &fm, &body),
+            });
+        }
+    }
+    if let Some(&(first_line, _, _)) = lines.iter().find(|(_, _, l)| !l.trim().is_empty()) {
+        warnings.push(format!(
+            "line {first_line}: torn entry skipped (it has no end marker; the writer stopped mid-entry)"
+        ));
+    }
+    (pieces, warnings)
+}
+
+fn build_entry(open_line: usize, fm: &[&str], body: &[(usize, &str)]) -> Result<ActivityEntry, String> {
+    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n"))
+        .map_err(|e| format!("line {}: entry skipped, unparseable front matter: {e}", open_line + 1))?;
+    let data = match body.iter().find(|(_, l)| l.starts_with(DATA_PREFIX)) {
+        Some((n, l)) => {
+            let json = l[DATA_PREFIX.len()..].trim_end();
+            let json = json.strip_suffix(DATA_SUFFIX.trim_start()).unwrap_or(json);
+            serde_json::from_str::<BodyData>(json)
+                .map_err(|e| format!("line {n}: entry skipped, unreadable medin:data line: {e}"))?
+        }
+        None => body_from_markdown(body),
+    };
+    Ok(ActivityEntry {
+        timestamp: front.timestamp,
+        task_id: front.task_id,
+        category: front.category,
+        status: front.status,
+        outcome: front.outcome,
+        duration_ms: front.duration_ms,
+        attempt: front.attempt,
+        run_id: front.run_id,
+        run_dir: front.run_dir,
+        agent: front.agent,
+        description: data.description,
+        validations: data.validations,
+        failures: data.failures,
+    })
+}
+
+/// An entry written by hand, without a `medin:data` line: the description (text under the
+/// `##` heading up to the first `###`) and the failure bullets; validations are not recovered.
+fn body_from_markdown(body: &[(usize, &str)]) -> BodyData {
+    let mut description = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut section = "";
+    for (_, line) in body {
+        if line.starts_with("## ") && section.is_empty() {
+            section = "description";
+        } else if let Some(h) = line.strip_prefix("### ") {
+            section = if h.trim().eq_ignore_ascii_case("failures") {
+                "failures"
+            } else {
+                "other"
+            };
+        } else if section == "description" {
+            description.push(unescape_line(line));
+        } else if section == "failures" {
+            if let Some(b) = line.strip_prefix("- ") {
+                failures.push(b.to_string());
+            } else if let (Some(c), Some(last)) = (line.strip_prefix("  "), failures.last_mut()) {
+                last.push('\n');
+                last.push_str(c);
+            }
+        }
+    }
+    BodyData {
+        description: description.join("\n").trim_matches('\n').to_string(),
+        validations: Vec::new(),
+        failures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> ActivityEntry {
+        ActivityEntry {
+            timestamp: "2026-01-19T15:30:00Z".parse().unwrap(),
+            task_id: "golden::gt-002: odd\n---\n- id".into(),
+            category: "golden".into(),
+            status: EntryStatus::Failed,
+            outcome: Some("failure".into()),
+            duration_ms: 1500,
+            attempt: 2,
+            run_id: "r1".into(),
+            run_dir: "<!-- medin:end -->".into(),
+            agent: "---".into(),
+            description: "line one\n---\n<!-- medin:end -->\n# not a heading".into(),
+            validations: vec![],
+            failures: vec!["a\n---\n<!-- medin:end -->\nb".into()],
+        }
+    }
+
+    #[test]
+    fn hostile_text_round_trips_without_breaking_the_format() {
+        let e = entry();
+        let text = format_entry(&e).unwrap();
+        assert_eq!(text.lines().filter(|l| *l == FENCE).count(), 2, "{text}");
+        assert_eq!(text.lines().filter(|l| *l == END_MARKER).count(), 1, "{text}");
+        let (entries, warnings) = parse_log(&text);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries, vec![e]);
+    }
+
+    #[test]
+    fn an_entry_without_data_line_is_read_from_markdown() {
+        let text = "---\ntimestamp: 2026-01-19T15:30:00Z\ntaskId: t\ncategory: c\nstatus: passed\nduration_ms: 1\nattempt: 1\nrun_id: r\nrun_dir: d\nagent: a\n---\n## t\n\nHello\n\\# there\n\n### Failures\n- one\n  more\n- two\n<!-- medin:end -->\n";
+        let (entries, warnings) = parse_log(text);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(entries[0].description, "Hello\n# there");
+        assert_eq!(entries[0].failures, vec!["one\nmore".to_string(), "two".to_string()]);
+    }
+
+    #[test]
+    fn escaping_is_reversible() {
+        for line in ["---", "- x", "# h", "<!-- c", "\\x", "plain"] {
+            assert_eq!(unescape_line(&escape_line(line)), line);
+        }
     }
 }

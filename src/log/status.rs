@@ -1,9 +1,12 @@
 //! `medin status`: filter activity entries and render them as a table, JSON or markdown, with
 //! green / red / yellow by status when colour is wanted.
+//!
+//! This module only shapes entries already read by [`super::ActivityLog::read`]; it never
+//! touches the log file.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, NaiveDateTime, Utc};
 
-use super::activity::ActivityEntry;
+use super::activity::{export_json, ActivityEntry, EntryStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StatusFormat {
@@ -15,7 +18,7 @@ pub enum StatusFormat {
 /// Which entries to show.
 #[derive(Debug, Clone, Default)]
 pub struct StatusFilter {
-    /// Substring of the task id.
+    /// Substring of the task id (case-insensitive).
     pub task: Option<String>,
     /// Only failed or errored entries.
     pub failed: bool,
@@ -24,20 +27,226 @@ pub struct StatusFilter {
     pub limit: Option<usize>,
 }
 
-/// Parses `--since`: an RFC 3339 time, a date `2026-01-19`, or an age like `2h`.
+/// Parses `--since`: an RFC 3339 time, a date `2026-01-19` (midnight UTC), or an age like `30m`,
+/// `2h`, `7d` (s, m, h, d, w) counted back from `now`.
 pub fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
-    let _ = (text, now);
-    todo!("log helper")
+    let t = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.with_timezone(&Utc));
+    }
+    if let Ok(naive) = NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S") {
+        return Ok(naive.and_utc());
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        if let Some(midnight) = date.and_hms_opt(0, 0, 0) {
+            return Ok(midnight.and_utc());
+        }
+    }
+    let invalid = || {
+        format!(
+            "invalid --since `{t}`: give an RFC 3339 time (2026-01-19T15:30:00Z), a date (2026-01-19, \
+             midnight UTC) or an age before now (30m, 2h, 7d; units s, m, h, d, w)"
+        )
+    };
+    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(invalid)?;
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| invalid())?;
+    let age = match unit.trim() {
+        "s" => ChronoDuration::try_seconds(n),
+        "m" => ChronoDuration::try_minutes(n),
+        "h" => ChronoDuration::try_hours(n),
+        "d" => ChronoDuration::try_days(n),
+        "w" => ChronoDuration::try_weeks(n),
+        _ => None,
+    }
+    .ok_or_else(invalid)?;
+    now.checked_sub_signed(age)
+        .ok_or_else(|| format!("--since `{t}` reaches before the earliest representable time"))
 }
 
-/// Applies `filter`, keeping the order oldest → newest.
-pub fn filter_entries(entries: Vec<ActivityEntry>, filter: &StatusFilter) -> Vec<ActivityEntry> {
-    let _ = (entries, filter);
-    todo!("log helper")
+/// Applies `filter`, keeping the order oldest → newest (stable by timestamp).
+pub fn filter_entries(mut entries: Vec<ActivityEntry>, filter: &StatusFilter) -> Vec<ActivityEntry> {
+    entries.sort_by_key(|e| e.timestamp);
+    let task = filter.task.as_ref().map(|t| t.to_lowercase());
+    entries.retain(|e| {
+        task.as_ref()
+            .map_or(true, |t| e.task_id.to_lowercase().contains(t.as_str()))
+            && (!filter.failed || matches!(e.status, EntryStatus::Failed | EntryStatus::Error))
+            && filter.since.map_or(true, |s| e.timestamp >= s)
+    });
+    if let Some(n) = filter.limit {
+        let drop = entries.len().saturating_sub(n);
+        entries.drain(..drop);
+    }
+    entries
 }
 
 /// Renders entries; `color` adds ANSI colours to the table status column.
 pub fn render(entries: &[ActivityEntry], format: StatusFormat, color: bool) -> String {
-    let _ = (entries, format, color);
-    todo!("log helper")
+    match format {
+        StatusFormat::Table => render_table(entries, color),
+        StatusFormat::Json => {
+            let mut s = export_json(entries);
+            s.push('\n');
+            s
+        }
+        StatusFormat::Markdown => render_markdown(entries),
+    }
+}
+
+const HEADERS: [&str; 6] = ["Timestamp", "Task", "Status", "Outcome", "Duration", "Attempt"];
+
+fn cells(e: &ActivityEntry) -> [String; 6] {
+    [
+        e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+        one_line(&e.task_id),
+        e.status.as_str().to_string(),
+        e.outcome.as_deref().map(one_line).unwrap_or_else(|| "-".into()),
+        format_duration_ms(e.duration_ms),
+        e.attempt.to_string(),
+    ]
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r', '\t'], " ")
+}
+
+fn render_table(entries: &[ActivityEntry], color: bool) -> String {
+    if entries.is_empty() {
+        return "No activity entries match.\n".into();
+    }
+    let rows: Vec<[String; 6]> = entries.iter().map(cells).collect();
+    let mut widths = HEADERS.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [String; 6], status: Option<EntryStatus>| {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let last = i == cells.len() - 1;
+            let pad = if last { 0 } else { widths[i] - cell.chars().count() };
+            match status.filter(|_| color && i == 2) {
+                Some(st) => s.push_str(&format!("{}{cell}\x1b[0m", ansi(st))),
+                None => s.push_str(cell),
+            }
+            if !last {
+                s.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        s.push('\n');
+        s
+    };
+    let mut out = line(HEADERS.map(String::from), None);
+    out.push_str(&line(widths.map(|w| "-".repeat(w)), None));
+    for (row, e) in rows.into_iter().zip(entries) {
+        out.push_str(&line(row, Some(e.status)));
+    }
+    out
+}
+
+fn ansi(status: EntryStatus) -> &'static str {
+    match status {
+        EntryStatus::Passed => "\x1b[32m",
+        EntryStatus::Failed => "\x1b[31m",
+        EntryStatus::Error => "\x1b[33m",
+    }
+}
+
+fn render_markdown(entries: &[ActivityEntry]) -> String {
+    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), " --- |".repeat(HEADERS.len()));
+    for e in entries {
+        let mut c = cells(e);
+        c[0] = e.timestamp.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        c[2] = match e.status {
+            EntryStatus::Passed => "✅ passed",
+            EntryStatus::Failed => "❌ failed",
+            EntryStatus::Error => "⚠️ error",
+        }
+        .into();
+        let escaped: Vec<String> = c.iter().map(|s| s.replace('|', "\\|")).collect();
+        out.push_str(&format!("| {} |\n", escaped.join(" | ")));
+    }
+    out
+}
+
+/// `850ms`, `1.5s`, `2m 05s`, `1h 02m`.
+pub fn format_duration_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else if ms < 3_600_000 {
+        format!("{}m {:02}s", ms / 60_000, (ms / 1000) % 60)
+    } else {
+        format!("{}h {:02}m", ms / 3_600_000, (ms / 60_000) % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        "2026-01-20T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn since_accepts_times_dates_and_ages() {
+        assert_eq!(
+            parse_since("2026-01-19T15:30:00+01:00", now()).unwrap().to_rfc3339(),
+            "2026-01-19T14:30:00+00:00"
+        );
+        assert_eq!(
+            parse_since("2026-01-19", now()).unwrap().to_rfc3339(),
+            "2026-01-19T00:00:00+00:00"
+        );
+        assert_eq!(
+            parse_since("2026-01-19T10:00:00", now()).unwrap().to_rfc3339(),
+            "2026-01-19T10:00:00+00:00"
+        );
+        assert_eq!(
+            parse_since("30m", now()).unwrap().to_rfc3339(),
+            "2026-01-20T11:30:00+00:00"
+        );
+        assert_eq!(
+            parse_since(" 2h ", now()).unwrap().to_rfc3339(),
+            "2026-01-20T10:00:00+00:00"
+        );
+        assert_eq!(
+            parse_since("7d", now()).unwrap().to_rfc3339(),
+            "2026-01-13T12:00:00+00:00"
+        );
+        assert_eq!(
+            parse_since("1w", now()).unwrap().to_rfc3339(),
+            "2026-01-13T12:00:00+00:00"
+        );
+        assert_eq!(
+            parse_since("45s", now()).unwrap().to_rfc3339(),
+            "2026-01-20T11:59:15+00:00"
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2h30",
+            "10y",
+            "m",
+            "2026-13-01",
+            "99999999999999999999d",
+            "-2h",
+        ] {
+            let err = parse_since(bad, now()).unwrap_err();
+            assert!(err.contains("--since"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(format_duration_ms(0), "0ms");
+        assert_eq!(format_duration_ms(850), "850ms");
+        assert_eq!(format_duration_ms(1500), "1.5s");
+        assert_eq!(format_duration_ms(125_000), "2m 05s");
+        assert_eq!(format_duration_ms(3_720_000), "1h 02m");
+    }
 }

@@ -2,9 +2,32 @@
 //! listening ports, HTTP endpoints. They run in parallel, each with a timeout (5 s default).
 //! A validator that cannot run at all (service or tool unavailable) is `pending`, never a pass:
 //! nothing is complete without a validation that ran and passed.
+//!
+//! This module owns the checks and their evidence; it never decides policy (the guard does) and
+//! never spawns a process itself (commands go through [`crate::sandbox::run_shell`]).
+//!
+//! Each validator lives in its own file: [`mod@file`] (`file_exists`, `file_contains`), [`command`]
+//! (a shell command through the sandbox), [`net`] (`port_listening`, `http`). [`ValidationCache`]
+//! keeps non-pending results for a few seconds (5 s by default) so a duplicate request does not
+//! run again.
+//!
+//! Confidence (0-100, how sure the check is of its answer):
+//! - 100: a direct observation by medin itself: a file exists / contains the pattern, a TCP
+//!   connection was accepted or refused, an HTTP status code with no body check;
+//! - 95: a command's exit code and output (the command is the one judging; it may be flaky);
+//! - 90: an HTTP body substring check (a substring can match unrelated text, e.g. an error page
+//!   that quotes the expected word);
+//! - 0: pending, nothing was observed.
 
+pub mod command;
+pub mod file;
+pub mod net;
+
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +77,363 @@ pub struct ValidateContext {
     pub default_timeout: Duration,
 }
 
+impl ValidateContext {
+    /// A context for `workspace` with a default sandbox there and the 5 s default timeout.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        let workspace = workspace.into();
+        ValidateContext {
+            sandbox: SandboxConfig::new(workspace.clone()),
+            workspace,
+            default_timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// The timeout of a validator whose spec gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long [`ValidationCache::default`] keeps a result.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// What a validator observed, before timing and timestamp are added.
+#[derive(Debug, Clone)]
+pub(crate) struct Observation {
+    pub status: ValidationStatus,
+    pub evidence: String,
+    pub confidence: u8,
+    pub error: Option<String>,
+    pub expected: Option<String>,
+    pub actual: Option<String>,
+}
+
+impl Observation {
+    pub(crate) fn passed(evidence: impl Into<String>, confidence: u8) -> Self {
+        Observation {
+            status: ValidationStatus::Passed,
+            evidence: evidence.into(),
+            confidence,
+            error: None,
+            expected: None,
+            actual: None,
+        }
+    }
+
+    pub(crate) fn failed(
+        evidence: impl Into<String>,
+        confidence: u8,
+        error: impl Into<String>,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> Self {
+        Observation {
+            status: ValidationStatus::Failed,
+            evidence: evidence.into(),
+            confidence,
+            error: Some(error.into()),
+            expected: Some(expected.into()),
+            actual: Some(actual.into()),
+        }
+    }
+
+    /// Nothing was observed: the check could not run.
+    pub(crate) fn pending(evidence: impl Into<String>, error: impl Into<String>) -> Self {
+        Observation {
+            status: ValidationStatus::Pending,
+            evidence: evidence.into(),
+            confidence: 0,
+            error: Some(error.into()),
+            expected: None,
+            actual: None,
+        }
+    }
+
+    fn into_result(self, check: String, started: Instant, timestamp: String) -> ValidationResult {
+        ValidationResult {
+            check,
+            passed: self.status == ValidationStatus::Passed,
+            status: self.status,
+            evidence: self.evidence,
+            confidence: self.confidence,
+            duration_ms: millis(started.elapsed()),
+            timestamp,
+            error: self.error,
+            expected: self.expected,
+            actual: self.actual,
+        }
+    }
+}
+
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A duration as people write it in specs: `5s`, `300ms`.
+pub(crate) fn human(d: Duration) -> String {
+    humantime::format_duration(Duration::from_millis(millis(d))).to_string()
+}
+
+/// The first `n` characters of `text`, with `…` when cut.
+pub(crate) fn first_chars(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// Compiles a validator pattern in multi-line mode, as `grep` reads text: `^` and `$` match at
+/// every line start and end, so `^v\d+$` matches the output `v42\n`.
+pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern).multi_line(true).build()
+}
+
+/// The short label of a validator, e.g. `file_exists hello.txt`.
+pub fn check_label(spec: &ValidatorSpec) -> String {
+    match spec {
+        ValidatorSpec::FileExists(path) => format!("file_exists {path}"),
+        ValidatorSpec::FileContains(c) => format!("file_contains {} /{}/", c.path, c.pattern),
+        ValidatorSpec::Command(c) => format!("command {}", c.run),
+        ValidatorSpec::PortListening(p) => {
+            format!("port_listening {}", net::host_port(net::port_host(p), p.port))
+        }
+        ValidatorSpec::Http(h) => format!("http GET {}", h.url),
+    }
+}
+
+/// The timeout that applies to `spec`: its own, or `ctx.default_timeout`.
+pub fn timeout_for(spec: &ValidatorSpec, ctx: &ValidateContext) -> Duration {
+    let own = match spec {
+        ValidatorSpec::Command(c) => c.timeout.as_ref().map(|t| t.0),
+        ValidatorSpec::Http(h) => h.timeout.as_ref().map(|t| t.0),
+        _ => None,
+    };
+    own.unwrap_or(ctx.default_timeout)
+}
+
+/// Runs one validator on the calling thread (its own timeout applies inside).
+pub fn run_one(spec: &ValidatorSpec, ctx: &ValidateContext) -> ValidationResult {
+    let started = Instant::now();
+    let timestamp = now_rfc3339();
+    let timeout = timeout_for(spec, ctx);
+    let obs = match spec {
+        ValidatorSpec::FileExists(path) => file::file_exists(&ctx.workspace, path),
+        ValidatorSpec::FileContains(c) => file::file_contains(&ctx.workspace, &c.path, &c.pattern),
+        ValidatorSpec::Command(c) => command::run(&ctx.sandbox, c, timeout),
+        ValidatorSpec::PortListening(p) => net::port_listening(p, timeout),
+        ValidatorSpec::Http(h) => net::http(h, timeout),
+    };
+    obs.into_result(check_label(spec), started, timestamp)
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// How much longer than its own timeout a validator may take before the watchdog gives up on
+/// it. Commands get the sandbox's grace period on top, so the sandbox can kill the tree itself.
+fn watchdog(spec: &ValidatorSpec, ctx: &ValidateContext, timeout: Duration) -> Duration {
+    let slack = Duration::from_secs(1);
+    match spec {
+        ValidatorSpec::Command(_) => timeout + ctx.sandbox.grace + slack + slack,
+        _ => timeout + slack,
+    }
+}
+
 /// Runs every validator in parallel; results come back in the order of `specs`.
+///
+/// Each validator runs on its own thread and enforces its own timeout; a watchdog additionally
+/// turns a validator that has not answered shortly after its timeout into `pending`
+/// ("timed out after ..."), so one stuck check can never hold up the others or the run.
 pub fn run_all(specs: &[ValidatorSpec], ctx: &ValidateContext) -> Vec<ValidationResult> {
-    let _ = (specs, ctx);
-    todo!("validate helper")
+    let started = Instant::now();
+    let mut waiting = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let (tx, rx) = mpsc::channel();
+        let (spec_owned, ctx_owned) = (spec.clone(), ctx.clone());
+        let spawned = std::thread::Builder::new()
+            .name("medin-validate".into())
+            .spawn(move || {
+                // The receiver may have given up (watchdog); nothing to do then.
+                let _ = tx.send(run_one(&spec_owned, &ctx_owned));
+            });
+        waiting.push((spec, spawned.map(|_| rx)));
+    }
+    waiting
+        .into_iter()
+        .map(|(spec, rx)| {
+            let timeout = timeout_for(spec, ctx);
+            let timestamp = now_rfc3339();
+            let rx = match rx {
+                Ok(rx) => rx,
+                Err(e) => {
+                    return Observation::pending(
+                        "the validator could not start",
+                        format!("cannot start a validator thread: {e}; the machine is out of threads or memory"),
+                    )
+                    .into_result(check_label(spec), Instant::now(), timestamp)
+                }
+            };
+            let deadline = started + watchdog(spec, ctx, timeout);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(result) => result,
+                Err(mpsc::RecvTimeoutError::Disconnected) => Observation::pending(
+                    "the validator stopped without a result",
+                    "the validator crashed (an internal error in medin); please report it with this task",
+                )
+                .into_result(check_label(spec), started, timestamp),
+                Err(mpsc::RecvTimeoutError::Timeout) => Observation::pending(
+                    format!("no answer within {}", human(timeout)),
+                    format!("timed out after {}", human(timeout)),
+                )
+                .into_result(check_label(spec), started, timestamp),
+            }
+        })
+        .collect()
+}
+
+/// Keeps validation results for a short time (5 s by default), keyed by workspace and the
+/// validator spec, so a duplicate request within that time returns the earlier result without
+/// running again. Pending results are never kept: they said nothing about the state.
+///
+/// A cached result is returned unchanged (same timestamp and duration as when it ran).
+#[derive(Debug)]
+pub struct ValidationCache {
+    ttl: Duration,
+    entries: Mutex<HashMap<(PathBuf, String), (Instant, ValidationResult)>>,
+}
+
+impl Default for ValidationCache {
+    fn default() -> Self {
+        ValidationCache::new(DEFAULT_CACHE_TTL)
+    }
+}
+
+impl ValidationCache {
+    pub fn new(ttl: Duration) -> Self {
+        ValidationCache {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn key(ctx: &ValidateContext, spec: &ValidatorSpec) -> (PathBuf, String) {
+        // ValidatorSpec serializes infallibly (strings, numbers, options); fall back to Debug.
+        let spec_text = serde_json::to_string(spec).unwrap_or_else(|_| format!("{spec:?}"));
+        (ctx.workspace.clone(), spec_text)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
+        // A panic while holding the lock leaves a plain map: still usable.
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The fresh cached result for `spec` in `ctx.workspace`, if any.
+    pub fn get(&self, spec: &ValidatorSpec, ctx: &ValidateContext) -> Option<ValidationResult> {
+        let key = Self::key(ctx, spec);
+        let mut map = self.lock();
+        match map.get(&key) {
+            Some((at, result)) if at.elapsed() < self.ttl => Some(result.clone()),
+            Some(_) => {
+                map.remove(&key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Stores `result` unless it is pending.
+    pub fn put(&self, spec: &ValidatorSpec, ctx: &ValidateContext, result: &ValidationResult) {
+        if result.status == ValidationStatus::Pending {
+            return;
+        }
+        let key = Self::key(ctx, spec);
+        let mut map = self.lock();
+        map.retain(|_, (at, _)| at.elapsed() < self.ttl);
+        map.insert(key, (Instant::now(), result.clone()));
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Number of entries held (fresh or not yet evicted).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// [`run_all`] through `cache`: fresh cached results are reused, the rest run in parallel and
+/// are stored (unless pending). Results come back in the order of `specs`.
+pub fn run_all_cached(
+    specs: &[ValidatorSpec],
+    ctx: &ValidateContext,
+    cache: &ValidationCache,
+) -> Vec<ValidationResult> {
+    let mut results: Vec<Option<ValidationResult>> = specs.iter().map(|s| cache.get(s, ctx)).collect();
+    let missing: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
+    let to_run: Vec<ValidatorSpec> = missing.iter().map(|&i| specs[i].clone()).collect();
+    for (i, result) in missing.into_iter().zip(run_all(&to_run, ctx)) {
+        cache.put(&specs[i], ctx, &result);
+        results[i] = Some(result);
+    }
+    results.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_chars_cuts_on_char_boundaries() {
+        assert_eq!(first_chars("héllo", 2), "hé…");
+        assert_eq!(first_chars("abc", 3), "abc");
+        assert_eq!(first_chars("", 0), "");
+    }
+
+    #[test]
+    fn labels_name_the_check() {
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "hello.txt"}"#).unwrap();
+        assert_eq!(check_label(&spec), "file_exists hello.txt");
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"command": "grep -q x f"}"#).unwrap();
+        assert_eq!(check_label(&spec), "command grep -q x f");
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"port_listening": {"port": 8080}}"#).unwrap();
+        assert_eq!(check_label(&spec), "port_listening 127.0.0.1:8080");
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"http": {"url": "http://x/"}}"#).unwrap();
+        assert_eq!(check_label(&spec), "http GET http://x/");
+    }
+
+    #[test]
+    fn timeouts_come_from_the_spec_or_the_context() {
+        let mut ctx = ValidateContext::new("/tmp");
+        ctx.default_timeout = Duration::from_millis(1234);
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"command": {"run": "true", "timeout": "2s"}}"#).unwrap();
+        assert_eq!(timeout_for(&spec, &ctx), Duration::from_secs(2));
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
+        assert_eq!(timeout_for(&spec, &ctx), Duration::from_millis(1234));
+    }
+
+    #[test]
+    fn cache_never_keeps_pending_and_expires() {
+        let ctx = ValidateContext::new("/tmp");
+        let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
+        let cache = ValidationCache::new(Duration::from_millis(50));
+        let mut r = Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
+        cache.put(&spec, &ctx, &r);
+        assert!(cache.get(&spec, &ctx).is_none());
+        r.status = ValidationStatus::Passed;
+        r.passed = true;
+        cache.put(&spec, &ctx, &r);
+        assert_eq!(cache.get(&spec, &ctx), Some(r));
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(cache.get(&spec, &ctx).is_none());
+    }
 }

@@ -1,0 +1,119 @@
+//! The `command` validator: a shell command run in the workspace through the sandbox (the same
+//! confinement as the agent's own commands), judged by its exit code and, optionally, a regex its
+//! stdout must match (multi-line mode: `^`/`$` match at line boundaries, as in grep).
+//!
+//! - exit code as expected (and stdout matching) → passed;
+//! - another exit code, a kill by a signal, stdout not matching → failed;
+//! - the timeout fired, the sandbox could not start the command, or the shell reported
+//!   "command not found" (exit 127, unless 127 was expected) → pending: nothing was judged.
+
+use std::time::Duration;
+
+use super::{compile_pattern, first_chars, human, Observation};
+use crate::sandbox::{self, ExitKind, SandboxConfig};
+use crate::spec::CommandCheck;
+
+/// Confidence of a command's verdict: the command judges, medin only reads its answer.
+const CONFIDENCE: u8 = 95;
+
+/// Runs `check` through the sandbox with `timeout` as its wall-clock limit.
+pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration) -> Observation {
+    let stdout_re = match check.stdout.as_deref().map(compile_pattern).transpose() {
+        Ok(re) => re,
+        Err(e) => {
+            let pattern = check.stdout.clone().unwrap_or_default();
+            return Observation::failed(
+                format!("stdout pattern /{pattern}/ is not a valid regex"),
+                100,
+                format!("invalid stdout regex /{pattern}/: {e}; fix the pattern in the task"),
+                pattern,
+                "(not run)",
+            );
+        }
+    };
+    let mut cfg = base.clone();
+    cfg.timeout = timeout;
+    let outcome = match sandbox::run_shell(&cfg, &check.run, None) {
+        Ok(o) => o,
+        Err(e) => {
+            return Observation::pending(
+                format!("`{}` did not run", check.run),
+                format!("the sandbox could not run the command: {e}"),
+            )
+        }
+    };
+    let out = &outcome.stdout.text;
+    let err = &outcome.stderr.text;
+    let streams = describe_streams(out, err);
+    if outcome.timed_out {
+        return Observation::pending(
+            format!(
+                "`{}` was still running after {} and was killed{streams}",
+                check.run,
+                human(timeout)
+            ),
+            format!("timed out after {}", human(timeout)),
+        );
+    }
+    match outcome.exit {
+        ExitKind::Signal(sig) => Observation::failed(
+            format!("`{}` was killed by signal {sig}{streams}", check.run),
+            CONFIDENCE,
+            format!("the command was killed by signal {sig}"),
+            format!("exit {}", check.exit_code),
+            format!("signal {sig}"),
+        ),
+        ExitKind::Code(127) if check.exit_code != 127 => Observation::pending(
+            format!("`{}` exited 127{streams}", check.run),
+            "command not found (exit 127): the tool the validator needs is not installed or not on PATH",
+        ),
+        ExitKind::Code(code) if code != check.exit_code => Observation::failed(
+            format!("`{}` exited {code}{streams}", check.run),
+            CONFIDENCE,
+            format!("exit code {code}, expected {}", check.exit_code),
+            format!("exit {}", check.exit_code),
+            format!("exit {code}"),
+        ),
+        ExitKind::Code(code) => match &stdout_re {
+            Some(re) if !re.is_match(out) => Observation::failed(
+                format!(
+                    "`{}` exited {code} but stdout does not match /{}/{streams}",
+                    check.run,
+                    re.as_str()
+                ),
+                CONFIDENCE,
+                format!("stdout does not match /{}/", re.as_str()),
+                re.as_str(),
+                first_chars(out, 200),
+            ),
+            Some(re) => Observation::passed(
+                format!("`{}` exited {code}; stdout matches /{}/", check.run, re.as_str()),
+                CONFIDENCE,
+            ),
+            None => Observation::passed(format!("`{}` exited {code}{streams}", check.run), CONFIDENCE),
+        },
+    }
+}
+
+/// `; stdout: "..."; stderr: "..."` for non-empty streams, each cut to 200 characters.
+fn describe_streams(out: &str, err: &str) -> String {
+    let mut s = String::new();
+    for (name, text) in [("stdout", out.trim_end()), ("stderr", err.trim_end())] {
+        if !text.is_empty() {
+            s.push_str(&format!("; {name}: {:?}", first_chars(text, 200)));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_described_briefly() {
+        assert_eq!(describe_streams("", ""), "");
+        assert_eq!(describe_streams("ok\n", ""), "; stdout: \"ok\"");
+        assert_eq!(describe_streams("", "bad"), "; stderr: \"bad\"");
+    }
+}
