@@ -167,13 +167,19 @@ fn name_of(rel: &Path) -> String {
 pub fn write_schemas(output: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(output)?;
     std::fs::write(output.join("medin-task.schema.json"), spec::schema::task_schema_json())?;
-    std::fs::write(output.join("medin-suite.schema.json"), spec::schema::suite_schema_json())
+    std::fs::write(
+        output.join("medin-suite.schema.json"),
+        spec::schema::suite_schema_json(),
+    )
 }
 
 /// The names of the trials a plan makes, sorted.
 pub fn trial_names(plan: &Plan) -> Vec<String> {
-    let mut names: Vec<String> =
-        plan.files.iter().flat_map(|f| (1..=plan.repeat).map(move |a| trial_name(f, a, plan.repeat))).collect();
+    let mut names: Vec<String> = plan
+        .files
+        .iter()
+        .flat_map(|f| (1..=plan.repeat).map(move |a| trial_name(f, a, plan.repeat)))
+        .collect();
     names.sort();
     names
 }
@@ -204,7 +210,10 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
         }
     };
     if let Err(e) = write_schemas(&plan.settings.output) {
-        eprintln!("medin: warning: cannot write the JSON Schemas to {}: {e}", plan.settings.output.display());
+        eprintln!(
+            "medin: warning: cannot write the JSON Schemas to {}: {e}",
+            plan.settings.output.display()
+        );
     }
     let results: Arc<Mutex<Vec<TaskResult>>> = Arc::new(Mutex::new(Vec::new()));
     let settings = Arc::new(plan.settings.clone());

@@ -140,7 +140,10 @@ fn cmd_run(
         return ExitCode::from(EXIT_HARNESS);
     }
     if let Err(e) = harness::write_schemas(&plan.settings.output) {
-        eprintln!("medin: warning: cannot write the JSON Schemas to {}: {e}", plan.settings.output.display());
+        eprintln!(
+            "medin: warning: cannot write the JSON Schemas to {}: {e}",
+            plan.settings.output.display()
+        );
     }
     let work: Vec<(spec::SpecFile, u32)> = plan
         .files

@@ -15,7 +15,11 @@ fn medin(args: &[&str], cwd: &Path) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn write(path: &Path, content: &str) {
@@ -58,7 +62,10 @@ fn run_passes_a_good_suite_with_exit_0_and_writes_the_run_folder() {
     let o = medin(&["run"], s.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("1 passed, 0 failed"), "{}", text(&o));
-    let runs: Vec<PathBuf> = std::fs::read_dir(s.path().join("target/medin/runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    let runs: Vec<PathBuf> = std::fs::read_dir(s.path().join("target/medin/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(runs.len(), 1);
     let attempt = runs[0].join("golden/good/attempt-1");
     for f in ["receipts.jsonl", "transcript.jsonl", "metrics.json", "workspace/ok.txt"] {
@@ -70,7 +77,10 @@ fn run_passes_a_good_suite_with_exit_0_and_writes_the_run_folder() {
 #[test]
 fn a_broken_spec_fails_alone_with_file_line_col_and_exit_2() {
     let broken = "description: typo in a key\npromt: hello\n";
-    let s = suite(&[("golden/good.yaml", GOOD), ("golden/broken.yaml", broken)], "suites: [golden]\n");
+    let s = suite(
+        &[("golden/good.yaml", GOOD), ("golden/broken.yaml", broken)],
+        "suites: [golden]\n",
+    );
     let o = medin(&["run"], s.path());
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
@@ -100,13 +110,20 @@ fn a_threshold_breach_fails_the_run_even_when_the_failures_are_expected_elsewher
     let o = medin(&["run"], s.path());
     let out = text(&o);
     assert_eq!(o.status.code(), Some(100), "{out}");
-    assert!(out.contains("overall.min_success_rate: 50.0% is below the minimum 90.0%"), "{out}");
+    assert!(
+        out.contains("overall.min_success_rate: 50.0% is below the minimum 90.0%"),
+        "{out}"
+    );
 }
 
 #[test]
 fn check_reports_every_broken_spec_and_exits_100() {
     let s = suite(
-        &[("golden/good.yaml", GOOD), ("golden/a.yaml", "description: x\nlimits: { timeout: 30 seconds }\n"), ("golden/b.yaml", "- not a map\n")],
+        &[
+            ("golden/good.yaml", GOOD),
+            ("golden/a.yaml", "description: x\nlimits: { timeout: 30 seconds }\n"),
+            ("golden/b.yaml", "- not a map\n"),
+        ],
         "suites: [golden]\n",
     );
     let o = medin(&["check"], s.path());
@@ -121,22 +138,38 @@ fn check_reports_every_broken_spec_and_exits_100() {
 
 #[test]
 fn status_finds_the_runs_entries_again_in_every_format() {
-    let s = suite(&[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)], "suites: [golden]\n");
+    let s = suite(
+        &[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)],
+        "suites: [golden]\n",
+    );
     medin(&["run"], s.path());
     let o = medin(&["status", "--format", "json"], s.path());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let entries: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status json is JSON");
-    let ids: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["taskId"].as_str().unwrap()).collect();
-    assert!(ids.contains(&"golden::good") && ids.contains(&"golden::wrong"), "{ids:?}");
+    let ids: Vec<&str> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["taskId"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"golden::good") && ids.contains(&"golden::wrong"),
+        "{ids:?}"
+    );
     for e in entries.as_array().unwrap() {
-        assert!(Path::new(e["run_dir"].as_str().unwrap()).join("receipts.jsonl").exists());
+        assert!(Path::new(e["run_dir"].as_str().unwrap())
+            .join("receipts.jsonl")
+            .exists());
     }
     let failed = medin(&["status", "--failed", "--format", "json"], s.path());
     let failed: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
     assert_eq!(failed.as_array().unwrap().len(), 1);
     assert_eq!(failed[0]["taskId"], "golden::wrong");
     let table = text(&medin(&["status", "--task", "good"], s.path()));
-    assert!(table.contains("golden::good") && !table.contains("golden::wrong"), "{table}");
+    assert!(
+        table.contains("golden::good") && !table.contains("golden::wrong"),
+        "{table}"
+    );
     assert!(!table.contains("\u{1b}["), "no colour when not a terminal: {table}");
     let md = text(&medin(&["status", "--format", "markdown"], s.path()));
     assert!(md.contains("| golden::wrong"), "{md}");
@@ -149,7 +182,16 @@ fn schema_is_json_with_the_task_keys() {
     assert_eq!(o.status.code(), Some(0));
     let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let props = schema["properties"].as_object().expect("properties");
-    for key in ["description", "prompt", "limits", "policy", "solution", "expect", "workspace", "agent"] {
+    for key in [
+        "description",
+        "prompt",
+        "limits",
+        "policy",
+        "solution",
+        "expect",
+        "workspace",
+        "agent",
+    ] {
         assert!(props.contains_key(key), "{key} missing");
     }
 }

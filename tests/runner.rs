@@ -15,8 +15,18 @@ fn write(path: &Path, content: &str) {
 fn run(dir: &Path, spec: &str) -> (runner::TaskResult, PathBuf) {
     let path = dir.join("golden/task.yaml");
     write(&path, spec);
-    let settings = RunSettings::new(dir.join("out"), AgentSource { spec: AgentSpec::Oracle, base_dir: dir.to_path_buf() });
-    let file = SpecFile { category: "golden".into(), name: "task".into(), path };
+    let settings = RunSettings::new(
+        dir.join("out"),
+        AgentSource {
+            spec: AgentSpec::Oracle,
+            base_dir: dir.to_path_buf(),
+        },
+    );
+    let file = SpecFile {
+        category: "golden".into(),
+        name: "task".into(),
+        path,
+    };
     let result = runner::run_spec_file(&file, &settings, 1);
     let run_dir = result.run_dir.clone();
     (result, run_dir)
@@ -100,7 +110,8 @@ expect: { outcome: error }
     let lines = receipts(&run_dir);
     assert_eq!(lines.len(), 2, "both completed actions are logged");
     assert!(run_dir.join("workspace/f1.txt").exists());
-    let metrics: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("metrics.json")).unwrap()).unwrap();
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("metrics.json")).unwrap()).unwrap();
     assert!(metrics["stop_reason"].as_str().unwrap().contains("boom"), "{metrics}");
     let log = std::fs::read_to_string(dir.path().join("out/ACTIVITY_LOG.md")).unwrap();
     assert!(log.contains("golden::task"));
@@ -126,7 +137,10 @@ solution: [ { final: { result: success } } ]
 #[test]
 fn a_success_claim_without_validation_is_pending_not_success() {
     let dir = tempfile::tempdir().unwrap();
-    let (result, _) = run(dir.path(), "description: claims only\nsolution: [ { final: { result: success } } ]\n");
+    let (result, _) = run(
+        dir.path(),
+        "description: claims only\nsolution: [ { final: { result: success } } ]\n",
+    );
     assert_eq!(result.outcome, Some(Outcome::Pending));
     let msg = result.failure_message().unwrap();
     assert!(msg.contains("nothing is complete without one"), "{msg}");

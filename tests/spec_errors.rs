@@ -6,15 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use medin::spec::{
-    check_paths, load_task, task_schema_json, AgentSpec, FinalResult, Outcome, SpecError, Step,
-    TaskKind, ValidatorSpec,
+    check_paths, load_task, task_schema_json, AgentSpec, FinalResult, Outcome, SpecError, Step, TaskKind, ValidatorSpec,
 };
 use serde_json::{json, Value};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/spec")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spec").join(rel)
 }
 
 /// (file under broken/, line, column, message, help) — message and help are substrings.
@@ -65,20 +62,14 @@ fn broken_specs_fail_with_exact_location_and_hint() {
                 help: h,
             } => {
                 let h = h.as_deref().unwrap_or("");
-                if p != &path
-                    || (*l, *c) != (line, column)
-                    || !m.contains(message)
-                    || !h.contains(help)
-                {
+                if p != &path || (*l, *c) != (line, column) || !m.contains(message) || !h.contains(help) {
                     failures.push(format!(
                         "{file}: expected {line}:{column} `{message}` / `{help}`, got:\n{shown}"
                     ));
                 }
                 let prefix = format!("{}:{line}:{column}: ", path.display());
                 if !shown.starts_with(&prefix) {
-                    failures.push(format!(
-                        "{file}: display does not start with {prefix}: {shown}"
-                    ));
+                    failures.push(format!("{file}: display does not start with {prefix}: {shown}"));
                 }
                 if !help.is_empty() && !shown.contains("\n  help: ") {
                     failures.push(format!("{file}: no help line in {shown}"));
@@ -105,17 +96,11 @@ fn every_broken_file_is_covered_by_the_table() {
 #[test]
 fn design_example_loads_into_expected_values() {
     let spec = load_task(&data("good/gt-002-create-file.yaml")).unwrap();
-    assert_eq!(
-        spec.description,
-        "Create a file with content; a receipt is returned"
-    );
+    assert_eq!(spec.description, "Create a file with content; a receipt is returned");
     assert_eq!(spec.kind, TaskKind::Task);
     assert_eq!(spec.tags, vec!["files"]);
     assert_eq!(spec.workspace.as_deref(), Some("../fixtures/empty"));
-    assert_eq!(
-        spec.prompt,
-        "Create hello.txt containing the line \"hello\"."
-    );
+    assert_eq!(spec.prompt, "Create hello.txt containing the line \"hello\".");
     assert_eq!(spec.limits.timeout.unwrap().0, Duration::from_secs(30));
     assert_eq!(spec.limits.max_turns, Some(10));
     assert_eq!(spec.limits.memory.unwrap().0, 256 << 20);
@@ -138,16 +123,10 @@ fn design_example_loads_into_expected_values() {
         ]
     );
     assert_eq!(spec.expect.outcome, Some(Outcome::Success));
-    assert_eq!(
-        spec.expect.files["hello.txt"].contains.as_deref(),
-        Some("hello")
-    );
+    assert_eq!(spec.expect.files["hello.txt"].contains.as_deref(), Some("hello"));
     assert_eq!(spec.expect.receipts[0].source.as_deref(), Some("hello.txt"));
     assert_eq!(spec.expect.validate.len(), 2);
-    assert_eq!(
-        spec.expect.validate[0],
-        ValidatorSpec::FileExists("hello.txt".into())
-    );
+    assert_eq!(spec.expect.validate[0], ValidatorSpec::FileExists("hello.txt".into()));
     match &spec.expect.validate[1] {
         ValidatorSpec::Command(c) => {
             assert_eq!(c.run, "grep -qx hello hello.txt");
@@ -164,10 +143,7 @@ fn a_spec_with_every_key_loads() {
     assert_eq!(spec.id.as_deref(), Some("GT-900"));
     assert_eq!(spec.kind, TaskKind::Tdd);
     assert_eq!(spec.prompt, "Fix the bug.\nThen say so.\n");
-    assert_eq!(
-        spec.limits.command_timeout.unwrap().0,
-        Duration::from_millis(500)
-    );
+    assert_eq!(spec.limits.command_timeout.unwrap().0, Duration::from_millis(500));
     assert_eq!(spec.limits.output.unwrap().0, 4096);
     assert_eq!(spec.policy.bypass[0].rule, "deletion.recursive_force");
     assert!(matches!(&spec.agent, Some(AgentSpec::Process(p)) if p.command == "python3 agent.py"));
@@ -195,15 +171,8 @@ fn check_paths_reports_every_broken_file_and_accepts_good_ones() {
     let results = check_paths(&[data("good"), data("broken")]);
     assert_eq!(results.len(), 2 + BROKEN.len());
     let (good, bad): (Vec<_>, Vec<_>) = results.iter().partition(|(_, r)| r.is_ok());
-    assert_eq!(
-        good.len(),
-        2,
-        "{:?}",
-        good.iter().map(|g| &g.0).collect::<Vec<_>>()
-    );
-    assert!(bad
-        .iter()
-        .all(|(_, r)| r.as_ref().unwrap_err().location().is_some()));
+    assert_eq!(good.len(), 2, "{:?}", good.iter().map(|g| &g.0).collect::<Vec<_>>());
+    assert!(bad.iter().all(|(_, r)| r.as_ref().unwrap_err().location().is_some()));
     // Directory entries come out sorted.
     let names: Vec<&PathBuf> = results.iter().map(|(p, _)| p).collect();
     let mut sorted = names.clone();
@@ -231,16 +200,8 @@ fn conforms(value: &Value, schema: &Value, root: &Value, at: &str, errors: &mut 
             return;
         }
     }
-    if let (Some(obj), Some(props)) = (
-        value.as_object(),
-        schema.get("properties").and_then(Value::as_object),
-    ) {
-        for req in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+    if let (Some(obj), Some(props)) = (value.as_object(), schema.get("properties").and_then(Value::as_object)) {
+        for req in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
             if !obj.contains_key(req.as_str().unwrap()) {
                 errors.push(format!("{at}: missing required {req}"));
             }
@@ -248,9 +209,7 @@ fn conforms(value: &Value, schema: &Value, root: &Value, at: &str, errors: &mut 
         for (k, v) in obj {
             match props.get(k) {
                 Some(s) => conforms(v, s, root, &format!("{at}.{k}"), errors),
-                None if schema["additionalProperties"] == false => {
-                    errors.push(format!("{at}: unknown key {k}"))
-                }
+                None if schema["additionalProperties"] == false => errors.push(format!("{at}: unknown key {k}")),
                 None => {}
             }
         }
@@ -351,11 +310,7 @@ fn single_line_mistakes_are_reported_on_their_line() {
                     // Where the mistake is ambiguous (two lines disagree on indentation),
                     // the error may sit on the other line but must name this one.
                     if l != i + 1 && !e.to_string().contains(&format!("line {}", i + 1)) {
-                        wrong.push(format!(
-                            "{file}: {name} on line {}: `{}`\n  -> {e}",
-                            i + 1,
-                            v[i]
-                        ));
+                        wrong.push(format!("{file}: {name} on line {}: `{}`\n  -> {e}", i + 1, v[i]));
                     }
                 }
             }

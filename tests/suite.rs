@@ -25,12 +25,31 @@ fn trials_are_named_by_category_and_path_and_sorted() {
     sorted.sort();
     assert_eq!(names, sorted);
     for prefix in [
-        "golden::gt-001", "golden::gt-002", "golden::gt-003", "golden::gt-004", "golden::gt-005", "golden::gt-006",
-        "golden::gt-007", "golden::gt-008", "adversarial::at-001", "adversarial::at-002", "adversarial::at-003",
-        "adversarial::at-004", "adversarial::at-005", "regression::rt-001", "regression::rt-002", "regression::rt-003",
-        "regression::rt-004", "regression::rt-005", "regression::rt-006",
+        "golden::gt-001",
+        "golden::gt-002",
+        "golden::gt-003",
+        "golden::gt-004",
+        "golden::gt-005",
+        "golden::gt-006",
+        "golden::gt-007",
+        "golden::gt-008",
+        "adversarial::at-001",
+        "adversarial::at-002",
+        "adversarial::at-003",
+        "adversarial::at-004",
+        "adversarial::at-005",
+        "regression::rt-001",
+        "regression::rt-002",
+        "regression::rt-003",
+        "regression::rt-004",
+        "regression::rt-005",
+        "regression::rt-006",
     ] {
-        assert_eq!(names.iter().filter(|n| n.starts_with(prefix)).count(), 1, "{prefix} in {names:?}");
+        assert_eq!(
+            names.iter().filter(|n| n.starts_with(prefix)).count(),
+            1,
+            "{prefix} in {names:?}"
+        );
     }
     assert!(names.iter().all(|n| !n.ends_with(".yaml")));
 }

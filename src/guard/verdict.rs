@@ -85,13 +85,27 @@ pub struct Verdict {
 
 impl Verdict {
     pub fn allow() -> Self {
-        Verdict { recommendation: Recommendation::Allow, risk: Risk::Low, violations: Vec::new(), alternative: None }
+        Verdict {
+            recommendation: Recommendation::Allow,
+            risk: Risk::Low,
+            violations: Vec::new(),
+            alternative: None,
+        }
     }
 
     /// Folds violations into a verdict: the strongest recommendation and risk win.
     pub fn from_violations(violations: Vec<Violation>, alternative: Option<String>) -> Self {
-        let recommendation = violations.iter().map(|v| v.recommendation).max().unwrap_or(Recommendation::Allow);
+        let recommendation = violations
+            .iter()
+            .map(|v| v.recommendation)
+            .max()
+            .unwrap_or(Recommendation::Allow);
         let risk = violations.iter().map(|v| v.severity).max().unwrap_or(Risk::Low);
-        Verdict { recommendation, risk, violations, alternative }
+        Verdict {
+            recommendation,
+            risk,
+            violations,
+            alternative,
+        }
     }
 }

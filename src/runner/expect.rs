@@ -35,13 +35,17 @@ impl Mismatch {
 
     fn text(what: impl Into<String>, expected: &str, actual: &str) -> Self {
         let mut m = Mismatch::new(what, expected, actual);
-        if expected.contains('\n') || actual.contains('\n') || expected.len() > 60 || actual.len() > 60 {
+        let multi_line = |t: &str| t.trim_end_matches('\n').contains('\n');
+        if multi_line(expected) || multi_line(actual) || expected.len() > 60 || actual.len() > 60 {
             m.diff = Some(
                 similar::TextDiff::from_lines(expected, actual)
                     .unified_diff()
                     .header("expected", "actual")
                     .to_string(),
             );
+        } else {
+            m.expected = format!("{expected:?}");
+            m.actual = format!("{actual:?}");
         }
         m
     }

@@ -382,7 +382,11 @@ impl<'a> Attempt<'a> {
                         AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
                     };
                     let receipt = Receipt::error(code, failure.to_string());
-                    let action = Action { id: String::new(), tool: String::new(), input: ActionInput::Json(serde_json::Value::Null) };
+                    let action = Action {
+                        id: String::new(),
+                        tool: String::new(),
+                        input: ActionInput::Json(serde_json::Value::Null),
+                    };
                     self.push_record(&mut record, &action, None, "not_checked", None, None, receipt)?;
                     record.stop_reason = Some(failure.to_string());
                     break Some(Outcome::Error);
@@ -513,7 +517,13 @@ impl<'a> Attempt<'a> {
         let canonical = tools::canonical_input(&action.tool, &action.input);
         let (verdict, decision) = match &canonical {
             Some(input) => {
-                let verdict = guard::check_action(&action.tool, input, &GuardContext { workspace: &self.workspace });
+                let verdict = guard::check_action(
+                    &action.tool,
+                    input,
+                    &GuardContext {
+                        workspace: &self.workspace,
+                    },
+                );
                 let decision = policy::decide(&verdict, &self.task.policy);
                 (Some(verdict), Some(decision))
             }

@@ -68,12 +68,7 @@ impl SpecError {
         }
     }
 
-    pub(crate) fn invalid(
-        path: &Path,
-        (line, column): (usize, usize),
-        message: String,
-        help: Option<String>,
-    ) -> Self {
+    pub(crate) fn invalid(path: &Path, (line, column): (usize, usize), message: String, help: Option<String>) -> Self {
         SpecError::Invalid {
             path: path.to_path_buf(),
             line,
@@ -84,22 +79,9 @@ impl SpecError {
     }
 }
 
-fn format_located(
-    path: &Path,
-    line: usize,
-    column: usize,
-    message: &str,
-    help: Option<&str>,
-) -> String {
+fn format_located(path: &Path, line: usize, column: usize, message: &str, help: Option<&str>) -> String {
     match help {
-        Some(h) => format!(
-            "{}:{}:{}: {}\n  help: {}",
-            path.display(),
-            line,
-            column,
-            message,
-            h
-        ),
+        Some(h) => format!("{}:{}:{}: {}\n  help: {}", path.display(), line, column, message, h),
         None => format!("{}:{}:{}: {}", path.display(), line, column, message),
     }
 }
@@ -147,10 +129,7 @@ fn tidy(path: &Path) -> PathBuf {
         match c {
             std::path::Component::CurDir => {}
             std::path::Component::ParentDir
-                if matches!(
-                    out.components().next_back(),
-                    Some(std::path::Component::Normal(_))
-                ) =>
+                if matches!(out.components().next_back(), Some(std::path::Component::Normal(_))) =>
             {
                 out.pop();
             }
@@ -164,13 +143,7 @@ fn tidy(path: &Path) -> PathBuf {
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| {
-            (
-                *c,
-                strsim::jaro_winkler(word, c),
-                strsim::levenshtein(word, c),
-            )
-        })
+        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
         .filter(|(_, jw, lev)| *jw >= 0.8 || *lev <= 2)
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _, _)| c)
@@ -213,19 +186,12 @@ pub(crate) fn is_blank(text: &str) -> bool {
 
 /// Deserializes `text` as `T` (enums as one-key maps), turning every error into a located
 /// [`SpecError::Invalid`].
-pub(crate) fn from_yaml<T: DeserializeOwned>(
-    text: &str,
-    path: &Path,
-    doc: Doc,
-) -> Result<T, SpecError> {
+pub(crate) fn from_yaml<T: DeserializeOwned>(text: &str, path: &Path, doc: Doc) -> Result<T, SpecError> {
     // Pass 1: syntax, several documents, duplicate keys.
-    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
-        .map_err(|e| translate(&e, text, path, doc))?;
+    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text).map_err(|e| translate(&e, text, path, doc))?;
     // Pass 2: the typed model.
-    serde_yaml_ng::with::singleton_map_recursive::deserialize(
-        serde_yaml_ng::Deserializer::from_str(text),
-    )
-    .map_err(|e| translate(&e, text, path, doc))
+    serde_yaml_ng::with::singleton_map_recursive::deserialize(serde_yaml_ng::Deserializer::from_str(text))
+        .map_err(|e| translate(&e, text, path, doc))
 }
 
 // ------------------------------------------------------------------ error translation
@@ -394,7 +360,8 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
     }
     if let Some(key) = ticked_after(&message, "missing field ") {
         let help = if key == "description" && (at.is_empty() || at == ".") {
-            "add a line such as `description: Create hello.txt and check its content` (one line: what the task checks)".to_string()
+            "add a line such as `description: Create hello.txt and check its content` (one line: what the task checks)"
+                .to_string()
         } else {
             format!("add `{key}: ...` to {here}")
         };
@@ -428,9 +395,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
             path,
             pos0,
             format!("`{word}` needs a value in {here}"),
-            Some(format!(
-                "write `{word}: <value>`; see `medin schema` for what it takes"
-            )),
+            Some(format!("write `{word}: <value>`; see `medin schema` for what it takes")),
         );
     }
     if message == "invalid value: map, expected map with a single key" {
@@ -473,12 +438,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
         }
     }
     if let Some(rest) = message.strip_prefix("invalid length ") {
-        return SpecError::invalid(
-            path,
-            pos0,
-            format!("wrong number of entries in {here}: {rest}"),
-            None,
-        );
+        return SpecError::invalid(path, pos0, format!("wrong number of entries in {here}: {rest}"), None);
     }
     if message.starts_with("deserializing from YAML containing more than one document") {
         if src.second_document().is_none() {
@@ -495,10 +455,7 @@ fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> Spe
         return SpecError::invalid(
             path,
             p,
-            format!(
-                "{} holds one YAML document, but a second one starts here",
-                doc.file()
-            ),
+            format!("{} holds one YAML document, but a second one starts here", doc.file()),
             Some("remove this `---` line, or move the rest into its own file".into()),
         );
     }
@@ -589,9 +546,8 @@ fn key_line_above(src: &Source, pos: (usize, usize), at: &str) -> Option<(usize,
         .strip_prefix(key)
         .is_some_and(|r| r.trim_matches(['"', '\'']).trim() == ":")
     {
-        let col = text.len() - t_start.len()
-            + (t_start.len() - t_start.strip_prefix("- ").unwrap_or(t_start).len())
-            + 1;
+        let col =
+            text.len() - t_start.len() + (t_start.len() - t_start.strip_prefix("- ").unwrap_or(t_start).len()) + 1;
         return Some((prev, col));
     }
     None
@@ -611,7 +567,11 @@ fn invalid_type(
         return SpecError::invalid(
             path,
             pos,
-            format!("{} must be a map of keys such as {}, found {found_h}", doc.file(), doc.example_keys()),
+            format!(
+                "{} must be a map of keys such as {}, found {found_h}",
+                doc.file(),
+                doc.example_keys()
+            ),
             Some("write one `key: value` per line at the start of the line; `medin schema` prints every key".into()),
         );
     }
@@ -628,14 +588,9 @@ fn invalid_type(
             "write a list: `{key}: [a, b]`, or one `- item` per line below `{key}:`"
         ))
     } else if expected.contains("sequence") {
-        Some(format!(
-            "write a list: one `- item` per line below `{key}:`"
-        ))
+        Some(format!("write a list: one `- item` per line below `{key}:`"))
     } else if expected.starts_with("struct ") || expected == "a map" {
-        let keys = expected
-            .strip_prefix("struct ")
-            .map(struct_keys)
-            .unwrap_or_default();
+        let keys = expected.strip_prefix("struct ").map(struct_keys).unwrap_or_default();
         let listed = if keys.is_empty() {
             String::new()
         } else {
@@ -654,12 +609,7 @@ fn invalid_type(
     } else {
         None
     };
-    SpecError::invalid(
-        path,
-        pos,
-        format!("`{at}` must be {expected_h}, found {found_h}"),
-        help,
-    )
+    SpecError::invalid(path, pos, format!("`{at}` must be {expected_h}, found {found_h}"), help)
 }
 
 /// The keys of a model struct, by its Rust name (`Limits`), from the published schemas.
@@ -691,10 +641,7 @@ fn struct_keys(name: &str) -> Vec<String> {
     });
     defs.iter()
         .find(|(n, _)| n == name)
-        .or_else(|| {
-            defs.iter()
-                .find(|(n, _)| n.starts_with(&format!("{name}_")))
-        })
+        .or_else(|| defs.iter().find(|(n, _)| n.starts_with(&format!("{name}_"))))
         .map(|(_, k)| k.clone())
         .unwrap_or_default()
 }
@@ -754,13 +701,7 @@ fn looks_like_syntax(message: &str) -> bool {
 /// A libyaml syntax error, moved to the line that holds the mistake where libyaml reports a
 /// later one (a key without `:`, an unclosed `{`/`[`, one line indented differently from its
 /// siblings), with a hint for its kind.
-fn syntax_error(
-    path: &Path,
-    message: &str,
-    shown: &str,
-    src: &Source,
-    pos: (usize, usize),
-) -> SpecError {
+fn syntax_error(path: &Path, message: &str, shown: &str, src: &Source, pos: (usize, usize)) -> SpecError {
     let ctx = context_position(shown);
     let msg = format!("YAML syntax error: {message}");
     let err = |p: (usize, usize), m: String, h: String| SpecError::invalid(path, p, m, Some(h));
@@ -768,11 +709,7 @@ fn syntax_error(
     let here = src.line(pos.0).unwrap_or("");
 
     if message.contains("tab") || here.contains('\t') {
-        return err(
-            pos,
-            msg,
-            "YAML indentation must use spaces, not tabs".into(),
-        );
+        return err(pos, msg, "YAML indentation must use spaces, not tabs".into());
     }
     if message.contains("quoted scalar") {
         return err(
@@ -839,10 +776,7 @@ fn syntax_error(
             t.strip_prefix("- ").unwrap_or(t).trim().to_string()
         };
         let lacks_colon = |t: &str| {
-            !t.is_empty()
-                && !t.contains(": ")
-                && !t.ends_with(':')
-                && !t.starts_with(['{', '[', '"', '\'', '|', '>'])
+            !t.is_empty() && !t.contains(": ") && !t.ends_with(':') && !t.starts_with(['{', '[', '"', '\'', '|', '>'])
         };
         if message.contains("did not find expected key") && lacks_colon(&content(here)) {
             let word: String = content(here)
@@ -857,20 +791,9 @@ fn syntax_error(
         }
         if let Some((prev, text)) = src.previous_content_line(pos.0) {
             // The previous line is a key without `:`; YAML read it as text running on.
-            let prev_content_col = indent(text)
-                + if text.trim_start().starts_with("- ") {
-                    2
-                } else {
-                    0
-                };
-            if prev_content_col <= indent(here)
-                && lacks_colon(&content(text))
-                && !src.in_block_scalar(prev)
-            {
-                let word: String = content(text)
-                    .chars()
-                    .take_while(|c| !c.is_whitespace())
-                    .collect();
+            let prev_content_col = indent(text) + if text.trim_start().starts_with("- ") { 2 } else { 0 };
+            if prev_content_col <= indent(here) && lacks_colon(&content(text)) && !src.in_block_scalar(prev) {
+                let word: String = content(text).chars().take_while(|c| !c.is_whitespace()).collect();
                 return err(
                     (prev, prev_content_col + 1),
                     format!("YAML syntax error: line {prev} has no `:` after its key"),
@@ -893,10 +816,7 @@ fn syntax_error(
             let prev_has_value = content(text)
                 .split_once(": ")
                 .is_some_and(|(_, v)| !v.trim().is_empty());
-            if indent(here) > indent(text)
-                && prev_has_value
-                && message.contains("mapping values are not allowed")
-            {
+            if indent(here) > indent(text) && prev_has_value && message.contains("mapping values are not allowed") {
                 return err(
                     pos,
                     msg,
@@ -917,11 +837,7 @@ fn syntax_error(
                 let prev_first = src
                     .previous_content_line(prev)
                     .is_some_and(|(_, pp)| indent(pp) < indent(text));
-                if indent(text) > indent(here)
-                    && prev_first
-                    && next_same
-                    && !levels.contains(&indent(here))
-                {
+                if indent(text) > indent(here) && prev_first && next_same && !levels.contains(&indent(here)) {
                     return err(
                         (prev, indent(text) + 1),
                         format!(
@@ -955,7 +871,8 @@ fn syntax_error(
         return err(
             pos,
             msg,
-            "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning".into(),
+            "quote the value: YAML gives `@`, `` ` ``, `%` and `|`/`>` at the start of a value a special meaning"
+                .into(),
         );
     }
     err(
@@ -1021,15 +938,12 @@ impl<'a> Source<'a> {
         let Some(i) = rest.find(word.as_str()) else {
             return false;
         };
-        let after = rest[i + word.len()..]
-            .trim_start_matches(['"', '\''])
-            .trim_start();
+        let after = rest[i + word.len()..].trim_start_matches(['"', '\'']).trim_start();
         after.starts_with(':')
     }
 
     fn starts_empty_map(&self, pos: (usize, usize)) -> bool {
-        self.rest_at(pos)
-            .is_some_and(|r| r.replace(' ', "").starts_with("{}"))
+        self.rest_at(pos).is_some_and(|r| r.replace(' ', "").starts_with("{}"))
     }
 
     /// The last line before line `ln` (1-based) that is not blank or a comment.
@@ -1056,9 +970,7 @@ impl<'a> Source<'a> {
                         Some(q) if c == q => quote = None,
                         Some(_) => {}
                         None => match c {
-                            '"' | '\'' if matches!(prev, ' ' | '{' | '[' | ',' | ':') => {
-                                quote = Some(c)
-                            }
+                            '"' | '\'' if matches!(prev, ' ' | '{' | '[' | ',' | ':') => quote = Some(c),
                             '#' if prev == ' ' => break,
                             '{' | '[' => stack.push((ci, c)),
                             '}' | ']' => {
@@ -1143,8 +1055,7 @@ impl<'a> Source<'a> {
     fn first_content_line(&self) -> Option<(usize, usize)> {
         self.lines.iter().enumerate().find_map(|(i, l)| {
             let t = l.trim();
-            (!t.is_empty() && !t.starts_with('#') && t != "---")
-                .then(|| (i + 1, l.len() - l.trim_start().len()))
+            (!t.is_empty() && !t.starts_with('#') && t != "---").then(|| (i + 1, l.len() - l.trim_start().len()))
         })
     }
 
@@ -1179,11 +1090,7 @@ impl<'a> Source<'a> {
             let mut expect_key = false;
             for ln in start.0..=self.lines.len() {
                 let Some(line) = self.line(ln) else { break };
-                let skip = if ln == start.0 {
-                    start.1.saturating_sub(1)
-                } else {
-                    0
-                };
+                let skip = if ln == start.0 { start.1.saturating_sub(1) } else { 0 };
                 for (ci, c) in line.chars().enumerate().skip(skip) {
                     if let Some(q) = quote {
                         if c == q {
@@ -1255,12 +1162,7 @@ impl<'a> Source<'a> {
     }
 
     /// The `nth` (1-based) occurrence of `key` among the keys of the map starting at `start`.
-    fn find_key_in_map(
-        &self,
-        start: (usize, usize),
-        key: &str,
-        nth: usize,
-    ) -> Option<(usize, usize)> {
+    fn find_key_in_map(&self, start: (usize, usize), key: &str, nth: usize) -> Option<(usize, usize)> {
         self.keys_in_map(start)
             .into_iter()
             .filter(|(_, k)| k == key)
@@ -1268,11 +1170,7 @@ impl<'a> Source<'a> {
             .map(|(p, _)| p)
     }
 
-    fn nth_key_in_map(
-        &self,
-        start: (usize, usize),
-        nth: usize,
-    ) -> Option<((usize, usize), String)> {
+    fn nth_key_in_map(&self, start: (usize, usize), nth: usize) -> Option<((usize, usize), String)> {
         self.keys_in_map(start).into_iter().nth(nth - 1)
     }
 
@@ -1281,12 +1179,7 @@ impl<'a> Source<'a> {
     /// value, then the first line with the key.
     /// The search starts after the keys of `anchors` were seen in order (e.g.
     /// `["expect", "final"]`), so an equal value elsewhere is not taken for it.
-    fn locate_value_under(
-        &self,
-        anchors: &[&str],
-        key: &str,
-        value: &str,
-    ) -> Option<(usize, usize)> {
+    fn locate_value_under(&self, anchors: &[&str], key: &str, value: &str) -> Option<(usize, usize)> {
         let mut from_line = 0;
         for (i, a) in anchors.iter().enumerate() {
             let column = (i == 0).then_some(1);
@@ -1367,8 +1260,7 @@ impl<'a> Source<'a> {
             }
             if item_indent == Some(indent) && is_item {
                 items.push(ln);
-            } else if item_indent.is_some_and(|ii| indent < ii || (indent == ii && !is_item))
-                || indent == 0 && !is_item
+            } else if item_indent.is_some_and(|ii| indent < ii || (indent == ii && !is_item)) || indent == 0 && !is_item
             {
                 end = ln;
                 break;
@@ -1386,19 +1278,13 @@ impl<'a> Source<'a> {
             while let Some(b) = line[search..].find(key) {
                 let s = search + b;
                 let before = line[..s].chars().last();
-                let after = line[s + key.len()..]
-                    .trim_start_matches(['"', '\''])
-                    .trim_start();
+                let after = line[s + key.len()..].trim_start_matches(['"', '\'']).trim_start();
                 let before_ok = match before {
                     None => true,
                     Some(c) => matches!(c, ' ' | '{' | ',' | '"' | '\'' | '-'),
                 };
                 if before_ok && after.starts_with(':') {
-                    let s = if matches!(before, Some('"' | '\'')) {
-                        s - 1
-                    } else {
-                        s
-                    };
+                    let s = if matches!(before, Some('"' | '\'')) { s - 1 } else { s };
                     return Some((ln, line[..s].chars().count() + 1));
                 }
                 search = s + key.len();
@@ -1421,12 +1307,7 @@ impl<'a> Source<'a> {
     }
 
     /// [`Source::locate_key`] from the 0-based line `from` on; flow maps (`{ key: .. }`) count.
-    fn locate_key_from(
-        &self,
-        key: &str,
-        column: Option<usize>,
-        from: usize,
-    ) -> Option<(usize, usize)> {
+    fn locate_key_from(&self, key: &str, column: Option<usize>, from: usize) -> Option<(usize, usize)> {
         let block = self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
             let indent = l.chars().take_while(|c| *c == ' ').count() + 1;
             if column.is_some_and(|c| c != indent) {
@@ -1434,18 +1315,12 @@ impl<'a> Source<'a> {
             }
             let t = l.trim_start().trim_start_matches("- ");
             let col = l.chars().count() - t.chars().count() + 1;
-            (t.strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with(':')))
-            .then_some((i + 1, col))
+            (t.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(':'))).then_some((i + 1, col))
         });
         if block.is_some() || column.is_some() {
             return block;
         }
-        let needles = [
-            format!("{{ {key}:"),
-            format!("{{{key}:"),
-            format!(", {key}:"),
-        ];
+        let needles = [format!("{{ {key}:"), format!("{{{key}:"), format!(", {key}:")];
         self.lines.iter().enumerate().skip(from).find_map(|(i, l)| {
             needles
                 .iter()
@@ -1471,18 +1346,8 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
             ));
         }
     }
-    if let Some(m) = spec
-        .expect
-        .final_report
-        .as_ref()
-        .and_then(|f| f.message.as_ref())
-    {
-        regexes.push((
-            "expect.final.message".into(),
-            vec!["expect", "final"],
-            "message",
-            m,
-        ));
+    if let Some(m) = spec.expect.final_report.as_ref().and_then(|f| f.message.as_ref()) {
+        regexes.push(("expect.final.message".into(), vec!["expect", "final"], "message", m));
     }
     for (i, r) in spec.expect.receipts.iter().enumerate() {
         if let Some(m) = &r.message {
@@ -1607,10 +1472,7 @@ fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError
                     path,
                     pos,
                     format!("`{tool}` in `solution[{i}]` needs `{req}`"),
-                    Some(format!(
-                        "add `{req}: ..`; `{tool}` takes: {}",
-                        names.join(", ")
-                    )),
+                    Some(format!("add `{req}: ..`; `{tool}` takes: {}", names.join(", "))),
                 ));
             }
         }
@@ -1625,21 +1487,14 @@ fn type_problem(v: &serde_json::Value, prop: &serde_json::Value) -> Option<Strin
         if !options.contains(v) {
             let list: Vec<String> = options
                 .iter()
-                .map(|o| {
-                    o.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| o.to_string())
-                })
+                .map(|o| o.as_str().map(str::to_string).unwrap_or_else(|| o.to_string()))
                 .collect();
             let near = v
                 .as_str()
                 .and_then(|s| nearest(s, &list.iter().map(String::as_str).collect::<Vec<_>>()))
                 .map(|n| format!(" (did you mean `{n}`?)"))
                 .unwrap_or_default();
-            return Some(format!(
-                "must be one of {}, found `{v}`{near}",
-                list.join(", ")
-            ));
+            return Some(format!("must be one of {}, found `{v}`{near}", list.join(", ")));
         }
         return None;
     }
@@ -1691,9 +1546,7 @@ fn check_workspace(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecE
         .map(|l| {
             (
                 pos.0,
-                l.find(ws.as_str())
-                    .map(|b| l[..b].chars().count() + 1)
-                    .unwrap_or(pos.1),
+                l.find(ws.as_str()).map(|b| l[..b].chars().count() + 1).unwrap_or(pos.1),
             )
         })
         .unwrap_or(pos);
@@ -1776,25 +1629,24 @@ mod tests {
         let (l, c, m, _) = err("description: x\nprompt: a\ndescription: y\n");
         assert_eq!((l, c), (3, 1));
         assert_eq!(m, "duplicate key `description` in the task");
-        let (l, c, m, _) =
-            err("description: x\nexpect:\n  files:\n    a: {contains: b}\n    a: {contains: c}\n");
+        let (l, c, m, _) = err("description: x\nexpect:\n  files:\n    a: {contains: b}\n    a: {contains: c}\n");
         assert_eq!((l, c), (5, 5));
         assert_eq!(m, "duplicate key `a` in `expect.files`");
     }
 
     #[test]
     fn two_keys_in_one_step_or_validator_point_at_the_second() {
-        let (l, c, m, _) =
-            err("description: x\nsolution:\n  - write_file: {path: a, content: b}\n    bash: ls\n");
+        let (l, c, m, _) = err("description: x\nsolution:\n  - write_file: {path: a, content: b}\n    bash: ls\n");
         assert_eq!((l, c), (4, 5));
         assert!(m.contains("but `bash` follows `write_file`"), "{m}");
-        let (l, c, m, h) =
-            err("description: x\nexpect:\n  validate:\n    - file_exists: a\n      command: b\n");
+        let (l, c, m, h) = err("description: x\nexpect:\n  validate:\n    - file_exists: a\n      command: b\n");
         assert_eq!((l, c), (5, 7));
-        assert_eq!(m, "a validator is a one-key map, but `command` follows `file_exists` in `expect.validate[0]`");
+        assert_eq!(
+            m,
+            "a validator is a one-key map, but `command` follows `file_exists` in `expect.validate[0]`"
+        );
         assert_eq!(h, "put `- command: ..` on its own list item");
-        let (l, c, _, _) =
-            err("description: x\nexpect:\n  validate:\n    - {file_exists: a, command: b}\n");
+        let (l, c, _, _) = err("description: x\nexpect:\n  validate:\n    - {file_exists: a, command: b}\n");
         assert_eq!((l, c), (4, 24));
     }
 
@@ -1842,21 +1694,14 @@ mod tests {
     #[test]
     fn locate_value_finds_quoted_forms() {
         let src = Source::new("a: 1\nexpect:\n  final: {message: \"x\\\\(\"}\n");
-        assert_eq!(
-            src.locate_value_under(&[], "message", "x\\("),
-            Some((3, 20))
-        );
+        assert_eq!(src.locate_value_under(&[], "message", "x\\("), Some((3, 20)));
         let src = Source::new("p:\n  pattern: 'it''s ('\n");
-        assert_eq!(
-            src.locate_value_under(&[], "pattern", "it's ("),
-            Some((2, 12))
-        );
+        assert_eq!(src.locate_value_under(&[], "pattern", "it's ("), Some((2, 12)));
     }
 
     #[test]
     fn keys_with_spaces_and_flow_duplicates() {
-        let (l, c, m, h) =
-            err("description: x\nexpect:\n  files:\n    my notes.txt: { contain: a }\n");
+        let (l, c, m, h) = err("description: x\nexpect:\n  files:\n    my notes.txt: { contain: a }\n");
         assert_eq!((l, c), (4, 21));
         assert_eq!(m, "unknown key `contain` in `expect.files.my notes.txt`");
         assert_eq!(h, "did you mean `contains`?");
@@ -1875,11 +1720,7 @@ mod tests {
 
     #[test]
     fn ids_default_to_the_file_name_and_paths_tidy() {
-        let spec = parse_task(
-            "description: x\n",
-            Path::new("golden/gt-002-create-file.yaml"),
-        )
-        .unwrap();
+        let spec = parse_task("description: x\n", Path::new("golden/gt-002-create-file.yaml")).unwrap();
         assert_eq!(
             task_id(&spec, Path::new("golden/gt-002-create-file.yaml")),
             "gt-002-create-file"

@@ -18,7 +18,11 @@ pub const SUITE_SCHEMA_ID: &str = "urn:medin:schema:suite:v1";
 
 /// The task-file JSON Schema as pretty JSON.
 pub fn task_schema_json() -> String {
-    pretty::<TaskSpec>(TASK_SCHEMA_ID, "medin task", "One medin task file: what the agent is asked, what it may do, and what must hold afterwards.")
+    pretty::<TaskSpec>(
+        TASK_SCHEMA_ID,
+        "medin task",
+        "One medin task file: what the agent is asked, what it may do, and what must hold afterwards.",
+    )
 }
 
 /// The `medin.yaml` JSON Schema as pretty JSON.

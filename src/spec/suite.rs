@@ -132,8 +132,7 @@ pub fn parse_suite(text: &str, path: &Path) -> Result<SuiteConfig, SpecError> {
         let p = Path::new(s);
         if s.trim().is_empty()
             || p.is_absolute()
-            || p.components()
-                .any(|c| matches!(c, std::path::Component::ParentDir))
+            || p.components().any(|c| matches!(c, std::path::Component::ParentDir))
         {
             return Err(SpecError::invalid(
                 path,
@@ -212,10 +211,7 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
             return Err(SpecError::invalid(
                 &suite_file,
                 pos,
-                format!(
-                    "suite folder `{folder}` does not exist (looked for {})",
-                    dir.display()
-                ),
+                format!("suite folder `{folder}` does not exist (looked for {})", dir.display()),
                 Some("create the folder, or remove it from `suites:`".into()),
             ));
         }
@@ -234,11 +230,7 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
             });
         }
     }
-    out.sort_by(|a, b| {
-        a.trial_name()
-            .cmp(&b.trial_name())
-            .then_with(|| a.path.cmp(&b.path))
-    });
+    out.sort_by(|a, b| a.trial_name().cmp(&b.trial_name()).then_with(|| a.path.cmp(&b.path)));
     for pair in out.windows(2) {
         if pair[0].trial_name() == pair[1].trial_name() {
             return Err(SpecError::invalid(
@@ -249,10 +241,7 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
                     pair[1].trial_name(),
                     pair[0].path.display()
                 ),
-                Some(
-                    "trial names leave out the extension: rename or remove one of the two files"
-                        .into(),
-                ),
+                Some("trial names leave out the extension: rename or remove one of the two files".into()),
             ));
         }
     }
@@ -277,9 +266,9 @@ pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
     for entry in walker {
         let entry = entry.map_err(|e| SpecError::Io {
             path: e.path().unwrap_or(dir).to_path_buf(),
-            source: e.into_io_error().unwrap_or_else(|| {
-                std::io::Error::other("file system loop (symbolic link to a parent folder)")
-            }),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("file system loop (symbolic link to a parent folder)")),
         })?;
         if entry.file_type().is_file() && is_yaml(entry.path()) {
             files.push(entry.into_path());
@@ -291,10 +280,7 @@ pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, SpecError> {
 
 /// Whether `path` ends in `.yaml` or `.yml`.
 pub fn is_yaml(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml")
-    )
+    matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
 }
 
 /// Line and column of `key:` written as a key anywhere in `text` (1:1 if absent).
@@ -330,11 +316,7 @@ fn value_pos(text: &str, key: &str) -> (usize, usize) {
     let Some(l) = text.lines().nth(line.saturating_sub(1)) else {
         return (line, col);
     };
-    let from: usize = l
-        .char_indices()
-        .nth(col.saturating_sub(1))
-        .map(|(b, _)| b)
-        .unwrap_or(0);
+    let from: usize = l.char_indices().nth(col.saturating_sub(1)).map(|(b, _)| b).unwrap_or(0);
     match l[from..].find(':') {
         Some(c) => {
             let after = &l[from + c + 1..];
@@ -435,11 +417,7 @@ mod tests {
     fn discovers_sorted_nested_and_skips_hidden() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        std::fs::write(
-            root.join(SUITE_FILE),
-            "suites: [golden, tasks/regression]\n",
-        )
-        .unwrap();
+        std::fs::write(root.join(SUITE_FILE), "suites: [golden, tasks/regression]\n").unwrap();
         for f in [
             "golden/b.yaml",
             "golden/a.yml",
@@ -454,31 +432,19 @@ mod tests {
             std::fs::write(p, "description: x\n").unwrap();
         }
         let suite = load_suite(root).unwrap();
-        let names: Vec<String> = discover(&suite)
-            .unwrap()
-            .iter()
-            .map(SpecFile::trial_name)
-            .collect();
-        assert_eq!(
-            names,
-            vec!["golden::a", "golden::b", "golden::sub/c", "regression::r1"]
-        );
+        let names: Vec<String> = discover(&suite).unwrap().iter().map(SpecFile::trial_name).collect();
+        assert_eq!(names, vec!["golden::a", "golden::b", "golden::sub/c", "regression::r1"]);
     }
 
     #[test]
     fn missing_configured_folder_is_named() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(
-            tmp.path().join(SUITE_FILE),
-            "suites:\n  - golden\n  - adversarial\n",
-        )
-        .unwrap();
+        std::fs::write(tmp.path().join(SUITE_FILE), "suites:\n  - golden\n  - adversarial\n").unwrap();
         std::fs::create_dir(tmp.path().join("golden")).unwrap();
         let e = discover(&load_suite(tmp.path()).unwrap()).unwrap_err();
         assert_eq!(e.location(), Some((3, 5)));
         assert!(
-            e.to_string()
-                .contains("suite folder `adversarial` does not exist"),
+            e.to_string().contains("suite folder `adversarial` does not exist"),
             "{e}"
         );
     }
@@ -502,9 +468,6 @@ mod tests {
         std::fs::write(tmp.path().join("golden/t.yaml"), "description: x\n").unwrap();
         std::fs::write(tmp.path().join("golden/t.yml"), "description: x\n").unwrap();
         let e = discover(&load_suite(tmp.path()).unwrap()).unwrap_err();
-        assert!(
-            e.to_string().contains("trial `golden::t` is defined twice"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("trial `golden::t` is defined twice"), "{e}");
     }
 }

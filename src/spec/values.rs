@@ -15,17 +15,13 @@ use super::model::{ByteSize, CommandCheck, DurationSpec, FinalReport, Step};
 
 impl DurationSpec {
     /// Units allowed in a duration (the same set the JSON Schema's pattern allows).
-    pub const UNITS: &'static [&'static str] =
-        &["ns", "us", "ms", "s", "sec", "m", "min", "h", "hr", "d"];
+    pub const UNITS: &'static [&'static str] = &["ns", "us", "ms", "s", "sec", "m", "min", "h", "hr", "d"];
 
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
         // humantime also takes `30 seconds`, `2 minutes`, ...; the format (and its schema) allow
         // only the short units, so one spelling is valid everywhere.
-        for unit in t
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .filter(|u| !u.is_empty())
-        {
+        for unit in t.split(|c: char| !c.is_ascii_alphabetic()).filter(|u| !u.is_empty()) {
             if !Self::UNITS.contains(&unit) {
                 return Err(format!(
                     "invalid duration `{t}` (unknown unit `{unit}`, use one of {}); write it like \"500ms\", \"30s\" or \"2m\"",
@@ -33,9 +29,9 @@ impl DurationSpec {
                 ));
             }
         }
-        humantime::parse_duration(t).map(DurationSpec).map_err(|e| {
-            format!("invalid duration `{t}` ({e}); write it like \"500ms\", \"30s\" or \"2m\"")
-        })
+        humantime::parse_duration(t)
+            .map(DurationSpec)
+            .map_err(|e| format!("invalid duration `{t}` ({e}); write it like \"500ms\", \"30s\" or \"2m\""))
     }
 }
 
@@ -93,14 +89,10 @@ impl ByteSize {
     /// `"64MiB"`, `"512 KiB"`, `"1GB"`, `"4096"`, `"10B"`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let unit = unit.trim();
-        let err = || {
-            format!("invalid size `{t}`; write it like \"64MiB\", \"512KiB\", \"1GB\" or a number of bytes")
-        };
+        let err = || format!("invalid size `{t}`; write it like \"64MiB\", \"512KiB\", \"1GB\" or a number of bytes");
         let n: f64 = num.parse().map_err(|_| err())?;
         let mult: u64 = match unit.to_ascii_lowercase().as_str() {
             "" | "b" => 1,
