@@ -168,8 +168,8 @@ fn cmd_run(
                 let result = runner::run_spec_file(file, &plan.settings, *attempt);
                 let name = harness::trial_name(file, *attempt, plan.repeat);
                 match result.failure_message() {
-                    None => bar.println(format!("ok     {name}")),
-                    Some(m) => bar.println(format!("FAILED {name}\n{m}")),
+                    None => bar.suspend(|| println!("ok     {name}")),
+                    Some(m) => bar.suspend(|| println!("FAILED {name}\n{m}")),
                 }
                 bar.set_message(name);
                 bar.inc(1);
