@@ -56,7 +56,9 @@ pub enum PlanError {
 /// those files or folders (default: every suite folder).
 pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Option<u32>) -> Result<Plan, PlanError> {
     // Absolute paths everywhere: run folders are logged and found again from any directory.
-    let root = root.canonicalize().map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
+    let root = root
+        .canonicalize()
+        .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
     let suite = spec::load_suite(&root)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env_agent = std::env::var("MEDIN_AGENT").ok().filter(|s| !s.trim().is_empty());

@@ -108,7 +108,14 @@ expect: { outcome: error }
     );
     assert!(result.passed(), "{:?}", result.failure_message());
     let lines = receipts(&run_dir);
-    assert_eq!(lines.len(), 2, "both completed actions are logged");
+    assert_eq!(lines.len(), 3, "both completed actions and the crash are logged");
+    assert_eq!(lines[0]["receipt"]["status"], "success");
+    assert_eq!(lines[1]["receipt"]["status"], "success");
+    assert_eq!(lines[2]["receipt"]["errors"][0]["code"], "MALFORMED_OUTPUT");
+    assert!(lines[2]["receipt"]["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("boom"));
     assert!(run_dir.join("workspace/f1.txt").exists());
     let metrics: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("metrics.json")).unwrap()).unwrap();
