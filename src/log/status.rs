@@ -70,9 +70,9 @@ pub fn filter_entries(mut entries: Vec<ActivityEntry>, filter: &StatusFilter) ->
     let task = filter.task.as_ref().map(|t| t.to_lowercase());
     entries.retain(|e| {
         task.as_ref()
-            .map_or(true, |t| e.task_id.to_lowercase().contains(t.as_str()))
+            .is_none_or(|t| e.task_id.to_lowercase().contains(t.as_str()))
             && (!filter.failed || matches!(e.status, EntryStatus::Failed | EntryStatus::Error))
-            && filter.since.map_or(true, |s| e.timestamp >= s)
+            && filter.since.is_none_or(|s| e.timestamp >= s)
     });
     if let Some(n) = filter.limit {
         let drop = entries.len().saturating_sub(n);
