@@ -255,10 +255,10 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     } else {
         Vec::new()
     };
-    println!("\n{}", report::render_text(&metrics, &breaches));
-    if !whole_run {
-        println!("  (thresholds not checked: the run was narrowed by a filter)");
-    }
+    println!(
+        "\n{}",
+        report::render_text(&metrics, whole_run.then_some(breaches.as_slice()))
+    );
     let summary_dir = settings.output.join("runs").join(&settings.run_id);
     let summary = report::summary_json(&metrics, &breaches, &results);
     if std::fs::create_dir_all(&summary_dir).is_ok() {

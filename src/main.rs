@@ -184,7 +184,7 @@ fn cmd_run(
     results.sort_by(|a, b| (a.trial.as_str(), a.attempt).cmp(&(b.trial.as_str(), b.attempt)));
     let metrics = report::compute(&results);
     let breaches = report::check_thresholds(&metrics, &plan.suite.config.thresholds);
-    println!("\n{}", report::render_text(&metrics, &breaches));
+    println!("\n{}", report::render_text(&metrics, Some(&breaches)));
     let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
     let summary = report::summary_json(&metrics, &breaches, &results);
     if let Err(e) = std::fs::create_dir_all(&run_folder).and_then(|_| {

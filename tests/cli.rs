@@ -203,3 +203,78 @@ fn an_unknown_agent_is_a_harness_error_with_the_forms_listed() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("process:"), "{}", text(&o));
 }
+
+#[test]
+fn medin_agent_replaces_the_default_agent_but_not_a_pinned_one() {
+    // The oracle's solution writes the wrong content: only a real agent passes this task.
+    let unpinned = r#"
+description: the agent under test must write ok.txt
+prompt: Create ok.txt containing the line "ok".
+solution:
+  - write_file: { path: ok.txt, content: "nope\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+    let pinned = GOOD.replace("description: writes a file", "description: pinned\nagent: oracle");
+    let s = suite(
+        &[("golden/unpinned.yaml", unpinned), ("golden/pinned.yaml", &pinned)],
+        "suites: [golden]\n",
+    );
+    let with_oracle = medin(&["run"], s.path());
+    assert_eq!(with_oracle.status.code(), Some(100), "{}", text(&with_oracle));
+    let agent = format!("process:python3 {}/examples/agent.py", env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(env!("CARGO_BIN_EXE_medin"))
+        .arg("run")
+        .current_dir(s.path())
+        .env("MEDIN_AGENT", &agent)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    let status = medin(&["status", "--format", "json"], s.path());
+    let entries: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let agents: Vec<(String, String)> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "passed")
+        .map(|e| {
+            (
+                e["taskId"].as_str().unwrap().to_string(),
+                e["agent"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        agents.contains(&("golden::pinned".into(), "oracle".into())),
+        "{agents:?}"
+    );
+    assert!(
+        agents
+            .iter()
+            .any(|(t, a)| t == "golden::unpinned" && a.starts_with("process:")),
+        "{agents:?}"
+    );
+}
+
+#[test]
+fn repeat_runs_every_task_that_many_times_and_keeps_each_attempt() {
+    let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
+    let o = medin(&["run", "--repeat", "3", "--jobs", "2"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("3 passed, 0 failed"), "{}", text(&o));
+    let run = std::fs::read_dir(s.path().join("target/medin/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for n in 1..=3 {
+        assert!(
+            run.join(format!("golden/good/attempt-{n}/receipts.jsonl")).exists(),
+            "attempt {n}"
+        );
+    }
+}

@@ -187,62 +187,77 @@ pub fn check_thresholds(metrics: &SuiteMetrics, thresholds: &BTreeMap<String, Th
 }
 
 /// The metrics block printed after a run.
-pub fn render_text(metrics: &SuiteMetrics, breaches: &[Breach]) -> String {
+/// `breaches` is `None` when the thresholds were not checked (a narrowed run).
+pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> String {
     let mut s = String::new();
     let o = &metrics.overall;
+    // One column width for every name, so the rates line up.
+    let width = metrics
+        .by_category
+        .keys()
+        .chain(metrics.by_tool.keys())
+        .map(String::len)
+        .chain([7])
+        .max()
+        .unwrap_or(7)
+        + 1;
+    let row = |s: &mut String, label: &str, name: &str, rate: f64, detail: String| {
+        let _ = writeln!(s, "  {label:<14} {name:<width$}{:>6.1}%  ({detail})", rate * 100.0);
+    };
     let _ = writeln!(s, "medin metrics");
-    let _ = writeln!(
-        s,
-        "  success rate   overall {:>6.1}%  ({}/{} trials{})",
-        o.success_rate() * 100.0,
-        o.trials.passed,
-        o.trials.total,
-        if o.harness_errors > 0 {
-            format!(", {} harness errors", o.harness_errors)
-        } else {
-            String::new()
-        }
+    let harness = if o.harness_errors > 0 {
+        format!(", {} harness errors", o.harness_errors)
+    } else {
+        String::new()
+    };
+    row(
+        &mut s,
+        "success rate",
+        "overall",
+        o.success_rate(),
+        format!("{}/{} trials{harness}", o.trials.passed, o.trials.total),
     );
     for (cat, g) in &metrics.by_category {
-        let _ = writeln!(
-            s,
-            "                 {:<8}{:>6.1}%  ({}/{})",
+        row(
+            &mut s,
+            "",
             cat,
-            g.success_rate() * 100.0,
-            g.trials.passed,
-            g.trials.total
+            g.success_rate(),
+            format!("{}/{}", g.trials.passed, g.trials.total),
         );
     }
-    let _ = writeln!(
-        s,
-        "  tool errors    overall {:>6.1}%  ({}/{} calls)",
-        o.tool_error_rate() * 100.0,
-        o.tool_errors,
-        o.tool_calls
+    row(
+        &mut s,
+        "tool errors",
+        "overall",
+        o.tool_error_rate(),
+        format!("{}/{} calls", o.tool_errors, o.tool_calls),
     );
     for (tool, t) in &metrics.by_tool {
         let rate = if t.calls == 0 {
             0.0
         } else {
-            f64::from(t.errors) / f64::from(t.calls) * 100.0
+            f64::from(t.errors) / f64::from(t.calls)
         };
-        let _ = writeln!(
-            s,
-            "                 {:<12}{:>6.1}%  ({}/{})",
-            tool, rate, t.errors, t.calls
-        );
+        row(&mut s, "", tool, rate, format!("{}/{}", t.errors, t.calls));
     }
     let _ = writeln!(s, "  average turns  {:.2}", o.avg_turns());
     let _ = writeln!(s, "  guard blocks   {}", o.guard_blocks);
     if o.input_tokens + o.output_tokens > 0 {
         let _ = writeln!(s, "  tokens         {} in, {} out", o.input_tokens, o.output_tokens);
     }
-    if breaches.is_empty() {
-        let _ = writeln!(s, "  thresholds     all held");
-    } else {
-        let _ = writeln!(s, "  thresholds     {} breached:", breaches.len());
-        for b in breaches {
-            let _ = writeln!(s, "    - {b}");
+    match breaches {
+        None => {
+            let _ = writeln!(s, "  thresholds     not checked: the run was narrowed by a filter");
+        }
+        Some([]) => {
+            let _ = writeln!(s, "  thresholds     all held");
+        }
+        Some(breaches) => {
+            let _ = writeln!(s, "  thresholds     {} breached:", breaches.len());
+            for b in breaches {
+                let _ = writeln!(s, "    - {b}");
+            }
         }
     }
     s
@@ -348,7 +363,7 @@ mod tests {
         assert_eq!(breaches[0].scope, "golden");
         assert_eq!(breaches[0].metric, "min_success_rate");
         assert!(breaches[0].to_string().contains("50.0% is below the minimum 90.0%"));
-        let text = render_text(&m, &breaches);
+        let text = render_text(&m, Some(&breaches));
         assert!(text.contains("1 breached"), "{text}");
     }
 

@@ -593,8 +593,24 @@ impl<'a> Attempt<'a> {
             limit = Some(v.to_string());
             stop = Some(v.to_string());
         }
-        if receipt.error_code() == Some(ErrorCode::InvariantBroken) {
-            stop = Some(format!("INVARIANT_BROKEN: {}", receipt.errors[0].message));
+        // The one invariant every task has: its workspace exists. An action that removed it
+        // breaks every later step and every validation, so the task stops here.
+        if !self.workspace.is_dir() {
+            receipt.status = crate::tools::ReceiptStatus::Error;
+            receipt.errors.insert(
+                0,
+                crate::tools::receipt::ToolError {
+                    code: ErrorCode::InvariantBroken,
+                    message: format!(
+                        "the workspace {} no longer exists after this action; the task is stopped",
+                        self.workspace.display()
+                    ),
+                    context: serde_json::Value::Null,
+                },
+            );
+        }
+        if let Some(e) = receipt.errors.iter().find(|e| e.code == ErrorCode::InvariantBroken) {
+            stop = Some(format!("INVARIANT_BROKEN: {}", e.message));
         }
         self.push_record(
             record,
