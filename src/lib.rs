@@ -23,5 +23,6 @@ pub mod report;
 pub mod runner;
 pub mod sandbox;
 pub mod spec;
+pub mod suggest;
 pub mod tools;
 pub mod validate;

@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 
 use super::model::{Step, TaskSpec, ValidatorSpec};
+pub use crate::suggest::nearest;
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
 /// the line and column too.
@@ -137,16 +138,6 @@ fn tidy(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// The candidate closest to `word` (Jaro-Winkler ≥ 0.8 or edit distance ≤ 2), if any.
-pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
-        .filter(|(_, jw, lev)| *jw >= 0.8 || *lev <= 2)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _, _)| c)
 }
 
 /// Which kind of file is being read; it names the top level in messages.

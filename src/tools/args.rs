@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::{ActionInput, ToolInfo};
+pub(crate) use crate::suggest::nearest;
 
 /// A validated input object.
 #[derive(Debug, Clone)]
@@ -196,14 +197,4 @@ fn article(ty: &str) -> String {
         "object" => "an object".to_string(),
         other => format!("a {other}"),
     }
-}
-
-/// The candidate closest to `word` (Jaro-Winkler ≥ 0.7 or edit distance ≤ 2).
-pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (*c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
-        .filter(|(_, jw, lev)| *jw >= 0.7 || *lev <= 2)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _, _)| c)
 }
