@@ -24,19 +24,16 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, killpg, Signal};
-use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::sandbox::{self, PipedChild, SandboxConfig};
 use crate::spec::{FinalReport, FinalResult};
 use crate::tools::{ActionInput, Receipt};
 
@@ -62,7 +59,7 @@ enum Out {
 /// A running process agent.
 pub struct ProcessAgent {
     command: String,
-    child: Child,
+    child: PipedChild,
     pgid: i32,
     lines: Receiver<Out>,
     writer: Option<Sender<String>>,
@@ -94,31 +91,17 @@ impl ProcessAgent {
             command: command.to_string(),
             reason,
         };
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(base_dir)
-            .env("MEDIN_TASK_ID", &brief.task_id)
-            .env("MEDIN_WORKSPACE", &brief.workspace)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| spawn_err(format!("{e} (in {})", base_dir.display())))?;
-        let pgid = i32::try_from(child.id()).map_err(|_| spawn_err("process id out of range".into()))?;
-
-        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => {
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-                let _ = child.wait();
-                return Err(spawn_err("its stdin/stdout/stderr could not be piped".into()));
-            }
+        // The sandbox owns process trees: the agent gets its own session and process group,
+        // the current environment (it may need API keys) plus the task's ids, and a tree kill.
+        let mut cfg = SandboxConfig::new(base_dir);
+        cfg.env.push(("MEDIN_TASK_ID".into(), brief.task_id.clone()));
+        cfg.env
+            .push(("MEDIN_WORKSPACE".into(), brief.workspace.display().to_string()));
+        let mut child = sandbox::spawn_piped(&cfg, command, base_dir).map_err(|e| spawn_err(e.to_string()))?;
+        let pgid = i32::try_from(child.pid()).map_err(|_| spawn_err("process id out of range".into()))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.take_stdin(), child.take_stdout(), child.take_stderr())
+        else {
+            return Err(spawn_err("its stdin/stdout/stderr could not be piped".into()));
         };
 
         let (line_tx, lines) = mpsc::channel();
@@ -198,56 +181,14 @@ impl ProcessAgent {
     }
 
     fn kill_group(&mut self) {
-        let pg = Pid::from_raw(self.pgid);
         self.writer = None;
-        if group_alive(self.pgid) {
-            let _ = killpg(pg, Signal::SIGTERM);
-            let deadline = Instant::now() + KILL_GRACE;
-            while Instant::now() < deadline {
-                let _ = self.child.try_wait();
-                if !group_alive(self.pgid) {
-                    break;
-                }
-                thread::sleep(Duration::from_millis(20));
-            }
-            if group_alive(self.pgid) {
-                let _ = killpg(pg, Signal::SIGKILL);
-                // SIGKILL is delivered asynchronously; wait until the group is really gone.
-                let deadline = Instant::now() + Duration::from_secs(2);
-                while group_alive(self.pgid) && Instant::now() < deadline {
-                    let _ = self.child.try_wait();
-                    thread::sleep(Duration::from_millis(10));
-                }
-            }
-        }
-        // Reap the direct child (its own descendants are reparented and reaped by init).
-        let _ = self.child.wait();
+        let _ = self.child.kill_tree(KILL_GRACE);
     }
 }
 
-/// Whether any live (non-zombie) process is in group `pgid`. Reads `/proc` where available;
-/// otherwise asks the kernel with signal 0 (which also counts zombies).
+/// Whether any live (non-zombie) process is in group `pgid`.
 pub fn group_alive(pgid: i32) -> bool {
-    match std::fs::read_dir("/proc") {
-        Ok(entries) => entries.flatten().any(|e| {
-            let name = e.file_name();
-            let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
-                return false;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parens.
-            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                return false;
-            };
-            let mut f = after.split_whitespace();
-            let state = f.next().unwrap_or("Z");
-            let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
-            pgrp == Some(pgid) && state != "Z" && state != "X"
-        }),
-        Err(_) => kill(Pid::from_raw(-pgid), None).is_ok(),
-    }
+    sandbox::group_alive(pgid)
 }
 
 fn describe_status(st: std::process::ExitStatus) -> String {

@@ -168,6 +168,11 @@ pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<Pip
     process::spawn_piped(cfg, command, cwd)
 }
 
+/// Whether a live (non-zombie) process is left in process group `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    process::group_has_live_members(nix::unistd::Pid::from_raw(pgid))
+}
+
 /// Copies `fixture` (if any) into a fresh, empty `dest`.
 ///
 /// `dest` is created (with its parents); it is an error if it already exists and is not empty.

@@ -97,7 +97,7 @@ pub(crate) fn run_shell(
     if !wait_exit_until(pgid, after(start, cfg.timeout)) {
         timed_out = true;
         let _ = killpg(pgid, Signal::SIGTERM);
-        if !wait_exit_until(pgid, after(Instant::now(), cfg.grace)) {
+        if !wait_group_exit_until(pgid, after(Instant::now(), cfg.grace)) {
             let _ = killpg(pgid, Signal::SIGKILL);
         }
     }
@@ -206,7 +206,7 @@ impl PipedChild {
     pub fn kill_tree(&mut self, grace: Duration) -> io::Result<ExitStatus> {
         if !self.killed {
             let _ = killpg(self.pgid, Signal::SIGTERM);
-            wait_exit_until(self.pgid, after(Instant::now(), grace));
+            wait_group_exit_until(self.pgid, after(Instant::now(), grace));
             let _ = killpg(self.pgid, Signal::SIGKILL);
             self.killed = true;
         }
@@ -226,6 +226,24 @@ impl Drop for PipedChild {
             wait_group_gone(self.pgid, GROUP_WAIT);
             self.marker.kill_all();
         }
+    }
+}
+
+/// After SIGTERM: polls until no live member of group `pgid` is left (the whole tree had its
+/// chance to exit cleanly, not only the leader) or `deadline` passes. Returns whether the group
+/// is gone. The leader, our unreaped child, counts as gone once it is a zombie.
+fn wait_group_exit_until(pgid: Pid, deadline: Instant) -> bool {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if !group_has_live_members(pgid) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 
