@@ -60,7 +60,7 @@ fn drive(agent: &mut dyn Agent, mut respond: impl FnMut(&Action) -> Receipt) -> 
                 ));
             }
             AgentEvent::Usage(_) => {}
-            AgentEvent::Final(_) | AgentEvent::Failed(_) => {
+            AgentEvent::Final(_) | AgentEvent::Reply(_) | AgentEvent::Failed(_) => {
                 events.push(ev);
                 return events;
             }
@@ -498,4 +498,17 @@ fn a_command_that_does_not_exist_exits_127_with_the_shell_message() {
         other => panic!("expected Exited, got {other:?}"),
     }
     agent.finish();
+}
+
+#[test]
+fn a_reply_message_carries_free_text_and_a_reply_without_text_is_malformed() {
+    use medin::agent::process::parse_line;
+    assert_eq!(
+        parse_line(r#"{"type":"reply","text":"```json\n{}\n```"}"#),
+        Some(AgentEvent::Reply("```json\n{}\n```".into()))
+    );
+    assert!(matches!(
+        parse_line(r#"{"type":"reply"}"#),
+        Some(AgentEvent::Malformed { .. })
+    ));
 }

@@ -41,6 +41,9 @@ pub struct Usage {
 pub enum AgentEvent {
     Call(Action),
     Final(FinalReport),
+    /// A free-text reply that ends the round (a coder's answer, parsed by the runner: JSON
+    /// `{"result", "message"}`, raw or inside a fenced markdown block).
+    Reply(String),
     Usage(Usage),
     /// A line that is not a protocol message (the runner answers with MALFORMED_OUTPUT).
     Malformed {

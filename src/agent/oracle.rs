@@ -1,7 +1,8 @@
 //! The oracle agent: plays the task's scripted `solution`, step by step.
 //!
 //! `Step::Tool` and `Step::Call` become a call with JSON input, `Step::Raw` a call whose input is the raw text
-//! (to test how malformed input is handled), `Step::Final` the final report. Call ids are
+//! (to test how malformed input is handled), `Step::Final` the final report, `Step::Reply` a free-text reply. Multi-round kinds: a round
+//! ends at its `final` or `reply` step, and the next round goes on from the step after it. Call ids are
 //! `call-1`, `call-2`, … in order. A solution that runs out without a `final` step ends with
 //! [`AgentFailure::NoFinal`]. The oracle ignores receipts: it is a script, not a planner.
 
@@ -50,6 +51,7 @@ impl Agent for OracleAgent {
             Step::Tool { tool, input } | Step::Call { tool, input } => call(tool, ActionInput::Json(input.clone())),
             Step::Raw { tool, raw } => call(tool, ActionInput::Raw(raw.clone())),
             Step::Final(report) => AgentEvent::Final(report.clone()),
+            Step::Reply(text) => AgentEvent::Reply(text.clone()),
         }
     }
 

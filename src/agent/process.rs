@@ -344,8 +344,12 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
                 output_tokens,
             }))
         }
+        "reply" => match obj.get("text").and_then(Value::as_str) {
+            Some(text) => Some(AgentEvent::Reply(text.to_string())),
+            None => malformed("reply needs `text`: the agent's reply as a string".into()),
+        },
         other => malformed(format!(
-            "unknown message type `{other}`; expected tool_call, final or usage"
+            "unknown message type `{other}`; expected tool_call, final, reply or usage"
         )),
     }
 }

@@ -109,7 +109,7 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
         let called: Vec<&str> = record
             .actions
             .iter()
-            .filter(|a| !a.tool.is_empty())
+            .filter(|a| !a.tool.is_empty() && !super::is_harness_action(&a.tool))
             .map(|a| a.tool.as_str())
             .collect();
         if let Some(seq) = &tc.sequence {
@@ -180,6 +180,9 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
             out.push(m);
         }
     }
+    if let Some(pe) = &expect.prp {
+        check_prp(pe, record, &mut out);
+    }
     let m = &record.metrics;
     check_range("expect.metrics.turns", &expect.metrics.turns, m.turns, &mut out);
     check_range(
@@ -208,6 +211,84 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
 /// `^42$` matches the output `42\n`.
 pub fn text_regex(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern).multi_line(true).build()
+}
+
+fn check_prp(pe: &crate::spec::PrpExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
+    let Some(rec) = &record.prp else {
+        out.push(Mismatch::new(
+            "expect.prp",
+            "a PRP run",
+            "this task is not `kind: prp` or did not get to run its PRP",
+        ));
+        return;
+    };
+    if let Some(want) = pe.success {
+        if want != rec.success {
+            out.push(Mismatch::new(
+                "expect.prp.success",
+                want.to_string(),
+                format!("{} ({})", rec.success, rec.error.as_deref().unwrap_or("no error")),
+            ));
+        }
+    }
+    if let Some(want) = pe.fix_attempts {
+        if want != rec.fix_attempts {
+            out.push(Mismatch::new(
+                "expect.prp.fix_attempts",
+                want.to_string(),
+                rec.fix_attempts.to_string(),
+            ));
+        }
+    }
+    if let Some(want) = pe.retries {
+        if want != rec.retries {
+            out.push(Mismatch::new(
+                "expect.prp.retries",
+                want.to_string(),
+                rec.retries.to_string(),
+            ));
+        }
+    }
+    if let Some(want) = &pe.gates {
+        let actual: Vec<Vec<crate::spec::GateOutcome>> =
+            rec.runs.iter().map(|r| r.iter().map(|g| g.outcome).collect()).collect();
+        if *want != actual {
+            let show = |v: &Vec<Vec<crate::spec::GateOutcome>>| serde_json::to_string(v).unwrap_or_default();
+            out.push(Mismatch::new("expect.prp.gates", show(want), show(&actual)));
+        }
+    }
+    if let Some(pattern) = &pe.error {
+        let actual = rec.error.clone().unwrap_or_default();
+        match text_regex(pattern) {
+            Ok(re) if re.is_match(&actual) => {}
+            Ok(_) => out.push(Mismatch::new(
+                "expect.prp.error",
+                format!("a match for /{pattern}/"),
+                format!("{actual:?}"),
+            )),
+            Err(e) => out.push(Mismatch::new("expect.prp.error", "a valid regex", e.to_string())),
+        }
+    }
+    if let Some(arts) = &pe.artifacts {
+        let sets = [
+            ("created", &arts.created, &rec.artifacts.created),
+            ("modified", &arts.modified, &rec.artifacts.modified),
+            ("deleted", &arts.deleted, &rec.artifacts.deleted),
+        ];
+        for (kind, want, have) in sets {
+            let Some(want) = want else { continue };
+            let mut want: Vec<&str> = want.iter().map(String::as_str).collect();
+            want.sort_unstable();
+            let have: Vec<&str> = have.iter().map(|a| a.path.as_str()).collect();
+            if want != have {
+                out.push(Mismatch::new(
+                    format!("expect.prp.artifacts.{kind}"),
+                    format!("{want:?}"),
+                    format!("{have:?}"),
+                ));
+            }
+        }
+    }
 }
 
 pub fn outcome_name(o: Outcome) -> &'static str {

@@ -8,12 +8,13 @@
 //! log).
 
 pub mod expect;
+mod prp;
 pub mod record;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::agent::{self, Action, AgentEvent, AgentFailure, AgentSource, TaskBrief};
+use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentSource, TaskBrief};
 use crate::guard::limits::{LimitTracker, LimitViolation, RuntimeLimits};
 use crate::guard::policy::{self, Decision, ToolGate};
 use crate::guard::{self, GuardContext, Recommendation};
@@ -268,11 +269,12 @@ struct Attempt<'a> {
     receipts: JsonlLog,
     transcript: JsonlLog,
     gate: ToolGate,
+    run_dir: PathBuf,
 }
 
 impl<'a> Attempt<'a> {
     fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
-        if task.kind != TaskKind::Task {
+        if task.kind == TaskKind::Tdd {
             return Err(format!(
                 "`kind: {:?}` tasks are not supported by this version of medin; use `kind: task`",
                 task.kind
@@ -318,7 +320,12 @@ impl<'a> Attempt<'a> {
             receipts,
             transcript,
             gate,
+            run_dir: run_dir.to_path_buf(),
         })
+    }
+
+    fn run_dir(&self) -> &Path {
+        &self.run_dir
     }
 
     fn log_transcript(&mut self, direction: &str, event: serde_json::Value) -> Result<(), String> {
@@ -330,32 +337,69 @@ impl<'a> Attempt<'a> {
     }
 
     fn run(mut self) -> Result<AttemptRecord, String> {
-        let started = Instant::now();
-        let limits = &self.task.limits;
-        let task_timeout = limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT);
-        let runtime = RuntimeLimits {
-            max_files: limits.max_files,
-            max_changes: limits.max_changes,
-            timeout: Some(task_timeout),
-            max_turns: Some(limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
-        };
-        let mut tracker = LimitTracker::new(runtime, started);
-        let brief = self.brief(task_timeout);
-        self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-        let mut agent = agent::start(self.source, &brief, &self.task.solution, &self.sandbox);
+        let clock = Clock::start(&self.task.limits);
+        let mut tracker = LimitTracker::new(clock.runtime_limits(&self.task.limits), clock.started);
         let mut record = AttemptRecord {
             workspace: self.workspace.clone(),
             fixture: self.fixture.clone(),
             ..Default::default()
         };
+        if self.task.kind == TaskKind::Prp {
+            prp::run(&mut self, &clock, &mut tracker, &mut record)?;
+        } else {
+            let brief = self.brief(clock.task_timeout, self.task.prompt.clone());
+            self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
+            let mut agent = agent::start(self.source, &brief, &self.task.solution, &self.sandbox);
+            let end = self.run_round(agent.as_mut(), &clock, &mut tracker, &mut record)?;
+            agent.finish();
+            record.validations = self.validate();
+            record.outcome = Some(match end {
+                RoundEnd::Reported(f) => {
+                    record.final_report = Some(f);
+                    judge(&record)
+                }
+                RoundEnd::AgentFailed(failure) => {
+                    record.stop_reason = Some(failure.to_string());
+                    Outcome::Error
+                }
+                RoundEnd::Stopped(outcome, reason) => {
+                    record.stop_reason = Some(reason);
+                    outcome
+                }
+            });
+        }
+        record.metrics.turns = tracker.turns();
+        record.metrics.duration_ms = clock.started.elapsed().as_millis() as u64;
+        Ok(record)
+    }
+
+    /// Validates the real end state, whatever the agent claimed.
+    fn validate(&self) -> Vec<validate::ValidationResult> {
+        let vctx = ValidateContext {
+            workspace: self.workspace.clone(),
+            sandbox: self.sandbox.clone(),
+            default_timeout: Duration::from_secs(5),
+        };
+        validate::run_all(&self.task.expect.validate, &vctx)
+    }
+
+    /// One round: the agent acts (each call through guard → sandbox → log) until it reports,
+    /// breaks, or the harness stops it.
+    fn run_round(
+        &mut self,
+        agent: &mut dyn Agent,
+        clock: &Clock,
+        tracker: &mut LimitTracker,
+        record: &mut AttemptRecord,
+    ) -> Result<RoundEnd, String> {
         let mut last: Option<(Action, Receipt)> = None;
-        let outcome: Option<Outcome> = loop {
-            if started.elapsed() > task_timeout {
-                record.stop_reason = Some(format!(
+        loop {
+            if clock.started.elapsed() > clock.task_timeout {
+                let reason = format!(
                     "task timeout of {} reached",
-                    humantime::format_duration(task_timeout)
-                ));
-                break Some(Outcome::Timeout);
+                    humantime::format_duration(clock.task_timeout)
+                );
+                return Ok(RoundEnd::Stopped(Outcome::Timeout, reason));
             }
             let event = agent.next(last.as_ref().map(|(a, r)| (a, r)));
             last = None;
@@ -367,8 +411,19 @@ impl<'a> Attempt<'a> {
                 }
                 AgentEvent::Final(f) => {
                     self.log_transcript("from_agent", serde_json::json!({ "type": "final", "report": f }))?;
-                    record.final_report = Some(f);
-                    break None;
+                    return Ok(RoundEnd::Reported(f));
+                }
+                AgentEvent::Reply(text) => {
+                    self.log_transcript("from_agent", serde_json::json!({ "type": "reply", "text": text }))?;
+                    let report = match parse_reply(&text) {
+                        Ok(report) => report,
+                        Err(report) => {
+                            let receipt = Receipt::error(ErrorCode::ParseError, report.message.clone());
+                            self.push_record(record, &agent_action(), None, "not_checked", None, None, receipt)?;
+                            report
+                        }
+                    };
+                    return Ok(RoundEnd::Reported(report));
                 }
                 AgentEvent::Failed(failure) => {
                     self.log_transcript(
@@ -376,20 +431,9 @@ impl<'a> Attempt<'a> {
                         serde_json::json!({ "type": "failed", "error": failure.to_string() }),
                     )?;
                     // The agent's own failure gets a receipt too, so the log says what happened.
-                    let code = match &failure {
-                        AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
-                        AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
-                        AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
-                    };
-                    let receipt = Receipt::error(code, failure.to_string());
-                    let action = Action {
-                        id: String::new(),
-                        tool: String::new(),
-                        input: ActionInput::Json(serde_json::Value::Null),
-                    };
-                    self.push_record(&mut record, &action, None, "not_checked", None, None, receipt)?;
-                    record.stop_reason = Some(failure.to_string());
-                    break Some(Outcome::Error);
+                    let receipt = Receipt::error(failure_code(&failure), failure.to_string());
+                    self.push_record(record, &agent_action(), None, "not_checked", None, None, receipt)?;
+                    return Ok(RoundEnd::AgentFailed(failure));
                 }
                 AgentEvent::Malformed { line, reason } => {
                     self.log_transcript(
@@ -399,7 +443,7 @@ impl<'a> Attempt<'a> {
                     record.metrics.malformed += 1;
                     let receipt = Receipt::error(
                         ErrorCode::MalformedOutput,
-                        format!("agent output is not a protocol message ({reason}); send one JSON object per line: tool_call, final or usage"),
+                        format!("agent output is not a protocol message ({reason}); send one JSON object per line: tool_call, final, reply or usage"),
                     )
                     .with_context(serde_json::json!({ "line": line }));
                     let action = Action {
@@ -409,7 +453,7 @@ impl<'a> Attempt<'a> {
                     };
                     let stop = tracker.begin_turn().err();
                     self.push_record(
-                        &mut record,
+                        record,
                         &action,
                         None,
                         "not_checked",
@@ -418,8 +462,7 @@ impl<'a> Attempt<'a> {
                         receipt.clone(),
                     )?;
                     if let Some(v) = stop {
-                        record.stop_reason = Some(v.to_string());
-                        break Some(Outcome::Stopped);
+                        return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
                     last = Some((action, receipt));
                 }
@@ -427,45 +470,20 @@ impl<'a> Attempt<'a> {
                     self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": input_json(&action.input) }))?;
                     if let Err(v) = tracker.begin_turn() {
                         let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                        self.push_record(
-                            &mut record,
-                            &action,
-                            None,
-                            "not_checked",
-                            None,
-                            Some(v.to_string()),
-                            receipt,
-                        )?;
-                        record.stop_reason = Some(v.to_string());
-                        break Some(Outcome::Stopped);
+                        self.push_record(record, &action, None, "not_checked", None, Some(v.to_string()), receipt)?;
+                        return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
-                    let (receipt, stop) = self.act(&action, &mut tracker, &mut record)?;
+                    let (receipt, stop) = self.act(&action, tracker, record)?;
                     if let Some(reason) = stop {
-                        record.stop_reason = Some(reason);
-                        break Some(Outcome::Stopped);
+                        return Ok(RoundEnd::Stopped(Outcome::Stopped, reason));
                     }
                     last = Some((action, receipt));
                 }
             }
-        };
-        agent.finish();
-        record.metrics.turns = tracker.turns();
-        record.metrics.duration_ms = started.elapsed().as_millis() as u64;
-        // Validate the real end state, whatever the agent claimed.
-        let vctx = ValidateContext {
-            workspace: self.workspace.clone(),
-            sandbox: self.sandbox.clone(),
-            default_timeout: Duration::from_secs(5),
-        };
-        record.validations = validate::run_all(&self.task.expect.validate, &vctx);
-        record.outcome = Some(match outcome {
-            Some(o) => o,
-            None => judge(&record),
-        });
-        Ok(record)
+        }
     }
 
-    fn brief(&self, task_timeout: Duration) -> TaskBrief {
+    fn brief(&self, task_timeout: Duration, prompt: String) -> TaskBrief {
         let tools = tools::registry()
             .into_iter()
             .filter(|t| self.gate.check(t.name).is_ok())
@@ -476,7 +494,7 @@ impl<'a> Attempt<'a> {
         let l = &self.task.limits;
         TaskBrief {
             task_id: self.task_id.clone(),
-            prompt: self.task.prompt.clone(),
+            prompt,
             tools,
             limits: serde_json::json!({
                 "timeout_ms": task_timeout.as_millis() as u64,
@@ -638,7 +656,7 @@ impl<'a> Attempt<'a> {
         // Tool metrics count tool calls only; agent-level receipts (malformed output, a crash,
         // a hang) are logged but are not a tool's error.
         let m = &mut record.metrics;
-        if !action.tool.is_empty() {
+        if !action.tool.is_empty() && !is_harness_action(&action.tool) {
             let tally = m.by_tool.entry(action.tool.clone()).or_default();
             tally.calls += 1;
             if receipt.is_error() {
@@ -688,6 +706,106 @@ fn judge(record: &AttemptRecord) -> Outcome {
         Some(FinalResult::Error | FinalResult::Issue) => Outcome::Failure,
         None => Outcome::Error,
     }
+}
+
+/// Receipts of the harness's own steps (PRP gates, backoff delays, retries) are named
+/// `medin.*`; they are logged like tool calls but are not the agent's.
+pub fn is_harness_action(tool: &str) -> bool {
+    tool.starts_with("medin.")
+}
+
+/// How a round ended.
+#[derive(Debug)]
+enum RoundEnd {
+    /// The agent reported (a final report, or a reply parsed into one).
+    Reported(crate::spec::FinalReport),
+    /// The agent broke: crashed, hung, could not start, ended without a report.
+    AgentFailed(AgentFailure),
+    /// The harness stopped the task (limit, invariant, task timeout).
+    Stopped(Outcome, String),
+}
+
+/// The task's clock and time limit.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    started: Instant,
+    task_timeout: Duration,
+}
+
+impl Clock {
+    fn start(limits: &crate::spec::Limits) -> Self {
+        Clock {
+            started: Instant::now(),
+            task_timeout: limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT),
+        }
+    }
+
+    fn runtime_limits(&self, limits: &crate::spec::Limits) -> RuntimeLimits {
+        RuntimeLimits {
+            max_files: limits.max_files,
+            max_changes: limits.max_changes,
+            timeout: Some(self.task_timeout),
+            max_turns: Some(limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
+        }
+    }
+}
+
+/// The receipt code of an agent's own failure.
+fn failure_code(failure: &AgentFailure) -> ErrorCode {
+    match failure {
+        AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
+        AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
+        AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
+    }
+}
+
+/// The placeholder action of a receipt about the agent itself (not a tool call).
+fn agent_action() -> Action {
+    Action {
+        id: String::new(),
+        tool: String::new(),
+        input: ActionInput::Json(serde_json::Value::Null),
+    }
+}
+
+/// Reads a free-text reply as `{"result": "success|error|issue", "message": ..}`, raw or inside
+/// a fenced markdown block (```json ... ``` or ``` ... ```). Anything else is an `error` report
+/// that quotes the raw reply (the `Err` side, so the caller can log a PARSE_ERROR).
+pub fn parse_reply(text: &str) -> Result<crate::spec::FinalReport, crate::spec::FinalReport> {
+    use crate::spec::{FinalReport, FinalResult};
+    let fenced = fenced_block(text);
+    let candidate = fenced.unwrap_or(text).trim();
+    let parsed = serde_json::from_str::<serde_json::Value>(candidate).ok().and_then(|v| {
+        let result = match v.get("result")?.as_str()? {
+            "success" => FinalResult::Success,
+            "error" => FinalResult::Error,
+            "issue" => FinalResult::Issue,
+            _ => return None,
+        };
+        let message = match v.get("message") {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        Some(FinalReport { result, message })
+    });
+    parsed.ok_or_else(|| {
+        let quoted: String = text.chars().take(2000).collect();
+        FinalReport {
+            result: FinalResult::Error,
+            message: format!("could not parse the agent's reply as {{\"result\": \"success|error|issue\", \"message\": ..}} (raw or in a ```json fence); the reply was: {quoted}"),
+        }
+    })
+}
+
+/// The body of the first fenced code block in `text`, if any.
+fn fenced_block(text: &str) -> Option<&str> {
+    let start = text.find("```")?;
+    let after = &text[start + 3..];
+    let body_start = after.find('\n').map(|i| i + 1)?;
+    let body = &after[body_start..];
+    let end = body.find("```")?;
+    Some(&body[..end])
 }
 
 fn limit_receipt(v: &LimitViolation) -> Receipt {

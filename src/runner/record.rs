@@ -81,4 +81,60 @@ pub struct AttemptRecord {
     pub workspace: PathBuf,
     /// The fixture the workspace was copied from.
     pub fixture: Option<PathBuf>,
+    /// PRP tasks: gate runs, fix attempts, retries, artifacts.
+    pub prp: Option<PrpRecord>,
+}
+
+/// The result of one gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    pub level: u8,
+    pub description: String,
+    pub command: Option<String>,
+    pub outcome: crate::spec::GateOutcome,
+    /// `outcome` is passed or skipped.
+    pub success: bool,
+    pub skipped: bool,
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration_ms: u64,
+}
+
+/// One file the run created, modified or deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub path: String,
+    /// `sha256:<hex>` of the content now (of the original content for a deleted file).
+    pub hash: String,
+    /// `receipt` when a file tool's receipt names the file, `command` when only a command can
+    /// have changed it.
+    pub source: String,
+}
+
+/// Files the run changed, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifacts {
+    pub created: Vec<Artifact>,
+    pub modified: Vec<Artifact>,
+    pub deleted: Vec<Artifact>,
+}
+
+/// What a PRP run did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrpRecord {
+    pub task_id: String,
+    pub success: bool,
+    /// Fix rounds that ran.
+    pub fix_attempts: u32,
+    /// Every gate run, in order: run 0 after the first round, run n after fix round n.
+    pub runs: Vec<Vec<GateResult>>,
+    /// Agent-round retries after transient failures.
+    pub retries: u32,
+    /// Delays slept, in milliseconds, with what they were for.
+    pub delays: Vec<(String, u64)>,
+    /// The coder's reports, one per round.
+    pub replies: Vec<crate::spec::FinalReport>,
+    pub error: Option<String>,
+    pub artifacts: Artifacts,
 }

@@ -49,6 +49,99 @@ pub struct TaskSpec {
     pub solution: Vec<Step>,
     #[serde(default)]
     pub expect: Expect,
+    /// The product requirement prompt of a `kind: prp` task: what the coder implements and the
+    /// validation gates that prove it.
+    #[serde(default)]
+    pub prp: Option<PrpSpec>,
+}
+
+/// A PRP: objective, context, steps, and the progressive validation gates (levels 1-4).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrpSpec {
+    /// The PRP's own id (default: the task id).
+    #[serde(default)]
+    pub task_id: Option<String>,
+    pub objective: String,
+    #[serde(default)]
+    pub context: String,
+    #[serde(default)]
+    pub implementation_steps: Vec<String>,
+    /// Run sorted by level; the first failure stops the rest.
+    pub gates: Vec<GateSpec>,
+    #[serde(default)]
+    pub success_criteria: Vec<String>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// Fix rounds after a failed gate run (default 2).
+    #[serde(default)]
+    pub fix_attempts: Option<u32>,
+    /// Delay before each fix round (default: base 2s, factor 2, cap 30s, jitter 0.1).
+    #[serde(default)]
+    pub backoff: Option<BackoffSpec>,
+    /// Retries of an agent round that failed transiently (crash, hang, timeout):
+    /// default 3 attempts, base 1s, factor 2, cap 30s, jitter 0.1.
+    #[serde(default)]
+    pub retry: Option<RetrySpec>,
+    /// Time limit of one gate command (default 120s).
+    #[serde(default)]
+    pub gate_timeout: Option<DurationSpec>,
+}
+
+/// One validation gate.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateSpec {
+    /// 1 syntax and style, 2 unit tests, 3 integration, 4 manual or domain-specific.
+    pub level: GateLevel,
+    pub description: String,
+    /// Shell command run in the workspace (through guard and sandbox); null = skipped.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// A manual gate is skipped (and counts as passed).
+    #[serde(default)]
+    pub manual: bool,
+}
+
+/// A gate level, 1 to 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+pub struct GateLevel(#[schemars(range(min = 1, max = 4))] pub u8);
+
+impl<'de> Deserialize<'de> for GateLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = i64::deserialize(d)?;
+        match u8::try_from(n) {
+            Ok(level @ 1..=4) => Ok(GateLevel(level)),
+            _ => Err(serde::de::Error::custom(format!(
+                "gate level {n} is out of range; use 1 (syntax and style), 2 (unit tests), 3 (integration) or 4 (manual or domain-specific)"
+            ))),
+        }
+    }
+}
+
+/// Exponential backoff: `min(cap, base * factor^(n-1))`, plus up to `jitter` of it at random.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackoffSpec {
+    #[serde(default)]
+    pub base: Option<DurationSpec>,
+    #[serde(default)]
+    pub factor: Option<f64>,
+    #[serde(default)]
+    pub cap: Option<DurationSpec>,
+    #[serde(default)]
+    pub jitter: Option<f64>,
+}
+
+/// Retries of transient agent failures.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    /// Attempts in all, the first included (default 3).
+    #[serde(default)]
+    pub attempts: Option<u32>,
+    #[serde(default, flatten)]
+    pub backoff: BackoffSpec,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -191,6 +284,8 @@ pub enum Step {
         raw: String,
     },
     Final(FinalReport),
+    /// `reply: "text"`: a free-text reply that ends the round, parsed like a coder's answer.
+    Reply(String),
 }
 
 /// How the agent ends a round.
@@ -256,6 +351,57 @@ pub struct Expect {
     pub validate: Vec<ValidatorSpec>,
     #[serde(default)]
     pub metrics: MetricsExpect,
+    /// PRP tasks: the gate runs, fix attempts and artifacts.
+    #[serde(default)]
+    pub prp: Option<PrpExpect>,
+}
+
+/// What a PRP run must show.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrpExpect {
+    /// Every gate passed (or was skipped) in the last run.
+    #[serde(default)]
+    pub success: Option<bool>,
+    /// Fix rounds that ran.
+    #[serde(default)]
+    pub fix_attempts: Option<u32>,
+    /// Gate outcomes per gate run, in gate order; gates that did not run are left out.
+    #[serde(default)]
+    pub gates: Option<Vec<Vec<GateOutcome>>>,
+    /// Agent-round retries (transient failures) that happened.
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// Regex the PRP error must match (e.g. "after all fix attempts").
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub artifacts: Option<ArtifactsExpect>,
+}
+
+/// How one gate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateOutcome {
+    Passed,
+    Failed,
+    Skipped,
+    /// The gate command ran past the gate timeout.
+    Timeout,
+    /// The guard refused the gate command.
+    Blocked,
+}
+
+/// Workspace paths the run must have created, modified and deleted (exactly these sets).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactsExpect {
+    #[serde(default)]
+    pub created: Option<Vec<String>>,
+    #[serde(default)]
+    pub modified: Option<Vec<String>>,
+    #[serde(default)]
+    pub deleted: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]

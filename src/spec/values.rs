@@ -188,6 +188,7 @@ impl<'de> Deserialize<'de> for Step {
                 };
                 let step = match key.as_str() {
                     "final" => Step::Final(map.next_value::<FinalReport>()?),
+                    "reply" => Step::Reply(map.next_value::<String>()?),
                     "call" => {
                         let call: RawCall = map.next_value()?;
                         match (call.input, call.raw) {
@@ -206,7 +207,7 @@ impl<'de> Deserialize<'de> for Step {
                             let names: Vec<&str> = crate::tools::registry()
                                 .iter()
                                 .map(|t| t.name)
-                                .chain(["final", "call"])
+                                .chain(["final", "reply", "call"])
                                 .collect::<Vec<_>>();
                             let hint = super::load::nearest(tool, &names)
                                 .map(|n| format!("did you mean `{n}`?"))
@@ -270,6 +271,11 @@ impl JsonSchema for Step {
         variants.push(serde_json::json!({
             "type": "object", "additionalProperties": false, "required": ["final"],
             "properties": { "final": final_schema }
+        }));
+        variants.push(serde_json::json!({
+            "type": "object", "additionalProperties": false, "required": ["reply"],
+            "description": "A free-text reply ending the round (parsed as {result, message} JSON, raw or fenced).",
+            "properties": { "reply": { "type": "string" } }
         }));
         variants.push(serde_json::json!({
             "type": "object", "additionalProperties": false, "required": ["call"],

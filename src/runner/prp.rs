@@ -1,0 +1,872 @@
+//! PRP tasks (`kind: prp`): a coder agent implements a product requirement prompt, then
+//! progressive validation gates prove it.
+//!
+//! The flow follows the reference executor, with its gaps closed:
+//! 1. the PRP is written into the workspace as markdown (`.prp/<id>.md`) and the coder's first
+//!    prompt is the execute prompt with that path injected;
+//! 2. the coder's round ends with a report: a `final`, or a free-text reply parsed as
+//!    `{"result", "message"}` (raw or in a fenced block; unparsable → `error`, reply quoted).
+//!    `error` or `issue` ends the task before any gate runs;
+//! 3. the gates run sorted by level, one after another, each through the guard and the sandbox
+//!    with the workspace as cwd (`sh -c`, so quoting works as in a shell); the first failure stops
+//!    the rest; a manual gate or a null command is skipped and counts as passed;
+//! 4. after a failed gate run, a fix round: wait the backoff delay, send the error context as
+//!    `feedback`, let the coder act, re-run all gates; after the last fix attempt the task fails
+//!    with "validation failed after all fix attempts";
+//! 5. an agent round that fails transiently (crash, hang, could not start) is retried with
+//!    exponential backoff and jitter, apart from fix attempts; a permanent failure is not;
+//! 6. every gate run, delay and retry is a receipt (`medin.gate`, `medin.backoff`,
+//!    `medin.retry`), and the run folder gets `validation-results.json`,
+//!    `execution-summary.md` and `artifacts-list.json` (files created, modified and deleted,
+//!    with hashes).
+//!
+//! Success still needs evidence: if every gate was skipped and no `expect.validate` check ran,
+//! the outcome is `pending`, not `success`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::record::{Artifact, Artifacts, AttemptRecord, GateResult, PrpRecord};
+use super::{Attempt, Clock, RoundEnd};
+use crate::agent::{self, Action, Agent, AgentFailure};
+use crate::guard::limits::LimitTracker;
+use crate::guard::policy::{self, Decision};
+use crate::guard::{self, GuardContext};
+use crate::sandbox;
+use crate::spec::{BackoffSpec, FinalResult, GateOutcome, Outcome, PrpSpec, RetrySpec};
+use crate::tools::receipt::sha256_tagged;
+use crate::tools::{ActionInput, ErrorCode, EvidenceKind, Receipt};
+use crate::validate::ValidationStatus;
+
+/// The execute prompt; `$PRP_FILE_PATH` is replaced by the PRP's workspace path.
+pub const EXECUTE_PROMPT: &str = "# Execute the PRP
+
+Read the PRP file at `$PRP_FILE_PATH` first: it holds the objective, the context, the
+implementation steps and the validation gates (level 1 syntax and style, 2 unit tests,
+3 integration, 4 manual or domain-specific). Implement it in this workspace so that every gate
+passes, running the gates' commands yourself to check. If a fundamental issue with the plan is
+found, stop and explain it.
+
+Strictly end with your result in this JSON format:
+
+```json
+{\"result\": \"success\" | \"error\" | \"issue\", \"message\": \"what you did, or the problem\"}
+```
+";
+
+const DEFAULT_FIX_ATTEMPTS: u32 = 2;
+const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(120);
+const FIX_BACKOFF: Backoff = Backoff {
+    base: Duration::from_secs(2),
+    factor: 2.0,
+    cap: Duration::from_secs(30),
+    jitter: 0.1,
+};
+const RETRY_BACKOFF: Backoff = Backoff {
+    base: Duration::from_secs(1),
+    factor: 2.0,
+    cap: Duration::from_secs(30),
+    jitter: 0.1,
+};
+const DEFAULT_RETRY_ATTEMPTS: u32 = 3;
+/// How much of a gate's output goes into the fix prompt and the results.
+const TAIL_CHARS: usize = 4000;
+
+/// Exponential backoff with positive jitter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub factor: f64,
+    pub cap: Duration,
+    /// Fraction of the delay added at random (0.1 = up to +10%).
+    pub jitter: f64,
+}
+
+impl Backoff {
+    fn from_spec(spec: Option<&BackoffSpec>, default: Backoff) -> Backoff {
+        let Some(s) = spec else { return default };
+        Backoff {
+            base: s.base.map(|d| d.0).unwrap_or(default.base),
+            factor: s
+                .factor
+                .filter(|f| f.is_finite() && *f >= 1.0)
+                .unwrap_or(default.factor),
+            cap: s.cap.map(|d| d.0).unwrap_or(default.cap),
+            jitter: s
+                .jitter
+                .filter(|j| j.is_finite() && *j >= 0.0)
+                .unwrap_or(default.jitter),
+        }
+    }
+
+    /// The delay before attempt `n` (1-based): `min(cap, base * factor^(n-1))`, plus jitter.
+    pub fn delay(&self, n: u32, random: f64) -> Duration {
+        let exp = self.factor.powi(n.saturating_sub(1).min(64) as i32);
+        let raw = (self.base.as_secs_f64() * exp).min(self.cap.as_secs_f64());
+        let with_jitter = raw * (1.0 + self.jitter * random.clamp(0.0, 1.0));
+        Duration::from_secs_f64(with_jitter.max(0.0))
+    }
+}
+
+/// Runs a PRP task end to end and fills `record` (outcome, PRP record, validations).
+pub(super) fn run(
+    att: &mut Attempt<'_>,
+    clock: &Clock,
+    tracker: &mut LimitTracker,
+    record: &mut AttemptRecord,
+) -> Result<(), String> {
+    let prp = att.task.prp.clone().ok_or_else(|| {
+        "`kind: prp` needs a `prp:` block with `objective` and `gates`; see README (PRP tasks)".to_string()
+    })?;
+    let task_id = prp
+        .task_id
+        .clone()
+        .or_else(|| att.task.id.clone())
+        .unwrap_or_else(|| att.task_id.clone());
+    let prp_rel = format!(".prp/{}.md", file_safe(&task_id));
+    let prp_path = att.workspace.join(&prp_rel);
+    if let Some(parent) = prp_path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot write the PRP into the workspace: {e}"))?;
+    }
+    std::fs::write(&prp_path, render_prp(&task_id, &prp)).map_err(|e| format!("cannot write {prp_rel}: {e}"))?;
+    let before = snapshot(&att.workspace);
+
+    let mut rec = PrpRecord {
+        task_id: task_id.clone(),
+        ..Default::default()
+    };
+    let retry = RetryPolicy::from_spec(prp.retry.as_ref());
+    let fix_backoff = Backoff::from_spec(prp.backoff.as_ref(), FIX_BACKOFF);
+    let max_fix = prp.fix_attempts.unwrap_or(DEFAULT_FIX_ATTEMPTS);
+    let prompt = EXECUTE_PROMPT.replace("$PRP_FILE_PATH", &prp_rel);
+
+    let brief = att.brief(clock.task_timeout, prompt.clone());
+    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
+    let mut agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+    let mut stop: Option<(Outcome, String)> = None;
+
+    match round_with_retry(att, &mut agent, &prompt, None, clock, tracker, record, &mut rec, &retry)? {
+        RoundEnd::Reported(report) => {
+            let result = report.result;
+            rec.replies.push(report.clone());
+            if result != FinalResult::Success {
+                rec.error = Some(format!(
+                    "the coder reported {}: {}",
+                    result_name(result),
+                    report.message
+                ));
+                record.final_report = Some(report);
+            } else {
+                record.final_report = Some(report);
+                stop = gate_loop(
+                    att,
+                    &prp,
+                    clock,
+                    tracker,
+                    record,
+                    &mut rec,
+                    &mut agent,
+                    &retry,
+                    fix_backoff,
+                    max_fix,
+                )?;
+            }
+        }
+        RoundEnd::AgentFailed(f) => stop = Some((Outcome::Error, f.to_string())),
+        RoundEnd::Stopped(o, reason) => stop = Some((o, reason)),
+    }
+    agent.finish();
+
+    rec.artifacts = artifacts(&before, &snapshot(&att.workspace), &record.actions);
+    record.validations = att.validate();
+    let outcome = match stop {
+        Some((o, reason)) => {
+            record.stop_reason = Some(reason);
+            o
+        }
+        None => judge_prp(&rec, record),
+    };
+    record.outcome = Some(outcome);
+    write_artifacts(att.run_dir(), &prp, &rec, outcome)?;
+    record.prp = Some(rec);
+    Ok(())
+}
+
+/// Gate runs and fix rounds, until the gates pass, the fix attempts run out, or the task stops.
+#[allow(clippy::too_many_arguments)]
+fn gate_loop(
+    att: &mut Attempt<'_>,
+    prp: &PrpSpec,
+    clock: &Clock,
+    tracker: &mut LimitTracker,
+    record: &mut AttemptRecord,
+    rec: &mut PrpRecord,
+    agent: &mut Box<dyn Agent>,
+    retry: &RetryPolicy,
+    fix_backoff: Backoff,
+    max_fix: u32,
+) -> Result<Option<(Outcome, String)>, String> {
+    loop {
+        let run = run_gates(att, prp, record)?;
+        let passed = run.iter().all(|g| g.success);
+        rec.runs.push(run);
+        if passed {
+            rec.success = true;
+            return Ok(None);
+        }
+        if rec.fix_attempts >= max_fix {
+            rec.error = Some(format!(
+                "validation failed after all fix attempts ({max_fix} fix attempt{})",
+                if max_fix == 1 { "" } else { "s" }
+            ));
+            return Ok(None);
+        }
+        rec.fix_attempts += 1;
+        let n = rec.fix_attempts;
+        let delay = fix_backoff.delay(n, fastrand::f64());
+        if !sleep_within(
+            att,
+            clock,
+            record,
+            rec,
+            "medin.backoff",
+            delay,
+            serde_json::json!({ "fix_attempt": n }),
+        )? {
+            let reason = format!(
+                "task timeout of {} reached",
+                humantime::format_duration(clock.task_timeout)
+            );
+            return Ok(Some((Outcome::Timeout, reason)));
+        }
+        let failed: Vec<&GateResult> = rec
+            .runs
+            .last()
+            .map(|r| r.iter().filter(|g| !g.success).collect())
+            .unwrap_or_default();
+        let fix_prompt = fix_prompt(&rec.task_id, &failed, n, max_fix);
+        let feedback = serde_json::json!({
+            "kind": "gates_failed",
+            "attempt": n,
+            "max_attempts": max_fix,
+            "prompt": fix_prompt,
+            "failed_gates": failed.iter().map(|g| serde_json::json!({
+                "level": g.level, "description": g.description, "command": g.command,
+                "exit_code": g.exit_code, "stdout_tail": g.stdout, "stderr_tail": g.stderr,
+                "outcome": g.outcome,
+            })).collect::<Vec<_>>(),
+        });
+        att.log_transcript(
+            "to_agent",
+            serde_json::json!({ "type": "feedback", "feedback": feedback }),
+        )?;
+        agent.feedback(&feedback);
+        match round_with_retry(
+            att,
+            agent,
+            &fix_prompt,
+            Some(&feedback),
+            clock,
+            tracker,
+            record,
+            rec,
+            retry,
+        )? {
+            RoundEnd::Reported(report) => {
+                let result = report.result;
+                rec.replies.push(report.clone());
+                record.final_report = Some(report.clone());
+                if result != FinalResult::Success {
+                    rec.error = Some(format!(
+                        "the coder reported {} in fix round {n}: {}",
+                        result_name(result),
+                        report.message
+                    ));
+                    return Ok(None);
+                }
+            }
+            RoundEnd::AgentFailed(f) => return Ok(Some((Outcome::Error, f.to_string()))),
+            RoundEnd::Stopped(o, reason) => return Ok(Some((o, reason))),
+        }
+    }
+}
+
+/// Retries of transient agent failures.
+#[derive(Debug, Clone, Copy)]
+struct RetryPolicy {
+    attempts: u32,
+    backoff: Backoff,
+}
+
+impl RetryPolicy {
+    fn from_spec(spec: Option<&RetrySpec>) -> Self {
+        RetryPolicy {
+            attempts: spec.and_then(|s| s.attempts).unwrap_or(DEFAULT_RETRY_ATTEMPTS).max(1),
+            backoff: Backoff::from_spec(spec.map(|s| &s.backoff), RETRY_BACKOFF),
+        }
+    }
+}
+
+/// Whether an agent failure is worth retrying: a crash, a hang, a start that failed
+/// (DEPENDENCY_FAIL). An agent that ended without a report broke the protocol: permanent.
+fn is_transient(f: &AgentFailure) -> bool {
+    matches!(
+        f,
+        AgentFailure::Exited { .. } | AgentFailure::TimedOut { .. } | AgentFailure::Spawn { .. }
+    )
+}
+
+/// One agent round, restarted (with backoff) after transient failures. A restarted agent gets
+/// the round's prompt as its task (and the feedback, for fix rounds).
+#[allow(clippy::too_many_arguments)]
+fn round_with_retry(
+    att: &mut Attempt<'_>,
+    agent: &mut Box<dyn Agent>,
+    prompt: &str,
+    feedback: Option<&serde_json::Value>,
+    clock: &Clock,
+    tracker: &mut LimitTracker,
+    record: &mut AttemptRecord,
+    rec: &mut PrpRecord,
+    retry: &RetryPolicy,
+) -> Result<RoundEnd, String> {
+    let mut attempt = 1;
+    loop {
+        let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        let RoundEnd::AgentFailed(failure) = &end else {
+            return Ok(end);
+        };
+        if !is_transient(failure) || attempt >= retry.attempts {
+            return Ok(end);
+        }
+        let delay = retry.backoff.delay(attempt, fastrand::f64());
+        let context = serde_json::json!({ "attempt": attempt + 1, "of": retry.attempts, "after": failure.to_string() });
+        if !sleep_within(att, clock, record, rec, "medin.retry", delay, context)? {
+            return Ok(end);
+        }
+        rec.retries += 1;
+        attempt += 1;
+        agent.finish();
+        let brief = att.brief(clock.task_timeout, prompt.to_string());
+        att.log_transcript(
+            "to_agent",
+            serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
+        )?;
+        *agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+        if let Some(f) = feedback {
+            agent.feedback(f);
+        }
+    }
+}
+
+/// Sleeps `delay` (cut short by the task's time limit) and logs it as a receipt. Returns false
+/// when the task's time ran out instead.
+fn sleep_within(
+    att: &mut Attempt<'_>,
+    clock: &Clock,
+    record: &mut AttemptRecord,
+    rec: &mut PrpRecord,
+    what: &str,
+    delay: Duration,
+    context: serde_json::Value,
+) -> Result<bool, String> {
+    let left = clock.task_timeout.saturating_sub(clock.started.elapsed());
+    let fits = delay < left;
+    let slept = delay.min(left);
+    std::thread::sleep(slept);
+    let ms = slept.as_millis() as u64;
+    rec.delays.push((what.to_string(), ms));
+    let mut data = serde_json::json!({ "delay_ms": ms, "planned_ms": delay.as_millis() as u64 });
+    if let (Some(d), serde_json::Value::Object(c)) = (data.as_object_mut(), context) {
+        d.extend(c);
+    }
+    let receipt = Receipt::success(data);
+    let action = Action {
+        id: String::new(),
+        tool: what.to_string(),
+        input: ActionInput::Json(serde_json::Value::Null),
+    };
+    att.push_record(record, &action, None, "not_checked", None, None, receipt)?;
+    Ok(fits)
+}
+
+/// Runs the gates sorted by level, stopping at the first failure.
+fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -> Result<Vec<GateResult>, String> {
+    let mut gates: Vec<_> = prp.gates.iter().collect();
+    gates.sort_by_key(|g| g.level);
+    let timeout = prp.gate_timeout.map(|d| d.0).unwrap_or(DEFAULT_GATE_TIMEOUT);
+    let mut results = Vec::new();
+    for gate in gates {
+        let level = gate.level.0;
+        let input = serde_json::json!({ "level": level, "description": gate.description, "command": gate.command });
+        let action = Action {
+            id: format!("gate-{level}"),
+            tool: "medin.gate".into(),
+            input: ActionInput::Json(input),
+        };
+        let command = match (&gate.command, gate.manual) {
+            (Some(c), false) if !c.trim().is_empty() => c.clone(),
+            _ => {
+                let result = GateResult {
+                    level,
+                    description: gate.description.clone(),
+                    command: gate.command.clone(),
+                    outcome: GateOutcome::Skipped,
+                    success: true,
+                    skipped: true,
+                    exit_code: None,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    duration_ms: 0,
+                };
+                let receipt =
+                    Receipt::success(serde_json::to_value(&result).unwrap_or_default()).with_warning(format!(
+                        "level {level} gate skipped ({})",
+                        if gate.manual { "manual" } else { "no command" }
+                    ));
+                att.push_record(record, &action, None, "not_checked", None, None, receipt)?;
+                results.push(result);
+                continue;
+            }
+        };
+        // The gate's command takes the same path as any command: guard, then sandbox.
+        let verdict = guard::check_command(
+            &command,
+            &GuardContext {
+                workspace: &att.workspace,
+            },
+        );
+        if let Decision::Deny { message } = policy::decide(&verdict, &att.task.policy) {
+            let result = GateResult {
+                level,
+                description: gate.description.clone(),
+                command: Some(command.clone()),
+                outcome: GateOutcome::Blocked,
+                success: false,
+                skipped: false,
+                exit_code: None,
+                stdout: String::new(),
+                stderr: message.clone(),
+                duration_ms: 0,
+            };
+            let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message);
+            receipt.data = serde_json::to_value(&result).unwrap_or_default();
+            record.metrics.guard_blocks += 1;
+            att.push_record(record, &action, Some(verdict), "deny", None, None, receipt)?;
+            results.push(result);
+            break;
+        }
+        let mut cfg = att.sandbox.clone();
+        cfg.timeout = timeout;
+        let started = Instant::now();
+        let result = match sandbox::run_shell(&cfg, &command, None) {
+            Ok(out) => {
+                let outcome = if out.timed_out {
+                    GateOutcome::Timeout
+                } else if out.success() {
+                    GateOutcome::Passed
+                } else {
+                    GateOutcome::Failed
+                };
+                GateResult {
+                    level,
+                    description: gate.description.clone(),
+                    command: Some(command.clone()),
+                    outcome,
+                    success: outcome == GateOutcome::Passed,
+                    skipped: false,
+                    exit_code: match out.exit {
+                        sandbox::ExitKind::Code(c) => Some(c),
+                        sandbox::ExitKind::Signal(_) => None,
+                    },
+                    stdout: tail(&out.stdout.text, TAIL_CHARS),
+                    stderr: tail(&out.stderr.text, TAIL_CHARS),
+                    duration_ms: out.duration_ms,
+                }
+            }
+            Err(e) => GateResult {
+                level,
+                description: gate.description.clone(),
+                command: Some(command.clone()),
+                outcome: GateOutcome::Failed,
+                success: false,
+                skipped: false,
+                exit_code: None,
+                stdout: String::new(),
+                stderr: format!("the gate could not run: {e}"),
+                duration_ms: started.elapsed().as_millis() as u64,
+            },
+        };
+        let data = serde_json::to_value(&result).unwrap_or_default();
+        let receipt = match result.outcome {
+            GateOutcome::Passed => Receipt::success(data),
+            GateOutcome::Timeout => {
+                let mut r = Receipt::error(
+                    ErrorCode::Timeout,
+                    format!(
+                        "level {level} gate `{command}` ran past its {} timeout",
+                        humantime::format_duration(timeout)
+                    ),
+                );
+                r.data = data;
+                r
+            }
+            _ => {
+                let mut r = Receipt::error(
+                    ErrorCode::VerificationFailed,
+                    format!("level {level} gate `{command}` failed (exit {:?})", result.exit_code),
+                );
+                r.data = data;
+                r
+            }
+        };
+        att.push_record(record, &action, Some(verdict), "allow", None, None, receipt)?;
+        let stop = !result.success;
+        results.push(result);
+        if stop {
+            break;
+        }
+    }
+    Ok(results)
+}
+
+/// The outcome of a PRP run that was not stopped: success needs the gates to pass and at least
+/// one real check (a gate that ran, or a validation) to have passed.
+fn judge_prp(rec: &PrpRecord, record: &AttemptRecord) -> Outcome {
+    if !rec.success {
+        return Outcome::Failure;
+    }
+    if record.validations.iter().any(|v| v.status == ValidationStatus::Failed) {
+        return Outcome::Failure;
+    }
+    if record.validations.iter().any(|v| v.status == ValidationStatus::Pending) {
+        return Outcome::Pending;
+    }
+    let gate_ran = rec
+        .runs
+        .last()
+        .is_some_and(|run| run.iter().any(|g| g.outcome == GateOutcome::Passed));
+    if gate_ran || !record.validations.is_empty() {
+        Outcome::Success
+    } else {
+        Outcome::Pending
+    }
+}
+
+fn fix_prompt(task_id: &str, failed: &[&GateResult], attempt: u32, max: u32) -> String {
+    let mut context = String::new();
+    for g in failed {
+        let _ = write!(
+            context,
+            "\nLevel {}: {}\nCommand: {}\nExit code: {}\nOutput: {}\nError: {}\n",
+            g.level,
+            g.description,
+            g.command.as_deref().unwrap_or("-"),
+            g.exit_code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| format!("none ({:?})", g.outcome).to_lowercase()),
+            g.stdout.trim_end(),
+            g.stderr.trim_end(),
+        );
+    }
+    format!(
+        "The previous implementation failed validation. Please fix the issues.\n\nPRP task id: {task_id}\nFailed validation gates:\n{context}\nFix attempt: {attempt}/{max}\n\nAnalyse the failures and fix the implementation. End with your result in the same JSON format:\n{{\"result\": \"success\" | \"error\" | \"issue\", \"message\": \"...\"}}"
+    )
+}
+
+/// The PRP as markdown, as the coder reads it.
+fn render_prp(task_id: &str, prp: &PrpSpec) -> String {
+    let mut s = format!("# PRP {task_id}\n\n## Objective\n\n{}\n", prp.objective.trim());
+    if !prp.context.trim().is_empty() {
+        let _ = write!(s, "\n## Context\n\n{}\n", prp.context.trim());
+    }
+    let list = |s: &mut String, title: &str, items: &[String]| {
+        if !items.is_empty() {
+            let _ = write!(s, "\n## {title}\n\n");
+            for (i, item) in items.iter().enumerate() {
+                let _ = writeln!(s, "{}. {}", i + 1, item.trim());
+            }
+        }
+    };
+    list(&mut s, "Implementation steps", &prp.implementation_steps);
+    let _ = write!(s, "\n## Validation gates\n\n");
+    let mut gates: Vec<_> = prp.gates.iter().collect();
+    gates.sort_by_key(|g| g.level);
+    for g in gates {
+        let how = match (&g.command, g.manual) {
+            (_, true) => "manual".to_string(),
+            (Some(c), false) => format!("`{c}`"),
+            (None, false) => "no command".to_string(),
+        };
+        let _ = writeln!(s, "- Level {}: {} — {how}", g.level.0, g.description);
+    }
+    list(&mut s, "Success criteria", &prp.success_criteria);
+    list(&mut s, "References", &prp.references);
+    s
+}
+
+/// Path → content hash of every regular file in the workspace, leaving out `.git/` and the
+/// PRP itself.
+fn snapshot(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            !(e.depth() == 1 && (name == ".git" || name == ".prp"))
+        });
+    for entry in walker.filter_map(Result::ok).take(20_000) {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        if let Ok(bytes) = std::fs::read(entry.path()) {
+            out.insert(rel, sha256_tagged(&bytes));
+        }
+    }
+    out
+}
+
+/// Created, modified and deleted files between two snapshots; `source` says whether a file
+/// tool's receipt names the file.
+fn artifacts(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+    actions: &[super::record::ActionRecord],
+) -> Artifacts {
+    let by_receipt: BTreeSet<&str> = actions
+        .iter()
+        .flat_map(|a| a.receipt.receipts.iter())
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EvidenceKind::FileWrite | EvidenceKind::FileDelete | EvidenceKind::FileMove
+            )
+        })
+        .map(|e| e.source.as_str())
+        .collect();
+    let source = |p: &str| {
+        if by_receipt.iter().any(|s| *s == p || s.contains(p)) {
+            "receipt".to_string()
+        } else {
+            "command".to_string()
+        }
+    };
+    let mut out = Artifacts::default();
+    for (path, hash) in after {
+        match before.get(path) {
+            None => out.created.push(Artifact {
+                path: path.clone(),
+                hash: hash.clone(),
+                source: source(path),
+            }),
+            Some(old) if old != hash => out.modified.push(Artifact {
+                path: path.clone(),
+                hash: hash.clone(),
+                source: source(path),
+            }),
+            Some(_) => {}
+        }
+    }
+    for (path, hash) in before {
+        if !after.contains_key(path) {
+            out.deleted.push(Artifact {
+                path: path.clone(),
+                hash: hash.clone(),
+                source: source(path),
+            });
+        }
+    }
+    out
+}
+
+/// `validation-results.json`, `execution-summary.md`, `artifacts-list.json`.
+fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), String> {
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+    };
+    let results = serde_json::json!({
+        "task_id": rec.task_id,
+        "success": rec.success,
+        "outcome": outcome,
+        "fix_attempts": rec.fix_attempts,
+        "retries": rec.retries,
+        "delays": rec.delays.iter().map(|(what, ms)| serde_json::json!({ "for": what, "delay_ms": ms })).collect::<Vec<_>>(),
+        "error": rec.error,
+        "runs": rec.runs.iter().enumerate().map(|(i, run)| serde_json::json!({ "run": i, "after": if i == 0 { "implementation".to_string() } else { format!("fix attempt {i}") }, "gates": run })).collect::<Vec<_>>(),
+    });
+    write("validation-results.json", pretty(&results))?;
+    write(
+        "artifacts-list.json",
+        pretty(&serde_json::to_value(&rec.artifacts).unwrap_or_default()),
+    )?;
+    let mut md = format!(
+        "# PRP {}\n\n**Objective:** {}\n\n**Outcome:** {} — {}\n\n**Fix attempts:** {} · **Agent retries:** {}\n",
+        rec.task_id,
+        prp.objective.trim(),
+        super::expect::outcome_name(outcome),
+        if rec.success {
+            "every gate passed"
+        } else {
+            rec.error.as_deref().unwrap_or("gates did not pass")
+        },
+        rec.fix_attempts,
+        rec.retries,
+    );
+    for (i, run) in rec.runs.iter().enumerate() {
+        let _ = write!(
+            md,
+            "\n## Gate run {} ({})\n\n| level | gate | command | result | exit | ms |\n|---|---|---|---|---|---|\n",
+            i + 1,
+            if i == 0 {
+                "after implementation".to_string()
+            } else {
+                format!("after fix attempt {i}")
+            }
+        );
+        for g in run {
+            let _ = writeln!(
+                md,
+                "| {} | {} | `{}` | {:?} | {} | {} |",
+                g.level,
+                g.description.replace('|', "\\|"),
+                g.command.as_deref().unwrap_or("-").replace('|', "\\|"),
+                g.outcome,
+                g.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+                g.duration_ms
+            );
+        }
+    }
+    let _ = write!(md, "\n## Artifacts\n\n");
+    for (kind, list) in [
+        ("created", &rec.artifacts.created),
+        ("modified", &rec.artifacts.modified),
+        ("deleted", &rec.artifacts.deleted),
+    ] {
+        for a in list {
+            let _ = writeln!(md, "- {kind} `{}` ({}, {})", a.path, a.hash, a.source);
+        }
+    }
+    if !rec.replies.is_empty() {
+        let _ = write!(md, "\n## Coder replies\n\n");
+        for (i, r) in rec.replies.iter().enumerate() {
+            let _ = writeln!(
+                md,
+                "{}. {}: {}",
+                i + 1,
+                result_name(r.result),
+                r.message.replace('\n', " ")
+            );
+        }
+    }
+    write("execution-summary.md", md)
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+fn result_name(r: FinalResult) -> &'static str {
+    match r {
+        FinalResult::Success => "success",
+        FinalResult::Error => "error",
+        FinalResult::Issue => "issue",
+    }
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().skip(n - max).collect();
+        format!("…{cut}")
+    }
+}
+
+fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_by_the_factor_up_to_the_cap_with_positive_jitter() {
+        let b = FIX_BACKOFF;
+        assert_eq!(b.delay(1, 0.0), Duration::from_secs(2));
+        assert_eq!(b.delay(2, 0.0), Duration::from_secs(4));
+        assert_eq!(b.delay(3, 0.0), Duration::from_secs(8));
+        assert_eq!(b.delay(10, 0.0), Duration::from_secs(30));
+        assert_eq!(b.delay(1, 1.0), Duration::from_secs_f64(2.2));
+        assert!(b.delay(40, 1.0) <= Duration::from_secs(33));
+    }
+
+    #[test]
+    fn artifacts_are_classified_against_the_snapshot() {
+        let before: BTreeMap<String, String> = [
+            ("a".into(), "h1".into()),
+            ("b".into(), "h2".into()),
+            ("c".into(), "h3".into()),
+        ]
+        .into();
+        let after: BTreeMap<String, String> = [
+            ("a".into(), "h1".into()),
+            ("b".into(), "h9".into()),
+            ("d".into(), "h4".into()),
+        ]
+        .into();
+        let arts = artifacts(&before, &after, &[]);
+        let names = |v: &[Artifact]| v.iter().map(|a| a.path.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&arts.created), ["d"]);
+        assert_eq!(names(&arts.modified), ["b"]);
+        assert_eq!(names(&arts.deleted), ["c"]);
+        assert_eq!(arts.deleted[0].hash, "h3");
+        assert_eq!(arts.created[0].source, "command");
+    }
+
+    #[test]
+    fn the_fix_prompt_carries_the_error_context() {
+        let g = GateResult {
+            level: 2,
+            description: "unit tests".into(),
+            command: Some("python3 -m unittest".into()),
+            outcome: GateOutcome::Failed,
+            success: false,
+            skipped: false,
+            exit_code: Some(1),
+            stdout: "FAILED (failures=1)".into(),
+            stderr: "AssertionError: 3 != 4".into(),
+            duration_ms: 5,
+        };
+        let p = fix_prompt("PRP-1", &[&g], 1, 2);
+        for needle in [
+            "Level 2: unit tests",
+            "python3 -m unittest",
+            "Exit code: 1",
+            "AssertionError",
+            "Fix attempt: 1/2",
+        ] {
+            assert!(p.contains(needle), "{needle} missing from {p}");
+        }
+    }
+}
