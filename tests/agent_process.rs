@@ -146,6 +146,7 @@ fn example_agent_runs_a_command_and_reports_its_output() {
     assert_eq!(
         final_of(&events),
         FinalReport {
+            code: None,
             result: FinalResult::Success,
             message: "hi".into()
         }
@@ -177,6 +178,7 @@ fn example_agent_reads_and_summarises() {
     assert_eq!(
         final_of(&events),
         FinalReport {
+            code: None,
             result: FinalResult::Success,
             message: "notes.md: 3 lines; first line: # Title".into()
         }
@@ -276,6 +278,7 @@ fn garbage_lines_are_malformed_then_the_final_counts() {
     assert_eq!(
         final_of(&events),
         FinalReport {
+            code: None,
             result: FinalResult::Success,
             message: "done anyway".into()
         }

@@ -242,3 +242,41 @@ fn replies_parse_raw_or_fenced_and_anything_else_is_an_error_quoting_it() {
         "unknown result values are not success"
     );
 }
+
+#[test]
+fn a_transient_error_report_is_retried_and_a_permanent_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let transient = run(
+        dir.path(),
+        r#"
+description: rate limited once
+kind: prp
+prp:
+  objective: x
+  gates: [ { level: 1, description: d, command: "test -f ok.txt" } ]
+  retry: { attempts: 3, base: 10ms }
+solution:
+  - final: { result: error, code: RATE_LIMIT, message: "429 Too Many Requests" }
+  - write_file: { path: ok.txt, content: ok }
+  - final: { result: success }
+expect: { outcome: success, prp: { retries: 1 }, receipts: [ { tool: medin.retry, data: { attempt: 2 } } ] }
+"#,
+    );
+    assert!(transient.passed(), "{:?}", transient.failure_message());
+    let permanent = run(
+        dir.path(),
+        r#"
+description: bad credentials
+kind: prp
+prp:
+  objective: x
+  gates: [ { level: 1, description: d, command: "true" } ]
+  retry: { attempts: 3, base: 10ms }
+solution:
+  - final: { result: error, code: AUTH, message: "401 invalid API key" }
+  - final: { result: success }
+expect: { outcome: failure, prp: { retries: 0, gates: [], error: "401" } }
+"#,
+    );
+    assert!(permanent.passed(), "{:?}", permanent.failure_message());
+}

@@ -117,6 +117,7 @@ fn design_example_loads_into_expected_values() {
                 input: json!({"command": "cat hello.txt"})
             },
             Step::Final(medin::spec::FinalReport {
+                code: None,
                 result: FinalResult::Success,
                 message: "created hello.txt".into()
             }),

@@ -100,6 +100,7 @@ impl Agent for ExecAgent {
                     .or_else(|| receipt.errors.first().map(|e| e.message.clone()))
                     .unwrap_or_else(|| format!("`{}` finished ({:?})", self.command, receipt.status).to_lowercase());
                 return AgentEvent::Final(FinalReport {
+                    code: None,
                     result: if ok { FinalResult::Success } else { FinalResult::Error },
                     message,
                 });
@@ -172,6 +173,7 @@ mod tests {
         assert_eq!(
             a.next(Some((&action, &r))),
             AgentEvent::Final(FinalReport {
+                code: None,
                 result: FinalResult::Success,
                 message: "all done".into()
             })
@@ -185,6 +187,7 @@ mod tests {
         assert_eq!(
             a.next(Some((&again, &r))),
             AgentEvent::Final(FinalReport {
+                code: None,
                 result: FinalResult::Error,
                 message: "boom".into()
             })

@@ -76,6 +76,7 @@ mod tests {
                 raw: "{not json".into(),
             },
             Step::Final(FinalReport {
+                code: None,
                 result: FinalResult::Success,
                 message: "done".into(),
             }),
@@ -105,6 +106,7 @@ mod tests {
         assert!(matches!(
             a.next(None),
             AgentEvent::Final(FinalReport {
+                code: None,
                 result: FinalResult::Success,
                 ..
             })

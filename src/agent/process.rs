@@ -330,7 +330,8 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
             };
-            Some(AgentEvent::Final(FinalReport { result, message }))
+            let code = obj.get("code").and_then(|c| serde_json::from_value(c.clone()).ok());
+            Some(AgentEvent::Final(FinalReport { code, result, message }))
         }
         "usage" => {
             let (Some(input_tokens), Some(output_tokens)) = (
@@ -459,6 +460,7 @@ mod tests {
         assert_eq!(
             parse_line(r#"{"type":"final","result":"issue","message":"which file?"}"#),
             Some(AgentEvent::Final(FinalReport {
+                code: None,
                 result: FinalResult::Issue,
                 message: "which file?".into()
             }))

@@ -573,6 +573,7 @@ mod tests {
                 action(2, "bash", Receipt::error(ErrorCode::Timeout, "timed out after 1s")),
             ],
             final_report: Some(FinalReport {
+                code: None,
                 result: FinalResult::Success,
                 message: "created hello.txt".into(),
             }),

@@ -787,11 +787,12 @@ pub fn parse_reply(text: &str) -> Result<crate::spec::FinalReport, crate::spec::
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
         };
-        Some(FinalReport { result, message })
+        let code = v.get("code").and_then(|c| serde_json::from_value(c.clone()).ok());
+        Some(FinalReport { code, result, message })
     });
     parsed.ok_or_else(|| {
         let quoted: String = text.chars().take(2000).collect();
-        FinalReport {
+        FinalReport { code: None,
             result: FinalResult::Error,
             message: format!("could not parse the agent's reply as {{\"result\": \"success|error|issue\", \"message\": ..}} (raw or in a ```json fence); the reply was: {quoted}"),
         }

@@ -318,6 +318,15 @@ fn is_transient(f: &AgentFailure) -> bool {
     )
 }
 
+/// Error codes an agent may report that are worth retrying; VALIDATION_ERROR, INVALID_INPUT,
+/// AUTH, NOT_FOUND, PARSE_ERROR and the rest are permanent.
+fn is_transient_code(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::Timeout | ErrorCode::RateLimit | ErrorCode::NetworkError | ErrorCode::DependencyFail
+    )
+}
+
 /// One agent round, restarted (with backoff) after transient failures. A restarted agent gets
 /// the round's prompt as its task (and the feedback, for fix rounds).
 #[allow(clippy::too_many_arguments)]
@@ -335,28 +344,40 @@ fn round_with_retry(
     let mut attempt = 1;
     loop {
         let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
-        let RoundEnd::AgentFailed(failure) = &end else {
-            return Ok(end);
+        let why = match &end {
+            RoundEnd::AgentFailed(failure) if is_transient(failure) => failure.to_string(),
+            RoundEnd::Reported(r) if r.result == FinalResult::Error && r.code.is_some_and(is_transient_code) => {
+                format!("{}: {}", r.code.map(|c| c.as_str()).unwrap_or_default(), r.message)
+            }
+            _ => return Ok(end),
         };
-        if !is_transient(failure) || attempt >= retry.attempts {
+        if attempt >= retry.attempts {
             return Ok(end);
         }
         let delay = retry.backoff.delay(attempt, fastrand::f64());
-        let context = serde_json::json!({ "attempt": attempt + 1, "of": retry.attempts, "after": failure.to_string() });
+        let context = serde_json::json!({ "attempt": attempt + 1, "of": retry.attempts, "after": why });
         if !sleep_within(att, clock, record, rec, "medin.retry", delay, context)? {
             return Ok(end);
         }
         rec.retries += 1;
         attempt += 1;
-        agent.finish();
-        let brief = att.brief(clock.task_timeout, prompt.to_string());
-        att.log_transcript(
-            "to_agent",
-            serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
-        )?;
-        *agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
-        if let Some(f) = feedback {
-            agent.feedback(f);
+        if matches!(end, RoundEnd::AgentFailed(_)) {
+            // The agent is gone: start a new one on the round's prompt.
+            agent.finish();
+            let brief = att.brief(clock.task_timeout, prompt.to_string());
+            att.log_transcript(
+                "to_agent",
+                serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
+            )?;
+            *agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+            if let Some(f) = feedback {
+                agent.feedback(f);
+            }
+        } else {
+            // The agent is alive and reported a transient error: ask it again.
+            let again = serde_json::json!({ "kind": "retry", "attempt": attempt, "of": retry.attempts, "reason": why, "prompt": prompt });
+            att.log_transcript("to_agent", serde_json::json!({ "type": "feedback", "feedback": again }))?;
+            agent.feedback(&again);
         }
     }
 }

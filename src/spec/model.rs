@@ -295,6 +295,10 @@ pub struct FinalReport {
     pub result: FinalResult,
     #[serde(default)]
     pub message: String,
+    /// With `result: error`: the error's code. TIMEOUT, RATE_LIMIT, NETWORK_ERROR and
+    /// DEPENDENCY_FAIL are transient, and a multi-round kind retries the round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
