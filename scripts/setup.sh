@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs what medin's tests and bundled suite need, idempotently: git and python3 (the
-# example agent and several tasks use them). Safe to run again; does nothing when all is there.
+# Installs what medin's tests and bundled suite need, idempotently: git, python3 and node (the
+# example agent, several tasks and the TDD fixtures use them). Safe to run again; does nothing when all is there.
 set -euo pipefail
 
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v sh >/dev/null 2>&1 || need+=(dash)
+# node runs the Node fixture of the TDD tasks (`node --test`, Node 18+).
+command -v node >/dev/null 2>&1 || need+=(nodejs)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -23,4 +25,4 @@ if command -v rustup >/dev/null 2>&1; then
   rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
   rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 fi
-echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version)"
+echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version)"

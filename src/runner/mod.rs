@@ -10,6 +10,8 @@
 pub mod expect;
 mod prp;
 pub mod record;
+pub mod tdd;
+pub mod toolchain;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -216,6 +218,8 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         "final": record.final_report,
         "metrics": record.metrics,
         "validations": record.validations,
+        "prp": record.prp,
+        "tdd": record.tdd,
     });
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
         result.verdict = TrialVerdict::HarnessError(format!("cannot write metrics.json: {e}"));
@@ -274,13 +278,6 @@ struct Attempt<'a> {
 
 impl<'a> Attempt<'a> {
     fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
-        if task.kind == TaskKind::Tdd {
-            return Err(format!(
-                "`kind: {:?}` tasks are not supported by this version of medin; use `kind: task`",
-                task.kind
-            )
-            .to_lowercase());
-        }
         if run_dir.exists() {
             std::fs::remove_dir_all(run_dir)
                 .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
@@ -346,6 +343,10 @@ impl<'a> Attempt<'a> {
         };
         if self.task.kind == TaskKind::Prp {
             prp::run(&mut self, &clock, &mut tracker, &mut record)?;
+        } else if self.task.kind == TaskKind::Tdd {
+            let tdd = tdd::run(&mut self, &clock, &mut tracker, &mut record)?;
+            record.validations = self.validate();
+            record.tdd = Some(tdd);
         } else {
             let brief = self.brief(clock.task_timeout, self.task.prompt.clone());
             self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
@@ -845,6 +846,7 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = task.policy.network;
+    cfg.env.extend(toolchain::toolchain_env(&task.toolchains, sandbox::SANDBOX_PATH));
     cfg
 }
 

@@ -83,6 +83,8 @@ pub struct AttemptRecord {
     pub fixture: Option<PathBuf>,
     /// PRP tasks: gate runs, fix attempts, retries, artifacts.
     pub prp: Option<PrpRecord>,
+    /// TDD tasks: exit tag, iterations, stop reason, fix levels.
+    pub tdd: Option<super::tdd::TddRecord>,
 }
 
 /// The result of one gate.

@@ -53,8 +53,46 @@ pub struct TaskSpec {
     /// validation gates that prove it.
     #[serde(default)]
     pub prp: Option<PrpSpec>,
+    /// The test loop of a `kind: tdd` task.
+    #[serde(default)]
+    pub tdd: Option<TddSpec>,
+    /// Host toolchains the task's commands need (`rust`, `python`, `node`): their binaries are
+    /// put on the sandbox's PATH, with the variables they need to find themselves.
+    #[serde(default)]
+    pub toolchains: Vec<Toolchain>,
 }
 
+/// A host toolchain a task may use inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Toolchain {
+    Rust,
+    Python,
+    Node,
+}
+
+/// A TDD-Ralph loop: run the real tests, give the failures to the agent, let it fix, repeat.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TddSpec {
+    /// The project's real test command, run in the sandbox (e.g. `cargo test --offline`).
+    pub test: String,
+    /// The runner whose output `test` prints (default: detected from the output).
+    #[serde(default)]
+    pub framework: Option<String>,
+    /// Fix rounds at most (default 5).
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+    /// A build command verified after each fix, before the tests are judged.
+    #[serde(default)]
+    pub build: Option<String>,
+    /// Identical error signatures in a row that trip the circuit breaker (default 3).
+    #[serde(default)]
+    pub breaker: Option<u32>,
+    /// Write `tdd-state/coverage.json` (per-iteration counts) as well.
+    #[serde(default)]
+    pub coverage: bool,
+}
 /// A PRP: objective, context, steps, and the progressive validation gates (levels 1-4).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -358,6 +396,27 @@ pub struct Expect {
     /// PRP tasks: the gate runs, fix attempts and artifacts.
     #[serde(default)]
     pub prp: Option<PrpExpect>,
+    /// TDD tasks: the exit tag, iterations and stop reason.
+    #[serde(default)]
+    pub tdd: Option<TddExpect>,
+}
+
+/// What a TDD loop must show.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TddExpect {
+    /// `TDD_RALPH_COMPLETE` or `TDD_RALPH_STOPPED`.
+    #[serde(default)]
+    pub exit: Option<String>,
+    /// Fix rounds that ran.
+    #[serde(default)]
+    pub iterations: Option<u32>,
+    /// converged | circuit_breaker | max_iterations | prohibited_action | infrastructure
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Fix level of each round, in order (`L1`, `L2`, `L3`; `none` for a round that changed nothing).
+    #[serde(default)]
+    pub fix_levels: Option<Vec<String>>,
 }
 
 /// What a PRP run must show.

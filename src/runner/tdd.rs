@@ -1,0 +1,732 @@
+//! TDD-Ralph loops (`kind: tdd`): run the project's real test command, parse its real output,
+//! give the failures to the agent, let it fix, and repeat — until every test passes, the
+//! circuit breaker trips, the iterations run out, the agent does something prohibited, or the
+//! test infrastructure itself fails.
+//!
+//! What makes the loop trustworthy:
+//! - the tests are always the real command, run through the sandbox, and the verdict comes from
+//!   [`crate::testparse`] cross-checked with the exit code: "no test ran" is never a pass, and a
+//!   build break is an error with the compiler's message;
+//! - the circuit breaker compares error *signatures* (failure messages with volatile parts
+//!   removed, over the sorted set of failing tests), so it trips on a real loop — three
+//!   identical signatures in a row — and not on progress;
+//! - infrastructure failures (command not found, killed, runner timeout) are their own stop
+//!   reason, never a signature;
+//! - each fix round's change is diffed and scored with the fix-level table (lines, files,
+//!   construct, usages): L1 applied, L2 applied and flagged, L3 reverted and documented;
+//! - prohibited actions (test tampering) are blocked by the guard and stop the loop;
+//! - the state lives in the workspace's `tdd-state/` (`plan.md`, `work-log.md`,
+//!   `test-results.json`, `error-history.json`, optional `coverage.json`, and `summary.md` at
+//!   the end). Every file is read back before each iteration and written after every action by
+//!   write-then-rename, so an interrupted run (Ctrl-C) leaves whole files; a corrupted file is
+//!   moved to `tdd-state/backup/`, re-initialised, and the incident logged.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::record::AttemptRecord;
+use super::{Attempt, Clock, RoundEnd};
+use crate::agent::{self, Agent};
+use crate::guard::limits::LimitTracker;
+use crate::guard::Category;
+use crate::sandbox::{self, ExitKind};
+use crate::spec::{Outcome, TddSpec};
+use crate::testparse::{self, Framework, Status, TestReport};
+
+pub const EXIT_COMPLETE: &str = "TDD_RALPH_COMPLETE";
+pub const EXIT_STOPPED: &str = "TDD_RALPH_STOPPED";
+const DEFAULT_MAX_ITERATIONS: u32 = 5;
+const DEFAULT_BREAKER: u32 = 3;
+const STATE_DIR: &str = "tdd-state";
+/// Folders left out of fix diffs: the loop's own state, build output, tool caches, VCS.
+const NOT_SOURCE: &[&str] = &[STATE_DIR, "target", ".cargo", "node_modules", ".git", "__pycache__", ".pytest_cache"];
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Converged,
+    CircuitBreaker,
+    MaxIterations,
+    ProhibitedAction,
+    Infrastructure,
+    /// The agent broke, or the harness stopped the task (limits, timeout).
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::CircuitBreaker => "circuit_breaker",
+            StopReason::MaxIterations => "max_iterations",
+            StopReason::ProhibitedAction => "prohibited_action",
+            StopReason::Infrastructure => "infrastructure",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What a TDD loop did (kept in the attempt record and `metrics.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TddRecord {
+    /// `TDD_RALPH_COMPLETE` or `TDD_RALPH_STOPPED`.
+    pub exit: String,
+    pub stop_reason: Option<StopReason>,
+    /// Fix rounds that ran.
+    pub iterations: u32,
+    /// Fix level per round (`L1`, `L2`, `L3`, `none`).
+    pub fix_levels: Vec<String>,
+    /// The last parsed test run.
+    pub last: Option<TestReport>,
+    pub detail: String,
+}
+
+/// `error-history.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorHistory {
+    history: Vec<HistoryEntry>,
+    consecutive_same_error: u32,
+    last_signature: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct HistoryEntry {
+    iteration: u32,
+    signature: String,
+    message: String,
+}
+
+/// Runs a TDD task and fills `record`.
+pub(super) fn run(
+    att: &mut Attempt<'_>,
+    clock: &Clock,
+    tracker: &mut LimitTracker,
+    record: &mut AttemptRecord,
+) -> Result<TddRecord, String> {
+    let spec = att.task.tdd.clone().ok_or_else(|| {
+        "`kind: tdd` needs a `tdd:` block with at least `test: <the project's test command>`; see README (TDD tasks)"
+            .to_string()
+    })?;
+    let framework = match spec.framework.as_deref() {
+        Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
+        None => None,
+    };
+    let state = State::new(att.workspace.join(STATE_DIR));
+    state.init(&att.task.prompt, &spec)?;
+    let max_iterations = spec.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+    let breaker = spec.breaker.unwrap_or(DEFAULT_BREAKER).max(1);
+    let mut rec = TddRecord::default();
+
+    // Iteration 0: where the project stands before any fix.
+    let mut report = match run_tests(att, &spec, framework) {
+        TestRun::Report(r) => r,
+        TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
+    };
+    state.write_results(&spec.test, &report, 0)?;
+    state.log_iteration(0, "baseline: run the tests as they are", "(none)", &spec.test, &report, "", &next_action(&report))?;
+    if converged(&report) {
+        rec.last = Some(report);
+        return Ok(stop(&state, &mut rec, StopReason::Converged, "every test passed before any fix".into(), record));
+    }
+
+    let mut history = state.read_history()?;
+    let brief = att.brief(clock.task_timeout, round_prompt(&att.task.prompt, &spec.test, &report));
+    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
+    let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+    let outcome = loop {
+        if rec.iterations >= max_iterations {
+            break (StopReason::MaxIterations, format!("{max_iterations} fix rounds ran and tests still fail"));
+        }
+        rec.iterations += 1;
+        let n = rec.iterations;
+        // Read every state file before the iteration (and repair what is broken).
+        history = state.read_history().unwrap_or(history);
+        if n > 1 {
+            let feedback = serde_json::json!({
+                "kind": "test_failures",
+                "iteration": n,
+                "command": spec.test,
+                "report": report,
+                "consecutive_same_error": history.consecutive_same_error,
+                "prompt": round_prompt(&att.task.prompt, &spec.test, &report),
+            });
+            att.log_transcript("to_agent", serde_json::json!({ "type": "feedback", "feedback": feedback }))?;
+            agent.feedback(&feedback);
+        }
+        let before = source_snapshot(&att.workspace);
+        let actions_before = record.actions.len();
+        let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        match end {
+            RoundEnd::Reported(r) => record.final_report = Some(r),
+            RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),
+            RoundEnd::Stopped(o, why) => {
+                record.stop_reason = Some(why.clone());
+                agent.finish();
+                rec.last = Some(report);
+                let mut out = stop(&state, &mut rec, StopReason::Interrupted, why, record);
+                out.detail = format!("{} ({})", out.detail, super::expect::outcome_name(o));
+                record.outcome = Some(o);
+                return Ok(out);
+            }
+        }
+        if let Some(what) = prohibited(&record.actions[actions_before..]) {
+            break (StopReason::ProhibitedAction, what);
+        }
+        let after = source_snapshot(&att.workspace);
+        let fix = FixChange::between(&before, &after, &att.workspace);
+        let level = fix.level();
+        rec.fix_levels.push(level.label().to_string());
+        let mut analysis = format!("fix level {} (score {}: {})", level.label(), fix.score(), fix.explain());
+        if level == FixLevel::L3 {
+            restore(&att.workspace, &before, &after)?;
+            analysis.push_str("; L3: not applied (reverted), documented here for a human to review");
+        } else if level == FixLevel::L2 {
+            analysis.push_str("; L2: applied and flagged for review");
+        }
+        let build_failure = match &spec.build {
+            Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
+                Ok(out) if out.success() => None,
+                Ok(out) => Some(format!("build `{build}` failed ({:?}): {}", out.exit, tail(&out.stderr.text, 2000))),
+                Err(e) => return Err(format!("build `{build}` could not run: {e}")),
+            },
+            None => None,
+        };
+        report = match build_failure {
+            Some(message) => build_error_report(message),
+            None => match run_tests(att, &spec, framework) {
+                TestRun::Report(r) => r,
+                TestRun::Infrastructure(why) => break (StopReason::Infrastructure, why),
+            },
+        };
+        state.write_results(&spec.test, &report, n)?;
+        if spec.coverage {
+            state.append_coverage(n, &report)?;
+        }
+        state.log_iteration(n, "the agent's fix makes the failing tests pass", &fix.diff, &spec.test, &report, &analysis, &next_action(&report))?;
+        if converged(&report) {
+            break (StopReason::Converged, format!("every test passed after {n} fix round(s)"));
+        }
+        let signature = testparse::signature::error_signature(&report);
+        if history.last_signature.as_deref() == Some(signature.as_str()) {
+            history.consecutive_same_error += 1;
+        } else {
+            history.consecutive_same_error = 1;
+            history.last_signature = Some(signature.clone());
+        }
+        history.history.push(HistoryEntry { iteration: n, signature, message: first_message(&report) });
+        state.write_history(&history)?;
+        if history.consecutive_same_error >= breaker {
+            state.breaker_report(&history, &report)?;
+            break (
+                StopReason::CircuitBreaker,
+                format!("the same error signature {} times in a row", history.consecutive_same_error),
+            );
+        }
+    };
+    agent.finish();
+    rec.last = Some(report);
+    Ok(stop(&state, &mut rec, outcome.0, outcome.1, record))
+}
+
+/// Ends the loop: exit tag, summary report, the attempt's outcome.
+fn stop(state: &State, rec: &mut TddRecord, reason: StopReason, detail: String, record: &mut AttemptRecord) -> TddRecord {
+    rec.exit = if reason == StopReason::Converged { EXIT_COMPLETE } else { EXIT_STOPPED }.to_string();
+    rec.stop_reason = Some(reason);
+    rec.detail = detail;
+    let _ = state.summary(rec);
+    if record.outcome.is_none() {
+        record.outcome = Some(match reason {
+            StopReason::Converged => Outcome::Success,
+            StopReason::CircuitBreaker | StopReason::MaxIterations => Outcome::Failure,
+            StopReason::ProhibitedAction => Outcome::Stopped,
+            StopReason::Infrastructure | StopReason::Interrupted => Outcome::Error,
+        });
+    }
+    if reason != StopReason::Converged && record.stop_reason.is_none() {
+        record.stop_reason = Some(format!("{}: {}", reason.as_str(), rec.detail));
+    }
+    rec.clone()
+}
+
+/// 100% of at least one test passed.
+fn converged(r: &TestReport) -> bool {
+    r.status == Status::Passed && r.total > 0 && r.failed == 0
+}
+
+enum TestRun {
+    Report(TestReport),
+    /// The tests could not run at all: not the code's fault, not a signature.
+    Infrastructure(String),
+}
+
+fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>) -> TestRun {
+    let out = match sandbox::run_shell(&att.sandbox, &spec.test, None) {
+        Ok(out) => out,
+        Err(e) => return TestRun::Infrastructure(format!("the test command could not start: {e}")),
+    };
+    if out.timed_out {
+        return TestRun::Infrastructure(format!("the test command `{}` ran past its {:?} timeout", spec.test, att.sandbox.timeout));
+    }
+    let code = match out.exit {
+        ExitKind::Code(c) => c,
+        ExitKind::Signal(s) => {
+            return TestRun::Infrastructure(format!("the test runner was killed by signal {s} (out of memory or a limit?)"));
+        }
+    };
+    if code == 127 || code == 126 {
+        return TestRun::Infrastructure(format!(
+            "the test command `{}` was not found or not executable (exit {code}): {}",
+            spec.test,
+            tail(&out.stderr.text, 500)
+        ));
+    }
+    let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    TestRun::Report(testparse::parse(&text, Some(code), framework))
+}
+
+fn build_error_report(message: String) -> TestReport {
+    TestReport {
+        framework: "build".into(),
+        status: Status::Error,
+        total: 0,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        failures: vec![testparse::Failure { name: "build".into(), file: None, line: None, message, stack: None }],
+    }
+}
+
+fn first_message(r: &TestReport) -> String {
+    r.failures.first().map(|f| format!("{}: {}", f.name, f.message)).unwrap_or_else(|| format!("{:?}", r.status))
+}
+
+fn next_action(r: &TestReport) -> String {
+    if converged(r) {
+        "stop: every test passes".into()
+    } else {
+        match r.status {
+            Status::NoTests => "no test ran: make the test command run the tests (no tests is not a pass)".into(),
+            Status::Error => "fix the build or the runner error first".into(),
+            _ => format!("fix {} failing test(s), starting with {}", r.failed, first_message(r)),
+        }
+    }
+}
+
+fn round_prompt(goal: &str, command: &str, r: &TestReport) -> String {
+    let mut s = format!("{goal}\n\nThe tests (`{command}`) report: {:?}, {} passed, {} failed, {} skipped.\n", r.status, r.passed, r.failed, r.skipped);
+    for f in r.failures.iter().take(10) {
+        let _ = writeln!(s, "- {}{}: {}", f.name, f.file.as_ref().map(|p| format!(" ({p})")).unwrap_or_default(), f.message.trim());
+    }
+    s.push_str("\nFix the code (not the tests), then end the round with a final report.");
+    s
+}
+
+/// A guard-blocked test-tampering action in this round.
+fn prohibited(actions: &[super::record::ActionRecord]) -> Option<String> {
+    actions.iter().find_map(|a| {
+        let v = a.guard.as_ref()?;
+        let hit = v.violations.iter().find(|x| x.category == Category::TestTampering)?;
+        (a.decision == "deny").then(|| format!("{} was blocked: {} ({})", a.tool, hit.description, hit.rule))
+    })
+}
+
+// ------------------------------------------------------------------ fix levels
+
+/// The fix-level table of the TDD-Ralph rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixLevel {
+    None,
+    L1,
+    L2,
+    L3,
+}
+
+impl FixLevel {
+    pub fn label(self) -> &'static str {
+        match self {
+            FixLevel::None => "none",
+            FixLevel::L1 => "L1",
+            FixLevel::L2 => "L2",
+            FixLevel::L3 => "L3",
+        }
+    }
+}
+
+/// One round's change to the source tree.
+#[derive(Debug, Clone, Default)]
+pub struct FixChange {
+    pub lines_changed: usize,
+    pub files: usize,
+    /// 1 variable/import, 2 function body, 3 class/architecture.
+    pub construct: u8,
+    /// Uses, across the workspace, of the names whose definitions changed.
+    pub usages: usize,
+    /// Unified diff of the change (for the work log).
+    pub diff: String,
+}
+
+impl FixChange {
+    fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>, root: &Path) -> FixChange {
+        let mut c = FixChange { construct: 1, ..Default::default() };
+        let mut defined: Vec<String> = Vec::new();
+        let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+        for path in keys {
+            let old = before.get(path).map(String::as_str).unwrap_or("");
+            let new = after.get(path).map(String::as_str).unwrap_or("");
+            if old == new {
+                continue;
+            }
+            c.files += 1;
+            let diff = similar::TextDiff::from_lines(old, new);
+            for change in diff.iter_all_changes() {
+                if change.tag() == similar::ChangeTag::Equal {
+                    continue;
+                }
+                c.lines_changed += 1;
+                let line = change.value().trim();
+                let kind = construct_of(line);
+                c.construct = c.construct.max(kind);
+                if let Some(name) = defined_name(line) {
+                    if !defined.contains(&name) {
+                        defined.push(name);
+                    }
+                }
+            }
+            let _ = write!(c.diff, "{}", diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}")));
+        }
+        if c.lines_changed > 5 {
+            c.construct = c.construct.max(2);
+        }
+        if !defined.is_empty() {
+            let texts: Vec<String> = walk_sources(root).into_values().collect();
+            c.usages = defined.iter().map(|name| texts.iter().map(|t| count_word(t, name)).sum::<usize>()).max().unwrap_or(0);
+        }
+        c
+    }
+
+    fn points(&self) -> [u8; 4] {
+        let lines = match self.lines_changed {
+            0..=5 => 1,
+            6..=25 => 2,
+            _ => 3,
+        };
+        let files = match self.files {
+            0 | 1 => 1,
+            2 => 2,
+            _ => 3,
+        };
+        let usages = match self.usages {
+            0..=2 => 1,
+            3..=10 => 2,
+            _ => 3,
+        };
+        [lines, files, self.construct.clamp(1, 3), usages]
+    }
+
+    pub fn score(&self) -> u8 {
+        self.points().iter().sum()
+    }
+
+    /// Score 4 (the minimum) to 4: L1; 5-7: L2; 8+: L3.
+    pub fn level(&self) -> FixLevel {
+        if self.lines_changed == 0 {
+            return FixLevel::None;
+        }
+        match self.score() {
+            0..=4 => FixLevel::L1,
+            5..=7 => FixLevel::L2,
+            _ => FixLevel::L3,
+        }
+    }
+
+    fn explain(&self) -> String {
+        let [l, f, c, u] = self.points();
+        format!(
+            "{} lines → {l}, {} files → {f}, construct → {c}, {} usages → {u}",
+            self.lines_changed, self.files, self.usages
+        )
+    }
+}
+
+/// The construct a changed line belongs to: 3 for a class / struct / trait / interface / module
+/// definition, 2 for a function definition line, 1 for a statement, import or assignment. (A
+/// body rewritten over more than five lines counts as 2 too; see [`FixChange::between`].)
+fn construct_of(line: &str) -> u8 {
+    let first = line.split_whitespace().next().unwrap_or("");
+    let second = line.split_whitespace().nth(1).unwrap_or("");
+    let is = |w: &str| first == w || (matches!(first, "pub" | "export" | "pub(crate)" | "abstract" | "public" | "async") && second == w);
+    if ["class", "struct", "trait", "interface", "enum", "impl", "mod", "module", "type"].iter().any(|w| is(w)) {
+        3
+    } else if ["def", "fn", "function"].iter().any(|w| is(w)) {
+        2
+    } else {
+        1
+    }
+}
+
+/// The name a definition line defines (`def f(`, `fn f(`, `function f(`, `class C`).
+fn defined_name(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == '(' || c == ':' || c == '<' || c == '{').filter(|w| !w.is_empty()).collect();
+    let i = words.iter().position(|w| matches!(*w, "def" | "fn" | "function" | "class" | "struct" | "trait" | "interface"))?;
+    let name = words.get(i + 1)?;
+    name.chars().all(|c| c.is_alphanumeric() || c == '_').then(|| name.to_string())
+}
+
+fn count_word(text: &str, word: &str) -> usize {
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    text.match_indices(word)
+        .filter(|(i, _)| {
+            let before_ok = *i == 0 || !is_ident(bytes[*i - 1]);
+            let end = i + word.len();
+            let after_ok = end >= bytes.len() || !is_ident(bytes[end]);
+            before_ok && after_ok
+        })
+        .count()
+}
+
+/// Source files (text) of the workspace, leaving out state, build output and caches.
+fn walk_sources(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let walker = walkdir::WalkDir::new(root).into_iter().filter_entry(|e| {
+        e.depth() == 0 || !NOT_SOURCE.contains(&e.file_name().to_string_lossy().as_ref())
+    });
+    for entry in walker.filter_map(Result::ok).take(5000) {
+        if !entry.file_type().is_file() || entry.metadata().map(|m| m.len() > 1 << 20).unwrap_or(true) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        if let Ok(text) = std::fs::read_to_string(entry.path()) {
+            out.insert(rel.to_string_lossy().replace('\\', "/"), text);
+        }
+    }
+    out
+}
+
+fn source_snapshot(root: &Path) -> BTreeMap<String, String> {
+    walk_sources(root)
+}
+
+/// Puts the source tree back as it was in `before` (an L3 fix is not applied).
+fn restore(root: &Path, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Result<(), String> {
+    for (path, text) in before {
+        if after.get(path) != Some(text) {
+            let full = root.join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("cannot revert {path}: {e}"))?;
+            }
+            std::fs::write(&full, text).map_err(|e| format!("cannot revert {path}: {e}"))?;
+        }
+    }
+    for path in after.keys().filter(|p| !before.contains_key(*p)) {
+        std::fs::remove_file(root.join(path)).map_err(|e| format!("cannot revert (remove) {path}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        text.trim().to_string()
+    } else {
+        text.chars().skip(n - max).collect::<String>().trim().to_string()
+    }
+}
+
+// ------------------------------------------------------------------ state
+
+/// The `tdd-state/` folder.
+struct State {
+    dir: PathBuf,
+}
+
+impl State {
+    fn new(dir: PathBuf) -> Self {
+        State { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Writes whole files only: a temp file renamed into place.
+    fn write(&self, name: &str, text: &str) -> Result<(), String> {
+        let tmp = self.path(&format!(".{name}.tmp"));
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, self.path(name)))
+            .map_err(|e| format!("cannot write {STATE_DIR}/{name}: {e}"))
+    }
+
+    fn append(&self, name: &str, text: &str) -> Result<(), String> {
+        let old = std::fs::read_to_string(self.path(name)).unwrap_or_default();
+        self.write(name, &(old + text))
+    }
+
+    fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), String> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {STATE_DIR}/: {e}"))?;
+        self.write("plan.md", &format!("# Plan\n\n## Goal\n\n{}\n\n## Test command\n\n`{}`\n", goal.trim(), spec.test))?;
+        self.write("work-log.md", &format!("# TDD Work Log\n\n## Goal\n\n{}\n\n---\n", goal.trim()))?;
+        self.write("error-history.json", &pretty(&serde_json::to_value(ErrorHistory::default()).unwrap_or_default()))?;
+        self.write("test-results.json", "{}\n")?;
+        if spec.coverage {
+            self.write("coverage.json", "{\"iterations\": []}\n")?;
+        }
+        Ok(())
+    }
+
+    /// Reads `error-history.json`; a corrupted file is backed up, re-initialised and logged.
+    fn read_history(&self) -> Result<ErrorHistory, String> {
+        let name = "error-history.json";
+        match std::fs::read_to_string(self.path(name)).map(|t| serde_json::from_str::<ErrorHistory>(&t)) {
+            Ok(Ok(h)) => Ok(h),
+            other => {
+                let why = match other {
+                    Ok(Err(e)) => e.to_string(),
+                    Err(e) => e.to_string(),
+                    Ok(Ok(_)) => String::new(),
+                };
+                let backup = self.dir.join("backup");
+                std::fs::create_dir_all(&backup).map_err(|e| format!("cannot create {STATE_DIR}/backup: {e}"))?;
+                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%3f");
+                let _ = std::fs::rename(self.path(name), backup.join(format!("{name}.{stamp}")));
+                let fresh = ErrorHistory::default();
+                self.write(name, &pretty(&serde_json::to_value(&fresh).unwrap_or_default()))?;
+                self.append("work-log.md", &format!("\n> **Incident:** {name} was corrupted ({why}); moved to {STATE_DIR}/backup/ and re-initialised.\n"))?;
+                Ok(fresh)
+            }
+        }
+    }
+
+    fn write_history(&self, h: &ErrorHistory) -> Result<(), String> {
+        self.write("error-history.json", &pretty(&serde_json::to_value(h).unwrap_or_default()))
+    }
+
+    fn write_results(&self, command: &str, r: &TestReport, iteration: u32) -> Result<(), String> {
+        let v = serde_json::json!({
+            "timestamp": chrono::Utc::now().to_rfc3339(),
+            "iteration": iteration,
+            "command": command,
+            "summary": { "total": r.total, "passed": r.passed, "failed": r.failed, "skipped": r.skipped },
+            "status": r.status,
+            "framework": r.framework,
+            "failures": r.failures,
+        });
+        self.write("test-results.json", &pretty(&v))
+    }
+
+    fn append_coverage(&self, iteration: u32, r: &TestReport) -> Result<(), String> {
+        let mut v: serde_json::Value = std::fs::read_to_string(self.path("coverage.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_else(|| serde_json::json!({ "iterations": [] }));
+        if let Some(list) = v.get_mut("iterations").and_then(|l| l.as_array_mut()) {
+            list.push(serde_json::json!({ "iteration": iteration, "total": r.total, "passed": r.passed, "failed": r.failed }));
+        }
+        self.write("coverage.json", &pretty(&v))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log_iteration(
+        &self,
+        n: u32,
+        hypothesis: &str,
+        action: &str,
+        command: &str,
+        r: &TestReport,
+        analysis: &str,
+        next: &str,
+    ) -> Result<(), String> {
+        let failures: Vec<String> = r.failures.iter().take(20).map(|f| format!("`{}`: {}", f.name, f.message.lines().next().unwrap_or(""))).collect();
+        let action = if action.trim().is_empty() { "(no change)".to_string() } else { format!("\n```diff\n{}```", action) };
+        let entry = format!(
+            "\n### Iteration {n}\n- **Timestamp:** {}\n- **Hypothesis:** {hypothesis}\n- **Action:** {action}\n- **Command:** `{command}`\n- **Result:** {} ({} passed, {} failed, {} skipped of {})\n- **Failures:** {}\n- **Analysis:** {}\n- **Next Action:** {next}\n",
+            chrono::Utc::now().to_rfc3339(),
+            if converged(r) { "PASS".to_string() } else { format!("{:?}", r.status).to_uppercase() },
+            r.passed,
+            r.failed,
+            r.skipped,
+            r.total,
+            if failures.is_empty() { "none".to_string() } else { failures.join("; ") },
+            if analysis.is_empty() { "-" } else { analysis },
+        );
+        self.append("work-log.md", &entry)
+    }
+
+    fn breaker_report(&self, h: &ErrorHistory, r: &TestReport) -> Result<(), String> {
+        let text = format!(
+            "# Circuit breaker report\n\nThe same error signature came back {} times in a row; the loop stopped ({EXIT_STOPPED}).\n\n- **Signature:** `{}`\n- **Failing tests:** {}\n- **First failure:** {}\n\nSignatures so far:\n{}\n",
+            h.consecutive_same_error,
+            h.last_signature.as_deref().unwrap_or("-"),
+            r.failures.iter().map(|f| format!("`{}`", f.name)).collect::<Vec<_>>().join(", "),
+            first_message(r),
+            h.history.iter().map(|e| format!("- iteration {}: `{}` {}", e.iteration, &e.signature[..e.signature.len().min(16)], e.message)).collect::<Vec<_>>().join("\n"),
+        );
+        self.write("circuit-breaker.md", &text)
+    }
+
+    fn summary(&self, rec: &TddRecord) -> Result<(), String> {
+        let last = rec.last.as_ref();
+        let text = format!(
+            "# TDD summary\n\n**{}** — {} ({})\n\n- Fix rounds: {}\n- Fix levels: {}\n- Last run: {}\n",
+            rec.exit,
+            rec.stop_reason.map(StopReason::as_str).unwrap_or("-"),
+            rec.detail,
+            rec.iterations,
+            if rec.fix_levels.is_empty() { "-".to_string() } else { rec.fix_levels.join(", ") },
+            last.map(|r| format!("{:?}: {} passed, {} failed, {} skipped", r.status, r.passed, r.failed, r.skipped)).unwrap_or_else(|| "none".into()),
+        );
+        self.write("summary.md", &text)?;
+        self.append("work-log.md", &format!("\n---\n\n**{}**: {}\n", rec.exit, rec.detail))
+    }
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(before: &[(&str, &str)], after: &[(&str, &str)]) -> FixChange {
+        let b = before.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let a = after.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        FixChange::between(&b, &a, Path::new("/nonexistent"))
+    }
+
+    #[test]
+    fn a_one_line_fix_in_a_body_is_l1_and_a_rewritten_function_is_l2() {
+        let c = change(&[("a.py", "def add(a, b):\n    return a - b\n")], &[("a.py", "def add(a, b):\n    return a + b\n")]);
+        assert_eq!((c.lines_changed, c.files, c.construct), (2, 1, 1));
+        assert_eq!((c.score(), c.level()), (4, FixLevel::L1));
+        let body = "def add(a, b):\n".to_string() + &"    a = a + 0\n".repeat(8) + "    return a + b\n";
+        let c = change(&[("a.py", "def add(a, b):\n    return a - b\n")], &[("a.py", &body)]);
+        assert_eq!(c.level(), FixLevel::L2, "{}", c.explain());
+    }
+
+    #[test]
+    fn a_new_class_over_three_files_is_l3_and_no_change_is_none() {
+        let big = "class Engine:\n".to_string() + &"    x = 1\n".repeat(30);
+        let c = change(&[("a.py", ""), ("b.py", ""), ("c.py", "")], &[("a.py", &big), ("b.py", "import a\n"), ("c.py", "import a\n")]);
+        assert_eq!(c.level(), FixLevel::L3, "{}", c.explain());
+        assert_eq!(change(&[("a", "x")], &[("a", "x")]).level(), FixLevel::None);
+    }
+
+    #[test]
+    fn words_are_counted_whole() {
+        assert_eq!(count_word("add(1) + add_one(2) + xadd + add", "add"), 2);
+    }
+
+    #[test]
+    fn definitions_name_what_they_define() {
+        assert_eq!(defined_name("def add(a, b):").as_deref(), Some("add"));
+        assert_eq!(defined_name("pub fn parse<T>(x: T) {").as_deref(), Some("parse"));
+        assert_eq!(defined_name("class Engine:").as_deref(), Some("Engine"));
+        assert_eq!(defined_name("return add(1)"), None);
+    }
+}

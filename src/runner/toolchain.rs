@@ -1,0 +1,96 @@
+//! Host toolchains inside the sandbox. The sandbox scrubs the environment and points HOME at the
+//! workspace, so `cargo` (a rustup proxy), `python3` (often a pyenv shim) and `node` may not be
+//! found or may not find themselves. A task lists the toolchains it needs; this module finds
+//! them on the harness's own PATH and gives the sandbox the PATH entries and variables they need
+//! (read-only use of the host installation; caches go to the workspace's HOME).
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::Toolchain;
+
+/// Extra environment for `toolchains`, on top of `base_path` (the sandbox's PATH).
+pub fn toolchain_env(toolchains: &[Toolchain], base_path: &str) -> Vec<(String, String)> {
+    if toolchains.is_empty() {
+        return Vec::new();
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut env = Vec::new();
+    for t in toolchains {
+        match t {
+            Toolchain::Rust => {
+                if let Some(cargo) = which("cargo") {
+                    push_parent(&mut dirs, &cargo);
+                }
+                let rustup_home = std::env::var_os("RUSTUP_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")))
+                    .filter(|p| p.is_dir());
+                if let Some(home) = rustup_home {
+                    env.push(("RUSTUP_HOME".to_string(), home.display().to_string()));
+                }
+                if let Ok(tc) = std::env::var("RUSTUP_TOOLCHAIN") {
+                    env.push(("RUSTUP_TOOLCHAIN".to_string(), tc));
+                }
+            }
+            Toolchain::Python => {
+                // A pyenv shim needs pyenv's own home; the real interpreter does not.
+                if let Some(real) = real_python() {
+                    push_parent(&mut dirs, &real);
+                }
+            }
+            Toolchain::Node => {
+                if let Some(node) = which("node") {
+                    push_parent(&mut dirs, &node);
+                }
+            }
+        }
+    }
+    let mut path: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    path.push(base_path.to_string());
+    env.push(("PATH".to_string(), path.join(":")));
+    env
+}
+
+fn push_parent(dirs: &mut Vec<PathBuf>, exe: &Path) {
+    if let Some(parent) = exe.parent() {
+        if !dirs.iter().any(|d| d == parent) {
+            dirs.push(parent.to_path_buf());
+        }
+    }
+}
+
+/// The first `name` on the harness's PATH.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// The interpreter `python3` really is (resolving shims).
+fn real_python() -> Option<PathBuf> {
+    let out = std::process::Command::new(which("python3")?)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let exe = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    exe.is_file().then_some(exe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_puts_cargo_on_the_path_before_the_base() {
+        let env = toolchain_env(&[Toolchain::Rust], "/usr/bin:/bin");
+        let path = &env.iter().find(|(k, _)| k == "PATH").unwrap().1;
+        assert!(path.ends_with(":/usr/bin:/bin"), "{path}");
+        let cargo = which("cargo").expect("the test machine has cargo");
+        assert!(path.starts_with(&cargo.parent().unwrap().display().to_string()), "{path}");
+    }
+
+    #[test]
+    fn no_toolchains_change_nothing() {
+        assert!(toolchain_env(&[], "/bin").is_empty());
+    }
+}
