@@ -183,8 +183,17 @@ fn cmd_run(
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by(|a, b| (a.trial.as_str(), a.attempt).cmp(&(b.trial.as_str(), b.attempt)));
     let metrics = report::compute(&results);
-    let breaches = report::check_thresholds(&metrics, &plan.suite.config.thresholds);
-    println!("\n{}", report::render_text(&metrics, Some(&breaches)));
+    // Thresholds judge whole suites: a run narrowed to some paths prints metrics, ungated.
+    let whole_run = paths.is_empty();
+    let breaches = if whole_run {
+        report::check_thresholds(&metrics, &plan.suite.config.thresholds)
+    } else {
+        Vec::new()
+    };
+    println!(
+        "\n{}",
+        report::render_text(&metrics, whole_run.then_some(breaches.as_slice()))
+    );
     let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
     let summary = report::summary_json(&metrics, &breaches, &results);
     if let Err(e) = std::fs::create_dir_all(&run_folder).and_then(|_| {
@@ -223,19 +232,32 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
                 .collect(),
             Err(e) => {
                 eprintln!("{e}");
-                return ExitCode::from(EXIT_FAILED);
+                return ExitCode::from(EXIT_HARNESS);
             }
         }
     } else {
+        if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+            eprintln!(
+                "medin: {} does not exist; give task files or folders of task files",
+                missing.display()
+            );
+            return ExitCode::from(EXIT_HARNESS);
+        }
         paths.to_vec()
     };
     let results = spec::check::check_paths(&targets);
+    if results.is_empty() {
+        eprintln!(
+            "medin: no task files found in {}; give task files or folders, or a --suite whose medin.yaml names existing folders",
+            root.display()
+        );
+        return ExitCode::from(EXIT_HARNESS);
+    }
     let mut errors = 0;
-    for (path, r) in &results {
+    for (_, r) in &results {
         if let Err(e) = r {
             errors += 1;
             eprintln!("{e}\n");
-            let _ = path;
         }
     }
     println!(

@@ -278,3 +278,52 @@ fn repeat_runs_every_task_that_many_times_and_keeps_each_attempt() {
         );
     }
 }
+
+#[test]
+fn check_exit_codes_follow_the_readme() {
+    let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
+    assert_eq!(
+        medin(&["check", "golden/missing.yaml"], s.path()).status.code(),
+        Some(2)
+    );
+    let broken_suite = suite(&[("golden/good.yaml", GOOD)], "suites: [golden\n");
+    assert_eq!(medin(&["check"], broken_suite.path()).status.code(), Some(2));
+    let empty = tempfile::tempdir().unwrap();
+    let o = medin(&["check"], empty.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no task files found"), "{}", text(&o));
+}
+
+#[test]
+fn a_run_narrowed_to_paths_is_not_gated_by_thresholds() {
+    let s = suite(
+        &[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)],
+        "suites: [golden]\nthresholds:\n  overall: { max_avg_turns: 0.5 }\n",
+    );
+    let o = medin(&["run", "golden/good.yaml"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("not checked"), "{}", text(&o));
+    let whole = medin(&["run"], s.path());
+    assert!(text(&whole).contains("max_avg_turns"), "{}", text(&whole));
+}
+
+#[test]
+fn gt_007_leaves_a_run_folder_and_an_activity_entry_found_by_status() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = medin(&["run", "golden/gt-007-session-persistence.yaml"], root);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let status = medin(&["status", "--task", "gt-007", "--format", "json"], root);
+    let entries: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let last = entries.as_array().and_then(|a| a.last()).expect("an entry for gt-007");
+    assert_eq!(last["taskId"], "golden::gt-007-session-persistence");
+    assert_eq!(last["status"], "passed");
+    let run_dir = Path::new(last["run_dir"].as_str().unwrap());
+    for f in [
+        "receipts.jsonl",
+        "transcript.jsonl",
+        "metrics.json",
+        "workspace/session.json",
+    ] {
+        assert!(run_dir.join(f).exists(), "{f} missing in {}", run_dir.display());
+    }
+}

@@ -191,3 +191,80 @@ expect:
     assert_eq!(line["decision"], "bypassed", "{line}");
     assert!(line["justification"].as_str().unwrap().contains("scratch folder"));
 }
+
+#[test]
+fn the_task_deadline_cuts_a_long_command_and_the_outcome_is_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: a command longer than the task
+limits: { timeout: 1s, command_timeout: 30s }
+solution:
+  - bash: sleep 5
+  - final: { result: success }
+expect: { outcome: timeout }
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the command outlived the task: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_dry_run_counts_toward_no_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: preview, then write
+limits: { max_changes: 1, max_files: 1 }
+solution:
+  - write_file: { path: a.txt, content: a, dry_run: true }
+  - write_file: { path: a.txt, content: a }
+  - final: { result: success }
+expect:
+  outcome: success
+  validate: [ { file_exists: a.txt } ]
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+}
+
+#[test]
+fn unchanged_compares_with_the_workspace_after_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: setup writes a file the agent must leave alone
+setup: [ "echo from-setup > keep.txt" ]
+solution:
+  - write_file: { path: other.txt, content: x }
+  - final: { result: success }
+expect:
+  files: { keep.txt: { unchanged: true } }
+  validate: [ { file_exists: other.txt } ]
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let (changed, _) = run(
+        dir.path(),
+        r#"
+description: the agent changes it
+setup: [ "echo from-setup > keep.txt" ]
+solution:
+  - write_file: { path: keep.txt, content: changed }
+  - final: { result: success }
+expect:
+  files: { keep.txt: { unchanged: true } }
+  validate: [ { file_exists: keep.txt } ]
+"#,
+    );
+    let msg = changed.failure_message().expect("a changed file is not unchanged");
+    assert!(msg.contains("expect.files.keep.txt.unchanged"), "{msg}");
+}

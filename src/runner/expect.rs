@@ -109,7 +109,7 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
         let called: Vec<&str> = record
             .actions
             .iter()
-            .filter(|a| !a.tool.is_empty() && !super::is_harness_action(&a.tool))
+            .filter(|a| a.is_agent_call())
             .map(|a| a.tool.as_str())
             .collect();
         if let Some(seq) = &tc.sequence {
@@ -131,7 +131,13 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
             }
         }
         for t in &tc.not_contains {
-            if record.actions.iter().any(|a| a.tool == *t && a.ran_ok()) {
+            // Any call that reached the tool counts, whatever its result (a command that changed
+            // things and then exited non-zero still ran).
+            if record
+                .actions
+                .iter()
+                .any(|a| a.is_agent_call() && a.tool == *t && a.ran)
+            {
                 out.push(Mismatch::new(
                     "expect.tool_calls.not_contains",
                     format!("`{t}` never ran"),
@@ -430,18 +436,13 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
         }
     }
     if fe.unchanged {
-        let original = record.fixture.as_ref().and_then(|f| std::fs::read(f.join(path)).ok());
-        if original != content {
-            let show = |c: &Option<Vec<u8>>| {
-                c.as_ref()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| "<absent>".into())
-            };
-            out.push(Mismatch::text(
-                format!("{key}.unchanged"),
-                &show(&original),
-                &show(&content),
-            ));
+        // Compared with the workspace as the agent found it (after setup), not the fixture on
+        // disk, which a setup step or an escaped command may have changed since.
+        let before = record.initial.get(path).cloned();
+        let now = content.as_ref().map(|c| crate::tools::receipt::sha256_tagged(c));
+        if before != now {
+            let show = |h: &Option<String>| h.clone().unwrap_or_else(|| "<absent>".into());
+            out.push(Mismatch::new(format!("{key}.unchanged"), show(&before), show(&now)));
         }
     }
 }
@@ -508,6 +509,15 @@ fn blocked_matches(be: &BlockedExpect, a: &ActionRecord) -> bool {
         Some(_) => return false,
     };
     if verdict.recommendation != want {
+        return false;
+    }
+    // A block the policy let through (a bypass) is not "blocked" unless the task says so.
+    let decision = be.decision.as_deref().unwrap_or(match want {
+        Recommendation::Block => "deny",
+        Recommendation::Warn => "warn",
+        Recommendation::Allow => "allow",
+    });
+    if a.decision != decision {
         return false;
     }
     if let Some(c) = &be.command {
@@ -587,6 +597,8 @@ mod tests {
             limit: None,
             receipt,
             timestamp: String::new(),
+            ran: true,
+            harness: false,
         }
     }
 
@@ -624,7 +636,7 @@ mod tests {
             final: { result: success, message: "^created" }
             files: { hello.txt: { exists: true, contains: hell, matches: "^hello$", equals: "hello\n" }, gone.txt: { absent: true } }
             receipts: [ { type: file_write, source: hello.txt, hash: "sha256:abc" }, { tool: bash, error: TIMEOUT, message: "timed out" } ]
-            tool_calls: { sequence: [write_file, bash], contains: [bash], not_contains: [bash] }
+            tool_calls: { sequence: [write_file, bash], contains: [bash], not_contains: [delete_file] }
             metrics: { tool_errors: { min: 1, max: 1 } }
             "#,
         )
@@ -717,5 +729,63 @@ mod tests {
         assert!(json_contains(&have, &serde_json::json!({"b": {"c": true}})));
         assert!(!json_contains(&have, &serde_json::json!({"b": {"c": false}})));
         assert!(!json_contains(&have, &serde_json::json!({"z": 1})));
+    }
+
+    #[test]
+    fn not_contains_counts_a_call_that_ran_and_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = record(dir.path());
+        rec.actions[1].receipt = Receipt::error(ErrorCode::ToolExecutionFailed, "exit 1");
+        let expect = Expect {
+            tool_calls: Some(ToolCallsExpect {
+                not_contains: vec!["bash".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(check(&expect, &rec)
+            .iter()
+            .any(|m| m.what == "expect.tool_calls.not_contains"));
+        // A call the policy refused did not run.
+        rec.actions[1].ran = false;
+        rec.actions[1].decision = "deny".into();
+        assert!(!check(&expect, &rec)
+            .iter()
+            .any(|m| m.what == "expect.tool_calls.not_contains"));
+    }
+
+    #[test]
+    fn a_bypassed_block_is_not_blocked_unless_the_task_says_so() {
+        use crate::guard::{Category, Risk, Verdict, Violation};
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = record(dir.path());
+        let violation = Violation {
+            category: Category::Deletion,
+            rule: "deletion.recursive_force".into(),
+            severity: Risk::Critical,
+            matched: "rm -rf /x".into(),
+            description: "d".into(),
+            recommendation: Recommendation::Block,
+        };
+        rec.actions[1].guard = Some(Verdict::from_violations(vec![violation], None));
+        rec.actions[1].decision = "bypassed".into();
+        let blocked = |decision: Option<&str>| Expect {
+            blocked: vec![BlockedExpect {
+                rule: Some("deletion.recursive_force".into()),
+                decision: decision.map(str::to_string),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(check(&blocked(None), &rec)
+            .iter()
+            .any(|m| m.what == "expect.blocked[0]"));
+        assert!(!check(&blocked(Some("bypassed")), &rec)
+            .iter()
+            .any(|m| m.what == "expect.blocked[0]"));
+        rec.actions[1].decision = "deny".into();
+        assert!(!check(&blocked(None), &rec)
+            .iter()
+            .any(|m| m.what == "expect.blocked[0]"));
     }
 }

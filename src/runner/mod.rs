@@ -120,23 +120,38 @@ impl TaskResult {
 /// Loads the spec of `file` and runs attempt `attempt` of it. A spec that does not load is a
 /// harness error of this trial alone, carrying the `file:line:col` message.
 pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
+    let harness_error = |description: String, message: String| {
+        let result = TaskResult {
+            trial: file.trial_name(),
+            category: file.category.clone(),
+            description,
+            attempt,
+            agent: "-".into(),
+            verdict: TrialVerdict::HarnessError(message),
+            outcome: None,
+            metrics: AttemptMetrics::default(),
+            run_dir: run_dir_for(file, settings, attempt),
+        };
+        log_activity(&result, settings, &[]);
+        result
+    };
     match spec::load_task(&file.path) {
-        Ok(task) => run_task(&task, file, settings, attempt),
-        Err(e) => {
-            let result = TaskResult {
-                trial: file.trial_name(),
-                category: file.category.clone(),
-                description: String::new(),
-                attempt,
-                agent: "-".into(),
-                verdict: TrialVerdict::HarnessError(format!("invalid task spec:\n{e}")),
-                outcome: None,
-                metrics: AttemptMetrics::default(),
-                run_dir: run_dir_for(file, settings, attempt),
-            };
-            log_activity(&result, settings, &[]);
-            result
+        Ok(task) => {
+            // A bug in medin must cost one trial, not the run: a panic becomes a harness error.
+            let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt));
+            std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                harness_error(
+                    task.description.clone(),
+                    format!("medin panicked while running this task ({what}); this is a medin bug, please report it with the spec"),
+                )
+            })
         }
+        Err(e) => harness_error(String::new(), format!("invalid task spec:\n{e}")),
     }
 }
 
@@ -339,6 +354,8 @@ impl<'a> Attempt<'a> {
         let mut record = AttemptRecord {
             workspace: self.workspace.clone(),
             fixture: self.fixture.clone(),
+            // What the workspace held when the agent started (after setup), for `unchanged`.
+            initial: prp::snapshot(&self.workspace),
             ..Default::default()
         };
         if self.task.kind == TaskKind::Prp {
@@ -420,7 +437,7 @@ impl<'a> Attempt<'a> {
                         Ok(report) => report,
                         Err(report) => {
                             let receipt = Receipt::error(ErrorCode::ParseError, report.message.clone());
-                            self.push_record(record, &agent_action(), None, "not_checked", None, None, receipt)?;
+                            self.push_record(record, &agent_action(), Passage::not_checked(), receipt)?;
                             report
                         }
                     };
@@ -433,7 +450,7 @@ impl<'a> Attempt<'a> {
                     )?;
                     // The agent's own failure gets a receipt too, so the log says what happened.
                     let receipt = Receipt::error(failure_code(&failure), failure.to_string());
-                    self.push_record(record, &agent_action(), None, "not_checked", None, None, receipt)?;
+                    self.push_record(record, &agent_action(), Passage::not_checked(), receipt)?;
                     return Ok(RoundEnd::AgentFailed(failure));
                 }
                 AgentEvent::Malformed { line, reason } => {
@@ -453,15 +470,11 @@ impl<'a> Attempt<'a> {
                         input: ActionInput::Raw(line),
                     };
                     let stop = tracker.begin_turn().err();
-                    self.push_record(
-                        record,
-                        &action,
-                        None,
-                        "not_checked",
-                        None,
-                        stop.as_ref().map(|v| v.to_string()),
-                        receipt.clone(),
-                    )?;
+                    let passage = Passage {
+                        limit: stop.as_ref().map(|v| v.to_string()),
+                        ..Passage::not_checked()
+                    };
+                    self.push_record(record, &action, passage, receipt.clone())?;
                     if let Some(v) = stop {
                         return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
@@ -471,12 +484,16 @@ impl<'a> Attempt<'a> {
                     self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": input_json(&action.input) }))?;
                     if let Err(v) = tracker.begin_turn() {
                         let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                        self.push_record(record, &action, None, "not_checked", None, Some(v.to_string()), receipt)?;
+                        let passage = Passage {
+                            limit: Some(v.to_string()),
+                            ..Passage::not_checked()
+                        };
+                        self.push_record(record, &action, passage, receipt)?;
                         return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
-                    let (receipt, stop) = self.act(&action, tracker, record)?;
-                    if let Some(reason) = stop {
-                        return Ok(RoundEnd::Stopped(Outcome::Stopped, reason));
+                    let (receipt, stop) = self.act(&action, clock, tracker, record)?;
+                    if let Some((outcome, reason)) = stop {
+                        return Ok(RoundEnd::Stopped(outcome, reason));
                     }
                     last = Some((action, receipt));
                 }
@@ -512,23 +529,40 @@ impl<'a> Attempt<'a> {
     fn act(
         &mut self,
         action: &Action,
+        clock: &Clock,
         tracker: &mut LimitTracker,
         record: &mut AttemptRecord,
-    ) -> Result<(Receipt, Option<String>), String> {
+    ) -> Result<(Receipt, Option<(Outcome, String)>), String> {
+        // A command never runs past the task's own deadline.
+        let mut sandbox = self.sandbox.clone();
+        sandbox.timeout = sandbox.timeout.min(clock.remaining().max(Duration::from_millis(1)));
         let tctx = ToolContext {
             workspace: self.workspace.clone(),
-            sandbox: self.sandbox.clone(),
+            sandbox,
             dry_run: false,
         };
         // 1. Tool policy.
         if let Err(denial) = self.gate.check(&action.tool) {
             record.metrics.guard_blocks += 1;
             let mut receipt = Receipt::error(ErrorCode::PermissionDenied, denial.message.clone());
-            if let Some(alt) = &denial.alternative {
-                receipt.data = serde_json::json!({ "alternative": alt });
-                receipt.next_actions.push(alt.clone());
-            }
-            self.push_record(record, action, None, "deny", None, None, receipt.clone())?;
+            // Always a way forward: a similar allowed tool, or else asking for permission.
+            let alt = denial.alternative.clone().unwrap_or_else(|| {
+                format!(
+                    "no allowed tool does this: end the round with a `final` of result `issue` asking for `{}` to be allowed",
+                    action.tool
+                )
+            });
+            receipt.data = serde_json::json!({ "alternative": alt });
+            receipt.next_actions.push(alt);
+            self.push_record(
+                record,
+                action,
+                Passage {
+                    decision: "deny",
+                    ..Default::default()
+                },
+                receipt.clone(),
+            )?;
             return Ok((receipt, None));
         }
         // 2. The constitutional pre-check, on the input exactly as the tool will read it. Input
@@ -579,7 +613,12 @@ impl<'a> Attempt<'a> {
                         receipt.next_actions.push(alt.clone());
                     }
                 }
-                self.push_record(record, action, verdict, "deny", None, None, receipt.clone())?;
+                let passage = Passage {
+                    guard: verdict,
+                    decision: "deny",
+                    ..Default::default()
+                };
+                self.push_record(record, action, passage, receipt.clone())?;
                 return Ok((receipt, None));
             }
         };
@@ -587,21 +626,24 @@ impl<'a> Attempt<'a> {
         let affected = tools::would_affect(&tctx, &action.tool, &input);
         if let Err(v) = tracker.check_before(&affected) {
             let receipt = limit_receipt(&v);
-            self.push_record(
-                record,
-                action,
-                verdict,
-                decision_name,
+            let passage = Passage {
+                guard: verdict,
+                decision: decision_name,
                 justification,
-                Some(v.to_string()),
-                receipt.clone(),
-            )?;
-            return Ok((receipt, Some(v.to_string())));
+                limit: Some(v.to_string()),
+                ..Default::default()
+            };
+            self.push_record(record, action, passage, receipt.clone())?;
+            return Ok((receipt, Some((limit_outcome(&v), v.to_string()))));
         }
         // 4. Run it (the sandbox confines it).
         let mut receipt = tools::call(&tctx, &action.tool, &input);
         receipt.warnings.extend(warnings);
-        if receipt.status != crate::tools::ReceiptStatus::Error {
+        // A dry run changed nothing: it counts toward no limit.
+        if !matches!(
+            receipt.status,
+            crate::tools::ReceiptStatus::Error | crate::tools::ReceiptStatus::DryRun
+        ) {
             tracker.record(&affected);
         }
         // 5. Runtime limits, after; invariants.
@@ -610,7 +652,7 @@ impl<'a> Attempt<'a> {
         if let Err(v) = tracker.check_after() {
             receipt.warnings.push(format!("{v}; the task is stopped"));
             limit = Some(v.to_string());
-            stop = Some(v.to_string());
+            stop = Some((limit_outcome(&v), v.to_string()));
         }
         // The one invariant every task has: its workspace exists. An action that removed it
         // breaks every later step and every validation, so the task stops here.
@@ -629,35 +671,33 @@ impl<'a> Attempt<'a> {
             );
         }
         if let Some(e) = receipt.errors.iter().find(|e| e.code == ErrorCode::InvariantBroken) {
-            stop = Some(format!("INVARIANT_BROKEN: {}", e.message));
+            stop = Some((Outcome::Stopped, format!("INVARIANT_BROKEN: {}", e.message)));
         }
-        self.push_record(
-            record,
-            action,
-            verdict,
-            decision_name,
+        let passage = Passage {
+            guard: verdict,
+            decision: decision_name,
             justification,
             limit,
-            receipt.clone(),
-        )?;
+            ran: true,
+            harness: false,
+        };
+        self.push_record(record, action, passage, receipt.clone())?;
         Ok((receipt, stop))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Logs one action with its receipt: appended and flushed to `receipts.jsonl` (and the
+    /// transcript) before the next action runs.
     fn push_record(
         &mut self,
         record: &mut AttemptRecord,
         action: &Action,
-        guard: Option<crate::guard::Verdict>,
-        decision: &str,
-        justification: Option<String>,
-        limit: Option<String>,
+        passage: Passage,
         receipt: Receipt,
     ) -> Result<(), String> {
         // Tool metrics count tool calls only; agent-level receipts (malformed output, a crash,
         // a hang) are logged but are not a tool's error.
         let m = &mut record.metrics;
-        if !action.tool.is_empty() && !is_harness_action(&action.tool) {
+        if !action.tool.is_empty() && !passage.harness {
             let tally = m.by_tool.entry(action.tool.clone()).or_default();
             tally.calls += 1;
             if receipt.is_error() {
@@ -670,12 +710,19 @@ impl<'a> Attempt<'a> {
             action_id: action.id.clone(),
             tool: action.tool.clone(),
             input: input_json(&action.input),
-            guard,
-            decision: decision.to_string(),
-            justification,
-            limit,
+            guard: passage.guard,
+            decision: if passage.decision.is_empty() {
+                "not_checked"
+            } else {
+                passage.decision
+            }
+            .to_string(),
+            justification: passage.justification,
+            limit: passage.limit,
             receipt,
             timestamp: chrono::Utc::now().to_rfc3339(),
+            ran: passage.ran,
+            harness: passage.harness,
         };
         self.receipts
             .append(&rec)
@@ -709,10 +756,43 @@ fn judge(record: &AttemptRecord) -> Outcome {
     }
 }
 
-/// Receipts of the harness's own steps (PRP gates, backoff delays, retries) are named
-/// `medin.*`; they are logged like tool calls but are not the agent's.
-pub fn is_harness_action(tool: &str) -> bool {
-    tool.starts_with("medin.")
+/// How an action fared on its way through policy, guard, limits and tool.
+#[derive(Debug, Default)]
+struct Passage {
+    guard: Option<crate::guard::Verdict>,
+    /// allow | warn | deny | bypassed | not_checked
+    decision: &'static str,
+    justification: Option<String>,
+    limit: Option<String>,
+    /// The tool was invoked.
+    ran: bool,
+    /// A step of the harness itself (named `medin.*`), not an agent's call.
+    harness: bool,
+}
+
+impl Passage {
+    fn not_checked() -> Self {
+        Passage {
+            decision: "not_checked",
+            ..Default::default()
+        }
+    }
+
+    fn harness() -> Self {
+        Passage {
+            decision: "not_checked",
+            harness: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// A broken time limit is a timeout; any other limit stops the task.
+fn limit_outcome(v: &LimitViolation) -> Outcome {
+    match v {
+        LimitViolation::Time { .. } => Outcome::Timeout,
+        _ => Outcome::Stopped,
+    }
 }
 
 /// How a round ended.
@@ -739,6 +819,11 @@ impl Clock {
             started: Instant::now(),
             task_timeout: limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT),
         }
+    }
+
+    /// Time left before the task's deadline.
+    fn remaining(&self) -> Duration {
+        self.task_timeout.saturating_sub(self.started.elapsed())
     }
 
     fn runtime_limits(&self, limits: &crate::spec::Limits) -> RuntimeLimits {

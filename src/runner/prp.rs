@@ -29,7 +29,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::record::{Artifact, Artifacts, AttemptRecord, GateResult, PrpRecord};
-use super::{Attempt, Clock, RoundEnd};
+use super::{Attempt, Clock, Passage, RoundEnd};
 use crate::agent::{self, Action, Agent, AgentFailure};
 use crate::guard::limits::LimitTracker;
 use crate::guard::policy::{self, Decision};
@@ -92,12 +92,14 @@ impl Backoff {
             factor: s
                 .factor
                 .filter(|f| f.is_finite() && *f >= 1.0)
-                .unwrap_or(default.factor),
+                .unwrap_or(default.factor)
+                .min(100.0),
             cap: s.cap.map(|d| d.0).unwrap_or(default.cap),
             jitter: s
                 .jitter
                 .filter(|j| j.is_finite() && *j >= 0.0)
-                .unwrap_or(default.jitter),
+                .unwrap_or(default.jitter)
+                .min(1.0),
         }
     }
 
@@ -105,8 +107,8 @@ impl Backoff {
     pub fn delay(&self, n: u32, random: f64) -> Duration {
         let exp = self.factor.powi(n.saturating_sub(1).min(64) as i32);
         let raw = (self.base.as_secs_f64() * exp).min(self.cap.as_secs_f64());
-        let with_jitter = raw * (1.0 + self.jitter * random.clamp(0.0, 1.0));
-        Duration::from_secs_f64(with_jitter.max(0.0))
+        let with_jitter = raw * (1.0 + self.jitter.clamp(0.0, 1.0) * random.clamp(0.0, 1.0));
+        Duration::try_from_secs_f64(with_jitter.max(0.0)).unwrap_or(self.cap)
     }
 }
 
@@ -209,7 +211,7 @@ fn gate_loop(
     max_fix: u32,
 ) -> Result<Option<(Outcome, String)>, String> {
     loop {
-        let run = run_gates(att, prp, record)?;
+        let run = run_gates(att, prp, clock, record)?;
         let passed = run.iter().all(|g| g.success);
         rec.runs.push(run);
         if passed {
@@ -409,12 +411,17 @@ fn sleep_within(
         tool: what.to_string(),
         input: ActionInput::Json(serde_json::Value::Null),
     };
-    att.push_record(record, &action, None, "not_checked", None, None, receipt)?;
+    att.push_record(record, &action, Passage::harness(), receipt)?;
     Ok(fits)
 }
 
 /// Runs the gates sorted by level, stopping at the first failure.
-fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -> Result<Vec<GateResult>, String> {
+fn run_gates(
+    att: &mut Attempt<'_>,
+    prp: &PrpSpec,
+    clock: &Clock,
+    record: &mut AttemptRecord,
+) -> Result<Vec<GateResult>, String> {
     let mut gates: Vec<_> = prp.gates.iter().collect();
     gates.sort_by_key(|g| g.level);
     let timeout = prp.gate_timeout.map(|d| d.0).unwrap_or(DEFAULT_GATE_TIMEOUT);
@@ -447,7 +454,7 @@ fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -
                         "level {level} gate skipped ({})",
                         if gate.manual { "manual" } else { "no command" }
                     ));
-                att.push_record(record, &action, None, "not_checked", None, None, receipt)?;
+                att.push_record(record, &action, Passage::harness(), receipt)?;
                 results.push(result);
                 continue;
             }
@@ -459,7 +466,17 @@ fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -
                 workspace: &att.workspace,
             },
         );
-        if let Decision::Deny { message } = policy::decide(&verdict, &att.task.policy) {
+        let (decision, justification) = match policy::decide(&verdict, &att.task.policy) {
+            Decision::Allow => ("allow", None),
+            Decision::Warn(_) => {
+                record.metrics.guard_warnings += 1;
+                ("warn", None)
+            }
+            Decision::Bypassed { justification, .. } => ("bypassed", Some(justification)),
+            Decision::Deny { message } => ("deny", Some(message)),
+        };
+        if decision == "deny" {
+            let message = justification.unwrap_or_default();
             let result = GateResult {
                 level,
                 description: gate.description.clone(),
@@ -475,12 +492,19 @@ fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -
             let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message);
             receipt.data = serde_json::to_value(&result).unwrap_or_default();
             record.metrics.guard_blocks += 1;
-            att.push_record(record, &action, Some(verdict), "deny", None, None, receipt)?;
+            let passage = Passage {
+                guard: Some(verdict),
+                decision: "deny",
+                harness: true,
+                ..Default::default()
+            };
+            att.push_record(record, &action, passage, receipt)?;
             results.push(result);
             break;
         }
         let mut cfg = att.sandbox.clone();
-        cfg.timeout = timeout;
+        // A gate never runs past the task's own deadline either.
+        cfg.timeout = timeout.min(clock.remaining().max(Duration::from_millis(1)));
         let started = Instant::now();
         let result = match sandbox::run_shell(&cfg, &command, None) {
             Ok(out) => {
@@ -543,7 +567,15 @@ fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec, record: &mut AttemptRecord) -
                 r
             }
         };
-        att.push_record(record, &action, Some(verdict), "allow", None, None, receipt)?;
+        let passage = Passage {
+            guard: Some(verdict),
+            decision,
+            justification,
+            ran: true,
+            harness: true,
+            limit: None,
+        };
+        att.push_record(record, &action, passage, receipt)?;
         let stop = !result.success;
         results.push(result);
         if stop {
@@ -630,7 +662,7 @@ fn render_prp(task_id: &str, prp: &PrpSpec) -> String {
 
 /// Path → content hash of every regular file in the workspace, leaving out `.git/` and the
 /// PRP itself.
-fn snapshot(root: &Path) -> BTreeMap<String, String> {
+pub(super) fn snapshot(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let walker = walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -840,6 +872,26 @@ mod tests {
         assert_eq!(b.delay(10, 0.0), Duration::from_secs(30));
         assert_eq!(b.delay(1, 1.0), Duration::from_secs_f64(2.2));
         assert!(b.delay(40, 1.0) <= Duration::from_secs(33));
+    }
+
+    #[test]
+    fn absurd_backoff_values_are_clamped_not_panicked_on() {
+        let spec = BackoffSpec {
+            base: None,
+            factor: Some(1e300),
+            cap: None,
+            jitter: Some(1e30),
+        };
+        let b = Backoff::from_spec(Some(&spec), FIX_BACKOFF);
+        assert!(b.jitter <= 1.0 && b.factor <= 100.0);
+        assert!(b.delay(u32::MAX, 1.0) <= Duration::from_secs(60));
+        let huge = Backoff {
+            base: Duration::MAX,
+            factor: 2.0,
+            cap: Duration::MAX,
+            jitter: 1.0,
+        };
+        let _ = huge.delay(3, 1.0);
     }
 
     #[test]

@@ -36,12 +36,18 @@ pub struct ActionRecord {
     pub limit: Option<String>,
     pub receipt: Receipt,
     pub timestamp: String,
+    /// The tool was invoked (not refused by policy, guard or a limit), whatever its result.
+    #[serde(default)]
+    pub ran: bool,
+    /// A step of the harness itself (PRP gate, backoff delay, retry), not an agent's call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub harness: bool,
 }
 
 impl ActionRecord {
-    /// Whether the tool actually ran and succeeded (not refused, not failed).
-    pub fn ran_ok(&self) -> bool {
-        !self.receipt.is_error() && matches!(self.decision.as_str(), "allow" | "warn" | "bypassed")
+    /// An agent's tool call (not the harness's own step, not a receipt about the agent).
+    pub fn is_agent_call(&self) -> bool {
+        !self.harness && !self.tool.is_empty()
     }
 }
 
@@ -81,6 +87,8 @@ pub struct AttemptRecord {
     pub workspace: PathBuf,
     /// The fixture the workspace was copied from.
     pub fixture: Option<PathBuf>,
+    /// Path → `sha256:<hex>` of every workspace file when the agent started (after setup).
+    pub initial: std::collections::BTreeMap<String, String>,
     /// PRP tasks: gate runs, fix attempts, retries, artifacts.
     pub prp: Option<PrpRecord>,
     /// TDD tasks: exit tag, iterations, stop reason, fix levels.

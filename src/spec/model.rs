@@ -560,6 +560,10 @@ pub struct BlockedExpect {
     /// `block` (default) or `warn`.
     #[serde(default)]
     pub recommendation: Option<String>,
+    /// What the policy made of it: `deny` (default for a block: the action must not have run),
+    /// `bypassed`, `warn` or `allow`.
+    #[serde(default)]
+    pub decision: Option<String>,
 }
 
 /// Bounds on the attempt's metrics.
