@@ -24,5 +24,6 @@ pub mod runner;
 pub mod sandbox;
 pub mod spec;
 pub mod suggest;
+pub mod testparse;
 pub mod tools;
 pub mod validate;

@@ -1,0 +1,182 @@
+//! Python's `unittest` (`python -m unittest`, default and `-v`): `FAIL:`/`ERROR:` blocks with
+//! their tracebacks, subtests, and the final `Ran N tests in Xs` + `OK`/`FAILED (...)`/
+//! `NO TESTS RAN` pair.
+//!
+//! Trust: the last `Ran N tests` line that is directly followed by a status line is the
+//! summary (a test may print a fake one earlier). Counting: failures + errors + unexpected
+//! successes → failed; skipped + expected failures → skipped; passed = N − the rest. Names are
+//! the dotted test id (`module.Class.test_method`), with subtest parameters appended
+//! (`module.Class.test_sub (i=1)`).
+
+use super::{Counts, Failure, Parsed};
+
+/// Parse unittest output (ANSI already stripped).
+pub fn parse(out: &str) -> Parsed {
+    let lines: Vec<&str> = out.lines().collect();
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_end();
+        if let Some(n) = ran_count(t) {
+            let status = lines[i + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty());
+            if let Some(c) = status.and_then(|s| status_counts(s, n)) {
+                p.recognised = true;
+                p.summary = Some(c);
+            }
+            i += 1;
+            continue;
+        }
+        if is_rule(t, '=') {
+            if let Some((kind, rest)) = lines.get(i + 1).and_then(|h| block_head(h)) {
+                let mut j = i + 2;
+                if lines.get(j).is_some_and(|l| is_rule(l.trim_end(), '-')) {
+                    j += 1;
+                }
+                let start = j;
+                while j < lines.len() && !is_rule(lines[j].trim_end(), '=') && !is_rule(lines[j].trim_end(), '-') {
+                    j += 1;
+                }
+                p.recognised = true;
+                let _ = kind;
+                let mut name = test_name(rest);
+                if let Some(module) = name.strip_prefix("unittest.loader._FailedTest.") {
+                    // A module that could not be imported: like a collection error.
+                    name = module.to_string();
+                    p.interrupted = true;
+                }
+                p.failures.push(failure_from(&name, &lines[start..j]));
+                i = j;
+                continue;
+            }
+        }
+        per_test_line(t, &mut p.per_test);
+        i += 1;
+    }
+    p
+}
+
+fn is_rule(t: &str, ch: char) -> bool {
+    t.len() >= 20 && t.chars().all(|c| c == ch)
+}
+
+/// `Ran 7 tests in 0.001s` → 7.
+fn ran_count(t: &str) -> Option<u64> {
+    let rest = t.strip_prefix("Ran ")?;
+    let (n, rest) = rest.split_once(' ')?;
+    if rest.starts_with("test in ") || rest.starts_with("tests in ") {
+        n.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// `OK`, `OK (skipped=1)`, `FAILED (failures=2, errors=1)`, `NO TESTS RAN`.
+fn status_counts(s: &str, ran: u64) -> Option<Counts> {
+    let (word, rest) = match s.split_once(' ') {
+        Some((w, r)) if w == "OK" || w == "FAILED" => (w, r),
+        _ if s == "OK" || s == "FAILED" => (s, ""),
+        _ if s.starts_with("NO TESTS RAN") => ("NO TESTS RAN", s.trim_start_matches("NO TESTS RAN")),
+        _ => return None,
+    };
+    let _ = word;
+    let inner = rest.trim().trim_start_matches('(').trim_end_matches(')');
+    let get = |key: &str| -> u64 {
+        inner
+            .split(',')
+            .filter_map(|kv| kv.trim().split_once('='))
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let failed = get("failures").saturating_add(get("errors")).saturating_add(get("unexpected successes"));
+    let skipped = get("skipped").saturating_add(get("expected failures"));
+    Some(Counts {
+        passed: ran.saturating_sub(failed).saturating_sub(skipped),
+        failed,
+        skipped,
+    })
+}
+
+/// `FAIL: test_x (mod.Class.test_x)` → ("FAIL", "test_x (mod.Class.test_x)").
+fn block_head(h: &str) -> Option<(&str, &str)> {
+    let h = h.trim_end();
+    for kind in ["FAIL", "ERROR", "UNEXPECTED SUCCESS"] {
+        if let Some(rest) = h.strip_prefix(kind).and_then(|r| r.strip_prefix(": ")) {
+            return Some((kind, rest));
+        }
+    }
+    None
+}
+
+/// `test_x (mod.Class.test_x)` → `mod.Class.test_x`; `test_x (mod.Class)` → `mod.Class.test_x`;
+/// a trailing subtest description `(i=1)` is kept.
+fn test_name(head: &str) -> String {
+    let Some((method, rest)) = head.split_once(" (") else {
+        return head.to_string();
+    };
+    let Some((id, tail)) = rest.split_once(')') else {
+        return head.to_string();
+    };
+    let full = if id.ends_with(&format!(".{method}")) || id == method {
+        id.to_string()
+    } else {
+        format!("{id}.{method}")
+    };
+    let tail = tail.trim();
+    if tail.is_empty() {
+        full
+    } else {
+        format!("{full} {tail}")
+    }
+}
+
+fn failure_from(name: &str, body: &[&str]) -> Failure {
+    let last_frame = body.iter().rposition(|l| l.trim_start().starts_with("File \""));
+    let (file, line) = last_frame
+        .and_then(|k| {
+            let l = body[k].trim_start().strip_prefix("File \"")?;
+            let (f, rest) = l.split_once('"')?;
+            let n = count_after(rest, "line")?;
+            Some((Some(f.to_string()), Some(n)))
+        })
+        .unwrap_or((None, None));
+    let msg_start = match last_frame {
+        Some(k) => {
+            let mut m = k + 1;
+            while m < body.len() && body[m].starts_with(' ') {
+                m += 1;
+            }
+            m
+        }
+        None => 0,
+    };
+    let message = body.get(msg_start..).unwrap_or(&[]).join("\n").trim().to_string();
+    let stack = body.join("\n").trim_matches('\n').to_string();
+    Failure {
+        name: name.to_string(),
+        file,
+        line,
+        message,
+        stack: (!stack.is_empty()).then_some(stack),
+    }
+}
+
+/// `, line 12, in test_error` with word `line` → 12.
+fn count_after(s: &str, word: &str) -> Option<u32> {
+    let toks: Vec<&str> = s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();
+    toks.windows(2).find(|w| w[0] == word).and_then(|w| w[1].parse().ok())
+}
+
+/// `-v` lines: `test_a (mod.C.test_a) ... ok` (for truncated output only).
+fn per_test_line(t: &str, c: &mut Counts) {
+    let Some((_, verdict)) = t.rsplit_once(" ... ") else {
+        return;
+    };
+    match verdict.trim() {
+        "ok" => c.passed += 1,
+        "FAIL" | "ERROR" | "unexpected success" => c.failed += 1,
+        "expected failure" => c.skipped += 1,
+        v if v.starts_with("skipped") => c.skipped += 1,
+        _ => {}
+    }
+}
