@@ -20,7 +20,8 @@ pub fn detect(out: &str) -> Option<Framework> {
     if gotest::is_json(out) {
         return Some(Framework::Go);
     }
-    if out.contains("Nextest run ID") || any(&|l| l.trim_start().starts_with("Summary [") && l.contains(" run: ")) {
+    if out.contains("Nextest run ID")
+        || any(&|l| l.starts_with("error: command `") && l.contains("--no-run --message-format json-render-diagnostics")) || any(&|l| l.trim_start().starts_with("Summary [") && l.contains(" run: ")) {
         return Some(Framework::Nextest);
     }
     if any(&|l| l.starts_with("ℹ tests ")) || (node::is_tap(out) && any(&|l| l.trim_start().starts_with("duration_ms")))

@@ -5,7 +5,8 @@
 //! Trust: a binary's `test result:` line is believed only when its passed + failed + ignored +
 //! measured equals that binary's `running N tests` (a test can print a fake result line); the
 //! last believable one wins. Failing names come from the binary's final `failures:` list when
-//! present, else from `test NAME ... FAILED` lines.
+//! present, else from `test NAME ... FAILED` lines. A test binary that crashed (cargo's
+//! `process didn't exit successfully`) adds a failure named `<crash>` with cargo's message.
 
 use std::collections::HashMap;
 
@@ -119,6 +120,20 @@ pub fn parse(out: &str) -> Parsed {
         i += 1;
     }
 
+    // A test binary that died (signal, abort) leaves its section without a result line; cargo
+    // says which and why.
+    for l in &lines {
+        if let Some(rest) = l.trim_start().strip_prefix("process didn't exit successfully: ") {
+            p.recognised = true;
+            p.failures.push(Failure {
+                name: "<crash>".to_string(),
+                file: None,
+                line: None,
+                message: format!("process didn't exit successfully: {rest}"),
+                stack: None,
+            });
+        }
+    }
     if let Some(b) = cargo_build_error(&lines) {
         p.recognised = true;
         p.build_error = Some(b);

@@ -23,7 +23,9 @@
 //! - a build failure (compiler error, go `[build failed]`) is `error`, with the compiler's
 //!   message as a failure named `<build>` (go: the package);
 //! - a runner that reports itself interrupted (pytest collection errors) is `error`;
-//! - any failed test → `failed`; zero tests run (passed + failed = 0) → `no_tests`;
+//! - any failed test → `failed`; a failure the runner's counts do not include (a jest suite
+//!   that could not run, a crashed test binary) with no failed test → `error`; zero tests run
+//!   (passed + failed = 0) → `no_tests`;
 //! - a non-zero exit code with no parsed failure is `error`, never `passed`;
 //! - **truncated output** (the runner's summary is missing, e.g. the process was killed, or a
 //!   libtest binary crashed): counts come from per-test lines, and the status is `failed` only
@@ -310,6 +312,10 @@ pub fn finish(framework: &str, p: Parsed, exit_code: Option<i32>) -> TestReport 
         }
     } else if counts.failed > 0 {
         Status::Failed
+    } else if !failures.is_empty() {
+        // The runner's counts show no failed test, yet something failed (a jest suite that
+        // could not run, a crashed test binary): the run cannot be judged.
+        Status::Error
     } else if counts.passed == 0 {
         Status::NoTests
     } else if exit_nonzero {

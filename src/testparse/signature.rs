@@ -28,10 +28,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // Timestamps before durations and line numbers, which they contain.
         rule(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?", "<time>"),
         rule(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b", "<time>"),
-        // Temp names (before paths, so `/tmp/x` and `rustdoctestAbC12` go the same way).
-        rule(r"(?i)\b(tmp|temp|rustdoctest|pytest-of-\w+)[A-Za-z0-9_.\-]*", "<tmp>"),
         // Paths: anything with a slash or backslash and no spaces, e.g. /a/b.rs, src\x.py, ./t.js.
         rule(r#"[^\s'"`()\[\]{}<>,:;=]*[/\\][^\s'"`()\[\]{}<>,:;=]*"#, "<path>"),
+        // Temp names outside paths (`rustdoctestAbC12`, `tmpk3j4`, `pytest-of-root`).
+        rule(r"(?i)\b(tmp|temp|rustdoctest|pytest-of-)[A-Za-z0-9_.\-]*", "<tmp>"),
         rule(r"\b0x[0-9a-fA-F]+\b", "<addr>"),
         rule(r"\(\d+\)", "(<id>)"),
         rule(r"\bgoroutine \d+\b", "goroutine <id>"),
@@ -57,22 +57,32 @@ pub fn normalize_message(msg: &str) -> String {
 
 /// The first five function names of a stack trace (Rust, Python, JS, Go, JVM-style).
 pub fn top_functions(stack: &str) -> Vec<String> {
+    let go = stack.contains("goroutine ");
     let mut out = Vec::new();
     for l in stack.lines() {
         if out.len() == 5 {
             break;
         }
-        if let Some(f) = function_name(l.trim()) {
+        if let Some(f) = function_name(l.trim(), go) {
             out.push(f);
         }
     }
     out
 }
 
-fn function_name(l: &str) -> Option<String> {
+fn function_name(l: &str, go: bool) -> Option<String> {
     // Python: File "x.py", line 3, in test_x
     if l.starts_with("File \"") {
         return l.rsplit_once(", in ").map(|(_, f)| f.trim().to_string());
+    }
+    // pytest: `def test_x(n):` source lines and `path.py:12: in helper` frame lines.
+    if let Some(rest) = l.strip_prefix("def ").or_else(|| l.strip_prefix("async def ")) {
+        return rest.split_once('(').map(|(f, _)| f.trim().to_string());
+    }
+    if let Some((loc, f)) = l.split_once(": in ") {
+        if !loc.contains(' ') {
+            return Some(f.trim().to_string());
+        }
     }
     // JS / JVM: at Object.fn (file:1:2)
     if let Some(rest) = l.strip_prefix("at ") {
@@ -96,7 +106,7 @@ fn function_name(l: &str) -> Option<String> {
         }
     }
     // Go: pkg.Func(0xc000...) / created by ...
-    if !l.starts_with('/') && !l.starts_with("created by") && !l.starts_with("goroutine ") && l.ends_with(')') {
+    if go && !l.starts_with('/') && !l.starts_with("created by") && !l.starts_with("goroutine ") && l.ends_with(')') {
         if let Some((f, _)) = l.split_once('(') {
             if !f.is_empty() && !f.contains(' ') {
                 return Some(f.to_string());

@@ -4,7 +4,8 @@
 //!
 //! Trust: the last `Ran N tests` line that is directly followed by a status line is the
 //! summary (a test may print a fake one earlier). Counting: failures + errors + unexpected
-//! successes → failed; skipped + expected failures → skipped; passed = N − the rest. Names are
+//! successes → failed (each failing subtest counts, as unittest counts them); skipped +
+//! expected failures → skipped; passed: see [`counts_from`]. Names are
 //! the dotted test id (`module.Class.test_method`), with subtest parameters appended
 //! (`module.Class.test_sub (i=1)`).
 
@@ -14,14 +15,17 @@ use super::{Counts, Failure, Parsed};
 pub fn parse(out: &str) -> Parsed {
     let lines: Vec<&str> = out.lines().collect();
     let mut p = Parsed::default();
+    let mut summary: Option<(u64, StatusLine)> = None;
+    let mut dots_passed = 0u64;
+    let mut dots_done = false;
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].trim_end();
         if let Some(n) = ran_count(t) {
             let status = lines[i + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty());
-            if let Some(c) = status.and_then(|s| status_counts(s, n)) {
+            if let Some(st) = status.and_then(status_line) {
                 p.recognised = true;
-                p.summary = Some(c);
+                summary = Some((n, st));
             }
             i += 1;
             continue;
@@ -49,10 +53,90 @@ pub fn parse(out: &str) -> Parsed {
                 continue;
             }
         }
+        if !dots_done {
+            // Default mode's progress characters, up to the first block or summary rule.
+            if is_rule(t, '=') || is_rule(t, '-') {
+                dots_done = true;
+            } else {
+                let run: String = t.chars().take_while(|c| ".FEsxu".contains(*c)).collect();
+                dots_passed += run.chars().filter(|c| *c == '.').count() as u64;
+            }
+        }
         per_test_line(t, &mut p.per_test);
         i += 1;
     }
+    if let Some((ran, st)) = summary {
+        p.summary = Some(counts_from(ran, &st, &p.failures, p.per_test.passed.max(dots_passed)));
+    }
     p
+}
+
+/// The counts of `FAILED (failures=2, errors=1, skipped=1, expected failures=1)`.
+struct StatusLine {
+    failures: u64,
+    errors: u64,
+    skipped: u64,
+    expected_failures: u64,
+    unexpected_successes: u64,
+}
+
+/// `OK`, `OK (skipped=1)`, `FAILED (failures=2, errors=1)`, `NO TESTS RAN`.
+fn status_line(s: &str) -> Option<StatusLine> {
+    let rest = if let Some(r) = s.strip_prefix("NO TESTS RAN") {
+        r
+    } else if let Some(r) = s.strip_prefix("OK").or_else(|| s.strip_prefix("FAILED")) {
+        if !(r.is_empty() || r.starts_with(' ')) {
+            return None;
+        }
+        r
+    } else {
+        return None;
+    };
+    let inner = rest.trim().trim_start_matches('(').trim_end_matches(')');
+    let get = |key: &str| -> u64 {
+        inner
+            .split(',')
+            .filter_map(|kv| kv.trim().split_once('='))
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Some(StatusLine {
+        failures: get("failures"),
+        errors: get("errors"),
+        skipped: get("skipped"),
+        expected_failures: get("expected failures"),
+        unexpected_successes: get("unexpected successes"),
+    })
+}
+
+/// Counts from `Ran N` and the status line. Python ≤ 3.11 counts skipped tests in `Ran N`,
+/// 3.12+ does not; subtest failures are counted per subtest but `Ran N` per test. So passed is
+/// N − distinct failing tests − expected failures − unexpected successes (− skipped on ≤ 3.11),
+/// choosing the reading that agrees with the printed pass marks (`.` or `... ok`), and 3.12+
+/// when there are none.
+fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u64) -> Counts {
+    let failed = st.failures.saturating_add(st.errors).saturating_add(st.unexpected_successes);
+    let skipped = st.skipped.saturating_add(st.expected_failures);
+    let mut distinct: Vec<&str> = failures.iter().map(|f| f.name.split(" (").next().unwrap_or(&f.name)).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let distinct_failed = if distinct.is_empty() {
+        st.failures.saturating_add(st.errors)
+    } else {
+        distinct.len() as u64
+    };
+    let base = ran
+        .saturating_sub(distinct_failed)
+        .saturating_sub(st.expected_failures)
+        .saturating_sub(st.unexpected_successes);
+    let if_skips_counted = base.saturating_sub(st.skipped);
+    let passed = if st.skipped > 0 && passed_marks == if_skips_counted && passed_marks != base {
+        if_skips_counted
+    } else {
+        base
+    };
+    Counts { passed, failed, skipped }
 }
 
 fn is_rule(t: &str, ch: char) -> bool {
@@ -68,33 +152,6 @@ fn ran_count(t: &str) -> Option<u64> {
     } else {
         None
     }
-}
-
-/// `OK`, `OK (skipped=1)`, `FAILED (failures=2, errors=1)`, `NO TESTS RAN`.
-fn status_counts(s: &str, ran: u64) -> Option<Counts> {
-    let (word, rest) = match s.split_once(' ') {
-        Some((w, r)) if w == "OK" || w == "FAILED" => (w, r),
-        _ if s == "OK" || s == "FAILED" => (s, ""),
-        _ if s.starts_with("NO TESTS RAN") => ("NO TESTS RAN", s.trim_start_matches("NO TESTS RAN")),
-        _ => return None,
-    };
-    let _ = word;
-    let inner = rest.trim().trim_start_matches('(').trim_end_matches(')');
-    let get = |key: &str| -> u64 {
-        inner
-            .split(',')
-            .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == key)
-            .and_then(|(_, v)| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
-    let failed = get("failures").saturating_add(get("errors")).saturating_add(get("unexpected successes"));
-    let skipped = get("skipped").saturating_add(get("expected failures"));
-    Some(Counts {
-        passed: ran.saturating_sub(failed).saturating_sub(skipped),
-        failed,
-        skipped,
-    })
 }
 
 /// `FAIL: test_x (mod.Class.test_x)` → ("FAIL", "test_x (mod.Class.test_x)").
