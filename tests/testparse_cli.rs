@@ -12,13 +12,18 @@ fn medin() -> Command {
 }
 
 fn expected() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(format!("{}/{FIXTURE}.expect.json", env!("CARGO_MANIFEST_DIR"))).unwrap())
-        .unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{FIXTURE}.expect.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap()
 }
 
 #[test]
 fn parse_tests_prints_the_report_of_a_file() {
-    let out = medin().args(["parse-tests", "--exit-code", "101", &format!("{FIXTURE}.txt")]).output().unwrap();
+    let out = medin()
+        .args(["parse-tests", "--exit-code", "101", &format!("{FIXTURE}.txt")])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got, expected());
@@ -45,7 +50,12 @@ fn parse_tests_reads_stdin_and_takes_a_framework() {
 #[test]
 fn a_passing_parse_with_a_failing_exit_code_is_error() {
     let out = medin()
-        .args(["parse-tests", "--exit-code", "1", "tests/data/testparse/libtest/all_pass.txt"])
+        .args([
+            "parse-tests",
+            "--exit-code",
+            "1",
+            "tests/data/testparse/libtest/all_pass.txt",
+        ])
         .output()
         .unwrap();
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -54,10 +64,17 @@ fn a_passing_parse_with_a_failing_exit_code_is_error() {
 
 #[test]
 fn bad_arguments_say_what_to_do_and_exit_2() {
-    let out = medin().args(["parse-tests", "--framework", "mocha", "-"]).stdin(Stdio::null()).output().unwrap();
+    let out = medin()
+        .args(["parse-tests", "--framework", "mocha", "-"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown test framework `mocha`"));
-    let out = medin().args(["parse-tests", "/nonexistent/output.txt"]).output().unwrap();
+    let out = medin()
+        .args(["parse-tests", "/nonexistent/output.txt"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read test output from /nonexistent/output.txt"));
 }

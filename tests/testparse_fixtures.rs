@@ -16,7 +16,10 @@ fn data_dir() -> PathBuf {
 /// Every fixture: (path, framework named by its folder, exit code).
 fn fixtures() -> Vec<(PathBuf, Framework, Option<i32>)> {
     let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(data_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         let fw: Framework = dir.file_name().unwrap().to_str().unwrap().parse().unwrap();
@@ -24,11 +27,14 @@ fn fixtures() -> Vec<(PathBuf, Framework, Option<i32>)> {
         files.sort();
         for f in files {
             let name = f.file_name().unwrap().to_str().unwrap().to_string();
-            let is_output = [".txt", ".json", ".xml"].iter().any(|e| name.ends_with(e)) && !name.ends_with(".expect.json");
+            let is_output =
+                [".txt", ".json", ".xml"].iter().any(|e| name.ends_with(e)) && !name.ends_with(".expect.json");
             if !is_output {
                 continue;
             }
-            let exit = std::fs::read_to_string(f.with_extension("exit")).ok().map(|s| s.trim().parse::<i32>().unwrap());
+            let exit = std::fs::read_to_string(f.with_extension("exit"))
+                .ok()
+                .map(|s| s.trim().parse::<i32>().unwrap());
             out.push((f, fw, exit));
         }
     }
@@ -83,26 +89,42 @@ fn every_real_output_parses_to_its_expected_report() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} fixture(s) failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
 fn every_framework_has_passing_failing_and_empty_cases() {
     let all = fixtures();
     for fw in Framework::ALL {
-        let reports: Vec<TestReport> =
-            all.iter().filter(|(_, f, _)| *f == fw).map(|(p, _, e)| parse(&read(p), *e, None)).collect();
+        let reports: Vec<TestReport> = all
+            .iter()
+            .filter(|(_, f, _)| *f == fw)
+            .map(|(p, _, e)| parse(&read(p), *e, None))
+            .collect();
         assert!(!reports.is_empty(), "no fixture for {fw}");
-        assert!(reports.iter().any(|r| r.status == Status::Failed), "no failing fixture for {fw}");
+        assert!(
+            reports.iter().any(|r| r.status == Status::Failed),
+            "no failing fixture for {fw}"
+        );
         if fw != Framework::Junit {
-            assert!(reports.iter().any(|r| r.status == Status::Passed), "no passing fixture for {fw}");
+            assert!(
+                reports.iter().any(|r| r.status == Status::Passed),
+                "no passing fixture for {fw}"
+            );
         }
     }
 }
 
 fn fixture(rel: &str) -> (String, Option<i32>) {
     let p = data_dir().join(rel);
-    let exit = std::fs::read_to_string(p.with_extension("exit")).ok().map(|s| s.trim().parse().unwrap());
+    let exit = std::fs::read_to_string(p.with_extension("exit"))
+        .ok()
+        .map(|s| s.trim().parse().unwrap());
     (read(&p), exit)
 }
 
@@ -146,7 +168,12 @@ fn fake_runner_lines_printed_by_tests_do_not_count() {
 fn failing_test_names_are_the_runners_own() {
     assert_eq!(
         names(&report("libtest/mixed_no_fail_fast.txt")),
-        ["tests::fails_eq", "tests::panics_msg", "integ_fail", "src/lib.rs - add (line 7)"]
+        [
+            "tests::fails_eq",
+            "tests::panics_msg",
+            "integ_fail",
+            "src/lib.rs - add (line 7)"
+        ]
     );
     assert_eq!(
         names(&report("pytest/default.txt")),
@@ -160,11 +187,21 @@ fn failing_test_names_are_the_runners_own() {
     );
     assert_eq!(
         names(&report("unittest/default.txt")),
-        ["test_calc.CalcTest.test_error", "test_calc.CalcTest.test_add_wrong", "test_calc.OtherTest.test_sub (i=1)"]
+        [
+            "test_calc.CalcTest.test_error",
+            "test_calc.CalcTest.test_add_wrong",
+            "test_calc.OtherTest.test_sub (i=1)"
+        ]
     );
-    assert_eq!(names(&report("go/verbose.txt")), ["TestAddWrong", "TestTable", "TestTable/n=2", "TestPanic"]);
+    assert_eq!(
+        names(&report("go/verbose.txt")),
+        ["TestAddWrong", "TestTable", "TestTable/n=2", "TestPanic"]
+    );
     assert_eq!(names(&report("jest/verbose.txt")), ["math › fails equality", "throws"]);
-    assert_eq!(names(&report("nextest/mixed.txt")), ["tests::fails_eq", "tests::panics_msg", "integ_fail"]);
+    assert_eq!(
+        names(&report("nextest/mixed.txt")),
+        ["tests::fails_eq", "tests::panics_msg", "integ_fail"]
+    );
 }
 
 #[test]
@@ -172,12 +209,20 @@ fn messages_and_locations_come_from_the_failure() {
     let r = report("libtest/mixed_no_fail_fast.txt");
     let f = &r.failures[0];
     assert_eq!((f.file.as_deref(), f.line), (Some("src/lib.rs"), Some(25)));
-    assert!(f.message.starts_with("assertion `left == right` failed: one plus one"), "{}", f.message);
+    assert!(
+        f.message.starts_with("assertion `left == right` failed: one plus one"),
+        "{}",
+        f.message
+    );
     let r = report("pytest/q.txt");
     assert_eq!(r.failures[1].message, "ValueError: bad value here");
     assert_eq!(r.failures[1].line, Some(17));
     let r = report("libtest/backtrace.txt");
-    assert!(r.failures[0].stack.as_deref().unwrap_or("").contains("lt::tests::panics_msg"));
+    assert!(r.failures[0]
+        .stack
+        .as_deref()
+        .unwrap_or("")
+        .contains("lt::tests::panics_msg"));
 }
 
 #[test]
@@ -186,7 +231,10 @@ fn build_failures_are_errors_with_the_compilers_message() {
         let r = report(case);
         assert_eq!(r.status, Status::Error, "{case}");
         assert_eq!(r.failures[0].name, "<build>");
-        assert!(r.failures[0].message.contains("error[E0308]: mismatched types"), "{case}");
+        assert!(
+            r.failures[0].message.contains("error[E0308]: mismatched types"),
+            "{case}"
+        );
         assert_eq!(r.failures[0].line, Some(2));
     }
     for case in ["go/build_failure.txt", "go/build_failure_json.json"] {
@@ -224,7 +272,10 @@ fn a_nonzero_exit_without_a_parsed_failure_is_error() {
     // A crashed test binary: no failed test, but cargo says it died.
     let r = report("libtest/crash_abort.txt");
     assert_eq!(r.status, Status::Error);
-    assert!(r.failures.iter().any(|f| f.name == "<crash>" && f.message.contains("SIGABRT")));
+    assert!(r
+        .failures
+        .iter()
+        .any(|f| f.name == "<crash>" && f.message.contains("SIGABRT")));
 }
 
 /// The truncation rule of `testparse` (module docs): with the summary cut off, `passed` needs
@@ -238,7 +289,11 @@ fn truncated_output_follows_the_documented_rule() {
     assert_eq!(parse(cut, None, None).status, Status::Error);
     assert_eq!(parse(cut, Some(101), None).status, Status::Error);
     let fewer = &out[..out.find("test tests::d").unwrap()];
-    assert_eq!(parse(fewer, Some(0), None).status, Status::Error, "fewer results than announced");
+    assert_eq!(
+        parse(fewer, Some(0), None).status,
+        Status::Error,
+        "fewer results than announced"
+    );
 
     let (out, _) = fixture("libtest/lib_fail_fast.txt");
     let cut = &out[..out.find("failures:").unwrap()];
@@ -256,7 +311,11 @@ fn truncated_output_follows_the_documented_rule() {
     let cut = &out[..out.rfind("passed").unwrap()];
     assert_eq!(parse(cut, Some(0), None).status, Status::Passed);
     let cut = &out[..out.find(" ..s").unwrap()];
-    assert_eq!(parse(cut, Some(0), None).status, Status::Error, "no per-test result before the cut");
+    assert_eq!(
+        parse(cut, Some(0), None).status,
+        Status::Error,
+        "no per-test result before the cut"
+    );
 }
 
 /// A tiny deterministic PRNG, so the mutation test is reproducible.
@@ -325,7 +384,12 @@ fn random_slices_truncations_and_mutations_never_panic_and_never_pass_a_failing_
                     let r = parse(s, exit, fw);
                     assert_eq!(r.total, r.passed + r.failed + r.skipped, "{}", f.display());
                     if exit.is_some_and(|c| c != 0) {
-                        assert_ne!(r.status, Status::Passed, "{}: non-zero exit read as passed", f.display());
+                        assert_ne!(
+                            r.status,
+                            Status::Passed,
+                            "{}: non-zero exit read as passed",
+                            f.display()
+                        );
                     }
                     let _ = error_signature(&r);
                 }

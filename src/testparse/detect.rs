@@ -21,11 +21,17 @@ pub fn detect(out: &str) -> Option<Framework> {
         return Some(Framework::Go);
     }
     if out.contains("Nextest run ID")
-        || any(&|l| l.starts_with("error: command `") && l.contains("--no-run --message-format json-render-diagnostics")) || any(&|l| l.trim_start().starts_with("Summary [") && l.contains(" run: ")) {
+        || any(&|l| {
+            l.starts_with("error: command `") && l.contains("--no-run --message-format json-render-diagnostics")
+        })
+        || any(&|l| l.trim_start().starts_with("Summary [") && l.contains(" run: "))
+    {
         return Some(Framework::Nextest);
     }
-    if any(&|l| l.starts_with("ℹ tests ")) || (node::is_tap(out) && any(&|l| l.trim_start().starts_with("duration_ms")))
-        || (any(&|l| l.starts_with("TAP version")) && any(&|l| l.starts_with("# suites "))) {
+    if any(&|l| l.starts_with("ℹ tests "))
+        || (node::is_tap(out) && any(&|l| l.trim_start().starts_with("duration_ms")))
+        || (any(&|l| l.starts_with("TAP version")) && any(&|l| l.starts_with("# suites ")))
+    {
         return Some(Framework::Node);
     }
     if any(&|l| l.starts_with("==") && l.contains(" test session starts ")) {
@@ -37,7 +43,9 @@ pub fn detect(out: &str) -> Option<Framework> {
     if any(&|l| l.starts_with("Ran ") && (l.contains(" tests in ") || l.contains(" test in "))) {
         return Some(Framework::Unittest);
     }
-    if any(&|l| l.starts_with("test result: ")) || any(&|l| l.starts_with("running ") && (l.ends_with(" tests") || l.ends_with(" test"))) {
+    if any(&|l| l.starts_with("test result: "))
+        || any(&|l| l.starts_with("running ") && (l.ends_with(" tests") || l.ends_with(" test")))
+    {
         return Some(Framework::Libtest);
     }
     if any(&|l| l.starts_with("=== RUN ") || l.starts_with("--- FAIL: ") || is_go_package_line(l)) {
@@ -73,7 +81,8 @@ fn is_pytest_short_summary(l: &str) -> bool {
     let Some((items, time)) = t.rsplit_once(" in ") else {
         return false;
     };
-    if !time.trim_end().ends_with('s') || !time.starts_with(|c: char| c.is_ascii_digit()) {
+    let secs = time.split_whitespace().next().unwrap_or("");
+    if !secs.ends_with('s') || !secs.starts_with(|c: char| c.is_ascii_digit()) {
         return false;
     }
     items == "no tests ran"
@@ -82,7 +91,16 @@ fn is_pytest_short_summary(l: &str) -> bool {
                 n.parse::<u64>().is_ok()
                     && matches!(
                         w,
-                        "passed" | "failed" | "error" | "errors" | "skipped" | "xfailed" | "xpassed" | "deselected" | "warning" | "warnings"
+                        "passed"
+                            | "failed"
+                            | "error"
+                            | "errors"
+                            | "skipped"
+                            | "xfailed"
+                            | "xpassed"
+                            | "deselected"
+                            | "warning"
+                            | "warnings"
                     )
             })
         })

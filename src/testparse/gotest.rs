@@ -59,7 +59,10 @@ fn parse_text(out: &str) -> Parsed {
         let raw = lines[i];
         let t = raw.trim_end();
         let s = t.trim_start();
-        if let Some(rest) = ["=== RUN", "=== CONT", "=== NAME"].iter().find_map(|k| s.strip_prefix(k)) {
+        if let Some(rest) = ["=== RUN", "=== CONT", "=== NAME"]
+            .iter()
+            .find_map(|k| s.strip_prefix(k))
+        {
             p.recognised = true;
             let name = rest.trim().to_string();
             if s.starts_with("=== RUN") {
@@ -68,7 +71,11 @@ fn parse_text(out: &str) -> Parsed {
             current = Some(name);
         } else if let Some((verdict, name)) = verdict_line(s) {
             p.recognised = true;
-            let believed = if verbose { st.ran.contains(&name) } else { verdict == 'F' };
+            let believed = if verbose {
+                st.ran.contains(&name)
+            } else {
+                verdict == 'F'
+            };
             if believed {
                 st.verdicts.push((name.clone(), verdict));
                 if verdict == 'F' {
@@ -101,7 +108,11 @@ fn parse_text(out: &str) -> Parsed {
             while j < lines.len() && package_line(lines[j].trim_end()).is_none() {
                 j += 1;
             }
-            let target = if verbose { current.clone().or(last_failed.clone()) } else { last_failed.clone() };
+            let target = if verbose {
+                current.clone().or(last_failed.clone())
+            } else {
+                last_failed.clone()
+            };
             if let Some(name) = target {
                 let o = st.output.entry(name).or_default();
                 o.push(format!("\u{0}{}", lines[i..j].join("\n")));
@@ -160,7 +171,7 @@ enum PkgLine {
 fn package_line(t: &str) -> Option<PkgLine> {
     let mut parts = t.split_whitespace();
     let head = parts.next()?;
-    if !t.contains('\t') && !(head == "ok" || head == "?") {
+    if !(t.contains('\t') || head == "ok" || head == "?") {
         return None;
     }
     let pkg = parts.next()?.to_string();
@@ -176,16 +187,24 @@ fn package_line(t: &str) -> Option<PkgLine> {
         }
         "?" if rest.contains("[no test files]") => Some(PkgLine::NoFiles),
         "FAIL" if rest.contains("[build failed]") || rest.contains("[setup failed]") => Some(PkgLine::BuildFailed(pkg)),
-        "FAIL" if rest.ends_with('s') || rest.is_empty() => Some(PkgLine::Fail),
+        "FAIL" if rest.is_empty() || rest.split_whitespace().next().is_some_and(|x| x.ends_with('s')) => {
+            Some(PkgLine::Fail)
+        }
         _ => None,
     }
 }
 
 /// The compiler's lines for `pkg`: from `# pkg` down to the `FAIL pkg [build failed]` line.
 fn build_failure(pkg: &str, before: &[&str]) -> Failure {
-    let start = before.iter().rposition(|l| l.starts_with("# ") && l[2..].split_whitespace().next() == Some(pkg));
+    let start = before
+        .iter()
+        .rposition(|l| l.starts_with("# ") && l[2..].split_whitespace().next() == Some(pkg));
     let msg: Vec<&str> = match start {
-        Some(k) => before[k + 1..].iter().copied().take_while(|l| !l.starts_with("FAIL") && !l.starts_with("ok ")).collect(),
+        Some(k) => before[k + 1..]
+            .iter()
+            .copied()
+            .take_while(|l| !l.starts_with("FAIL") && !l.starts_with("ok "))
+            .collect(),
         None => before.iter().rev().take(20).rev().copied().collect(),
     };
     build_error_from(pkg, &msg.join("\n"))
@@ -231,7 +250,10 @@ fn failure_from(name: &str, output: Option<&Vec<String>>) -> Failure {
         if line.starts_with("=== ") || line.starts_with("--- ") || line.is_empty() {
             continue;
         }
-        match line.split_once(": ").and_then(|(loc, m)| split_location(loc).filter(|(f, _)| f.ends_with(".go")).map(|l| (l, m))) {
+        match line
+            .split_once(": ")
+            .and_then(|(loc, m)| split_location(loc).filter(|(f, _)| f.ends_with(".go")).map(|l| (l, m)))
+        {
             Some(((file, n), m)) => {
                 if f.file.is_none() {
                     f.file = Some(file);
@@ -294,11 +316,7 @@ fn parse_json(out: &str) -> Parsed {
         }
         match (action, test) {
             ("build-output", _) => build_text.entry(pkg).or_default().push_str(output),
-            ("build-fail", _) => {
-                if !failed_builds.contains(&pkg) {
-                    failed_builds.push(pkg);
-                }
-            }
+            ("build-fail", _) if !failed_builds.contains(&pkg) => failed_builds.push(pkg),
             ("run", Some(t)) => {
                 st.ran.insert(t);
             }
@@ -314,15 +332,13 @@ fn parse_json(out: &str) -> Parsed {
                     o.push(output.trim_end().to_string());
                 }
             }
-            ("pass" | "fail" | "skip", Some(t)) => {
-                if st.ran.contains(&t) {
-                    let v = match action {
-                        "pass" => 'P',
-                        "fail" => 'F',
-                        _ => 'S',
-                    };
-                    st.verdicts.push((t, v));
-                }
+            ("pass" | "fail" | "skip", Some(t)) if st.ran.contains(&t) => {
+                let v = match action {
+                    "pass" => 'P',
+                    "fail" => 'F',
+                    _ => 'S',
+                };
+                st.verdicts.push((t, v));
             }
             ("pass" | "fail" | "skip", None) => st.package_done = true,
             _ => {}

@@ -24,7 +24,9 @@ pub fn parse(out: &str) -> Parsed {
 /// Where jest's `--json` object starts, if the output holds one.
 pub fn json_start(out: &str) -> Option<usize> {
     let k = out.find("{\"num")?;
-    let v: Result<Value, _> = serde_json::Deserializer::from_str(&out[k..]).into_iter::<Value>().next()?;
+    let v: Result<Value, _> = serde_json::Deserializer::from_str(&out[k..])
+        .into_iter::<Value>()
+        .next()?;
     v.ok().filter(|v| v.get("numTotalTests").is_some()).map(|_| k)
 }
 
@@ -44,7 +46,10 @@ fn parse_json(s: &str) -> Parsed {
     let empty = Vec::new();
     for suite in v.get("testResults").and_then(Value::as_array).unwrap_or(&empty) {
         let file = suite.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-        let asserts = suite.get("assertionResults").and_then(Value::as_array).unwrap_or(&empty);
+        let asserts = suite
+            .get("assertionResults")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
         let mut any_failed = false;
         for a in asserts {
             if a.get("status").and_then(Value::as_str) != Some("failed") {
@@ -76,7 +81,12 @@ fn parse_json(s: &str) -> Parsed {
         if !any_failed && suite.get("status").and_then(Value::as_str) == Some("failed") && !msg.is_empty() {
             // `● Test suite failed to run` then the indented error.
             let body: Vec<&str> = msg.lines().filter(|l| !l.trim_start().starts_with("● ")).collect();
-            let indent = body.iter().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
+            let indent = body
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.len() - l.trim_start().len())
+                .min()
+                .unwrap_or(0);
             let body: Vec<&str> = body.iter().map(|l| l.get(indent..).unwrap_or(l.trim_start())).collect();
             let mut f = from_error_text(&file, body.join("\n").trim_matches('\n'));
             f.file = Some(file.clone());
@@ -96,7 +106,12 @@ fn from_error_text(name: &str, text: &str) -> Failure {
         .copied()
         .take_while(|l| !is_code_frame(l))
         .collect();
-    let stack: Vec<&str> = lines.iter().skip(at.unwrap_or(lines.len())).map(|l| l.trim()).filter(|l| l.starts_with("at ")).collect();
+    let stack: Vec<&str> = lines
+        .iter()
+        .skip(at.unwrap_or(lines.len()))
+        .map(|l| l.trim())
+        .filter(|l| l.starts_with("at "))
+        .collect();
     let loc = stack.iter().find_map(|l| frame_location(l));
     Failure {
         name: name.to_string(),
@@ -108,7 +123,10 @@ fn from_error_text(name: &str, text: &str) -> Failure {
 }
 
 fn frame_location(l: &str) -> Option<(String, u32)> {
-    let loc = l.rsplit_once('(').map(|(_, r)| r).unwrap_or(l.trim_start_matches("at "));
+    let loc = l
+        .rsplit_once('(')
+        .map(|(_, r)| r)
+        .unwrap_or(l.trim_start_matches("at "));
     let loc = loc.trim_end_matches(')');
     if loc.contains("node_modules") || loc.starts_with("node:") || loc == "<anonymous>" {
         return None;
@@ -160,7 +178,11 @@ fn parse_text(out: &str) -> Parsed {
                 j += 1;
             }
             if head != "Console" {
-                let name = if head == "Test suite failed to run" { current_file.clone() } else { head.to_string() };
+                let name = if head == "Test suite failed to run" {
+                    current_file.clone()
+                } else {
+                    head.to_string()
+                };
                 let mut f = from_error_text(&name, body.join("\n").trim_matches('\n'));
                 if f.file.is_none() && !current_file.is_empty() {
                     f.file = Some(current_file.clone());

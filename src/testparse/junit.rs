@@ -12,7 +12,10 @@ use super::{split_location, xml, Failure, Parsed};
 /// Parse a JUnit XML document (possibly preceded by other text).
 pub fn parse(out: &str) -> Parsed {
     let mut p = Parsed::default();
-    let start = out.find("<?xml").or_else(|| out.find("<testsuites")).or_else(|| out.find("<testsuite"));
+    let start = out
+        .find("<?xml")
+        .or_else(|| out.find("<testsuites"))
+        .or_else(|| out.find("<testsuite"));
     let Some(start) = start else {
         return p;
     };
@@ -21,7 +24,11 @@ pub fn parse(out: &str) -> Parsed {
     for r in &doc.roots {
         collect_cases(r, &mut cases);
     }
-    if doc.roots.iter().any(|r| r.name == "testsuites" || r.name == "testsuite") {
+    if doc
+        .roots
+        .iter()
+        .any(|r| r.name == "testsuites" || r.name == "testsuite")
+    {
         p.recognised = true;
     }
     for c in &cases {
@@ -59,7 +66,12 @@ fn failure_from(case: &xml::Element, fe: &xml::Element) -> Failure {
         // Rust: the attribute only says where it panicked; the text has the message.
         (_, Some((_, _, msg))) if !msg.is_empty() => msg.clone(),
         (Some(m), _) if !m.trim().is_empty() => m.to_string(),
-        _ => lines.iter().find(|l| !l.trim().is_empty()).unwrap_or(&"").trim().to_string(),
+        _ => lines
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(&"")
+            .trim()
+            .to_string(),
     };
     let mut file = case.attr("file").map(str::to_string);
     let mut line = case.attr("line").and_then(|l| l.parse().ok());
@@ -96,7 +108,11 @@ fn location_in(text: &str) -> Option<(String, u32)> {
             }
         }
         if l.starts_with("at ") && !l.contains("node_modules") && !l.contains("node:") {
-            let loc = l.rsplit_once('(').map(|(_, r)| r).unwrap_or(&l[3..]).trim_end_matches(')');
+            let loc = l
+                .rsplit_once('(')
+                .map(|(_, r)| r)
+                .unwrap_or(&l[3..])
+                .trim_end_matches(')');
             if let Some(found) = split_location(loc) {
                 return Some(found);
             }

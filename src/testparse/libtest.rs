@@ -27,7 +27,7 @@ pub fn parse(out: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut sections: Vec<Section> = Vec::new();
     let mut blocks: HashMap<String, String> = HashMap::new();
-    let mut panics: HashMap<String, (Option<(String, u32)>, String)> = HashMap::new();
+    let mut panics: HashMap<String, (Option<Location>, String)> = HashMap::new();
     let mut pending: Option<String> = None;
     let mut i = 0;
     while i < lines.len() {
@@ -151,7 +151,8 @@ pub fn parse(out: &str) -> Parsed {
         }
         let names = sec.failure_list.clone().unwrap_or_else(|| sec.failed_lines.clone());
         for name in names {
-            p.failures.push(failure_for(&name, blocks.get(&name), panics.get(&name)));
+            p.failures
+                .push(failure_for(&name, blocks.get(&name), panics.get(&name)));
         }
     }
     if all_complete {
@@ -221,7 +222,9 @@ fn result_counts(rest: &str) -> Option<(Counts, u64)> {
 /// `test NAME ... RESULT` → (NAME, RESULT); a ` - should panic` suffix is dropped from NAME.
 fn test_line(t: &str) -> Option<(String, &str)> {
     let rest = t.strip_prefix("test ")?;
-    let (name, result) = rest.split_once(" ... ").or_else(|| rest.strip_suffix(" ...").map(|n| (n, "")))?;
+    let (name, result) = rest
+        .split_once(" ... ")
+        .or_else(|| rest.strip_suffix(" ...").map(|n| (n, "")))?;
     let name = name.strip_suffix(" - should panic").unwrap_or(name);
     if name.is_empty() {
         return None;
@@ -232,13 +235,18 @@ fn test_line(t: &str) -> Option<(String, &str)> {
 /// `---- NAME stdout ----` → NAME.
 fn block_header(t: &str) -> Option<String> {
     let inner = t.strip_prefix("---- ")?.strip_suffix(" ----")?;
-    let name = inner.strip_suffix(" stdout").or_else(|| inner.strip_suffix(" stderr"))?;
+    let name = inner
+        .strip_suffix(" stdout")
+        .or_else(|| inner.strip_suffix(" stderr"))?;
     Some(name.to_string())
 }
 
+/// A source location: file and line.
+pub(crate) type Location = (String, u32);
+
 /// `thread 'NAME' (123) panicked at src/lib.rs:25:9:` followed by the message lines; also the
 /// pre-1.73 form `thread 'NAME' panicked at 'msg', src/lib.rs:25:9`.
-pub(crate) fn panic_at(lines: &[&str], i: usize) -> Option<(String, Option<(String, u32)>, String)> {
+pub(crate) fn panic_at(lines: &[&str], i: usize) -> Option<(String, Option<Location>, String)> {
     let t = lines[i].trim();
     let rest = t.strip_prefix("thread '")?;
     let (thread, rest) = rest.split_once('\'')?;
@@ -266,7 +274,7 @@ pub(crate) fn panic_at(lines: &[&str], i: usize) -> Option<(String, Option<(Stri
     Some((thread.to_string(), loc, msg.join("\n")))
 }
 
-fn failure_for(name: &str, block: Option<&String>, panic: Option<&(Option<(String, u32)>, String)>) -> Failure {
+fn failure_for(name: &str, block: Option<&String>, panic: Option<&(Option<Location>, String)>) -> Failure {
     let mut file = None;
     let mut line = None;
     let mut message = String::new();
@@ -321,7 +329,9 @@ pub(crate) fn cargo_build_error(lines: &[&str]) -> Option<Failure> {
 fn build_failure(lines: &[&str], end: usize) -> Failure {
     let start = lines[..end]
         .iter()
-        .position(|l| l.starts_with("error[") || (l.starts_with("error:") && !l.starts_with("error: could not compile")))
+        .position(|l| {
+            l.starts_with("error[") || (l.starts_with("error:") && !l.starts_with("error: could not compile"))
+        })
         .unwrap_or(end);
     let mut msg: Vec<&str> = lines[start..=end]
         .iter()

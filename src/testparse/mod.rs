@@ -187,7 +187,8 @@ pub struct TestReport {
 impl TestReport {
     /// The report as pretty JSON (the shape printed by `medin parse-tests`).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"cannot serialise report: {e}\"}}"))
+        serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialise report: {e}\"}}"))
     }
 }
 
@@ -235,7 +236,9 @@ pub fn parse_tests_command(
     let res = if shown == "-" {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())
     } else {
-        std::fs::File::open(input).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+        std::fs::File::open(input)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map(|_| ())
     };
     res.map_err(|source| ParseTestsError::Read { path: shown, source })?;
     let text = String::from_utf8_lossy(&bytes);
@@ -291,9 +294,7 @@ pub fn finish(framework: &str, p: Parsed, exit_code: Option<i32>) -> TestReport 
     failures.extend(p.failures.iter().cloned());
     let counts = p.summary.unwrap_or(p.per_test);
     let exit_nonzero = exit_code.is_some_and(|c| c != 0);
-    let status = if !p.recognised {
-        Status::Error
-    } else if p.build_error.is_some() || p.interrupted {
+    let status = if !p.recognised || p.build_error.is_some() || p.interrupted {
         Status::Error
     } else if p.summary.is_none() {
         // Truncated: no summary from the runner.
@@ -401,8 +402,13 @@ pub(crate) fn split_location(s: &str) -> Option<(String, u32)> {
 
 /// The first integer in `s` that precedes `word` (e.g. `count_before("4 failed, 5 passed", "passed")` = 5).
 pub(crate) fn count_before(s: &str, word: &str) -> Option<u64> {
-    let toks: Vec<&str> = s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();
-    toks.windows(2).find(|w| w[1].trim_end_matches(['.', ';', ')']) == word).and_then(|w| w[0].parse().ok())
+    let toks: Vec<&str> = s
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .collect();
+    toks.windows(2)
+        .find(|w| w[1].trim_end_matches(['.', ';', ')']) == word)
+        .and_then(|w| w[0].parse().ok())
 }
 
 #[cfg(test)]
@@ -427,7 +433,10 @@ mod tests {
     #[test]
     fn locations_split() {
         assert_eq!(split_location("src/lib.rs:25:9"), Some(("src/lib.rs".into(), 25)));
-        assert_eq!(split_location("tests/test_math.py:13"), Some(("tests/test_math.py".into(), 13)));
+        assert_eq!(
+            split_location("tests/test_math.py:13"),
+            Some(("tests/test_math.py".into(), 13))
+        );
         assert_eq!(split_location("nothing here"), None);
     }
 

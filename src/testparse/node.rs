@@ -150,7 +150,10 @@ fn failure_from(name: &str, body: &[&str]) -> Failure {
         .take_while(|l| l.starts_with("at "))
         .collect();
     let first_user_frame = stack_lines.iter().find_map(|l| {
-        let loc = l.rsplit_once('(').map(|(_, r)| r).unwrap_or(l.trim_start_matches("at "));
+        let loc = l
+            .rsplit_once('(')
+            .map(|(_, r)| r)
+            .unwrap_or(l.trim_start_matches("at "));
         let loc = loc.trim_end_matches(['{', ' ']).trim_end_matches(')');
         if loc.starts_with("node:") {
             None

@@ -111,7 +111,11 @@ pub fn parse(out: &str) -> Parsed {
 
 /// `===== title =====` → title.
 fn banner(t: &str) -> Option<&str> {
-    let inner = t.strip_prefix("==")?.trim_start_matches('=').strip_suffix("==")?.trim_end_matches('=');
+    let inner = t
+        .strip_prefix("==")?
+        .trim_start_matches('=')
+        .strip_suffix("==")?
+        .trim_end_matches('=');
     Some(inner.trim())
 }
 
@@ -119,9 +123,10 @@ fn banner(t: &str) -> Option<&str> {
 fn final_summary(t: &str) -> Option<Counts> {
     let t = t.trim();
     let (items, time) = t.rsplit_once(" in ")?;
-    let time_ok = time.split_whitespace().next().is_some_and(|s| {
-        s.ends_with('s') && s.trim_end_matches('s').chars().all(|c| c.is_ascii_digit() || c == '.')
-    });
+    let time_ok = time
+        .split_whitespace()
+        .next()
+        .is_some_and(|s| s.ends_with('s') && s.trim_end_matches('s').chars().all(|c| c.is_ascii_digit() || c == '.'));
     if !time_ok {
         return None;
     }
@@ -183,7 +188,11 @@ fn per_test_line(t: &str, c: &mut Counts) {
 
 /// `____ test_name ____` → test_name.
 fn block_header(t: &str) -> Option<String> {
-    let inner = t.strip_prefix("___")?.trim_start_matches('_').strip_suffix("___")?.trim_end_matches('_');
+    let inner = t
+        .strip_prefix("___")?
+        .trim_start_matches('_')
+        .strip_suffix("___")?
+        .trim_end_matches('_');
     let inner = inner.trim();
     (!inner.is_empty()).then(|| inner.to_string())
 }
@@ -191,7 +200,12 @@ fn block_header(t: &str) -> Option<String> {
 /// Block header → the key shared with node ids: `ERROR at setup of test_x` → `test_x`,
 /// `ERROR collecting tests/a.py` → `tests/a.py`, `TestThing.test_m` stays.
 fn block_key(h: &str) -> String {
-    for prefix in ["ERROR at setup of ", "ERROR at teardown of ", "ERROR at call of ", "ERROR collecting "] {
+    for prefix in [
+        "ERROR at setup of ",
+        "ERROR at teardown of ",
+        "ERROR at call of ",
+        "ERROR collecting ",
+    ] {
         if let Some(rest) = h.strip_prefix(prefix) {
             return rest.trim().to_string();
         }
@@ -223,10 +237,16 @@ fn failure_from(name: &str, block: Option<&Vec<&str>>, short_msg: &str) -> Failu
             .map(|l| l.len() - l.trim_start().len())
             .min()
             .unwrap_or(0);
-        let e_lines: Vec<&str> = e_lines.iter().map(|l| l.get(indent..).unwrap_or("").trim_end()).collect();
+        let e_lines: Vec<&str> = e_lines
+            .iter()
+            .map(|l| l.get(indent..).unwrap_or("").trim_end())
+            .collect();
         message = e_lines.join("\n").trim().to_string();
         for l in body.iter().rev() {
-            if let Some((loc, _)) = l.split_once(": ").or_else(|| l.trim_end().strip_suffix(':').map(|x| (x, ""))) {
+            if let Some((loc, _)) = l
+                .split_once(": ")
+                .or_else(|| l.trim_end().strip_suffix(':').map(|x| (x, "")))
+            {
                 if !loc.contains(' ') {
                     if let Some((f, n)) = super::split_location(loc) {
                         file = Some(f);

@@ -26,7 +26,10 @@ fn rule(pattern: &str, with: &'static str) -> Option<Rule> {
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     [
         // Timestamps before durations and line numbers, which they contain.
-        rule(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?", "<time>"),
+        rule(
+            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?",
+            "<time>",
+        ),
         rule(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b", "<time>"),
         // Paths: anything with a slash or backslash and no spaces, e.g. /a/b.rs, src\x.py, ./t.js.
         rule(r#"[^\s'"`()\[\]{}<>,:;=]*[/\\][^\s'"`()\[\]{}<>,:;=]*"#, "<path>"),
@@ -52,7 +55,11 @@ pub fn normalize_message(msg: &str) -> String {
     for r in RULES.iter() {
         s = r.re.replace_all(&s, r.with).into_owned();
     }
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n")
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The first five function names of a stack trace (Rust, Python, JS, Go, JVM-style).
@@ -125,7 +132,12 @@ pub fn error_signature(report: &TestReport) -> String {
         .iter()
         .map(|f| {
             let funcs = f.stack.as_deref().map(top_functions).unwrap_or_default();
-            format!("{}\u{1f}{}\u{1f}{}", f.name, normalize_message(&f.message), funcs.join("\u{1e}"))
+            format!(
+                "{}\u{1f}{}\u{1f}{}",
+                f.name,
+                normalize_message(&f.message),
+                funcs.join("\u{1e}")
+            )
         })
         .collect();
     items.sort();

@@ -36,7 +36,8 @@ pub fn parse(out: &str) -> Parsed {
             if t == "..." && indent <= yaml_indent + 2 {
                 in_yaml = None;
             } else if let Some(pt) = points.last_mut() {
-                pt.yaml.push(raw.get(yaml_indent.min(raw.len())..).unwrap_or("").to_string());
+                pt.yaml
+                    .push(raw.get(yaml_indent.min(raw.len())..).unwrap_or("").to_string());
             }
             continue;
         }
@@ -63,7 +64,11 @@ pub fn parse(out: &str) -> Parsed {
             continue;
         }
         if depth == 0 {
-            if let Some(n) = t.strip_prefix("1..").and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse().ok()) {
+            if let Some(n) = t
+                .strip_prefix("1..")
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+            {
                 p.recognised = true;
                 plan = Some(n);
                 continue;
@@ -137,7 +142,9 @@ fn test_point(t: &str, depth: usize) -> Option<Point> {
     }
     let rest = rest.trim_start();
     let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
-    let rest = rest.strip_prefix("- ").unwrap_or(rest.strip_prefix('-').unwrap_or(rest));
+    let rest = rest
+        .strip_prefix("- ")
+        .unwrap_or(rest.strip_prefix('-').unwrap_or(rest));
     let (desc, directive) = split_directive(rest);
     Some(Point {
         depth,
@@ -223,8 +230,15 @@ fn yaml_value(yaml: &[String], key: &str) -> Option<String> {
         }
         return Some(out.join("\n"));
     }
-    let v = v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')).map(|x| x.replace("''", "'")).unwrap_or_else(|| {
-        v.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(v).to_string()
-    });
+    let v = v
+        .strip_prefix('\'')
+        .and_then(|x| x.strip_suffix('\''))
+        .map(|x| x.replace("''", "'"))
+        .unwrap_or_else(|| {
+            v.strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(v)
+                .to_string()
+        });
     Some(v)
 }

@@ -116,9 +116,15 @@ fn status_line(s: &str) -> Option<StatusLine> {
 /// choosing the reading that agrees with the printed pass marks (`.` or `... ok`), and 3.12+
 /// when there are none.
 fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u64) -> Counts {
-    let failed = st.failures.saturating_add(st.errors).saturating_add(st.unexpected_successes);
+    let failed = st
+        .failures
+        .saturating_add(st.errors)
+        .saturating_add(st.unexpected_successes);
     let skipped = st.skipped.saturating_add(st.expected_failures);
-    let mut distinct: Vec<&str> = failures.iter().map(|f| f.name.split(" (").next().unwrap_or(&f.name)).collect();
+    let mut distinct: Vec<&str> = failures
+        .iter()
+        .map(|f| f.name.split(" (").next().unwrap_or(&f.name))
+        .collect();
     distinct.sort_unstable();
     distinct.dedup();
     let distinct_failed = if distinct.is_empty() {
@@ -136,7 +142,11 @@ fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u6
     } else {
         base
     };
-    Counts { passed, failed, skipped }
+    Counts {
+        passed,
+        failed,
+        skipped,
+    }
 }
 
 fn is_rule(t: &str, ch: char) -> bool {
@@ -220,7 +230,10 @@ fn failure_from(name: &str, body: &[&str]) -> Failure {
 
 /// `, line 12, in test_error` with word `line` → 12.
 fn count_after(s: &str, word: &str) -> Option<u32> {
-    let toks: Vec<&str> = s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();
+    let toks: Vec<&str> = s
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .collect();
     toks.windows(2).find(|w| w[0] == word).and_then(|w| w[1].parse().ok())
 }
 

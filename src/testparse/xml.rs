@@ -16,7 +16,6 @@ impl Element {
     pub fn attr(&self, key: &str) -> Option<&str> {
         self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
-
 }
 
 /// A parsed document: the top-level elements and whether it was complete.
@@ -56,7 +55,10 @@ pub fn parse(s: &str) -> Doc {
         } else if rest.starts_with("<?") || rest.starts_with("<!") {
             rest = rest.find('>').map(|k| &rest[k + 1..]).unwrap_or("");
         } else if let Some(r) = rest.strip_prefix("</") {
-            let (name, after) = r.find('>').map(|k| (r[..k].trim(), &r[k + 1..])).unwrap_or((r.trim(), ""));
+            let (name, after) = r
+                .find('>')
+                .map(|k| (r[..k].trim(), &r[k + 1..]))
+                .unwrap_or((r.trim(), ""));
             // Close up to the matching element (tolerates mis-nesting).
             if let Some(pos) = stack.iter().rposition(|e| e.name == name) {
                 while stack.len() > pos {
@@ -126,7 +128,9 @@ fn read_tag(s: &str) -> Option<(usize, Element, bool)> {
         let Some(eq) = a.find('=') else { break };
         let key = a[..eq].trim().to_string();
         let v = a[eq + 1..].trim_start();
-        let Some(q) = v.chars().next().filter(|c| *c == '"' || *c == '\'') else { break };
+        let Some(q) = v.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            break;
+        };
         let Some(close) = v[1..].find(q) else { break };
         el.attrs.push((key, decode(&v[1..1 + close])));
         a = &v[close + 2..];
@@ -144,7 +148,12 @@ pub fn decode(s: &str) -> String {
     while let Some(k) = rest.find('&') {
         out.push_str(&rest[..k]);
         rest = &rest[k..];
-        let Some(semi) = rest.char_indices().take_while(|(i, _)| *i < 12).find(|(_, c)| *c == ';').map(|(i, _)| i) else {
+        let Some(semi) = rest
+            .char_indices()
+            .take_while(|(i, _)| *i < 12)
+            .find(|(_, c)| *c == ';')
+            .map(|(i, _)| i)
+        else {
             out.push('&');
             rest = &rest[1..];
             continue;
