@@ -95,6 +95,7 @@ printf '[profile.ci]\nfail-fast = false\n[profile.ci.junit]\npath = "junit.xml"\
   run libtest include_ignored_filter cargo test --offline --test other -- --include-ignored
   run libtest ansi_color cargo test --offline --lib -- --color always
   RUST_BACKTRACE=1 run libtest backtrace cargo test --offline --lib panics_msg
+  run libtest quiet_terse cargo test --offline -q --no-fail-fast
   run nextest mixed cargo nextest run --offline --no-fail-fast
   run nextest ci_profile cargo nextest run --offline --profile ci
   mkdir -p "$OUT/junit" && cp target/nextest/ci/junit.xml "$OUT/junit/nextest.xml"
@@ -373,6 +374,8 @@ EOF
   echo 'package notest' >"$W/gop/notest/n.go"
   printf 'package broken\n\nfunc F() int { return "x" }\n' >"$W/gop/broken/b.go"
   printf 'package broken\nimport "testing"\nfunc TestB(t *testing.T) {}\n' >"$W/gop/broken/b_test.go"
+  mkdir -p "$W/gop/slow"
+  printf 'package slow\nimport ("testing"; "time")\nfunc TestQuick(t *testing.T) {}\nfunc TestSlow(t *testing.T) { time.Sleep(5 * time.Second) }\n' >"$W/gop/slow/slow_test.go"
   (
     cd "$W/gop"
     run go default go test ./calc/ ./other/
@@ -383,6 +386,7 @@ EOF
     run go filtered_none go test -run TestNothing ./other/
     run go no_test_files go test ./notest/
     run go build_failure go test ./broken/ ./other/
+    run go timeout_verbose go test -v -timeout 1s ./slow/
     go test -json ./broken/ >"$OUT/go/build_failure_json.json" 2>&1
     echo $? >"$OUT/go/build_failure_json.exit"
   )

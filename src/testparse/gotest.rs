@@ -113,6 +113,14 @@ fn parse_text(out: &str) -> Parsed {
             } else {
                 last_failed.clone()
             };
+            // A panic in a test that has no verdict (e.g. `panic: test timed out`): go kills the
+            // binary, so that test failed.
+            if let Some(name) = target
+                .as_ref()
+                .filter(|n| verbose && !st.verdicts.iter().any(|(v, _)| v == *n))
+            {
+                st.verdicts.push((name.clone(), 'F'));
+            }
             if let Some(name) = target {
                 let o = st.output.entry(name).or_default();
                 o.push(format!("\u{0}{}", lines[i..j].join("\n")));
@@ -269,19 +277,29 @@ fn failure_from(name: &str, output: Option<&Vec<String>>) -> Failure {
 }
 
 impl Failure {
-    /// Location of the first goroutine frame outside the Go installation.
+    /// Location of the first goroutine frame in a `_test.go` file, else the first outside the
+    /// Go installation.
     fn file_line_from_stack(&mut self, stack: &str) {
-        for l in stack.lines() {
-            let l = l.trim();
-            if !l.starts_with('/') || l.contains("/src/runtime/") || l.contains("/src/testing/") {
-                continue;
-            }
-            let loc = l.split_whitespace().next().unwrap_or(l);
-            if let Some((file, n)) = split_location(loc) {
-                self.file = Some(file);
-                self.line = Some(n);
-                return;
-            }
+        let frames: Vec<(String, u32)> = stack
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('/'))
+            .filter_map(|l| split_location(l.split_whitespace().next().unwrap_or(l)))
+            .collect();
+        let in_goroot = |f: &str| {
+            f.contains("/src/runtime/")
+                || f.contains("/src/testing/")
+                || f.contains("/lib/go")
+                || f.contains("/local/go/")
+                || f.contains("/go-1.")
+        };
+        let pick = frames
+            .iter()
+            .find(|(f, _)| f.ends_with("_test.go"))
+            .or_else(|| frames.iter().find(|(f, _)| !in_goroot(f)));
+        if let Some((file, n)) = pick {
+            self.file = Some(file.clone());
+            self.line = Some(*n);
         }
     }
 }

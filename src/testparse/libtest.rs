@@ -67,6 +67,29 @@ pub fn parse(out: &str) -> Parsed {
             i += 1;
             continue;
         }
+        // `cargo test -q` (terse): progress marks `..i.F 5/12` and `NAME --- FAILED`.
+        if let Some(name) = t
+            .strip_suffix(" --- FAILED")
+            .filter(|n| !n.is_empty() && !n.contains(' '))
+        {
+            if let Some(sec) = sections.last_mut() {
+                sec.per_test.failed += 1;
+                sec.failed_lines.push(name.to_string());
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(sec) = sections.last_mut().filter(|_| is_terse_progress(t)) {
+            for c in t.chars().take_while(|c| !c.is_whitespace()) {
+                match c {
+                    '.' => sec.per_test.passed += 1,
+                    'i' => sec.per_test.skipped += 1,
+                    _ => {}
+                }
+            }
+            i += 1;
+            continue;
+        }
         if let (Some(name), Some(r)) = (pending.as_ref(), classify(t.trim())) {
             if let Some(sec) = sections.last_mut() {
                 let name = name.clone();
@@ -162,6 +185,17 @@ pub fn parse(out: &str) -> Parsed {
         p.announced = Some(announced);
     }
     p
+}
+
+/// `..i.` or `..i. 4/5` (failures are printed on their own `NAME --- FAILED` lines).
+fn is_terse_progress(t: &str) -> bool {
+    let (marks, count) = t.split_once(' ').unwrap_or((t, ""));
+    !marks.is_empty()
+        && marks.chars().all(|c| c == '.' || c == 'i')
+        && (count.is_empty()
+            || count
+                .split_once('/')
+                .is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok()))
 }
 
 #[derive(Clone, Copy)]
