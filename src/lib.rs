@@ -13,7 +13,9 @@
 //! - [`log`] keeps receipts, transcripts, metrics and the activity log;
 //! - [`runner`] runs one task end to end and judges it;
 //! - [`report`] turns results into suite metrics and threshold verdicts;
-//! - [`harness`] makes a suite into libtest trials, for `cargo test`.
+//! - [`harness`] makes a suite into libtest trials, for `cargo test`;
+//! - [`testparse`] reads what real test runners print (cargo test, pytest, jest, go test, …)
+//!   into one report, for loops that run an agent's tests.
 
 pub mod agent;
 pub mod guard;
@@ -24,5 +26,6 @@ pub mod runner;
 pub mod sandbox;
 pub mod spec;
 pub mod suggest;
+pub mod testparse;
 pub mod tools;
 pub mod validate;

@@ -83,6 +83,18 @@ enum Command {
         #[arg(long)]
         suite_file: bool,
     },
+    /// Parse a test runner's output (cargo test, nextest, pytest, unittest, node, jest, go test,
+    /// TAP, JUnit XML) and print the report as JSON.
+    ParseTests {
+        /// The output to parse: a file, or `-` for stdin.
+        input: PathBuf,
+        /// The runner: libtest|nextest|pytest|unittest|tap|node|jest|go|junit (default: detect).
+        #[arg(long)]
+        framework: Option<String>,
+        /// The runner's exit code, to cross-check the parse.
+        #[arg(long, allow_hyphen_values = true)]
+        exit_code: Option<i32>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -114,6 +126,20 @@ fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Command::ParseTests {
+            input,
+            framework,
+            exit_code,
+        } => match medin::testparse::parse_tests_command(&input, framework.as_deref(), exit_code) {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("medin: {e}");
+                ExitCode::from(EXIT_HARNESS)
+            }
+        },
     }
 }
 

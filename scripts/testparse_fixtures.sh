@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# Regenerates the real test-runner outputs under tests/data/testparse/ (the fixtures of
+# src/testparse): throwaway projects in a temp dir, run for real with cargo test, cargo nextest,
+# pytest, unittest (python3 and, if present, python3.12), node --test, jest, go test and perl's
+# Test::More, each output saved as <case>.txt|json|xml with its exit code in <case>.exit.
+#
+# Not needed to run medin's tests (the outputs are committed). Needs: cargo, cargo-nextest,
+# python3 (pytest is pip-installed into a venv), node + npm (jest, jest-junit are npm-installed),
+# go (`apt-get install golang-go`), perl. Timings, thread ids and temp paths change on every
+# run, so after regenerating: `TESTPARSE_BLESS=1 cargo test --test testparse_fixtures`, then
+# read each changed expect.json against its output before committing.
+#
+# Usage: scripts/testparse_fixtures.sh [OUT_DIR]   (default: tests/data/testparse)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-$ROOT/tests/data/testparse}
+W=$(mktemp -d /tmp/testparse-fixtures.XXXXXX)
+echo "work dir: $W, output: $OUT"
+unset RUST_BACKTRACE
+export CARGO_TERM_COLOR=never
+
+# run DIR CASE CMD...: run CMD, output (stdout+stderr) to $OUT/DIR/CASE.txt, exit code to .exit
+run() {
+  local dir=$1 case=$2; shift 2
+  mkdir -p "$OUT/$dir"
+  "$@" >"$OUT/$dir/$case.txt" 2>&1
+  echo $? >"$OUT/$dir/$case.exit"
+  echo "$dir/$case: exit $(cat "$OUT/$dir/$case.exit")"
+}
+# runj DIR CASE EXT CMD...: stdout only (JSON reporters), stderr dropped
+runj() {
+  local dir=$1 case=$2 ext=$3; shift 3
+  mkdir -p "$OUT/$dir"
+  "$@" >"$OUT/$dir/$case.$ext" 2>/dev/null
+  echo $? >"$OUT/$dir/$case.exit"
+}
+
+# ---------------------------------------------------------------- cargo test / nextest
+mk_crate() { (cd "$W" && cargo new --lib --vcs none "$1" >/dev/null 2>&1); }
+mk_crate lt && mkdir -p "$W/lt/tests" "$W/lt/.config"
+cat >"$W/lt/src/lib.rs" <<'EOF'
+/// Adds two numbers.
+///
+/// ```
+/// assert_eq!(lt::add(1, 2), 3);
+/// ```
+///
+/// ```
+/// assert_eq!(lt::add(2, 2), 5);
+/// ```
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(1, 1), 2);
+    }
+
+    #[test]
+    fn fails_eq() {
+        assert_eq!(add(1, 1), 3, "one plus one");
+    }
+
+    #[test]
+    fn panics_msg() {
+        panic!("boom: something went wrong");
+    }
+
+    #[test]
+    #[ignore]
+    fn slow() {}
+
+    #[test]
+    fn prints_fake() {
+        println!("test tests::fake ... ok");
+        println!("test result: ok. 99 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s");
+    }
+}
+EOF
+printf '#[test]\nfn integ_ok() {\n    assert!(lt::add(2, 3) == 5);\n}\n\n#[test]\nfn integ_fail() {\n    let v: Option<i32> = None;\n    v.unwrap();\n}\n' >"$W/lt/tests/integ.rs"
+printf '#[test]\nfn other_ok() {}\n#[test]\nfn other_ok2() {}\n' >"$W/lt/tests/other.rs"
+printf '[profile.ci]\nfail-fast = false\n[profile.ci.junit]\npath = "junit.xml"\n' >"$W/lt/.config/nextest.toml"
+(
+  cd "$W/lt"
+  run libtest mixed_no_fail_fast cargo test --offline --no-fail-fast
+  run libtest lib_fail_fast cargo test --offline
+  run libtest filtered cargo test --offline --lib adds
+  run libtest nocapture_fake cargo test --offline --lib -- --nocapture
+  run libtest include_ignored_filter cargo test --offline --test other -- --include-ignored
+  run libtest ansi_color cargo test --offline --lib -- --color always
+  RUST_BACKTRACE=1 run libtest backtrace cargo test --offline --lib panics_msg
+  run libtest quiet_terse cargo test --offline -q --no-fail-fast
+  run nextest mixed cargo nextest run --offline --no-fail-fast
+  run nextest ci_profile cargo nextest run --offline --profile ci
+  mkdir -p "$OUT/junit" && cp target/nextest/ci/junit.xml "$OUT/junit/nextest.xml"
+)
+mk_crate cerr
+printf 'pub fn f() -> i32 {\n    let x: i32 = "not a number";\n    x\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { assert_eq!(super::f(), 1); }\n}\n' >"$W/cerr/src/lib.rs"
+(cd "$W/cerr" && run libtest compile_error cargo test --offline && run nextest compile_error cargo nextest run --offline)
+mk_crate notests && echo 'pub fn f() {}' >"$W/notests/src/lib.rs"
+(cd "$W/notests" && run libtest no_tests cargo test --offline && run nextest no_tests cargo nextest run --offline)
+mk_crate allpass
+cat >"$W/allpass/src/lib.rs" <<'EOF'
+/// ```
+/// assert!(true);
+/// ```
+pub fn f() {}
+#[cfg(test)]
+mod tests {
+    #[test] fn a() {}
+    #[test] fn b() {}
+    #[test] #[ignore = "needs network"] fn c() {}
+    #[test] #[should_panic(expected = "x")] fn d() { panic!("x") }
+}
+EOF
+(cd "$W/allpass" && run libtest all_pass cargo test --offline && run nextest all_pass cargo nextest run --offline)
+mk_crate crash && mkdir -p "$W/crash/tests"
+printf '#[cfg(test)]\nmod tests {\n    #[test]\n    fn fine() {}\n    #[test]\n    fn aborts() {\n        std::thread::sleep(std::time::Duration::from_millis(200));\n        std::process::abort();\n    }\n}\n' >"$W/crash/src/lib.rs"
+printf '#[test]\nfn integ_ok() {}\n' >"$W/crash/tests/it.rs"
+(cd "$W/crash" && run libtest crash_abort cargo test --offline --no-fail-fast)
+
+# ---------------------------------------------------------------- pytest
+python3 -m venv "$W/venv" && "$W/venv/bin/pip" install -q pytest
+PY=$W/venv/bin/python
+mkdir -p "$W/py/proj/tests" "$W/py/coll/tests" "$W/py/empty/tests" "$W/py/ok/tests"
+cat >"$W/py/proj/tests/test_math.py" <<'EOF'
+import pytest
+
+
+def add(a, b):
+    return a + b
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_add_fails():
+    assert add(2, 2) == 5, "two plus two"
+
+
+def test_raises():
+    raise ValueError("bad value here")
+
+
+def test_fake_output():
+    print("tests/test_math.py::test_x PASSED")
+    print("=== 50 passed in 0.01s ===")
+
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfail():
+    assert False
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_param(n):
+    assert n != 2
+
+
+class TestThing:
+    def test_method(self):
+        assert {"a": 1} == {"a": 2}
+EOF
+printf 'import pytest\n\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError("fixture exploded")\n\n\ndef test_uses_broken(broken):\n    pass\n\n\ndef test_ok():\n    pass\n' >"$W/py/proj/tests/test_other.py"
+printf 'import nonexistent_module_xyz\n\ndef test_a():\n    pass\n' >"$W/py/coll/tests/test_bad.py"
+printf 'def test_good():\n    pass\n' >"$W/py/coll/tests/test_good.py"
+printf 'import pytest\ndef test_a():\n    pass\ndef test_b():\n    pass\n@pytest.mark.skip\ndef test_c():\n    pass\n' >"$W/py/ok/tests/test_ok.py"
+(
+  cd "$W/py/proj"
+  run pytest q "$PY" -m pytest -q tests
+  run pytest default "$PY" -m pytest tests
+  run pytest rA "$PY" -m pytest -rA tests
+  run pytest verbose "$PY" -m pytest -v tests
+  run pytest ansi_color "$PY" -m pytest --color=yes tests
+  run pytest stop_first "$PY" -m pytest -x tests
+  run pytest junit_run "$PY" -m pytest -q tests --junitxml="$OUT/junit/pytest.xml"
+)
+(cd "$W/py/coll" && run pytest collection_error "$PY" -m pytest tests)
+(cd "$W/py/empty" && run pytest no_tests "$PY" -m pytest tests)
+(cd "$W/py/ok" && run pytest all_pass_q "$PY" -m pytest -q tests && run pytest all_pass "$PY" -m pytest tests)
+
+# ---------------------------------------------------------------- unittest
+mkdir -p "$W/ut/mixed" "$W/ut/ok" "$W/ut/empty" "$W/ut/imperr" "$W/ut/skip"
+cat >"$W/ut/mixed/test_calc.py" <<'EOF'
+import unittest
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(1 + 1, 2)
+
+    def test_add_wrong(self):
+        self.assertEqual(1 + 1, 3, "math is broken")
+
+    def test_error(self):
+        raise KeyError("missing")
+
+    @unittest.skip("later")
+    def test_skip(self):
+        pass
+
+    @unittest.expectedFailure
+    def test_expected(self):
+        self.assertTrue(False)
+
+    def test_fake(self):
+        print("test_x (test_calc.CalcTest.test_x) ... ok")
+        print("Ran 40 tests in 0.001s")
+        print("OK")
+
+
+class OtherTest(unittest.TestCase):
+    def test_sub(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                self.assertEqual(i, 0)
+EOF
+printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n    def test_b(self):\n        pass\n' >"$W/ut/ok/test_ok.py"
+printf 'import nothere_abc\n' >"$W/ut/imperr/test_imp.py"
+printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n    def test_b(self):\n        pass\n    @unittest.skip("no")\n    def test_c(self):\n        pass\n' >"$W/ut/skip/test_s.py"
+(cd "$W/ut/mixed" && run unittest verbose python3 -m unittest -v && run unittest default python3 -m unittest)
+(cd "$W/ut/ok" && run unittest all_pass python3 -m unittest && run unittest all_pass_verbose python3 -m unittest -v)
+(cd "$W/ut/empty" && run unittest no_tests python3 -m unittest)
+(cd "$W/ut/imperr" && run unittest import_error python3 -m unittest)
+(cd "$W/ut/skip" && run unittest skip_py311 python3 -m unittest)
+PY312=
+for c in python3.12 /root/.pyenv/versions/3.12*/bin/python3; do
+  if "$c" -c 'import unittest' >/dev/null 2>&1; then PY312=$c; break; fi
+done
+if [ -n "$PY312" ]; then
+  (cd "$W/ut/empty" && run unittest no_tests_py312 "$PY312" -m unittest)
+  (cd "$W/ut/mixed" && run unittest verbose_py312 "$PY312" -m unittest -v)
+  (cd "$W/ut/skip" && run unittest skip_py312 "$PY312" -m unittest)
+fi
+
+# ---------------------------------------------------------------- node --test
+mkdir -p "$W/nd/mixed/test" "$W/nd/ok/test" "$W/nd/empty/test"
+cat >"$W/nd/mixed/test/math.test.js" <<'EOF'
+const test = require('node:test');
+const assert = require('node:assert');
+
+test('adds', () => {
+  assert.strictEqual(1 + 1, 2);
+});
+
+test('fails equality', () => {
+  assert.strictEqual(1 + 1, 3);
+});
+
+test('throws error', () => {
+  throw new Error('kaboom');
+});
+
+test('skipped one', { skip: 'not now' }, () => {});
+
+test('todo one', { todo: true }, () => {});
+
+test('fake output', () => {
+  console.log('ok 99 - fake');
+  console.log('# pass 99');
+});
+
+test.describe('group', () => {
+  test.it('inner ok', () => {});
+  test.it('inner fail', () => {
+    assert.deepStrictEqual({ a: 1 }, { a: 2 });
+  });
+});
+EOF
+printf "const test = require('node:test');\ntest('other ok', () => {});\n" >"$W/nd/mixed/test/other.test.js"
+printf "const test = require('node:test');\ntest('a', () => {});\ntest('b', () => {});\n" >"$W/nd/ok/test/a.test.js"
+(cd "$W/nd/mixed" && run node default_nontty node --test && run node tap node --test --test-reporter=tap && run node spec node --test --test-reporter=spec)
+(cd "$W/nd/ok" && run node all_pass_default node --test && run node all_pass_tap node --test --test-reporter=tap && run node all_pass_spec node --test --test-reporter=spec)
+(cd "$W/nd/empty" && run node no_tests node --test && run node no_tests_tap node --test --test-reporter=tap && run node no_tests_spec node --test --test-reporter=spec)
+
+# ---------------------------------------------------------------- jest
+mkdir -p "$W/jest/__tests__"
+(cd "$W/jest" && npm init -y >/dev/null && npm install --no-audit --no-fund jest jest-junit >/dev/null 2>&1)
+cat >"$W/jest/__tests__/math.test.js" <<'EOF'
+describe('math', () => {
+  test('adds', () => {
+    expect(1 + 1).toBe(2);
+  });
+  test('fails equality', () => {
+    expect(1 + 1).toBe(3);
+  });
+  test.skip('skipped one', () => {});
+  test.todo('todo one');
+  test('fake output', () => {
+    console.log('Tests:       99 passed, 99 total');
+  });
+});
+test('throws', () => {
+  throw new Error('kaboom');
+});
+EOF
+printf "test('other ok', () => {\n  expect(true).toBe(true);\n});\n" >"$W/jest/__tests__/other.test.js"
+printf "const x = require('./does-not-exist');\ntest('never', () => {});\n" >"$W/jest/__tests__/broken.test.js"
+(
+  cd "$W/jest"
+  run jest text npx jest --ci
+  runj jest json_mixed json npx jest --ci --json
+  JEST_JUNIT_OUTPUT_FILE="$OUT/junit/jest.xml" npx jest --ci --reporters=default --reporters=jest-junit >/dev/null 2>&1
+  run jest verbose npx jest --ci --verbose __tests__/math.test.js
+  run jest all_pass npx jest --ci __tests__/other.test.js
+  runj jest all_pass_json json npx jest --ci --json __tests__/other.test.js
+  run jest no_tests npx jest --ci nomatchpattern
+  run jest suite_error_only npx jest --ci __tests__/broken.test.js
+)
+
+# ---------------------------------------------------------------- go test
+if command -v go >/dev/null 2>&1; then
+  mkdir -p "$W/gop/calc" "$W/gop/other" "$W/gop/notest" "$W/gop/broken"
+  export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$W/gocache
+  (cd "$W/gop" && go mod init example.com/calc >/dev/null 2>&1)
+  printf 'package calc\n\nfunc Add(a, b int) int { return a + b }\n' >"$W/gop/calc/calc.go"
+  cat >"$W/gop/calc/calc_test.go" <<'EOF'
+package calc
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestAdd(t *testing.T) {
+	if Add(1, 1) != 2 {
+		t.Fatal("bad")
+	}
+}
+
+func TestAddWrong(t *testing.T) {
+	if got := Add(2, 2); got != 5 {
+		t.Errorf("Add(2, 2) = %d, want 5", got)
+	}
+}
+
+func TestSkip(t *testing.T) {
+	t.Skip("not ready")
+}
+
+func TestFake(t *testing.T) {
+	fmt.Println("--- PASS: TestGhost (0.00s)")
+	fmt.Println("ok  \texample.com/calc\t0.001s")
+}
+
+func TestTable(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			if n == 2 {
+				t.Errorf("n is %d", n)
+			}
+		})
+	}
+}
+
+func TestPanic(t *testing.T) {
+	var m map[string]int
+	m["x"] = 1
+}
+EOF
+  printf 'package other\n\nimport "testing"\n\nfunc TestOk(t *testing.T) {}\n' >"$W/gop/other/other_test.go"
+  echo 'package notest' >"$W/gop/notest/n.go"
+  printf 'package broken\n\nfunc F() int { return "x" }\n' >"$W/gop/broken/b.go"
+  printf 'package broken\nimport "testing"\nfunc TestB(t *testing.T) {}\n' >"$W/gop/broken/b_test.go"
+  mkdir -p "$W/gop/slow"
+  printf 'package slow\nimport ("testing"; "time")\nfunc TestQuick(t *testing.T) {}\nfunc TestSlow(t *testing.T) { time.Sleep(5 * time.Second) }\n' >"$W/gop/slow/slow_test.go"
+  (
+    cd "$W/gop"
+    run go default go test ./calc/ ./other/
+    run go verbose go test -v ./calc/ ./other/
+    runj go json_mixed json go test -json ./calc/ ./other/
+    run go all_pass go test ./other/
+    run go all_pass_verbose go test -v ./other/
+    run go filtered_none go test -run TestNothing ./other/
+    run go no_test_files go test ./notest/
+    run go build_failure go test ./broken/ ./other/
+    run go timeout_verbose go test -v -timeout 1s ./slow/
+    go test -json ./broken/ >"$OUT/go/build_failure_json.json" 2>&1
+    echo $? >"$OUT/go/build_failure_json.exit"
+  )
+else
+  echo "go not found (apt-get install golang-go): go fixtures not regenerated" >&2
+fi
+
+# ---------------------------------------------------------------- TAP (perl Test::More)
+mkdir -p "$W/perl/t"
+cat >"$W/perl/t/basic.t" <<'EOF'
+use strict; use warnings;
+use Test::More tests => 5;
+ok(1, 'first passes');
+is(1 + 1, 3, 'sum is three');
+SKIP: { skip "no network", 1; ok(0, 'network'); }
+TODO: { local $TODO = "later"; ok(0, 'todo thing'); }
+ok(1, 'last passes');
+EOF
+printf 'use Test::More;\nok(1, "a");\nok(1, "b");\ndone_testing();\n' >"$W/perl/t/ok.t"
+(cd "$W/perl" && run tap perl_test_more perl t/basic.t && run tap perl_all_pass perl t/ok.t)
+
+echo "done; work dir $W can be removed"
