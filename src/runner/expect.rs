@@ -302,28 +302,48 @@ fn check_prp(pe: &crate::spec::PrpExpect, record: &AttemptRecord, out: &mut Vec<
 
 fn check_tdd(te: &crate::spec::TddExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
     let Some(rec) = &record.tdd else {
-        out.push(Mismatch::new("expect.tdd", "a TDD loop", "this task is not `kind: tdd` or its loop did not run"));
+        out.push(Mismatch::new(
+            "expect.tdd",
+            "a TDD loop",
+            "this task is not `kind: tdd` or its loop did not run",
+        ));
         return;
     };
     if let Some(want) = &te.exit {
         if *want != rec.exit {
-            out.push(Mismatch::new("expect.tdd.exit", want.clone(), format!("{} ({})", rec.exit, rec.detail)));
+            out.push(Mismatch::new(
+                "expect.tdd.exit",
+                want.clone(),
+                format!("{} ({})", rec.exit, rec.detail),
+            ));
         }
     }
     if let Some(want) = te.iterations {
         if want != rec.iterations {
-            out.push(Mismatch::new("expect.tdd.iterations", want.to_string(), rec.iterations.to_string()));
+            out.push(Mismatch::new(
+                "expect.tdd.iterations",
+                want.to_string(),
+                rec.iterations.to_string(),
+            ));
         }
     }
     if let Some(want) = &te.stop_reason {
         let actual = rec.stop_reason.map(|r| r.as_str()).unwrap_or("-");
         if want != actual {
-            out.push(Mismatch::new("expect.tdd.stop_reason", want.clone(), format!("{actual} ({})", rec.detail)));
+            out.push(Mismatch::new(
+                "expect.tdd.stop_reason",
+                want.clone(),
+                format!("{actual} ({})", rec.detail),
+            ));
         }
     }
     if let Some(want) = &te.fix_levels {
         if *want != rec.fix_levels {
-            out.push(Mismatch::new("expect.tdd.fix_levels", format!("{want:?}"), format!("{:?}", rec.fix_levels)));
+            out.push(Mismatch::new(
+                "expect.tdd.fix_levels",
+                format!("{want:?}"),
+                format!("{:?}", rec.fix_levels),
+            ));
         }
     }
 }

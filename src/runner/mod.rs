@@ -931,7 +931,8 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = task.policy.network;
-    cfg.env.extend(toolchain::toolchain_env(&task.toolchains, sandbox::SANDBOX_PATH));
+    cfg.env
+        .extend(toolchain::toolchain_env(&task.toolchains, sandbox::SANDBOX_PATH));
     cfg
 }
 

@@ -42,7 +42,15 @@ const DEFAULT_MAX_ITERATIONS: u32 = 5;
 const DEFAULT_BREAKER: u32 = 3;
 const STATE_DIR: &str = "tdd-state";
 /// Folders left out of fix diffs: the loop's own state, build output, tool caches, VCS.
-const NOT_SOURCE: &[&str] = &[STATE_DIR, "target", ".cargo", "node_modules", ".git", "__pycache__", ".pytest_cache"];
+const NOT_SOURCE: &[&str] = &[
+    STATE_DIR,
+    "target",
+    ".cargo",
+    "node_modules",
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+];
 
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,10 +136,24 @@ pub(super) fn run(
         TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
     };
     state.write_results(&spec.test, &report, 0)?;
-    state.log_iteration(0, "baseline: run the tests as they are", "(none)", &spec.test, &report, "", &next_action(&report))?;
+    state.log_iteration(
+        0,
+        "baseline: run the tests as they are",
+        "",
+        &spec.test,
+        &report,
+        "",
+        &next_action(&report),
+    )?;
     if converged(&report) {
         rec.last = Some(report);
-        return Ok(stop(&state, &mut rec, StopReason::Converged, "every test passed before any fix".into(), record));
+        return Ok(stop(
+            &state,
+            &mut rec,
+            StopReason::Converged,
+            "every test passed before any fix".into(),
+            record,
+        ));
     }
 
     let mut history = state.read_history()?;
@@ -140,7 +162,10 @@ pub(super) fn run(
     let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
     let outcome = loop {
         if rec.iterations >= max_iterations {
-            break (StopReason::MaxIterations, format!("{max_iterations} fix rounds ran and tests still fail"));
+            break (
+                StopReason::MaxIterations,
+                format!("{max_iterations} fix rounds ran and tests still fail"),
+            );
         }
         rec.iterations += 1;
         let n = rec.iterations;
@@ -155,7 +180,10 @@ pub(super) fn run(
                 "consecutive_same_error": history.consecutive_same_error,
                 "prompt": round_prompt(&att.task.prompt, &spec.test, &report),
             });
-            att.log_transcript("to_agent", serde_json::json!({ "type": "feedback", "feedback": feedback }))?;
+            att.log_transcript(
+                "to_agent",
+                serde_json::json!({ "type": "feedback", "feedback": feedback }),
+            )?;
             agent.feedback(&feedback);
         }
         let before = source_snapshot(&att.workspace);
@@ -191,7 +219,11 @@ pub(super) fn run(
         let build_failure = match &spec.build {
             Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
                 Ok(out) if out.success() => None,
-                Ok(out) => Some(format!("build `{build}` failed ({:?}): {}", out.exit, tail(&out.stderr.text, 2000))),
+                Ok(out) => Some(format!(
+                    "build `{build}` failed ({:?}): {}",
+                    out.exit,
+                    tail(&out.stderr.text, 2000)
+                )),
                 Err(e) => return Err(format!("build `{build}` could not run: {e}")),
             },
             None => None,
@@ -207,9 +239,20 @@ pub(super) fn run(
         if spec.coverage {
             state.append_coverage(n, &report)?;
         }
-        state.log_iteration(n, "the agent's fix makes the failing tests pass", &fix.diff, &spec.test, &report, &analysis, &next_action(&report))?;
+        state.log_iteration(
+            n,
+            "the agent's fix makes the failing tests pass",
+            &fix.diff,
+            &spec.test,
+            &report,
+            &analysis,
+            &next_action(&report),
+        )?;
         if converged(&report) {
-            break (StopReason::Converged, format!("every test passed after {n} fix round(s)"));
+            break (
+                StopReason::Converged,
+                format!("every test passed after {n} fix round(s)"),
+            );
         }
         let signature = testparse::signature::error_signature(&report);
         if history.last_signature.as_deref() == Some(signature.as_str()) {
@@ -218,13 +261,20 @@ pub(super) fn run(
             history.consecutive_same_error = 1;
             history.last_signature = Some(signature.clone());
         }
-        history.history.push(HistoryEntry { iteration: n, signature, message: first_message(&report) });
+        history.history.push(HistoryEntry {
+            iteration: n,
+            signature,
+            message: first_message(&report),
+        });
         state.write_history(&history)?;
         if history.consecutive_same_error >= breaker {
             state.breaker_report(&history, &report)?;
             break (
                 StopReason::CircuitBreaker,
-                format!("the same error signature {} times in a row", history.consecutive_same_error),
+                format!(
+                    "the same error signature {} times in a row",
+                    history.consecutive_same_error
+                ),
             );
         }
     };
@@ -234,8 +284,19 @@ pub(super) fn run(
 }
 
 /// Ends the loop: exit tag, summary report, the attempt's outcome.
-fn stop(state: &State, rec: &mut TddRecord, reason: StopReason, detail: String, record: &mut AttemptRecord) -> TddRecord {
-    rec.exit = if reason == StopReason::Converged { EXIT_COMPLETE } else { EXIT_STOPPED }.to_string();
+fn stop(
+    state: &State,
+    rec: &mut TddRecord,
+    reason: StopReason,
+    detail: String,
+    record: &mut AttemptRecord,
+) -> TddRecord {
+    rec.exit = if reason == StopReason::Converged {
+        EXIT_COMPLETE
+    } else {
+        EXIT_STOPPED
+    }
+    .to_string();
     rec.stop_reason = Some(reason);
     rec.detail = detail;
     let _ = state.summary(rec);
@@ -270,12 +331,17 @@ fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>) ->
         Err(e) => return TestRun::Infrastructure(format!("the test command could not start: {e}")),
     };
     if out.timed_out {
-        return TestRun::Infrastructure(format!("the test command `{}` ran past its {:?} timeout", spec.test, att.sandbox.timeout));
+        return TestRun::Infrastructure(format!(
+            "the test command `{}` ran past its {:?} timeout",
+            spec.test, att.sandbox.timeout
+        ));
     }
     let code = match out.exit {
         ExitKind::Code(c) => c,
         ExitKind::Signal(s) => {
-            return TestRun::Infrastructure(format!("the test runner was killed by signal {s} (out of memory or a limit?)"));
+            return TestRun::Infrastructure(format!(
+                "the test runner was killed by signal {s} (out of memory or a limit?)"
+            ));
         }
     };
     if code == 127 || code == 126 {
@@ -297,12 +363,22 @@ fn build_error_report(message: String) -> TestReport {
         passed: 0,
         failed: 0,
         skipped: 0,
-        failures: vec![testparse::Failure { name: "build".into(), file: None, line: None, message, stack: None }],
+        failures: vec![testparse::Failure {
+            name: "build".into(),
+            file: None,
+            line: None,
+            message,
+            stack: None,
+        }],
     }
 }
 
+/// The first failure on one line (for logs and reports).
 fn first_message(r: &TestReport) -> String {
-    r.failures.first().map(|f| format!("{}: {}", f.name, f.message)).unwrap_or_else(|| format!("{:?}", r.status))
+    r.failures
+        .first()
+        .map(|f| format!("{}: {}", f.name, f.message.lines().next().unwrap_or("").trim()))
+        .unwrap_or_else(|| format!("{:?}", r.status))
 }
 
 fn next_action(r: &TestReport) -> String {
@@ -318,9 +394,18 @@ fn next_action(r: &TestReport) -> String {
 }
 
 fn round_prompt(goal: &str, command: &str, r: &TestReport) -> String {
-    let mut s = format!("{goal}\n\nThe tests (`{command}`) report: {:?}, {} passed, {} failed, {} skipped.\n", r.status, r.passed, r.failed, r.skipped);
+    let mut s = format!(
+        "{goal}\n\nThe tests (`{command}`) report: {:?}, {} passed, {} failed, {} skipped.\n",
+        r.status, r.passed, r.failed, r.skipped
+    );
     for f in r.failures.iter().take(10) {
-        let _ = writeln!(s, "- {}{}: {}", f.name, f.file.as_ref().map(|p| format!(" ({p})")).unwrap_or_default(), f.message.trim());
+        let _ = writeln!(
+            s,
+            "- {}{}: {}",
+            f.name,
+            f.file.as_ref().map(|p| format!(" ({p})")).unwrap_or_default(),
+            f.message.trim()
+        );
     }
     s.push_str("\nFix the code (not the tests), then end the round with a final report.");
     s
@@ -372,7 +457,10 @@ pub struct FixChange {
 
 impl FixChange {
     fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>, root: &Path) -> FixChange {
-        let mut c = FixChange { construct: 1, ..Default::default() };
+        let mut c = FixChange {
+            construct: 1,
+            ..Default::default()
+        };
         let mut defined: Vec<String> = Vec::new();
         let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
         for path in keys {
@@ -397,14 +485,22 @@ impl FixChange {
                     }
                 }
             }
-            let _ = write!(c.diff, "{}", diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}")));
+            let _ = write!(
+                c.diff,
+                "{}",
+                diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}"))
+            );
         }
         if c.lines_changed > 5 {
             c.construct = c.construct.max(2);
         }
         if !defined.is_empty() {
             let texts: Vec<String> = walk_sources(root).into_values().collect();
-            c.usages = defined.iter().map(|name| texts.iter().map(|t| count_word(t, name)).sum::<usize>()).max().unwrap_or(0);
+            c.usages = defined
+                .iter()
+                .map(|name| texts.iter().map(|t| count_word(t, name)).sum::<usize>())
+                .max()
+                .unwrap_or(0);
         }
         c
     }
@@ -459,8 +555,24 @@ impl FixChange {
 fn construct_of(line: &str) -> u8 {
     let first = line.split_whitespace().next().unwrap_or("");
     let second = line.split_whitespace().nth(1).unwrap_or("");
-    let is = |w: &str| first == w || (matches!(first, "pub" | "export" | "pub(crate)" | "abstract" | "public" | "async") && second == w);
-    if ["class", "struct", "trait", "interface", "enum", "impl", "mod", "module", "type"].iter().any(|w| is(w)) {
+    let is = |w: &str| {
+        first == w
+            || (matches!(first, "pub" | "export" | "pub(crate)" | "abstract" | "public" | "async") && second == w)
+    };
+    if [
+        "class",
+        "struct",
+        "trait",
+        "interface",
+        "enum",
+        "impl",
+        "mod",
+        "module",
+        "type",
+    ]
+    .iter()
+    .any(|w| is(w))
+    {
         3
     } else if ["def", "fn", "function"].iter().any(|w| is(w)) {
         2
@@ -471,10 +583,20 @@ fn construct_of(line: &str) -> u8 {
 
 /// The name a definition line defines (`def f(`, `fn f(`, `function f(`, `class C`).
 fn defined_name(line: &str) -> Option<String> {
-    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == '(' || c == ':' || c == '<' || c == '{').filter(|w| !w.is_empty()).collect();
-    let i = words.iter().position(|w| matches!(*w, "def" | "fn" | "function" | "class" | "struct" | "trait" | "interface"))?;
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ':' || c == '<' || c == '{')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let i = words.iter().position(|w| {
+        matches!(
+            *w,
+            "def" | "fn" | "function" | "class" | "struct" | "trait" | "interface"
+        )
+    })?;
     let name = words.get(i + 1)?;
-    name.chars().all(|c| c.is_alphanumeric() || c == '_').then(|| name.to_string())
+    name.chars()
+        .all(|c| c.is_alphanumeric() || c == '_')
+        .then(|| name.to_string())
 }
 
 fn count_word(text: &str, word: &str) -> usize {
@@ -493,14 +615,16 @@ fn count_word(text: &str, word: &str) -> usize {
 /// Source files (text) of the workspace, leaving out state, build output and caches.
 fn walk_sources(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let walker = walkdir::WalkDir::new(root).into_iter().filter_entry(|e| {
-        e.depth() == 0 || !NOT_SOURCE.contains(&e.file_name().to_string_lossy().as_ref())
-    });
+    let walker = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !NOT_SOURCE.contains(&e.file_name().to_string_lossy().as_ref()));
     for entry in walker.filter_map(Result::ok).take(5000) {
         if !entry.file_type().is_file() || entry.metadata().map(|m| m.len() > 1 << 20).unwrap_or(true) {
             continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
         if let Ok(text) = std::fs::read_to_string(entry.path()) {
             out.insert(rel.to_string_lossy().replace('\\', "/"), text);
         }
@@ -569,9 +693,22 @@ impl State {
 
     fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {STATE_DIR}/: {e}"))?;
-        self.write("plan.md", &format!("# Plan\n\n## Goal\n\n{}\n\n## Test command\n\n`{}`\n", goal.trim(), spec.test))?;
-        self.write("work-log.md", &format!("# TDD Work Log\n\n## Goal\n\n{}\n\n---\n", goal.trim()))?;
-        self.write("error-history.json", &pretty(&serde_json::to_value(ErrorHistory::default()).unwrap_or_default()))?;
+        self.write(
+            "plan.md",
+            &format!(
+                "# Plan\n\n## Goal\n\n{}\n\n## Test command\n\n`{}`\n",
+                goal.trim(),
+                spec.test
+            ),
+        )?;
+        self.write(
+            "work-log.md",
+            &format!("# TDD Work Log\n\n## Goal\n\n{}\n\n---\n", goal.trim()),
+        )?;
+        self.write(
+            "error-history.json",
+            &pretty(&serde_json::to_value(ErrorHistory::default()).unwrap_or_default()),
+        )?;
         self.write("test-results.json", "{}\n")?;
         if spec.coverage {
             self.write("coverage.json", "{\"iterations\": []}\n")?;
@@ -603,7 +740,10 @@ impl State {
     }
 
     fn write_history(&self, h: &ErrorHistory) -> Result<(), String> {
-        self.write("error-history.json", &pretty(&serde_json::to_value(h).unwrap_or_default()))
+        self.write(
+            "error-history.json",
+            &pretty(&serde_json::to_value(h).unwrap_or_default()),
+        )
     }
 
     fn write_results(&self, command: &str, r: &TestReport, iteration: u32) -> Result<(), String> {
@@ -625,7 +765,9 @@ impl State {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_else(|| serde_json::json!({ "iterations": [] }));
         if let Some(list) = v.get_mut("iterations").and_then(|l| l.as_array_mut()) {
-            list.push(serde_json::json!({ "iteration": iteration, "total": r.total, "passed": r.passed, "failed": r.failed }));
+            list.push(
+                serde_json::json!({ "iteration": iteration, "total": r.total, "passed": r.passed, "failed": r.failed }),
+            );
         }
         self.write("coverage.json", &pretty(&v))
     }
@@ -641,8 +783,17 @@ impl State {
         analysis: &str,
         next: &str,
     ) -> Result<(), String> {
-        let failures: Vec<String> = r.failures.iter().take(20).map(|f| format!("`{}`: {}", f.name, f.message.lines().next().unwrap_or(""))).collect();
-        let action = if action.trim().is_empty() { "(no change)".to_string() } else { format!("\n```diff\n{}```", action) };
+        let failures: Vec<String> = r
+            .failures
+            .iter()
+            .take(20)
+            .map(|f| format!("`{}`: {}", f.name, f.message.lines().next().unwrap_or("")))
+            .collect();
+        let action = if action.trim().is_empty() {
+            "(no change)".to_string()
+        } else {
+            format!("\n```diff\n{}```", action)
+        };
         let entry = format!(
             "\n### Iteration {n}\n- **Timestamp:** {}\n- **Hypothesis:** {hypothesis}\n- **Action:** {action}\n- **Command:** `{command}`\n- **Result:** {} ({} passed, {} failed, {} skipped of {})\n- **Failures:** {}\n- **Analysis:** {}\n- **Next Action:** {next}\n",
             chrono::Utc::now().to_rfc3339(),
@@ -677,8 +828,16 @@ impl State {
             rec.stop_reason.map(StopReason::as_str).unwrap_or("-"),
             rec.detail,
             rec.iterations,
-            if rec.fix_levels.is_empty() { "-".to_string() } else { rec.fix_levels.join(", ") },
-            last.map(|r| format!("{:?}: {} passed, {} failed, {} skipped", r.status, r.passed, r.failed, r.skipped)).unwrap_or_else(|| "none".into()),
+            if rec.fix_levels.is_empty() {
+                "-".to_string()
+            } else {
+                rec.fix_levels.join(", ")
+            },
+            last.map(|r| format!(
+                "{:?}: {} passed, {} failed, {} skipped",
+                r.status, r.passed, r.failed, r.skipped
+            ))
+            .unwrap_or_else(|| "none".into()),
         );
         self.write("summary.md", &text)?;
         self.append("work-log.md", &format!("\n---\n\n**{}**: {}\n", rec.exit, rec.detail))
@@ -701,7 +860,10 @@ mod tests {
 
     #[test]
     fn a_one_line_fix_in_a_body_is_l1_and_a_rewritten_function_is_l2() {
-        let c = change(&[("a.py", "def add(a, b):\n    return a - b\n")], &[("a.py", "def add(a, b):\n    return a + b\n")]);
+        let c = change(
+            &[("a.py", "def add(a, b):\n    return a - b\n")],
+            &[("a.py", "def add(a, b):\n    return a + b\n")],
+        );
         assert_eq!((c.lines_changed, c.files, c.construct), (2, 1, 1));
         assert_eq!((c.score(), c.level()), (4, FixLevel::L1));
         let body = "def add(a, b):\n".to_string() + &"    a = a + 0\n".repeat(8) + "    return a + b\n";
@@ -712,7 +874,10 @@ mod tests {
     #[test]
     fn a_new_class_over_three_files_is_l3_and_no_change_is_none() {
         let big = "class Engine:\n".to_string() + &"    x = 1\n".repeat(30);
-        let c = change(&[("a.py", ""), ("b.py", ""), ("c.py", "")], &[("a.py", &big), ("b.py", "import a\n"), ("c.py", "import a\n")]);
+        let c = change(
+            &[("a.py", ""), ("b.py", ""), ("c.py", "")],
+            &[("a.py", &big), ("b.py", "import a\n"), ("c.py", "import a\n")],
+        );
         assert_eq!(c.level(), FixLevel::L3, "{}", c.explain());
         assert_eq!(change(&[("a", "x")], &[("a", "x")]).level(), FixLevel::None);
     }
@@ -728,5 +893,31 @@ mod tests {
         assert_eq!(defined_name("pub fn parse<T>(x: T) {").as_deref(), Some("parse"));
         assert_eq!(defined_name("class Engine:").as_deref(), Some("Engine"));
         assert_eq!(defined_name("return add(1)"), None);
+    }
+
+    #[test]
+    fn a_corrupted_history_is_backed_up_reinitialised_and_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::new(dir.path().join(STATE_DIR));
+        let spec = TddSpec {
+            test: "true".into(),
+            framework: None,
+            max_iterations: None,
+            build: None,
+            breaker: None,
+            coverage: false,
+        };
+        state.init("goal", &spec).unwrap();
+        std::fs::write(state.path("error-history.json"), "{ not json").unwrap();
+        let h = state.read_history().unwrap();
+        assert_eq!(h, ErrorHistory::default());
+        let backups: Vec<_> = std::fs::read_dir(dir.path().join(STATE_DIR).join("backup"))
+            .unwrap()
+            .collect();
+        assert_eq!(backups.len(), 1);
+        let log = std::fs::read_to_string(state.path("work-log.md")).unwrap();
+        assert!(log.contains("**Incident:** error-history.json was corrupted"), "{log}");
+        // The re-initialised file reads back.
+        assert_eq!(state.read_history().unwrap(), ErrorHistory::default());
     }
 }

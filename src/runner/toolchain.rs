@@ -86,7 +86,10 @@ mod tests {
         let path = &env.iter().find(|(k, _)| k == "PATH").unwrap().1;
         assert!(path.ends_with(":/usr/bin:/bin"), "{path}");
         let cargo = which("cargo").expect("the test machine has cargo");
-        assert!(path.starts_with(&cargo.parent().unwrap().display().to_string()), "{path}");
+        assert!(
+            path.starts_with(&cargo.parent().unwrap().display().to_string()),
+            "{path}"
+        );
     }
 
     #[test]
