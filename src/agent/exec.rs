@@ -94,6 +94,12 @@ impl Agent for ExecAgent {
         if self.waiting {
             if let Some((_, receipt)) = last {
                 self.waiting = false;
+                // A CLI coder that prints its result as `{"result", "message"}` JSON (raw or
+                // fenced) is heard as a reply; otherwise the exit status is the report.
+                let stdout = stream(&receipt.data, "stdout");
+                if receipt.status == ReceiptStatus::Success && crate::runner::parse_reply(&stdout).is_ok() {
+                    return AgentEvent::Reply(stdout);
+                }
                 let ok = receipt.status == ReceiptStatus::Success;
                 let message = last_line(&stream(&receipt.data, "stdout"))
                     .or_else(|| last_line(&stream(&receipt.data, "stderr")))
@@ -192,5 +198,16 @@ mod tests {
                 message: "boom".into()
             })
         );
+    }
+
+    #[test]
+    fn a_printed_json_result_is_a_reply() {
+        let mut a = ExecAgent::new("x", &brief("p", json!({})));
+        let AgentEvent::Call(action) = a.next(None) else {
+            panic!()
+        };
+        let out = "thinking...\n```json\n{\"result\": \"issue\", \"message\": \"which db?\"}\n```\n";
+        let r = Receipt::success(json!({"exit_code": 0, "stdout": out, "stderr": ""}));
+        assert_eq!(a.next(Some((&action, &r))), AgentEvent::Reply(out.into()));
     }
 }
