@@ -190,6 +190,9 @@ printf 'import pytest\ndef test_a():\n    pass\ndef test_b():\n    pass\n@pytest
 (cd "$W/py/coll" && run pytest collection_error "$PY" -m pytest tests)
 (cd "$W/py/empty" && run pytest no_tests "$PY" -m pytest tests)
 (cd "$W/py/ok" && run pytest all_pass_q "$PY" -m pytest -q tests && run pytest all_pass "$PY" -m pytest tests)
+mkdir -p "$W/py/params/tests"
+printf 'import pytest\n\n@pytest.mark.parametrize("expr", ["a - b", "c"])\ndef test_expr(expr):\n    assert expr == "c", "bad - expr"\n' >"$W/py/params/tests/test_params.py"
+(cd "$W/py/params" && run pytest param_ids "$PY" -m pytest tests)
 
 # ---------------------------------------------------------------- unittest
 mkdir -p "$W/ut/mixed" "$W/ut/ok" "$W/ut/empty" "$W/ut/imperr" "$W/ut/skip"
@@ -235,6 +238,9 @@ printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n   
 (cd "$W/ut/empty" && run unittest no_tests python3 -m unittest)
 (cd "$W/ut/imperr" && run unittest import_error python3 -m unittest)
 (cd "$W/ut/skip" && run unittest skip_py311 python3 -m unittest)
+mkdir -p "$W/ut/doc"
+printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        """Checks that a equals b."""\n        self.assertEqual(1, 2)\n    def test_b(self):\n        pass\n' >"$W/ut/doc/test_doc.py"
+(cd "$W/ut/doc" && run unittest docstring_verbose python3 -m unittest -v)
 PY312=
 for c in python3.12 /root/.pyenv/versions/3.12*/bin/python3; do
   if "$c" -c 'import unittest' >/dev/null 2>&1; then PY312=$c; break; fi

@@ -32,9 +32,10 @@ pub fn parse(out: &str) -> Parsed {
         }
         if is_rule(t, '=') {
             if let Some((kind, rest)) = lines.get(i + 1).and_then(|h| block_head(h)) {
+                // A docstring's first line may follow the header, before the `---` rule.
                 let mut j = i + 2;
-                if lines.get(j).is_some_and(|l| is_rule(l.trim_end(), '-')) {
-                    j += 1;
+                if let Some(k) = (j..lines.len().min(j + 3)).find(|&k| is_rule(lines[k].trim_end(), '-')) {
+                    j = k + 1;
                 }
                 let start = j;
                 while j < lines.len() && !is_rule(lines[j].trim_end(), '=') && !is_rule(lines[j].trim_end(), '-') {
