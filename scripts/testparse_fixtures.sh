@@ -193,6 +193,9 @@ printf 'import pytest\ndef test_a():\n    pass\ndef test_b():\n    pass\n@pytest
 mkdir -p "$W/py/params/tests"
 printf 'import pytest\n\n@pytest.mark.parametrize("expr", ["a - b", "c"])\ndef test_expr(expr):\n    assert expr == "c", "bad - expr"\n' >"$W/py/params/tests/test_params.py"
 (cd "$W/py/params" && run pytest param_ids "$PY" -m pytest tests)
+# pytest 7 as well (older summary and diff formats).
+python3 -m venv "$W/venv7" && "$W/venv7/bin/pip" install -q "pytest<8"
+(cd "$W/py/proj" && run pytest pytest7_default "$W/venv7/bin/python" -m pytest tests && run pytest pytest7_q "$W/venv7/bin/python" -m pytest -q tests)
 
 # ---------------------------------------------------------------- unittest
 mkdir -p "$W/ut/mixed" "$W/ut/ok" "$W/ut/empty" "$W/ut/imperr" "$W/ut/skip"

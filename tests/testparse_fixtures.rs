@@ -302,6 +302,14 @@ fn truncated_output_follows_the_documented_rule() {
     assert_eq!(names(&r), ["tests::fails_eq", "tests::panics_msg"]);
     assert_eq!(parse(cut, Some(0), None).status, Status::Error);
 
+    // Head cut off (`cargo test 2>&1 | tail`) just after the first binary's header: its result
+    // line still counts.
+    let (out, exit) = fixture("libtest/mixed_no_fail_fast.txt");
+    let header = "running 5 tests";
+    let tail = &out[out.find(header).unwrap() + header.len()..];
+    let r = parse(tail, exit, None);
+    assert_eq!((r.status, r.passed, r.failed, r.skipped), (Status::Failed, 6, 4, 1));
+
     let (out, _) = fixture("pytest/verbose.txt");
     let cut = &out[..out.find("==== ERRORS").unwrap()];
     let r = parse(cut, Some(1), None);
