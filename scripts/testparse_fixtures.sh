@@ -293,6 +293,13 @@ printf "const test = require('node:test');\ntest('a', () => {});\ntest('b', () =
 (cd "$W/nd/mixed" && run node default_nontty node --test && run node tap node --test --test-reporter=tap && run node spec node --test --test-reporter=spec)
 (cd "$W/nd/ok" && run node all_pass_default node --test && run node all_pass_tap node --test --test-reporter=tap && run node all_pass_spec node --test --test-reporter=spec)
 (cd "$W/nd/empty" && run node no_tests node --test && run node no_tests_tap node --test --test-reporter=tap && run node no_tests_spec node --test --test-reporter=spec)
+# node 22 too (its spec reporter prints errors only in the `failing tests` section).
+mkdir -p "$W/n22" && (cd "$W/n22" && npm init -y >/dev/null && npm install --no-audit --no-fund node@22 >/dev/null 2>&1)
+N22=$W/n22/node_modules/.bin/node
+if "$N22" --version >/dev/null 2>&1; then
+  (cd "$W/nd/mixed" && run node node22_default "$N22" --test && run node node22_tap "$N22" --test --test-reporter=tap && run node node22_spec "$N22" --test --test-reporter=spec)
+  (cd "$W/nd/empty" && run node node22_no_tests "$N22" --test)
+fi
 
 # ---------------------------------------------------------------- jest
 mkdir -p "$W/jest/__tests__"
@@ -327,6 +334,14 @@ printf "const x = require('./does-not-exist');\ntest('never', () => {});\n" >"$W
   runj jest all_pass_json json npx jest --ci --json __tests__/other.test.js
   run jest no_tests npx jest --ci nomatchpattern
   run jest suite_error_only npx jest --ci __tests__/broken.test.js
+)
+# jest 29 too.
+mkdir -p "$W/j29" && cp -r "$W/jest/__tests__" "$W/j29/"
+(
+  cd "$W/j29" && npm init -y >/dev/null && npm install --no-audit --no-fund jest@29 >/dev/null 2>&1
+  run jest jest29_text ./node_modules/.bin/jest --ci
+  runj jest jest29_json json ./node_modules/.bin/jest --ci --json
+  run jest jest29_verbose ./node_modules/.bin/jest --ci --verbose __tests__/math.test.js
 )
 
 # ---------------------------------------------------------------- go test
