@@ -253,6 +253,14 @@ if [ -n "$PY312" ]; then
   (cd "$W/ut/mixed" && run unittest verbose_py312 "$PY312" -m unittest -v)
   (cd "$W/ut/skip" && run unittest skip_py312 "$PY312" -m unittest)
 fi
+PY313=
+for c in python3.13 /root/.pyenv/versions/3.13*/bin/python3; do
+  if "$c" -c 'import unittest' >/dev/null 2>&1; then PY313=$c; break; fi
+done
+if [ -n "$PY313" ]; then
+  (cd "$W/ut/mixed" && run unittest verbose_py313 "$PY313" -m unittest -v)
+  (cd "$W/ut/skip" && run unittest skip_py313 "$PY313" -m unittest)
+fi
 
 # ---------------------------------------------------------------- node --test
 mkdir -p "$W/nd/mixed/test" "$W/nd/ok/test" "$W/nd/empty/test"
