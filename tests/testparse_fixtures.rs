@@ -237,6 +237,14 @@ fn build_failures_are_errors_with_the_compilers_message() {
         );
         assert_eq!(r.failures[0].line, Some(2));
     }
+    // A test that prints a compile error (it runs cargo itself) is not a build failure.
+    let (out, exit) = fixture("libtest/nocapture_fake.txt");
+    let printed = out.replace(
+        "test tests::fake ... ok",
+        "error[E0308]: mismatched types\nerror: could not compile `x` (lib) due to 1 previous error",
+    );
+    let r = parse(&printed, exit, None);
+    assert_eq!((r.status, r.failed), (Status::Failed, 2));
     for case in ["go/build_failure.txt", "go/build_failure_json.json"] {
         let r = report(case);
         assert_eq!(r.status, Status::Error, "{case}");

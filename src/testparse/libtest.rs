@@ -166,7 +166,13 @@ pub fn parse(out: &str) -> Parsed {
             });
         }
     }
-    if let Some(b) = cargo_build_error(&lines) {
+    // cargo builds every test target before running any: a compile error after the first
+    // `running N tests` was printed by a test (e.g. one that runs cargo itself).
+    let first_run = lines
+        .iter()
+        .position(|l| running_count(l.trim_end()).is_some())
+        .unwrap_or(lines.len());
+    if let Some(b) = cargo_build_error(&lines[..first_run]) {
         p.recognised = true;
         p.build_error = Some(b);
     }
