@@ -190,6 +190,12 @@ printf 'import pytest\ndef test_a():\n    pass\ndef test_b():\n    pass\n@pytest
 (cd "$W/py/coll" && run pytest collection_error "$PY" -m pytest tests)
 (cd "$W/py/empty" && run pytest no_tests "$PY" -m pytest tests)
 (cd "$W/py/ok" && run pytest all_pass_q "$PY" -m pytest -q tests && run pytest all_pass "$PY" -m pytest tests)
+mkdir -p "$W/py/params/tests"
+printf 'import pytest\n\n@pytest.mark.parametrize("expr", ["a - b", "c"])\ndef test_expr(expr):\n    assert expr == "c", "bad - expr"\n' >"$W/py/params/tests/test_params.py"
+(cd "$W/py/params" && run pytest param_ids "$PY" -m pytest tests)
+# pytest 7 as well (older summary and diff formats).
+python3 -m venv "$W/venv7" && "$W/venv7/bin/pip" install -q "pytest<8"
+(cd "$W/py/proj" && run pytest pytest7_default "$W/venv7/bin/python" -m pytest tests && run pytest pytest7_q "$W/venv7/bin/python" -m pytest -q tests)
 
 # ---------------------------------------------------------------- unittest
 mkdir -p "$W/ut/mixed" "$W/ut/ok" "$W/ut/empty" "$W/ut/imperr" "$W/ut/skip"
@@ -235,6 +241,9 @@ printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n   
 (cd "$W/ut/empty" && run unittest no_tests python3 -m unittest)
 (cd "$W/ut/imperr" && run unittest import_error python3 -m unittest)
 (cd "$W/ut/skip" && run unittest skip_py311 python3 -m unittest)
+mkdir -p "$W/ut/doc"
+printf 'import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        """Checks that a equals b."""\n        self.assertEqual(1, 2)\n    def test_b(self):\n        pass\n' >"$W/ut/doc/test_doc.py"
+(cd "$W/ut/doc" && run unittest docstring_verbose python3 -m unittest -v)
 PY312=
 for c in python3.12 /root/.pyenv/versions/3.12*/bin/python3; do
   if "$c" -c 'import unittest' >/dev/null 2>&1; then PY312=$c; break; fi
@@ -243,6 +252,14 @@ if [ -n "$PY312" ]; then
   (cd "$W/ut/empty" && run unittest no_tests_py312 "$PY312" -m unittest)
   (cd "$W/ut/mixed" && run unittest verbose_py312 "$PY312" -m unittest -v)
   (cd "$W/ut/skip" && run unittest skip_py312 "$PY312" -m unittest)
+fi
+PY313=
+for c in python3.13 /root/.pyenv/versions/3.13*/bin/python3; do
+  if "$c" -c 'import unittest' >/dev/null 2>&1; then PY313=$c; break; fi
+done
+if [ -n "$PY313" ]; then
+  (cd "$W/ut/mixed" && run unittest verbose_py313 "$PY313" -m unittest -v)
+  (cd "$W/ut/skip" && run unittest skip_py313 "$PY313" -m unittest)
 fi
 
 # ---------------------------------------------------------------- node --test
@@ -284,6 +301,13 @@ printf "const test = require('node:test');\ntest('a', () => {});\ntest('b', () =
 (cd "$W/nd/mixed" && run node default_nontty node --test && run node tap node --test --test-reporter=tap && run node spec node --test --test-reporter=spec)
 (cd "$W/nd/ok" && run node all_pass_default node --test && run node all_pass_tap node --test --test-reporter=tap && run node all_pass_spec node --test --test-reporter=spec)
 (cd "$W/nd/empty" && run node no_tests node --test && run node no_tests_tap node --test --test-reporter=tap && run node no_tests_spec node --test --test-reporter=spec)
+# node 22 too (its spec reporter prints errors only in the `failing tests` section).
+mkdir -p "$W/n22" && (cd "$W/n22" && npm init -y >/dev/null && npm install --no-audit --no-fund node@22 >/dev/null 2>&1)
+N22=$W/n22/node_modules/.bin/node
+if "$N22" --version >/dev/null 2>&1; then
+  (cd "$W/nd/mixed" && run node node22_default "$N22" --test && run node node22_tap "$N22" --test --test-reporter=tap && run node node22_spec "$N22" --test --test-reporter=spec)
+  (cd "$W/nd/empty" && run node node22_no_tests "$N22" --test)
+fi
 
 # ---------------------------------------------------------------- jest
 mkdir -p "$W/jest/__tests__"
@@ -318,6 +342,14 @@ printf "const x = require('./does-not-exist');\ntest('never', () => {});\n" >"$W
   runj jest all_pass_json json npx jest --ci --json __tests__/other.test.js
   run jest no_tests npx jest --ci nomatchpattern
   run jest suite_error_only npx jest --ci __tests__/broken.test.js
+)
+# jest 29 too.
+mkdir -p "$W/j29" && cp -r "$W/jest/__tests__" "$W/j29/"
+(
+  cd "$W/j29" && npm init -y >/dev/null && npm install --no-audit --no-fund jest@29 >/dev/null 2>&1
+  run jest jest29_text ./node_modules/.bin/jest --ci
+  runj jest jest29_json json ./node_modules/.bin/jest --ci --json
+  run jest jest29_verbose ./node_modules/.bin/jest --ci --verbose __tests__/math.test.js
 )
 
 # ---------------------------------------------------------------- go test

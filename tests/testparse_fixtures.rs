@@ -237,6 +237,14 @@ fn build_failures_are_errors_with_the_compilers_message() {
         );
         assert_eq!(r.failures[0].line, Some(2));
     }
+    // A test that prints a compile error (it runs cargo itself) is not a build failure.
+    let (out, exit) = fixture("libtest/nocapture_fake.txt");
+    let printed = out.replace(
+        "test tests::fake ... ok",
+        "error[E0308]: mismatched types\nerror: could not compile `x` (lib) due to 1 previous error",
+    );
+    let r = parse(&printed, exit, None);
+    assert_eq!((r.status, r.failed), (Status::Failed, 2));
     for case in ["go/build_failure.txt", "go/build_failure_json.json"] {
         let r = report(case);
         assert_eq!(r.status, Status::Error, "{case}");
@@ -301,6 +309,14 @@ fn truncated_output_follows_the_documented_rule() {
     assert_eq!(r.status, Status::Failed);
     assert_eq!(names(&r), ["tests::fails_eq", "tests::panics_msg"]);
     assert_eq!(parse(cut, Some(0), None).status, Status::Error);
+
+    // Head cut off (`cargo test 2>&1 | tail`) just after the first binary's header: its result
+    // line still counts.
+    let (out, exit) = fixture("libtest/mixed_no_fail_fast.txt");
+    let header = "running 5 tests";
+    let tail = &out[out.find(header).unwrap() + header.len()..];
+    let r = parse(tail, exit, None);
+    assert_eq!((r.status, r.passed, r.failed, r.skipped), (Status::Failed, 6, 4, 1));
 
     let (out, _) = fixture("pytest/verbose.txt");
     let cut = &out[..out.find("==== ERRORS").unwrap()];

@@ -82,7 +82,7 @@ fn is_pytest_short_summary(l: &str) -> bool {
         return false;
     };
     let secs = time.split_whitespace().next().unwrap_or("");
-    if !secs.ends_with('s') || !secs.starts_with(|c: char| c.is_ascii_digit()) {
+    if !secs.starts_with(|c: char| c.is_ascii_digit()) || !(secs.ends_with('s') || time.contains(" second")) {
         return false;
     }
     items == "no tests ran"

@@ -5,7 +5,8 @@
 //! Trust: a binary's `test result:` line is believed only when its passed + failed + ignored +
 //! measured equals that binary's `running N tests` (a test can print a fake result line); the
 //! last believable one wins. Failing names come from the binary's final `failures:` list when
-//! present, else from `test NAME ... FAILED` lines. A test binary that crashed (cargo's
+//! present, else from `test NAME ... FAILED` lines. Output whose head was cut off (a `tail`)
+//! still counts the first binary from its `test result:` line. A test binary that crashed (cargo's
 //! `process didn't exit successfully`) adds a failure named `<crash>` with cargo's message.
 
 use std::collections::HashMap;
@@ -45,6 +46,14 @@ pub fn parse(out: &str) -> Parsed {
         }
         if let Some(rest) = t.strip_prefix("test result: ") {
             p.recognised = true;
+            if let (true, Some((counts, measured))) = (sections.is_empty(), result_counts(rest)) {
+                // The output's head was cut (`… | tail`): this binary's header is gone, so its
+                // result line is all there is to go on.
+                sections.push(Section {
+                    announced: counts.total().saturating_add(measured),
+                    ..Section::default()
+                });
+            }
             if let (Some(sec), Some(c)) = (sections.last_mut(), result_counts(rest)) {
                 let (counts, measured) = c;
                 if counts.total().saturating_add(measured) == sec.announced {
@@ -157,7 +166,13 @@ pub fn parse(out: &str) -> Parsed {
             });
         }
     }
-    if let Some(b) = cargo_build_error(&lines) {
+    // cargo builds every test target before running any: a compile error after the first
+    // `running N tests` was printed by a test (e.g. one that runs cargo itself).
+    let first_run = lines
+        .iter()
+        .position(|l| running_count(l.trim_end()).is_some())
+        .unwrap_or(lines.len());
+    if let Some(b) = cargo_build_error(&lines[..first_run]) {
         p.recognised = true;
         p.build_error = Some(b);
     }

@@ -176,11 +176,17 @@ pub struct Failure {
 pub struct TestReport {
     /// The framework name (`libtest`, `pytest`, ...; `unknown` if nothing was recognised).
     pub framework: String,
+    /// The verdict, after the cross-check with the exit code (see the module docs).
     pub status: Status,
+    /// `passed + failed + skipped`.
     pub total: u64,
+    /// Tests that passed (pytest xpassed included).
     pub passed: u64,
+    /// Tests that failed or errored (pytest/unittest errors, cancelled, timed out).
     pub failed: u64,
+    /// Tests skipped, ignored, todo or expected to fail.
     pub skipped: u64,
+    /// Failing tests, plus any build/collection error or crash (`<build>`, `<crash>`, a module).
     pub failures: Vec<Failure>,
 }
 
@@ -254,6 +260,7 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// `passed + failed + skipped`.
     pub fn total(&self) -> u64 {
         self.passed.saturating_add(self.failed).saturating_add(self.skipped)
     }
@@ -302,6 +309,7 @@ pub fn finish(framework: &str, p: Parsed, exit_code: Option<i32>) -> TestReport 
             Status::Failed
         } else if exit_code == Some(0)
             && counts.failed == 0
+            && failures.is_empty()
             && p.announced.is_some_and(|n| n == counts.total())
             && counts.passed > 0
         {

@@ -65,7 +65,12 @@ pub fn parse(out: &str) -> Parsed {
         }
         i += 1;
     }
-    if let Some(b) = libtest::cargo_build_error(&lines) {
+    // Builds happen before the run starts; later compiler lines are a test's own output.
+    let first_run = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("Starting "))
+        .unwrap_or(lines.len());
+    if let Some(b) = libtest::cargo_build_error(&lines[..first_run]) {
         p.recognised = true;
         p.build_error = Some(b);
     }

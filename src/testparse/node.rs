@@ -50,9 +50,25 @@ fn parse_spec(out: &str) -> Parsed {
             if let Some(loc) = t.strip_prefix("test at ").or_else(|| t.strip_prefix("suite at ")) {
                 pending_loc = split_location(loc);
             } else if first == Some(FAIL) {
+                let name = strip_duration(rest).0;
                 if let Some(loc) = pending_loc.take() {
-                    locations.insert(strip_duration(rest).0, loc);
+                    locations.insert(name.clone(), loc);
                 }
+                // node 22 prints the error only here, not under the test's first line.
+                let (body, j) = indented_body(&lines, i, indent);
+                let detail = failure_from(&name, &body);
+                if let Some(f) = p.failures.iter_mut().find(|f| f.name == name && f.message.is_empty()) {
+                    f.message = detail.message;
+                    if f.stack.is_none() {
+                        f.stack = detail.stack;
+                    }
+                    if f.file.is_none() {
+                        f.file = detail.file;
+                        f.line = detail.line;
+                    }
+                }
+                i = j.max(i + 1);
+                continue;
             }
             i += 1;
             continue;
@@ -87,17 +103,7 @@ fn parse_spec(out: &str) -> Parsed {
                     p.per_test.passed += 1;
                 } else {
                     p.per_test.failed += 1;
-                    let mut j = i + 1;
-                    let mut body = Vec::new();
-                    while j < lines.len() {
-                        let l = lines[j];
-                        let ind = l.len() - l.trim_start().len();
-                        if !l.trim().is_empty() && ind <= indent {
-                            break;
-                        }
-                        body.push(l.get(indent + 2..).unwrap_or("").trim_end());
-                        j += 1;
-                    }
+                    let (body, j) = indented_body(&lines, i, indent);
                     p.failures.push(failure_from(&name, &body));
                     i = j;
                     continue;
@@ -123,6 +129,23 @@ fn parse_spec(out: &str) -> Parsed {
         p.announced = trailer.get("tests").copied();
     }
     p
+}
+
+/// The lines indented deeper than line `i` (at `indent`) that follow it, de-indented, and the
+/// index of the first line after them.
+fn indented_body<'a>(lines: &[&'a str], i: usize, indent: usize) -> (Vec<&'a str>, usize) {
+    let mut j = i + 1;
+    let mut body = Vec::new();
+    while j < lines.len() {
+        let l = lines[j];
+        let ind = l.len() - l.trim_start().len();
+        if !l.trim().is_empty() && ind <= indent {
+            break;
+        }
+        body.push(l.get(indent + 2..).unwrap_or("").trim_end());
+        j += 1;
+    }
+    (body, j)
 }
 
 /// `adds (1.75ms) # SKIP reason` → ("adds", "SKIP reason").

@@ -74,7 +74,7 @@ pub fn parse(out: &str) -> Parsed {
         if in_short_summary {
             for kind in ["FAILED ", "ERROR "] {
                 if let Some(rest) = t.strip_prefix(kind) {
-                    let (id, msg) = rest.split_once(" - ").unwrap_or((rest, ""));
+                    let (id, msg) = split_summary_entry(rest);
                     short.push((id.trim().to_string(), msg.to_string()));
                 }
             }
@@ -109,6 +109,21 @@ pub fn parse(out: &str) -> Parsed {
     p
 }
 
+/// `tests/t.py::test_x[a - b] - AssertionError: …` → (node id, message): the first ` - ` that
+/// is not inside the parameter brackets.
+fn split_summary_entry(rest: &str) -> (&str, &str) {
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ' ' if depth <= 0 && rest[i..].starts_with(" - ") => return (&rest[..i], &rest[i + 3..]),
+            _ => {}
+        }
+    }
+    (rest, "")
+}
+
 /// `===== title =====` → title.
 fn banner(t: &str) -> Option<&str> {
     let inner = t
@@ -123,10 +138,12 @@ fn banner(t: &str) -> Option<&str> {
 fn final_summary(t: &str) -> Option<Counts> {
     let t = t.trim();
     let (items, time) = t.rsplit_once(" in ")?;
-    let time_ok = time
-        .split_whitespace()
-        .next()
-        .is_some_and(|s| s.ends_with('s') && s.trim_end_matches('s').chars().all(|c| c.is_ascii_digit() || c == '.'));
+    // `0.05s`, `61.23s (0:01:01)`, or pytest < 5's `0.05 seconds`.
+    let mut words = time.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let is_num = |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let time_ok = (first.ends_with('s') && is_num(first.trim_end_matches('s')))
+        || (is_num(first) && words.next().is_some_and(|w| w.starts_with("second")));
     if !time_ok {
         return None;
     }
@@ -284,11 +301,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn summary_entries_split_after_the_parameters() {
+        assert_eq!(
+            split_summary_entry("t.py::test_x[a - b] - Err: x - y"),
+            ("t.py::test_x[a - b]", "Err: x - y")
+        );
+        assert_eq!(split_summary_entry("t.py::test_y"), ("t.py::test_y", ""));
+    }
+
+    #[test]
     fn final_summary_lines() {
         let c = final_summary("4 failed, 5 passed, 1 skipped, 1 xfailed, 1 error in 0.05s").unwrap();
         assert_eq!((c.passed, c.failed, c.skipped), (5, 5, 2));
         assert_eq!(final_summary("no tests ran in 0.00s"), Some(Counts::default()));
         assert_eq!(final_summary("we came in 2nd"), None);
+        assert!(final_summary("1 failed, 2 passed in 0.12 seconds").is_some());
+        assert!(final_summary("3 passed in 61.23s (0:01:01)").is_some());
         assert_eq!(final_summary("3 apples in 0.1s"), None);
     }
 }

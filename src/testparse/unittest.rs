@@ -32,9 +32,10 @@ pub fn parse(out: &str) -> Parsed {
         }
         if is_rule(t, '=') {
             if let Some((kind, rest)) = lines.get(i + 1).and_then(|h| block_head(h)) {
+                // A docstring's first line may follow the header, before the `---` rule.
                 let mut j = i + 2;
-                if lines.get(j).is_some_and(|l| is_rule(l.trim_end(), '-')) {
-                    j += 1;
+                if let Some(k) = (j..lines.len().min(j + 3)).find(|&k| is_rule(lines[k].trim_end(), '-')) {
+                    j = k + 1;
                 }
                 let start = j;
                 while j < lines.len() && !is_rule(lines[j].trim_end(), '=') && !is_rule(lines[j].trim_end(), '-') {
@@ -110,11 +111,10 @@ fn status_line(s: &str) -> Option<StatusLine> {
     })
 }
 
-/// Counts from `Ran N` and the status line. Python ≤ 3.11 counts skipped tests in `Ran N`,
-/// 3.12+ does not; subtest failures are counted per subtest but `Ran N` per test. So passed is
-/// N − distinct failing tests − expected failures − unexpected successes (− skipped on ≤ 3.11),
-/// choosing the reading that agrees with the printed pass marks (`.` or `... ok`), and 3.12+
-/// when there are none.
+/// Counts from `Ran N` and the status line. Python 3.11 and 3.13 count skipped tests in
+/// `Ran N`, 3.12 does not; subtest failures are counted per subtest but `Ran N` per test. So
+/// passed is N − distinct failing tests − expected failures − unexpected successes (− skipped,
+/// unless the printed pass marks — `.` or `... ok` — say skips were not counted).
 fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u64) -> Counts {
     let failed = st
         .failures
@@ -137,10 +137,10 @@ fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u6
         .saturating_sub(st.expected_failures)
         .saturating_sub(st.unexpected_successes);
     let if_skips_counted = base.saturating_sub(st.skipped);
-    let passed = if st.skipped > 0 && passed_marks == if_skips_counted && passed_marks != base {
-        if_skips_counted
-    } else {
+    let passed = if st.skipped > 0 && passed_marks == base && passed_marks != if_skips_counted {
         base
+    } else {
+        if_skips_counted
     };
     Counts {
         passed,
@@ -248,5 +248,43 @@ fn per_test_line(t: &str, c: &mut Counts) {
         "expected failure" => c.skipped += 1,
         v if v.starts_with("skipped") => c.skipped += 1,
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULE: &str = "----------------------------------------------------------------------";
+
+    #[test]
+    fn skips_count_in_ran_unless_the_pass_marks_say_otherwise() {
+        // No progress marks: Python 3.11/3.13 semantics (skips are in `Ran N`).
+        let p = parse(&format!("{RULE}\nRan 3 tests in 0.000s\n\nOK (skipped=1)\n"));
+        assert_eq!(
+            p.summary,
+            Some(Counts {
+                passed: 2,
+                failed: 0,
+                skipped: 1
+            })
+        );
+        // Python 3.12: `..s` but `Ran 2`.
+        let p = parse(&format!("..s\n{RULE}\nRan 2 tests in 0.000s\n\nOK (skipped=1)\n"));
+        assert_eq!(
+            p.summary,
+            Some(Counts {
+                passed: 2,
+                failed: 0,
+                skipped: 1
+            })
+        );
+    }
+
+    #[test]
+    fn names_are_dotted_ids_in_both_header_styles() {
+        assert_eq!(test_name("test_x (m.C.test_x)"), "m.C.test_x");
+        assert_eq!(test_name("test_x (m.C)"), "m.C.test_x");
+        assert_eq!(test_name("test_s (m.C.test_s) (i=1)"), "m.C.test_s (i=1)");
     }
 }
