@@ -12,6 +12,7 @@
 //! test-tampering rules; `write_file` over an existing test file reads that file to compare
 //! assertions (the guard's one read).
 
+pub mod cli;
 pub mod limits;
 pub mod policy;
 pub mod rules;
