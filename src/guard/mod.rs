@@ -48,6 +48,8 @@ pub struct SimpleCommand {
     pub redirects: Vec<String>,
     /// Files redirected to stdin (`< file`).
     pub inputs: Vec<String>,
+    /// `NAME=value` assignments removed while unwrapping (`X=1 cmd`, `env X=1 cmd`).
+    pub assignments: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -183,7 +185,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 pub use shell::parse_shell;
 
-fn is_assignment(word: &str) -> bool {
+pub(crate) fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
             !name.is_empty()
@@ -199,7 +201,8 @@ fn is_assignment(word: &str) -> bool {
 pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
     let mut xargs = false;
     for _ in 0..32 {
-        let Some(first) = argv.first() else { return xargs };
+        let Some(first) = argv.first().cloned() else { return xargs };
+        let first = first.as_str();
         let skip = if is_assignment(first) {
             1
         } else {
@@ -266,7 +269,8 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
             }
         };
         let skip = skip.min(argv.len());
-        if skip == 0 {
+        // A wrapper with nothing after it is the command itself (`env`, `time`).
+        if skip == 0 || (skip >= argv.len() && !is_assignment(first)) {
             return xargs;
         }
         argv.drain(..skip);

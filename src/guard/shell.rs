@@ -97,6 +97,24 @@ impl Walker<'_> {
 
     fn visit_inner(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
         match node.kind() {
+            "declaration_command" | "variable_assignment" => {
+                let mut cmd = SimpleCommand::default();
+                if node.kind() == "variable_assignment" {
+                    self.visit_subs(node, src, depth);
+                    cmd.argv.push(word(node, src));
+                } else {
+                    if let Some(kw) = node.child(0) {
+                        cmd.argv.push(text(kw, src).to_string());
+                    }
+                    let mut tail = Vec::new();
+                    self.fill(node, src, depth, &mut cmd, &mut tail);
+                }
+                let mut p = Vec::new();
+                self.push_command(cmd, depth, &mut p);
+                if !p.is_empty() {
+                    self.out.pipelines.push(p);
+                }
+            }
             "command" | "redirected_statement" if is_simple(node) => {
                 let mut p = Vec::new();
                 self.command_of(node, src, depth, &mut p);
@@ -196,13 +214,21 @@ impl Walker<'_> {
     }
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
+        let before = cmd.argv.len();
+        let original = cmd.argv.clone();
         cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
+        let removed = before - cmd.argv.len();
+        cmd.assignments = original
+            .into_iter()
+            .take(removed)
+            .filter(|w| super::is_assignment(w))
+            .collect();
         cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
-        if cmd.argv.is_empty() && cmd.stdin_text.is_none() {
+        if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() {
             return;
         }
         cmd.cwd = self.cwd.clone();
-        if let Some(inner) = nested_script(&cmd.argv) {
+        if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
             let saved = self.cwd.clone();
             if inner.remote {
                 self.cwd = None;
@@ -248,9 +274,11 @@ impl Walker<'_> {
                     };
                     if let Some(dest) = child.child_by_field_name("destination") {
                         let target = word(dest, src);
-                        if op.contains('>') && !op.contains('&') || op == "&>" || op == "&>>" {
+                        let descriptor = target.chars().all(|c| c.is_ascii_digit()) || target == "-";
+                        if descriptor {
+                        } else if op.contains('>') {
                             cmd.redirects.push(target);
-                        } else if op == "<" {
+                        } else if op.contains('<') {
                             cmd.inputs.push(target);
                         }
                     }
@@ -510,8 +538,24 @@ fn unbalanced(text: &str) -> Option<String> {
     }
 }
 
+/// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
+/// time (the substitution itself is checked where it appears).
+fn single_substitution(script: &str) -> bool {
+    let s = script.trim();
+    (s.starts_with("$(") && s.ends_with(')')) || (s.starts_with('`') && s.ends_with('`') && s.len() > 1)
+}
+
 fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
-    let arg = arg?;
+    let arg = arg.unwrap_or("~");
+    let home_rest = if arg == "~" || arg == "$HOME" {
+        Some("")
+    } else {
+        arg.strip_prefix("~/").or_else(|| arg.strip_prefix("$HOME/"))
+    };
+    if let Some(rest) = home_rest {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        return Some(normalize(&Path::new(&home).join(rest)));
+    }
     if !is_literal(arg) || arg.starts_with('~') || arg == "-" {
         return None;
     }

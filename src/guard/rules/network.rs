@@ -118,7 +118,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             return;
         }
     }
-    if argv.first().and_then(|w| w.split_once('=')).is_some_and(|(k, v)| k.ends_with("HOST") && all_interfaces(v)) {
+    if cmd.assignments.iter().filter_map(|w| w.split_once('=')).any(|(k, v)| k.ends_with("HOST") && all_interfaces(v)) {
         out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
         return;
     }

@@ -128,7 +128,7 @@ fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str
 
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
-    let texts = cmd.argv.iter().map(String::as_str).chain(cmd.stdin_text.as_deref());
+    let texts = cmd.argv.iter().chain(cmd.assignments.iter()).map(String::as_str).chain(cmd.stdin_text.as_deref());
     for text in texts {
         if let Some(t) = find_token(text) {
             push(out, TOKEN, Recommendation::Block, t, "a credential in a known token format is written into the command");
@@ -151,12 +151,21 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             }
         }
     }
-    // NAME=value literals (assignments kept in argv, `env NAME=v`, `export NAME=v`, `-e NAME=v`).
-    for a in &cmd.argv {
+    if password_arguments(cmd, name, out) {
+        return;
+    }
+    // NAME=value literals: assignments (`X=v cmd`, `env X=v`, `export X=v`), `-e NAME=v`.
+    let declares = matches!(name, "export" | "declare" | "typeset" | "local" | "readonly" | "set" | "setenv");
+    let env_flag = |i: usize| {
+        i > 0 && matches!(cmd.argv[i - 1].as_str(), "-e" | "--env" | "--build-arg" | "--set" | "--set-string" | "-var")
+    };
+    let candidates = cmd.assignments.iter().chain(
+        cmd.argv.iter().enumerate().filter(|(i, a)| (declares && *i > 0) || env_flag(*i) || (*i == 0 && a.contains('='))).map(|(_, a)| a),
+    );
+    for a in candidates {
         if let Some((n, v)) = a.split_once('=') {
-            let n = n.trim_start_matches('-');
-            let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if is_name && secret_name(&n.replace('-', "_")) && literal_value(v) {
+            let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if is_name && secret_name(n) && literal_value(v) {
                 let strong = v.len() >= 12 && entropy(v) >= 3.0;
                 let rec = if strong { Recommendation::Block } else { Recommendation::Warn };
                 push(out, SECRET_ASSIGNMENT, rec, a, &format!("`{n}` is given a literal secret value"));
@@ -164,11 +173,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             }
         }
     }
-    password_arguments(cmd, name, out);
     credential_files(cmd, name, out);
 }
 
-fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
+/// Literal passwords in options; true when one fired.
+fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
     for (i, a) in args.iter().enumerate() {
         let next = args.get(i + 1).map(String::as_str).unwrap_or("");
@@ -189,17 +198,18 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
         if let Some(pw) = pw {
             if literal_value(pw) {
                 push(out, PASSWORD_ARGUMENT, Recommendation::Block, a, "a literal password is passed on the command line");
-                return;
+                return true;
             }
         }
         if (a == "-H" || a == "--header") && next.to_ascii_lowercase().starts_with("authorization:") {
             let value = next.split_whitespace().last().unwrap_or("");
             if literal_value(value) && value.len() >= 8 {
                 push(out, AUTHORIZATION_HEADER, Recommendation::Block, next, "an Authorization header with a literal credential");
-                return;
+                return true;
             }
         }
     }
+    false
 }
 
 /// Credential files under the home directory (or the system's), by path below home.
