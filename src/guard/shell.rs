@@ -26,7 +26,18 @@ thread_local! {
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
 
+/// Parses `text`. Non-ASCII bytes are given to the grammar as `x` (same length, so byte
+/// offsets still point into the original text): tree-sitter-bash 0.25's scanner crashes on
+/// some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes as word
+/// characters anyway.
 fn parse_tree(text: &str) -> Option<Tree> {
+    let masked: Vec<u8>;
+    let bytes: &[u8] = if text.is_ascii() {
+        text.as_bytes()
+    } else {
+        masked = text.bytes().map(|b| if b >= 0x80 { b'x' } else { b }).collect();
+        &masked
+    };
     PARSER.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
@@ -34,7 +45,7 @@ fn parse_tree(text: &str) -> Option<Tree> {
             p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
             *slot = Some(p);
         }
-        slot.as_mut()?.parse(text, None)
+        slot.as_mut()?.parse(bytes, None)
     })
 }
 
