@@ -26,17 +26,42 @@ thread_local! {
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
 
-/// Parses `text`. Non-ASCII bytes are given to the grammar as `x` (same length, so byte
-/// offsets still point into the original text): tree-sitter-bash 0.25's scanner crashes on
-/// some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes as word
-/// characters anyway.
+/// Parses `text`.
+///
+/// Two rewrites keep the parse safe and cheap; both keep the length, so byte offsets still
+/// point into the original text (which is where words are read from):
+/// - non-ASCII bytes are given to the grammar as `x`: tree-sitter-bash 0.25's scanner
+///   crashes on some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes
+///   as word characters anyway;
+/// - single `|` pipe operators become `;` when there are two or more of them: the grammar's
+///   pipeline rule costs ~50-100 µs per extra stage, `;` costs nothing. Siblings separated by
+///   a `|` in the original text are joined into one pipeline again by the walker. When the
+///   rewritten text does not parse cleanly (or uses `case`, `[[`, `|&`, `>|`, where `|` means
+///   something else), the original text is parsed instead.
 fn parse_tree(text: &str) -> Option<Tree> {
+    let bytes = text.as_bytes();
+    let singles = (0..bytes.len()).filter(|&i| single_pipe(bytes, i)).count();
+    let mask_pipes =
+        singles >= 2 && !text.contains("case") && !text.contains("[[") && !text.contains("|&") && !text.contains(">|");
+    let needs_copy = mask_pipes || !text.is_ascii();
     let masked: Vec<u8>;
-    let bytes: &[u8] = if text.is_ascii() {
-        text.as_bytes()
-    } else {
-        masked = text.bytes().map(|b| if b >= 0x80 { b'x' } else { b }).collect();
+    let input: &[u8] = if needs_copy {
+        masked = bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if b >= 0x80 {
+                    b'x'
+                } else if mask_pipes && single_pipe(bytes, i) {
+                    b';'
+                } else {
+                    b
+                }
+            })
+            .collect();
         &masked
+    } else {
+        bytes
     };
     PARSER.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
@@ -45,8 +70,36 @@ fn parse_tree(text: &str) -> Option<Tree> {
             p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
             *slot = Some(p);
         }
-        slot.as_mut()?.parse(bytes, None)
+        let parser = slot.as_mut()?;
+        let tree = parser.parse(input, None)?;
+        if mask_pipes && tree.root_node().has_error() {
+            let plain: Vec<u8> = bytes.iter().map(|&b| if b >= 0x80 { b'x' } else { b }).collect();
+            return parser.parse(&plain, None);
+        }
+        Some(tree)
     })
+}
+
+/// A `|` that is a pipe operator candidate: not part of `||`.
+fn single_pipe(b: &[u8], i: usize) -> bool {
+    b[i] == b'|' && (i == 0 || b[i - 1] != b'|') && b.get(i + 1) != Some(&b'|')
+}
+
+/// The original text between two sibling statements is a pipe: they form one pipeline.
+fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
+    if a >= b || b > src.len() {
+        return false;
+    }
+    let gap = &src[a..b];
+    let mut pipes = 0;
+    for &c in gap {
+        match c {
+            b'|' => pipes += 1,
+            b' ' | b'\t' | b'\n' | b'\r' | b'\\' => {}
+            _ => return false,
+        }
+    }
+    pipes == 1
 }
 
 /// Parses a shell command line into pipelines of simple commands (see the module doc).
@@ -154,29 +207,39 @@ impl Walker<'_> {
                     self.out.pipelines.push(p);
                 }
             }
-            "command_substitution" | "process_substitution" => {
-                let mut cursor = node.walk();
+            "command_substitution" | "process_substitution" | "subshell" => {
                 let saved = self.cwd.clone();
-                for child in node.named_children(&mut cursor) {
-                    self.visit(child, src, depth);
-                }
-                self.cwd = saved;
-            }
-            "subshell" => {
-                let saved = self.cwd.clone();
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.visit(child, src, depth);
-                }
+                self.visit_children(node, src, depth);
                 self.cwd = saved;
             }
             "comment" | "heredoc_body" => {}
-            _ => {
-                let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
-                    self.visit(child, src, depth);
-                }
+            _ => self.visit_children(node, src, depth),
+        }
+    }
+
+    /// Visits the statements under `node` in order; siblings separated by a `|` in the
+    /// original text (see [`parse_tree`]) are joined into one pipeline.
+    fn visit_children(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let mut cursor = node.walk();
+        let mut prev_end: Option<usize> = None;
+        let mut group_start = self.out.pipelines.len();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() == "comment" {
+                continue;
             }
+            let piped = prev_end.is_some_and(|e| pipe_between(src, e, child.start_byte()));
+            let before = self.out.pipelines.len();
+            self.visit(child, src, depth);
+            if piped {
+                let start = group_start.min(self.out.pipelines.len());
+                let merged: Vec<SimpleCommand> = self.out.pipelines.drain(start..).flatten().collect();
+                if !merged.is_empty() {
+                    self.out.pipelines.push(merged);
+                }
+            } else {
+                group_start = before;
+            }
+            prev_end = Some(child.end_byte());
         }
     }
 
@@ -745,6 +808,23 @@ mod tests {
             assert!(p.error.is_some() && p.clear_error, "{bad}");
         }
         assert!(parse_shell("echo 'ok'", None).error.is_none());
+    }
+
+    #[test]
+    fn long_pipelines_keep_their_shape_and_words() {
+        let p = parse_shell("curl -s x | grep 'a|b' | tee out.txt | sh", None);
+        assert_eq!(p.pipelines.len(), 1, "{:?}", p.pipelines);
+        let argv: Vec<&Vec<String>> = p.pipelines[0].iter().map(|c| &c.argv).collect();
+        assert_eq!(argv[1], &vec!["grep".to_string(), "a|b".into()]);
+        assert_eq!(argv[3], &vec!["sh".to_string()]);
+        let p = parse_shell("a || b | c | d; e", None);
+        let shapes: Vec<usize> = p.pipelines.iter().map(Vec::len).collect();
+        assert_eq!(shapes.iter().sum::<usize>(), 5);
+        assert!(shapes.contains(&3) || shapes.contains(&4), "{shapes:?}");
+        // `case` patterns keep their `|`.
+        let p = parse_shell("case x in a|b) rm -rf /;; esac", None);
+        assert!(p.error.is_none());
+        assert!(p.pipelines.iter().flatten().any(|c| c.name() == "rm"));
     }
 
     #[test]

@@ -36,18 +36,18 @@ fn token_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(concat!(
-            r"\b((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})\b",
-            r"|\b(gh[pousr]_[A-Za-z0-9]{36,})\b",
-            r"|\b(github_pat_[A-Za-z0-9_]{40,})\b",
-            r"|\b(glpat-[A-Za-z0-9_\-]{20,})\b",
-            r"|\b(xox[abposr]-[A-Za-z0-9\-]{10,})\b",
-            r"|\b([sr]k_live_[0-9A-Za-z]{20,})\b",
-            r"|\b(sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,})\b",
-            r"|\b(AIza[0-9A-Za-z_\-]{35})\b",
-            r"|\b(npm_[A-Za-z0-9]{36})\b",
-            r"|\b(hf_[A-Za-z]{34})\b",
+            r"(?-u:\b)((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})(?-u:\b)",
+            r"|(?-u:\b)(gh[pousr]_[A-Za-z0-9]{36,})(?-u:\b)",
+            r"|(?-u:\b)(github_pat_[A-Za-z0-9_]{40,})(?-u:\b)",
+            r"|(?-u:\b)(glpat-[A-Za-z0-9_\-]{20,})(?-u:\b)",
+            r"|(?-u:\b)(xox[abposr]-[A-Za-z0-9\-]{10,})(?-u:\b)",
+            r"|(?-u:\b)([sr]k_live_[0-9A-Za-z]{20,})(?-u:\b)",
+            r"|(?-u:\b)(sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,})(?-u:\b)",
+            r"|(?-u:\b)(AIza[0-9A-Za-z_\-]{35})(?-u:\b)",
+            r"|(?-u:\b)(npm_[A-Za-z0-9]{36})(?-u:\b)",
+            r"|(?-u:\b)(hf_[A-Za-z]{34})(?-u:\b)",
             r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
-            r"|\b(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+            r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
         ))
         .expect("constant regex compiles")
     })
@@ -56,7 +56,7 @@ fn token_re() -> &'static Regex {
 fn url_userinfo_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@").expect("constant regex compiles")
+        Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@").expect("constant regex compiles")
     })
 }
 
