@@ -94,3 +94,74 @@ fn corpus_meets_the_targets() {
     assert!(pct(benign_blocked, benign) <= 1.0, "{report}");
     assert!(pct(benign_warned, benign) <= 5.0, "{report}");
 }
+
+/// The `medin guard` binary: exit codes, `--jsonl` lines, and the Claude Code hook answer.
+mod cli {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    fn medin(args: &[&str], stdin: &str, env_ci: Option<&str>) -> (i32, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_medin"));
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        match env_ci {
+            Some(v) => cmd.env("CI", v),
+            None => cmd.env_remove("CI"),
+        };
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    #[test]
+    fn one_command_exit_codes() {
+        let ws = ["--workspace", "/work/medin-ws/task-1"];
+        assert_eq!(medin(&[&["guard"][..], &ws, &["ls", "-la"]].concat(), "", None).0, 0);
+        assert_eq!(medin(&[&["guard"][..], &ws, &["git", "branch", "-D", "x"]].concat(), "", None).0, 1);
+        let (code, out) = medin(&[&["guard", "--json"][..], &ws, &["rm", "-fr", "/"]].concat(), "", None);
+        assert_eq!(code, 2);
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["recommendation"], "block");
+        assert_eq!(v["violations"][0]["rule"], "deletion.recursive_force");
+        assert_eq!(medin(&["guard"], "", None).0, 64);
+    }
+
+    #[test]
+    fn jsonl_answers_one_line_per_command() {
+        let (code, out) = medin(&["guard", "--jsonl"], "ls\nsudo -n rm -r -f /\n\ngit push origin feature\n", None);
+        assert_eq!(code, 0);
+        let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["recommendation"], "allow");
+        assert_eq!(lines[1]["recommendation"], "block");
+        assert_eq!(lines[1]["command"], "sudo -n rm -r -f /");
+        for key in ["category", "rule", "severity", "matched", "description"] {
+            assert!(lines[1]["violations"][0].get(key).is_some(), "{key}");
+        }
+        assert_eq!(lines[2]["recommendation"], "allow");
+    }
+
+    #[test]
+    fn claude_hook_allows_asks_and_denies() {
+        let ev = |cmd: &str| serde_json::json!({"tool_name":"Bash","tool_input":{"command":cmd},"cwd":"/work/medin-ws/task-1","hook_event_name":"PreToolUse"}).to_string();
+        let decision = |out: &str| {
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+            v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap().to_string()
+        };
+        let (code, out) = medin(&["guard", "--hook", "claude"], &ev("cargo test"), None);
+        assert_eq!((code, decision(&out).as_str()), (0, "allow"));
+        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("echo cm0gLXJmIC8= | base64 -d | sh"), None);
+        assert_eq!(decision(&out), "deny");
+        assert!(out.contains("remote_execution.pipe_to_shell"), "{out}");
+        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), None);
+        assert_eq!(decision(&out), "ask");
+        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), Some("true"));
+        assert_eq!(decision(&out), "deny");
+        let write = serde_json::json!({"tool_name":"Edit","tool_input":{"file_path":"tests/test_a.py","old_string":"def test_a","new_string":"@pytest.mark.skip\ndef test_a"}}).to_string();
+        let (_, out) = medin(&["guard", "--hook", "claude"], &write, None);
+        assert_eq!(decision(&out), "deny");
+        let (code, _) = medin(&["guard", "--hook", "claude"], "not json", None);
+        assert_eq!(code, 2);
+    }
+}

@@ -54,7 +54,7 @@ pub fn verdict_json(command: &str, v: &Verdict) -> Value {
 }
 
 fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+    super::policy::Ask::from_env() == super::policy::Ask::Deny
 }
 
 /// The Claude Code hook answer for one PreToolUse event (`None` when it cannot be read).
