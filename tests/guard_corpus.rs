@@ -19,7 +19,9 @@ fn corpus() -> Vec<Case> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
-            let (label, command) = l.split_once('\t').unwrap_or_else(|| panic!("no tab in corpus line `{l}`"));
+            let (label, command) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("no tab in corpus line `{l}`"));
             Case {
                 label: label.to_string(),
                 command: command.replace("\\n", "\n"),
@@ -30,9 +32,15 @@ fn corpus() -> Vec<Case> {
 
 #[test]
 fn corpus_meets_the_targets() {
-    let ctx = GuardContext { workspace: Path::new(WS) };
+    let ctx = GuardContext {
+        workspace: Path::new(WS),
+    };
     let cases = corpus();
-    assert!(cases.len() >= 300, "the corpus should hold several hundred commands, has {}", cases.len());
+    assert!(
+        cases.len() >= 300,
+        "the corpus should hold several hundred commands, has {}",
+        cases.len()
+    );
     let (mut must_block, mut blocked) = (0usize, 0usize);
     let (mut dangerous, mut flagged) = (0usize, 0usize);
     let (mut benign, mut benign_blocked, mut benign_warned) = (0usize, 0usize, 0usize);
@@ -66,11 +74,19 @@ fn corpus_meets_the_targets() {
                 match rec {
                     Recommendation::Block => {
                         benign_blocked += 1;
-                        misses.push(format!("allow→Block: {} ({:?})", c.command, v.violations.first().map(|x| &x.rule)));
+                        misses.push(format!(
+                            "allow→Block: {} ({:?})",
+                            c.command,
+                            v.violations.first().map(|x| &x.rule)
+                        ));
                     }
                     Recommendation::Warn => {
                         benign_warned += 1;
-                        misses.push(format!("allow→Warn: {} ({:?})", c.command, v.violations.first().map(|x| &x.rule)));
+                        misses.push(format!(
+                            "allow→Warn: {} ({:?})",
+                            c.command,
+                            v.violations.first().map(|x| &x.rule)
+                        ));
                     }
                     Recommendation::Allow => {}
                 }
@@ -102,7 +118,10 @@ mod cli {
 
     fn medin(args: &[&str], stdin: &str, env_ci: Option<&str>) -> (i32, String) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_medin"));
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         match env_ci {
             Some(v) => cmd.env("CI", v),
             None => cmd.env_remove("CI"),
@@ -110,14 +129,20 @@ mod cli {
         let mut child = cmd.spawn().unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     }
 
     #[test]
     fn one_command_exit_codes() {
         let ws = ["--workspace", "/work/medin-ws/task-1"];
         assert_eq!(medin(&[&["guard"][..], &ws, &["ls", "-la"]].concat(), "", None).0, 0);
-        assert_eq!(medin(&[&["guard"][..], &ws, &["git", "branch", "-D", "x"]].concat(), "", None).0, 1);
+        assert_eq!(
+            medin(&[&["guard"][..], &ws, &["git", "branch", "-D", "x"]].concat(), "", None).0,
+            1
+        );
         let (code, out) = medin(&[&["guard", "--json"][..], &ws, &["rm", "-fr", "/"]].concat(), "", None);
         assert_eq!(code, 2);
         let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
@@ -128,7 +153,11 @@ mod cli {
 
     #[test]
     fn jsonl_answers_one_line_per_command() {
-        let (code, out) = medin(&["guard", "--jsonl"], "ls\nsudo -n rm -r -f /\n\ngit push origin feature\n", None);
+        let (code, out) = medin(
+            &["guard", "--jsonl"],
+            "ls\nsudo -n rm -r -f /\n\ngit push origin feature\n",
+            None,
+        );
         assert_eq!(code, 0);
         let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 3);
@@ -143,15 +172,24 @@ mod cli {
 
     #[test]
     fn claude_hook_allows_asks_and_denies() {
-        let ev = |cmd: &str| serde_json::json!({"tool_name":"Bash","tool_input":{"command":cmd},"cwd":"/work/medin-ws/task-1","hook_event_name":"PreToolUse"}).to_string();
+        let ev = |cmd: &str| {
+            serde_json::json!({"tool_name":"Bash","tool_input":{"command":cmd},"cwd":"/work/medin-ws/task-1","hook_event_name":"PreToolUse"}).to_string()
+        };
         let decision = |out: &str| {
             let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
             assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
-            v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap().to_string()
+            v["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string()
         };
         let (code, out) = medin(&["guard", "--hook", "claude"], &ev("cargo test"), None);
         assert_eq!((code, decision(&out).as_str()), (0, "allow"));
-        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("echo cm0gLXJmIC8= | base64 -d | sh"), None);
+        let (_, out) = medin(
+            &["guard", "--hook", "claude"],
+            &ev("echo cm0gLXJmIC8= | base64 -d | sh"),
+            None,
+        );
         assert_eq!(decision(&out), "deny");
         assert!(out.contains("remote_execution.pipe_to_shell"), "{out}");
         let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), None);

@@ -10,7 +10,13 @@ use proptest::prelude::*;
 const WS: &str = "/work/medin-ws/task-1";
 
 fn check(cmd: &str) -> Recommendation {
-    check_command(cmd, &GuardContext { workspace: Path::new(WS) }).recommendation
+    check_command(
+        cmd,
+        &GuardContext {
+            workspace: Path::new(WS),
+        },
+    )
+    .recommendation
 }
 
 fn corpus(label: &str) -> Vec<String> {
@@ -24,8 +30,8 @@ fn corpus(label: &str) -> Vec<String> {
 }
 
 const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case", "esac", "function", "time",
-    "select", "{", "}", "!",
+    "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case", "esac", "function",
+    "time", "select", "{", "}", "!",
 ];
 
 /// Applies bash-transparent quoting to the plain words of `cmd` (words outside quotes made of
@@ -37,11 +43,15 @@ fn requote(cmd: &str, seed: u64) -> String {
     let mut s = seed;
     for (i, tok) in cmd.split(' ').enumerate() {
         let plain = !tok.is_empty()
-            && tok.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+            && tok
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
             && !RESERVED.contains(&tok);
         let mut t = tok.to_string();
         if plain && !in_single && !in_double {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407 + i as u64);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407 + i as u64);
             let n = tok.chars().count();
             match (s >> 33) % 4 {
                 0 if n > 1 => {

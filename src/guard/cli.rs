@@ -61,7 +61,11 @@ fn ci() -> bool {
 pub fn hook_claude(event: &Value, default_ws: &Path) -> Option<Value> {
     let tool = event.get("tool_name")?.as_str()?;
     let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
-    let ws = event.get("cwd").and_then(Value::as_str).map(PathBuf::from).unwrap_or_else(|| default_ws.to_path_buf());
+    let ws = event
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| default_ws.to_path_buf());
     let ctx = GuardContext { workspace: &ws };
     let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let verdicts: Vec<Verdict> = match tool {
@@ -108,7 +112,11 @@ pub fn hook_claude(event: &Value, default_ws: &Path) -> Option<Value> {
                 reason.push_str("; safer: ");
                 reason.push_str(alt);
             }
-            let d = if rec == Recommendation::Block || ci() { "deny" } else { "ask" };
+            let d = if rec == Recommendation::Block || ci() {
+                "deny"
+            } else {
+                "ask"
+            };
             (d, format!("medin guard: {reason}"))
         }
     };
@@ -130,7 +138,10 @@ pub fn run(args: &GuardArgs, stdin: &mut dyn BufRead, stdout: &mut dyn Write, st
     let ctx = GuardContext { workspace: &ws };
     if let Some(kind) = &args.hook {
         if kind != "claude" {
-            let _ = writeln!(stderr, "medin guard: unknown hook kind `{kind}`; the supported kind is `claude`");
+            let _ = writeln!(
+                stderr,
+                "medin guard: unknown hook kind `{kind}`; the supported kind is `claude`"
+            );
             return EXIT_USAGE;
         }
         let mut text = String::new();
@@ -138,7 +149,9 @@ pub fn run(args: &GuardArgs, stdin: &mut dyn BufRead, stdout: &mut dyn Write, st
             let _ = writeln!(stderr, "medin guard: cannot read the hook event from stdin: {e}");
             return 2;
         }
-        let answer = serde_json::from_str::<Value>(&text).ok().and_then(|ev| hook_claude(&ev, &ws));
+        let answer = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|ev| hook_claude(&ev, &ws));
         return match answer {
             Some(a) => {
                 let _ = writeln!(stdout, "{a}");
@@ -165,7 +178,10 @@ pub fn run(args: &GuardArgs, stdin: &mut dyn BufRead, stdout: &mut dyn Write, st
         return 0;
     }
     if args.command.is_empty() {
-        let _ = writeln!(stderr, "medin guard: give a command to judge, or --jsonl / --hook claude to read stdin");
+        let _ = writeln!(
+            stderr,
+            "medin guard: give a command to judge, or --jsonl / --hook claude to read stdin"
+        );
         return EXIT_USAGE;
     }
     let command = args.command.join(" ");
@@ -180,7 +196,15 @@ pub fn run(args: &GuardArgs, stdin: &mut dyn BufRead, stdout: &mut dyn Write, st
         };
         let _ = writeln!(stdout, "{rec}: {command}");
         for x in &v.violations {
-            let _ = writeln!(stdout, "  {:?} {} [{}]: {} (matched `{}`)", x.recommendation, x.rule, format!("{:?}", x.severity).to_lowercase(), x.description, x.matched);
+            let _ = writeln!(
+                stdout,
+                "  {:?} {} [{}]: {} (matched `{}`)",
+                x.recommendation,
+                x.rule,
+                format!("{:?}", x.severity).to_lowercase(),
+                x.description,
+                x.matched
+            );
         }
         if let Some(alt) = &v.alternative {
             let _ = writeln!(stdout, "  safer: {alt}");

@@ -201,7 +201,9 @@ pub(crate) fn is_assignment(word: &str) -> bool {
 pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
     let mut xargs = false;
     for _ in 0..32 {
-        let Some(first) = argv.first().cloned() else { return xargs };
+        let Some(first) = argv.first().cloned() else {
+            return xargs;
+        };
         let first = first.as_str();
         let skip = if is_assignment(first) {
             1
@@ -211,7 +213,9 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                 | "builtin" => 1,
                 "sudo" | "doas" | "pkexec" => skip_options(
                     argv,
-                    &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt"],
+                    &[
+                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
+                    ],
                 ),
                 "env" => {
                     let mut i = skip_options(argv, &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]);
@@ -313,7 +317,9 @@ mod tests {
 
     #[test]
     fn wrappers_are_unwrapped() {
-        let mut argv: Vec<String> = ["FOO=1", "command", "exec", "setsid", "rm", "x"].map(String::from).to_vec();
+        let mut argv: Vec<String> = ["FOO=1", "command", "exec", "setsid", "rm", "x"]
+            .map(String::from)
+            .to_vec();
         unwrap_command(&mut argv);
         assert_eq!(argv, ["rm", "x"]);
     }

@@ -106,7 +106,11 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
 /// `cwd` is the directory the line starts in (lexically tracked through `cd`).
 pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
     let mut out = ParsedShell::default();
-    let mut w = Walker { out: &mut out, cwd, nest: 0 };
+    let mut w = Walker {
+        out: &mut out,
+        cwd,
+        nest: 0,
+    };
     w.parse_into(text, 0);
     out
 }
@@ -197,8 +201,7 @@ impl Walker<'_> {
                         let before = self.out.pipelines.len();
                         self.visit(child, src, depth);
                         if child.kind() != "comment" {
-                            let inner: Vec<SimpleCommand> =
-                                self.out.pipelines.drain(before..).flatten().collect();
+                            let inner: Vec<SimpleCommand> = self.out.pipelines.drain(before..).flatten().collect();
                             p.extend(inner);
                         }
                     }
@@ -431,7 +434,10 @@ fn push_word(node: Node<'_>, src: &[u8], out: &mut String) {
             }
         }
         "raw_string" => out.push_str(raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')).unwrap_or(raw)),
-        "ansi_c_string" => decode_ansi_c(raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')).unwrap_or(raw), out),
+        "ansi_c_string" => decode_ansi_c(
+            raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')).unwrap_or(raw),
+            out,
+        ),
         "string" | "translated_string" => {
             // Gaps between children are literal text; children are content or expansions.
             let start = node.start_byte() + if node.kind() == "string" { 1 } else { 2 };
@@ -657,7 +663,12 @@ pub fn is_shell(name: &str) -> bool {
 /// `busybox sh -c`, if `argv` is one.
 pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
     let name = argv.first().map(|w| basename(w))?;
-    let local = |s: String| Some(NestedScript { script: s, remote: false });
+    let local = |s: String| {
+        Some(NestedScript {
+            script: s,
+            remote: false,
+        })
+    };
     match name {
         n if is_shell(n) || n == "busybox" => {
             let mut i = 1;
@@ -756,7 +767,9 @@ mod tests {
              f() { m; }; echo $(n) `o` <(p); while q; do r; done",
         );
         let names: Vec<&str> = got.iter().map(|a| a[0].as_str()).collect();
-        for n in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r"] {
+        for n in [
+            "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
+        ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
         let p = parse_shell("echo x | psql db", None);

@@ -5,7 +5,7 @@
 //! (`WHERE 1=1`, `WHERE true`, `OR 1=1`). Also whole-database drops by admin tools (`dropdb`,
 //! `mysqladmin drop`, `redis-cli FLUSHALL`, `db.dropDatabase()`, `rails db:drop`).
 
-use super::{violation, block};
+use super::{block, violation};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -24,12 +24,34 @@ pub fn alternative(rule: &str) -> &'static str {
 
 /// Command words of database clients that take SQL.
 const DB_CLIENTS: &[&str] = &[
-    "psql", "mysql", "mariadb", "sqlite3", "sqlite", "sqlcmd", "duckdb", "clickhouse-client", "clickhouse", "cockroach",
-    "pgcli", "mycli", "litecli", "usql", "isql", "sqlplus", "snowsql", "trino", "presto", "beeline", "bq", "spanner-cli",
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "sqlite",
+    "sqlcmd",
+    "duckdb",
+    "clickhouse-client",
+    "clickhouse",
+    "cockroach",
+    "pgcli",
+    "mycli",
+    "litecli",
+    "usql",
+    "isql",
+    "sqlplus",
+    "snowsql",
+    "trino",
+    "presto",
+    "beeline",
+    "bq",
+    "spanner-cli",
 ];
 
 /// Programs that run another command given later in their argv (`docker exec db psql ..`).
-const LAUNCHERS: &[&str] = &["docker", "podman", "nerdctl", "kubectl", "oc", "ssh", "heroku", "fly", "flyctl"];
+const LAUNCHERS: &[&str] = &[
+    "docker", "podman", "nerdctl", "kubectl", "oc", "ssh", "heroku", "fly", "flyctl",
+];
 
 fn client_index(cmd: &SimpleCommand, names: &[&str]) -> Option<usize> {
     let name = cmd.name();
@@ -37,7 +59,12 @@ fn client_index(cmd: &SimpleCommand, names: &[&str]) -> Option<usize> {
         return Some(0);
     }
     if LAUNCHERS.contains(&name) {
-        return cmd.argv.iter().skip(1).position(|a| names.contains(&basename(a))).map(|i| i + 1);
+        return cmd
+            .argv
+            .iter()
+            .skip(1)
+            .position(|a| names.contains(&basename(a)))
+            .map(|i| i + 1);
     }
     None
 }
@@ -46,7 +73,9 @@ fn client_index(cmd: &SimpleCommand, names: &[&str]) -> Option<usize> {
 pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     admin(cmd, out);
-    let Some(client) = client_index(cmd, DB_CLIENTS) else { return };
+    let Some(client) = client_index(cmd, DB_CLIENTS) else {
+        return;
+    };
     let client_name = basename(&cmd.argv[client]).to_string();
     let mut texts: Vec<&str> = cmd.argv[client + 1..].iter().map(String::as_str).collect();
     texts.extend(cmd.stdin_text.as_deref());
@@ -92,9 +121,7 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         && args().any(|a| matches!(a.as_str(), "db:drop" | "db:reset" | "db:schema:load" | "db:drop:all"))
     {
         "drops the application's database"
-    } else if (name == "prisma" || (name == "npx" && args().any(|a| a == "prisma")))
-        && args().any(|a| a == "reset")
-    {
+    } else if (name == "prisma" || (name == "npx" && args().any(|a| a == "prisma"))) && args().any(|a| a == "reset") {
         "resets the database, deleting all data"
     } else {
         return;
@@ -148,7 +175,11 @@ fn statements(sql: &str) -> Vec<(String, Vec<String>)> {
             }
             i += 1;
             // Identifiers in "" or `` keep their name; string literals are marked.
-            cur.push(if q == '\'' { format!("'{s}'") } else { s.to_ascii_uppercase() });
+            cur.push(if q == '\'' {
+                format!("'{s}'")
+            } else {
+                s.to_ascii_uppercase()
+            });
         } else if c.is_alphanumeric() || c == '_' || c == '.' {
             let mut s = String::new();
             while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_' || b[i] == '.') {
@@ -177,7 +208,9 @@ fn statements(sql: &str) -> Vec<(String, Vec<String>)> {
 fn judge(t: &[String]) -> Option<(&'static str, Risk, String)> {
     let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     // Skip a leading CTE (`WITH x AS (...) DELETE ...`) or EXPLAIN.
-    let start = t.iter().position(|w| matches!(w.as_str(), "DROP" | "TRUNCATE" | "DELETE" | "UPDATE"))?;
+    let start = t
+        .iter()
+        .position(|w| matches!(w.as_str(), "DROP" | "TRUNCATE" | "DELETE" | "UPDATE"))?;
     if start > 0 && !matches!(at(0), "WITH" | "EXPLAIN") {
         return None;
     }
@@ -200,7 +233,11 @@ fn judge(t: &[String]) -> Option<(&'static str, Risk, String)> {
                 )
             })
         }
-        "TRUNCATE" => Some((DROP_TABLE, Risk::Critical, "`TRUNCATE` deletes every row of a table".into())),
+        "TRUNCATE" => Some((
+            DROP_TABLE,
+            Risk::Critical,
+            "`TRUNCATE` deletes every row of a table".into(),
+        )),
         "DELETE" => {
             let w = rest.iter().position(|x| x == "WHERE");
             match w {

@@ -351,34 +351,6 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_are_classified() {
-        let ws = Path::new("/work/ws");
-        let cwd = Some(ws);
-        assert_eq!(classify_target("/", cwd, ws), Target::Root);
-        assert_eq!(classify_target("/*", cwd, ws), Target::Root);
-        assert_eq!(classify_target("~", cwd, ws), Target::Home);
-        assert_eq!(classify_target("$HOME/", cwd, ws), Target::Home);
-        assert!(matches!(classify_target("/etc", cwd, ws), Target::System(_)));
-        assert!(matches!(classify_target("../other", cwd, ws), Target::Outside(_)));
-        assert_eq!(classify_target("/tmp/x", cwd, ws), Target::Temp);
-        assert_eq!(classify_target("/tmp/*", cwd, ws), Target::TempRoot);
-        assert_eq!(classify_target("$TMPDIR/x", cwd, ws), Target::Temp);
-        assert!(matches!(classify_target("/opt/x", cwd, ws), Target::System(_)));
-        assert_eq!(classify_target("*", cwd, ws), Target::WorkspaceAll);
-        assert_eq!(classify_target(".", cwd, ws), Target::WorkspaceDot);
-        assert_eq!(classify_target("./build/", cwd, ws), Target::Inside);
-        assert_eq!(classify_target("/work/ws/build", cwd, ws), Target::Inside);
-        assert_eq!(classify_target("$DIR", cwd, ws), Target::Unknown);
-        assert_eq!(classify_target("build", None, ws), Target::Unknown);
-    }
-
-}
-
 fn is_git_dir(t: &str) -> bool {
     let t = t.trim_end_matches('/');
     t == ".git" || t.ends_with("/.git")
@@ -434,4 +406,31 @@ fn rsync_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viola
         &cut(&cmd.display(), 200),
         format!("rsync --delete removes every file of {what} that the source lacks"),
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_classified() {
+        let ws = Path::new("/work/ws");
+        let cwd = Some(ws);
+        assert_eq!(classify_target("/", cwd, ws), Target::Root);
+        assert_eq!(classify_target("/*", cwd, ws), Target::Root);
+        assert_eq!(classify_target("~", cwd, ws), Target::Home);
+        assert_eq!(classify_target("$HOME/", cwd, ws), Target::Home);
+        assert!(matches!(classify_target("/etc", cwd, ws), Target::System(_)));
+        assert!(matches!(classify_target("../other", cwd, ws), Target::Outside(_)));
+        assert_eq!(classify_target("/tmp/x", cwd, ws), Target::Temp);
+        assert_eq!(classify_target("/tmp/*", cwd, ws), Target::TempRoot);
+        assert_eq!(classify_target("$TMPDIR/x", cwd, ws), Target::Temp);
+        assert!(matches!(classify_target("/opt/x", cwd, ws), Target::System(_)));
+        assert_eq!(classify_target("*", cwd, ws), Target::WorkspaceAll);
+        assert_eq!(classify_target(".", cwd, ws), Target::WorkspaceDot);
+        assert_eq!(classify_target("./build/", cwd, ws), Target::Inside);
+        assert_eq!(classify_target("/work/ws/build", cwd, ws), Target::Inside);
+        assert_eq!(classify_target("$DIR", cwd, ws), Target::Unknown);
+        assert_eq!(classify_target("build", None, ws), Target::Unknown);
+    }
 }

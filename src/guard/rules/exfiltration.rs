@@ -17,12 +17,29 @@ pub const SUBSTITUTION_TO_NETWORK: &str = "exfiltration.substitution_to_network"
 fn sensitive(path: &str) -> bool {
     let p = path.trim_start_matches('@').trim_start_matches('<');
     if let Some(rest) = home_relative(p) {
-        return [".ssh", ".aws", ".netrc", ".git-credentials", ".docker", ".kube", ".gnupg", ".pgpass", ".npmrc", ".pypirc", ".config/gh", ".bash_history", ".zsh_history", ".vault-token"]
-            .iter()
-            .any(|s| rest.starts_with(s))
+        return [
+            ".ssh",
+            ".aws",
+            ".netrc",
+            ".git-credentials",
+            ".docker",
+            ".kube",
+            ".gnupg",
+            ".pgpass",
+            ".npmrc",
+            ".pypirc",
+            ".config/gh",
+            ".bash_history",
+            ".zsh_history",
+            ".vault-token",
+        ]
+        .iter()
+        .any(|s| rest.starts_with(s))
             && !rest.ends_with(".pub");
     }
-    matches!(p, "/etc/passwd" | "/etc/shadow" | "/etc/sudoers" | "/proc/self/environ") || p.ends_with("/.env") || p == ".env"
+    matches!(p, "/etc/passwd" | "/etc/shadow" | "/etc/sudoers" | "/proc/self/environ")
+        || p.ends_with("/.env")
+        || p == ".env"
         || p.starts_with("/etc/ssh/")
 }
 
@@ -41,30 +58,60 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     }
     let e = Category::Exfiltration;
     if index > 0 && pipeline[..index].iter().any(secret_source) {
-        out.push(block(e, PIPE_TO_NETWORK, Risk::Critical, cmd, format!("sends credentials or the environment over the network with {name}")));
+        out.push(block(
+            e,
+            PIPE_TO_NETWORK,
+            Risk::Critical,
+            cmd,
+            format!("sends credentials or the environment over the network with {name}"),
+        ));
         return;
     }
     for (i, a) in cmd.argv.iter().enumerate().skip(1) {
         let prev = cmd.argv.get(i - 1).map(String::as_str).unwrap_or("");
-        let upload = a.contains('@') && (prev.starts_with("-d") || prev.starts_with("--data") || prev == "-F" || prev == "--form")
+        let upload = a.contains('@')
+            && (prev.starts_with("-d") || prev.starts_with("--data") || prev == "-F" || prev == "--form")
             || matches!(prev, "-T" | "--upload-file" | "--post-file" | "--body-file");
         let file = a.rsplit_once('@').map(|(_, f)| f).unwrap_or(a);
         let file = file.split(';').next().unwrap_or(file);
         if (upload || matches!(name, "scp" | "rsync" | "sftp")) && sensitive(file) {
-            out.push(block(e, UPLOAD_SECRET, Risk::Critical, cmd, format!("uploads `{file}`, a credential or private file")));
+            out.push(block(
+                e,
+                UPLOAD_SECRET,
+                Risk::Critical,
+                cmd,
+                format!("uploads `{file}`, a credential or private file"),
+            ));
             return;
         }
         if a.contains("$(") || a.contains('`') {
-            let inner_secret = a.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '`').any(sensitive)
-                || ["whoami", "hostname", "env", "printenv", "id", "cat", "base64"].iter().any(|w| a.contains(&format!("$({w}")) || a.contains(&format!("`{w}")));
+            let inner_secret = a
+                .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '`')
+                .any(sensitive)
+                || ["whoami", "hostname", "env", "printenv", "id", "cat", "base64"]
+                    .iter()
+                    .any(|w| a.contains(&format!("$({w}")) || a.contains(&format!("`{w}")));
             if inner_secret {
-                out.push(block(e, SUBSTITUTION_TO_NETWORK, Risk::High, cmd, "puts the output of a local command into a network request"));
+                out.push(block(
+                    e,
+                    SUBSTITUTION_TO_NETWORK,
+                    Risk::High,
+                    cmd,
+                    "puts the output of a local command into a network request",
+                ));
                 return;
             }
         }
         if upload && file != "-" && !file.starts_with('{') {
-            if let Target::Outside(_) | Target::System(_) | Target::Home | Target::Root = classify_target(file, cmd.cwd.as_deref(), ctx.workspace) {
-                out.push(warn(e, UPLOAD_SECRET, cmd, format!("uploads `{file}`, a file outside the workspace")));
+            if let Target::Outside(_) | Target::System(_) | Target::Home | Target::Root =
+                classify_target(file, cmd.cwd.as_deref(), ctx.workspace)
+            {
+                out.push(warn(
+                    e,
+                    UPLOAD_SECRET,
+                    cmd,
+                    format!("uploads `{file}`, a file outside the workspace"),
+                ));
                 return;
             }
         }

@@ -48,7 +48,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
     let has = |f: &str| args.contains(&f);
     // Short flags may be bundled: `-fd`, `-fdx`.
-    let short = |c: char| args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c));
+    let short = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+    };
     let g = Category::Git;
     match cmd.argv[s].as_str() {
         "reset" if has("--hard") => out.push(block(
@@ -66,7 +69,9 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "git clean -f deletes every untracked file (and with -x the ignored ones)",
         )),
         "push" => {
-            let lease = args.iter().any(|a| a.starts_with("--force-with-lease") || a.starts_with("--force-if-includes"));
+            let lease = args
+                .iter()
+                .any(|a| a.starts_with("--force-with-lease") || a.starts_with("--force-if-includes"));
             let force = has("--force") || short('f') || has("--mirror");
             // `+ref` refspecs force-push that ref.
             let plus = args.iter().any(|a| a.starts_with('+') && a.len() > 1);
@@ -79,7 +84,12 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     "force push overwrites the remote branch's history",
                 ));
             } else if lease {
-                out.push(warn(g, FORCE_PUSH, cmd, "force push (with lease) rewrites the remote branch's history"));
+                out.push(warn(
+                    g,
+                    FORCE_PUSH,
+                    cmd,
+                    "force push (with lease) rewrites the remote branch's history",
+                ));
             } else if has("--delete") || short('d') || args.iter().any(|a| a.starts_with(':') && a.len() > 1) {
                 out.push(warn(g, BRANCH_DELETE, cmd, "deletes a branch on the remote"));
             }
@@ -92,7 +102,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             };
             let all = paths.iter().any(|p| matches!(*p, "." | "./" | "*" | ":/" | "/"));
             let is_restore = cmd.argv[s] == "restore";
-            if all && (after_dd.is_some() || is_restore || paths.len() == 1) && !(is_restore && has("--staged") && !has("--worktree")) {
+            if all
+                && (after_dd.is_some() || is_restore || paths.len() == 1)
+                && !(is_restore && has("--staged") && !has("--worktree"))
+            {
                 out.push(block(
                     g,
                     CHECKOUT_ALL,
@@ -103,7 +116,12 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             }
         }
         "branch" if has("-D") || (short('d') && short('f')) || (has("--delete") && has("--force")) => {
-            out.push(warn(g, BRANCH_DELETE, cmd, "force-deletes a branch, even if it is not merged"));
+            out.push(warn(
+                g,
+                BRANCH_DELETE,
+                cmd,
+                "force-deletes a branch, even if it is not merged",
+            ));
         }
         "stash" if matches!(args.first(), Some(&"clear") | Some(&"drop")) => {
             out.push(warn(g, HISTORY_REWRITE, cmd, "throws away stashed changes"));

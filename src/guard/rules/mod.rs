@@ -76,8 +76,12 @@ pub fn alternative_for(violations: &[Violation]) -> Option<String> {
         Category::Privilege => privilege::alternative(&worst.rule),
         Category::Process => process::alternative(&worst.rule),
         Category::RemoteExecution => remote_execution::alternative(&worst.rule),
-        Category::Exfiltration => "keep credentials and private files on this machine; send only the workspace files the task needs",
-        Category::TestTampering => "make the code pass the tests as written; change a test only when the task asks for it",
+        Category::Exfiltration => {
+            "keep credentials and private files on this machine; send only the workspace files the task needs"
+        }
+        Category::TestTampering => {
+            "make the code pass the tests as written; change a test only when the task asks for it"
+        }
         Category::Parse => "balance the quotes, `$(` and backticks, or write the script to a file and run it",
     };
     Some(text.to_string())
@@ -165,5 +169,17 @@ pub(crate) const NET_SENDERS: &[&str] = &[
 
 /// Commands that fetch content from the network.
 pub(crate) const FETCHERS: &[&str] = &[
-    "curl", "wget", "fetch", "http", "https", "xh", "aria2c", "nc", "ncat", "netcat", "socat", "lwp-request", "GET",
+    "curl",
+    "wget",
+    "fetch",
+    "http",
+    "https",
+    "xh",
+    "aria2c",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "lwp-request",
+    "GET",
 ];

@@ -24,7 +24,8 @@ fn world_writable(mode: &str) -> bool {
     if mode.chars().all(|c| c.is_ascii_digit()) {
         return mode.chars().last().is_some_and(|c| matches!(c, '2' | '3' | '6' | '7'));
     }
-    mode.split(',').any(|m| (m.starts_with('o') || m.starts_with('a') || m.starts_with('+')) && m.contains('+') && m.contains('w'))
+    mode.split(',')
+        .any(|m| (m.starts_with('o') || m.starts_with('a') || m.starts_with('+')) && m.contains('+') && m.contains('w'))
 }
 
 fn setuid_mode(mode: &str) -> bool {
@@ -34,27 +35,54 @@ fn setuid_mode(mode: &str) -> bool {
     mode.contains("+s") || mode.contains("u+s") || mode.contains("g+s")
 }
 
-const PROTECTED: &[&str] = &["/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"];
+const PROTECTED: &[&str] = &[
+    "/etc/sudoers",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+];
 
 pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let p = Category::Privilege;
     let touches_protected = |w: &str| PROTECTED.iter().any(|f| w == *f || w.starts_with("/etc/sudoers.d"));
     if cmd.redirects.iter().any(|r| touches_protected(r))
-        || (matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd") && cmd.argv.iter().skip(1).any(|a| touches_protected(a.trim_start_matches("of="))))
+        || (matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd")
+            && cmd
+                .argv
+                .iter()
+                .skip(1)
+                .any(|a| touches_protected(a.trim_start_matches("of="))))
         || name == "visudo"
     {
-        out.push(block(p, SUDOERS, Risk::Critical, cmd, "changes sudoers, users or passwords of the system"));
+        out.push(block(
+            p,
+            SUDOERS,
+            Risk::Critical,
+            cmd,
+            "changes sudoers, users or passwords of the system",
+        ));
         return;
     }
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-    let recursive = args.iter().any(|a| *a == "-R" || *a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains('R')));
+    let recursive = args
+        .iter()
+        .any(|a| *a == "-R" || *a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains('R')));
     let operands: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
     match name {
         "chmod" => {
-            let Some((mode, targets)) = operands.split_first() else { return };
+            let Some((mode, targets)) = operands.split_first() else {
+                return;
+            };
             if setuid_mode(mode) {
-                out.push(block(p, SETUID, Risk::Critical, cmd, "sets the setuid/setgid bit: the file runs with its owner's rights"));
+                out.push(block(
+                    p,
+                    SETUID,
+                    Risk::Critical,
+                    cmd,
+                    "sets the setuid/setgid bit: the file runs with its owner's rights",
+                ));
                 return;
             }
             if world_writable(mode) {
@@ -64,7 +92,13 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                             out.push(warn(p, CHMOD_WORLD, cmd, format!("makes `{t}` writable by every user")));
                         }
                         _ => {
-                            out.push(block(p, CHMOD_WORLD, Risk::Critical, cmd, format!("makes `{t}` writable by every user")));
+                            out.push(block(
+                                p,
+                                CHMOD_WORLD,
+                                Risk::Critical,
+                                cmd,
+                                format!("makes `{t}` writable by every user"),
+                            ));
                             return;
                         }
                     }
@@ -73,19 +107,44 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         }
         "chown" | "chgrp" if recursive => {
             for t in operands.iter().skip(1) {
-                if matches!(classify_target(t, cmd.cwd.as_deref(), ctx.workspace), Target::Root | Target::System(_) | Target::Home) {
-                    out.push(block(p, CHOWN_SYSTEM, Risk::Critical, cmd, format!("changes the owner of `{t}` recursively")));
+                if matches!(
+                    classify_target(t, cmd.cwd.as_deref(), ctx.workspace),
+                    Target::Root | Target::System(_) | Target::Home
+                ) {
+                    out.push(block(
+                        p,
+                        CHOWN_SYSTEM,
+                        Risk::Critical,
+                        cmd,
+                        format!("changes the owner of `{t}` recursively"),
+                    ));
                     return;
                 }
             }
         }
-        "setcap" => out.push(block(p, SETUID, Risk::High, cmd, "grants file capabilities (privileges) to a program")),
-        "usermod" | "gpasswd" | "adduser" | "addgroup" => {
-            if args.iter().any(|a| matches!(*a, "sudo" | "wheel" | "root" | "admin" | "docker" | "adm")) || args.iter().any(|a| a.contains("sudo") || a.contains("wheel")) {
-                out.push(block(p, USER_GROUPS, Risk::Critical, cmd, "adds a user to an administrator group"));
-            }
+        "setcap" => out.push(block(
+            p,
+            SETUID,
+            Risk::High,
+            cmd,
+            "grants file capabilities (privileges) to a program",
+        )),
+        "usermod" | "gpasswd" | "adduser" | "addgroup"
+            if args.iter().any(|a| {
+                matches!(*a, "root" | "admin" | "docker" | "adm") || a.contains("sudo") || a.contains("wheel")
+            }) =>
+        {
+            out.push(block(
+                p,
+                USER_GROUPS,
+                Risk::Critical,
+                cmd,
+                "adds a user to an administrator group",
+            ));
         }
-        "passwd" | "chpasswd" | "useradd" | "userdel" => out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords")),
+        "passwd" | "chpasswd" | "useradd" | "userdel" => {
+            out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
+        }
         _ => {}
     }
 }

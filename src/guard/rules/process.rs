@@ -47,8 +47,8 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 break;
             }
             let pids = &args[i.min(args.len())..];
-            let everything = pids.iter().any(|p| *p == "-1" || *p == "1" || *p == "0" || *p == "-0")
-                || (args == ["-1"]);
+            let everything =
+                pids.iter().any(|p| *p == "-1" || *p == "1" || *p == "0" || *p == "-0") || (args == ["-1"]);
             if everything {
                 out.push(block(c, KILL_ALL, Risk::Critical, cmd, "kills every process (or init)"));
             }
@@ -56,24 +56,60 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "killall5" => out.push(block(c, KILL_ALL, Risk::Critical, cmd, "kills every process")),
         "pkill" | "killall" => {
             let pats: Vec<&&str> = args.iter().filter(|a| !a.starts_with('-')).collect();
-            if pats.iter().any(|p| matches!(**p, "." | ".*" | "init" | "systemd" | "sshd" | "-1")) || args.contains(&"-u") {
-                out.push(block(c, KILL_ALL, Risk::High, cmd, "kills every process that matches a broad pattern or user"));
+            if pats
+                .iter()
+                .any(|p| matches!(**p, "." | ".*" | "init" | "systemd" | "sshd" | "-1"))
+                || args.contains(&"-u")
+            {
+                out.push(block(
+                    c,
+                    KILL_ALL,
+                    Risk::High,
+                    cmd,
+                    "kills every process that matches a broad pattern or user",
+                ));
             }
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" => {
-            if !args.iter().any(|a| *a == "-c" || *a == "--help") {
-                out.push(block(c, SHUTDOWN, Risk::Critical, cmd, "shuts down or reboots the machine"));
-            }
+        "shutdown" | "reboot" | "halt" | "poweroff" if !args.iter().any(|a| *a == "-c" || *a == "--help") => {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "shuts down or reboots the machine",
+            ));
         }
         "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6" | "1" | "S" | "s")) => {
-            out.push(block(c, SHUTDOWN, Risk::Critical, cmd, "changes the run level (halt or reboot)"));
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "changes the run level (halt or reboot)",
+            ));
         }
         "systemctl" | "loginctl"
-            if args.iter().any(|a| matches!(*a, "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency")) =>
+            if args.iter().any(|a| {
+                matches!(
+                    *a,
+                    "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
+                )
+            }) =>
         {
-            out.push(block(c, SHUTDOWN, Risk::Critical, cmd, "shuts down or reboots the machine"));
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "shuts down or reboots the machine",
+            ));
         }
-        "systemctl" if args.iter().any(|a| *a == "stop" || *a == "kill") && args.iter().any(|a| a.contains("sshd") || a.contains("systemd") || a.contains("docker")) => {
+        "systemctl"
+            if args.iter().any(|a| *a == "stop" || *a == "kill")
+                && args
+                    .iter()
+                    .any(|a| a.contains("sshd") || a.contains("systemd") || a.contains("docker")) =>
+        {
             out.push(warn(c, SHUTDOWN, cmd, "stops a system service"));
         }
         _ => {}

@@ -24,7 +24,10 @@ pub fn alternative(rule: &str) -> &'static str {
 fn interpreter(name: &str) -> bool {
     is_shell(name)
         || name.starts_with("python")
-        || matches!(name, "perl" | "ruby" | "node" | "php" | "lua" | "source" | "." | "pwsh" | "deno" | "bun")
+        || matches!(
+            name,
+            "perl" | "ruby" | "node" | "php" | "lua" | "source" | "." | "pwsh" | "deno" | "bun"
+        )
 }
 
 /// Whether an interpreter reads its program from stdin (no script argument, or `-`, `-s`).
@@ -34,7 +37,10 @@ fn reads_stdin(cmd: &SimpleCommand) -> bool {
         return true;
     }
     // `-c`/`-e`/`-m` give the program another way.
-    if args.iter().any(|a| matches!(*a, "-c" | "-e" | "-m" | "-E" | "-r" | "--eval" | "-p")) {
+    if args
+        .iter()
+        .any(|a| matches!(*a, "-c" | "-e" | "-m" | "-E" | "-r" | "--eval" | "-p"))
+    {
         return false;
     }
     !args.iter().any(|a| !a.starts_with('-'))
@@ -48,12 +54,20 @@ fn fetcher(name: &str) -> bool {
 fn decoder(cmd: &SimpleCommand) -> bool {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     match cmd.name() {
-        "base64" | "base32" | "basenc" => args.iter().any(|a| *a == "-d" || *a == "--decode" || *a == "-D" || a.starts_with("-d")),
+        "base64" | "base32" | "basenc" => args
+            .iter()
+            .any(|a| *a == "-d" || *a == "--decode" || *a == "-D" || a.starts_with("-d")),
         "xxd" => args.iter().any(|a| a.starts_with("-r")),
         "openssl" => args.iter().any(|a| *a == "-d" || *a == "base64" || *a == "enc"),
         "rev" | "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "gzip" | "zstd" => true,
-        "tr" => args.iter().any(|a| a.contains("a-z") || a.contains("A-Z") || a.contains("n-z")),
-        "printf" | "echo" => args.iter().any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1")) || args.contains(&"-e"),
+        "tr" => args
+            .iter()
+            .any(|a| a.contains("a-z") || a.contains("A-Z") || a.contains("n-z")),
+        "printf" | "echo" => {
+            args.iter()
+                .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"))
+                || args.contains(&"-e")
+        }
         _ => false,
     }
 }
@@ -68,11 +82,23 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
         if index > 0 && reads_stdin(cmd) {
             let upstream = &pipeline[..index];
             if upstream.iter().any(|u| fetcher(u.name())) {
-                out.push(block(r, PIPE_TO_SHELL, Risk::Critical, cmd, format!("runs text downloaded from the network with {name}")));
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs text downloaded from the network with {name}"),
+                ));
                 return;
             }
             if upstream.iter().any(decoder) {
-                out.push(block(r, PIPE_TO_SHELL, Risk::Critical, cmd, format!("runs decoded (hidden) text with {name}")));
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs decoded (hidden) text with {name}"),
+                ));
                 return;
             }
             if is_shell(name) {
@@ -84,9 +110,20 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
         for a in cmd.argv.iter().skip(1) {
             if a.starts_with("<(") {
                 if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") {
-                    out.push(block(r, PROCESS_SUBSTITUTION, Risk::Critical, cmd, format!("runs downloaded or decoded text with {name}")));
+                    out.push(block(
+                        r,
+                        PROCESS_SUBSTITUTION,
+                        Risk::Critical,
+                        cmd,
+                        format!("runs downloaded or decoded text with {name}"),
+                    ));
                 } else {
-                    out.push(warn(r, PROCESS_SUBSTITUTION, cmd, format!("runs the output of a command with {name}")));
+                    out.push(warn(
+                        r,
+                        PROCESS_SUBSTITUTION,
+                        cmd,
+                        format!("runs the output of a command with {name}"),
+                    ));
                 }
                 return;
             }
@@ -98,7 +135,13 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
         for a in cmd.argv.iter().skip(1) {
             if a.contains("$(") || a.contains('`') {
                 if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") || a.contains("xxd") {
-                    out.push(block(r, EVAL_DOWNLOAD, Risk::Critical, cmd, "runs downloaded or decoded text"));
+                    out.push(block(
+                        r,
+                        EVAL_DOWNLOAD,
+                        Risk::Critical,
+                        cmd,
+                        "runs downloaded or decoded text",
+                    ));
                     return;
                 }
                 if name == "eval" && !benign_eval(a) {
@@ -118,8 +161,27 @@ fn mentions(text: &str, word: &str) -> bool {
 /// `eval "$(ssh-agent -s)"` and similar environment setup.
 fn benign_eval(text: &str) -> bool {
     const TOOLS: &[&str] = &[
-        "ssh-agent", "pyenv", "rbenv", "nodenv", "goenv", "direnv", "conda", "brew", "starship", "zoxide", "fnm",
-        "opam", "keychain", "dircolors", "gpg-agent", "mise", "rtx", "asdf", "thefuck", "luarocks", "jenv",
+        "ssh-agent",
+        "pyenv",
+        "rbenv",
+        "nodenv",
+        "goenv",
+        "direnv",
+        "conda",
+        "brew",
+        "starship",
+        "zoxide",
+        "fnm",
+        "opam",
+        "keychain",
+        "dircolors",
+        "gpg-agent",
+        "mise",
+        "rtx",
+        "asdf",
+        "thefuck",
+        "luarocks",
+        "jenv",
     ];
     TOOLS.iter().any(|t| mentions(text, t))
 }
@@ -127,16 +189,38 @@ fn benign_eval(text: &str) -> bool {
 fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let r = Category::RemoteExecution;
     if cmd.argv.iter().any(|a| a.contains("$IFS") || a.contains("${IFS")) {
-        out.push(block(r, DYNAMIC_COMMAND, Risk::High, cmd, "uses $IFS to hide word boundaries from inspection"));
+        out.push(block(
+            r,
+            DYNAMIC_COMMAND,
+            Risk::High,
+            cmd,
+            "uses $IFS to hide word boundaries from inspection",
+        ));
         return;
     }
     if !cmd.dynamic_name {
         return;
     }
     let word = cmd.argv.first().map(String::as_str).unwrap_or("");
-    if word.contains("$(") || word.contains('`') || word.starts_with("<(") || word.contains("${!") || word.contains("\\x") {
-        out.push(block(r, DYNAMIC_COMMAND, Risk::High, cmd, format!("the command word `{word}` is computed at run time")));
+    if word.contains("$(")
+        || word.contains('`')
+        || word.starts_with("<(")
+        || word.contains("${!")
+        || word.contains("\\x")
+    {
+        out.push(block(
+            r,
+            DYNAMIC_COMMAND,
+            Risk::High,
+            cmd,
+            format!("the command word `{word}` is computed at run time"),
+        ));
     } else {
-        out.push(warn(r, DYNAMIC_COMMAND, cmd, format!("the command word `{word}` comes from a variable")));
+        out.push(warn(
+            r,
+            DYNAMIC_COMMAND,
+            cmd,
+            format!("the command word `{word}` comes from a variable"),
+        ));
     }
 }

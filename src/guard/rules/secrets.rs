@@ -28,7 +28,9 @@ pub const CREDENTIAL_FILE: &str = "secrets.credential_file";
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         CREDENTIAL_FILE => "ask the user for the one value you need; do not read credential files",
-        _ => "pass the secret through an environment variable (\"$API_TOKEN\") or a file the tool reads, never literally",
+        _ => {
+            "pass the secret through an environment variable (\"$API_TOKEN\") or a file the tool reads, never literally"
+        }
     }
 }
 
@@ -85,9 +87,21 @@ pub fn entropy(s: &str) -> f64 {
 /// Placeholder values in docs and examples.
 fn placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    ["example", "xxxx", "your", "placeholder", "redacted", "dummy", "changeme", "<", "***", "...", "fake"]
-        .iter()
-        .any(|p| l.contains(p))
+    [
+        "example",
+        "xxxx",
+        "your",
+        "placeholder",
+        "redacted",
+        "dummy",
+        "changeme",
+        "<",
+        "***",
+        "...",
+        "fake",
+    ]
+    .iter()
+    .any(|p| l.contains(p))
 }
 
 /// A token-shaped secret in `text`, if any (with enough entropy to be real).
@@ -105,13 +119,27 @@ pub fn find_token(text: &str) -> Option<&str> {
 }
 
 const SECRET_NAMES: &[&str] = &[
-    "PASSWORD", "PASSWD", "PASS", "PWD", "TOKEN", "SECRET", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIALS",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PWD",
+    "TOKEN",
+    "SECRET",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIALS",
     "AUTH",
 ];
 
 fn secret_name(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
-    up != "PWD" && up != "OLDPWD" && SECRET_NAMES.iter().any(|s| up.ends_with(s) || up.contains(&format!("{s}_")))
+    up != "PWD"
+        && up != "OLDPWD"
+        && SECRET_NAMES
+            .iter()
+            .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")))
 }
 
 /// Values that look like a real secret: literal, not a placeholder, not trivial.
@@ -123,30 +151,62 @@ fn literal_value(v: &str) -> bool {
 fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str, what: &str) {
     // Never echo the secret itself: show its first characters.
     let shown: String = matched.chars().take(8).collect();
-    out.push(violation(Category::Secrets, rule, rec, Risk::High, &format!("{shown}…"), what));
+    out.push(violation(
+        Category::Secrets,
+        rule,
+        rec,
+        Risk::High,
+        &format!("{shown}…"),
+        what,
+    ));
 }
 
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
-    let texts = cmd.argv.iter().chain(cmd.assignments.iter()).map(String::as_str).chain(cmd.stdin_text.as_deref());
+    let texts = cmd
+        .argv
+        .iter()
+        .chain(cmd.assignments.iter())
+        .map(String::as_str)
+        .chain(cmd.stdin_text.as_deref());
     for text in texts {
         if let Some(t) = find_token(text) {
-            push(out, TOKEN, Recommendation::Block, t, "a credential in a known token format is written into the command");
+            push(
+                out,
+                TOKEN,
+                Recommendation::Block,
+                t,
+                "a credential in a known token format is written into the command",
+            );
             return;
         }
         if let Some(c) = url_userinfo_re().captures(text) {
             let pw = c.get(2).map(|m| m.as_str()).unwrap_or("");
             if literal_value(pw) {
-                push(out, URL_CREDENTIALS, Recommendation::Block, text, "a URL carries a literal password (user:password@host)");
+                push(
+                    out,
+                    URL_CREDENTIALS,
+                    Recommendation::Block,
+                    text,
+                    "a URL carries a literal password (user:password@host)",
+                );
                 return;
             }
         }
-        if let Some(rest) = text.trim_start().strip_prefix("Authorization:").or_else(|| {
-            text.trim_start().strip_prefix("authorization:")
-        }) {
+        if let Some(rest) = text
+            .trim_start()
+            .strip_prefix("Authorization:")
+            .or_else(|| text.trim_start().strip_prefix("authorization:"))
+        {
             let value = rest.split_whitespace().last().unwrap_or("");
             if literal_value(value) && value.len() >= 8 {
-                push(out, AUTHORIZATION_HEADER, Recommendation::Block, text, "an Authorization header with a literal credential");
+                push(
+                    out,
+                    AUTHORIZATION_HEADER,
+                    Recommendation::Block,
+                    text,
+                    "an Authorization header with a literal credential",
+                );
                 return;
             }
         }
@@ -155,20 +215,41 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     }
     // NAME=value literals: assignments (`X=v cmd`, `env X=v`, `export X=v`), `-e NAME=v`.
-    let declares = matches!(name, "export" | "declare" | "typeset" | "local" | "readonly" | "set" | "setenv");
+    let declares = matches!(
+        name,
+        "export" | "declare" | "typeset" | "local" | "readonly" | "set" | "setenv"
+    );
     let env_flag = |i: usize| {
-        i > 0 && matches!(cmd.argv[i - 1].as_str(), "-e" | "--env" | "--build-arg" | "--set" | "--set-string" | "-var")
+        i > 0
+            && matches!(
+                cmd.argv[i - 1].as_str(),
+                "-e" | "--env" | "--build-arg" | "--set" | "--set-string" | "-var"
+            )
     };
     let candidates = cmd.assignments.iter().chain(
-        cmd.argv.iter().enumerate().filter(|(i, a)| (declares && *i > 0) || env_flag(*i) || (*i == 0 && a.contains('='))).map(|(_, a)| a),
+        cmd.argv
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| (declares && *i > 0) || env_flag(*i) || (*i == 0 && a.contains('=')))
+            .map(|(_, a)| a),
     );
     for a in candidates {
         if let Some((n, v)) = a.split_once('=') {
             let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if is_name && secret_name(n) && literal_value(v) {
                 let strong = v.len() >= 12 && entropy(v) >= 3.0;
-                let rec = if strong { Recommendation::Block } else { Recommendation::Warn };
-                push(out, SECRET_ASSIGNMENT, rec, a, &format!("`{n}` is given a literal secret value"));
+                let rec = if strong {
+                    Recommendation::Block
+                } else {
+                    Recommendation::Warn
+                };
+                push(
+                    out,
+                    SECRET_ASSIGNMENT,
+                    rec,
+                    a,
+                    &format!("`{n}` is given a literal secret value"),
+                );
                 return;
             }
         }
@@ -181,7 +262,10 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
     let args = &cmd.argv[1.min(cmd.argv.len())..];
     for (i, a) in args.iter().enumerate() {
         let next = args.get(i + 1).map(String::as_str).unwrap_or("");
-        let mysqlish = matches!(name, "mysql" | "mysqldump" | "mariadb" | "mysqladmin" | "mariadb-dump" | "mysqlimport");
+        let mysqlish = matches!(
+            name,
+            "mysql" | "mysqldump" | "mariadb" | "mysqladmin" | "mariadb-dump" | "mysqlimport"
+        );
         let pw = if mysqlish && a.starts_with("-p") && a.len() > 2 {
             Some(&a[2..])
         } else if name == "sshpass" && a == "-p" {
@@ -197,14 +281,26 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
         };
         if let Some(pw) = pw {
             if literal_value(pw) {
-                push(out, PASSWORD_ARGUMENT, Recommendation::Block, a, "a literal password is passed on the command line");
+                push(
+                    out,
+                    PASSWORD_ARGUMENT,
+                    Recommendation::Block,
+                    a,
+                    "a literal password is passed on the command line",
+                );
                 return true;
             }
         }
         if (a == "-H" || a == "--header") && next.to_ascii_lowercase().starts_with("authorization:") {
             let value = next.split_whitespace().last().unwrap_or("");
             if literal_value(value) && value.len() >= 8 {
-                push(out, AUTHORIZATION_HEADER, Recommendation::Block, next, "an Authorization header with a literal credential");
+                push(
+                    out,
+                    AUTHORIZATION_HEADER,
+                    Recommendation::Block,
+                    next,
+                    "an Authorization header with a literal credential",
+                );
                 return true;
             }
         }
@@ -214,14 +310,42 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
 
 /// Credential files under the home directory (or the system's), by path below home.
 const CREDENTIAL_PATHS: &[&str] = &[
-    ".ssh/id_", ".aws/credentials", ".aws/config", ".netrc", ".git-credentials", ".docker/config.json", ".kube/config",
-    ".pgpass", ".my.cnf", ".npmrc", ".pypirc", ".config/gh/hosts.yml", ".gnupg/", ".azure/", ".config/gcloud/",
-    ".vault-token", ".password-store/", ".bash_history", ".zsh_history",
+    ".ssh/id_",
+    ".aws/credentials",
+    ".aws/config",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".pgpass",
+    ".my.cnf",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh/hosts.yml",
+    ".gnupg/",
+    ".azure/",
+    ".config/gcloud/",
+    ".vault-token",
+    ".password-store/",
+    ".bash_history",
+    ".zsh_history",
 ];
 
 /// Commands that handle key files without revealing them.
 const KEY_TOOLS: &[&str] = &[
-    "ssh", "ssh-keygen", "ssh-add", "ssh-copy-id", "chmod", "chown", "ls", "test", "[", "stat", "git", "mkdir", "touch",
+    "ssh",
+    "ssh-keygen",
+    "ssh-add",
+    "ssh-copy-id",
+    "chmod",
+    "chown",
+    "ls",
+    "test",
+    "[",
+    "stat",
+    "git",
+    "mkdir",
+    "touch",
 ];
 
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
