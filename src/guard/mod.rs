@@ -235,9 +235,8 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                 "parallel" => {
                     xargs = true;
                     let i = skip_options(argv, &["-j", "-S", "--jobs", "-n", "-N", "-d", "--delimiter"]);
-                    if let Some(end) = argv.iter().position(|a| a == ":::" || a == "::::") {
-                        argv.truncate(end);
-                    }
+                    // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
+                    argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
                     i
                 }
                 "command" | "exec" => skip_options(argv, &["-a"]),

@@ -313,6 +313,11 @@ impl Walker<'_> {
             self.parse_into(&inner.script, depth + 1);
             self.cwd = saved;
         }
+        // `python -c 'import os; os.system("rm -rf /")'`: shell commands in the string
+        // literals of a program that runs commands.
+        for literal in shell_literals(&cmd.argv) {
+            self.parse_into(&literal, depth + 1);
+        }
         if cmd.name() == "cd" || cmd.name() == "pushd" {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
         }
@@ -616,6 +621,77 @@ fn unbalanced(text: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// String literals of an inline program (`python -c`, `perl -e`, `ruby -e`, `node -e`) that
+/// runs commands (`os.system`, `subprocess`, `exec`, `system`, backticks, `child_process`).
+fn shell_literals(argv: &[String]) -> Vec<String> {
+    let Some(name) = argv.first().map(|w| basename(w)) else {
+        return Vec::new();
+    };
+    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
+    if !inline {
+        return Vec::new();
+    }
+    let Some(i) = argv
+        .iter()
+        .position(|a| matches!(a.as_str(), "-c" | "-e" | "-r" | "--eval" | "-E"))
+    else {
+        return Vec::new();
+    };
+    let Some(code) = argv.get(i + 1) else { return Vec::new() };
+    let runs = [
+        "system",
+        "subprocess",
+        "popen",
+        "exec",
+        "spawn",
+        "child_process",
+        "`",
+        "Popen",
+        "call(",
+    ]
+    .iter()
+    .any(|k| code.contains(k));
+    if !runs {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // `subprocess.run(["rm", "-rf", "/"])`: one-word literals in order form an argv.
+    let mut words: Vec<String> = Vec::new();
+    let b: Vec<char> = code.chars().collect();
+    let mut k = 0;
+    while k < b.len() {
+        let q = b[k];
+        if q == '"' || q == '\'' || q == '`' {
+            let start = k + 1;
+            let mut j = start;
+            while j < b.len() && b[j] != q {
+                if b[j] == '\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            let lit: String = b[start..j.min(b.len())].iter().collect();
+            if lit.contains(' ') {
+                out.push(lit);
+            } else if !lit.is_empty() {
+                words.push(shell_quote(&lit));
+            }
+            k = j + 1;
+        } else {
+            k += 1;
+        }
+    }
+    if words.len() > 1 {
+        out.push(words.join(" "));
+    }
+    out
+}
+
+/// Single-quotes a word for re-parsing.
+fn shell_quote(w: &str) -> String {
+    format!("'{}'", w.replace('\'', "'\\''"))
 }
 
 /// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
