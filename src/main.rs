@@ -78,6 +78,25 @@ enum Command {
         #[arg(long)]
         log: Option<PathBuf>,
     },
+    /// Judge shell commands with the guard (exit 0 allow, 1 warn, 2 block; --hook claude answers a
+    /// Claude Code PreToolUse hook).
+    Guard {
+        /// Print the verdict as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Read one command per line on stdin, print one JSON verdict per line.
+        #[arg(long)]
+        jsonl: bool,
+        /// Answer a hook event read on stdin (`claude`).
+        #[arg(long)]
+        hook: Option<String>,
+        /// The workspace commands run in (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// The command to judge.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
     /// Print the JSON Schema of task files (or of medin.yaml with --suite-file).
     Schema {
         #[arg(long)]
@@ -115,6 +134,24 @@ fn main() -> ExitCode {
             format,
             log,
         } => cmd_status(&cli.suite, task, failed, since, limit, format, log),
+        Command::Guard {
+            json,
+            jsonl,
+            hook,
+            workspace,
+            command,
+        } => ExitCode::from(medin::guard::cli::run(
+            &medin::guard::cli::GuardArgs {
+                json,
+                jsonl,
+                hook,
+                workspace,
+                command,
+            },
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )),
         Command::Schema { suite_file } => {
             println!(
                 "{}",

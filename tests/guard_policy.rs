@@ -61,12 +61,12 @@ fn bypass_with_written_justification_runs_and_is_reported() {
 
 #[test]
 fn warnings_pass_with_messages_or_are_approved() {
-    let v = verdict("echo 'unbalanced");
+    let v = verdict("rm -rf \"$DIR\"");
     assert!(
-        matches!(decide(&v, &Policy::default()), Decision::Warn(m) if m.len() == 1 && m[0].contains("parse.unparseable"))
+        matches!(decide(&v, &Policy::default()), Decision::Warn(m) if m.len() == 1 && m[0].contains("deletion.recursive_force"))
     );
     let approve = Policy {
-        approve: vec!["parse".into()],
+        approve: vec!["deletion".into()],
         ..Default::default()
     };
     assert_eq!(decide(&v, &approve), Decision::Allow);

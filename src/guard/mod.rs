@@ -5,19 +5,18 @@
 //! reads the action and answers with a [`Verdict`]. What a warn or block means for a task is
 //! [`policy`]'s call.
 //!
-//! This first version parses shell text with a small hand-written tokenizer ([`parse_shell`]):
-//! quotes and backslash escapes are resolved, the line is split on `;`, `&&`, `||`, `&`,
-//! newlines and `|` into simple commands, `$( )`, backticks, `sh -c '..'` and `eval ..` are
-//! parsed as commands of their own, here-documents and here-strings are kept as the command's
-//! stdin text, and simple wrappers (`sudo`, `env`, `nice`, `nohup`, `timeout`, `command`,
-//! `exec`, `time`, `xargs`, `doas`, `stdbuf`) are unwrapped so rules see the real command word
-//! (by basename: `/bin/rm` is `rm`). `cd DIR` is followed so relative paths resolve against the
-//! directory the command would really run in. The semantic tree-sitter guard will replace the
-//! tokenizer; the [`SimpleCommand`] interface and the rules stay.
+//! Shell text is parsed with tree-sitter-bash ([`shell`]): every command node becomes a
+//! [`SimpleCommand`] with quotes resolved and wrappers unwrapped, and the rules ([`rules`], one
+//! file per category) judge those commands. Input that does not parse fails closed.
+//! File-tool inputs (`write_file`, `edit_file`, `delete_file`, `move_file`) go to the
+//! test-tampering rules; `write_file` over an existing test file reads that file to compare
+//! assertions (the guard's one read).
 
+pub mod cli;
 pub mod limits;
 pub mod policy;
 pub mod rules;
+pub mod shell;
 pub mod verdict;
 
 use std::path::{Component, Path, PathBuf};
@@ -42,6 +41,15 @@ pub struct SimpleCommand {
     pub cwd: Option<PathBuf>,
     /// More arguments come from stdin at run time (the command was unwrapped from `xargs`).
     pub args_from_stdin: bool,
+    /// The command word is not literal (`$cmd`, `$(..)`, `r$IFS`): what runs is decided at
+    /// run time.
+    pub dynamic_name: bool,
+    /// Targets of output redirections (`> file`, `>> file`, `&> file`).
+    pub redirects: Vec<String>,
+    /// Files redirected to stdin (`< file`).
+    pub inputs: Vec<String>,
+    /// `NAME=value` assignments removed while unwrapping (`X=1 cmd`, `env X=1 cmd`).
+    pub assignments: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -81,6 +89,9 @@ pub struct ShellParseError(pub String);
 pub struct ParsedShell {
     pub pipelines: Vec<Pipeline>,
     pub error: Option<ShellParseError>,
+    /// The error is clearly malformed input (unbalanced quotes or `$(`), not a construct the
+    /// grammar misses: the guard blocks it instead of warning.
+    pub clear_error: bool,
 }
 
 /// The verdict on one shell command line.
@@ -106,11 +117,13 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
     let parsed = parse_shell(command, Some(start));
     let mut violations = Vec::new();
     if let Some(err) = &parsed.error {
-        violations.push(rules::unparseable(command, &err.0));
+        violations.push(rules::unparseable(command, &err.0, parsed.clear_error));
     }
     for pipeline in &parsed.pipelines {
         violations.extend(rules::check_pipeline(pipeline, ctx));
     }
+    rules::check_text(command, &mut violations);
+    dedup(&mut violations);
     let alternative = rules::alternative_for(&violations);
     Verdict::from_violations(violations, alternative)
 }
@@ -118,8 +131,8 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
 /// The verdict on one tool call: the commands inside it (bash, verify command_succeeds) and,
 /// for file tools, the paths they touch.
 ///
-/// File tools are allowed here: keeping them inside the workspace is the tools' own job (they
-/// answer PERMISSION_DENIED for paths that lead out).
+/// File tools are checked for test tampering only: keeping them inside the workspace is the
+/// tools' own job (they answer PERMISSION_DENIED for paths that lead out).
 pub fn check_action(tool: &str, input: &serde_json::Value, ctx: &GuardContext<'_>) -> Verdict {
     let text = |key: &str| input.get(key).and_then(|v| v.as_str());
     match tool {
@@ -131,8 +144,19 @@ pub fn check_action(tool: &str, input: &serde_json::Value, ctx: &GuardContext<'_
             Some(cmd) => check_command(cmd, ctx),
             None => Verdict::allow(),
         },
+        "write_file" | "edit_file" | "delete_file" | "move_file" => {
+            let violations = rules::test_tampering::check_file_tool(tool, input, ctx);
+            let alternative = rules::alternative_for(&violations);
+            Verdict::from_violations(violations, alternative)
+        }
         _ => Verdict::allow(),
     }
+}
+
+/// Drops repeated violations (same rule, same matched text), keeping the first.
+fn dedup(violations: &mut Vec<Violation>) {
+    let mut seen = std::collections::HashSet::new();
+    violations.retain(|v| seen.insert((v.rule.clone(), v.matched.clone(), v.recommendation)));
 }
 
 /// The last path component of a command word (`/usr/bin/psql` → `psql`).
@@ -159,502 +183,9 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-// ------------------------------------------------------------------------------ tokenizer
+pub use shell::parse_shell;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    /// A word with quotes resolved.
-    Word(String),
-    /// `;`, `&&`, `||`, `&`, newline, `(`, `)`: ends a pipeline.
-    Sep,
-    /// `|` or `|&`.
-    Pipe,
-    /// A redirection operator (`>`, `>>`, `<`, `2>`, `&>`, `>&`): the next word is its target.
-    Redirect,
-    /// A here-string `<<<`: the next word is stdin text.
-    HereString,
-    /// A here-document's body, already collected.
-    HereDoc(String),
-}
-
-struct Lexer<'a> {
-    chars: Vec<char>,
-    pos: usize,
-    tokens: Vec<Token>,
-    /// Bodies of substitutions found (`$( )`, backticks), parsed later as commands.
-    substitutions: Vec<String>,
-    /// Here-document delimiters waiting for the end of the current line.
-    pending_heredocs: Vec<(String, bool, usize)>,
-    error: Option<String>,
-    _src: &'a str,
-}
-
-impl<'a> Lexer<'a> {
-    fn new(src: &'a str) -> Self {
-        Lexer {
-            chars: src.chars().collect(),
-            pos: 0,
-            tokens: Vec::new(),
-            substitutions: Vec::new(),
-            pending_heredocs: Vec::new(),
-            error: None,
-            _src: src,
-        }
-    }
-
-    fn peek(&self, off: usize) -> Option<char> {
-        self.chars.get(self.pos + off).copied()
-    }
-
-    fn fail(&mut self, msg: impl Into<String>) {
-        if self.error.is_none() {
-            self.error = Some(msg.into());
-        }
-    }
-
-    fn run(mut self) -> (Vec<Token>, Vec<String>, Option<String>) {
-        let mut word = String::new();
-        let mut in_word = false;
-        while let Some(c) = self.peek(0) {
-            match c {
-                ' ' | '\t' | '\r' => {
-                    self.flush(&mut word, &mut in_word);
-                    self.pos += 1;
-                }
-                '\n' => {
-                    self.flush(&mut word, &mut in_word);
-                    self.pos += 1;
-                    self.tokens.push(Token::Sep);
-                    self.read_heredoc_bodies();
-                }
-                '#' if !in_word => {
-                    while let Some(c) = self.peek(0) {
-                        if c == '\n' {
-                            break;
-                        }
-                        self.pos += 1;
-                    }
-                }
-                ';' | '(' | ')' => {
-                    self.flush(&mut word, &mut in_word);
-                    self.pos += 1;
-                    if c == ';' && self.peek(0) == Some(';') {
-                        self.pos += 1;
-                    }
-                    self.tokens.push(Token::Sep);
-                }
-                '&' => {
-                    self.flush(&mut word, &mut in_word);
-                    if self.peek(1) == Some('&') {
-                        self.pos += 2;
-                        self.tokens.push(Token::Sep);
-                    } else if self.peek(1) == Some('>') {
-                        self.pos += 2;
-                        if self.peek(0) == Some('>') {
-                            self.pos += 1;
-                        }
-                        self.tokens.push(Token::Redirect);
-                    } else {
-                        self.pos += 1;
-                        self.tokens.push(Token::Sep);
-                    }
-                }
-                '|' => {
-                    self.flush(&mut word, &mut in_word);
-                    if self.peek(1) == Some('|') {
-                        self.pos += 2;
-                        self.tokens.push(Token::Sep);
-                    } else {
-                        self.pos += 1;
-                        if self.peek(0) == Some('&') {
-                            self.pos += 1;
-                        }
-                        self.tokens.push(Token::Pipe);
-                    }
-                }
-                '<' | '>' => {
-                    // A word of digits right before is a file descriptor (`2>`), not a word.
-                    if in_word && !word.is_empty() && word.chars().all(|d| d.is_ascii_digit()) {
-                        word.clear();
-                        in_word = false;
-                    }
-                    self.flush(&mut word, &mut in_word);
-                    self.redirect(c);
-                }
-                '\'' => {
-                    in_word = true;
-                    self.pos += 1;
-                    let mut closed = false;
-                    while let Some(c) = self.peek(0) {
-                        self.pos += 1;
-                        if c == '\'' {
-                            closed = true;
-                            break;
-                        }
-                        word.push(c);
-                    }
-                    if !closed {
-                        self.fail("unbalanced single quote");
-                    }
-                }
-                '"' => {
-                    in_word = true;
-                    self.pos += 1;
-                    self.double_quoted(&mut word);
-                }
-                '\\' => {
-                    in_word = true;
-                    self.pos += 1;
-                    match self.peek(0) {
-                        Some('\n') => self.pos += 1,
-                        Some(n) => {
-                            word.push(n);
-                            self.pos += 1;
-                        }
-                        None => {}
-                    }
-                }
-                '$' if self.peek(1) == Some('(') => {
-                    in_word = true;
-                    self.substitution(&mut word);
-                }
-                '`' => {
-                    in_word = true;
-                    self.backtick(&mut word);
-                }
-                _ => {
-                    in_word = true;
-                    word.push(c);
-                    self.pos += 1;
-                }
-            }
-        }
-        self.flush(&mut word, &mut in_word);
-        if !self.pending_heredocs.is_empty() {
-            self.fail("here-document without a body");
-        }
-        (self.tokens, self.substitutions, self.error)
-    }
-
-    fn flush(&mut self, word: &mut String, in_word: &mut bool) {
-        if *in_word {
-            self.tokens.push(Token::Word(std::mem::take(word)));
-            *in_word = false;
-        }
-    }
-
-    fn redirect(&mut self, c: char) {
-        if c == '<' && self.peek(1) == Some('<') && self.peek(2) == Some('<') {
-            self.pos += 3;
-            self.tokens.push(Token::HereString);
-            return;
-        }
-        if c == '<' && self.peek(1) == Some('<') {
-            self.pos += 2;
-            let strip_tabs = self.peek(0) == Some('-');
-            if strip_tabs {
-                self.pos += 1;
-            }
-            while matches!(self.peek(0), Some(' ' | '\t')) {
-                self.pos += 1;
-            }
-            let mut delim = String::new();
-            while let Some(d) = self.peek(0) {
-                if d.is_whitespace() || matches!(d, ';' | '|' | '&' | '<' | '>' | '(' | ')') {
-                    break;
-                }
-                if d != '\'' && d != '"' && d != '\\' {
-                    delim.push(d);
-                }
-                self.pos += 1;
-            }
-            if delim.is_empty() {
-                self.fail("here-document without a delimiter");
-            }
-            // Placeholder, filled in when the body is read at the next newline.
-            self.pending_heredocs.push((delim, strip_tabs, self.tokens.len()));
-            self.tokens.push(Token::HereDoc(String::new()));
-            return;
-        }
-        self.pos += 1;
-        // `>>`, `>&`, `>|`, `<>`, `<&`
-        if matches!(self.peek(0), Some('>' | '&' | '|')) {
-            self.pos += 1;
-        }
-        // `>&1` / `2>&-`: the target is a descriptor, not a path; still consumed as a word.
-        self.tokens.push(Token::Redirect);
-    }
-
-    fn read_heredoc_bodies(&mut self) {
-        let pending = std::mem::take(&mut self.pending_heredocs);
-        for (delim, strip_tabs, slot) in pending {
-            let mut body = String::new();
-            let mut closed = false;
-            while self.pos < self.chars.len() {
-                let start = self.pos;
-                while self.pos < self.chars.len() && self.chars[self.pos] != '\n' {
-                    self.pos += 1;
-                }
-                let line: String = self.chars[start..self.pos].iter().collect();
-                if self.pos < self.chars.len() {
-                    self.pos += 1;
-                }
-                let cmp = if strip_tabs {
-                    line.trim_start_matches('\t')
-                } else {
-                    line.as_str()
-                };
-                if cmp == delim {
-                    closed = true;
-                    break;
-                }
-                body.push_str(&line);
-                body.push('\n');
-            }
-            if !closed {
-                self.fail(format!("here-document `{delim}` is not closed"));
-            }
-            if let Some(t) = self.tokens.get_mut(slot) {
-                *t = Token::HereDoc(body);
-            }
-        }
-    }
-
-    fn double_quoted(&mut self, word: &mut String) {
-        while let Some(c) = self.peek(0) {
-            match c {
-                '"' => {
-                    self.pos += 1;
-                    return;
-                }
-                '\\' => {
-                    self.pos += 1;
-                    match self.peek(0) {
-                        Some(n @ ('$' | '`' | '"' | '\\')) => {
-                            word.push(n);
-                            self.pos += 1;
-                        }
-                        Some('\n') => self.pos += 1,
-                        _ => word.push('\\'),
-                    }
-                }
-                '$' if self.peek(1) == Some('(') => self.substitution(word),
-                '`' => self.backtick(word),
-                _ => {
-                    word.push(c);
-                    self.pos += 1;
-                }
-            }
-        }
-        self.fail("unbalanced double quote");
-    }
-
-    /// `$( ... )` (or `$(( ... ))`, arithmetic): finds the matching `)` respecting quotes;
-    /// the body is recorded as a substitution and kept verbatim in the word.
-    fn substitution(&mut self, word: &mut String) {
-        let start = self.pos;
-        self.pos += 2; // `$(`
-        let mut depth = 1usize;
-        let body_start = self.pos;
-        while let Some(c) = self.peek(0) {
-            match c {
-                '\\' => self.pos += 2,
-                '\'' => {
-                    self.pos += 1;
-                    while let Some(q) = self.peek(0) {
-                        self.pos += 1;
-                        if q == '\'' {
-                            break;
-                        }
-                    }
-                }
-                '"' => {
-                    self.pos += 1;
-                    while let Some(q) = self.peek(0) {
-                        if q == '\\' {
-                            self.pos += 2;
-                            continue;
-                        }
-                        self.pos += 1;
-                        if q == '"' {
-                            break;
-                        }
-                    }
-                }
-                '(' => {
-                    depth += 1;
-                    self.pos += 1;
-                }
-                ')' => {
-                    depth -= 1;
-                    self.pos += 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => self.pos += 1,
-            }
-        }
-        let end = self.pos.min(self.chars.len());
-        if depth != 0 {
-            self.fail("unbalanced `$(`");
-            let body: String = self.chars[body_start.min(end)..end].iter().collect();
-            self.substitutions.push(body);
-        } else {
-            let body: String = self.chars[body_start..end - 1].iter().collect();
-            // `$((` arithmetic is not a command.
-            if !body.starts_with('(') {
-                self.substitutions.push(body);
-            }
-        }
-        word.extend(self.chars[start..end].iter());
-    }
-
-    fn backtick(&mut self, word: &mut String) {
-        let start = self.pos;
-        self.pos += 1;
-        let body_start = self.pos;
-        let mut closed = false;
-        while let Some(c) = self.peek(0) {
-            if c == '\\' {
-                self.pos += 2;
-                continue;
-            }
-            self.pos += 1;
-            if c == '`' {
-                closed = true;
-                break;
-            }
-        }
-        let end = self.pos.min(self.chars.len());
-        let body_end = if closed { end - 1 } else { end };
-        let body: String = self.chars[body_start..body_end].iter().collect();
-        self.substitutions.push(body);
-        if !closed {
-            self.fail("unbalanced backtick");
-        }
-        word.extend(self.chars[start..end].iter());
-    }
-}
-
-/// Parses a shell command line into pipelines of simple commands (see the module doc).
-/// `cwd` is the directory the line starts in (lexically tracked through `cd`).
-pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
-    let mut out = ParsedShell::default();
-    parse_into(text, cwd, 0, &mut out);
-    out
-}
-
-const MAX_DEPTH: usize = 8;
-
-fn parse_into(text: &str, mut cwd: Option<PathBuf>, depth: usize, out: &mut ParsedShell) {
-    if depth > MAX_DEPTH {
-        if out.error.is_none() {
-            out.error = Some(ShellParseError("commands nested too deeply".into()));
-        }
-        return;
-    }
-    let (tokens, substitutions, error) = Lexer::new(text).run();
-    if let (Some(e), None) = (error, &out.error) {
-        out.error = Some(ShellParseError(e));
-    }
-    for sub in substitutions {
-        parse_into(&sub, cwd.clone(), depth + 1, out);
-    }
-
-    let mut pipeline: Pipeline = Vec::new();
-    let mut current = SimpleCommand::default();
-    let mut iter = tokens.into_iter().peekable();
-    let finish_cmd =
-        |cmd: &mut SimpleCommand, pipeline: &mut Pipeline, cwd: &mut Option<PathBuf>, out: &mut ParsedShell| {
-            let mut cmd = std::mem::take(cmd);
-            cmd.args_from_stdin = unwrap_command(&mut cmd.argv);
-            if cmd.argv.is_empty() && cmd.stdin_text.is_none() {
-                return;
-            }
-            cmd.cwd = cwd.clone();
-            // Nested shells: `sh -c 'text'`, `eval text`.
-            if let Some(inner) = nested_script(&cmd.argv) {
-                parse_into(&inner, cwd.clone(), depth + 1, out);
-            }
-            if cmd.name() == "cd" {
-                *cwd = resolve_cd(cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
-            }
-            pipeline.push(cmd);
-        };
-    while let Some(tok) = iter.next() {
-        match tok {
-            Token::Word(w) => current.argv.push(w),
-            Token::Redirect => {
-                // The target is not part of argv.
-                if let Some(Token::Word(_)) = iter.peek() {
-                    iter.next();
-                }
-            }
-            Token::HereString => {
-                if let Some(Token::Word(w)) = iter.peek() {
-                    let w = w.clone();
-                    iter.next();
-                    current.stdin_text = Some(w);
-                }
-            }
-            Token::HereDoc(body) => current.stdin_text = Some(body),
-            Token::Pipe => finish_cmd(&mut current, &mut pipeline, &mut cwd, out),
-            Token::Sep => {
-                finish_cmd(&mut current, &mut pipeline, &mut cwd, out);
-                if !pipeline.is_empty() {
-                    out.pipelines.push(std::mem::take(&mut pipeline));
-                }
-            }
-        }
-    }
-    finish_cmd(&mut current, &mut pipeline, &mut cwd, out);
-    if !pipeline.is_empty() {
-        out.pipelines.push(pipeline);
-    }
-}
-
-fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
-    let arg = arg?;
-    if arg.starts_with('$') || arg.starts_with('~') || arg == "-" || arg.contains('`') {
-        return None;
-    }
-    if arg.starts_with('/') {
-        return Some(normalize(Path::new(arg)));
-    }
-    cwd.map(|c| normalize(&c.join(arg)))
-}
-
-/// The script of `sh -c SCRIPT` / `bash -c SCRIPT` / `eval WORDS`, if `argv` is one.
-fn nested_script(argv: &[String]) -> Option<String> {
-    let name = argv.first().map(|w| basename(w))?;
-    match name {
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "busybox" => {
-            let mut i = 1;
-            if name == "busybox" {
-                if argv.get(1).map(String::as_str) != Some("sh") {
-                    return None;
-                }
-                i = 2;
-            }
-            while i < argv.len() {
-                let a = &argv[i];
-                if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
-                    return argv.get(i + 1).cloned();
-                }
-                if !a.starts_with('-') {
-                    return None;
-                }
-                i += 1;
-            }
-            None
-        }
-        "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")),
-        _ => None,
-    }
-}
-
-fn is_assignment(word: &str) -> bool {
+pub(crate) fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
             !name.is_empty()
@@ -670,14 +201,22 @@ fn is_assignment(word: &str) -> bool {
 pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
     let mut xargs = false;
     for _ in 0..32 {
-        let Some(first) = argv.first() else { return xargs };
+        let Some(first) = argv.first().cloned() else {
+            return xargs;
+        };
+        let first = first.as_str();
         let skip = if is_assignment(first) {
             1
         } else {
             match basename(first) {
                 "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "time" | "nohup"
                 | "builtin" => 1,
-                "sudo" | "doas" => skip_options(argv, &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"]),
+                "sudo" | "doas" | "pkexec" => skip_options(
+                    argv,
+                    &[
+                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
+                    ],
+                ),
                 "env" => {
                     let mut i = skip_options(argv, &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]);
                     while argv.get(i).is_some_and(|w| is_assignment(w)) {
@@ -686,6 +225,20 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                     i
                 }
                 "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
+                "setsid" | "unbuffer" | "torsocks" | "proxychains" | "proxychains4" => skip_options(argv, &[]),
+                "watch" => skip_options(argv, &["-n", "-d", "--interval"]),
+                "flock" | "taskset" | "chrt" => {
+                    // `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`: one value first.
+                    let i = skip_options(argv, &["-w", "-E", "-c"]);
+                    (i + 1).min(argv.len())
+                }
+                "parallel" => {
+                    xargs = true;
+                    let i = skip_options(argv, &["-j", "-S", "--jobs", "-n", "-N", "-d", "--delimiter"]);
+                    // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
+                    argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
+                    i
+                }
                 "command" | "exec" => skip_options(argv, &["-a"]),
                 "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
                 "xargs" => {
@@ -719,7 +272,8 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
             }
         };
         let skip = skip.min(argv.len());
-        if skip == 0 {
+        // A wrapper with nothing after it is the command itself (`env`, `time`).
+        if skip == 0 || (skip >= argv.len() && !is_assignment(first)) {
             return xargs;
         }
         argv.drain(..skip);
@@ -754,83 +308,18 @@ fn skip_options(argv: &[String], with_value: &[&str]) -> usize {
 mod tests {
     use super::*;
 
-    fn argvs(text: &str) -> Vec<Vec<String>> {
-        parse_shell(text, None)
-            .pipelines
-            .into_iter()
-            .flatten()
-            .map(|c| c.argv)
-            .collect()
-    }
-
-    #[test]
-    fn quotes_and_escapes_are_resolved() {
-        assert_eq!(
-            argvs(r#"echo 'a b' "c \"d\"" e\ f"#),
-            vec![vec!["echo", "a b", "c \"d\"", "e f"]]
-        );
-    }
-
-    #[test]
-    fn separators_split_commands() {
-        let got = argvs("a 1; b 2 && c || d | e & f\ng");
-        let names: Vec<&str> = got.iter().map(|a| a[0].as_str()).collect();
-        assert_eq!(names, ["a", "b", "c", "d", "e", "f", "g"]);
-        let p = parse_shell("echo x | psql db", None);
-        assert_eq!(p.pipelines.len(), 1);
-        assert_eq!(p.pipelines[0].len(), 2);
-    }
-
-    #[test]
-    fn wrappers_are_unwrapped() {
-        assert_eq!(
-            argvs("sudo -u root env A=1 nice -n 5 nohup timeout -s KILL 10 /bin/rm -rf x")[0],
-            ["/bin/rm", "-rf", "x"]
-        );
-        assert_eq!(argvs("FOO=1 command exec rm x")[0], ["rm", "x"]);
-    }
-
-    #[test]
-    fn substitutions_and_nested_shells_are_visited() {
-        let got = argvs("echo $(rm -rf /) `ls`; sh -c 'rm -rf ~'");
-        assert!(got.contains(&vec!["rm".to_string(), "-rf".into(), "/".into()]));
-        assert!(got.contains(&vec!["ls".to_string()]));
-        assert!(got.contains(&vec!["rm".to_string(), "-rf".into(), "~".into()]));
-    }
-
-    #[test]
-    fn heredoc_and_herestring_become_stdin() {
-        let p = parse_shell("psql db <<EOF\nDROP TABLE x;\nEOF\necho done", None);
-        let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
-        assert_eq!(cmds[0].stdin_text.as_deref(), Some("DROP TABLE x;\n"));
-        assert_eq!(cmds[1].argv, ["echo", "done"]);
-        let p = parse_shell("sqlite3 a.db <<< 'DELETE FROM t'", None);
-        assert_eq!(p.pipelines[0][0].stdin_text.as_deref(), Some("DELETE FROM t"));
-    }
-
-    #[test]
-    fn redirect_targets_are_not_arguments() {
-        assert_eq!(argvs("echo hi > out.txt 2>&1")[0], ["echo", "hi"]);
-    }
-
-    #[test]
-    fn unbalanced_quotes_are_errors() {
-        assert!(parse_shell("echo 'abc", None).error.is_some());
-        assert!(parse_shell("echo \"abc", None).error.is_some());
-        assert!(parse_shell("echo $(ls", None).error.is_some());
-        assert!(parse_shell("echo 'ok'", None).error.is_none());
-    }
-
-    #[test]
-    fn cd_is_followed() {
-        let p = parse_shell("cd sub && rm x", Some(PathBuf::from("/ws")));
-        let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
-        assert_eq!(cmds[1].cwd.as_deref(), Some(Path::new("/ws/sub")));
-    }
-
     #[test]
     fn normalize_is_lexical() {
         assert_eq!(normalize(Path::new("/ws/a/../../etc")), PathBuf::from("/etc"));
         assert_eq!(normalize(Path::new("/ws/./b/")), PathBuf::from("/ws/b"));
+    }
+
+    #[test]
+    fn wrappers_are_unwrapped() {
+        let mut argv: Vec<String> = ["FOO=1", "command", "exec", "setsid", "rm", "x"]
+            .map(String::from)
+            .to_vec();
+        unwrap_command(&mut argv);
+        assert_eq!(argv, ["rm", "x"]);
     }
 }

@@ -152,6 +152,39 @@ pub enum Decision {
     Bypassed { rules: Vec<String>, justification: String },
 }
 
+/// What an unapproved warning means: someone may be asked, or nobody is there to answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// Interactive or supervised: run it, with the warnings in the receipt (the default).
+    Warn,
+    /// Unattended (CI): an unapproved warning cannot be asked about, so it is denied.
+    Deny,
+}
+
+impl Ask {
+    /// `Deny` when the environment says CI (`CI=true` or `CI=1`), else `Warn`.
+    pub fn from_env() -> Self {
+        match std::env::var("CI") {
+            Ok(v) if v.eq_ignore_ascii_case("true") || v == "1" => Ask::Deny,
+            _ => Ask::Warn,
+        }
+    }
+}
+
+/// Like [`decide`], with the "ask" semantics made explicit: under [`Ask::Deny`] a warning
+/// whose category (or rule id) is not in `policy.approve` becomes [`Decision::Deny`].
+pub fn decide_with(verdict: &Verdict, policy: &Policy, ask: Ask) -> Decision {
+    match (decide(verdict, policy), ask) {
+        (Decision::Warn(messages), Ask::Deny) => Decision::Deny {
+            message: format!(
+                "the guard asks for approval and nobody can answer (CI): {}; approve the category in the task's policy.approve if it is intended",
+                messages.join("; ")
+            ),
+        },
+        (d, _) => d,
+    }
+}
+
 /// Turns `verdict` into a decision under `policy`.
 ///
 /// - allow → [`Decision::Allow`];
@@ -341,6 +374,26 @@ mod tests {
                 justification: "scratch VM".into()
             }
         );
+    }
+
+    #[test]
+    fn unattended_runs_deny_unapproved_warnings() {
+        let warn = Verdict::from_violations(
+            vec![violation("git.branch_delete", Category::Git, Recommendation::Warn)],
+            None,
+        );
+        let p = Policy::default();
+        assert!(matches!(decide_with(&warn, &p, Ask::Warn), Decision::Warn(_)));
+        match decide_with(&warn, &p, Ask::Deny) {
+            Decision::Deny { message } => assert!(message.contains("git.branch_delete"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        let approving = Policy {
+            approve: vec!["git".into()],
+            ..Default::default()
+        };
+        assert_eq!(decide_with(&warn, &approving, Ask::Deny), Decision::Allow);
+        assert_eq!(decide_with(&Verdict::allow(), &p, Ask::Deny), Decision::Allow);
     }
 
     #[test]

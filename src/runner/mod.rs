@@ -577,7 +577,7 @@ impl<'a> Attempt<'a> {
                         workspace: &self.workspace,
                     },
                 );
-                let decision = policy::decide(&verdict, &self.task.policy);
+                let decision = policy::decide_with(&verdict, &self.task.policy, policy::Ask::from_env());
                 (Some(verdict), Some(decision))
             }
             None => (None, None),

@@ -466,7 +466,7 @@ fn run_gates(
                 workspace: &att.workspace,
             },
         );
-        let (decision, justification) = match policy::decide(&verdict, &att.task.policy) {
+        let (decision, justification) = match policy::decide_with(&verdict, &att.task.policy, policy::Ask::from_env()) {
             Decision::Allow => ("allow", None),
             Decision::Warn(_) => {
                 record.metrics.guard_warnings += 1;

@@ -1,30 +1,36 @@
-//! The rules of the first guard: recursive forced deletion and destructive SQL. The semantic,
-//! parser-based guard replaces this file's matching with one file per category.
-//!
-//! Every rule reads parsed [`SimpleCommand`]s (never raw text) and returns [`Violation`]s with
-//! a stable rule id:
-//!
-//! | rule | fires on | verdict |
-//! |---|---|---|
-//! | `deletion.recursive_force` | `rm` with `-r` (any spelling, with or without `-f`) on `/`, `~`, `$HOME`, a system directory, everything at the workspace root (`*`), or a path outside the workspace | block, critical (warn for `.` and for targets that are not literal) |
-//! | `deletion.find_delete` | `find PATH.. -delete` / `-exec rm` on such a path | block, critical |
-//! | `database.drop_table` | `DROP TABLE/DATABASE/SCHEMA`, `TRUNCATE` sent to a database client (argv, here-doc, or text piped into it); `dropdb`; `mysqladmin drop` | block, critical |
-//! | `database.delete_without_where` | `DELETE FROM t` without `WHERE` sent to a database client | block, high |
-//! | `parse.unparseable` | a command line that does not parse | warn, medium |
+//! Deletion: `rm` with its flags parsed in any order and spelling, `find -delete` / `-exec rm`,
+//! `rsync --delete`, classified by target: the root, home, system directories, everything at
+//! the workspace root, outside the workspace (blocked); the workspace's own files and temp
+//! directories (`/tmp`, `/var/tmp`, `$TMPDIR`) are ordinary work (allowed, or warned for the
+//! temp root itself and for `.git`).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use regex::Regex;
-
-use super::verdict::{Category, Recommendation, Risk, Violation};
-use super::{basename, normalize, GuardContext, Pipeline, SimpleCommand};
+use super::{block, cut, violation, warn};
+use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
+use crate::guard::{basename, normalize, GuardContext, SimpleCommand};
 
 pub const RECURSIVE_FORCE: &str = "deletion.recursive_force";
 pub const FIND_DELETE: &str = "deletion.find_delete";
-pub const DROP_TABLE: &str = "database.drop_table";
-pub const DELETE_WITHOUT_WHERE: &str = "database.delete_without_where";
-pub const UNPARSEABLE: &str = "parse.unparseable";
+pub const SYSTEM_FILE: &str = "deletion.system_file";
+pub const RSYNC_DELETE: &str = "deletion.rsync_delete";
+pub const GIT_DIR: &str = "deletion.git_dir";
+
+/// Every deletion rule for one command.
+pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    out.extend(recursive_force(cmd, ctx));
+    out.extend(find_delete(cmd, ctx));
+    rsync_delete(cmd, ctx, out);
+}
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        FIND_DELETE => "run find on a directory inside the workspace, e.g. find ./build -name '*.o' -delete",
+        RSYNC_DELETE => "rsync into a directory inside the workspace, or drop --delete",
+        GIT_DIR => "keep .git; use git clean -n to see what would go, or git rm for tracked files",
+        _ => "delete the specific paths inside the workspace, e.g. rm -r build/",
+    }
+}
 
 /// Top-level directories whose recursive deletion breaks the machine.
 const SYSTEM_DIRS: &[&str] = &[
@@ -54,44 +60,6 @@ const SYSTEM_DIRS: &[&str] = &[
     "Users",
 ];
 
-/// Every rule that applies to a pipeline.
-pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {
-    let mut out = Vec::new();
-    for (i, cmd) in pipeline.iter().enumerate() {
-        out.extend(recursive_force(cmd, ctx));
-        out.extend(find_delete(cmd, ctx));
-        out.extend(destructive_sql(pipeline, i));
-    }
-    out
-}
-
-/// The safer alternative for the strongest violation.
-pub fn alternative_for(violations: &[Violation]) -> Option<String> {
-    let worst = violations.iter().max_by_key(|v| (v.recommendation, v.severity))?;
-    let text = match worst.rule.as_str() {
-        RECURSIVE_FORCE => "delete the specific paths inside the workspace, e.g. rm -r build/",
-        FIND_DELETE => "run find on a directory inside the workspace, e.g. find ./build -name '*.o' -delete",
-        DROP_TABLE => "use a migration with a backup, or DELETE ... WHERE ... for the rows you mean",
-        DELETE_WITHOUT_WHERE => "add a WHERE clause naming the rows (DELETE FROM t WHERE id = 1), after a backup",
-        UNPARSEABLE => "balance the quotes, `$(` and backticks, or write the script to a file and run it",
-        _ => return None,
-    };
-    Some(text.to_string())
-}
-
-/// `parse.unparseable`: the command line could not be parsed (warns; the rules still ran on
-/// what could be parsed).
-pub fn unparseable(command: &str, reason: &str) -> Violation {
-    Violation {
-        category: Category::Parse,
-        rule: UNPARSEABLE.into(),
-        severity: Risk::Medium,
-        matched: cut(command, 200),
-        description: format!("the command could not be parsed ({reason}); the guard may have missed part of it"),
-        recommendation: Recommendation::Warn,
-    }
-}
-
 // ------------------------------------------------------------------------------ deletion
 
 /// Where a deletion target points.
@@ -111,6 +79,10 @@ pub enum Target {
     WorkspaceDot,
     /// A path inside the workspace.
     Inside,
+    /// Inside a temp directory (`/tmp/x`, `/var/tmp/x`, `$TMPDIR/x`).
+    Temp,
+    /// A temp directory itself, or everything in it (`/tmp`, `/tmp/*`).
+    TempRoot,
     /// Not a literal path (a variable, a substitution) or the directory is unknown.
     Unknown,
 }
@@ -136,6 +108,16 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
                     Target::Outside(PathBuf::from(t))
                 };
             }
+        }
+    }
+    for tmp in ["$TMPDIR", "${TMPDIR}"] {
+        if let Some(rest) = t.strip_prefix(tmp) {
+            let rest = rest.trim_matches('/');
+            return if matches!(rest, "" | "*" | ".*") || rest.contains('$') {
+                Target::TempRoot
+            } else {
+                Target::Temp
+            };
         }
     }
     if t.is_empty() || t.contains('$') || t.contains('`') {
@@ -175,6 +157,14 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     if base == Path::new("/") {
         return Target::Root;
     }
+    for tmp in ["/tmp", "/var/tmp", "/dev/shm", "/private/tmp"] {
+        if base == Path::new(tmp) {
+            return Target::TempRoot;
+        }
+        if base.starts_with(tmp) {
+            return Target::Temp;
+        }
+    }
     let top = base
         .components()
         .nth(1)
@@ -190,7 +180,7 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
 /// `deletion.recursive_force`: `rm -r` (any spelling) on a target that is not inside the
 /// workspace.
 pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation> {
-    if cmd.name() != "rm" {
+    if !matches!(cmd.name(), "rm" | "grm") {
         return Vec::new();
     }
     let (mut recursive, mut force, mut no_preserve) = (false, false, false);
@@ -217,7 +207,7 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
         }
     }
     if !recursive {
-        return Vec::new();
+        return plain_rm(cmd, &targets, ctx);
     }
     let spelled = if force {
         "recursive forced deletion"
@@ -269,7 +259,22 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
                 Risk::Medium,
                 format!("`{t}`, a target that is not a literal path (it may expand to anything)"),
             ),
-            Target::Inside => continue,
+            Target::TempRoot => (
+                Recommendation::Warn,
+                Risk::Medium,
+                "a whole temp directory (other programs keep files there)".to_string(),
+            ),
+            Target::Inside | Target::Temp => {
+                if is_git_dir(t) {
+                    out.push(warn(
+                        Category::Deletion,
+                        GIT_DIR,
+                        cmd,
+                        "deletes the repository history (.git) of the workspace",
+                    ));
+                }
+                continue;
+            }
         };
         let extra = if no_preserve { " with --no-preserve-root" } else { "" };
         out.push(Violation {
@@ -327,7 +332,7 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
             Target::System(d) => (Recommendation::Block, format!("the system directory {}", d.display())),
             Target::Outside(d) => (Recommendation::Block, format!("{}, outside the workspace", d.display())),
             Target::Unknown => (Recommendation::Warn, format!("`{p}`, a path that is not literal")),
-            Target::WorkspaceAll | Target::WorkspaceDot | Target::Inside => continue,
+            Target::WorkspaceAll | Target::WorkspaceDot | Target::Inside | Target::Temp | Target::TempRoot => continue,
         };
         let severity = if rec == Recommendation::Block {
             Risk::Critical
@@ -346,134 +351,61 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
     out
 }
 
-// ------------------------------------------------------------------------------ database
-
-/// Command words of database clients that take SQL.
-const DB_CLIENTS: &[&str] = &[
-    "psql",
-    "mysql",
-    "mariadb",
-    "sqlite3",
-    "sqlite",
-    "sqlcmd",
-    "duckdb",
-    "clickhouse-client",
-    "clickhouse",
-    "cockroach",
-    "pgcli",
-    "mycli",
-    "litecli",
-    "usql",
-    "isql",
-    "sqlplus",
-    "snowsql",
-    "trino",
-    "presto",
-    "beeline",
-];
-
-/// Programs that run another command given later in their argv (`docker exec db psql ..`).
-const LAUNCHERS: &[&str] = &["docker", "podman", "nerdctl", "kubectl", "oc", "ssh"];
-
-fn db_client_index(cmd: &SimpleCommand) -> Option<usize> {
-    let name = cmd.name();
-    if DB_CLIENTS.contains(&name) {
-        return Some(0);
-    }
-    if LAUNCHERS.contains(&name) {
-        return cmd
-            .argv
-            .iter()
-            .skip(1)
-            .position(|a| DB_CLIENTS.contains(&basename(a)))
-            .map(|i| i + 1);
-    }
-    None
+fn is_git_dir(t: &str) -> bool {
+    let t = t.trim_end_matches('/');
+    t == ".git" || t.ends_with("/.git")
 }
 
-fn drop_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?is)\b(drop\s+(table|database|schema)\b|truncate\s+(table\s+)?[\w`\x22\[])")
-            .expect("constant regex compiles")
-    })
-}
-
-fn delete_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?is)\bdelete\s+from\b").expect("constant regex compiles"))
-}
-
-fn where_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?i)\bwhere\b").expect("constant regex compiles"))
-}
-
-/// `database.drop_table` and `database.delete_without_where` for the command at `index` of
-/// `pipeline`: SQL in its argv, its here-doc, or text piped into it.
-pub fn destructive_sql(pipeline: &Pipeline, index: usize) -> Vec<Violation> {
-    let cmd = &pipeline[index];
+/// `rm` without `-r`: a system file is blocked, a file outside the workspace warned.
+fn plain_rm(cmd: &SimpleCommand, targets: &[&str], ctx: &GuardContext<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
-    let name = cmd.name();
-    let admin_drop =
-        name == "dropdb" || (name == "mysqladmin" && cmd.argv.iter().skip(1).any(|a| a.eq_ignore_ascii_case("drop")));
-    if admin_drop {
-        out.push(Violation {
-            category: Category::Database,
-            rule: DROP_TABLE.into(),
-            severity: Risk::Critical,
-            matched: cut(&cmd.display(), 200),
-            description: "drops a whole database".into(),
-            recommendation: Recommendation::Block,
-        });
-        return out;
-    }
-    let Some(client) = db_client_index(cmd) else { return out };
-    let client_name = basename(&cmd.argv[client]).to_string();
-    let mut texts: Vec<&str> = cmd.argv[client + 1..].iter().map(String::as_str).collect();
-    texts.extend(cmd.stdin_text.as_deref());
-    for upstream in &pipeline[..index] {
-        texts.extend(upstream.argv.iter().skip(1).map(String::as_str));
-        texts.extend(upstream.stdin_text.as_deref());
-    }
-    for text in texts {
-        for stmt in text.split(';') {
-            let stmt = stmt.trim();
-            if let Some(m) = drop_re().find(stmt) {
-                out.push(Violation {
-                    category: Category::Database,
-                    rule: DROP_TABLE.into(),
-                    severity: Risk::Critical,
-                    matched: cut(stmt, 200),
-                    description: format!(
-                        "`{}` sent to {client_name} destroys a table, schema or database",
-                        m.as_str().split_whitespace().collect::<Vec<_>>().join(" ")
-                    ),
-                    recommendation: Recommendation::Block,
-                });
-            } else if delete_re().is_match(stmt) && !where_re().is_match(stmt) {
-                out.push(Violation {
-                    category: Category::Database,
-                    rule: DELETE_WITHOUT_WHERE.into(),
-                    severity: Risk::High,
-                    matched: cut(stmt, 200),
-                    description: format!("DELETE without WHERE sent to {client_name} deletes every row of the table"),
-                    recommendation: Recommendation::Block,
-                });
-            }
+    for t in targets {
+        match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
+            Target::Root | Target::System(_) => out.push(block(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Risk::High,
+                cmd,
+                format!("deletes `{t}`, a system file"),
+            )),
+            Target::Home | Target::Outside(_) => out.push(warn(
+                Category::Deletion,
+                SYSTEM_FILE,
+                cmd,
+                format!("deletes `{t}`, outside the workspace"),
+            )),
+            _ => {}
         }
     }
     out
 }
 
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(max).collect();
-        s.push('…');
-        s
+/// `deletion.rsync_delete`: `rsync --delete` (any spelling) into the root, home, a system
+/// directory or outside the workspace.
+fn rsync_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if cmd.name() != "rsync" || !cmd.argv.iter().any(|a| a.starts_with("--delete") || a == "--del") {
+        return;
     }
+    let Some(dest) = cmd.argv.iter().skip(1).rfind(|a| !a.starts_with('-')) else {
+        return;
+    };
+    if dest.contains(':') {
+        return;
+    }
+    let what = match classify_target(dest, cmd.cwd.as_deref(), ctx.workspace) {
+        Target::Root => "the root of the file system".to_string(),
+        Target::Home => "the home directory".to_string(),
+        Target::System(p) | Target::Outside(p) => p.display().to_string(),
+        _ => return,
+    };
+    out.push(violation(
+        Category::Deletion,
+        RSYNC_DELETE,
+        Recommendation::Block,
+        Risk::Critical,
+        &cut(&cmd.display(), 200),
+        format!("rsync --delete removes every file of {what} that the source lacks"),
+    ));
 }
 
 #[cfg(test)]
@@ -490,19 +422,15 @@ mod tests {
         assert_eq!(classify_target("$HOME/", cwd, ws), Target::Home);
         assert!(matches!(classify_target("/etc", cwd, ws), Target::System(_)));
         assert!(matches!(classify_target("../other", cwd, ws), Target::Outside(_)));
-        assert!(matches!(classify_target("/tmp/x", cwd, ws), Target::Outside(_)));
+        assert_eq!(classify_target("/tmp/x", cwd, ws), Target::Temp);
+        assert_eq!(classify_target("/tmp/*", cwd, ws), Target::TempRoot);
+        assert_eq!(classify_target("$TMPDIR/x", cwd, ws), Target::Temp);
+        assert!(matches!(classify_target("/opt/x", cwd, ws), Target::System(_)));
         assert_eq!(classify_target("*", cwd, ws), Target::WorkspaceAll);
         assert_eq!(classify_target(".", cwd, ws), Target::WorkspaceDot);
         assert_eq!(classify_target("./build/", cwd, ws), Target::Inside);
         assert_eq!(classify_target("/work/ws/build", cwd, ws), Target::Inside);
         assert_eq!(classify_target("$DIR", cwd, ws), Target::Unknown);
         assert_eq!(classify_target("build", None, ws), Target::Unknown);
-    }
-
-    #[test]
-    fn alternative_follows_the_worst_violation() {
-        let v = unparseable("echo '", "unbalanced");
-        assert!(alternative_for(&[v]).unwrap().contains("balance"));
-        assert_eq!(alternative_for(&[]), None);
     }
 }

@@ -1,0 +1,82 @@
+//! Guard latency over the labelled corpus (tests/data/guard/corpus.tsv, a few hundred typical,
+//! dangerous and obfuscated commands): criterion's mean over the whole corpus, plus a custom
+//! loop that times every command separately and prints the median and p99 per command.
+//! Run: `cargo bench --bench guard`.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use medin::guard::{check_command, GuardContext};
+
+fn corpus() -> Vec<String> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/guard/corpus.tsv"))
+        .expect("the corpus file is part of the repository");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(_, c)| c.replace("\\n", "\n"))
+        .collect()
+}
+
+fn percentiles(label: &str, commands: &[String], ctx: &GuardContext<'_>) {
+    // Warm up (thread-local parser, regexes).
+    for c in commands {
+        black_box(check_command(c, ctx));
+    }
+    let mut samples = Vec::with_capacity(commands.len() * 50);
+    for _ in 0..50 {
+        for c in commands {
+            let t = Instant::now();
+            black_box(check_command(black_box(c), ctx));
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+    }
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize] as f64 / 1000.0;
+    println!(
+        "guard per command, {label}, {} commands x 50: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        commands.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0)
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let commands = corpus();
+    let ws = Path::new("/work/medin-ws/task-1");
+    let ctx = GuardContext { workspace: ws };
+    percentiles("whole corpus", &commands, &ctx);
+    // Malformed input (unbalanced quotes) costs tree-sitter's error recovery; agents rarely
+    // send it, so the well-formed figure is the one that matters for the hot path.
+    let well_formed: Vec<String> = commands
+        .iter()
+        .filter(|c| {
+            !check_command(c, &ctx)
+                .violations
+                .iter()
+                .any(|v| v.rule == "parse.unparseable")
+        })
+        .cloned()
+        .collect();
+    percentiles("well-formed only", &well_formed, &ctx);
+    c.bench_function("guard/corpus (all commands, one pass)", |b| {
+        b.iter(|| {
+            for cmd in &commands {
+                black_box(check_command(black_box(cmd), &ctx));
+            }
+        })
+    });
+    c.bench_function("guard/typical (cargo test)", |b| {
+        b.iter(|| black_box(check_command(black_box("cargo test --release -- --nocapture"), &ctx)))
+    });
+    c.bench_function("guard/obfuscated (base64 | sh)", |b| {
+        b.iter(|| black_box(check_command(black_box("echo cm0gLXJmIC8= | base64 -d | sh"), &ctx)))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

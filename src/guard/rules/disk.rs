@@ -1,0 +1,112 @@
+//! Disk: writes to block devices (`dd of=/dev/sda`, `> /dev/nvme0n1`), `mkfs` and
+//! partitioning tools on devices, `wipefs`/`blkdiscard`, and `shred` outside the workspace.
+
+use super::deletion::{classify_target, Target};
+use super::{block, warn};
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::{GuardContext, SimpleCommand};
+
+pub const DEVICE_WRITE: &str = "disk.device_write";
+pub const MKFS: &str = "disk.mkfs";
+pub const SHRED: &str = "disk.shred";
+pub const PARTITION: &str = "disk.partition";
+
+/// A block device path (`/dev/sda`, `/dev/nvme0n1p1`, `/dev/disk0`, `/dev/mapper/x`).
+pub fn is_device(path: &str) -> bool {
+    let Some(dev) = path.strip_prefix("/dev/") else {
+        return false;
+    };
+    [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "md", "dm-", "loop", "nbd", "sr", "fd",
+    ]
+    .iter()
+    .any(|p| dev.starts_with(p))
+}
+
+pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let d = Category::Disk;
+    if let Some(r) = cmd.redirects.iter().find(|r| is_device(r)) {
+        out.push(block(
+            d,
+            DEVICE_WRITE,
+            Risk::Critical,
+            cmd,
+            format!("writes over the block device {r}"),
+        ));
+        return;
+    }
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    match name {
+        "dd" => {
+            if let Some(of) = args.iter().find_map(|a| a.strip_prefix("of=")) {
+                if is_device(of) {
+                    out.push(block(
+                        d,
+                        DEVICE_WRITE,
+                        Risk::Critical,
+                        cmd,
+                        format!("dd writes over the block device {of}"),
+                    ));
+                }
+            }
+        }
+        n if n == "mkfs" || n.starts_with("mkfs.") || matches!(n, "mke2fs" | "mkswap" | "newfs" | "mkntfs") => {
+            if args.iter().any(|a| is_device(a)) || !args.iter().any(|a| !a.starts_with('-')) {
+                out.push(block(
+                    d,
+                    MKFS,
+                    Risk::Critical,
+                    cmd,
+                    "creates a file system on a device, erasing it",
+                ));
+            } else {
+                out.push(warn(d, MKFS, cmd, "creates a file system"));
+            }
+        }
+        "wipefs" | "blkdiscard" | "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "diskutil" => {
+            let listing = args
+                .iter()
+                .any(|a| a == "-l" || a == "--list" || a == "list" || a == "-p" || a == "print");
+            if !listing {
+                out.push(block(
+                    d,
+                    PARTITION,
+                    Risk::Critical,
+                    cmd,
+                    "rewrites the partitions or signatures of a disk",
+                ));
+            }
+        }
+        "shred" | "srm" | "wipe" => {
+            for t in args.iter().filter(|a| !a.starts_with('-')) {
+                if is_device(t) {
+                    out.push(block(
+                        d,
+                        SHRED,
+                        Risk::Critical,
+                        cmd,
+                        format!("shreds the block device {t}"),
+                    ));
+                    return;
+                }
+                match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
+                    Target::Inside | Target::Temp => {
+                        out.push(warn(d, SHRED, cmd, format!("shreds `{t}` beyond recovery")))
+                    }
+                    _ => {
+                        out.push(block(
+                            d,
+                            SHRED,
+                            Risk::Critical,
+                            cmd,
+                            format!("shreds `{t}`, outside the workspace"),
+                        ));
+                        return;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}

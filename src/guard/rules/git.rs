@@ -1,0 +1,134 @@
+//! Git: history and work-tree destroyers. Global options (`-C dir`, `-c k=v`, `--git-dir`,
+//! `--no-pager`, ...) are skipped before the subcommand. `reset --hard`, `clean -f`,
+//! `push --force`/`-f`/`+ref`/`--mirror`, `checkout -- .`/`restore .` are blocked;
+//! `push --force-with-lease`, `branch -D`, `stash clear/drop`, `filter-branch` and
+//! `reflog expire` are warned.
+
+use super::{block, warn};
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::SimpleCommand;
+
+pub const RESET_HARD: &str = "git.reset_hard";
+pub const CLEAN_FORCE: &str = "git.clean_force";
+pub const FORCE_PUSH: &str = "git.force_push";
+pub const CHECKOUT_ALL: &str = "git.checkout_all";
+pub const BRANCH_DELETE: &str = "git.branch_delete";
+pub const HISTORY_REWRITE: &str = "git.history_rewrite";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        RESET_HARD => "git stash (keeps the changes) or git reset --soft / --mixed",
+        CLEAN_FORCE => "git clean -n to see what would be deleted, then delete those paths",
+        FORCE_PUSH => "git push --force-with-lease to a branch of your own, or push a new branch",
+        CHECKOUT_ALL => "git stash, or restore the single files you mean (git restore path/to/file)",
+        BRANCH_DELETE => "git branch -d (refuses unmerged branches)",
+        _ => "make a backup branch first (git branch backup)",
+    }
+}
+
+/// The subcommand index after git's global options.
+fn subcommand(argv: &[String]) -> Option<usize> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        match a {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--config-env" => i += 2,
+            _ if a.starts_with('-') => i += 1,
+            _ => return Some(i),
+        }
+    }
+    None
+}
+
+pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if cmd.name() != "git" {
+        return;
+    }
+    let Some(s) = subcommand(&cmd.argv) else { return };
+    let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
+    let has = |f: &str| args.contains(&f);
+    // Short flags may be bundled: `-fd`, `-fdx`.
+    let short = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+    };
+    let g = Category::Git;
+    match cmd.argv[s].as_str() {
+        "reset" if has("--hard") => out.push(block(
+            g,
+            RESET_HARD,
+            Risk::High,
+            cmd,
+            "git reset --hard discards every uncommitted change in the work tree",
+        )),
+        "clean" if (short('f') || has("--force")) && !(short('n') || has("--dry-run")) => out.push(block(
+            g,
+            CLEAN_FORCE,
+            Risk::High,
+            cmd,
+            "git clean -f deletes every untracked file (and with -x the ignored ones)",
+        )),
+        "push" => {
+            let lease = args
+                .iter()
+                .any(|a| a.starts_with("--force-with-lease") || a.starts_with("--force-if-includes"));
+            let force = has("--force") || short('f') || has("--mirror");
+            // `+ref` refspecs force-push that ref.
+            let plus = args.iter().any(|a| a.starts_with('+') && a.len() > 1);
+            if force || plus {
+                out.push(block(
+                    g,
+                    FORCE_PUSH,
+                    Risk::High,
+                    cmd,
+                    "force push overwrites the remote branch's history",
+                ));
+            } else if lease {
+                out.push(warn(
+                    g,
+                    FORCE_PUSH,
+                    cmd,
+                    "force push (with lease) rewrites the remote branch's history",
+                ));
+            } else if has("--delete") || short('d') || args.iter().any(|a| a.starts_with(':') && a.len() > 1) {
+                out.push(warn(g, BRANCH_DELETE, cmd, "deletes a branch on the remote"));
+            }
+        }
+        "checkout" | "restore" => {
+            let after_dd = args.iter().position(|a| *a == "--").map(|i| &args[i + 1..]);
+            let paths: Vec<&str> = match after_dd {
+                Some(p) => p.to_vec(),
+                None => args.iter().copied().filter(|a| !a.starts_with('-')).collect(),
+            };
+            let all = paths.iter().any(|p| matches!(*p, "." | "./" | "*" | ":/" | "/"));
+            let is_restore = cmd.argv[s] == "restore";
+            if all
+                && (after_dd.is_some() || is_restore || paths.len() == 1)
+                && !(is_restore && has("--staged") && !has("--worktree"))
+            {
+                out.push(block(
+                    g,
+                    CHECKOUT_ALL,
+                    Risk::High,
+                    cmd,
+                    "discards every uncommitted change in the work tree",
+                ));
+            }
+        }
+        "branch" if has("-D") || (short('d') && short('f')) || (has("--delete") && has("--force")) => {
+            out.push(warn(
+                g,
+                BRANCH_DELETE,
+                cmd,
+                "force-deletes a branch, even if it is not merged",
+            ));
+        }
+        "stash" if matches!(args.first(), Some(&"clear") | Some(&"drop")) => {
+            out.push(warn(g, HISTORY_REWRITE, cmd, "throws away stashed changes"));
+        }
+        "filter-branch" | "filter-repo" => out.push(warn(g, HISTORY_REWRITE, cmd, "rewrites the whole history")),
+        "reflog" if has("expire") => out.push(warn(g, HISTORY_REWRITE, cmd, "expires the reflog (the undo history)")),
+        "update-ref" if has("-d") => out.push(warn(g, BRANCH_DELETE, cmd, "deletes a ref")),
+        _ => {}
+    }
+}

@@ -1,0 +1,185 @@
+//! The guard's rules, one file per category. Every rule reads parsed [`SimpleCommand`]s (never
+//! raw text, except the fork-bomb shape) and returns [`Violation`]s with a stable rule id
+//! `<category>.<name>`, a risk, the matched text and a description; [`alternative_for`] gives
+//! the safer alternative for the strongest one.
+//!
+//! | category | rules (block unless noted) |
+//! |---|---|
+//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm of a system file; warn outside the workspace), `find_delete`, `rsync_delete`, `git_dir` (warn: deleting `.git`) |
+//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`), `branch_delete` (warn), `history_rewrite` (warn) |
+//! | database | `drop_table`, `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
+//! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header`, `credential_file` |
+//! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel`, `reverse_shell`, `listener` (warn), `firewall` (warn) |
+//! | disk | `device_write`, `mkfs`, `shred`, `partition` |
+//! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups` |
+//! | process | `kill_all`, `fork_bomb`, `shutdown` |
+//! | remote_execution | `pipe_to_shell`, `process_substitution`, `eval_download`, `dynamic_command` (warn for `$VAR` command words) |
+//! | exfiltration | `upload_secret`, `pipe_to_network`, `substitution_to_network` |
+//! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
+//! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
+
+pub mod database;
+pub mod deletion;
+pub mod disk;
+pub mod exfiltration;
+pub mod git;
+pub mod network;
+pub mod privilege;
+pub mod process;
+pub mod remote_execution;
+pub mod secrets;
+pub mod test_tampering;
+
+use super::verdict::{Category, Recommendation, Risk, Violation};
+use super::{GuardContext, Pipeline, SimpleCommand};
+
+pub use deletion::{classify_target, Target, FIND_DELETE, RECURSIVE_FORCE};
+
+pub const UNPARSEABLE: &str = "parse.unparseable";
+pub const DROP_TABLE: &str = database::DROP_TABLE;
+pub const DELETE_WITHOUT_WHERE: &str = database::DELETE_WITHOUT_WHERE;
+
+/// Every rule that applies to a pipeline.
+pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (i, cmd) in pipeline.iter().enumerate() {
+        deletion::check(cmd, ctx, &mut out);
+        git::check(cmd, &mut out);
+        database::check(pipeline, i, &mut out);
+        secrets::check(cmd, &mut out);
+        network::check(cmd, &mut out);
+        disk::check(cmd, ctx, &mut out);
+        privilege::check(cmd, ctx, &mut out);
+        process::check(cmd, &mut out);
+        remote_execution::check(pipeline, i, &mut out);
+        exfiltration::check(pipeline, i, ctx, &mut out);
+        test_tampering::check_command(cmd, ctx, &mut out);
+    }
+    out
+}
+
+/// Rules that read the raw text (shapes the grammar parses as function definitions).
+pub fn check_text(command: &str, out: &mut Vec<Violation>) {
+    process::fork_bomb(command, out);
+}
+
+/// The safer alternative for the strongest violation.
+pub fn alternative_for(violations: &[Violation]) -> Option<String> {
+    let worst = violations.iter().max_by_key(|v| (v.recommendation, v.severity))?;
+    let text = match worst.category {
+        Category::Deletion => deletion::alternative(&worst.rule),
+        Category::Git => git::alternative(&worst.rule),
+        Category::Database => database::alternative(&worst.rule),
+        Category::Secrets => secrets::alternative(&worst.rule),
+        Category::Network => network::alternative(&worst.rule),
+        Category::Disk => "work on an image file inside the workspace (e.g. dd of=./disk.img), never on a device",
+        Category::Privilege => privilege::alternative(&worst.rule),
+        Category::Process => process::alternative(&worst.rule),
+        Category::RemoteExecution => remote_execution::alternative(&worst.rule),
+        Category::Exfiltration => {
+            "keep credentials and private files on this machine; send only the workspace files the task needs"
+        }
+        Category::TestTampering => {
+            "make the code pass the tests as written; change a test only when the task asks for it"
+        }
+        Category::Parse => "balance the quotes, `$(` and backticks, or write the script to a file and run it",
+    };
+    Some(text.to_string())
+}
+
+/// `parse.unparseable`: the command line could not be parsed. Clearly malformed input
+/// (unbalanced quotes or `$(`) is blocked: bash would read something else than what was
+/// checked. A construct the grammar does not know is warned; the rules still ran on what
+/// could be parsed.
+pub fn unparseable(command: &str, reason: &str, clear: bool) -> Violation {
+    Violation {
+        category: Category::Parse,
+        rule: UNPARSEABLE.into(),
+        severity: if clear { Risk::High } else { Risk::Medium },
+        matched: cut(command, 200),
+        description: format!("the command could not be parsed ({reason}); the guard may have missed part of it"),
+        recommendation: if clear {
+            Recommendation::Block
+        } else {
+            Recommendation::Warn
+        },
+    }
+}
+
+/// A violation; `matched` is cut to 200 characters.
+pub(crate) fn violation(
+    category: Category,
+    rule: &str,
+    rec: Recommendation,
+    severity: Risk,
+    matched: &str,
+    description: impl Into<String>,
+) -> Violation {
+    Violation {
+        category,
+        rule: rule.to_string(),
+        severity,
+        matched: cut(matched, 200),
+        description: description.into(),
+        recommendation: rec,
+    }
+}
+
+/// Shorthand for a blocking violation on a command.
+pub(crate) fn block(cat: Category, rule: &str, risk: Risk, cmd: &SimpleCommand, what: impl Into<String>) -> Violation {
+    violation(cat, rule, Recommendation::Block, risk, &cmd.display(), what)
+}
+
+/// Shorthand for a warning on a command.
+pub(crate) fn warn(cat: Category, rule: &str, cmd: &SimpleCommand, what: impl Into<String>) -> Violation {
+    violation(cat, rule, Recommendation::Warn, Risk::Medium, &cmd.display(), what)
+}
+
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(max).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Home directory spellings a command may use.
+pub(crate) fn home_relative(path: &str) -> Option<&str> {
+    for p in ["~/", "$HOME/", "${HOME}/", "/root/"] {
+        if let Some(rest) = path.strip_prefix(p) {
+            return Some(rest);
+        }
+    }
+    if let Some(rest) = path.strip_prefix("/home/") {
+        return rest.split_once('/').map(|(_, r)| r);
+    }
+    if let Some(rest) = path.strip_prefix("/Users/") {
+        return rest.split_once('/').map(|(_, r)| r);
+    }
+    None
+}
+
+/// Commands that send data over the network.
+pub(crate) const NET_SENDERS: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "rsync", "http", "https",
+    "xh", "aria2c", "openssl", "dig", "nslookup", "host",
+];
+
+/// Commands that fetch content from the network.
+pub(crate) const FETCHERS: &[&str] = &[
+    "curl",
+    "wget",
+    "fetch",
+    "http",
+    "https",
+    "xh",
+    "aria2c",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "lwp-request",
+    "GET",
+];

@@ -1,0 +1,227 @@
+//! Network exposure: bind flags parsed (`--host 0.0.0.0`, `--bind=::`, `-b 0.0.0.0`,
+//! `HOST=0.0.0.0`, `php -S 0.0.0.0:8000`, `python -m http.server` which binds every interface
+//! by default), docker `-p` publishing without a loopback address, host networking, tunnels
+//! (ngrok, cloudflared, `ssh -R`), bind and reverse shells (`nc -e`, `socat ..EXEC`,
+//! `/dev/tcp/`), listeners and firewall flushes.
+
+use super::{block, warn};
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::SimpleCommand;
+
+pub const EXPOSED_BIND: &str = "network.exposed_bind";
+pub const DOCKER_PUBLISH: &str = "network.docker_publish";
+pub const TUNNEL: &str = "network.tunnel";
+pub const REVERSE_SHELL: &str = "network.reverse_shell";
+pub const LISTENER: &str = "network.listener";
+pub const FIREWALL: &str = "network.firewall";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        EXPOSED_BIND => "bind to 127.0.0.1 (e.g. --host 127.0.0.1)",
+        DOCKER_PUBLISH => "publish on loopback only: docker run -p 127.0.0.1:8080:80",
+        TUNNEL => "test locally on 127.0.0.1; do not expose the machine to the internet",
+        _ => "do not open shells or listeners to the network",
+    }
+}
+
+fn all_interfaces(addr: &str) -> bool {
+    let a = addr.trim_matches(|c| c == '[' || c == ']');
+    a == "0.0.0.0" || a == "::" || a == "*" || a.starts_with("0.0.0.0:") || a.starts_with("[::]:") || a == "0"
+}
+
+const BIND_FLAGS: &[&str] = &[
+    "--host",
+    "--bind",
+    "--listen",
+    "--ip",
+    "--address",
+    "--addr",
+    "--hostname",
+    "-H",
+];
+
+pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let argv = &cmd.argv;
+    let n = Category::Network;
+    // Reverse / bind shells.
+    let words = || argv.iter().chain(cmd.redirects.iter()).chain(cmd.inputs.iter());
+    if words().any(|a| a.contains("/dev/tcp/") || a.contains("/dev/udp/")) {
+        out.push(block(
+            n,
+            REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            "opens a shell connection through /dev/tcp",
+        ));
+        return;
+    }
+    if matches!(name, "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd") {
+        if argv
+            .iter()
+            .any(|a| a == "-e" || a == "-c" || a == "--exec" || a == "--sh-exec" || a.starts_with("-e"))
+        {
+            out.push(block(
+                n,
+                REVERSE_SHELL,
+                Risk::Critical,
+                cmd,
+                "netcat hands a program (a shell) to the network",
+            ));
+        } else if argv
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('l'))
+        {
+            out.push(warn(n, LISTENER, cmd, "opens a network listener"));
+        }
+        return;
+    }
+    if name == "socat" {
+        let exec = argv.iter().any(|a| {
+            let u = a.to_ascii_uppercase();
+            u.contains("EXEC:") || u.contains("SYSTEM:")
+        });
+        if exec {
+            out.push(block(
+                n,
+                REVERSE_SHELL,
+                Risk::Critical,
+                cmd,
+                "socat connects a program (a shell) to the network",
+            ));
+        } else if argv.iter().any(|a| a.to_ascii_uppercase().contains("-LISTEN:")) {
+            out.push(warn(n, LISTENER, cmd, "opens a network listener"));
+        }
+        return;
+    }
+    // Tunnels.
+    let tunnel = match name {
+        "ngrok" | "lt" | "localtunnel" | "bore" | "frpc" | "pagekite" | "pagekite.py" | "telebit" | "zrok" => true,
+        "cloudflared" => argv.iter().any(|a| a == "tunnel"),
+        "ssh" => argv
+            .iter()
+            .any(|a| a == "-R" || a.starts_with("-R") || a.contains("serveo.net") || a.contains("localhost.run")),
+        "tailscale" => argv.iter().any(|a| a == "funnel"),
+        _ => false,
+    };
+    if tunnel {
+        out.push(block(
+            n,
+            TUNNEL,
+            Risk::High,
+            cmd,
+            "exposes a local port to the internet through a tunnel",
+        ));
+        return;
+    }
+    if name == "ssh"
+        && argv.iter().enumerate().any(|(i, a)| {
+            (a == "-L" || a == "-D")
+                && argv
+                    .get(i + 1)
+                    .is_some_and(|v| v.starts_with("0.0.0.0:") || v.starts_with("*:"))
+        })
+    {
+        out.push(warn(n, EXPOSED_BIND, cmd, "forwards a port on every interface"));
+        return;
+    }
+    // Docker publishing.
+    if matches!(name, "docker" | "podman" | "nerdctl") && argv.iter().any(|a| matches!(a.as_str(), "run" | "create")) {
+        for (i, a) in argv.iter().enumerate() {
+            let spec = if a == "-p" || a == "--publish" {
+                argv.get(i + 1).map(String::as_str)
+            } else {
+                a.strip_prefix("--publish=")
+                    .or_else(|| a.strip_prefix("-p").filter(|s| !s.is_empty()))
+            };
+            if let Some(spec) = spec {
+                let loopback = spec.starts_with("127.") || spec.starts_with("localhost:") || spec.starts_with("[::1]:");
+                if !loopback {
+                    out.push(warn(
+                        n,
+                        DOCKER_PUBLISH,
+                        cmd,
+                        format!("publishes `{spec}` on every interface"),
+                    ));
+                    return;
+                }
+            }
+            if a == "-P"
+                || a == "--publish-all"
+                || a == "--network=host"
+                || a == "--net=host"
+                || ((a == "--network" || a == "--net") && argv.get(i + 1).is_some_and(|v| v == "host"))
+            {
+                out.push(warn(
+                    n,
+                    DOCKER_PUBLISH,
+                    cmd,
+                    "exposes the container's ports on every interface",
+                ));
+                return;
+            }
+        }
+    }
+    // Bind flags.
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let value = if let Some((flag, v)) = a.split_once('=') {
+            (BIND_FLAGS.contains(&flag) || flag.ends_with("HOST") || flag.ends_with("BIND")).then_some(v)
+        } else if BIND_FLAGS.contains(&a.as_str())
+            || (a == "-b" && !matches!(name, "git" | "cargo"))
+            || (a == "-S" && name == "php")
+        {
+            argv.get(i + 1).map(String::as_str)
+        } else {
+            None
+        };
+        if value.is_some_and(all_interfaces) || (name == "php" && value.is_some_and(|v| v.starts_with("0.0.0.0"))) {
+            out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+            return;
+        }
+    }
+    if cmd
+        .assignments
+        .iter()
+        .filter_map(|w| w.split_once('='))
+        .any(|(k, v)| k.ends_with("HOST") && all_interfaces(v))
+    {
+        out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+        return;
+    }
+    let python = name.starts_with("python");
+    if python
+        && argv
+            .windows(2)
+            .any(|w| w[0] == "-m" && (w[1] == "http.server" || w[1] == "SimpleHTTPServer"))
+    {
+        let bound = argv
+            .iter()
+            .enumerate()
+            .any(|(i, a)| (a == "--bind" || a == "-b") && argv.get(i + 1).is_some_and(|v| !all_interfaces(v)));
+        if !bound {
+            out.push(warn(
+                n,
+                EXPOSED_BIND,
+                cmd,
+                "python -m http.server serves the directory on every interface",
+            ));
+        }
+        return;
+    }
+    // Firewall.
+    let fw = match name {
+        "iptables" | "ip6tables" => argv
+            .iter()
+            .any(|a| a == "-F" || a == "--flush" || a == "-P" || a == "-X"),
+        "ufw" => argv.iter().any(|a| a == "disable" || a == "reset"),
+        "nft" => argv.iter().any(|a| a == "flush"),
+        "systemctl" => {
+            argv.iter().any(|a| a == "stop" || a == "disable")
+                && argv.iter().any(|a| a.contains("firewalld") || a.contains("ufw"))
+        }
+        _ => false,
+    };
+    if fw {
+        out.push(warn(n, FIREWALL, cmd, "turns off or flushes the firewall"));
+    }
+}

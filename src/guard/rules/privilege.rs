@@ -1,0 +1,150 @@
+//! Privilege: world-writable permissions on system paths (`chmod -R 777 /`), setuid/setgid
+//! bits and capabilities, sudoers edits, `chown -R` of system directories, adding users to
+//! admin groups, writes to `/etc/passwd`/`/etc/shadow`.
+
+use super::deletion::{classify_target, Target};
+use super::{block, warn};
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::{GuardContext, SimpleCommand};
+
+pub const CHMOD_WORLD: &str = "privilege.chmod_world";
+pub const SETUID: &str = "privilege.setuid";
+pub const SUDOERS: &str = "privilege.sudoers";
+pub const CHOWN_SYSTEM: &str = "privilege.chown_system";
+pub const USER_GROUPS: &str = "privilege.user_groups";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        CHMOD_WORLD => "grant the least permission on the file you need, e.g. chmod u+x script.sh",
+        _ => "do not change system privileges; ask the user to do it",
+    }
+}
+
+fn world_writable(mode: &str) -> bool {
+    if mode.chars().all(|c| c.is_ascii_digit()) {
+        return mode.chars().last().is_some_and(|c| matches!(c, '2' | '3' | '6' | '7'));
+    }
+    mode.split(',')
+        .any(|m| (m.starts_with('o') || m.starts_with('a') || m.starts_with('+')) && m.contains('+') && m.contains('w'))
+}
+
+fn setuid_mode(mode: &str) -> bool {
+    if mode.chars().all(|c| c.is_ascii_digit()) {
+        return mode.len() == 4 && matches!(mode.chars().next(), Some('2' | '4' | '6' | '7'));
+    }
+    mode.contains("+s") || mode.contains("u+s") || mode.contains("g+s")
+}
+
+const PROTECTED: &[&str] = &[
+    "/etc/sudoers",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+];
+
+pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let p = Category::Privilege;
+    let touches_protected = |w: &str| PROTECTED.iter().any(|f| w == *f || w.starts_with("/etc/sudoers.d"));
+    if cmd.redirects.iter().any(|r| touches_protected(r))
+        || (matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd")
+            && cmd
+                .argv
+                .iter()
+                .skip(1)
+                .any(|a| touches_protected(a.trim_start_matches("of="))))
+        || name == "visudo"
+    {
+        out.push(block(
+            p,
+            SUDOERS,
+            Risk::Critical,
+            cmd,
+            "changes sudoers, users or passwords of the system",
+        ));
+        return;
+    }
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let recursive = args
+        .iter()
+        .any(|a| *a == "-R" || *a == "--recursive" || (a.starts_with('-') && !a.starts_with("--") && a.contains('R')));
+    let operands: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    match name {
+        "chmod" => {
+            let Some((mode, targets)) = operands.split_first() else {
+                return;
+            };
+            if setuid_mode(mode) {
+                out.push(block(
+                    p,
+                    SETUID,
+                    Risk::Critical,
+                    cmd,
+                    "sets the setuid/setgid bit: the file runs with its owner's rights",
+                ));
+                return;
+            }
+            if world_writable(mode) {
+                for t in targets {
+                    match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
+                        Target::Inside | Target::Temp => {
+                            out.push(warn(p, CHMOD_WORLD, cmd, format!("makes `{t}` writable by every user")));
+                        }
+                        _ => {
+                            out.push(block(
+                                p,
+                                CHMOD_WORLD,
+                                Risk::Critical,
+                                cmd,
+                                format!("makes `{t}` writable by every user"),
+                            ));
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        "chown" | "chgrp" if recursive => {
+            for t in operands.iter().skip(1) {
+                if matches!(
+                    classify_target(t, cmd.cwd.as_deref(), ctx.workspace),
+                    Target::Root | Target::System(_) | Target::Home
+                ) {
+                    out.push(block(
+                        p,
+                        CHOWN_SYSTEM,
+                        Risk::Critical,
+                        cmd,
+                        format!("changes the owner of `{t}` recursively"),
+                    ));
+                    return;
+                }
+            }
+        }
+        "setcap" => out.push(block(
+            p,
+            SETUID,
+            Risk::High,
+            cmd,
+            "grants file capabilities (privileges) to a program",
+        )),
+        "usermod" | "gpasswd" | "adduser" | "addgroup"
+            if args.iter().any(|a| {
+                matches!(*a, "root" | "admin" | "docker" | "adm") || a.contains("sudo") || a.contains("wheel")
+            }) =>
+        {
+            out.push(block(
+                p,
+                USER_GROUPS,
+                Risk::Critical,
+                cmd,
+                "adds a user to an administrator group",
+            ));
+        }
+        "passwd" | "chpasswd" | "useradd" | "userdel" => {
+            out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
+        }
+        _ => {}
+    }
+}

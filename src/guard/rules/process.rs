@@ -1,0 +1,147 @@
+//! Process: killing every process (`kill -9 -1`, `kill 1`, `killall5`), fork bombs, and
+//! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::{block, violation, warn};
+use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
+use crate::guard::SimpleCommand;
+
+pub const KILL_ALL: &str = "process.kill_all";
+pub const FORK_BOMB: &str = "process.fork_bomb";
+pub const SHUTDOWN: &str = "process.shutdown";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        KILL_ALL => "kill the one process you started, by its pid (kill 12345)",
+        _ => "leave the machine running; stop only the processes you started",
+    }
+}
+
+pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let c = Category::Process;
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    match name {
+        "kill" => {
+            // Signal options, then pids; `-1` as a pid (after a signal or `--`) is every process.
+            let mut i = 0;
+            let mut signal_seen = false;
+            while let Some(a) = args.get(i) {
+                if *a == "--" {
+                    i += 1;
+                    break;
+                }
+                if *a == "-s" || *a == "-n" {
+                    i += 2;
+                    signal_seen = true;
+                    continue;
+                }
+                if a.starts_with('-') && !signal_seen {
+                    signal_seen = true;
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            let pids = &args[i.min(args.len())..];
+            let everything =
+                pids.iter().any(|p| *p == "-1" || *p == "1" || *p == "0" || *p == "-0") || (args == ["-1"]);
+            if everything {
+                out.push(block(c, KILL_ALL, Risk::Critical, cmd, "kills every process (or init)"));
+            }
+        }
+        "killall5" => out.push(block(c, KILL_ALL, Risk::Critical, cmd, "kills every process")),
+        "pkill" | "killall" => {
+            let pats: Vec<&&str> = args.iter().filter(|a| !a.starts_with('-')).collect();
+            if pats
+                .iter()
+                .any(|p| matches!(**p, "." | ".*" | "init" | "systemd" | "sshd" | "-1"))
+                || args.contains(&"-u")
+            {
+                out.push(block(
+                    c,
+                    KILL_ALL,
+                    Risk::High,
+                    cmd,
+                    "kills every process that matches a broad pattern or user",
+                ));
+            }
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" if !args.iter().any(|a| *a == "-c" || *a == "--help") => {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "shuts down or reboots the machine",
+            ));
+        }
+        "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6" | "1" | "S" | "s")) => {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "changes the run level (halt or reboot)",
+            ));
+        }
+        "systemctl" | "loginctl"
+            if args.iter().any(|a| {
+                matches!(
+                    *a,
+                    "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
+                )
+            }) =>
+        {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "shuts down or reboots the machine",
+            ));
+        }
+        "systemctl"
+            if args.iter().any(|a| *a == "stop" || *a == "kill")
+                && args
+                    .iter()
+                    .any(|a| a.contains("sshd") || a.contains("systemd") || a.contains("docker")) =>
+        {
+            out.push(warn(c, SHUTDOWN, cmd, "stops a system service"));
+        }
+        _ => {}
+    }
+}
+
+fn bomb_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*?([A-Za-z_:.][\w:.]*)\s*\|\s*([A-Za-z_:.][\w:.]*)\s*&")
+            .expect("constant regex compiles")
+    })
+}
+
+/// `process.fork_bomb`: a function that pipes itself into itself in the background
+/// (`:(){ :|:& };:` and renamed variants).
+pub fn fork_bomb(text: &str, out: &mut Vec<Violation>) {
+    if !text.contains("()") {
+        return;
+    }
+    for c in bomb_re().captures_iter(text) {
+        let f = c.get(1).map(|m| m.as_str());
+        if f.is_some() && f == c.get(2).map(|m| m.as_str()) && f == c.get(3).map(|m| m.as_str()) {
+            out.push(violation(
+                Category::Process,
+                FORK_BOMB,
+                Recommendation::Block,
+                Risk::Critical,
+                c.get(0).map(|m| m.as_str()).unwrap_or(text),
+                "a fork bomb: a function that spawns itself until the machine stops",
+            ));
+            return;
+        }
+    }
+}

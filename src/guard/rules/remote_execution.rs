@@ -1,0 +1,226 @@
+//! Remote code execution and decoded execution: downloaded or decoded text piped into an
+//! interpreter (`curl .. | sh`, `base64 -d | bash`), interpreters fed a process substitution
+//! (`bash <(curl ..)`), `eval`/`sh -c` of a download (`eval "$(curl ..)"`), and command words
+//! that are not literal (`$(echo rm)`, `` `x` ``, `$IFS` tricks; a plain `$CMD` warns).
+
+use super::{block, warn, FETCHERS};
+use crate::guard::shell::is_shell;
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::{basename, Pipeline, SimpleCommand};
+
+pub const PIPE_TO_SHELL: &str = "remote_execution.pipe_to_shell";
+pub const PROCESS_SUBSTITUTION: &str = "remote_execution.process_substitution";
+pub const EVAL_DOWNLOAD: &str = "remote_execution.eval_download";
+pub const DYNAMIC_COMMAND: &str = "remote_execution.dynamic_command";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        DYNAMIC_COMMAND => "write the command word literally (rm, not $(echo rm) or $CMD)",
+        _ => "download to a file in the workspace, read it, then run it explicitly (curl -o install.sh URL; less install.sh)",
+    }
+}
+
+/// Interpreters that run a program read from stdin when given no script.
+fn interpreter(name: &str) -> bool {
+    is_shell(name)
+        || name.starts_with("python")
+        || matches!(
+            name,
+            "perl" | "ruby" | "node" | "php" | "lua" | "source" | "." | "pwsh" | "deno" | "bun"
+        )
+}
+
+/// Whether an interpreter reads its program from stdin (no script argument, or `-`, `-s`).
+fn reads_stdin(cmd: &SimpleCommand) -> bool {
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    if args.iter().any(|a| *a == "-" || *a == "-s" || *a == "/dev/stdin") {
+        return true;
+    }
+    // `-c`/`-e`/`-m` give the program another way.
+    if args
+        .iter()
+        .any(|a| matches!(*a, "-c" | "-e" | "-m" | "-E" | "-r" | "--eval" | "-p"))
+    {
+        return false;
+    }
+    !args.iter().any(|a| !a.starts_with('-'))
+}
+
+fn fetcher(name: &str) -> bool {
+    FETCHERS.contains(&name)
+}
+
+/// Decoders whose output is hidden text.
+fn decoder(cmd: &SimpleCommand) -> bool {
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    match cmd.name() {
+        "base64" | "base32" | "basenc" => args
+            .iter()
+            .any(|a| *a == "-d" || *a == "--decode" || *a == "-D" || a.starts_with("-d")),
+        "xxd" => args.iter().any(|a| a.starts_with("-r")),
+        "openssl" => args.iter().any(|a| *a == "-d" || *a == "base64" || *a == "enc"),
+        "rev" | "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "gzip" | "zstd" => true,
+        "tr" => args
+            .iter()
+            .any(|a| a.contains("a-z") || a.contains("A-Z") || a.contains("n-z")),
+        "printf" | "echo" => {
+            args.iter()
+                .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"))
+                || args.contains(&"-e")
+        }
+        _ => false,
+    }
+}
+
+pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[index];
+    let r = Category::RemoteExecution;
+    dynamic(cmd, out);
+    let name = cmd.name();
+    if interpreter(name) {
+        // Piped into an interpreter that reads its program from stdin.
+        if index > 0 && reads_stdin(cmd) {
+            let upstream = &pipeline[..index];
+            if upstream.iter().any(|u| fetcher(u.name())) {
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs text downloaded from the network with {name}"),
+                ));
+                return;
+            }
+            if upstream.iter().any(decoder) {
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs decoded (hidden) text with {name}"),
+                ));
+                return;
+            }
+            if is_shell(name) {
+                out.push(warn(r, PIPE_TO_SHELL, cmd, format!("runs text piped into {name}")));
+                return;
+            }
+        }
+        // `bash <(curl ..)`, `source <(..)`.
+        for a in cmd.argv.iter().skip(1) {
+            if a.starts_with("<(") {
+                if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") {
+                    out.push(block(
+                        r,
+                        PROCESS_SUBSTITUTION,
+                        Risk::Critical,
+                        cmd,
+                        format!("runs downloaded or decoded text with {name}"),
+                    ));
+                } else {
+                    out.push(warn(
+                        r,
+                        PROCESS_SUBSTITUTION,
+                        cmd,
+                        format!("runs the output of a command with {name}"),
+                    ));
+                }
+                return;
+            }
+        }
+    }
+    // `eval "$(curl ..)"`, `sh -c "$(wget -O- ..)"`, `python -c "$(curl ..)"`.
+    let runs_text = name == "eval" || (interpreter(name) && cmd.argv.iter().any(|a| a == "-c" || a == "-e"));
+    if runs_text {
+        for a in cmd.argv.iter().skip(1) {
+            if a.contains("$(") || a.contains('`') {
+                if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") || a.contains("xxd") {
+                    out.push(block(
+                        r,
+                        EVAL_DOWNLOAD,
+                        Risk::Critical,
+                        cmd,
+                        "runs downloaded or decoded text",
+                    ));
+                    return;
+                }
+                if name == "eval" && !benign_eval(a) {
+                    out.push(warn(r, EVAL_DOWNLOAD, cmd, "evaluates the output of a command"));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn mentions(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '/' || c == '.'))
+        .any(|w| basename(w) == word)
+}
+
+/// `eval "$(ssh-agent -s)"` and similar environment setup.
+fn benign_eval(text: &str) -> bool {
+    const TOOLS: &[&str] = &[
+        "ssh-agent",
+        "pyenv",
+        "rbenv",
+        "nodenv",
+        "goenv",
+        "direnv",
+        "conda",
+        "brew",
+        "starship",
+        "zoxide",
+        "fnm",
+        "opam",
+        "keychain",
+        "dircolors",
+        "gpg-agent",
+        "mise",
+        "rtx",
+        "asdf",
+        "thefuck",
+        "luarocks",
+        "jenv",
+    ];
+    TOOLS.iter().any(|t| mentions(text, t))
+}
+
+fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let r = Category::RemoteExecution;
+    if cmd.argv.iter().any(|a| a.contains("$IFS") || a.contains("${IFS")) {
+        out.push(block(
+            r,
+            DYNAMIC_COMMAND,
+            Risk::High,
+            cmd,
+            "uses $IFS to hide word boundaries from inspection",
+        ));
+        return;
+    }
+    if !cmd.dynamic_name {
+        return;
+    }
+    let word = cmd.argv.first().map(String::as_str).unwrap_or("");
+    if word.contains("$(")
+        || word.contains('`')
+        || word.starts_with("<(")
+        || word.contains("${!")
+        || word.contains("\\x")
+    {
+        out.push(block(
+            r,
+            DYNAMIC_COMMAND,
+            Risk::High,
+            cmd,
+            format!("the command word `{word}` is computed at run time"),
+        ));
+    } else {
+        out.push(warn(
+            r,
+            DYNAMIC_COMMAND,
+            cmd,
+            format!("the command word `{word}` comes from a variable"),
+        ));
+    }
+}

@@ -1,0 +1,388 @@
+//! Secrets: credentials written into a command line (where logs, shell history and process
+//! lists keep them) and reads of credential files.
+//!
+//! Known token formats (AWS `AKIA…`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, Slack
+//! `xox?-`, Stripe `sk_live_`, OpenAI/Anthropic `sk-…`, Google `AIza…`, npm, Hugging Face,
+//! private key headers, JWTs) with an entropy floor so placeholders pass; URL userinfo
+//! (`https://u:pw@host`); `-p'pw'` / `--password=pw`; `*PASSWORD=`/`*TOKEN=`/`*SECRET=`
+//! literals; `Authorization:` headers and `curl -u user:pw`. `$VAR` references are not
+//! secrets, and neither are 40-hex git SHAs (only named formats and secret-named values are
+//! checked).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::{home_relative, violation};
+use crate::guard::shell::is_literal;
+use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
+use crate::guard::SimpleCommand;
+
+pub const TOKEN: &str = "secrets.token";
+pub const URL_CREDENTIALS: &str = "secrets.url_credentials";
+pub const PASSWORD_ARGUMENT: &str = "secrets.password_argument";
+pub const SECRET_ASSIGNMENT: &str = "secrets.secret_assignment";
+pub const AUTHORIZATION_HEADER: &str = "secrets.authorization_header";
+pub const CREDENTIAL_FILE: &str = "secrets.credential_file";
+
+pub fn alternative(rule: &str) -> &'static str {
+    match rule {
+        CREDENTIAL_FILE => "ask the user for the one value you need; do not read credential files",
+        _ => {
+            "pass the secret through an environment variable (\"$API_TOKEN\") or a file the tool reads, never literally"
+        }
+    }
+}
+
+fn token_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?-u:\b)((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})(?-u:\b)",
+            r"|(?-u:\b)(gh[pousr]_[A-Za-z0-9]{36,})(?-u:\b)",
+            r"|(?-u:\b)(github_pat_[A-Za-z0-9_]{40,})(?-u:\b)",
+            r"|(?-u:\b)(glpat-[A-Za-z0-9_\-]{20,})(?-u:\b)",
+            r"|(?-u:\b)(xox[abposr]-[A-Za-z0-9\-]{10,})(?-u:\b)",
+            r"|(?-u:\b)([sr]k_live_[0-9A-Za-z]{20,})(?-u:\b)",
+            r"|(?-u:\b)(sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,})(?-u:\b)",
+            r"|(?-u:\b)(AIza[0-9A-Za-z_\-]{35})(?-u:\b)",
+            r"|(?-u:\b)(npm_[A-Za-z0-9]{36})(?-u:\b)",
+            r"|(?-u:\b)(hf_[A-Za-z]{34})(?-u:\b)",
+            r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
+            r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+        ))
+        .expect("constant regex compiles")
+    })
+}
+
+fn url_userinfo_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@").expect("constant regex compiles")
+    })
+}
+
+/// Shannon entropy in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    let mut n = 0u32;
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    let n = f64::from(n);
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = f64::from(*c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Placeholder values in docs and examples.
+fn placeholder(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    [
+        "example",
+        "xxxx",
+        "your",
+        "placeholder",
+        "redacted",
+        "dummy",
+        "changeme",
+        "<",
+        "***",
+        "...",
+        "fake",
+    ]
+    .iter()
+    .any(|p| l.contains(p))
+}
+
+/// A token-shaped secret in `text`, if any (with enough entropy to be real).
+pub fn find_token(text: &str) -> Option<&str> {
+    for m in token_re().find_iter(text) {
+        let t = m.as_str();
+        if t.starts_with("-----BEGIN") {
+            return Some(t);
+        }
+        if !placeholder(t) && entropy(t) >= 3.0 {
+            return Some(t);
+        }
+    }
+    None
+}
+
+const SECRET_NAMES: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PWD",
+    "TOKEN",
+    "SECRET",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIALS",
+    "AUTH",
+];
+
+fn secret_name(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    up != "PWD"
+        && up != "OLDPWD"
+        && SECRET_NAMES
+            .iter()
+            .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")))
+}
+
+/// Values that look like a real secret: literal, not a placeholder, not trivial.
+fn literal_value(v: &str) -> bool {
+    let v = v.trim_matches(|c| c == '"' || c == '\'');
+    !v.is_empty() && is_literal(v) && !placeholder(v) && !v.starts_with('@') && !v.starts_with('/') && v != "-"
+}
+
+fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str, what: &str) {
+    // Never echo the secret itself: show its first characters.
+    let shown: String = matched.chars().take(8).collect();
+    out.push(violation(
+        Category::Secrets,
+        rule,
+        rec,
+        Risk::High,
+        &format!("{shown}…"),
+        what,
+    ));
+}
+
+pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let texts = cmd
+        .argv
+        .iter()
+        .chain(cmd.assignments.iter())
+        .map(String::as_str)
+        .chain(cmd.stdin_text.as_deref());
+    for text in texts {
+        if let Some(t) = find_token(text) {
+            push(
+                out,
+                TOKEN,
+                Recommendation::Block,
+                t,
+                "a credential in a known token format is written into the command",
+            );
+            return;
+        }
+        if let Some(c) = url_userinfo_re().captures(text) {
+            let pw = c.get(2).map(|m| m.as_str()).unwrap_or("");
+            if literal_value(pw) {
+                push(
+                    out,
+                    URL_CREDENTIALS,
+                    Recommendation::Block,
+                    text,
+                    "a URL carries a literal password (user:password@host)",
+                );
+                return;
+            }
+        }
+        if let Some(rest) = text
+            .trim_start()
+            .strip_prefix("Authorization:")
+            .or_else(|| text.trim_start().strip_prefix("authorization:"))
+        {
+            let value = rest.split_whitespace().last().unwrap_or("");
+            if literal_value(value) && value.len() >= 8 {
+                push(
+                    out,
+                    AUTHORIZATION_HEADER,
+                    Recommendation::Block,
+                    text,
+                    "an Authorization header with a literal credential",
+                );
+                return;
+            }
+        }
+    }
+    if password_arguments(cmd, name, out) {
+        return;
+    }
+    // NAME=value literals: assignments (`X=v cmd`, `env X=v`, `export X=v`), `-e NAME=v`.
+    let declares = matches!(
+        name,
+        "export" | "declare" | "typeset" | "local" | "readonly" | "set" | "setenv"
+    );
+    let env_flag = |i: usize| {
+        i > 0
+            && matches!(
+                cmd.argv[i - 1].as_str(),
+                "-e" | "--env" | "--build-arg" | "--set" | "--set-string" | "-var"
+            )
+    };
+    let candidates = cmd.assignments.iter().chain(
+        cmd.argv
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| (declares && *i > 0) || env_flag(*i) || (*i == 0 && a.contains('=')))
+            .map(|(_, a)| a),
+    );
+    for a in candidates {
+        if let Some((n, v)) = a.split_once('=') {
+            let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if is_name && secret_name(n) && literal_value(v) {
+                let strong = v.len() >= 12 && entropy(v) >= 3.0;
+                let rec = if strong {
+                    Recommendation::Block
+                } else {
+                    Recommendation::Warn
+                };
+                push(
+                    out,
+                    SECRET_ASSIGNMENT,
+                    rec,
+                    a,
+                    &format!("`{n}` is given a literal secret value"),
+                );
+                return;
+            }
+        }
+    }
+    credential_files(cmd, name, out);
+}
+
+/// Literal passwords in options; true when one fired.
+fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    for (i, a) in args.iter().enumerate() {
+        let next = args.get(i + 1).map(String::as_str).unwrap_or("");
+        let mysqlish = matches!(
+            name,
+            "mysql" | "mysqldump" | "mariadb" | "mysqladmin" | "mariadb-dump" | "mysqlimport"
+        );
+        let pw = if mysqlish && a.starts_with("-p") && a.len() > 2 {
+            Some(&a[2..])
+        } else if name == "sshpass" && a == "-p" {
+            Some(next)
+        } else if matches!(name, "curl") && (a == "-u" || a == "--user") {
+            next.split_once(':').map(|(_, p)| p)
+        } else if let Some(v) = a.strip_prefix("--password=").or_else(|| a.strip_prefix("--passwd=")) {
+            Some(v)
+        } else if (a == "--password" || a == "--token" || a == "--api-key") && !next.starts_with('-') {
+            Some(next)
+        } else {
+            None
+        };
+        if let Some(pw) = pw {
+            if literal_value(pw) {
+                push(
+                    out,
+                    PASSWORD_ARGUMENT,
+                    Recommendation::Block,
+                    a,
+                    "a literal password is passed on the command line",
+                );
+                return true;
+            }
+        }
+        if (a == "-H" || a == "--header") && next.to_ascii_lowercase().starts_with("authorization:") {
+            let value = next.split_whitespace().last().unwrap_or("");
+            if literal_value(value) && value.len() >= 8 {
+                push(
+                    out,
+                    AUTHORIZATION_HEADER,
+                    Recommendation::Block,
+                    next,
+                    "an Authorization header with a literal credential",
+                );
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Credential files under the home directory (or the system's), by path below home.
+const CREDENTIAL_PATHS: &[&str] = &[
+    ".ssh/id_",
+    ".aws/credentials",
+    ".aws/config",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".pgpass",
+    ".my.cnf",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh/hosts.yml",
+    ".gnupg/",
+    ".azure/",
+    ".config/gcloud/",
+    ".vault-token",
+    ".password-store/",
+    ".bash_history",
+    ".zsh_history",
+];
+
+/// Commands that handle key files without revealing them.
+const KEY_TOOLS: &[&str] = &[
+    "ssh",
+    "ssh-keygen",
+    "ssh-add",
+    "ssh-copy-id",
+    "chmod",
+    "chown",
+    "ls",
+    "test",
+    "[",
+    "stat",
+    "git",
+    "mkdir",
+    "touch",
+];
+
+fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
+    if KEY_TOOLS.contains(&name) {
+        return;
+    }
+    for a in cmd.argv.iter().skip(1).chain(cmd.inputs.iter()) {
+        let a = a.trim_start_matches('@');
+        let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a);
+        let sensitive = match home_relative(a) {
+            Some(rest) => CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)) && !rest.ends_with(".pub"),
+            None => matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers") || a.starts_with("/etc/ssh/ssh_host_"),
+        };
+        if sensitive && !a.ends_with(".pub") {
+            out.push(violation(
+                Category::Secrets,
+                CREDENTIAL_FILE,
+                Recommendation::Block,
+                Risk::High,
+                &cmd.display(),
+                format!("reads `{a}`, a credential file"),
+            ));
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_need_a_format_and_entropy() {
+        assert!(find_token("ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5").is_some());
+        assert!(find_token("AKIAZ7Q2J4K6L8M0N2P4").is_some());
+        assert!(find_token("AKIAIOSFODNN7EXAMPLE").is_none());
+        assert!(find_token("0123456789abcdef0123456789abcdef01234567").is_none());
+        assert!(find_token("sk-xxxxxxxxxxxxxxxxxxxxxxxx").is_none());
+    }
+}

@@ -1,0 +1,925 @@
+//! Shell text → canonical commands, with tree-sitter-bash.
+//!
+//! [`parse_shell`] parses a command line once (one parser per thread), then visits every
+//! command node: pipelines, lists, subshells, `{ }` groups, control flow, function bodies,
+//! `$( )`, backticks and process substitutions. Each command becomes a [`SimpleCommand`]
+//! whose argv has quotes and escapes resolved (`r''m`, `"rm"`, `\rm` → `rm`), `$'..'` decoded,
+//! here-documents and here-strings kept as its stdin text, and wrappers unwrapped recursively
+//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, ...). Scripts handed to another shell
+//! (`sh -c`, `eval`, `su -c`, `ssh host '..'`) are parsed as commands of their own.
+//!
+//! Words that are not literal keep their source text (`$HOME`, `$(..)`), so rules can tell a
+//! literal path from an expansion. A command word that is not literal sets
+//! [`SimpleCommand::dynamic_name`].
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::{basename, normalize, ParsedShell, Pipeline, ShellParseError, SimpleCommand};
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
+const MAX_DEPTH: usize = 8;
+
+/// Parses `text`.
+///
+/// Two rewrites keep the parse safe and cheap; both keep the length, so byte offsets still
+/// point into the original text (which is where words are read from):
+/// - non-ASCII bytes are given to the grammar as `x`: tree-sitter-bash 0.25's scanner
+///   crashes on some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes
+///   as word characters anyway;
+/// - single `|` pipe operators become `;` when there are two or more of them: the grammar's
+///   pipeline rule costs ~50-100 µs per extra stage, `;` costs nothing. Siblings separated by
+///   a `|` in the original text are joined into one pipeline again by the walker. When the
+///   rewritten text does not parse cleanly (or uses `case`, `[[`, `|&`, `>|`, where `|` means
+///   something else), the original text is parsed instead.
+fn parse_tree(text: &str) -> Option<Tree> {
+    let bytes = text.as_bytes();
+    let singles = (0..bytes.len()).filter(|&i| single_pipe(bytes, i)).count();
+    let mask_pipes =
+        singles >= 2 && !text.contains("case") && !text.contains("[[") && !text.contains("|&") && !text.contains(">|");
+    let needs_copy = mask_pipes || !text.is_ascii();
+    let masked: Vec<u8>;
+    let input: &[u8] = if needs_copy {
+        masked = bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if b >= 0x80 {
+                    b'x'
+                } else if mask_pipes && single_pipe(bytes, i) {
+                    b';'
+                } else {
+                    b
+                }
+            })
+            .collect();
+        &masked
+    } else {
+        bytes
+    };
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            *slot = Some(p);
+        }
+        let parser = slot.as_mut()?;
+        let tree = parser.parse(input, None)?;
+        if mask_pipes && tree.root_node().has_error() {
+            let plain: Vec<u8> = bytes.iter().map(|&b| if b >= 0x80 { b'x' } else { b }).collect();
+            return parser.parse(&plain, None);
+        }
+        Some(tree)
+    })
+}
+
+/// A `|` that is a pipe operator candidate: not part of `||`.
+fn single_pipe(b: &[u8], i: usize) -> bool {
+    b[i] == b'|' && (i == 0 || b[i - 1] != b'|') && b.get(i + 1) != Some(&b'|')
+}
+
+/// The original text between two sibling statements is a pipe: they form one pipeline.
+fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
+    if a >= b || b > src.len() {
+        return false;
+    }
+    let gap = &src[a..b];
+    let mut pipes = 0;
+    for &c in gap {
+        match c {
+            b'|' => pipes += 1,
+            b' ' | b'\t' | b'\n' | b'\r' | b'\\' => {}
+            _ => return false,
+        }
+    }
+    pipes == 1
+}
+
+/// Parses a shell command line into pipelines of simple commands (see the module doc).
+/// `cwd` is the directory the line starts in (lexically tracked through `cd`).
+pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
+    let mut out = ParsedShell::default();
+    let mut w = Walker {
+        out: &mut out,
+        cwd,
+        nest: 0,
+    };
+    w.parse_into(text, 0);
+    out
+}
+
+struct Walker<'o> {
+    out: &'o mut ParsedShell,
+    cwd: Option<PathBuf>,
+    /// Current depth of the tree walk (bounded by [`MAX_NODE_DEPTH`]).
+    nest: usize,
+}
+
+/// Syntax trees deeper than this are a parse error (and never a stack overflow).
+const MAX_NODE_DEPTH: usize = 150;
+
+impl Walker<'_> {
+    fn fail(&mut self, msg: impl Into<String>, clear: bool) {
+        if self.out.error.is_none() {
+            self.out.error = Some(ShellParseError(msg.into()));
+            self.out.clear_error = clear;
+        }
+    }
+
+    fn parse_into(&mut self, text: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.fail("commands nested too deeply", true);
+            return;
+        }
+        let Some(tree) = parse_tree(text) else {
+            self.fail("the shell parser gave up", true);
+            return;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            let clear = unbalanced(text).is_some();
+            let msg = unbalanced(text).unwrap_or_else(|| "a construct the bash grammar does not accept".into());
+            self.fail(msg, clear);
+        }
+        let src = text.as_bytes();
+        self.visit(root, src, depth);
+    }
+
+    /// Visits a statement-level node.
+    fn visit(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        if self.nest > MAX_NODE_DEPTH {
+            self.fail("commands nested too deeply", true);
+            return;
+        }
+        self.nest += 1;
+        self.visit_inner(node, src, depth);
+        self.nest -= 1;
+    }
+
+    fn visit_inner(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        match node.kind() {
+            "declaration_command" | "variable_assignment" => {
+                let mut cmd = SimpleCommand::default();
+                if node.kind() == "variable_assignment" {
+                    self.visit_subs(node, src, depth);
+                    cmd.argv.push(word(node, src));
+                } else {
+                    if let Some(kw) = node.child(0) {
+                        cmd.argv.push(text(kw, src).to_string());
+                    }
+                    let mut tail = Vec::new();
+                    self.fill(node, src, depth, &mut cmd, &mut tail);
+                }
+                let mut p = Vec::new();
+                self.push_command(cmd, depth, &mut p);
+                if !p.is_empty() {
+                    self.out.pipelines.push(p);
+                }
+            }
+            "command" | "redirected_statement" if is_simple(node) => {
+                let mut p = Vec::new();
+                self.command_of(node, src, depth, &mut p);
+                if !p.is_empty() {
+                    self.out.pipelines.push(p);
+                }
+            }
+            "pipeline" => {
+                let mut p: Pipeline = Vec::new();
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if is_simple(child) {
+                        self.command_of(child, src, depth, &mut p);
+                    } else {
+                        // `a | while read x; do ..; done`: the compound part reads stdin too.
+                        let before = self.out.pipelines.len();
+                        self.visit(child, src, depth);
+                        if child.kind() != "comment" {
+                            let inner: Vec<SimpleCommand> = self.out.pipelines.drain(before..).flatten().collect();
+                            p.extend(inner);
+                        }
+                    }
+                }
+                if !p.is_empty() {
+                    self.out.pipelines.push(p);
+                }
+            }
+            "command_substitution" | "process_substitution" | "subshell" => {
+                let saved = self.cwd.clone();
+                self.visit_children(node, src, depth);
+                self.cwd = saved;
+            }
+            "comment" | "heredoc_body" => {}
+            _ => self.visit_children(node, src, depth),
+        }
+    }
+
+    /// Visits the statements under `node` in order; siblings separated by a `|` in the
+    /// original text (see [`parse_tree`]) are joined into one pipeline.
+    fn visit_children(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let mut cursor = node.walk();
+        let mut prev_end: Option<usize> = None;
+        let mut group_start = self.out.pipelines.len();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() == "comment" {
+                continue;
+            }
+            let piped = prev_end.is_some_and(|e| pipe_between(src, e, child.start_byte()));
+            let before = self.out.pipelines.len();
+            self.visit(child, src, depth);
+            if piped {
+                let start = group_start.min(self.out.pipelines.len());
+                let merged: Vec<SimpleCommand> = self.out.pipelines.drain(start..).flatten().collect();
+                if !merged.is_empty() {
+                    self.out.pipelines.push(merged);
+                }
+            } else {
+                group_start = before;
+            }
+            prev_end = Some(child.end_byte());
+        }
+    }
+
+    /// Visits the substitutions inside a word (they run before the command).
+    fn visit_subs(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        if self.nest > MAX_NODE_DEPTH {
+            self.fail("commands nested too deeply", true);
+            return;
+        }
+        match node.kind() {
+            "command_substitution" | "process_substitution" => self.visit(node, src, depth),
+            _ => {
+                self.nest += 1;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.visit_subs(child, src, depth);
+                }
+                self.nest -= 1;
+            }
+        }
+    }
+
+    /// Builds the command of a `command` or `redirected_statement` node and pushes it (and
+    /// the commands of the scripts it hands to a shell) to `pipeline`.
+    fn command_of(&mut self, node: Node<'_>, src: &[u8], depth: usize, pipeline: &mut Pipeline) {
+        let mut cmd = SimpleCommand::default();
+        let mut tail = Vec::new();
+        self.fill(node, src, depth, &mut cmd, &mut tail);
+        self.push_command(cmd, depth, pipeline);
+        for part in tail {
+            match part.kind() {
+                "pipeline" => {
+                    let mut cursor = part.walk();
+                    for child in part.named_children(&mut cursor) {
+                        if is_simple(child) {
+                            self.command_of(child, src, depth, pipeline);
+                        } else {
+                            self.visit(child, src, depth);
+                        }
+                    }
+                }
+                _ if is_simple(part) => self.command_of(part, src, depth, pipeline),
+                _ => self.visit(part, src, depth),
+            }
+        }
+    }
+
+    fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
+        let before = cmd.argv.len();
+        let original = cmd.argv.clone();
+        cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
+        let removed = before - cmd.argv.len();
+        cmd.assignments = original
+            .into_iter()
+            .take(removed)
+            .filter(|w| super::is_assignment(w))
+            .collect();
+        cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
+        if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() {
+            return;
+        }
+        cmd.cwd = self.cwd.clone();
+        if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
+            let saved = self.cwd.clone();
+            if inner.remote {
+                self.cwd = None;
+            }
+            self.parse_into(&inner.script, depth + 1);
+            self.cwd = saved;
+        }
+        // `python -c 'import os; os.system("rm -rf /")'`: shell commands in the string
+        // literals of a program that runs commands.
+        for literal in shell_literals(&cmd.argv) {
+            self.parse_into(&literal, depth + 1);
+        }
+        if cmd.name() == "cd" || cmd.name() == "pushd" {
+            self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
+        }
+        pipeline.push(cmd);
+    }
+
+    fn fill<'t>(
+        &mut self,
+        node: Node<'t>,
+        src: &[u8],
+        depth: usize,
+        cmd: &mut SimpleCommand,
+        tail: &mut Vec<Node<'t>>,
+    ) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "command" => self.fill(child, src, depth, cmd, tail),
+                "variable_assignment" => {
+                    self.visit_subs(child, src, depth);
+                    cmd.argv.push(word(child, src));
+                }
+                "command_name" => {
+                    self.visit_subs(child, src, depth);
+                    if let Some(w) = child.named_child(0) {
+                        cmd.argv.push(word(w, src));
+                    }
+                }
+                "file_redirect" => {
+                    self.visit_subs(child, src, depth);
+                    let op = child.child(0).map(|c| text(c, src)).unwrap_or("");
+                    let op = if op.chars().all(|c| c.is_ascii_digit()) {
+                        child.child(1).map(|c| text(c, src)).unwrap_or("")
+                    } else {
+                        op
+                    };
+                    if let Some(dest) = child.child_by_field_name("destination") {
+                        let target = word(dest, src);
+                        let descriptor = target.chars().all(|c| c.is_ascii_digit()) || target == "-";
+                        if descriptor {
+                        } else if op.contains('>') {
+                            cmd.redirects.push(target);
+                        } else if op.contains('<') {
+                            cmd.inputs.push(target);
+                        }
+                    }
+                }
+                "heredoc_redirect" => {
+                    let mut body = String::new();
+                    collect_heredoc(child, src, &mut body);
+                    cmd.stdin_text = Some(body);
+                    // `cat <<EOF | psql`: the rest of the line hangs under the redirect.
+                    let mut c2 = child.walk();
+                    for part in child.named_children(&mut c2) {
+                        match part.kind() {
+                            "heredoc_start" | "heredoc_end" | "heredoc_body" => self.visit_subs(part, src, depth),
+                            _ => tail.push(part),
+                        }
+                    }
+                }
+                "herestring_redirect" => {
+                    self.visit_subs(child, src, depth);
+                    if let Some(w) = child.named_child(0) {
+                        cmd.stdin_text = Some(word(w, src));
+                    }
+                }
+                "comment" => {}
+                _ => {
+                    self.visit_subs(child, src, depth);
+                    cmd.argv.push(word(child, src));
+                }
+            }
+        }
+    }
+}
+
+fn collect_heredoc(node: Node<'_>, src: &[u8], out: &mut String) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        if child.kind() == "heredoc_body" {
+            out.push_str(text(child, src));
+        } else {
+            collect_heredoc(child, src, out);
+        }
+    }
+}
+
+/// A command node (possibly redirected) that is one simple command.
+fn is_simple(node: Node<'_>) -> bool {
+    match node.kind() {
+        "command" => true,
+        "redirected_statement" => node.child_by_field_name("body").is_none_or(|b| b.kind() == "command"),
+        _ => false,
+    }
+}
+
+fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
+    std::str::from_utf8(&src[node.start_byte().min(src.len())..node.end_byte().min(src.len())]).unwrap_or("")
+}
+
+/// A word with quotes and escapes resolved; expansions keep their source text.
+pub(crate) fn word(node: Node<'_>, src: &[u8]) -> String {
+    let mut out = String::new();
+    push_word(node, src, &mut out);
+    out
+}
+
+fn push_word(node: Node<'_>, src: &[u8], out: &mut String) {
+    let raw = text(node, src);
+    match node.kind() {
+        "word" | "command_name" | "number" => {
+            if node.named_child_count() > 0 && node.kind() != "word" {
+                let mut cursor = node.walk();
+                for c in node.named_children(&mut cursor) {
+                    push_word(c, src, out);
+                }
+            } else {
+                unescape_bare(raw, out);
+            }
+        }
+        "raw_string" => out.push_str(raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')).unwrap_or(raw)),
+        "ansi_c_string" => decode_ansi_c(
+            raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')).unwrap_or(raw),
+            out,
+        ),
+        "string" | "translated_string" => {
+            // Gaps between children are literal text; children are content or expansions.
+            let start = node.start_byte() + if node.kind() == "string" { 1 } else { 2 };
+            let end = node.end_byte().saturating_sub(1).max(start);
+            let mut pos = start;
+            let mut cursor = node.walk();
+            for c in node.named_children(&mut cursor) {
+                if c.start_byte() > pos {
+                    unescape_double(slice(src, pos, c.start_byte()), out);
+                }
+                if c.kind() == "string_content" {
+                    unescape_double(text(c, src), out);
+                } else {
+                    out.push_str(text(c, src));
+                }
+                pos = c.end_byte();
+            }
+            if end > pos {
+                unescape_double(slice(src, pos, end), out);
+            }
+        }
+        "concatenation" => {
+            let mut pos = node.start_byte();
+            let mut cursor = node.walk();
+            for c in node.children(&mut cursor) {
+                if c.start_byte() > pos {
+                    unescape_bare(slice(src, pos, c.start_byte()), out);
+                }
+                push_word(c, src, out);
+                pos = c.end_byte();
+            }
+        }
+        "variable_assignment" => {
+            if let Some(n) = node.child_by_field_name("name") {
+                out.push_str(text(n, src));
+            }
+            out.push('=');
+            if let Some(v) = node.child_by_field_name("value") {
+                push_word(v, src, out);
+            }
+        }
+        _ => out.push_str(raw),
+    }
+}
+
+fn slice(src: &[u8], a: usize, b: usize) -> &str {
+    std::str::from_utf8(&src[a.min(src.len())..b.min(src.len()).max(a.min(src.len()))]).unwrap_or("")
+}
+
+/// Unquoted text: `\x` is `x`, `\<newline>` is nothing.
+fn unescape_bare(raw: &str, out: &mut String) {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// Double-quoted text: only `\$`, `` \` ``, `\"`, `\\` and `\<newline>` are escapes.
+fn unescape_double(raw: &str, out: &mut String) {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some(&n @ ('$' | '`' | '"' | '\\')) => {
+                    out.push(n);
+                    chars.next();
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// `$'..'`: C escapes (`\n`, `\x41`, `\101`, `\u0041`).
+fn decode_ansi_c(raw: &str, out: &mut String) {
+    let b: Vec<char> = raw.chars().collect();
+    let mut i = 0;
+    let num = |b: &[char], i: usize, max: usize, radix: u32| {
+        let mut n = 0u32;
+        let mut len = 0;
+        while len < max {
+            match b.get(i + len).and_then(|c| c.to_digit(radix)) {
+                Some(d) => {
+                    n = n * radix + d;
+                    len += 1;
+                }
+                None => break,
+            }
+        }
+        (n, len)
+    };
+    while i < b.len() {
+        if b[i] != '\\' || i + 1 >= b.len() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let e = b[i + 1];
+        i += 2;
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let (n, len) = num(&b, i, max, 16);
+                i += len;
+                out.extend(char::from_u32(n));
+            }
+            '0'..='7' => {
+                let (n, len) = num(&b, i - 1, 3, 8);
+                i += len - 1;
+                out.extend(char::from_u32(n));
+            }
+            other => out.push(other),
+        }
+    }
+}
+
+/// A word is literal when no expansion survives in it.
+pub fn is_literal(w: &str) -> bool {
+    !w.contains('$') && !w.contains('`') && !w.starts_with("<(") && !w.starts_with(">(")
+}
+
+/// Why a command line is clearly malformed (unbalanced quotes or substitutions), if it is.
+fn unbalanced(text: &str) -> Option<String> {
+    let mut chars = text.chars().peekable();
+    let (mut single, mut double, mut back) = (false, false, false);
+    let mut parens: i64 = 0;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if !single => {
+                chars.next();
+            }
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '`' if !single => back = !back,
+            '(' if !single && !double => parens += 1,
+            ')' if !single && !double => parens -= 1,
+            '$' if !single && chars.peek() == Some(&'(') => {
+                chars.next();
+                parens += 1;
+            }
+            _ => {}
+        }
+    }
+    if single {
+        Some("unbalanced single quote".into())
+    } else if double {
+        Some("unbalanced double quote".into())
+    } else if back {
+        Some("unbalanced backtick".into())
+    } else if parens != 0 {
+        Some("unbalanced parentheses or `$(`".into())
+    } else {
+        None
+    }
+}
+
+/// String literals of an inline program (`python -c`, `perl -e`, `ruby -e`, `node -e`) that
+/// runs commands (`os.system`, `subprocess`, `exec`, `system`, backticks, `child_process`).
+fn shell_literals(argv: &[String]) -> Vec<String> {
+    let Some(name) = argv.first().map(|w| basename(w)) else {
+        return Vec::new();
+    };
+    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
+    if !inline {
+        return Vec::new();
+    }
+    let Some(i) = argv
+        .iter()
+        .position(|a| matches!(a.as_str(), "-c" | "-e" | "-r" | "--eval" | "-E"))
+    else {
+        return Vec::new();
+    };
+    let Some(code) = argv.get(i + 1) else { return Vec::new() };
+    let runs = [
+        "system",
+        "subprocess",
+        "popen",
+        "exec",
+        "spawn",
+        "child_process",
+        "`",
+        "Popen",
+        "call(",
+    ]
+    .iter()
+    .any(|k| code.contains(k));
+    if !runs {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // `subprocess.run(["rm", "-rf", "/"])`: one-word literals in order form an argv.
+    let mut words: Vec<String> = Vec::new();
+    let b: Vec<char> = code.chars().collect();
+    let mut k = 0;
+    while k < b.len() {
+        let q = b[k];
+        if q == '"' || q == '\'' || q == '`' {
+            let start = k + 1;
+            let mut j = start;
+            while j < b.len() && b[j] != q {
+                if b[j] == '\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            let lit: String = b[start..j.min(b.len())].iter().collect();
+            if lit.contains(' ') {
+                out.push(lit);
+            } else if !lit.is_empty() {
+                words.push(shell_quote(&lit));
+            }
+            k = j + 1;
+        } else {
+            k += 1;
+        }
+    }
+    if words.len() > 1 {
+        out.push(words.join(" "));
+    }
+    out
+}
+
+/// Single-quotes a word for re-parsing.
+fn shell_quote(w: &str) -> String {
+    format!("'{}'", w.replace('\'', "'\\''"))
+}
+
+/// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
+/// time (the substitution itself is checked where it appears).
+fn single_substitution(script: &str) -> bool {
+    let s = script.trim();
+    (s.starts_with("$(") && s.ends_with(')')) || (s.starts_with('`') && s.ends_with('`') && s.len() > 1)
+}
+
+fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
+    let arg = arg.unwrap_or("~");
+    let home_rest = if arg == "~" || arg == "$HOME" {
+        Some("")
+    } else {
+        arg.strip_prefix("~/").or_else(|| arg.strip_prefix("$HOME/"))
+    };
+    if let Some(rest) = home_rest {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        return Some(normalize(&Path::new(&home).join(rest)));
+    }
+    if !is_literal(arg) || arg.starts_with('~') || arg == "-" {
+        return None;
+    }
+    if arg.starts_with('/') {
+        return Some(normalize(Path::new(arg)));
+    }
+    cwd.map(|c| normalize(&c.join(arg)))
+}
+
+/// A script handed to another shell by a command.
+pub(crate) struct NestedScript {
+    pub script: String,
+    /// It runs on another machine (`ssh`): paths do not resolve against the workspace.
+    pub remote: bool,
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "rbash"];
+
+/// Whether `name` is a shell interpreter.
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
+/// The script of `sh -c SCRIPT`, `eval WORDS`, `su -c SCRIPT`, `ssh HOST SCRIPT..`,
+/// `busybox sh -c`, if `argv` is one.
+pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
+    let name = argv.first().map(|w| basename(w))?;
+    let local = |s: String| {
+        Some(NestedScript {
+            script: s,
+            remote: false,
+        })
+    };
+    match name {
+        n if is_shell(n) || n == "busybox" => {
+            let mut i = 1;
+            if n == "busybox" {
+                if !argv.get(1).is_some_and(|a| is_shell(a)) {
+                    return None;
+                }
+                i = 2;
+            }
+            while i < argv.len() {
+                let a = &argv[i];
+                if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
+                    // `bash -c 'script' name args`: the first word after the options.
+                    let mut j = i + 1;
+                    while argv.get(j).is_some_and(|w| w.starts_with('-') && w.len() > 1) {
+                        j += 1;
+                    }
+                    return argv.get(j).cloned().and_then(local);
+                }
+                if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
+                    i += 2;
+                    continue;
+                }
+                if !a.starts_with('-') && !a.starts_with('+') {
+                    return None;
+                }
+                i += 1;
+            }
+            None
+        }
+        "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
+        "su" | "runuser" => {
+            let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
+            argv.get(i + 1).cloned().and_then(local)
+        }
+        "ssh" => {
+            let with_value = [
+                "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R",
+                "-S", "-W", "-w", "-B",
+            ];
+            let mut i = 1;
+            while i < argv.len() {
+                let a = argv[i].as_str();
+                if with_value.contains(&a) {
+                    i += 2;
+                } else if a.starts_with('-') {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            // argv[i] is the host; the rest is the remote command line.
+            let rest = argv.get(i + 1..)?;
+            if rest.is_empty() {
+                return None;
+            }
+            Some(NestedScript {
+                script: rest.join(" "),
+                remote: true,
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argvs(text: &str) -> Vec<Vec<String>> {
+        parse_shell(text, None)
+            .pipelines
+            .into_iter()
+            .flatten()
+            .map(|c| c.argv)
+            .collect()
+    }
+
+    #[test]
+    fn quotes_and_escapes_are_resolved() {
+        assert_eq!(
+            argvs(r#"echo 'a b' "c \"d\"" e\ f"#),
+            vec![vec!["echo", "a b", "c \"d\"", "e f"]]
+        );
+        assert_eq!(argvs("r''m -rf x")[0][0], "rm");
+        assert_eq!(argvs("\"rm\" -rf x")[0][0], "rm");
+        assert_eq!(argvs("\\rm -rf x")[0][0], "rm");
+        assert_eq!(argvs("$'\\x72\\x6d' -rf x")[0][0], "rm");
+        assert_eq!(argvs("r\"m\" -rf x")[0][0], "rm");
+    }
+
+    #[test]
+    fn every_command_node_is_visited() {
+        let got = argvs(
+            "a 1; b 2 && c || d | e & f\ng; (h); { i; }; if j; then k; fi; for x in 1; do l; done; \
+             f() { m; }; echo $(n) `o` <(p); while q; do r; done",
+        );
+        let names: Vec<&str> = got.iter().map(|a| a[0].as_str()).collect();
+        for n in [
+            "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
+        ] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        let p = parse_shell("echo x | psql db", None);
+        assert_eq!(p.pipelines.len(), 1);
+        assert_eq!(p.pipelines[0].len(), 2);
+    }
+
+    #[test]
+    fn wrappers_and_nested_shells_are_unwrapped() {
+        let got = argvs("sudo -u root env A=1 nice -n 5 nohup timeout -s KILL 10 /bin/rm -rf x");
+        assert_eq!(got[0], ["/bin/rm", "-rf", "x"]);
+        let got = argvs("sh -c 'rm -rf ~'; eval \"rm -rf /\"; su -c 'rm -rf /etc' root; ssh h 'rm -rf /'");
+        assert!(got.contains(&vec!["rm".to_string(), "-rf".into(), "~".into()]));
+        assert!(got.contains(&vec!["rm".to_string(), "-rf".into(), "/etc".into()]));
+        assert!(got.contains(&vec!["rm".to_string(), "-rf".into(), "/".into()]));
+    }
+
+    #[test]
+    fn heredoc_and_herestring_become_stdin() {
+        let p = parse_shell("psql db <<EOF\nDROP TABLE x;\nEOF\necho done", None);
+        let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
+        assert!(cmds[0].stdin_text.as_deref().unwrap_or("").contains("DROP TABLE x;"));
+        assert_eq!(cmds[1].argv, ["echo", "done"]);
+        let p = parse_shell("sqlite3 a.db <<< 'DELETE FROM t'", None);
+        assert_eq!(p.pipelines[0][0].stdin_text.as_deref(), Some("DELETE FROM t"));
+    }
+
+    #[test]
+    fn redirects_are_recorded_not_arguments() {
+        let p = parse_shell("echo hi > out.txt 2>&1", None);
+        assert_eq!(p.pipelines[0][0].argv, ["echo", "hi"]);
+        assert_eq!(p.pipelines[0][0].redirects, ["out.txt"]);
+    }
+
+    #[test]
+    fn dynamic_command_words_are_marked() {
+        let p = parse_shell("$(echo rm) -rf /", None);
+        assert!(p.pipelines.iter().flatten().any(|c| c.dynamic_name));
+        let p = parse_shell("$CMD x", None);
+        assert!(p.pipelines[0][0].dynamic_name);
+        let p = parse_shell("ls -la", None);
+        assert!(!p.pipelines[0][0].dynamic_name);
+    }
+
+    #[test]
+    fn unbalanced_input_is_a_clear_error() {
+        for bad in ["echo 'abc", "echo \"abc", "echo $(ls"] {
+            let p = parse_shell(bad, None);
+            assert!(p.error.is_some() && p.clear_error, "{bad}");
+        }
+        assert!(parse_shell("echo 'ok'", None).error.is_none());
+    }
+
+    #[test]
+    fn long_pipelines_keep_their_shape_and_words() {
+        let p = parse_shell("curl -s x | grep 'a|b' | tee out.txt | sh", None);
+        assert_eq!(p.pipelines.len(), 1, "{:?}", p.pipelines);
+        let argv: Vec<&Vec<String>> = p.pipelines[0].iter().map(|c| &c.argv).collect();
+        assert_eq!(argv[1], &vec!["grep".to_string(), "a|b".into()]);
+        assert_eq!(argv[3], &vec!["sh".to_string()]);
+        let p = parse_shell("a || b | c | d; e", None);
+        let shapes: Vec<usize> = p.pipelines.iter().map(Vec::len).collect();
+        assert_eq!(shapes.iter().sum::<usize>(), 5);
+        assert!(shapes.contains(&3) || shapes.contains(&4), "{shapes:?}");
+        // `case` patterns keep their `|`.
+        let p = parse_shell("case x in a|b) rm -rf /;; esac", None);
+        assert!(p.error.is_none());
+        assert!(p.pipelines.iter().flatten().any(|c| c.name() == "rm"));
+    }
+
+    #[test]
+    fn cd_is_followed() {
+        let p = parse_shell("cd sub && rm x", Some(PathBuf::from("/ws")));
+        let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
+        assert_eq!(cmds[1].cwd.as_deref(), Some(Path::new("/ws/sub")));
+    }
+}

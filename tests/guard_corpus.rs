@@ -1,0 +1,205 @@
+//! The guard against a labelled corpus (tests/data/guard/corpus.tsv): dangerous commands in
+//! many spellings, obfuscations, benign look-alikes and typical agent commands. Reports the
+//! rates and asserts the targets: ≥95% of must-block blocked, ≥99% of dangerous flagged
+//! (warn or block), ≤1% of benign blocked, ≤5% of benign warned.
+
+use std::path::Path;
+
+use medin::guard::{check_command, GuardContext, Recommendation};
+
+const WS: &str = "/work/medin-ws/task-1";
+
+struct Case {
+    label: String,
+    command: String,
+}
+
+fn corpus() -> Vec<Case> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/guard/corpus.tsv")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (label, command) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("no tab in corpus line `{l}`"));
+            Case {
+                label: label.to_string(),
+                command: command.replace("\\n", "\n"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_meets_the_targets() {
+    let ctx = GuardContext {
+        workspace: Path::new(WS),
+    };
+    let cases = corpus();
+    assert!(
+        cases.len() >= 300,
+        "the corpus should hold several hundred commands, has {}",
+        cases.len()
+    );
+    let (mut must_block, mut blocked) = (0usize, 0usize);
+    let (mut dangerous, mut flagged) = (0usize, 0usize);
+    let (mut benign, mut benign_blocked, mut benign_warned) = (0usize, 0usize, 0usize);
+    let mut misses = Vec::new();
+    for c in &cases {
+        let v = check_command(&c.command, &ctx);
+        let rec = v.recommendation;
+        match c.label.as_str() {
+            "block" => {
+                must_block += 1;
+                dangerous += 1;
+                if rec == Recommendation::Block {
+                    blocked += 1;
+                } else {
+                    misses.push(format!("block→{rec:?}: {}", c.command));
+                }
+                if rec != Recommendation::Allow {
+                    flagged += 1;
+                }
+            }
+            "flag" => {
+                dangerous += 1;
+                if rec != Recommendation::Allow {
+                    flagged += 1;
+                } else {
+                    misses.push(format!("flag→Allow: {}", c.command));
+                }
+            }
+            "allow" => {
+                benign += 1;
+                match rec {
+                    Recommendation::Block => {
+                        benign_blocked += 1;
+                        misses.push(format!(
+                            "allow→Block: {} ({:?})",
+                            c.command,
+                            v.violations.first().map(|x| &x.rule)
+                        ));
+                    }
+                    Recommendation::Warn => {
+                        benign_warned += 1;
+                        misses.push(format!(
+                            "allow→Warn: {} ({:?})",
+                            c.command,
+                            v.violations.first().map(|x| &x.rule)
+                        ));
+                    }
+                    Recommendation::Allow => {}
+                }
+            }
+            other => panic!("unknown label `{other}`"),
+        }
+    }
+    let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+    let report = format!(
+        "corpus: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)\n  misses:\n    {}",
+        cases.len(),
+        pct(blocked, must_block),
+        pct(flagged, dangerous),
+        pct(benign_blocked, benign),
+        pct(benign_warned, benign),
+        misses.join("\n    ")
+    );
+    println!("{report}");
+    assert!(pct(blocked, must_block) >= 95.0, "{report}");
+    assert!(pct(flagged, dangerous) >= 99.0, "{report}");
+    assert!(pct(benign_blocked, benign) <= 1.0, "{report}");
+    assert!(pct(benign_warned, benign) <= 5.0, "{report}");
+}
+
+/// The `medin guard` binary: exit codes, `--jsonl` lines, and the Claude Code hook answer.
+mod cli {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    fn medin(args: &[&str], stdin: &str, env_ci: Option<&str>) -> (i32, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_medin"));
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match env_ci {
+            Some(v) => cmd.env("CI", v),
+            None => cmd.env_remove("CI"),
+        };
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    #[test]
+    fn one_command_exit_codes() {
+        let ws = ["--workspace", "/work/medin-ws/task-1"];
+        assert_eq!(medin(&[&["guard"][..], &ws, &["ls", "-la"]].concat(), "", None).0, 0);
+        assert_eq!(
+            medin(&[&["guard"][..], &ws, &["git", "branch", "-D", "x"]].concat(), "", None).0,
+            1
+        );
+        let (code, out) = medin(&[&["guard", "--json"][..], &ws, &["rm", "-fr", "/"]].concat(), "", None);
+        assert_eq!(code, 2);
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["recommendation"], "block");
+        assert_eq!(v["violations"][0]["rule"], "deletion.recursive_force");
+        assert_eq!(medin(&["guard"], "", None).0, 64);
+    }
+
+    #[test]
+    fn jsonl_answers_one_line_per_command() {
+        let (code, out) = medin(
+            &["guard", "--jsonl"],
+            "ls\nsudo -n rm -r -f /\n\ngit push origin feature\n",
+            None,
+        );
+        assert_eq!(code, 0);
+        let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["recommendation"], "allow");
+        assert_eq!(lines[1]["recommendation"], "block");
+        assert_eq!(lines[1]["command"], "sudo -n rm -r -f /");
+        for key in ["category", "rule", "severity", "matched", "description"] {
+            assert!(lines[1]["violations"][0].get(key).is_some(), "{key}");
+        }
+        assert_eq!(lines[2]["recommendation"], "allow");
+    }
+
+    #[test]
+    fn claude_hook_allows_asks_and_denies() {
+        let ev = |cmd: &str| {
+            serde_json::json!({"tool_name":"Bash","tool_input":{"command":cmd},"cwd":"/work/medin-ws/task-1","hook_event_name":"PreToolUse"}).to_string()
+        };
+        let decision = |out: &str| {
+            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+            v["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let (code, out) = medin(&["guard", "--hook", "claude"], &ev("cargo test"), None);
+        assert_eq!((code, decision(&out).as_str()), (0, "allow"));
+        let (_, out) = medin(
+            &["guard", "--hook", "claude"],
+            &ev("echo cm0gLXJmIC8= | base64 -d | sh"),
+            None,
+        );
+        assert_eq!(decision(&out), "deny");
+        assert!(out.contains("remote_execution.pipe_to_shell"), "{out}");
+        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), None);
+        assert_eq!(decision(&out), "ask");
+        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), Some("true"));
+        assert_eq!(decision(&out), "deny");
+        let write = serde_json::json!({"tool_name":"Edit","tool_input":{"file_path":"tests/test_a.py","old_string":"def test_a","new_string":"@pytest.mark.skip\ndef test_a"}}).to_string();
+        let (_, out) = medin(&["guard", "--hook", "claude"], &write, None);
+        assert_eq!(decision(&out), "deny");
+        let (code, _) = medin(&["guard", "--hook", "claude"], "not json", None);
+        assert_eq!(code, 2);
+    }
+}
