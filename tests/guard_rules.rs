@@ -336,3 +336,36 @@ fn a_relative_workspace_is_resolved_against_the_current_directory() {
         Recommendation::Block
     );
 }
+
+#[test]
+fn rewriting_what_an_assertion_expects_is_warned_and_moving_it_is_not() {
+    use medin::guard::{check_action, GuardContext, Recommendation};
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = GuardContext { workspace: ws.path() };
+    let edit = |old: &str, new: &str| {
+        check_action(
+            "edit_file",
+            &serde_json::json!({"path": "tests/test_calc.py", "old_string": old, "new_string": new}),
+            &ctx,
+        )
+    };
+    let v = edit(
+        "self.assertEqual(calc.add(2, 3), 5)",
+        "self.assertEqual(calc.add(2, 3), -1)",
+    );
+    assert_eq!(v.recommendation, Recommendation::Warn);
+    assert_eq!(v.violations[0].rule, "test_tampering.change_assertion");
+    // Same assertion, only re-indented, or a new test added: not a change of what is expected.
+    assert_eq!(
+        edit("  self.assertEqual(x, 5)\n", "    self.assertEqual(x, 5)\n").recommendation,
+        Recommendation::Allow
+    );
+    assert_eq!(
+        edit(
+            "self.assertEqual(x, 5)\n",
+            "self.assertEqual(x, 5)\nself.assertEqual(y, 6)\n"
+        )
+        .recommendation,
+        Recommendation::Allow
+    );
+}

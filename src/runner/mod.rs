@@ -577,7 +577,22 @@ impl<'a> Attempt<'a> {
                         workspace: &self.workspace,
                     },
                 );
-                let decision = policy::decide_with(&verdict, &self.task.policy, policy::Ask::from_env());
+                let mut decision = policy::decide_with(&verdict, &self.task.policy, policy::Ask::from_env());
+                // A TDD loop is judged by its tests: any test tampering is prohibited there.
+                if self.task.kind == TaskKind::Tdd && !matches!(decision, Decision::Deny { .. }) {
+                    if let Some(v) = verdict
+                        .violations
+                        .iter()
+                        .find(|v| v.category == crate::guard::Category::TestTampering)
+                    {
+                        decision = Decision::Deny {
+                            message: format!(
+                                "prohibited in a TDD loop: {} ({}); fix the code, not the tests",
+                                v.description, v.rule
+                            ),
+                        };
+                    }
+                }
                 (Some(verdict), Some(decision))
             }
             None => (None, None),

@@ -13,6 +13,7 @@ use crate::guard::{basename, GuardContext, SimpleCommand};
 pub const DELETE_TEST: &str = "test_tampering.delete_test";
 pub const WEAKEN_ASSERTIONS: &str = "test_tampering.weaken_assertions";
 pub const SKIP_MARKER: &str = "test_tampering.skip_marker";
+pub const CHANGE_ASSERTION: &str = "test_tampering.change_assertion";
 
 /// Whether a path names a test file or a test directory.
 pub fn is_test_path(path: &str) -> bool {
@@ -240,7 +241,27 @@ fn compare(old: &str, new: &str, path: &str, out: &mut Vec<Violation>) {
             path,
             format!("replaces assertions in `{path}` with ones that always pass"),
         ));
+    } else if let Some(line) = changed_assertion(old, new) {
+        // Rewriting what an assertion expects may be a legitimate test update, or making the
+        // test match wrong output: a warning here, denied inside TDD loops.
+        out.push(violation(
+            t,
+            CHANGE_ASSERTION,
+            Recommendation::Warn,
+            Risk::Medium,
+            line.trim(),
+            format!("changes an assertion in `{path}`; in a TDD loop, fix the code, not the expected value"),
+        ));
     }
+}
+
+/// An assertion line of `old` that `new` no longer has (it was rewritten, not just moved).
+fn changed_assertion<'a>(old: &'a str, new: &str) -> Option<&'a str> {
+    let kept: std::collections::HashSet<&str> = new.lines().map(str::trim).collect();
+    old.lines().find(|l| {
+        let t = l.trim();
+        !t.is_empty() && ASSERTIONS.iter().any(|a| t.contains(a)) && !kept.contains(t)
+    })
 }
 
 #[cfg(test)]
