@@ -21,7 +21,10 @@ use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::{setsid, Pid};
 
 use super::capture::{self, StreamReader};
-use super::{CommandOutcome, ExitKind, ResourceLimits, SandboxConfig, SandboxError, SANDBOX_PATH};
+use super::{
+    CommandOutcome, ExitKind, Isolation, LimitHit, ResourceLimits, ResourceUsage, SandboxConfig, SandboxError,
+    SANDBOX_PATH,
+};
 
 /// How long to wait for SIGKILLed group members to disappear.
 const GROUP_WAIT: Duration = Duration::from_secs(1);
@@ -56,8 +59,39 @@ pub(crate) fn run_shell(
             resolved
         }
     };
+    if cfg.isolation == Isolation::Strict {
+        if let Err(reason) = super::probe::strict_available() {
+            return Err(SandboxError::Unsupported {
+                level: Isolation::Strict,
+                reason,
+            });
+        }
+    }
     let tmp = PrivateTmp::create().map_err(spawn_err)?;
     let marker = Marker::new();
+    let level = cfg.isolation;
+    let limited = level != Isolation::None;
+
+    #[cfg(target_os = "linux")]
+    let cgroup = if limited {
+        super::cgroup::CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
+            spawn_err(io::Error::new(
+                e.kind(),
+                format!("cannot create the command's cgroup: {e}"),
+            ))
+        })?
+    } else {
+        None
+    };
+    #[cfg(target_os = "linux")]
+    let strict = if level == Isolation::Strict {
+        Some(
+            super::strict::prepare(&root, &tmp.0, &cfg.read_paths, cfg.network)
+                .map_err(|reason| SandboxError::Unsupported { level, reason })?,
+        )
+    } else {
+        None
+    };
 
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -78,14 +112,25 @@ pub(crate) fn run_shell(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let limits = RawLimits::from(&cfg.limits);
-    // SAFETY: the closure only calls setsid/getrlimit/setrlimit (async-signal-safe syscalls)
-    // on values computed before the fork; it allocates nothing.
+    let child_setup = ChildSetup {
+        limits: limited.then(|| RawLimits::from(&cfg.limits)),
+        #[cfg(target_os = "linux")]
+        cgroup_fds: {
+            let mut fds = [-1i32; 2];
+            if let Some(cg) = &cgroup {
+                for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
+                    *slot = fd;
+                }
+            }
+            fds
+        },
+        #[cfg(target_os = "linux")]
+        strict: strict.as_ref().map(|s| s.raw()),
+    };
+    // SAFETY: the closure only makes async-signal-safe syscalls on values computed before the
+    // fork; it allocates nothing (see ChildSetup::apply and strict::enter).
     unsafe {
-        cmd.pre_exec(move || {
-            setsid().map_err(errno_to_io)?;
-            limits.apply().map_err(errno_to_io)
-        });
+        cmd.pre_exec(move || child_setup.apply());
     }
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(spawn_err)?;
@@ -104,20 +149,143 @@ pub(crate) fn run_shell(
     // The shell has exited (or is dying of SIGKILL) but is not reaped yet: kill whatever it
     // left behind in its group (`sleep 100 &`), then reap it.
     let _ = killpg(pgid, Signal::SIGKILL);
-    let status = child.wait().map_err(spawn_err)?;
+    let (status, mut usage) = wait_with_usage(pgid).map_err(spawn_err)?;
+    drop(child);
     wait_group_gone(pgid, GROUP_WAIT);
-    marker.kill_all();
+    #[cfg(target_os = "linux")]
+    let (pids_hit, oom) = match &cgroup {
+        Some(cg) => {
+            let hits = (cg.pids_hit(), cg.oom_killed());
+            usage.peak_processes = cg.peak();
+            // Members that left the group (setsid, double fork, cleared environment).
+            if cg.has_members() {
+                cg.kill_all(GROUP_WAIT);
+            }
+            hits
+        }
+        None => {
+            marker.kill_all();
+            (false, false)
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (pids_hit, oom) = {
+        marker.kill_all();
+        (false, false)
+    };
     let duration_ms = start.elapsed().as_millis() as u64;
     let stdout = out.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
     let stderr = err.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
+    #[cfg(target_os = "linux")]
+    drop(cgroup);
     drop(tmp);
+    let exit = exit_kind(status);
+    let limit = name_limit(
+        &cfg.limits,
+        LimitSignals {
+            exit,
+            timed_out,
+            pids_hit,
+            oom,
+            usage,
+            stderr: &stderr.text,
+        },
+    );
     Ok(CommandOutcome {
-        exit: exit_kind(status),
+        exit,
         stdout,
         stderr,
         duration_ms,
         timed_out,
+        limit,
+        isolation: level,
+        usage,
     })
+}
+
+/// What a finished command shows, for [`name_limit`].
+struct LimitSignals<'a> {
+    exit: ExitKind,
+    timed_out: bool,
+    pids_hit: bool,
+    oom: bool,
+    usage: ResourceUsage,
+    stderr: &'a str,
+}
+
+/// Names the limit that ended the command (see the module documentation of [`super`]).
+fn name_limit(limits: &ResourceLimits, s: LimitSignals<'_>) -> Option<LimitHit> {
+    const SIGXCPU: i32 = 24;
+    const SIGXFSZ: i32 = 25;
+    const SIGKILL: i32 = 9;
+    if s.pids_hit {
+        return Some(LimitHit::ProcessLimit);
+    }
+    if s.oom {
+        return Some(LimitHit::MemoryLimit);
+    }
+    if s.timed_out {
+        return Some(LimitHit::Timeout);
+    }
+    let failed = s.exit != ExitKind::Code(0);
+    match s.exit {
+        ExitKind::Signal(SIGXCPU) | ExitKind::Code(152) if limits.cpu_secs.is_some() => return Some(LimitHit::CpuLimit),
+        ExitKind::Signal(SIGXFSZ) | ExitKind::Code(153) if limits.file_size.is_some() => {
+            return Some(LimitHit::FileSizeLimit)
+        }
+        ExitKind::Signal(SIGKILL) | ExitKind::Code(137) => {
+            if let Some(cpu) = limits.cpu_secs {
+                if s.usage.user_ms + s.usage.system_ms + 50 >= cpu.saturating_mul(1000) {
+                    return Some(LimitHit::CpuLimit);
+                }
+            }
+        }
+        _ => {}
+    }
+    if failed && limits.file_size.is_some() && s.stderr.contains("File too large") {
+        return Some(LimitHit::FileSizeLimit);
+    }
+    if failed && limits.memory.is_some() {
+        let lower = s.stderr.to_ascii_lowercase();
+        let phrases = [
+            "cannot allocate memory",
+            "out of memory",
+            "memoryerror",
+            "memory allocation of",
+            "failed to allocate",
+            "std::bad_alloc",
+        ];
+        if phrases.iter().any(|p| lower.contains(p)) {
+            return Some(LimitHit::MemoryLimit);
+        }
+    }
+    None
+}
+
+/// Reaps `pid` (our child) and returns its status and the resources its reaped tree used.
+fn wait_with_usage(pid: Pid) -> io::Result<(ExitStatus, ResourceUsage)> {
+    let mut status: nix::libc::c_int = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it.
+    let mut ru: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: wait4 on our own child with valid out-pointers.
+        let r = unsafe { nix::libc::wait4(pid.as_raw(), &mut status, 0, &mut ru) };
+        if r >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let ms = |tv: nix::libc::timeval| (tv.tv_sec as u64).saturating_mul(1000) + (tv.tv_usec as u64) / 1000;
+    let usage = ResourceUsage {
+        user_ms: ms(ru.ru_utime),
+        system_ms: ms(ru.ru_stime),
+        max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        peak_processes: None,
+    };
+    Ok((ExitStatus::from_raw(status), usage))
 }
 
 pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
@@ -383,6 +551,56 @@ fn errno_to_io(e: Errno) -> io::Error {
     io::Error::from_raw_os_error(e as i32)
 }
 
+/// Everything the forked child does before exec, prepared before the fork.
+#[derive(Clone, Copy)]
+struct ChildSetup {
+    /// None at isolation `none`.
+    limits: Option<RawLimits>,
+    /// `cgroup.procs` descriptors to join (-1 = none).
+    #[cfg(target_os = "linux")]
+    cgroup_fds: [i32; 2],
+    #[cfg(target_os = "linux")]
+    strict: Option<super::strict::RawStrict>,
+}
+
+// SAFETY: RawStrict holds addresses into the parent's memory that only the forked child reads
+// (its own copy); the parent never dereferences them.
+unsafe impl Send for ChildSetup {}
+unsafe impl Sync for ChildSetup {}
+
+impl ChildSetup {
+    /// Runs in the forked child: async-signal-safe syscalls only.
+    fn apply(&self) -> io::Result<()> {
+        setsid().map_err(errno_to_io)?;
+        let Some(limits) = self.limits else { return Ok(()) };
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: prctl and write(2) with plain integers and a static buffer.
+            unsafe {
+                nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL as nix::libc::c_ulong, 0, 0, 0);
+                for fd in self.cgroup_fds.iter().filter(|fd| **fd >= 0) {
+                    if nix::libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+            }
+        }
+        limits.apply().map_err(errno_to_io)?;
+        #[cfg(target_os = "linux")]
+        {
+            match self.strict {
+                None => super::strict::drop_bounding_caps(super::strict::PROCESS_DROP_CAPS),
+                Some(raw) => {
+                    super::strict::drop_bounding_caps(super::strict::STRICT_DROP_CAPS);
+                    // SAFETY: we are the freshly forked child; strict::enter uses raw syscalls only.
+                    return unsafe { super::strict::enter(raw) };
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// rlimit values prepared before the fork, so the child only makes syscalls.
 #[derive(Clone, Copy)]
 struct RawLimits {
@@ -408,7 +626,12 @@ impl RawLimits {
     fn apply(&self) -> Result<(), Errno> {
         set_limit(Resource::RLIMIT_CORE, Some(0))?;
         set_limit(Resource::RLIMIT_AS, self.memory)?;
-        set_limit(Resource::RLIMIT_CPU, self.cpu)?;
+        if let Some(cpu) = self.cpu {
+            // Soft limit: SIGXCPU (named CPU_LIMIT); hard limit one second later: SIGKILL.
+            let (_, hard) = getrlimit(Resource::RLIMIT_CPU)?;
+            let soft = (cpu as nix::libc::rlim_t).min(hard);
+            setrlimit(Resource::RLIMIT_CPU, soft, soft.saturating_add(1).min(hard))?;
+        }
         set_limit(Resource::RLIMIT_FSIZE, self.fsize)?;
         set_limit(Resource::RLIMIT_NOFILE, self.nofile)
     }
