@@ -253,7 +253,13 @@ pub(crate) fn drop_bounding_caps(caps: &[i32]) {
     }
 }
 
+/// Set in the reaper (B) when the harness sent SIGTERM: the grace period is running, so the
+/// reaper lets the namespace's processes exit on their own instead of SIGKILLing them as soon
+/// as the command's shell is gone (the harness SIGKILLs everything when the grace ends).
+static TERM_RECEIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 extern "C" fn forward_sigterm(_: libc::c_int) {
+    TERM_RECEIVED.store(true, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: kill(2) is async-signal-safe; -1 from PID 1 means every other process of the
     // namespace.
     unsafe {
@@ -382,7 +388,9 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         let r = libc::waitpid(-1, &mut st, 0);
         if r == c {
             c_status = st;
-            libc::kill(-1, libc::SIGKILL);
+            if !TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
+                libc::kill(-1, libc::SIGKILL);
+            }
         } else if r < 0 {
             if last_errno() == libc::EINTR {
                 continue;
