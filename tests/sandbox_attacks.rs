@@ -157,6 +157,10 @@ fn strict_planted_secrets_are_unreadable() {
     assert!(!o.stdout.text.contains("SECRET"), "{o:?}");
     assert!(!o.stderr.text.contains("SECRET"), "{o:?}");
     assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
+    // System secrets under /etc stay closed while the rest of /etc is readable.
+    let o = sandbox::run_shell(&c, "cat /etc/shadow; ls /etc/ssh 2>&1 | head -c 200; head -1 /etc/passwd", None).unwrap();
+    assert!(o.stdout.text.contains("root:x:0:0"), "{o:?}");
+    assert!(o.stderr.text.contains("/etc/shadow: Permission denied"), "{o:?}");
     // The harness's run folders of other tasks: a sibling directory of the workspace.
     let o = sandbox::run_shell(&c, "ls ..; cat ../outside/victim.txt", None).unwrap();
     assert!(!o.stdout.text.contains("original"), "{o:?}");

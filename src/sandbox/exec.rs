@@ -133,7 +133,8 @@ pub fn exec_main(a: &ExecArgs) -> u8 {
         }
     };
     let command: Vec<String> = a.command.iter().map(|w| shell_quote(w)).collect();
-    let command = command.join(" ");
+    // `exec` so the program replaces the shell and its own exit status or signal is reported.
+    let command = format!("exec {}", command.join(" "));
     match run_shell(&cfg, &command, None) {
         Ok(o) => {
             println!(

@@ -16,10 +16,40 @@ use seccompiler::{
     TargetArch,
 };
 
-/// Directories readable (and executable) in strict mode besides the workspace.
-pub(crate) const SYSTEM_READ_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys",
-];
+/// Directories readable (and executable) in strict mode besides the workspace. `/etc` is
+/// opened entry by entry, without [`ETC_SECRETS`].
+pub(crate) const SYSTEM_READ_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sys"];
+
+/// Entries of `/etc` that stay unreadable in strict mode (password hashes, sudo rules, host
+/// keys, private TLS keys). `/etc/ssl` is replaced by its public parts.
+const ETC_SECRETS: &[&str] = &["shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl"];
+
+/// Public parts of `/etc/ssl`.
+const ETC_SSL_PUBLIC: &[&str] = &["/etc/ssl/certs", "/etc/ssl/openssl.cnf"];
+
+/// The system read rules, opened once per process (O_PATH descriptors kept open).
+fn system_rules() -> &'static [(PathFd, bool)] {
+    static RULES: std::sync::OnceLock<Vec<(PathFd, bool)>> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| {
+        let mut paths: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+        if let Ok(entries) = std::fs::read_dir("/etc") {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                if !ETC_SECRETS.iter().any(|s| name.to_str() == Some(*s)) {
+                    paths.push(e.path());
+                }
+            }
+        }
+        paths.extend(ETC_SSL_PUBLIC.iter().map(PathBuf::from));
+        paths
+            .into_iter()
+            .filter_map(|p| {
+                let is_dir = std::fs::metadata(&p).ok()?.is_dir();
+                Some((PathFd::new(&p).ok()?, is_dir))
+            })
+            .collect()
+    })
+}
 
 /// `struct landlock_path_beneath_attr` (packed, as in the kernel UAPI).
 #[repr(C, packed)]
@@ -153,14 +183,9 @@ fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Res
             Err(_) => Ok(()),
         }
     };
-    for d in SYSTEM_READ_DIRS {
-        let p = Path::new(d);
-        if p.is_dir() {
-            add(p, read, false)?;
-        }
-    }
     for p in read_paths {
-        add(p, read, true)?;
+        let access = if p.is_dir() { read } else { read & AccessFs::from_file(abi) };
+        add(p, access, true)?;
     }
     // /dev: read, and write to existing nodes (/dev/null, /dev/tty); no new files.
     add(Path::new("/dev"), read | AccessFs::WriteFile | AccessFs::Truncate, false)?;
@@ -171,6 +196,11 @@ fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Res
         .map_err(lerr)?
         .create()
         .map_err(lerr)?;
+    let read_file = read & AccessFs::from_file(abi);
+    for (fd, is_dir) in system_rules() {
+        let access = if *is_dir { read } else { read_file };
+        rs = rs.add_rule(PathBeneath::new(fd, access)).map_err(lerr)?;
+    }
     for (fd, access) in rules {
         rs = rs.add_rule(PathBeneath::new(fd, access)).map_err(lerr)?;
     }
