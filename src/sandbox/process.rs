@@ -164,7 +164,9 @@ pub(crate) fn run_shell(
             hits
         }
         None => {
-            marker.kill_all();
+            if limited {
+                marker.kill_all();
+            }
             (false, false)
         }
     };
@@ -415,9 +417,53 @@ fn wait_group_exit_until(pgid: Pid, deadline: Instant) -> bool {
     }
 }
 
+/// Waits until the process `pid` (our child) has exited, without reaping it, or `deadline`
+/// passes. Returns whether it exited. On Linux a pidfd is polled, so the exit is seen at once
+/// (polling with sleeps would add milliseconds to every short command).
+fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Some(exited) = wait_exit_pidfd(pid, deadline) {
+        return exited;
+    }
+    wait_exit_polling(pid, deadline)
+}
+
+/// `None` when pidfds are not available (Linux < 5.3).
+#[cfg(target_os = "linux")]
+fn wait_exit_pidfd(pid: Pid, deadline: Instant) -> Option<bool> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open returns a new descriptor we own, or -1.
+    let raw = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid.as_raw(), 0u32) };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a fresh descriptor owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return Some(false);
+        }
+        let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut pfd = nix::libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: nix::libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one valid pollfd.
+        let r = unsafe { nix::libc::poll(&mut pfd, 1, ms) };
+        if r > 0 {
+            return Some(true);
+        }
+        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
 /// Polls until the process `pid` (our child) has exited, without reaping it, or `deadline`
 /// passes. Returns whether it exited.
-fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
+fn wait_exit_polling(pid: Pid, deadline: Instant) -> bool {
     let mut pause = Duration::from_millis(1);
     loop {
         match waitid(

@@ -138,8 +138,8 @@ fn denied_syscalls() -> Vec<i64> {
 /// What the strict-mode children need, prepared in the parent.
 pub(crate) struct StrictPrep {
     ruleset: OwnedFd,
-    deny: BpfProgram,
-    nosys: BpfProgram,
+    deny: &'static BpfProgram,
+    nosys: &'static BpfProgram,
     pub(crate) network: bool,
 }
 
@@ -158,7 +158,11 @@ impl StrictPrep {
 /// Builds the Landlock ruleset and the seccomp programs for one command.
 pub(crate) fn prepare(workspace: &Path, tmp: &Path, read_paths: &[PathBuf], network: bool) -> Result<StrictPrep, String> {
     let ruleset = landlock_ruleset(workspace, tmp, read_paths)?;
-    let (deny, nosys) = seccomp_programs()?;
+    static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
+    let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
+        Ok((d, n)) => (d, n),
+        Err(e) => return Err(e.clone()),
+    };
     Ok(StrictPrep {
         ruleset,
         deny,
