@@ -73,7 +73,11 @@ fn bench(c: &mut Criterion) {
         "-c",
         "true",
     ];
-    if Command::new("bwrap").args(bwrap_args).output().is_ok_and(|o| o.status.success()) {
+    if Command::new("bwrap")
+        .args(bwrap_args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         g.bench_function("bwrap_sh_c_true", |b| b.iter(|| plain("bwrap", &bwrap_args)));
     } else {
         eprintln!("skipping bwrap: not installed or not usable (Debian package `bubblewrap`)");

@@ -70,7 +70,9 @@ fn pids_with(needle: &str) -> Vec<i32> {
         };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = state.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        let zombie = state
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
         if cmd.contains(needle) && !zombie {
             out.push(pid);
         }
@@ -83,7 +85,11 @@ fn assert_no_leftovers(needle: &str) {
     while !pids_with(needle).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(pids_with(needle).is_empty(), "processes left behind: {:?}", pids_with(needle));
+    assert!(
+        pids_with(needle).is_empty(),
+        "processes left behind: {:?}",
+        pids_with(needle)
+    );
 }
 
 fn assert_outside_intact(outside: &Path) {
@@ -158,7 +164,12 @@ fn strict_planted_secrets_are_unreadable() {
     assert!(!o.stderr.text.contains("SECRET"), "{o:?}");
     assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
     // System secrets under /etc stay closed while the rest of /etc is readable.
-    let o = sandbox::run_shell(&c, "cat /etc/shadow; ls /etc/ssh 2>&1 | head -c 200; head -1 /etc/passwd", None).unwrap();
+    let o = sandbox::run_shell(
+        &c,
+        "cat /etc/shadow; ls /etc/ssh 2>&1 | head -c 200; head -1 /etc/passwd",
+        None,
+    )
+    .unwrap();
     assert!(o.stdout.text.contains("root:x:0:0"), "{o:?}");
     assert!(o.stderr.text.contains("/etc/shadow: Permission denied"), "{o:?}");
     // The harness's run folders of other tasks: a sibling directory of the workspace.
@@ -372,7 +383,11 @@ fn strict_sigterm_reaches_setsid_children_before_sigkill() {
     )
     .unwrap();
     assert!(o.timed_out);
-    assert_eq!(fs::read_to_string(ws.join("term.txt")).unwrap_or_default(), "got-term\n", "{o:?}");
+    assert_eq!(
+        fs::read_to_string(ws.join("term.txt")).unwrap_or_default(),
+        "got-term\n",
+        "{o:?}"
+    );
     assert_no_leftovers("sleep 3766");
 }
 
@@ -429,7 +444,14 @@ fn strict_namespace_mount_and_kernel_syscalls_are_denied() {
         None,
     )
     .unwrap();
-    for s in ["unshare-denied", "unshare-m-denied", "mount-denied", "io_uring -1", "bpf -1", "medin-sandbox"] {
+    for s in [
+        "unshare-denied",
+        "unshare-m-denied",
+        "mount-denied",
+        "io_uring -1",
+        "bpf -1",
+        "medin-sandbox",
+    ] {
         assert!(o.stdout.text.contains(s), "missing {s}: {o:?}");
     }
     // Only the command's own tree is visible: PID 1 (the reaper), sh, ps, wc and maybe sh.
@@ -467,4 +489,21 @@ fn isolation_none_has_no_rlimits() {
     let o = sandbox::run_shell(&c, "ulimit -n", None).unwrap();
     assert_ne!(o.stdout.text.trim(), "77");
     assert_eq!(o.isolation, Isolation::None);
+}
+
+#[test]
+fn strict_hides_host_sockets_and_gives_a_private_dev_shm() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        "ls -A /run | wc -l; echo x > /dev/shm/medin-shm-test && cat /dev/shm/medin-shm-test; \
+         python3 -c 'import multiprocessing as m; l = m.Lock(); print(\"lock-ok\")'; echo x > /dev/medin-new-node",
+        None,
+    )
+    .unwrap();
+    let lines: Vec<&str> = o.stdout.text.lines().collect();
+    assert_eq!(lines, ["0", "x", "lock-ok"], "{o:?}");
+    assert!(!Path::new("/dev/shm/medin-shm-test").exists());
+    assert!(!Path::new("/dev/medin-new-node").exists());
 }

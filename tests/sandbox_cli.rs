@@ -62,7 +62,16 @@ fn exec_names_limits_and_signals() {
 fn exec_strict_confines_or_fails_loudly() {
     let ws = tempfile::tempdir().unwrap();
     let out = medin()
-        .args(["exec", "--isolation", "strict", "--max-procs", "32", "--memory", "256MiB", "--workspace"])
+        .args([
+            "exec",
+            "--isolation",
+            "strict",
+            "--max-procs",
+            "32",
+            "--memory",
+            "256MiB",
+            "--workspace",
+        ])
         .arg(ws.path())
         .args(["--", "sh", "-c", "echo hi > f && cat /proc/1/environ; hostname"])
         .output()
@@ -81,10 +90,16 @@ fn exec_strict_confines_or_fails_loudly() {
 
 #[test]
 fn exec_rejects_bad_limits() {
-    let out = medin().args(["exec", "--memory", "lots", "--", "true"]).output().unwrap();
+    let out = medin()
+        .args(["exec", "--memory", "lots", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--memory: invalid size"));
-    let out = medin().args(["exec", "--isolation", "jail", "--", "true"]).output().unwrap();
+    let out = medin()
+        .args(["exec", "--isolation", "jail", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("strict"));
 }
@@ -94,7 +109,15 @@ fn doctor_reports_the_machine() {
     let out = medin().arg("doctor").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for key in ["running as root", "namespaces", "landlock", "seccomp", "cgroups", "process limit", "strict"] {
+    for key in [
+        "running as root",
+        "namespaces",
+        "landlock",
+        "seccomp",
+        "cgroups",
+        "process limit",
+        "strict",
+    ] {
         assert!(text.contains(key), "missing {key}: {text}");
     }
     let out = medin().args(["doctor", "--json"]).output().unwrap();

@@ -127,7 +127,11 @@ impl CommandCgroup {
     pub(crate) fn create(processes: Option<u64>, memory: Option<u64>) -> io::Result<Option<CommandCgroup>> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let l = layout();
-        let name = format!("medin-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "medin-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
         let mut cg = CommandCgroup {
             pids: None,
             memory: None,
@@ -141,7 +145,10 @@ impl CommandCgroup {
             cg.join_fds.push(open_procs(&dir)?);
         }
         if let (Some(bytes), Some((base, v))) = (memory, &l.memory) {
-            let same = cg.pids.as_ref().is_some_and(|(p, _)| p.parent() == Some(base.as_path()));
+            let same = cg
+                .pids
+                .as_ref()
+                .is_some_and(|(p, _)| p.parent() == Some(base.as_path()));
             let dir = base.join(&name);
             if !same {
                 fs::create_dir(&dir)?;
@@ -218,10 +225,7 @@ impl CommandCgroup {
     }
 
     fn dirs(&self) -> impl Iterator<Item = &Path> {
-        self.pids
-            .iter()
-            .chain(self.memory.iter())
-            .map(|(p, _)| p.as_path())
+        self.pids.iter().chain(self.memory.iter()).map(|(p, _)| p.as_path())
     }
 }
 

@@ -88,7 +88,8 @@ pub fn exec_config(a: &ExecArgs) -> Result<SandboxConfig, String> {
         cfg.limits.file_size = Some(ByteSize::parse(f).map_err(|e| format!("--file-size: {e}"))?.0);
     }
     if let Some(o) = &a.output {
-        cfg.output_cap = usize::try_from(ByteSize::parse(o).map_err(|e| format!("--output: {e}"))?.0).unwrap_or(usize::MAX);
+        cfg.output_cap =
+            usize::try_from(ByteSize::parse(o).map_err(|e| format!("--output: {e}"))?.0).unwrap_or(usize::MAX);
     }
     if let Some(n) = a.max_procs {
         cfg.limits.processes = Some(n.max(1));

@@ -8,7 +8,7 @@
 //! # Isolation levels ([`Isolation`])
 //!
 //! - `none`: own session/process group, scrubbed environment, private `TMPDIR`, timeout and
-//!   whole-group kill. No rlimits, no cgroup. For debugging only.
+//!   whole-group kill. No rlimits, no cgroup, no search for escaped processes. For debugging.
 //! - `process` (the default, every platform): `none` plus rlimits (address space, CPU, file
 //!   size, open files, no core dumps), `CAP_SYS_RESOURCE` dropped from the bounding set (so a
 //!   root command cannot raise its own hard limits after exec), and on Linux a per-command
@@ -28,16 +28,24 @@
 //!      the grace period to relay the status), waits for `B`, and exits with the exact status `B`
 //!      relays through a pipe (re-raising a signal death so the harness sees the real signal).
 //!   2. `B` is PID 1 of the new PID namespace — the reaper. It sets `PDEATHSIG`, makes every
-//!      mount private, mounts a fresh `/proc` (so the command sees only its own tree), sets the
-//!      hostname, installs a SIGTERM handler that forwards SIGTERM to every process of the
-//!      namespace (`kill(-1)`: reaches children that called `setsid` and double-forked daemons),
-//!      and forks `C`. It then closes its descriptors and reaps every orphan; when `C` exits it
-//!      SIGKILLs the whole namespace, reaps until nothing is left, writes `C`'s raw status to the
-//!      pipe and exits. When PID 1 exits the kernel kills whatever is left in the namespace, so
-//!      nothing can outlive its command; if the harness dies, `PDEATHSIG` chains A → B → all.
-//!   3. `C` sets `NO_NEW_PRIVS`, enters the Landlock domain (writes only in the workspace, the
-//!      private `TMPDIR` and `/dev`; reads and execs only in system directories — `/usr`, `/bin`,
-//!      `/lib*`, `/etc`, `/opt`, `/dev`, `/proc`, `/sys`, the workspace, and
+//!      mount private, mounts a fresh `/proc` (so the command sees only its own tree), an empty
+//!      tmpfs over `/run` (host sockets: docker, systemd, dbus) and a fresh tmpfs on `/dev/shm`,
+//!      sets the hostname, installs a SIGTERM handler that forwards SIGTERM to every process of
+//!      the namespace (`kill(-1)`: reaches children that called `setsid` and double-forked
+//!      daemons), and forks `C`. It then closes its descriptors and reaps every orphan. When `C`
+//!      exits normally it SIGKILLs the whole namespace at once; when `C` exits after the
+//!      harness's SIGTERM (timeout), it leaves the others their grace period (the harness
+//!      SIGKILLs the group, B included, when it ends). It reaps until nothing is left, writes
+//!      `C`'s raw status to the pipe and exits. When PID 1 exits the kernel kills whatever is
+//!      left in the namespace, so nothing can outlive its command; if the harness dies,
+//!      `PDEATHSIG` chains A → B → all. B's memory is not readable from inside (Landlock
+//!      forbids ptrace-mode access to processes outside the domain: `/proc/1/environ` is denied).
+//!   3. `C` adds the private `/proc` (read) and `/dev/shm` (all) to the Landlock ruleset (they
+//!      did not exist when the parent built it), sets `NO_NEW_PRIVS`, enters the Landlock domain
+//!      (creates and writes only in the workspace, the private `TMPDIR` and `/dev/shm`, plus
+//!      writes to existing `/dev` nodes; reads and execs only in `/usr`, `/bin`, `/sbin`,
+//!      `/lib*`, `/opt`, `/sys`, `/dev`, `/proc`, `/etc` minus its secrets (`shadow`,
+//!      `gshadow`, `sudoers*`, `ssh/`, `ssl/` except `certs`), the workspace, and
 //!      [`SandboxConfig::read_paths`]; so `/root`, `/home` — hence `~/.ssh`, `~/.aws`,
 //!      `~/.config/gh`, `.netrc` — the harness's run folders of other tasks and the rest of
 //!      `/tmp` are unreadable; cross-directory hard links and renames need `REFER`, which no
@@ -51,8 +59,24 @@
 //!   The network namespace has no interface up (not even loopback), so with network off nothing
 //!   — not even a listener on the host's 127.0.0.1 — is reachable. With network allowed, the
 //!   network namespace is not created. Strict mode needs root (namespaces and mounts without a
-//!   user namespace) and Landlock; when it cannot be had, [`run_shell`] fails with
-//!   [`SandboxError::Unsupported`] explaining why — never silently weaker.
+//!   user namespace; a user-namespace path for unprivileged users is not implemented), Landlock
+//!   and seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
+//!   explaining why — never silently weaker (the runner checks before a task starts).
+//!
+//!   The cost is three forks instead of one; a command's wall time is measured from the first.
+//!   Known gaps: a process inside may still read world-readable files of the allowed system
+//!   directories (`/etc/passwd`, `/sys`), Landlock ABI 3 does not govern connecting to
+//!   pathname Unix sockets (hence the `/run` tmpfs, but sockets elsewhere stay reachable), and
+//!   agents started with [`spawn_piped`] are not confined by these levels — only commands.
+//!
+//! # Ending
+//!
+//! On timeout: SIGTERM to the process group (and in strict mode to the whole namespace),
+//! `grace`, SIGKILL. At a normal end, whatever the command left running is SIGKILLed at once
+//! (no grace: nothing is waiting for it): the process group, then every member of the
+//! command's cgroup (or, without one, every process carrying [`MARKER_VAR`]); in strict mode,
+//! the whole PID namespace. The shell's exit is awaited with a pidfd (no polling delay), and it
+//! is reaped with `wait4` to report CPU time and peak RSS.
 //!
 //! # Limits and how a hit is named ([`LimitHit`])
 //!
@@ -116,7 +140,9 @@ impl std::str::FromStr for Isolation {
             "none" => Ok(Isolation::None),
             "process" => Ok(Isolation::Process),
             "strict" => Ok(Isolation::Strict),
-            other => Err(format!("unknown isolation level `{other}`; use none, process or strict")),
+            other => Err(format!(
+                "unknown isolation level `{other}`; use none, process or strict"
+            )),
         }
     }
 }

@@ -46,6 +46,7 @@ pub(crate) fn strict_available() -> Result<(), String> {
 
 #[cfg(target_os = "linux")]
 fn detect() -> Capabilities {
+    // SAFETY: geteuid cannot fail and touches no memory.
     let root = unsafe { nix::libc::geteuid() } == 0;
     let namespaces = probe_namespaces();
     // SAFETY: landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION only returns a number.
@@ -113,9 +114,13 @@ fn probe_namespaces() -> Result<(), String> {
 
 #[cfg(not(target_os = "linux"))]
 fn detect() -> Capabilities {
-    let unsupported = format!("strict isolation is implemented on Linux only (this is {})", std::env::consts::OS);
+    let unsupported = format!(
+        "strict isolation is implemented on Linux only (this is {})",
+        std::env::consts::OS
+    );
     Capabilities {
         os: std::env::consts::OS,
+        // SAFETY: geteuid cannot fail and touches no memory.
         root: unsafe { nix::libc::geteuid() } == 0,
         namespaces: Err(unsupported.clone()),
         landlock_abi: None,
@@ -142,7 +147,9 @@ impl Capabilities {
         s.push_str(&format!("namespaces       {}\n", res(&self.namespaces)));
         s.push_str(&format!(
             "landlock         {}\n",
-            self.landlock_abi.map(|a| format!("yes (ABI {a})")).unwrap_or_else(|| "no".into())
+            self.landlock_abi
+                .map(|a| format!("yes (ABI {a})"))
+                .unwrap_or_else(|| "no".into())
         ));
         s.push_str(&format!("seccomp          {}\n", yes(self.seccomp)));
         s.push_str(&format!("cgroups          {}\n", self.cgroups));

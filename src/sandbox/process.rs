@@ -231,7 +231,9 @@ fn name_limit(limits: &ResourceLimits, s: LimitSignals<'_>) -> Option<LimitHit> 
     }
     let failed = s.exit != ExitKind::Code(0);
     match s.exit {
-        ExitKind::Signal(SIGXCPU) | ExitKind::Code(152) if limits.cpu_secs.is_some() => return Some(LimitHit::CpuLimit),
+        ExitKind::Signal(SIGXCPU) | ExitKind::Code(152) if limits.cpu_secs.is_some() => {
+            return Some(LimitHit::CpuLimit)
+        }
         ExitKind::Signal(SIGXFSZ) | ExitKind::Code(153) if limits.file_size.is_some() => {
             return Some(LimitHit::FileSizeLimit)
         }
@@ -623,7 +625,13 @@ impl ChildSetup {
         {
             // SAFETY: prctl and write(2) with plain integers and a static buffer.
             unsafe {
-                nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL as nix::libc::c_ulong, 0, 0, 0);
+                nix::libc::prctl(
+                    nix::libc::PR_SET_PDEATHSIG,
+                    nix::libc::SIGKILL as nix::libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
                 for fd in self.cgroup_fds.iter().filter(|fd| **fd >= 0) {
                     if nix::libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
                         return Err(io::Error::last_os_error());

@@ -12,17 +12,27 @@ use std::path::{Path, PathBuf};
 
 use landlock::{Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI};
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch,
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 
 /// Directories readable (and executable) in strict mode besides the workspace. `/etc` is
 /// opened entry by entry, without [`ETC_SECRETS`].
-pub(crate) const SYSTEM_READ_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sys"];
+pub(crate) const SYSTEM_READ_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sys",
+];
 
 /// Entries of `/etc` that stay unreadable in strict mode (password hashes, sudo rules, host
 /// keys, private TLS keys). `/etc/ssl` is replaced by its public parts.
-const ETC_SECRETS: &[&str] = &["shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl"];
+const ETC_SECRETS: &[&str] = &[
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "ssl",
+];
 
 /// Public parts of `/etc/ssl`.
 const ETC_SSL_PUBLIC: &[&str] = &["/etc/ssl/certs", "/etc/ssl/openssl.cnf"];
@@ -60,6 +70,8 @@ struct PathBeneathAttr {
 
 /// LANDLOCK_ACCESS_FS_EXECUTE | READ_FILE | READ_DIR.
 const LANDLOCK_READ: u64 = 1 | (1 << 2) | (1 << 3);
+/// Every filesystem right of Landlock ABI 3 (the ABI the ruleset handles): bits 0..=14.
+const LANDLOCK_ALL_V3: u64 = (1 << 15) - 1;
 /// LANDLOCK_RULE_PATH_BENEATH.
 const LANDLOCK_RULE_PATH_BENEATH: i32 = 1;
 
@@ -156,7 +168,12 @@ impl StrictPrep {
 }
 
 /// Builds the Landlock ruleset and the seccomp programs for one command.
-pub(crate) fn prepare(workspace: &Path, tmp: &Path, read_paths: &[PathBuf], network: bool) -> Result<StrictPrep, String> {
+pub(crate) fn prepare(
+    workspace: &Path,
+    tmp: &Path,
+    read_paths: &[PathBuf],
+    network: bool,
+) -> Result<StrictPrep, String> {
     let ruleset = landlock_ruleset(workspace, tmp, read_paths)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
     let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
@@ -188,11 +205,19 @@ fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Res
         }
     };
     for p in read_paths {
-        let access = if p.is_dir() { read } else { read & AccessFs::from_file(abi) };
+        let access = if p.is_dir() {
+            read
+        } else {
+            read & AccessFs::from_file(abi)
+        };
         add(p, access, true)?;
     }
     // /dev: read, and write to existing nodes (/dev/null, /dev/tty); no new files.
-    add(Path::new("/dev"), read | AccessFs::WriteFile | AccessFs::Truncate, false)?;
+    add(
+        Path::new("/dev"),
+        read | AccessFs::WriteFile | AccessFs::Truncate,
+        false,
+    )?;
     add(workspace, all, true)?;
     add(tmp, all, true)?;
     let mut rs = Ruleset::default()
@@ -381,7 +406,14 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
 unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
     let none: *const libc::c_char = std::ptr::null();
-    if libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+    if libc::mount(
+        none,
+        c"/".as_ptr(),
+        none,
+        libc::MS_REC | libc::MS_PRIVATE,
+        std::ptr::null(),
+    ) != 0
+    {
         say(b"medin sandbox: cannot make mounts private in the new mount namespace\n");
         libc::_exit(126);
     }
@@ -396,6 +428,22 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         say(b"medin sandbox: cannot mount a private /proc\n");
         libc::_exit(126);
     }
+    // Host sockets (docker, systemd, dbus) live in /run: hide them behind an empty tmpfs. A
+    // fresh /dev/shm gives POSIX shared memory and semaphores a private, writable home.
+    libc::mount(
+        c"tmpfs".as_ptr(),
+        c"/run".as_ptr(),
+        c"tmpfs".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        c"size=64k,mode=755".as_ptr().cast(),
+    );
+    libc::mount(
+        c"tmpfs".as_ptr(),
+        c"/dev/shm".as_ptr(),
+        c"tmpfs".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        c"size=64m,mode=1777".as_ptr().cast(),
+    );
     let host = b"medin-sandbox";
     libc::sethostname(host.as_ptr().cast(), host.len());
     let c = libc::fork();
@@ -463,6 +511,25 @@ unsafe fn confine(raw: RawStrict) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     libc::close(proc_fd);
+    // The private /dev/shm (B mounted it; absent if that failed): full access.
+    let shm_fd = libc::open(c"/dev/shm".as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
+    if shm_fd >= 0 {
+        let attr = PathBeneathAttr {
+            allowed_access: LANDLOCK_ALL_V3,
+            parent_fd: shm_fd,
+        };
+        if libc::syscall(
+            libc::SYS_landlock_add_rule,
+            raw.ruleset_fd,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        libc::close(shm_fd);
+    }
     if libc::syscall(libc::SYS_landlock_restrict_self, raw.ruleset_fd, 0u32) != 0 {
         return Err(io::Error::last_os_error());
     }
