@@ -738,3 +738,60 @@ impl Drop for PrivateTmp {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signals(exit: ExitKind) -> LimitSignals<'static> {
+        LimitSignals {
+            exit,
+            timed_out: false,
+            pids_hit: false,
+            oom: false,
+            usage: ResourceUsage::default(),
+            stderr: "",
+        }
+    }
+
+    #[test]
+    fn limits_are_named_from_what_the_command_shows() {
+        let mut l = ResourceLimits {
+            cpu_secs: Some(2),
+            ..ResourceLimits::default()
+        };
+        assert_eq!(name_limit(&l, signals(ExitKind::Code(0))), None);
+        assert_eq!(name_limit(&l, signals(ExitKind::Code(1))), None);
+        assert_eq!(name_limit(&l, signals(ExitKind::Signal(24))), Some(LimitHit::CpuLimit));
+        assert_eq!(name_limit(&l, signals(ExitKind::Code(152))), Some(LimitHit::CpuLimit));
+        assert_eq!(
+            name_limit(&l, signals(ExitKind::Signal(25))),
+            Some(LimitHit::FileSizeLimit)
+        );
+        // SIGKILL counts as the hard CPU limit only when the CPU time reached the limit.
+        assert_eq!(name_limit(&l, signals(ExitKind::Signal(9))), None);
+        let mut s = signals(ExitKind::Signal(9));
+        s.usage.user_ms = 2100;
+        assert_eq!(name_limit(&l, s), Some(LimitHit::CpuLimit));
+        let mut s = signals(ExitKind::Code(1));
+        s.stderr = "Traceback ...\nMemoryError\n";
+        assert_eq!(name_limit(&l, s), Some(LimitHit::MemoryLimit));
+        let mut s = signals(ExitKind::Code(1));
+        s.stderr = "head: error writing 'big': File too large\n";
+        assert_eq!(name_limit(&l, s), Some(LimitHit::FileSizeLimit));
+        // Cgroup evidence wins over the timeout; the timeout over exit heuristics.
+        let mut s = signals(ExitKind::Signal(9));
+        s.timed_out = true;
+        assert_eq!(name_limit(&l, s), Some(LimitHit::Timeout));
+        let mut s = signals(ExitKind::Signal(9));
+        s.timed_out = true;
+        s.pids_hit = true;
+        assert_eq!(name_limit(&l, s), Some(LimitHit::ProcessLimit));
+        let mut s = signals(ExitKind::Signal(9));
+        s.oom = true;
+        assert_eq!(name_limit(&l, s), Some(LimitHit::MemoryLimit));
+        // Without a CPU limit, SIGXCPU is not ours to name.
+        l.cpu_secs = None;
+        assert_eq!(name_limit(&l, signals(ExitKind::Signal(24))), None);
+    }
+}
