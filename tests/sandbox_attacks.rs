@@ -36,8 +36,10 @@ fn strict(ws: &Path) -> Option<SandboxConfig> {
     }
 }
 
+/// `process` level with its cgroup switched on (off by default for speed).
 fn process(ws: &Path) -> SandboxConfig {
     let mut c = SandboxConfig::new(ws);
+    c.cgroup = Some(true);
     c.timeout = Duration::from_secs(20);
     c.grace = Duration::from_millis(300);
     c
@@ -506,4 +508,22 @@ fn strict_hides_host_sockets_and_gives_a_private_dev_shm() {
     assert_eq!(lines, ["0", "x", "lock-ok"], "{o:?}");
     assert!(!Path::new("/dev/shm/medin-shm-test").exists());
     assert!(!Path::new("/dev/medin-new-node").exists());
+}
+
+#[test]
+fn the_cgroup_is_on_at_strict_and_opt_in_at_process() {
+    let (_root, ws, _outside) = dirs();
+    if !sandbox::probe().process_limit {
+        return;
+    }
+    let mut c = SandboxConfig::new(&ws);
+    let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+    assert!(!o.stdout.text.contains("medin-"), "{o:?}");
+    c.cgroup = Some(true);
+    let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+    assert!(o.stdout.text.contains("medin-"), "{o:?}");
+    if let Some(c) = strict(&ws) {
+        let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+        assert!(o.stdout.text.contains("medin-"), "{o:?}");
+    }
 }

@@ -31,9 +31,13 @@ pub struct ExecArgs {
     /// Largest file the command may write, e.g. 1MiB (default 256MiB).
     #[arg(long)]
     pub file_size: Option<String>,
-    /// Processes alive at once (default 1024).
+    /// Processes alive at once (default 1024; puts the command in its own cgroup, which is
+    /// otherwise done only at `strict`).
     #[arg(long)]
     pub max_procs: Option<u64>,
+    /// Put the command in its own cgroup (pids + memory) even at `process`.
+    #[arg(long)]
+    pub cgroup: bool,
     /// Bytes of output kept per stream (default 1MiB).
     #[arg(long)]
     pub output: Option<String>,
@@ -93,6 +97,10 @@ pub fn exec_config(a: &ExecArgs) -> Result<SandboxConfig, String> {
     }
     if let Some(n) = a.max_procs {
         cfg.limits.processes = Some(n.max(1));
+        cfg.cgroup = Some(true);
+    }
+    if a.cgroup {
+        cfg.cgroup = Some(true);
     }
     if cfg.timeout.is_zero() {
         cfg.timeout = Duration::from_millis(1);

@@ -11,12 +11,16 @@
 //!   whole-group kill. No rlimits, no cgroup, no search for escaped processes. For debugging.
 //! - `process` (the default, every platform): `none` plus rlimits (address space, CPU, file
 //!   size, open files, no core dumps), `CAP_SYS_RESOURCE` dropped from the bounding set (so a
-//!   root command cannot raise its own hard limits after exec), and on Linux a per-command
-//!   cgroup (v1 `pids` + `memory` hierarchies, or v2 when its controllers are delegated) that
-//!   caps the process count and memory even for root, names the limit that was hit, and lets
+//!   root command cannot raise its own hard limits after exec). Leftovers that left the process
+//!   group are found by an environment tag ([`MARKER_VAR`]). Opt-in ([`SandboxConfig::cgroup`];
+//!   default at `strict`): a per-command cgroup (v1 `pids` + `memory` hierarchies, or v2 when
+//!   its controllers are delegated) that caps the process count and memory even for root — the
+//!   only thing that contains a fork bomb run by root — names the limit that was hit, and lets
 //!   the harness kill every member at the end (escapees that called `setsid` or cleared their
-//!   environment included). Without a usable cgroup, leftovers are found by an environment tag
-//!   ([`MARKER_VAR`]) instead. Files outside the workspace are NOT protected at this level.
+//!   environment included). It is off by default at `process` because joining a cgroup costs
+//!   one migration per command (an RCU grace period: ~10 ms measured here, vs ~2 ms for the
+//!   whole command), and `process` must stay as fast as a plain spawn. Files outside the
+//!   workspace are NOT protected at this level.
 //! - `strict` (Linux, root; opt-in per task or suite): `process` plus namespaces, Landlock and
 //!   seccomp, entered like this (all in the forked child, async-signal-safe syscalls only; every
 //!   allocation — Landlock ruleset fd, BPF program, cgroup fds, paths — is made before the fork):
@@ -222,6 +226,12 @@ pub struct SandboxConfig {
     pub isolation: Isolation,
     /// Extra directories readable (and executable) in `strict` mode, e.g. a toolchain.
     pub read_paths: Vec<PathBuf>,
+    /// Whether each command gets its own cgroup (process-count and memory limits that hold for
+    /// root, named hits, complete cleanup of escaped processes). `None` = the level's default:
+    /// on for `strict`, off for `process` (joining a cgroup costs one cgroup migration, about
+    /// an RCU grace period — ~10 ms on a busy machine — per command, and `process` must stay
+    /// as fast as a plain spawn), never for `none`.
+    pub cgroup: Option<bool>,
 }
 
 impl SandboxConfig {
@@ -237,6 +247,7 @@ impl SandboxConfig {
             env: Vec::new(),
             isolation: Isolation::Process,
             read_paths: Vec::new(),
+            cgroup: None,
         }
     }
 }

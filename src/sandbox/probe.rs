@@ -156,7 +156,7 @@ impl Capabilities {
         s.push_str(&format!(
             "process limit    {}\n",
             if self.process_limit {
-                "yes (pids cgroup; holds for root)"
+                "yes at strict (pids cgroup; holds for root); at process only with a cgroup (medin exec --cgroup / --max-procs)"
             } else {
                 "no (no usable pids cgroup; RLIMIT_NPROC does not bind root, so fork bombs are stopped only by the timeout)"
             }
@@ -164,7 +164,7 @@ impl Capabilities {
         s.push_str(&format!(
             "memory limit     {}\n",
             if self.memory_cgroup {
-                "cgroup + RLIMIT_AS (OOM kills are named MEMORY_LIMIT)"
+                "RLIMIT_AS, plus a memory cgroup at strict (OOM kills are named MEMORY_LIMIT)"
             } else {
                 "RLIMIT_AS only (hits named heuristically)"
             }

@@ -73,7 +73,7 @@ pub(crate) fn run_shell(
     let limited = level != Isolation::None;
 
     #[cfg(target_os = "linux")]
-    let cgroup = if limited {
+    let cgroup = if limited && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
         super::cgroup::CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
             spawn_err(io::Error::new(
                 e.kind(),
