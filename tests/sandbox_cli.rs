@@ -127,3 +127,37 @@ fn doctor_reports_the_machine() {
     assert_eq!(r["strict_ok"], caps.strict.is_ok());
     assert_eq!(r["best"], if caps.strict.is_ok() { "strict" } else { "process" });
 }
+
+fn task(isolation_line: &str, expected: &str) -> String {
+    format!(
+        "description: isolation reaches the commands\nagent: oracle\n{isolation_line}\nsolution:\n  - bash: hostname; cat /proc/self/cgroup | grep -c medin- || true\n  - final: {{ result: success, message: ok }}\nexpect:\n  receipts:\n    - {{ tool: bash, data: {{ isolation: {expected} }} }}\n  validate:\n    - command: \"true\"\n"
+    )
+}
+
+#[test]
+fn suite_isolation_applies_to_tasks_that_do_not_set_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("medin.yaml"), "suites: [golden]\nisolation: strict\n").unwrap();
+    std::fs::create_dir(dir.path().join("golden")).unwrap();
+    std::fs::write(dir.path().join("golden/inherits.yaml"), task("", "strict")).unwrap();
+    std::fs::write(
+        dir.path().join("golden/overrides.yaml"),
+        task("isolation: process", "process"),
+    )
+    .unwrap();
+    let out = medin().arg("--suite").arg(dir.path()).arg("run").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if medin::sandbox::probe().strict.is_ok() {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+    } else {
+        // Strict cannot be had: the inheriting task fails loudly as a harness error.
+        assert_eq!(out.status.code(), Some(2), "{stdout}");
+        assert!(stdout.contains("isolation `strict` is not available here"), "{stdout}");
+    }
+}
