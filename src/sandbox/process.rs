@@ -165,7 +165,7 @@ pub(crate) fn run_shell(
         }
         None => {
             if limited {
-                marker.kill_all();
+                marker.kill_all_since(Some(pgid.as_raw()));
             }
             (false, false)
         }
@@ -511,10 +511,19 @@ impl Marker {
     /// SIGKILLs every process whose environment carries this tag (a few passes, so children
     /// forked during a pass are caught by the next).
     fn kill_all(&self) {
+        self.kill_all_since(None);
+    }
+
+    /// Like [`Marker::kill_all`], but when `first` (the pid of the command's first process) is
+    /// known, only pids allocated since then are read: on Linux `/proc/loadavg` names the last
+    /// pid allocated, and every descendant's pid lies in the cyclic range `first..=last`
+    /// (pids wrap at `pid_max`). This keeps the scan cheap on a machine with many processes.
+    fn kill_all_since(&self, first: Option<i32>) {
         let needle = format!("{MARKER_VAR}={}\0", self.0).into_bytes();
         let me = std::process::id() as i32;
         for _ in 0..5 {
             let mut found = false;
+            let range = first.and_then(|f| last_pid().map(|l| (f, l)));
             let Ok(dir) = std::fs::read_dir("/proc") else { return };
             for entry in dir.flatten() {
                 let name = entry.file_name();
@@ -523,6 +532,16 @@ impl Marker {
                 };
                 if pid == me {
                     continue;
+                }
+                if let Some((f, l)) = range {
+                    let inside = if f <= l {
+                        pid >= f && pid <= l
+                    } else {
+                        pid >= f || pid <= l
+                    };
+                    if !inside {
+                        continue;
+                    }
                 }
                 let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
                     continue;
@@ -538,6 +557,12 @@ impl Marker {
             thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// The last pid the kernel allocated (5th field of `/proc/loadavg`), when readable.
+fn last_pid() -> Option<i32> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().nth(4)?.parse().ok()
 }
 
 /// After SIGKILL, waits (bounded) until no live process of group `pgid` is left, so the
