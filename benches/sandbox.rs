@@ -4,6 +4,11 @@
 //!
 //! Run: `cargo bench --bench sandbox`. Targets (issue 4): `process` within 1.3x of a plain
 //! spawn of `sh -c true`; `strict` under 5 ms median.
+//!
+//! Measured on the 2-core development machine (shared, load 5-8, so +-30% run to run), mean per
+//! command: plain `true` 1.46 ms, plain `sh -c true` 1.26-1.74 ms, medin `none` 2.3 ms,
+//! `process` 2.4-2.9 ms, `strict` 5.5 ms (cgroup migration included), bwrap `--unshare-all`
+//! 7.0 ms.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
