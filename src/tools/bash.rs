@@ -2,7 +2,8 @@
 //!
 //! Non-zero exit → `TOOL_EXECUTION_FAILED` (exit code and last stderr line in the message);
 //! timeout → `TIMEOUT`; another limit hit (memory, CPU, processes, file size) →
-//! `TOOL_EXECUTION_FAILED` with the limit named in the message and in `data.limit`; a git merge/pull/rebase/cherry-pick/revert/stash pop|apply whose output
+//! `TOOL_EXECUTION_FAILED` with the limit named in the message and in `data.limit`; a git
+//! merge/pull/rebase/cherry-pick/revert/stash pop|apply whose output
 //! reports a conflict → `CONFLICT` with recovery steps. The full command outcome is in `data`
 //! either way. Truncated output is a warning that carries the SHA-256 of the full stream.
 
@@ -105,7 +106,7 @@ pub(crate) fn last_line(o: &CommandOutcome) -> String {
     }
 }
 
-/// Builds the receipt for one finished command (also used by `verify`-style tools).
+/// Builds the receipt for one finished command.
 fn receipt_for(command: &str, cfg: &SandboxConfig, o: &CommandOutcome) -> Receipt {
     let git = is_git_command(command);
     let ev = Evidence {
