@@ -90,7 +90,8 @@ pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Opt
     let output = suite
         .root
         .join(suite.config.output.as_deref().unwrap_or("target/medin"));
-    let settings = RunSettings::new(output, default_agent);
+    let mut settings = RunSettings::new(output, default_agent);
+    settings.isolation = suite.config.isolation;
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
     Ok(Plan {
         suite,

@@ -97,6 +97,15 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
+    /// Show what sandboxing this machine supports and the isolation level tasks will get.
+    Doctor {
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one command exactly as a task would and print its receipt as JSON:
+    /// medin exec [--isolation strict] [--memory 64MiB] ... -- CMD ARGS...
+    Exec(medin::sandbox::ExecArgs),
     /// Print the JSON Schema of task files (or of medin.yaml with --suite-file).
     Schema {
         #[arg(long)]
@@ -152,6 +161,8 @@ fn main() -> ExitCode {
             &mut std::io::stdout().lock(),
             &mut std::io::stderr().lock(),
         )),
+        Command::Doctor { json } => ExitCode::from(medin::sandbox::doctor_main(json)),
+        Command::Exec(args) => ExitCode::from(medin::sandbox::exec_main(&args)),
         Command::Schema { suite_file } => {
             println!(
                 "{}",

@@ -43,6 +43,8 @@ pub struct RunSettings {
     /// The agent for tasks that do not pin one.
     pub default_agent: AgentSource,
     pub activity_log: ActivityLog,
+    /// Isolation for tasks that do not set one (the suite's `isolation`); None = `process`.
+    pub isolation: Option<crate::sandbox::Isolation>,
 }
 
 impl RunSettings {
@@ -54,6 +56,7 @@ impl RunSettings {
             output,
             default_agent,
             activity_log,
+            isolation: None,
         }
     }
 }
@@ -196,6 +199,18 @@ fn spec_dir(path: &Path) -> PathBuf {
 pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
     let run_dir = run_dir_for(file, settings, attempt);
     let source = agent_for(task, file, settings);
+    // The suite's isolation applies to tasks that do not set their own.
+    let with_suite_isolation;
+    let task = match (task.isolation, settings.isolation) {
+        (None, Some(level)) => {
+            with_suite_isolation = TaskSpec {
+                isolation: Some(level),
+                ..task.clone()
+            };
+            &with_suite_isolation
+        }
+        _ => task,
+    };
     let mut result = TaskResult {
         trial: file.trial_name(),
         category: file.category.clone(),
@@ -305,6 +320,7 @@ impl<'a> Attempt<'a> {
             .canonicalize()
             .map_err(|e| format!("cannot resolve workspace {}: {e}", workspace.display()))?;
         let sandbox = sandbox_config(task, &workspace);
+        sandbox::check_isolation(sandbox.isolation).map_err(|e| e.to_string())?;
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| e.to_string())?;
         let receipts =
             JsonlLog::open(&run_dir.join("receipts.jsonl")).map_err(|e| format!("cannot open receipts.jsonl: {e}"))?;
@@ -946,8 +962,10 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = task.policy.network;
-    cfg.env
-        .extend(toolchain::toolchain_env(&task.toolchains, sandbox::SANDBOX_PATH));
+    let tools = toolchain::toolchain_setup(&task.toolchains, sandbox::SANDBOX_PATH);
+    cfg.env.extend(tools.env);
+    cfg.read_paths.extend(tools.read_paths);
+    cfg.isolation = task.isolation.unwrap_or_default();
     cfg
 }
 

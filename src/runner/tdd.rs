@@ -41,6 +41,8 @@ pub const EXIT_STOPPED: &str = "TDD_RALPH_STOPPED";
 const DEFAULT_MAX_ITERATIONS: u32 = 5;
 const DEFAULT_BREAKER: u32 = 3;
 const STATE_DIR: &str = "tdd-state";
+/// How much of the runner's raw output `test-results.json` keeps (the end, where summaries are).
+const RAW_OUTPUT_CHARS: usize = 64 * 1024;
 /// Folders left out of fix diffs: the loop's own state, build output, tool caches, VCS.
 const NOT_SOURCE: &[&str] = &[
     STATE_DIR,
@@ -131,11 +133,11 @@ pub(super) fn run(
     let mut rec = TddRecord::default();
 
     // Iteration 0: where the project stands before any fix.
-    let mut report = match run_tests(att, &spec, framework) {
-        TestRun::Report(r) => r,
+    let (mut report, raw) = match run_tests(att, &spec, framework) {
+        TestRun::Report(r, raw) => (r, raw),
         TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
     };
-    state.write_results(&spec.test, &report, 0)?;
+    state.write_results(&spec.test, &report, &raw, 0)?;
     state.log_iteration(
         0,
         "baseline: run the tests as they are",
@@ -228,14 +230,15 @@ pub(super) fn run(
             },
             None => None,
         };
-        report = match build_failure {
-            Some(message) => build_error_report(message),
+        let raw;
+        (report, raw) = match build_failure {
+            Some(message) => (build_error_report(message.clone()), message),
             None => match run_tests(att, &spec, framework) {
-                TestRun::Report(r) => r,
+                TestRun::Report(r, raw) => (r, raw),
                 TestRun::Infrastructure(why) => break (StopReason::Infrastructure, why),
             },
         };
-        state.write_results(&spec.test, &report, n)?;
+        state.write_results(&spec.test, &report, &raw, n)?;
         if spec.coverage {
             state.append_coverage(n, &report)?;
         }
@@ -320,7 +323,8 @@ fn converged(r: &TestReport) -> bool {
 }
 
 enum TestRun {
-    Report(TestReport),
+    /// The parsed report and the raw output it was parsed from.
+    Report(TestReport, String),
     /// The tests could not run at all: not the code's fault, not a signature.
     Infrastructure(String),
 }
@@ -352,7 +356,7 @@ fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>) ->
         ));
     }
     let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-    TestRun::Report(testparse::parse(&text, Some(code), framework))
+    TestRun::Report(testparse::parse(&text, Some(code), framework), text)
 }
 
 fn build_error_report(message: String) -> TestReport {
@@ -746,7 +750,7 @@ impl State {
         )
     }
 
-    fn write_results(&self, command: &str, r: &TestReport, iteration: u32) -> Result<(), String> {
+    fn write_results(&self, command: &str, r: &TestReport, raw: &str, iteration: u32) -> Result<(), String> {
         let v = serde_json::json!({
             "timestamp": chrono::Utc::now().to_rfc3339(),
             "iteration": iteration,
@@ -755,6 +759,7 @@ impl State {
             "status": r.status,
             "framework": r.framework,
             "failures": r.failures,
+            "raw_output": tail(raw, RAW_OUTPUT_CHARS),
         });
         self.write("test-results.json", &pretty(&v))
     }

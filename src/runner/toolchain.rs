@@ -8,6 +8,43 @@ use std::path::{Path, PathBuf};
 
 use crate::spec::Toolchain;
 
+/// What a sandbox needs to run `toolchains`: extra environment on top of `base_path` (the
+/// sandbox's PATH), and the host directories strict isolation must let it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolchainSetup {
+    pub env: Vec<(String, String)>,
+    pub read_paths: Vec<PathBuf>,
+}
+
+/// The setup for `toolchains`.
+pub fn toolchain_setup(toolchains: &[Toolchain], base_path: &str) -> ToolchainSetup {
+    let env = toolchain_env(toolchains, base_path);
+    let mut read_paths: Vec<PathBuf> = Vec::new();
+    for (k, v) in &env {
+        match k.as_str() {
+            "PATH" => read_paths.extend(
+                v.split(':')
+                    .filter(|d| !base_path.split(':').any(|b| b == *d))
+                    .map(install_root),
+            ),
+            "RUSTUP_HOME" => read_paths.push(PathBuf::from(v)),
+            _ => {}
+        }
+    }
+    read_paths.sort();
+    read_paths.dedup();
+    ToolchainSetup { env, read_paths }
+}
+
+/// The installation a binary directory belongs to (`…/versions/3.11.7/bin` → `…/versions/3.11.7`).
+fn install_root(bin_dir: &str) -> PathBuf {
+    let p = Path::new(bin_dir);
+    match p.file_name() {
+        Some(n) if n == "bin" => p.parent().map(Path::to_path_buf).unwrap_or_else(|| p.to_path_buf()),
+        _ => p.to_path_buf(),
+    }
+}
+
 /// Extra environment for `toolchains`, on top of `base_path` (the sandbox's PATH).
 pub fn toolchain_env(toolchains: &[Toolchain], base_path: &str) -> Vec<(String, String)> {
     if toolchains.is_empty() {

@@ -30,6 +30,9 @@ pub struct SuiteConfig {
     /// `overall` and per-category thresholds.
     #[serde(default)]
     pub thresholds: BTreeMap<String, ThresholdSet>,
+    /// Isolation level for tasks that do not set one: `none`, `process` (default) or `strict`.
+    #[serde(default)]
+    pub isolation: Option<crate::sandbox::Isolation>,
 }
 
 fn default_suites() -> Vec<String> {
@@ -44,6 +47,7 @@ impl Default for SuiteConfig {
             repeat: None,
             output: None,
             thresholds: BTreeMap::new(),
+            isolation: None,
         }
     }
 }

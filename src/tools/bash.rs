@@ -1,7 +1,9 @@
 //! The bash tool: one shell command through [`crate::sandbox::run_shell`], turned into a receipt.
 //!
 //! Non-zero exit → `TOOL_EXECUTION_FAILED` (exit code and last stderr line in the message);
-//! timeout → `TIMEOUT`; a git merge/pull/rebase/cherry-pick/revert/stash pop|apply whose output
+//! timeout → `TIMEOUT`; another limit hit (memory, CPU, processes, file size) →
+//! `TOOL_EXECUTION_FAILED` with the limit named in the message and in `data.limit`; a git
+//! merge/pull/rebase/cherry-pick/revert/stash pop|apply whose output
 //! reports a conflict → `CONFLICT` with recovery steps. The full command outcome is in `data`
 //! either way. Truncated output is a warning that carries the SHA-256 of the full stream.
 
@@ -86,6 +88,7 @@ fn outcome_data(o: &CommandOutcome) -> serde_json::Value {
         "stdout_sha256": o.stdout.sha256, "stderr_sha256": o.stderr.sha256,
         "stdout_bytes": o.stdout.total_bytes, "stderr_bytes": o.stderr.total_bytes,
         "duration_ms": o.duration_ms, "timed_out": o.timed_out,
+        "limit": o.limit, "isolation": o.isolation, "usage": o.usage,
     })
 }
 
@@ -103,6 +106,7 @@ pub(crate) fn last_line(o: &CommandOutcome) -> String {
     }
 }
 
+/// Builds the receipt for one finished command.
 fn receipt_for(command: &str, cfg: &SandboxConfig, o: &CommandOutcome) -> Receipt {
     let git = is_git_command(command);
     let ev = Evidence {
@@ -143,6 +147,18 @@ fn receipt_for(command: &str, cfg: &SandboxConfig, o: &CommandOutcome) -> Receip
             ])
     } else {
         match o.exit {
+            _ if o.limit.is_some() && !o.success() => {
+                let limit = o.limit.unwrap_or(sandbox::LimitHit::Timeout);
+                let how = match o.exit {
+                    ExitKind::Code(c) => format!("exited with code {c}"),
+                    ExitKind::Signal(s) => format!("was killed by signal {s}"),
+                };
+                Receipt::error(
+                    ErrorCode::ToolExecutionFailed,
+                    format!("{limit}: {}; the command {how}: {}", limit.describe(), last_line(o)),
+                )
+                .with_next(&["do less work per command (smaller input, fewer processes), or raise the task's limits"])
+            }
             ExitKind::Code(0) => Receipt::success(serde_json::Value::Null),
             ExitKind::Code(c) => Receipt::error(
                 ErrorCode::ToolExecutionFailed,
@@ -155,6 +171,11 @@ fn receipt_for(command: &str, cfg: &SandboxConfig, o: &CommandOutcome) -> Receip
         }
     };
     r.data = outcome_data(o);
+    if let (Some(limit), true) = (o.limit, o.success()) {
+        // The command survived the limit (e.g. a fork that failed was handled), but it hit it.
+        r.warnings
+            .push(format!("{limit}: {} (the command still exited 0)", limit.describe()));
+    }
     for (name, s) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
         if s.truncated {
             r.warnings.push(format!(

@@ -1,0 +1,205 @@
+//! What this machine supports (namespaces, Landlock, seccomp, cgroups, root), probed once and
+//! cached; the report behind `medin doctor`, and the check that makes a `strict` request fail
+//! loudly where it cannot be had.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+use super::Isolation;
+
+/// The sandboxing features of this machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capabilities {
+    /// `linux`, `macos`, ...
+    pub os: &'static str,
+    /// Running as uid 0.
+    pub root: bool,
+    /// PID, mount, network, IPC and UTS namespaces can be created (`Err`: why not).
+    pub namespaces: Result<(), String>,
+    /// Landlock ABI version (None: unsupported or disabled).
+    pub landlock_abi: Option<i32>,
+    /// seccomp filters can be installed.
+    pub seccomp: bool,
+    /// cgroup controllers usable for per-command limits.
+    pub cgroups: String,
+    /// A process-count limit holds (pids cgroup).
+    pub process_limit: bool,
+    /// A memory cgroup limit (with OOM detection) holds.
+    pub memory_cgroup: bool,
+    /// Whether `strict` can be had (`Err`: why not).
+    pub strict: Result<(), String>,
+    /// The strongest level this machine gives.
+    pub best: Isolation,
+}
+
+/// Probes once per process.
+pub fn probe() -> &'static Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(detect)
+}
+
+/// `Ok` when `strict` isolation works here, else the reason.
+pub(crate) fn strict_available() -> Result<(), String> {
+    probe().strict.clone()
+}
+
+#[cfg(target_os = "linux")]
+fn detect() -> Capabilities {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let root = unsafe { nix::libc::geteuid() } == 0;
+    let namespaces = probe_namespaces();
+    // SAFETY: landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION only returns a number.
+    let abi = unsafe { nix::libc::syscall(nix::libc::SYS_landlock_create_ruleset, 0usize, 0usize, 1u32) };
+    let landlock_abi = (abi > 0).then_some(abi as i32);
+    // SAFETY: PR_GET_SECCOMP only reads the calling thread's mode.
+    let seccomp = unsafe { nix::libc::prctl(nix::libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+    let layout = super::cgroup::layout();
+    let strict = if !root {
+        Err("strict isolation needs root (it mounts a private /proc in new PID and mount namespaces without a user namespace); run as root or use `process`".to_string())
+    } else if let Err(e) = &namespaces {
+        Err(format!("namespaces cannot be created: {e}"))
+    } else if landlock_abi.is_none() {
+        Err("Landlock is not available in this kernel (needs Linux 5.13+ with `landlock` in the LSM list)".to_string())
+    } else if !seccomp {
+        Err("seccomp filters are not available in this kernel".to_string())
+    } else {
+        Ok(())
+    };
+    Capabilities {
+        os: std::env::consts::OS,
+        root,
+        namespaces,
+        landlock_abi,
+        seccomp,
+        cgroups: layout.describe(),
+        process_limit: layout.pids.is_some(),
+        memory_cgroup: layout.memory.is_some(),
+        best: if strict.is_ok() {
+            Isolation::Strict
+        } else {
+            Isolation::Process
+        },
+        strict,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe_namespaces() -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let flags = nix::libc::CLONE_NEWPID
+        | nix::libc::CLONE_NEWNS
+        | nix::libc::CLONE_NEWNET
+        | nix::libc::CLONE_NEWIPC
+        | nix::libc::CLONE_NEWUTS;
+    let mut cmd = std::process::Command::new("/bin/true");
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: unshare(2) is a plain syscall; nothing is allocated after the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if nix::libc::unshare(flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("a probe process in new namespaces ended with {s}")),
+        Err(e) => Err(format!("unshare(PID|mount|net|IPC|UTS) failed: {e}")),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn detect() -> Capabilities {
+    let unsupported = format!(
+        "strict isolation is implemented on Linux only (this is {})",
+        std::env::consts::OS
+    );
+    Capabilities {
+        os: std::env::consts::OS,
+        // SAFETY: geteuid cannot fail and touches no memory.
+        root: unsafe { nix::libc::geteuid() } == 0,
+        namespaces: Err(unsupported.clone()),
+        landlock_abi: None,
+        seccomp: false,
+        cgroups: "unavailable".to_string(),
+        process_limit: false,
+        memory_cgroup: false,
+        strict: Err(unsupported),
+        best: Isolation::Process,
+    }
+}
+
+impl Capabilities {
+    /// The human-readable report of `medin doctor`.
+    pub fn render(&self) -> String {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        let res = |r: &Result<(), String>| match r {
+            Ok(()) => "yes".to_string(),
+            Err(e) => format!("no ({e})"),
+        };
+        let mut s = String::new();
+        s.push_str(&format!("os               {}\n", self.os));
+        s.push_str(&format!("running as root  {}\n", yes(self.root)));
+        s.push_str(&format!("namespaces       {}\n", res(&self.namespaces)));
+        s.push_str(&format!(
+            "landlock         {}\n",
+            self.landlock_abi
+                .map(|a| format!("yes (ABI {a})"))
+                .unwrap_or_else(|| "no".into())
+        ));
+        s.push_str(&format!("seccomp          {}\n", yes(self.seccomp)));
+        s.push_str(&format!("cgroups          {}\n", self.cgroups));
+        s.push_str(&format!(
+            "process limit    {}\n",
+            if self.process_limit {
+                "yes at strict (pids cgroup; holds for root); at process only with a cgroup (medin exec --cgroup / --max-procs)"
+            } else {
+                "no (no usable pids cgroup; RLIMIT_NPROC does not bind root, so fork bombs are stopped only by the timeout)"
+            }
+        ));
+        s.push_str(&format!(
+            "memory limit     {}\n",
+            if self.memory_cgroup {
+                "RLIMIT_AS, plus a memory cgroup at strict (OOM kills are named MEMORY_LIMIT)"
+            } else {
+                "RLIMIT_AS only (hits named heuristically)"
+            }
+        ));
+        s.push_str(&format!("strict           {}\n", res(&self.strict)));
+        s.push_str(&format!(
+            "levels           none, process{}; tasks get `process` unless they or the suite ask for `isolation: strict`\n",
+            if self.strict.is_ok() { ", strict" } else { "" }
+        ));
+        s
+    }
+}
+
+/// `medin doctor`: prints the report (and JSON with `json`); returns the process exit code
+/// (0 always: the report is the product).
+pub fn doctor_main(json: bool) -> u8 {
+    let caps = probe();
+    if json {
+        let v = serde_json::json!({
+            "os": caps.os,
+            "root": caps.root,
+            "namespaces": caps.namespaces.as_ref().err(),
+            "namespaces_ok": caps.namespaces.is_ok(),
+            "landlock_abi": caps.landlock_abi,
+            "seccomp": caps.seccomp,
+            "cgroups": caps.cgroups,
+            "process_limit": caps.process_limit,
+            "memory_cgroup": caps.memory_cgroup,
+            "strict_ok": caps.strict.is_ok(),
+            "strict_unavailable_because": caps.strict.as_ref().err(),
+            "best": caps.best,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!("{}", caps.render());
+    }
+    0
+}

@@ -1,0 +1,554 @@
+//! Strict isolation on Linux: what is prepared before the fork (Landlock ruleset, seccomp BPF)
+//! and the code that runs in the forked children (namespaces, the PID-1 reaper, entering
+//! Landlock and seccomp). See the module documentation of [`super`] for the sequence.
+//!
+//! Everything after the fork uses raw, async-signal-safe syscalls on values computed before
+//! it: the harness is multi-threaded, so the child must not allocate or take locks.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use landlock::{Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
+};
+
+/// Directories readable (and executable) in strict mode besides the workspace. `/etc` is
+/// opened entry by entry, without [`ETC_SECRETS`].
+pub(crate) const SYSTEM_READ_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sys",
+];
+
+/// Entries of `/etc` that stay unreadable in strict mode (password hashes, sudo rules, host
+/// keys, private TLS keys). `/etc/ssl` is replaced by its public parts.
+const ETC_SECRETS: &[&str] = &[
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "ssl",
+];
+
+/// Public parts of `/etc/ssl`.
+const ETC_SSL_PUBLIC: &[&str] = &["/etc/ssl/certs", "/etc/ssl/openssl.cnf"];
+
+/// The system read rules, opened once per process (O_PATH descriptors kept open).
+fn system_rules() -> &'static [(PathFd, bool)] {
+    static RULES: std::sync::OnceLock<Vec<(PathFd, bool)>> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| {
+        let mut paths: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+        if let Ok(entries) = std::fs::read_dir("/etc") {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                if !ETC_SECRETS.iter().any(|s| name.to_str() == Some(*s)) {
+                    paths.push(e.path());
+                }
+            }
+        }
+        paths.extend(ETC_SSL_PUBLIC.iter().map(PathBuf::from));
+        paths
+            .into_iter()
+            .filter_map(|p| {
+                let is_dir = std::fs::metadata(&p).ok()?.is_dir();
+                Some((PathFd::new(&p).ok()?, is_dir))
+            })
+            .collect()
+    })
+}
+
+/// `struct landlock_path_beneath_attr` (packed, as in the kernel UAPI).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// LANDLOCK_ACCESS_FS_EXECUTE | READ_FILE | READ_DIR.
+const LANDLOCK_READ: u64 = 1 | (1 << 2) | (1 << 3);
+/// Every filesystem right of Landlock ABI 3 (the ABI the ruleset handles): bits 0..=14.
+const LANDLOCK_ALL_V3: u64 = (1 << 15) - 1;
+/// LANDLOCK_RULE_PATH_BENEATH.
+const LANDLOCK_RULE_PATH_BENEATH: i32 = 1;
+
+/// Capabilities removed from the bounding set in strict mode (lost at exec).
+pub(crate) const STRICT_DROP_CAPS: &[i32] = &[
+    2,  // CAP_DAC_READ_SEARCH (open_by_handle_at)
+    9,  // CAP_LINUX_IMMUTABLE
+    12, // CAP_NET_ADMIN
+    13, // CAP_NET_RAW
+    16, // CAP_SYS_MODULE
+    17, // CAP_SYS_RAWIO
+    18, // CAP_SYS_CHROOT
+    19, // CAP_SYS_PTRACE
+    21, // CAP_SYS_ADMIN
+    22, // CAP_SYS_BOOT
+    24, // CAP_SYS_RESOURCE
+    25, // CAP_SYS_TIME
+    27, // CAP_MKNOD
+    30, // CAP_AUDIT_CONTROL
+    32, // CAP_MAC_OVERRIDE
+    33, // CAP_MAC_ADMIN
+    34, // CAP_SYSLOG
+    38, // CAP_PERFMON
+    39, // CAP_BPF
+    40, // CAP_CHECKPOINT_RESTORE
+];
+
+/// Capabilities removed in `process` mode: only the one that lets root raise its rlimits.
+pub(crate) const PROCESS_DROP_CAPS: &[i32] = &[24];
+
+/// Syscalls that fail with EPERM in strict mode.
+fn denied_syscalls() -> Vec<i64> {
+    use libc::*;
+    let mut v = vec![
+        SYS_ptrace,
+        SYS_process_vm_readv,
+        SYS_process_vm_writev,
+        SYS_mount,
+        SYS_umount2,
+        SYS_pivot_root,
+        SYS_chroot,
+        SYS_unshare,
+        SYS_setns,
+        SYS_bpf,
+        SYS_perf_event_open,
+        SYS_keyctl,
+        SYS_add_key,
+        SYS_request_key,
+        SYS_kexec_load,
+        SYS_kexec_file_load,
+        SYS_io_uring_setup,
+        SYS_io_uring_enter,
+        SYS_io_uring_register,
+        SYS_open_by_handle_at,
+        SYS_name_to_handle_at,
+        SYS_init_module,
+        SYS_finit_module,
+        SYS_delete_module,
+        SYS_userfaultfd,
+        SYS_reboot,
+        SYS_swapon,
+        SYS_swapoff,
+        SYS_fsopen,
+        SYS_fsmount,
+        SYS_fsconfig,
+        SYS_move_mount,
+        SYS_open_tree,
+        SYS_mount_setattr,
+        SYS_pidfd_getfd,
+    ];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// What the strict-mode children need, prepared in the parent.
+pub(crate) struct StrictPrep {
+    ruleset: OwnedFd,
+    deny: &'static BpfProgram,
+    nosys: &'static BpfProgram,
+    pub(crate) network: bool,
+}
+
+impl StrictPrep {
+    /// The raw values the forked children use.
+    pub(crate) fn raw(&self) -> RawStrict {
+        RawStrict {
+            ruleset_fd: self.ruleset.as_raw_fd(),
+            deny: (self.deny.as_ptr() as usize, self.deny.len()),
+            nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
+            network: self.network,
+        }
+    }
+}
+
+/// Builds the Landlock ruleset and the seccomp programs for one command.
+pub(crate) fn prepare(
+    workspace: &Path,
+    tmp: &Path,
+    read_paths: &[PathBuf],
+    network: bool,
+) -> Result<StrictPrep, String> {
+    let ruleset = landlock_ruleset(workspace, tmp, read_paths)?;
+    static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
+    let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
+        Ok((d, n)) => (d, n),
+        Err(e) => return Err(e.clone()),
+    };
+    Ok(StrictPrep {
+        ruleset,
+        deny,
+        nosys,
+        network,
+    })
+}
+
+fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Result<OwnedFd, String> {
+    let abi = ABI::V3;
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let lerr = |e: landlock::RulesetError| format!("cannot build the Landlock ruleset: {e}");
+    let mut rules: Vec<(PathFd, landlock::BitFlags<AccessFs>)> = Vec::new();
+    let mut add = |path: &Path, access: landlock::BitFlags<AccessFs>, required: bool| -> Result<(), String> {
+        match PathFd::new(path) {
+            Ok(fd) => {
+                rules.push((fd, access));
+                Ok(())
+            }
+            Err(e) if required => Err(format!("cannot open {} for the Landlock ruleset: {e}", path.display())),
+            Err(_) => Ok(()),
+        }
+    };
+    for p in read_paths {
+        let access = if p.is_dir() {
+            read
+        } else {
+            read & AccessFs::from_file(abi)
+        };
+        add(p, access, true)?;
+    }
+    // /dev: read, and write to existing nodes (/dev/null, /dev/tty); no new files.
+    add(
+        Path::new("/dev"),
+        read | AccessFs::WriteFile | AccessFs::Truncate,
+        false,
+    )?;
+    add(workspace, all, true)?;
+    add(tmp, all, true)?;
+    let mut rs = Ruleset::default()
+        .handle_access(all)
+        .map_err(lerr)?
+        .create()
+        .map_err(lerr)?;
+    let read_file = read & AccessFs::from_file(abi);
+    for (fd, is_dir) in system_rules() {
+        let access = if *is_dir { read } else { read_file };
+        rs = rs.add_rule(PathBeneath::new(fd, access)).map_err(lerr)?;
+    }
+    for (fd, access) in rules {
+        rs = rs.add_rule(PathBeneath::new(fd, access)).map_err(lerr)?;
+    }
+    let fd: Option<OwnedFd> = rs.into();
+    fd.ok_or_else(|| "Landlock is not supported or not enabled by this kernel".to_string())
+}
+
+fn seccomp_programs() -> Result<(BpfProgram, BpfProgram), String> {
+    fn serr(e: impl std::fmt::Display) -> String {
+        format!("cannot build the seccomp filter: {e}")
+    }
+    let arch: TargetArch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|_| format!("seccomp filters are not supported on {}", std::env::consts::ARCH))?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = denied_syscalls().into_iter().map(|s| (s, Vec::new())).collect();
+    let ns_flags = [
+        libc::CLONE_NEWNS,
+        libc::CLONE_NEWUSER,
+        libc::CLONE_NEWPID,
+        libc::CLONE_NEWNET,
+        libc::CLONE_NEWIPC,
+        libc::CLONE_NEWUTS,
+        libc::CLONE_NEWCGROUP,
+    ];
+    let mut clone_rules = Vec::new();
+    for f in ns_flags {
+        let f = f as u64;
+        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(f), f).map_err(serr)?;
+        clone_rules.push(SeccompRule::new(vec![cond]).map_err(serr)?);
+    }
+    rules.insert(libc::SYS_clone, clone_rules);
+    let deny = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(serr)?;
+    let nosys = SeccompFilter::new(
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .map_err(serr)?;
+    let deny: BpfProgram = deny.try_into().map_err(serr)?;
+    let nosys: BpfProgram = nosys.try_into().map_err(serr)?;
+    Ok((deny, nosys))
+}
+
+/// Plain values for the children (pointers into the parent's memory, valid in the forked copy).
+#[derive(Clone, Copy)]
+pub(crate) struct RawStrict {
+    ruleset_fd: i32,
+    deny: (usize, usize),
+    nosys: (usize, usize),
+    network: bool,
+}
+
+fn last_errno() -> i32 {
+    nix::errno::Errno::last_raw()
+}
+
+/// Writes a fixed message to stderr (async-signal-safe).
+fn say(msg: &[u8]) {
+    // SAFETY: write(2) on a byte slice we own.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
+
+/// Drops capabilities from the bounding set (errors ignored: without CAP_SETPCAP there is
+/// nothing to drop for, as the process is not privileged).
+pub(crate) fn drop_bounding_caps(caps: &[i32]) {
+    for &c in caps {
+        // SAFETY: prctl with integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, c as libc::c_ulong, 0, 0, 0);
+        }
+    }
+}
+
+/// Set in the reaper (B) when the harness sent SIGTERM: the grace period is running, so the
+/// reaper lets the namespace's processes exit on their own instead of SIGKILLing them as soon
+/// as the command's shell is gone (the harness SIGKILLs everything when the grace ends).
+static TERM_RECEIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn forward_sigterm(_: libc::c_int) {
+    TERM_RECEIVED.store(true, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: kill(2) is async-signal-safe; -1 from PID 1 means every other process of the
+    // namespace.
+    unsafe {
+        libc::kill(-1, libc::SIGTERM);
+    }
+}
+
+fn close_from(first: u32) {
+    // SAFETY: close_range(2) with plain integers; closes inherited descriptors only.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32);
+    }
+}
+
+/// Runs in process A (the forked child of `Command::spawn`), after setsid/cgroups/rlimits.
+/// Returns only in process C, which then execs the command; A and B never return.
+///
+/// # Safety
+/// Must be called in a freshly forked child of a multi-threaded process: only async-signal-safe
+/// syscalls are used.
+pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if !raw.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    if libc::unshare(flags) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut pipe = [0i32; 2];
+    if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let b = libc::fork();
+    if b < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if b == 0 {
+        libc::close(pipe[0]);
+        return reaper(raw, pipe[1]);
+    }
+    // A: relay B's report.
+    libc::close(pipe[1]);
+    libc::signal(libc::SIGTERM, libc::SIG_IGN);
+    // Nothing but the pipe is needed; closing stdout/stderr and the spawn-error pipe lets the
+    // harness see EOF as soon as the command's own tree closes them.
+    for fd in 0..3 {
+        libc::close(fd);
+    }
+    libc::syscall(libc::SYS_close_range, 3u32, (pipe[0] - 1).max(3) as u32, 0u32);
+    close_from(pipe[0] as u32 + 1);
+    let mut status: i32 = 0;
+    let mut got = 0usize;
+    let buf = &mut status as *mut i32 as *mut u8;
+    while got < 4 {
+        let n = libc::read(pipe[0], buf.add(got).cast(), 4 - got);
+        if n > 0 {
+            got += n as usize;
+        } else if n < 0 && last_errno() == libc::EINTR {
+            continue;
+        } else {
+            break;
+        }
+    }
+    let mut b_status = 0;
+    while libc::waitpid(b, &mut b_status, 0) < 0 && last_errno() == libc::EINTR {}
+    if got < 4 {
+        status = b_status;
+    }
+    if libc::WIFEXITED(status) {
+        libc::_exit(libc::WEXITSTATUS(status));
+    }
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig);
+    }
+    libc::_exit(126)
+}
+
+/// Process B: PID 1 of the new namespace.
+unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    let none: *const libc::c_char = std::ptr::null();
+    if libc::mount(
+        none,
+        c"/".as_ptr(),
+        none,
+        libc::MS_REC | libc::MS_PRIVATE,
+        std::ptr::null(),
+    ) != 0
+    {
+        say(b"medin sandbox: cannot make mounts private in the new mount namespace\n");
+        libc::_exit(126);
+    }
+    if libc::mount(
+        c"proc".as_ptr(),
+        c"/proc".as_ptr(),
+        c"proc".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        std::ptr::null(),
+    ) != 0
+    {
+        say(b"medin sandbox: cannot mount a private /proc\n");
+        libc::_exit(126);
+    }
+    // Host sockets (docker, systemd, dbus) live in /run: hide them behind an empty tmpfs. A
+    // fresh /dev/shm gives POSIX shared memory and semaphores a private, writable home.
+    libc::mount(
+        c"tmpfs".as_ptr(),
+        c"/run".as_ptr(),
+        c"tmpfs".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        c"size=64k,mode=755".as_ptr().cast(),
+    );
+    libc::mount(
+        c"tmpfs".as_ptr(),
+        c"/dev/shm".as_ptr(),
+        c"tmpfs".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        c"size=64m,mode=1777".as_ptr().cast(),
+    );
+    let host = b"medin-sandbox";
+    libc::sethostname(host.as_ptr().cast(), host.len());
+    let c = libc::fork();
+    if c < 0 {
+        say(b"medin sandbox: cannot fork the command inside the namespace\n");
+        libc::_exit(126);
+    }
+    if c == 0 {
+        libc::close(report);
+        return confine(raw);
+    }
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int) as usize;
+    libc::sigemptyset(&mut sa.sa_mask);
+    libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    for fd in 0..3 {
+        libc::close(fd);
+    }
+    libc::syscall(libc::SYS_close_range, 3u32, (report - 1).max(3) as u32, 0u32);
+    close_from(report as u32 + 1);
+    let mut c_status: i32 = 0;
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, 0);
+        if r == c {
+            c_status = st;
+            if !TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
+                libc::kill(-1, libc::SIGKILL);
+            }
+        } else if r < 0 {
+            if last_errno() == libc::EINTR {
+                continue;
+            }
+            break;
+        }
+    }
+    let bytes = &c_status as *const i32 as *const u8;
+    libc::write(report, bytes.cast(), 4);
+    libc::_exit(0)
+}
+
+/// Process C: Landlock, seccomp, then back to `std`, which execs the command.
+unsafe fn confine(raw: RawStrict) -> io::Result<()> {
+    libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // The private /proc exists only now (B mounted it), so its read rule is added here.
+    let proc_fd = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
+    if proc_fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: LANDLOCK_READ,
+        parent_fd: proc_fd,
+    };
+    if libc::syscall(
+        libc::SYS_landlock_add_rule,
+        raw.ruleset_fd,
+        LANDLOCK_RULE_PATH_BENEATH,
+        &attr as *const PathBeneathAttr,
+        0u32,
+    ) != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    libc::close(proc_fd);
+    // The private /dev/shm (B mounted it; absent if that failed): full access.
+    let shm_fd = libc::open(c"/dev/shm".as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
+    if shm_fd >= 0 {
+        let attr = PathBeneathAttr {
+            allowed_access: LANDLOCK_ALL_V3,
+            parent_fd: shm_fd,
+        };
+        if libc::syscall(
+            libc::SYS_landlock_add_rule,
+            raw.ruleset_fd,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        libc::close(shm_fd);
+    }
+    if libc::syscall(libc::SYS_landlock_restrict_self, raw.ruleset_fd, 0u32) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    libc::close(raw.ruleset_fd);
+    for (ptr, len) in [raw.deny, raw.nosys] {
+        let prog = libc::sock_fprog {
+            len: len as libc::c_ushort,
+            filter: ptr as *mut libc::sock_filter,
+        };
+        if libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &prog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

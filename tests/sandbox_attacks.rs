@@ -1,0 +1,529 @@
+//! Attacks on the sandbox, one test each, through `sandbox::run_shell` with real processes:
+//! escaping the workspace (absolute path, `..`, symlink, hard link), reading a planted secret,
+//! reaching a loopback listener with the network off, outliving the command (daemons, setsid,
+//! SIGTERM ignored), fork bomb, memory hog, CPU spin, huge file, output flood, raising rlimits,
+//! ptrace of a sibling, namespace and mount syscalls. Each must be contained, the outcome must
+//! name what happened, and nothing may be left behind.
+//!
+//! Strict-mode tests need root with namespaces and Landlock (`medin doctor`); where strict is not
+//! available they check that asking for it fails loudly instead.
+
+use std::fs;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use medin::sandbox::{self, ExitKind, Isolation, LimitHit, SandboxConfig, SandboxError};
+
+fn strict_ok() -> bool {
+    sandbox::probe().strict.is_ok()
+}
+
+/// A strict config, or None after checking that strict fails loudly here.
+fn strict(ws: &Path) -> Option<SandboxConfig> {
+    let mut c = SandboxConfig::new(ws);
+    c.isolation = Isolation::Strict;
+    c.timeout = Duration::from_secs(20);
+    c.grace = Duration::from_millis(300);
+    if strict_ok() {
+        Some(c)
+    } else {
+        let e = sandbox::run_shell(&c, "true", None).unwrap_err();
+        assert!(matches!(e, SandboxError::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("medin doctor"), "{e}");
+        None
+    }
+}
+
+/// `process` level with its cgroup switched on (off by default for speed).
+fn process(ws: &Path) -> SandboxConfig {
+    let mut c = SandboxConfig::new(ws);
+    c.cgroup = Some(true);
+    c.timeout = Duration::from_secs(20);
+    c.grace = Duration::from_millis(300);
+    c
+}
+
+/// A fresh directory tree: `<root>/ws` (the workspace) and `<root>/outside` (must stay intact).
+fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let outside = root.path().join("outside");
+    fs::create_dir(&ws).unwrap();
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("victim.txt"), "original").unwrap();
+    (root, ws.canonicalize().unwrap(), outside.canonicalize().unwrap())
+}
+
+/// Pids of live processes whose command line contains `needle`.
+fn pids_with(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        if cmd.contains(needle) && !zombie {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn assert_no_leftovers(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !pids_with(needle).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        pids_with(needle).is_empty(),
+        "processes left behind: {:?}",
+        pids_with(needle)
+    );
+}
+
+fn assert_outside_intact(outside: &Path) {
+    let names: Vec<_> = fs::read_dir(outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["victim.txt"], "files appeared outside the workspace");
+    assert_eq!(fs::read_to_string(outside.join("victim.txt")).unwrap(), "original");
+}
+
+#[test]
+fn strict_write_outside_by_absolute_path_dotdot_and_symlink_fails() {
+    let (_root, ws, outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = dbg!(sandbox::run_shell(
+        &c,
+        &format!(
+            "echo pwned > {o}/abs.txt; echo pwned > ../outside/dotdot.txt; echo pwned > {o}/victim.txt; \
+             ln -s {o} link && echo pwned > link/sym.txt; echo pwned > link/victim.txt; \
+             echo fine > inside.txt; mkdir -p sub && echo fine > sub/f && echo fine > \"$TMPDIR/t\" && echo wrote-inside",
+            o = outside.display()
+        ),
+        None
+    )
+    .unwrap());
+    assert_eq!(o.isolation, Isolation::Strict);
+    assert!(o.stdout.text.contains("wrote-inside"), "{o:?}");
+    assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
+    assert_outside_intact(&outside);
+    assert_eq!(fs::read_to_string(ws.join("inside.txt")).unwrap(), "fine\n");
+}
+
+#[test]
+fn strict_hard_link_to_outside_file_fails() {
+    let (_root, ws, outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        &format!("ln {}/victim.txt hl && echo pwned > hl", outside.display()),
+        None,
+    )
+    .unwrap();
+    assert!(!o.success(), "{o:?}");
+    assert!(!ws.join("hl").exists());
+    assert_outside_intact(&outside);
+}
+
+#[test]
+fn strict_planted_secrets_are_unreadable() {
+    let (root, ws, _outside) = dirs();
+    let home = root.path().join("home");
+    for d in [".ssh", ".aws", ".config/gh"] {
+        fs::create_dir_all(home.join(d)).unwrap();
+    }
+    fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY").unwrap();
+    fs::write(home.join(".aws/credentials"), "SECRET-AWS").unwrap();
+    fs::write(home.join(".config/gh/hosts.yml"), "SECRET-GH").unwrap();
+    fs::write(home.join(".netrc"), "SECRET-NETRC").unwrap();
+    let Some(c) = strict(&ws) else { return };
+    let h = home.display();
+    let o = sandbox::run_shell(
+        &c,
+        &format!(
+            "cat {h}/.ssh/id_ed25519 {h}/.aws/credentials {h}/.config/gh/hosts.yml {h}/.netrc; ls {h}; \
+             cat /root/.ssh/* /root/.netrc /root/.aws/credentials 2>&1 | head -c 300; ls /home /root 2>&1"
+        ),
+        None,
+    )
+    .unwrap();
+    assert!(!o.stdout.text.contains("SECRET"), "{o:?}");
+    assert!(!o.stderr.text.contains("SECRET"), "{o:?}");
+    assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
+    // System secrets under /etc stay closed while the rest of /etc is readable.
+    let o = sandbox::run_shell(
+        &c,
+        "cat /etc/shadow; ls /etc/ssh 2>&1 | head -c 200; head -1 /etc/passwd",
+        None,
+    )
+    .unwrap();
+    assert!(o.stdout.text.contains("root:x:0:0"), "{o:?}");
+    assert!(o.stderr.text.contains("/etc/shadow: Permission denied"), "{o:?}");
+    // The harness's run folders of other tasks: a sibling directory of the workspace.
+    let o = sandbox::run_shell(&c, "ls ..; cat ../outside/victim.txt", None).unwrap();
+    assert!(!o.stdout.text.contains("original"), "{o:?}");
+    assert!(!o.success());
+}
+
+#[test]
+fn strict_network_off_cannot_reach_a_loopback_listener() {
+    let (_root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let script = format!(
+        "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", {port}), timeout=2); s.sendall(b\"hi\"); print(\"connected\")'"
+    );
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    assert!(!o.success(), "{o:?}");
+    assert!(!o.stdout.text.contains("connected"), "{o:?}");
+    assert!(listener.accept().is_err(), "the listener got a connection");
+    // With the task's policy allowing network, the same command connects.
+    c.network = true;
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    assert!(o.stdout.text.contains("connected"), "{o:?}");
+    listener.set_nonblocking(false).unwrap();
+    let (mut s, _) = listener.accept().unwrap();
+    let mut buf = [0u8; 2];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"hi");
+}
+
+fn daemons(c: &SandboxConfig, tag: &str) {
+    let o = sandbox::run_shell(
+        c,
+        &format!(
+            "setsid sh -c 'sleep {tag}1' & \
+             (setsid sh -c 'trap \"\" TERM HUP; sleep {tag}2' > /dev/null 2>&1 &) & \
+             env -i /bin/sh -c 'nohup sleep {tag}3 > /dev/null 2>&1 &'; echo started"
+        ),
+        None,
+    )
+    .unwrap();
+    assert!(o.stdout.text.contains("started"), "{o:?}");
+    assert!(o.duration_ms < 5000, "{o:?}");
+    assert_no_leftovers(&format!("sleep {tag}"));
+}
+
+#[test]
+fn strict_daemons_do_not_outlive_the_command() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    daemons(&c, "3711");
+}
+
+#[test]
+fn process_daemons_that_clear_their_environment_do_not_outlive_the_command() {
+    let (_root, ws, _outside) = dirs();
+    let c = process(&ws);
+    if !sandbox::probe().process_limit && !sandbox::probe().memory_cgroup {
+        return; // without a cgroup, `env -i` escapees are out of reach at this level
+    }
+    daemons(&c, "3722");
+}
+
+fn fork_bomb(c: &mut SandboxConfig) {
+    c.limits.processes = Some(64);
+    c.timeout = Duration::from_secs(8);
+    let start = Instant::now();
+    let o = sandbox::run_shell(
+        c,
+        "bomb() { bomb | bomb & }; bomb; i=0; while [ $i -lt 300 ]; do sleep 3733 & i=$((i+1)); done; wait",
+        None,
+    )
+    .unwrap();
+    assert_eq!(o.limit, Some(LimitHit::ProcessLimit), "{o:?}");
+    assert!(o.usage.peak_processes.is_none_or(|p| p <= 64), "{o:?}");
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert_no_leftovers("sleep 3733");
+    // The machine still forks.
+    assert!(std::process::Command::new("true").status().unwrap().success());
+}
+
+#[test]
+fn strict_fork_bomb_is_contained_and_named() {
+    let (_root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    fork_bomb(&mut c);
+}
+
+#[test]
+fn process_fork_bomb_is_contained_and_named() {
+    let (_root, ws, _outside) = dirs();
+    if !sandbox::probe().process_limit {
+        return;
+    }
+    fork_bomb(&mut process(&ws));
+}
+
+#[test]
+fn memory_hog_is_named_memory_limit() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.limits.memory = Some(64 << 20);
+        let o = sandbox::run_shell(&c, "python3 -c 'b = bytearray(512 * 1024 * 1024); print(len(b))'", None).unwrap();
+        assert!(!o.success(), "{o:?}");
+        assert_eq!(o.limit, Some(LimitHit::MemoryLimit), "{o:?}");
+    }
+}
+
+#[test]
+fn memory_of_many_processes_is_capped_by_the_cgroup() {
+    let (_root, ws, _outside) = dirs();
+    if !sandbox::probe().memory_cgroup {
+        return;
+    }
+    let mut c = process(&ws);
+    c.limits.memory = Some(100 << 20);
+    // Each process stays under the per-process address-space limit; together they do not.
+    let hog = "python3 -c 'import time; b = b\"x\" * (45 << 20); time.sleep(3)'";
+    let o = sandbox::run_shell(&c, &format!("{hog} & {hog} & {hog} & {hog} & wait"), None).unwrap();
+    assert_eq!(o.limit, Some(LimitHit::MemoryLimit), "{o:?}");
+}
+
+#[test]
+fn cpu_spin_is_named_cpu_limit() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.limits.cpu_secs = Some(1);
+        let start = Instant::now();
+        let o = sandbox::run_shell(&c, "while :; do :; done", None).unwrap();
+        assert_eq!(o.limit, Some(LimitHit::CpuLimit), "{o:?}");
+        assert_eq!(o.exit, ExitKind::Signal(24), "{o:?}");
+        assert!(!o.timed_out);
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(o.usage.user_ms + o.usage.system_ms >= 900, "{o:?}");
+    }
+}
+
+#[test]
+fn huge_file_is_named_file_size_limit() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.limits.file_size = Some(1 << 20);
+        let o = sandbox::run_shell(&c, "head -c 50000000 /dev/zero > big", None).unwrap();
+        assert_eq!(o.limit, Some(LimitHit::FileSizeLimit), "{o:?}");
+        assert!(fs::metadata(ws.join("big")).unwrap().len() <= 1 << 20);
+        fs::remove_file(ws.join("big")).unwrap();
+    }
+}
+
+#[test]
+fn output_flood_is_capped_and_the_harness_survives() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.output_cap = 4096;
+        let o = sandbox::run_shell(&c, "head -c 100000000 /dev/zero; head -c 3000000 /dev/zero >&2", None).unwrap();
+        assert!(o.success(), "{o:?}");
+        assert_eq!(o.stdout.total_bytes, 100_000_000);
+        assert_eq!(o.stderr.total_bytes, 3_000_000);
+        assert!(o.stdout.truncated && o.stdout.text.len() == 4096);
+        // A command that closes its pipes early and keeps running.
+        c.timeout = Duration::from_millis(800);
+        let o = sandbox::run_shell(&c, "exec >&- 2>&-; sleep 3744", None).unwrap();
+        assert_eq!(o.limit, Some(LimitHit::Timeout), "{o:?}");
+        assert_no_leftovers("sleep 3744");
+    }
+}
+
+#[test]
+fn sigterm_ignored_tree_is_killed_at_timeout() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.timeout = Duration::from_millis(500);
+        let start = Instant::now();
+        let o = sandbox::run_shell(
+            &c,
+            "trap '' TERM; setsid sh -c \"trap '' TERM; sleep 3755\" & sleep 3756; wait",
+            None,
+        )
+        .unwrap();
+        assert!(o.timed_out);
+        assert_eq!(o.limit, Some(LimitHit::Timeout), "{o:?}");
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert_no_leftovers("sleep 375");
+    }
+}
+
+#[test]
+fn strict_sigterm_reaches_setsid_children_before_sigkill() {
+    let (_root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    c.timeout = Duration::from_millis(500);
+    c.grace = Duration::from_secs(2);
+    // A daemon in its own session writes a file when it gets SIGTERM.
+    let o = sandbox::run_shell(
+        &c,
+        "setsid sh -c 'trap \"echo got-term > term.txt; exit 0\" TERM; while :; do sleep 0.05; done' & sleep 3766",
+        None,
+    )
+    .unwrap();
+    assert!(o.timed_out);
+    assert_eq!(
+        fs::read_to_string(ws.join("term.txt")).unwrap_or_default(),
+        "got-term\n",
+        "{o:?}"
+    );
+    assert_no_leftovers("sleep 3766");
+}
+
+#[test]
+fn raising_own_rlimits_fails_even_as_root() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for c in cfgs {
+        let o = sandbox::run_shell(
+            &c,
+            "ulimit -H -n 100000; ulimit -H -v unlimited; python3 -c 'import resource as r; r.setrlimit(r.RLIMIT_FSIZE, (r.RLIM_INFINITY, r.RLIM_INFINITY))' || echo py-denied; ulimit -H -n; ulimit -H -v",
+            None,
+        )
+        .unwrap();
+        let lines: Vec<&str> = o.stdout.text.lines().collect();
+        assert_eq!(lines, ["py-denied", "1024", "1048576"], "{o:?}");
+    }
+}
+
+#[test]
+fn strict_ptrace_of_a_sibling_fails() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        "sleep 3777 & python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+r = libc.ptrace(16, pid, 0, 0)
+print(\"attach\", r, os.strerror(ctypes.get_errno()))
+r = libc.process_vm_readv(pid, 0, 0, 0, 0, 0)
+print(\"vm_readv\", r, os.strerror(ctypes.get_errno()))
+' $!; kill $!",
+        None,
+    )
+    .unwrap();
+    assert!(o.stdout.text.contains("attach -1 Operation not permitted"), "{o:?}");
+    assert!(o.stdout.text.contains("vm_readv -1 Operation not permitted"), "{o:?}");
+    assert_no_leftovers("sleep 3777");
+}
+
+#[test]
+fn strict_namespace_mount_and_kernel_syscalls_are_denied() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        "unshare -r true || echo unshare-denied; unshare -m true || echo unshare-m-denied; \
+         mount -t tmpfs none . || echo mount-denied; \
+         python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(\"io_uring\", l.syscall(425, 4, 0)); print(\"bpf\", l.syscall(321, 0, 0, 0))'; \
+         ps -e -o pid= | wc -l; hostname",
+        None,
+    )
+    .unwrap();
+    for s in [
+        "unshare-denied",
+        "unshare-m-denied",
+        "mount-denied",
+        "io_uring -1",
+        "bpf -1",
+        "medin-sandbox",
+    ] {
+        assert!(o.stdout.text.contains(s), "missing {s}: {o:?}");
+    }
+    // Only the command's own tree is visible: PID 1 (the reaper), sh, ps, wc and maybe sh.
+    let visible: usize = o
+        .stdout
+        .text
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(visible <= 6, "{o:?}");
+}
+
+#[test]
+fn strict_exit_codes_and_signals_are_relayed() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(&c, "echo out; echo err >&2; exit 7", None).unwrap();
+    assert_eq!(o.exit, ExitKind::Code(7));
+    assert_eq!(o.stdout.text, "out\n");
+    assert_eq!(o.stderr.text, "err\n");
+    assert_eq!(o.limit, None);
+    let o = sandbox::run_shell(&c, "kill -SEGV $$", None).unwrap();
+    assert_eq!(o.exit, ExitKind::Signal(11), "{o:?}");
+    // A command that cannot start reports it.
+    let o = sandbox::run_shell(&c, "/nonexistent/prog", None).unwrap();
+    assert_eq!(o.exit, ExitKind::Code(127), "{o:?}");
+}
+
+#[test]
+fn isolation_none_has_no_rlimits() {
+    let (_root, ws, _outside) = dirs();
+    let mut c = process(&ws);
+    c.isolation = Isolation::None;
+    c.limits.open_files = Some(77);
+    let o = sandbox::run_shell(&c, "ulimit -n", None).unwrap();
+    assert_ne!(o.stdout.text.trim(), "77");
+    assert_eq!(o.isolation, Isolation::None);
+}
+
+#[test]
+fn strict_hides_host_sockets_and_gives_a_private_dev_shm() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        "ls -A /run | wc -l; echo x > /dev/shm/medin-shm-test && cat /dev/shm/medin-shm-test; \
+         python3 -c 'import multiprocessing as m; l = m.Lock(); print(\"lock-ok\")'; echo x > /dev/medin-new-node",
+        None,
+    )
+    .unwrap();
+    let lines: Vec<&str> = o.stdout.text.lines().collect();
+    assert_eq!(lines, ["0", "x", "lock-ok"], "{o:?}");
+    assert!(!Path::new("/dev/shm/medin-shm-test").exists());
+    assert!(!Path::new("/dev/medin-new-node").exists());
+}
+
+#[test]
+fn the_cgroup_is_on_at_strict_and_opt_in_at_process() {
+    let (_root, ws, _outside) = dirs();
+    if !sandbox::probe().process_limit {
+        return;
+    }
+    let mut c = SandboxConfig::new(&ws);
+    let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+    assert!(!o.stdout.text.contains("medin-"), "{o:?}");
+    c.cgroup = Some(true);
+    let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+    assert!(o.stdout.text.contains("medin-"), "{o:?}");
+    if let Some(c) = strict(&ws) {
+        let o = sandbox::run_shell(&c, "cat /proc/self/cgroup", None).unwrap();
+        assert!(o.stdout.text.contains("medin-"), "{o:?}");
+    }
+}

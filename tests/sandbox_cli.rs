@@ -1,0 +1,163 @@
+//! `medin exec` and `medin doctor` as a user runs them: the real binary, real processes.
+
+use std::process::Command;
+
+fn medin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_medin"))
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+#[test]
+fn exec_prints_the_receipt_and_exits_with_the_command_status() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = medin()
+        .args(["exec", "--workspace"])
+        .arg(ws.path())
+        .args(["--", "sh", "-c", "echo 'it''s'; echo oops >&2; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let r = json(&out.stdout);
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(r["signal"], serde_json::Value::Null);
+    assert_eq!(r["stdout"]["text"], "its\n");
+    assert_eq!(r["stderr"]["text"], "oops\n");
+    assert_eq!(r["isolation"], "process");
+    assert_eq!(r["limit"], serde_json::Value::Null);
+    assert!(r["duration_ms"].is_u64());
+    assert!(r["usage"]["user_ms"].is_u64());
+    assert_eq!(r["truncated"], false);
+}
+
+#[test]
+fn exec_names_limits_and_signals() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = medin()
+        .args(["exec", "--timeout", "300ms", "--workspace"])
+        .arg(ws.path())
+        .args(["--", "sleep", "5"])
+        .output()
+        .unwrap();
+    let r = json(&out.stdout);
+    assert_eq!(r["limit"], "TIMEOUT", "{r}");
+    assert_eq!(r["timed_out"], true);
+    assert_eq!(out.status.code(), Some(128 + 15));
+
+    let out = medin()
+        .args(["exec", "--cpu", "1s", "--workspace"])
+        .arg(ws.path())
+        .args(["--", "sh", "-c", "while :; do :; done"])
+        .output()
+        .unwrap();
+    let r = json(&out.stdout);
+    assert_eq!(r["limit"], "CPU_LIMIT", "{r}");
+    assert_eq!(r["signal"], 24);
+    assert_eq!(out.status.code(), Some(128 + 24));
+}
+
+#[test]
+fn exec_strict_confines_or_fails_loudly() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = medin()
+        .args([
+            "exec",
+            "--isolation",
+            "strict",
+            "--max-procs",
+            "32",
+            "--memory",
+            "256MiB",
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .args(["--", "sh", "-c", "echo hi > f && cat /proc/1/environ; hostname"])
+        .output()
+        .unwrap();
+    if medin::sandbox::probe().strict.is_ok() {
+        let r = json(&out.stdout);
+        assert_eq!(r["isolation"], "strict", "{r}");
+        assert_eq!(r["stdout"]["text"], "medin-sandbox\n", "{r}");
+        assert_eq!(std::fs::read_to_string(ws.path().join("f")).unwrap(), "hi\n");
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("isolation `strict` is not available here"), "{err}");
+    }
+}
+
+#[test]
+fn exec_rejects_bad_limits() {
+    let out = medin()
+        .args(["exec", "--memory", "lots", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--memory: invalid size"));
+    let out = medin()
+        .args(["exec", "--isolation", "jail", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("strict"));
+}
+
+#[test]
+fn doctor_reports_the_machine() {
+    let out = medin().arg("doctor").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "running as root",
+        "namespaces",
+        "landlock",
+        "seccomp",
+        "cgroups",
+        "process limit",
+        "strict",
+    ] {
+        assert!(text.contains(key), "missing {key}: {text}");
+    }
+    let out = medin().args(["doctor", "--json"]).output().unwrap();
+    let r = json(&out.stdout);
+    let caps = medin::sandbox::probe();
+    assert_eq!(r["root"], caps.root);
+    assert_eq!(r["strict_ok"], caps.strict.is_ok());
+    assert_eq!(r["best"], if caps.strict.is_ok() { "strict" } else { "process" });
+}
+
+fn task(isolation_line: &str, expected: &str) -> String {
+    format!(
+        "description: isolation reaches the commands\nagent: oracle\n{isolation_line}\nsolution:\n  - bash: hostname; cat /proc/self/cgroup | grep -c medin- || true\n  - final: {{ result: success, message: ok }}\nexpect:\n  receipts:\n    - {{ tool: bash, data: {{ isolation: {expected} }} }}\n  validate:\n    - command: \"true\"\n"
+    )
+}
+
+#[test]
+fn suite_isolation_applies_to_tasks_that_do_not_set_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("medin.yaml"), "suites: [golden]\nisolation: strict\n").unwrap();
+    std::fs::create_dir(dir.path().join("golden")).unwrap();
+    std::fs::write(dir.path().join("golden/inherits.yaml"), task("", "strict")).unwrap();
+    std::fs::write(
+        dir.path().join("golden/overrides.yaml"),
+        task("isolation: process", "process"),
+    )
+    .unwrap();
+    let out = medin().arg("--suite").arg(dir.path()).arg("run").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if medin::sandbox::probe().strict.is_ok() {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+    } else {
+        // Strict cannot be had: the inheriting task fails loudly as a harness error.
+        assert_eq!(out.status.code(), Some(2), "{stdout}");
+        assert!(stdout.contains("isolation `strict` is not available here"), "{stdout}");
+    }
+}
