@@ -958,6 +958,10 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
     if let Some(f) = l.file_size {
         cfg.limits.file_size = Some(f.0);
     }
+    if let Some(n) = l.processes {
+        cfg.limits.processes = Some(u64::from(n));
+        cfg.cgroup = Some(true);
+    }
     if let Some(o) = l.output {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }

@@ -235,6 +235,10 @@ pub struct Limits {
     /// Captured output per stream before truncation (default 1MiB).
     #[serde(default)]
     pub output: Option<ByteSize>,
+    /// Processes alive at once per command (default 1024, enforced by a pids cgroup: always under
+    /// `strict`; setting it turns the cgroup on under `process` too, at ~10 ms per command).
+    #[serde(default)]
+    pub processes: Option<u32>,
 }
 
 /// What the agent may do, and what a guard warning or block means for this task.
