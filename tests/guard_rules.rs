@@ -338,6 +338,31 @@ fn a_relative_workspace_is_resolved_against_the_current_directory() {
 }
 
 #[test]
+fn deleting_an_ancestor_of_the_workspace_is_blocked_even_in_temp() {
+    // A workspace under /tmp (a clone in /tmp, as CI may have): its parents hold the run logs.
+    let ctx = GuardContext {
+        workspace: Path::new("/tmp/clone/target/medin/runs/r/golden/t/attempt-1/workspace"),
+    };
+    for cmd in [
+        "rm -rf ..",
+        "rm -rf ../..",
+        "rm -rf /tmp/clone",
+        "rm -rf ../receipts.jsonl/..",
+    ] {
+        assert_eq!(check_command(cmd, &ctx).recommendation, Recommendation::Block, "{cmd}");
+    }
+    // Its own files, and unrelated temp paths, are ordinary work.
+    assert_eq!(
+        check_command("rm -rf build", &ctx).recommendation,
+        Recommendation::Allow
+    );
+    assert_eq!(
+        check_command("rm -rf /tmp/scratch-123", &ctx).recommendation,
+        Recommendation::Allow
+    );
+}
+
+#[test]
 fn rewriting_what_an_assertion_expects_is_warned_and_moving_it_is_not() {
     use medin::guard::{check_action, GuardContext, Recommendation};
     let ws = tempfile::tempdir().unwrap();

@@ -157,6 +157,11 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     if base == Path::new("/") {
         return Target::Root;
     }
+    // An ancestor of the workspace holds the run folder (logs, receipts) and more: deleting it
+    // is never ordinary work, even when it sits in a temp directory.
+    if ws.starts_with(&base) {
+        return Target::Outside(base);
+    }
     for tmp in ["/tmp", "/var/tmp", "/dev/shm", "/private/tmp"] {
         if base == Path::new(tmp) {
             return Target::TempRoot;
