@@ -250,25 +250,14 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     if results.is_empty() {
         return conclusion.exit_code();
     }
-    let metrics = report::compute(&results);
-    let breaches = if whole_run {
-        report::check_thresholds(&metrics, &plan.suite.config.thresholds)
-    } else {
-        Vec::new()
+    let run_folder = settings.output.join("runs").join(&settings.run_id);
+    let breaches = match report::conclude(&results, &plan.suite.config.thresholds, whole_run, &run_folder) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("medin: warning: {e}");
+            Vec::new()
+        }
     };
-    println!(
-        "\n{}",
-        report::render_text(&metrics, whole_run.then_some(breaches.as_slice()))
-    );
-    let summary_dir = settings.output.join("runs").join(&settings.run_id);
-    let summary = report::summary_json(&metrics, &breaches, &results);
-    if std::fs::create_dir_all(&summary_dir).is_ok() {
-        let _ = std::fs::write(
-            summary_dir.join("summary.json"),
-            serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        );
-    }
-    println!("  run folder     {}", summary_dir.display());
     if !breaches.is_empty() {
         eprintln!("medin: {} threshold(s) breached; failing the run", breaches.len());
         return ExitCode::from(101);

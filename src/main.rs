@@ -256,30 +256,15 @@ fn cmd_run(
     bar.finish_and_clear();
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by(|a, b| (a.trial.as_str(), a.attempt).cmp(&(b.trial.as_str(), b.attempt)));
-    let metrics = report::compute(&results);
     // Thresholds judge whole suites: a run narrowed to some paths prints metrics, ungated.
-    let whole_run = paths.is_empty();
-    let breaches = if whole_run {
-        report::check_thresholds(&metrics, &plan.suite.config.thresholds)
-    } else {
-        Vec::new()
-    };
-    println!(
-        "\n{}",
-        report::render_text(&metrics, whole_run.then_some(breaches.as_slice()))
-    );
     let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
-    let summary = report::summary_json(&metrics, &breaches, &results);
-    if let Err(e) = std::fs::create_dir_all(&run_folder).and_then(|_| {
-        std::fs::write(
-            run_folder.join("summary.json"),
-            serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        )
-    }) {
-        eprintln!("medin: cannot write the run summary in {}: {e}", run_folder.display());
-        return ExitCode::from(EXIT_HARNESS);
-    }
-    println!("  run folder     {}", run_folder.display());
+    let breaches = match report::conclude(&results, &plan.suite.config.thresholds, paths.is_empty(), &run_folder) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("medin: {e}");
+            return ExitCode::from(EXIT_HARNESS);
+        }
+    };
     let passed = results.iter().filter(|r| r.passed()).count();
     println!("\n{passed} passed, {} failed", results.len() - passed);
     if results

@@ -263,6 +263,35 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
     s
 }
 
+/// Ends a run: computes the metrics of `results`, checks `thresholds` when `gated` (whole
+/// runs only), prints the metrics block, writes `<run_folder>/summary.json` and prints where it
+/// is. Returns the breaches; the error is a summary that could not be written.
+pub fn conclude(
+    results: &[TaskResult],
+    thresholds: &BTreeMap<String, ThresholdSet>,
+    gated: bool,
+    run_folder: &std::path::Path,
+) -> Result<Vec<Breach>, String> {
+    let metrics = compute(results);
+    let breaches = if gated {
+        check_thresholds(&metrics, thresholds)
+    } else {
+        Vec::new()
+    };
+    println!("\n{}", render_text(&metrics, gated.then_some(breaches.as_slice())));
+    let summary = summary_json(&metrics, &breaches, results);
+    std::fs::create_dir_all(run_folder)
+        .and_then(|_| {
+            std::fs::write(
+                run_folder.join("summary.json"),
+                serde_json::to_string_pretty(&summary).unwrap_or_default(),
+            )
+        })
+        .map_err(|e| format!("cannot write the run summary in {}: {e}", run_folder.display()))?;
+    println!("  run folder     {}", run_folder.display());
+    Ok(breaches)
+}
+
 /// The run summary as JSON (written to `<run>/summary.json`).
 pub fn summary_json(metrics: &SuiteMetrics, breaches: &[Breach], results: &[TaskResult]) -> serde_json::Value {
     let trials: Vec<serde_json::Value> = results
