@@ -22,7 +22,9 @@ fi
 
 # rustfmt and clippy for the lint steps of CI.
 if command -v rustup >/dev/null 2>&1; then
-  rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
-  rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+  for c in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" \
+      || echo "medin setup: could not add the $c component (no network?); its CI step will be skipped" >&2
+  done
 fi
 echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version)"
