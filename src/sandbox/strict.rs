@@ -485,6 +485,33 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
     libc::_exit(0)
 }
 
+/// Adds a Landlock "path beneath" rule for `path` to `ruleset_fd`. Returns false when the path
+/// cannot be opened (nothing added). Async-signal-safe: no allocation.
+unsafe fn add_path_rule(ruleset_fd: libc::c_int, path: &std::ffi::CStr, access: u64) -> io::Result<bool> {
+    let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
+    if fd < 0 {
+        return Ok(false);
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    let added = libc::syscall(
+        libc::SYS_landlock_add_rule,
+        ruleset_fd,
+        LANDLOCK_RULE_PATH_BENEATH,
+        &attr as *const PathBeneathAttr,
+        0u32,
+    ) == 0;
+    let err = io::Error::last_os_error();
+    libc::close(fd);
+    if added {
+        Ok(true)
+    } else {
+        Err(err)
+    }
+}
+
 /// Process C: Landlock, seccomp, then back to `std`, which execs the command.
 unsafe fn confine(raw: RawStrict) -> io::Result<()> {
     libc::signal(libc::SIGTERM, libc::SIG_DFL);
@@ -492,44 +519,11 @@ unsafe fn confine(raw: RawStrict) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     // The private /proc exists only now (B mounted it), so its read rule is added here.
-    let proc_fd = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
-    if proc_fd < 0 {
+    if !add_path_rule(raw.ruleset_fd, c"/proc", LANDLOCK_READ)? {
         return Err(io::Error::last_os_error());
     }
-    let attr = PathBeneathAttr {
-        allowed_access: LANDLOCK_READ,
-        parent_fd: proc_fd,
-    };
-    if libc::syscall(
-        libc::SYS_landlock_add_rule,
-        raw.ruleset_fd,
-        LANDLOCK_RULE_PATH_BENEATH,
-        &attr as *const PathBeneathAttr,
-        0u32,
-    ) != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    libc::close(proc_fd);
     // The private /dev/shm (B mounted it; absent if that failed): full access.
-    let shm_fd = libc::open(c"/dev/shm".as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
-    if shm_fd >= 0 {
-        let attr = PathBeneathAttr {
-            allowed_access: LANDLOCK_ALL_V3,
-            parent_fd: shm_fd,
-        };
-        if libc::syscall(
-            libc::SYS_landlock_add_rule,
-            raw.ruleset_fd,
-            LANDLOCK_RULE_PATH_BENEATH,
-            &attr as *const PathBeneathAttr,
-            0u32,
-        ) != 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        libc::close(shm_fd);
-    }
+    add_path_rule(raw.ruleset_fd, c"/dev/shm", LANDLOCK_ALL_V3)?;
     if libc::syscall(libc::SYS_landlock_restrict_self, raw.ruleset_fd, 0u32) != 0 {
         return Err(io::Error::last_os_error());
     }

@@ -77,6 +77,13 @@ fn not_found(rel: &str) -> Receipt {
 }
 
 /// Reads a file that must exist and be a regular file.
+/// The `path` input resolved inside the workspace, and the content of that existing file.
+fn resolve_existing(ctx: &ToolContext, a: &Args) -> Result<(Resolved, Vec<u8>), Receipt> {
+    let (_, r) = resolve(ctx, a.str("path").unwrap_or_default(), true)?;
+    let bytes = read_existing(&r)?;
+    Ok((r, bytes))
+}
+
 fn read_existing(r: &Resolved) -> Result<Vec<u8>, Receipt> {
     match fs::metadata(&r.abs) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(not_found(&r.rel)),
@@ -121,12 +128,8 @@ fn write_checked(r: &Resolved, bytes: &[u8]) -> Result<String, Receipt> {
 
 pub(crate) fn read_file(ctx: &ToolContext, a: &Args) -> Receipt {
     let started = Instant::now();
-    let (_, r) = match resolve(ctx, a.str("path").unwrap_or_default(), true) {
+    let (r, bytes) = match resolve_existing(ctx, a) {
         Ok(x) => x,
-        Err(e) => return e,
-    };
-    let bytes = match read_existing(&r) {
-        Ok(b) => b,
         Err(e) => return e,
     };
     let hash = sha256_tagged(&bytes);
@@ -215,12 +218,8 @@ pub(crate) fn write_file(ctx: &ToolContext, a: &Args) -> Receipt {
 
 pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
     let started = Instant::now();
-    let (_, r) = match resolve(ctx, a.str("path").unwrap_or_default(), true) {
+    let (r, bytes) = match resolve_existing(ctx, a) {
         Ok(x) => x,
-        Err(e) => return e,
-    };
-    let bytes = match read_existing(&r) {
-        Ok(b) => b,
         Err(e) => return e,
     };
     let before = sha256_tagged(&bytes);
