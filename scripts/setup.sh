@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what medin's tests and bundled suite need, idempotently: git, python3 and node (the
 # example agent, several tasks and the TDD fixtures use them). Safe to run again; does nothing when all is there.
+# `scripts/setup.sh --bench` also installs bubblewrap, the comparison in `cargo bench --bench sandbox`.
 set -euo pipefail
 
 need=()
@@ -9,6 +10,9 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v sh >/dev/null 2>&1 || need+=(dash)
 # node runs the Node fixture of the TDD tasks (`node --test`, Node 18+).
 command -v node >/dev/null 2>&1 || need+=(nodejs)
+if [ "${1:-}" = "--bench" ]; then
+  command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

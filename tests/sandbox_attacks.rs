@@ -527,3 +527,65 @@ fn the_cgroup_is_on_at_strict_and_opt_in_at_process() {
         assert!(o.stdout.text.contains("medin-"), "{o:?}");
     }
 }
+
+#[test]
+fn leftovers_at_a_normal_end_get_sigterm_then_the_grace_then_sigkill() {
+    let (_root, ws, _outside) = dirs();
+    let mut plain = process(&ws);
+    plain.cgroup = None; // the default: group and environment tag, no cgroup
+    let mut cfgs = vec![plain, process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.grace = Duration::from_secs(1);
+        let _ = fs::remove_file(ws.join("term.txt"));
+        // The command ends normally, leaving a daemon in its own session that cleans up on
+        // SIGTERM, and a child that ignores SIGTERM (so the whole grace period runs out).
+        let o = sandbox::run_shell(
+            &c,
+            "setsid sh -c 'trap \"echo got-term > term.txt; exit 0\" TERM; while :; do sleep 0.05; done' \
+               > /dev/null 2>&1 & \
+             (trap '' TERM; exec sleep 3781) > /dev/null 2>&1 & \
+             sleep 0.3; echo done",
+            None,
+        )
+        .unwrap();
+        assert!(o.success(), "{:?}: {o:?}", c.isolation);
+        assert_eq!(o.stdout.text, "done\n");
+        assert_eq!(o.limit, None, "{o:?}");
+        assert_eq!(
+            fs::read_to_string(ws.join("term.txt")).unwrap_or_default(),
+            "got-term\n",
+            "{:?}: the daemon was not given SIGTERM first",
+            c.isolation
+        );
+        assert!(
+            o.duration_ms >= 1200,
+            "{:?}: the SIGTERM-ignoring child was killed before the grace ended ({} ms)",
+            c.isolation,
+            o.duration_ms
+        );
+        assert!(o.duration_ms < 5000, "{:?}: {} ms", c.isolation, o.duration_ms);
+        assert_no_leftovers("sleep 3781");
+    }
+}
+
+#[test]
+fn a_command_that_leaves_nothing_behind_pays_no_grace() {
+    let (_root, ws, _outside) = dirs();
+    let mut plain = process(&ws);
+    plain.cgroup = None;
+    let mut cfgs = vec![plain, process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.grace = Duration::from_secs(5);
+        let start = Instant::now();
+        let o = sandbox::run_shell(&c, "sleep 0.05 & wait; echo ok", None).unwrap();
+        assert_eq!(o.stdout.text, "ok\n", "{o:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}: waited for a grace period with nothing left ({:?})",
+            c.isolation,
+            start.elapsed()
+        );
+    }
+}

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use medin::sandbox::{self, ExitKind, SandboxConfig, SandboxError};
+use medin::sandbox::{self, ExitKind, Isolation, SandboxConfig, SandboxError};
 use sha2::{Digest, Sha256};
 
 fn cfg(dir: &Path) -> SandboxConfig {
@@ -350,4 +350,38 @@ fn prepare_workspace_empty_and_errors() {
     sandbox::prepare_workspace(None, &dest).unwrap();
     let e = sandbox::prepare_workspace(Some(&base.path().join("nope")), &base.path().join("ws2")).unwrap_err();
     assert!(matches!(e, SandboxError::Workspace { .. }), "{e}");
+}
+
+#[test]
+fn the_command_starts_with_no_blocked_signals_and_sigpipe_at_its_default() {
+    // The harness (like every Rust program) ignores SIGPIPE and may block signals in its
+    // threads; none of that may reach the command.
+    let ws = tempfile::tempdir().unwrap();
+    for level in [Isolation::None, Isolation::Process] {
+        let mut c = cfg(ws.path());
+        c.isolation = level;
+        let o = sandbox::run_shell(&c, "grep -E '^(SigBlk|SigIgn):' /proc/self/status", None).unwrap();
+        let mask = |key: &str| {
+            let line = o.stdout.text.lines().find(|l| l.starts_with(key)).unwrap_or_default();
+            u64::from_str_radix(line.split_whitespace().nth(1).unwrap_or("x"), 16).unwrap()
+        };
+        assert_eq!(mask("SigBlk:"), 0, "{level:?}: {o:?}");
+        assert_eq!(
+            mask("SigIgn:") & (1 << (13 - 1)),
+            0,
+            "{level:?}: SIGPIPE ignored: {o:?}"
+        );
+        // A writer into a closed pipe dies quietly of SIGPIPE instead of printing EPIPE errors.
+        let o = sandbox::run_shell(&c, "yes | head -n 1", None).unwrap();
+        assert_eq!(o.stdout.text, "y\n");
+        assert_eq!(o.stderr.text, "", "{level:?}");
+    }
+}
+
+#[test]
+fn a_command_with_a_nul_byte_is_a_spawn_error_not_a_panic() {
+    let ws = tempfile::tempdir().unwrap();
+    let e = sandbox::run_shell(&cfg(ws.path()), "echo a\0b", None).unwrap_err();
+    assert!(matches!(e, SandboxError::Spawn { .. }), "{e}");
+    assert!(e.to_string().contains("NUL byte"), "{e}");
 }

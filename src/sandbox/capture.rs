@@ -81,13 +81,3 @@ impl StreamReader {
         }
     }
 }
-
-/// An empty capture (a stream that could not be opened).
-pub(crate) fn empty() -> CapturedOutput {
-    CapturedOutput {
-        text: String::new(),
-        total_bytes: 0,
-        truncated: false,
-        sha256: format!("sha256:{}", hex::encode(Sha256::digest(b""))),
-    }
-}

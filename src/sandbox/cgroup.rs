@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -201,26 +201,15 @@ impl CommandCgroup {
         fs::read_to_string(dir.join("pids.peak")).ok()?.trim().parse().ok()
     }
 
-    /// Whether any process is still a member.
-    pub(crate) fn has_members(&self) -> bool {
-        self.dirs().any(|d| !members(d).is_empty())
+    /// Every member's pid (zombies included, in cgroup v2).
+    pub(crate) fn member_pids(&self) -> Vec<i32> {
+        self.dirs().flat_map(members).collect()
     }
 
-    /// SIGKILLs every member until none is left (bounded by `wait`).
-    pub(crate) fn kill_all(&self, wait: Duration) {
-        let deadline = Instant::now() + wait;
-        loop {
-            let mut any = false;
-            for d in self.dirs() {
-                for pid in members(d) {
-                    any = true;
-                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                }
-            }
-            if !any || Instant::now() >= deadline {
-                return;
-            }
-            thread::sleep(Duration::from_millis(2));
+    /// One SIGKILL to every member.
+    pub(crate) fn kill_members(&self) {
+        for pid in self.member_pids() {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
     }
 

@@ -37,9 +37,10 @@
 //!      sets the hostname, installs a SIGTERM handler that forwards SIGTERM to every process of
 //!      the namespace (`kill(-1)`: reaches children that called `setsid` and double-forked
 //!      daemons), and forks `C`. It then closes its descriptors and reaps every orphan. When `C`
-//!      exits normally it SIGKILLs the whole namespace at once; when `C` exits after the
-//!      harness's SIGTERM (timeout), it leaves the others their grace period (the harness
-//!      SIGKILLs the group, B included, when it ends). It reaps until nothing is left, writes
+//!      exits normally it sends SIGTERM to the whole namespace and, if anything was left, arms
+//!      a timer for the grace period whose SIGALRM SIGKILLs the rest; when `C` exits after the
+//!      harness's SIGTERM (timeout), the harness runs that clock (it SIGKILLs the group, B
+//!      included, when the grace ends). It reaps until nothing is left, writes
 //!      `C`'s raw status to the pipe and exits. When PID 1 exits the kernel kills whatever is
 //!      left in the namespace, so nothing can outlive its command; if the harness dies,
 //!      `PDEATHSIG` chains A → B → all. B's memory is not readable from inside (Landlock
@@ -67,7 +68,8 @@
 //!   and seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
 //!   explaining why — never silently weaker (the runner checks before a task starts).
 //!
-//!   The cost is three forks instead of one; a command's wall time is measured from the first.
+//!   The cost is three forks instead of one (and `fork`, not the cheaper shared-memory clone
+//!   the other levels use: see `spawn.rs`); a command's wall time is measured from the first.
 //!   Known gaps: a process inside may still read world-readable files of the allowed system
 //!   directories (`/etc/passwd`, `/sys`), Landlock ABI 3 does not govern connecting to
 //!   pathname Unix sockets (hence the `/run` tmpfs, but sockets elsewhere stay reachable), and
@@ -75,12 +77,14 @@
 //!
 //! # Ending
 //!
-//! On timeout: SIGTERM to the process group (and in strict mode to the whole namespace),
-//! `grace`, SIGKILL. At a normal end, whatever the command left running is SIGKILLed at once
-//! (no grace: nothing is waiting for it): the process group, then every member of the
-//! command's cgroup (or, without one, every process carrying [`MARKER_VAR`]); in strict mode,
-//! the whole PID namespace. The shell's exit is awaited with a pidfd (no polling delay), and it
-//! is reaped with `wait4` to report CPU time and peak RSS.
+//! At the end of a command — its shell exited, or the timeout fired — whatever is left of its
+//! tree gets SIGTERM, `grace` to exit, then SIGKILL (`tree.rs`): the process group, every
+//! process carrying [`MARKER_VAR`] (children that called `setsid`, double-forked daemons) and
+//! every member of the command's cgroup when it has one (escapees that also cleared their
+//! environment); in strict mode the reaper does the same for the whole PID namespace. A command
+//! that left nothing running pays nothing for this: the shell's exit is awaited with a pidfd
+//! (no polling delay), the search for leftovers reads only the pids allocated since the command
+//! started, and the shell is reaped with `wait4` to report CPU time and peak RSS.
 //!
 //! # Limits and how a hit is named ([`LimitHit`])
 //!
@@ -97,8 +101,10 @@
 //!   detected by the OOM-kill counter (`memory.oom_control` / `memory.events`); plus RLIMIT_AS,
 //!   detected heuristically: a failing command whose stderr says it could not allocate memory.
 //!
-//! Files: `process.rs` (spawn, wait, kill, limit naming), `strict.rs` (the strict-mode child
-//! side, Landlock and seccomp), `cgroup.rs` (per-command cgroups), `probe.rs` (what the machine
+//! Files: `process.rs` (one command from start to receipt, limit naming), `spawn.rs` (starting
+//! the first process: a `vfork`-style clone for `none`/`process`, fork for `strict`),
+//! `tree.rs` (finding and ending what is left), `strict.rs` (the strict-mode child side,
+//! Landlock and seccomp), `cgroup.rs` (per-command cgroups), `probe.rs` (what the machine
 //! supports; `medin doctor`), `exec.rs` (`medin exec`), `capture.rs` (capped, hashed output),
 //! `workspace.rs` (fresh workspace from a fixture).
 
@@ -356,13 +362,16 @@ mod cgroup;
 mod exec;
 mod probe;
 mod process;
+mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
+mod tree;
 mod workspace;
 
 pub use exec::{exec_main, shell_quote, ExecArgs};
 pub use probe::{doctor_main, probe, Capabilities};
-pub use process::{PipedChild, MARKER_VAR};
+pub use process::PipedChild;
+pub use tree::MARKER_VAR;
 
 /// The fixed `PATH` every sandboxed command sees.
 pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -400,7 +409,7 @@ pub fn check_isolation(level: Isolation) -> Result<(), SandboxError> {
 
 /// Whether a live (non-zombie) process is left in process group `pgid`.
 pub fn group_alive(pgid: i32) -> bool {
-    process::group_has_live_members(nix::unistd::Pid::from_raw(pgid))
+    tree::group_has_live_members(nix::unistd::Pid::from_raw(pgid))
 }
 
 /// Copies `fixture` (if any) into a fresh, empty `dest`.

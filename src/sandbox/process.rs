@@ -1,11 +1,13 @@
-//! Running commands as isolated process trees: spawn with `setsid` and rlimits, wait with a
-//! deadline, and kill the whole process group (SIGTERM, grace, SIGKILL) so nothing outlives
-//! its command.
+//! Running one command from start to receipt: prepare its environment, private `TMPDIR` and
+//! cgroup, start it ([`super::spawn`]), capture its output, wait for its exit or its deadline,
+//! end whatever is left of its tree ([`super::tree`]: SIGTERM, grace, SIGKILL), reap it with
+//! its resource usage, and name the limit that ended it.
 //!
-//! The group is always killed while the shell is still an unreaped zombie (its exit is
-//! observed with `waitid(WNOWAIT)`), so the process-group id cannot have been reused by an
-//! unrelated process when the kill is sent.
+//! The tree is always ended while the shell is still an unreaped zombie (its exit is observed
+//! with a pidfd or `waitid(WNOWAIT)`), so the process-group id cannot have been reused by an
+//! unrelated process when the signals are sent.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -15,19 +17,16 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::resource::{getrlimit, setrlimit, Resource};
-use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::{setsid, Pid};
 
-use super::capture::{self, StreamReader};
+use super::capture::StreamReader;
+use super::spawn::{self, errno_to_io, ChildSetup, CommandLine, RawLimits};
+use super::tree::{after, Marker, Tree, MARKER_VAR};
 use super::{
     CommandOutcome, ExitKind, Isolation, LimitHit, ResourceLimits, ResourceUsage, SandboxConfig, SandboxError,
     SANDBOX_PATH,
 };
-
-/// How long to wait for SIGKILLed group members to disappear.
-const GROUP_WAIT: Duration = Duration::from_secs(1);
 
 /// How long to wait for the output pipes to close once the process group is dead.
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
@@ -93,26 +92,21 @@ pub(crate) fn run_shell(
         None
     };
 
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&dir)
-        .env_clear()
-        .env("PATH", SANDBOX_PATH)
-        .env("HOME", &root)
-        .env("TMPDIR", &tmp.0)
-        .env("LANG", "C.UTF-8")
-        .env("TERM", "dumb")
-        .env(MARKER_VAR, &marker.0);
+    let mut env: Vec<(&OsStr, &OsStr)> = vec![
+        (OsStr::new("PATH"), OsStr::new(SANDBOX_PATH)),
+        (OsStr::new("HOME"), root.as_os_str()),
+        (OsStr::new("TMPDIR"), tmp.0.as_os_str()),
+        (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
+        (OsStr::new("TERM"), OsStr::new("dumb")),
+        (OsStr::new(MARKER_VAR), OsStr::new(&marker.0)),
+    ];
     // git must not discover a repository above the workspace (runs live inside projects).
     if let Some(parent) = root.parent() {
-        cmd.env("GIT_CEILING_DIRECTORIES", parent);
+        env.push((OsStr::new("GIT_CEILING_DIRECTORIES"), parent.as_os_str()));
     }
-    cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child_setup = ChildSetup {
+    env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
+    let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
+    let setup = ChildSetup {
         limits: limited.then(|| RawLimits::from(&cfg.limits)),
         #[cfg(target_os = "linux")]
         cgroup_fds: {
@@ -125,59 +119,38 @@ pub(crate) fn run_shell(
             fds
         },
         #[cfg(target_os = "linux")]
-        strict: strict.as_ref().map(|s| s.raw()),
+        strict: strict.as_ref().map(|s| s.raw(cfg.grace)),
     };
-    // SAFETY: the closure only makes async-signal-safe syscalls on values computed before the
-    // fork; it allocates nothing (see ChildSetup::apply and strict::enter).
-    unsafe {
-        cmd.pre_exec(move || child_setup.apply());
-    }
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(spawn_err)?;
-    let pgid = Pid::from_raw(child.id() as i32);
-    let out = child.stdout.take().map(|s| StreamReader::start(s, cfg.output_cap));
-    let err = child.stderr.take().map(|s| StreamReader::start(s, cfg.output_cap));
+    let spawned = spawn::spawn(&line, setup).map_err(spawn_err)?;
+    let pgid = spawned.pid;
+    let out = StreamReader::start(std::fs::File::from(spawned.stdout), cfg.output_cap);
+    let err = StreamReader::start(std::fs::File::from(spawned.stderr), cfg.output_cap);
 
-    let mut timed_out = false;
-    if !wait_exit_until(pgid, after(start, cfg.timeout)) {
-        timed_out = true;
-        let _ = killpg(pgid, Signal::SIGTERM);
-        if !wait_group_exit_until(pgid, after(Instant::now(), cfg.grace)) {
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-    // The shell has exited (or is dying of SIGKILL) but is not reaped yet: kill whatever it
-    // left behind in its group (`sleep 100 &`), then reap it.
-    let _ = killpg(pgid, Signal::SIGKILL);
+    let timed_out = !wait_exit_until(pgid, after(start, cfg.timeout));
+    // The shell has exited (it is an unreaped zombie, so its pgid cannot be reused) or the
+    // timeout fired: whatever is left of the tree gets SIGTERM, the grace period, SIGKILL.
+    let tree = Tree {
+        pgid,
+        marker: limited.then_some(&marker),
+        #[cfg(target_os = "linux")]
+        cgroup: cgroup.as_ref(),
+    };
+    tree.end(cfg.grace);
     let (status, mut usage) = wait_with_usage(pgid).map_err(spawn_err)?;
-    drop(child);
-    wait_group_gone(pgid, GROUP_WAIT);
     #[cfg(target_os = "linux")]
     let (pids_hit, oom) = match &cgroup {
         Some(cg) => {
-            let hits = (cg.pids_hit(), cg.oom_killed());
             usage.peak_processes = cg.peak();
-            // Members that left the group (setsid, double fork, cleared environment).
-            if cg.has_members() {
-                cg.kill_all(GROUP_WAIT);
-            }
-            hits
+            (cg.pids_hit(), cg.oom_killed())
         }
-        None => {
-            if limited {
-                marker.kill_all_since(Some(pgid.as_raw()));
-            }
-            (false, false)
-        }
+        None => (false, false),
     };
     #[cfg(not(target_os = "linux"))]
-    let (pids_hit, oom) = {
-        marker.kill_all();
-        (false, false)
-    };
+    let (pids_hit, oom) = (false, false);
     let duration_ms = start.elapsed().as_millis() as u64;
-    let stdout = out.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
-    let stderr = err.map(|r| r.finish(DRAIN_WAIT)).unwrap_or_else(capture::empty);
+    let stdout = out.finish(DRAIN_WAIT);
+    let stderr = err.finish(DRAIN_WAIT);
     #[cfg(target_os = "linux")]
     drop(cgroup);
     drop(tmp);
@@ -377,45 +350,29 @@ impl PipedChild {
     /// then reaps the leader and returns its status.
     pub fn kill_tree(&mut self, grace: Duration) -> io::Result<ExitStatus> {
         if !self.killed {
-            let _ = killpg(self.pgid, Signal::SIGTERM);
-            wait_group_exit_until(self.pgid, after(Instant::now(), grace));
-            let _ = killpg(self.pgid, Signal::SIGKILL);
+            self.tree().end(grace);
             self.killed = true;
         }
-        let status = self.child.wait();
-        wait_group_gone(self.pgid, GROUP_WAIT);
-        self.marker.kill_all();
-        status
+        self.child.wait()
+    }
+
+    fn tree(&self) -> Tree<'_> {
+        Tree {
+            pgid: self.pgid,
+            marker: Some(&self.marker),
+            #[cfg(target_os = "linux")]
+            cgroup: None,
+        }
     }
 }
 
 impl Drop for PipedChild {
     fn drop(&mut self) {
         if !self.killed {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
+            self.tree().kill_now();
             self.killed = true;
             let _ = self.child.wait();
-            wait_group_gone(self.pgid, GROUP_WAIT);
-            self.marker.kill_all();
         }
-    }
-}
-
-/// After SIGTERM: polls until no live member of group `pgid` is left (the whole tree had its
-/// chance to exit cleanly, not only the leader) or `deadline` passes. Returns whether the group
-/// is gone. The leader, our unreaped child, counts as gone once it is a zombie.
-fn wait_group_exit_until(pgid: Pid, deadline: Instant) -> bool {
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if !group_has_live_members(pgid) {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 
@@ -487,241 +444,12 @@ fn wait_exit_polling(pid: Pid, deadline: Instant) -> bool {
     }
 }
 
-/// The environment variable that tags every process a sandboxed command starts.
-pub const MARKER_VAR: &str = "MEDIN_SANDBOX_RUN";
-
-/// A unique tag put in the environment of a command. Processes that left the process group
-/// (`setsid cmd &`, daemons) still inherit it, so after the group is killed, `/proc/*/environ`
-/// is scanned and every process still carrying the tag is killed too. Best effort: a process
-/// that clears its environment (`env -i`) is not found this way.
-#[derive(Debug)]
-struct Marker(String);
-
-impl Marker {
-    fn new() -> Marker {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        Marker(format!("{}-{n}-{nanos:x}", std::process::id()))
-    }
-
-    /// SIGKILLs every process whose environment carries this tag (a few passes, so children
-    /// forked during a pass are caught by the next).
-    fn kill_all(&self) {
-        self.kill_all_since(None);
-    }
-
-    /// Like [`Marker::kill_all`], but when `first` (the pid of the command's first process) is
-    /// known, only pids allocated since then are read: on Linux `/proc/loadavg` names the last
-    /// pid allocated, and every descendant's pid lies in the cyclic range `first..=last`
-    /// (pids wrap at `pid_max`). This keeps the scan cheap on a machine with many processes.
-    fn kill_all_since(&self, first: Option<i32>) {
-        let needle = format!("{MARKER_VAR}={}\0", self.0).into_bytes();
-        let me = std::process::id() as i32;
-        for _ in 0..5 {
-            let mut found = false;
-            let range = first.and_then(|f| last_pid().map(|l| (f, l)));
-            let Ok(dir) = std::fs::read_dir("/proc") else { return };
-            for entry in dir.flatten() {
-                let name = entry.file_name();
-                let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                    continue;
-                };
-                if pid == me {
-                    continue;
-                }
-                if let Some((f, l)) = range {
-                    let inside = if f <= l {
-                        pid >= f && pid <= l
-                    } else {
-                        pid >= f || pid <= l
-                    };
-                    if !inside {
-                        continue;
-                    }
-                }
-                let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                    continue;
-                };
-                if env.windows(needle.len()).any(|w| w == needle.as_slice()) {
-                    found = true;
-                    let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
-                }
-            }
-            if !found {
-                return;
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
-/// The last pid the kernel allocated (5th field of `/proc/loadavg`), when readable.
-fn last_pid() -> Option<i32> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    text.split_whitespace().nth(4)?.parse().ok()
-}
-
-/// After SIGKILL, waits (bounded) until no live process of group `pgid` is left, so the
-/// caller can rely on the tree being gone when it returns. Zombies count as gone: they are
-/// dead and wait only for their new parent (init) to reap them.
-fn wait_group_gone(pgid: Pid, wait: Duration) {
-    let deadline = after(Instant::now(), wait);
-    while killpg(pgid, None).is_ok() && group_has_live_members(pgid) && Instant::now() < deadline {
-        let _ = killpg(pgid, Signal::SIGKILL);
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Whether `/proc` shows a process of group `pgid` that is not a zombie. When `/proc` cannot
-/// be read, assumes yes (the caller's wait is bounded).
-pub(crate) fn group_has_live_members(pgid: Pid) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return true;
-    };
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
-        if pgrp == Some(pgid.as_raw()) && state != Some("Z") && state != Some("X") {
-            return true;
-        }
-    }
-    false
-}
-
-/// `start + d`, saturating (a huge timeout from an agent must not overflow `Instant`).
-fn after(start: Instant, d: Duration) -> Instant {
-    start
-        .checked_add(d)
-        .or_else(|| start.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
-        .unwrap_or(start)
-}
-
 fn exit_kind(status: ExitStatus) -> ExitKind {
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitKind::Code(code),
         (None, Some(sig)) => ExitKind::Signal(sig),
         (None, None) => ExitKind::Code(-1),
     }
-}
-
-fn errno_to_io(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
-/// Everything the forked child does before exec, prepared before the fork.
-#[derive(Clone, Copy)]
-struct ChildSetup {
-    /// None at isolation `none`.
-    limits: Option<RawLimits>,
-    /// `cgroup.procs` descriptors to join (-1 = none).
-    #[cfg(target_os = "linux")]
-    cgroup_fds: [i32; 2],
-    #[cfg(target_os = "linux")]
-    strict: Option<super::strict::RawStrict>,
-}
-
-// SAFETY: RawStrict holds addresses into the parent's memory that only the forked child reads
-// (its own copy); the parent never dereferences them.
-unsafe impl Send for ChildSetup {}
-unsafe impl Sync for ChildSetup {}
-
-impl ChildSetup {
-    /// Runs in the forked child: async-signal-safe syscalls only.
-    fn apply(&self) -> io::Result<()> {
-        setsid().map_err(errno_to_io)?;
-        let Some(limits) = self.limits else { return Ok(()) };
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: prctl and write(2) with plain integers and a static buffer.
-            unsafe {
-                nix::libc::prctl(
-                    nix::libc::PR_SET_PDEATHSIG,
-                    nix::libc::SIGKILL as nix::libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                for fd in self.cgroup_fds.iter().filter(|fd| **fd >= 0) {
-                    if nix::libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
-                        return Err(io::Error::last_os_error());
-                    }
-                }
-            }
-        }
-        limits.apply().map_err(errno_to_io)?;
-        #[cfg(target_os = "linux")]
-        {
-            match self.strict {
-                None => super::strict::drop_bounding_caps(super::strict::PROCESS_DROP_CAPS),
-                Some(raw) => {
-                    super::strict::drop_bounding_caps(super::strict::STRICT_DROP_CAPS);
-                    // SAFETY: we are the freshly forked child; strict::enter uses raw syscalls only.
-                    return unsafe { super::strict::enter(raw) };
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// rlimit values prepared before the fork, so the child only makes syscalls.
-#[derive(Clone, Copy)]
-struct RawLimits {
-    memory: Option<u64>,
-    cpu: Option<u64>,
-    fsize: Option<u64>,
-    nofile: Option<u64>,
-}
-
-impl From<&ResourceLimits> for RawLimits {
-    fn from(l: &ResourceLimits) -> Self {
-        RawLimits {
-            memory: l.memory,
-            cpu: l.cpu_secs,
-            fsize: l.file_size,
-            nofile: l.open_files,
-        }
-    }
-}
-
-impl RawLimits {
-    /// Runs in the forked child: async-signal-safe syscalls only.
-    fn apply(&self) -> Result<(), Errno> {
-        set_limit(Resource::RLIMIT_CORE, Some(0))?;
-        set_limit(Resource::RLIMIT_AS, self.memory)?;
-        if let Some(cpu) = self.cpu {
-            // Soft limit: SIGXCPU (named CPU_LIMIT); hard limit one second later: SIGKILL.
-            let (_, hard) = getrlimit(Resource::RLIMIT_CPU)?;
-            let soft = (cpu as nix::libc::rlim_t).min(hard);
-            setrlimit(Resource::RLIMIT_CPU, soft, soft.saturating_add(1).min(hard))?;
-        }
-        set_limit(Resource::RLIMIT_FSIZE, self.fsize)?;
-        set_limit(Resource::RLIMIT_NOFILE, self.nofile)
-    }
-}
-
-/// Lowers `resource` to `value` (never above the current hard limit, which would fail).
-fn set_limit(resource: Resource, value: Option<u64>) -> Result<(), Errno> {
-    let Some(value) = value else { return Ok(()) };
-    let (_, hard) = getrlimit(resource)?;
-    let v = (value as nix::libc::rlim_t).min(hard);
-    setrlimit(resource, v, v)
 }
 
 /// A private temporary directory for one command, removed when dropped.

@@ -156,13 +156,18 @@ pub(crate) struct StrictPrep {
 }
 
 impl StrictPrep {
-    /// The raw values the forked children use.
-    pub(crate) fn raw(&self) -> RawStrict {
+    /// The raw values the forked children use; `grace` is what the reaper leaves processes
+    /// between SIGTERM and SIGKILL when the command's shell has exited.
+    pub(crate) fn raw(&self, grace: std::time::Duration) -> RawStrict {
         RawStrict {
             ruleset_fd: self.ruleset.as_raw_fd(),
             deny: (self.deny.as_ptr() as usize, self.deny.len()),
             nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
             network: self.network,
+            grace: libc::timeval {
+                tv_sec: grace.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_usec: grace.subsec_micros() as libc::suseconds_t,
+            },
         }
     }
 }
@@ -287,6 +292,7 @@ pub(crate) struct RawStrict {
     deny: (usize, usize),
     nosys: (usize, usize),
     network: bool,
+    grace: libc::timeval,
 }
 
 fn last_errno() -> i32 {
@@ -323,6 +329,14 @@ extern "C" fn forward_sigterm(_: libc::c_int) {
     // namespace.
     unsafe {
         libc::kill(-1, libc::SIGTERM);
+    }
+}
+
+extern "C" fn kill_namespace(_: libc::c_int) {
+    // SAFETY: kill(2) is async-signal-safe; -1 from PID 1 means every other process of the
+    // namespace.
+    unsafe {
+        libc::kill(-1, libc::SIGKILL);
     }
 }
 
@@ -470,8 +484,23 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         let r = libc::waitpid(-1, &mut st, 0);
         if r == c {
             c_status = st;
-            if !TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
-                libc::kill(-1, libc::SIGKILL);
+            // The command is done; whatever it left running gets SIGTERM now and SIGKILL when
+            // the grace period ends (SIGALRM). After the harness's own SIGTERM (a timeout)
+            // the harness runs that clock.
+            if !TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) && libc::kill(-1, libc::SIGTERM) == 0 {
+                if raw.grace.tv_sec == 0 && raw.grace.tv_usec == 0 {
+                    libc::kill(-1, libc::SIGKILL);
+                } else {
+                    let mut alarm: libc::sigaction = std::mem::zeroed();
+                    alarm.sa_sigaction = kill_namespace as extern "C" fn(libc::c_int) as usize;
+                    libc::sigemptyset(&mut alarm.sa_mask);
+                    libc::sigaction(libc::SIGALRM, &alarm, std::ptr::null_mut());
+                    let timer = libc::itimerval {
+                        it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+                        it_value: raw.grace,
+                    };
+                    libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut());
+                }
             }
         } else if r < 0 {
             if last_errno() == libc::EINTR {

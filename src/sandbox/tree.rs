@@ -1,0 +1,222 @@
+//! Ending a command's process tree so that nothing outlives it: find what is left, SIGTERM it,
+//! give it the grace period, SIGKILL what remains, and wait until it is gone.
+//!
+//! "What is left" is found three ways, because a process can leave its process group:
+//!
+//! - the process group (the command's shell leads it): everything that did not call `setsid`;
+//! - an environment tag ([`MARKER_VAR`]) inherited by every descendant, so a `setsid`
+//!   double-forked daemon is still found (one that clears its environment is not);
+//! - the command's cgroup, when it has one: complete, whatever the process did.
+//!
+//! The first two read `/proc`. To keep a short command cheap, only pids allocated since the
+//! command's first process are read (`/proc/loadavg` names the last pid allocated, and every
+//! descendant's pid lies between the two) — one or two reads for `true` instead of a walk over
+//! every process of the machine; when the range wrapped or is wide, `/proc` is walked.
+//!
+//! A zombie is dead and counts as gone (it only waits for its parent, often init, to reap it).
+//! The caller keeps the shell unreaped while the tree is ended, so the process-group id cannot
+//! be reused by an unrelated process while signals are sent to it.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+
+/// The environment variable that tags every process a sandboxed command starts.
+pub const MARKER_VAR: &str = "MEDIN_SANDBOX_RUN";
+
+/// How long SIGKILLed processes get to disappear.
+pub(super) const GROUP_WAIT: Duration = Duration::from_secs(1);
+
+/// Ranges of pids wider than this are not probed one by one; `/proc` is walked instead.
+const MAX_PROBED_PIDS: i32 = 4096;
+
+/// A unique tag put in the environment of a command (see the module documentation).
+#[derive(Debug)]
+pub(super) struct Marker(pub(super) String);
+
+impl Marker {
+    pub(super) fn new() -> Marker {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Marker(format!("{}-{n}-{nanos:x}", std::process::id()))
+    }
+
+    fn needle(&self) -> Vec<u8> {
+        format!("{MARKER_VAR}={}\0", self.0).into_bytes()
+    }
+}
+
+/// One command's process tree, as far as it can be found.
+pub(super) struct Tree<'a> {
+    /// The process group the command's shell leads (its pid).
+    pub(super) pgid: Pid,
+    /// The environment tag, when escapees are to be searched for.
+    pub(super) marker: Option<&'a Marker>,
+    #[cfg(target_os = "linux")]
+    pub(super) cgroup: Option<&'a super::cgroup::CommandCgroup>,
+}
+
+impl Tree<'_> {
+    /// SIGTERM to everything alive in the tree, up to `grace` for it to exit, then SIGKILL to
+    /// whatever is left (and to what it forked meanwhile), until nothing is left. Returns at
+    /// once when nothing is alive (the usual case: the command left nothing behind).
+    pub(super) fn end(&self, grace: Duration) {
+        let mut termed = self.live();
+        if termed.is_empty() {
+            return;
+        }
+        let _ = killpg(self.pgid, Signal::SIGTERM);
+        for &pid in &termed {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        let deadline = after(Instant::now(), grace);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let left = self.live();
+            if left.is_empty() {
+                return;
+            }
+            // Processes forked since the last look get their SIGTERM too (once each).
+            for pid in left {
+                if termed.insert(pid) {
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+        self.kill_now();
+    }
+
+    /// SIGKILL to the whole tree, repeated until nothing is left (bounded by [`GROUP_WAIT`]).
+    pub(super) fn kill_now(&self) {
+        let deadline = after(Instant::now(), GROUP_WAIT);
+        loop {
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+            #[cfg(target_os = "linux")]
+            if let Some(cg) = self.cgroup {
+                cg.kill_members();
+            }
+            let left = self.live();
+            if left.is_empty() || Instant::now() >= deadline {
+                return;
+            }
+            for pid in left {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Pids of the tree that are alive (not zombies), the caller excluded.
+    fn live(&self) -> BTreeSet<i32> {
+        let me = std::process::id() as i32;
+        let needle = self.marker.map(Marker::needle);
+        let mut found = BTreeSet::new();
+        for pid in candidates(self.pgid.as_raw()) {
+            if pid == me {
+                continue;
+            }
+            let Some(stat) = read_stat(pid) else { continue };
+            if !stat.alive {
+                continue;
+            }
+            let tagged = || {
+                needle.as_ref().is_some_and(|n| {
+                    std::fs::read(format!("/proc/{pid}/environ"))
+                        .is_ok_and(|env| env.windows(n.len()).any(|w| w == n.as_slice()))
+                })
+            };
+            if stat.pgrp == self.pgid.as_raw() || tagged() {
+                found.insert(pid);
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(cg) = self.cgroup {
+            found.extend(
+                cg.member_pids()
+                    .into_iter()
+                    .filter(|p| read_stat(*p).is_some_and(|s| s.alive)),
+            );
+        }
+        found
+    }
+}
+
+/// What `/proc/<pid>/stat` says that matters here.
+struct Stat {
+    /// Not a zombie (Z) and not dead (X).
+    alive: bool,
+    pgrp: i32,
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some(Stat {
+        alive: state != "Z" && state != "X",
+        pgrp,
+    })
+}
+
+/// Pids that may belong to a tree whose first process is `first`: those allocated since, when
+/// that range is known and narrow, else every pid in `/proc`.
+fn candidates(first: i32) -> Vec<i32> {
+    if let Some(last) = last_pid() {
+        if first <= last && last - first < MAX_PROBED_PIDS {
+            return (first..=last).collect();
+        }
+    }
+    all_pids()
+}
+
+/// Every pid listed in `/proc` (empty where there is no `/proc`).
+fn all_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .collect()
+}
+
+/// The last pid the kernel allocated (5th field of `/proc/loadavg`), when readable.
+fn last_pid() -> Option<i32> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// Whether `/proc` shows a process of group `pgid` that is not a zombie. When `/proc` cannot
+/// be read, assumes yes (callers' waits are bounded).
+pub(crate) fn group_has_live_members(pgid: Pid) -> bool {
+    if std::fs::metadata("/proc/self").is_err() {
+        return true;
+    }
+    all_pids()
+        .into_iter()
+        .any(|pid| read_stat(pid).is_some_and(|s| s.alive && s.pgrp == pgid.as_raw()))
+}
+
+/// `start + d`, saturating (a huge timeout from an agent must not overflow `Instant`).
+pub(super) fn after(start: Instant, d: Duration) -> Instant {
+    start
+        .checked_add(d)
+        .or_else(|| start.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+        .unwrap_or(start)
+}
