@@ -2,13 +2,17 @@
 //! `std::process::Command` (both `/bin/true` and `/bin/sh -c true`, since the sandbox always
 //! runs a shell), and bubblewrap (`bwrap`, when installed) for comparison.
 //!
-//! Run: `cargo bench --bench sandbox`. Targets (issue 4): `process` within 1.3x of a plain
-//! spawn of `sh -c true`; `strict` under 5 ms median.
+//! Run: `cargo bench --bench sandbox` (`bash scripts/setup.sh --bench` installs bubblewrap).
+//! Targets (issue 4): `process` within 1.3x of a plain spawn; `strict` under 5 ms median.
+//! Extra variants show where the time goes: `process` with the opt-in cgroup, `strict`
+//! without its cgroup, and without the cgroup and the network namespace.
 //!
-//! Measured on the 2-core development machine (shared, load 5-8, so +-30% run to run), mean per
-//! command: plain `true` 1.46 ms, plain `sh -c true` 1.26-1.74 ms, medin `none` 2.3 ms,
-//! `process` 2.4-2.9 ms, `strict` 5.5 ms (cgroup migration included), bwrap `--unshare-all`
-//! 7.0 ms.
+//! Measured on the 2-core development machine (quiet, load ~1.3), median per command:
+//! plain `true` 740 us, plain `sh -c true` 817 us (919 us with fork+exec), medin `none`
+//! 868 us, `process` 936 us (1.15x `sh -c true`, 1.26x `true`; 1.19 ms with the opt-in
+//! cgroup), `strict` 3.27 ms (3.13 ms
+//! without its cgroup, 2.73 ms also without a network namespace), bwrap `--unshare-all`
+//! 4.62 ms. On a loaded machine (load 5-8) every figure grows by up to 60%.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
@@ -63,6 +67,34 @@ fn bench(c: &mut Criterion) {
                 assert!(o.success());
             })
         });
+        if level == Isolation::Process {
+            let mut cfg = cfg.clone();
+            cfg.cgroup = Some(true);
+            g.bench_function("medin_process_with_cgroup", |b| {
+                b.iter(|| {
+                    let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
+                    assert!(o.success());
+                })
+            });
+        }
+        if level == Isolation::Strict {
+            let mut cfg = cfg.clone();
+            cfg.cgroup = Some(false);
+            g.bench_function("medin_strict_without_cgroup", |b| {
+                b.iter(|| {
+                    let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
+                    assert!(o.success());
+                })
+            });
+            let mut cfg = cfg.clone();
+            cfg.network = true;
+            g.bench_function("medin_strict_without_cgroup_and_netns", |b| {
+                b.iter(|| {
+                    let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
+                    assert!(o.success());
+                })
+            });
+        }
     }
     let bwrap_args = [
         "--unshare-all",

@@ -17,9 +17,10 @@
 //!   its controllers are delegated) that caps the process count and memory even for root — the
 //!   only thing that contains a fork bomb run by root — names the limit that was hit, and lets
 //!   the harness kill every member at the end (escapees that called `setsid` or cleared their
-//!   environment included). It is off by default at `process` because joining a cgroup costs
-//!   one migration per command (an RCU grace period: ~10 ms measured here, vs ~2 ms for the
-//!   whole command), and `process` must stay as fast as a plain spawn. Files outside the
+//!   environment included). It is off by default at `process` because creating, joining and
+//!   removing a cgroup costs about 0.3 ms per command on a quiet machine and up to ~10 ms on a
+//!   loaded one (the migration waits for an RCU grace period), against 0.9 ms for the whole
+//!   command, and `process` must stay within 1.3x of a plain spawn (`benches/sandbox.rs`). Files outside the
 //!   workspace are NOT protected at this level.
 //! - `strict` (Linux, root; opt-in per task or suite): `process` plus namespaces, Landlock and
 //!   seccomp, entered like this (all in the forked child, async-signal-safe syscalls only; every
@@ -234,9 +235,9 @@ pub struct SandboxConfig {
     pub read_paths: Vec<PathBuf>,
     /// Whether each command gets its own cgroup (process-count and memory limits that hold for
     /// root, named hits, complete cleanup of escaped processes). `None` = the level's default:
-    /// on for `strict`, off for `process` (joining a cgroup costs one cgroup migration, about
-    /// an RCU grace period — ~10 ms on a busy machine — per command, and `process` must stay
-    /// as fast as a plain spawn), never for `none`.
+    /// on for `strict`, off for `process` (a cgroup costs 0.3 ms per command on a quiet
+    /// machine, up to ~10 ms on a loaded one, and `process` must stay as fast as a plain
+    /// spawn), never for `none`.
     pub cgroup: Option<bool>,
 }
 

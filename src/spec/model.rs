@@ -236,7 +236,7 @@ pub struct Limits {
     #[serde(default)]
     pub output: Option<ByteSize>,
     /// Processes alive at once per command (default 1024, enforced by a pids cgroup: always under
-    /// `strict`; setting it turns the cgroup on under `process` too, at ~10 ms per command).
+    /// `strict`; setting it turns the cgroup on under `process` too, at 0.3-10 ms per command).
     #[serde(default)]
     pub processes: Option<u32>,
 }
