@@ -401,12 +401,13 @@ fn raising_own_rlimits_fails_even_as_root() {
     for c in cfgs {
         let o = sandbox::run_shell(
             &c,
-            "ulimit -H -n 100000; ulimit -H -v unlimited; python3 -c 'import resource as r; r.setrlimit(r.RLIMIT_FSIZE, (r.RLIM_INFINITY, r.RLIM_INFINITY))' || echo py-denied; ulimit -H -n; ulimit -H -v",
+            "ulimit -H -n 100000; ulimit -H -f unlimited; python3 -c 'import resource as r; r.setrlimit(r.RLIMIT_FSIZE, (r.RLIM_INFINITY, r.RLIM_INFINITY))' || echo py-denied; ulimit -H -n; ulimit -H -f",
             None,
         )
         .unwrap();
         let lines: Vec<&str> = o.stdout.text.lines().collect();
-        assert_eq!(lines, ["py-denied", "1024", "1048576"], "{o:?}");
+        // dash counts `ulimit -f` in 512-byte blocks: 256 MiB.
+        assert_eq!(lines, ["py-denied", "1024", "524288"], "{o:?}");
     }
 }
 
@@ -587,5 +588,28 @@ fn a_command_that_leaves_nothing_behind_pays_no_grace() {
             c.isolation,
             start.elapsed()
         );
+    }
+}
+
+#[test]
+fn an_explicit_memory_limit_holds_for_the_tree_and_lets_runtimes_start() {
+    let (_root, ws, _outside) = dirs();
+    if !sandbox::probe().memory_cgroup {
+        return; // without a memory cgroup the limit is RLIMIT_AS (tested above)
+    }
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.limits.memory = Some(96 << 20);
+        // A shell that doubles a string until it dies says nothing on stderr: only the cgroup's
+        // OOM counter can name it.
+        let o = sandbox::run_shell(&c, "s=x; while :; do s=$s$s; done", None).unwrap();
+        assert!(!o.success(), "{o:?}");
+        assert_eq!(o.limit, Some(LimitHit::MemoryLimit), "{:?}: {o:?}", c.isolation);
+        // node reserves far more address space than 96 MiB; under RLIMIT_AS it could not start.
+        if std::process::Command::new("node").arg("--version").output().is_ok() {
+            let o = sandbox::run_shell(&c, "node -e 'console.log(6 * 7)'", None).unwrap();
+            assert_eq!(o.stdout.text, "42\n", "{:?}: {o:?}", c.isolation);
+        }
     }
 }

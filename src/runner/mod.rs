@@ -950,7 +950,10 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
     let l = &task.limits;
     cfg.timeout = l.command_timeout.map(|d| d.0).unwrap_or(DEFAULT_COMMAND_TIMEOUT);
     if let Some(m) = l.memory {
+        // An explicit memory limit gets the cgroup, which limits what the tree really uses and
+        // names a hit for certain (see sandbox::SandboxConfig::cgroup).
         cfg.limits.memory = Some(m.0);
+        cfg.cgroup = Some(true);
     }
     if let Some(c) = l.cpu {
         cfg.limits.cpu_secs = Some(c.0.as_secs().max(1));

@@ -175,6 +175,11 @@ impl CommandCgroup {
         Ok(Some(cg))
     }
 
+    /// Whether this cgroup limits memory.
+    pub(crate) fn limits_memory(&self) -> bool {
+        self.memory.is_some()
+    }
+
     /// Raw descriptors for the child (valid as long as `self` lives).
     pub(crate) fn join_fds(&self) -> Vec<i32> {
         self.join_fds.iter().map(|f| f.as_raw_fd()).collect()

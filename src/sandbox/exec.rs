@@ -19,7 +19,8 @@ pub struct ExecArgs {
     /// Allow network access (strict mode otherwise gives the command no network).
     #[arg(long)]
     pub network: bool,
-    /// Memory limit, e.g. 64MiB (default 1GiB).
+    /// Memory limit, e.g. 64MiB (default 1GiB of address space per process; setting it puts
+    /// the command in a memory cgroup, where the limit holds for the whole tree).
     #[arg(long)]
     pub memory: Option<String>,
     /// CPU-time limit, e.g. 5s (default none).
@@ -80,6 +81,7 @@ pub fn exec_config(a: &ExecArgs) -> Result<SandboxConfig, String> {
     cfg.network = a.network;
     if let Some(m) = &a.memory {
         cfg.limits.memory = Some(ByteSize::parse(m).map_err(|e| format!("--memory: {e}"))?.0);
+        cfg.cgroup = Some(true);
     }
     if let Some(c) = &a.cpu {
         let d = DurationSpec::parse(c).map_err(|e| format!("--cpu: {e}"))?.0;

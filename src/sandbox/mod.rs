@@ -98,9 +98,13 @@
 //! - `PROCESS_LIMIT`: the cgroup `pids` controller (`pids.max`); a hit is read from
 //!   `pids.events` (`max N`). RLIMIT_NPROC does not bind root, so without a cgroup the process
 //!   count is not limited and doctor says so.
-//! - `MEMORY_LIMIT`: the cgroup memory limit (v1 `memory.limit_in_bytes`, v2 `memory.max`),
-//!   detected by the OOM-kill counter (`memory.oom_control` / `memory.events`); plus RLIMIT_AS,
-//!   detected heuristically: a failing command whose stderr says it could not allocate memory.
+//! - `MEMORY_LIMIT`: with a memory cgroup (strict, or any explicit memory limit), the cgroup's
+//!   limit on the tree's resident memory (v1 `memory.limit_in_bytes`, v2 `memory.max`, no
+//!   swap), detected for certain by the OOM-kill counter (`memory.oom_control` /
+//!   `memory.events`); RLIMIT_AS is then not set, since runtimes (node, the JVM, Go) reserve
+//!   address space far beyond what they use. Without a cgroup, RLIMIT_AS per process, detected
+//!   heuristically: a failing command whose stderr says it could not allocate memory (a
+//!   program that crashes on a failed allocation without saying so is not named).
 //!
 //! Files: `process.rs` (one command from start to receipt, limit naming), `spawn.rs` (starting
 //! the first process: a `vfork`-style clone for `none`/`process`, fork for `strict`),
@@ -262,7 +266,7 @@ impl SandboxConfig {
 /// rlimits applied to each command (None = inherit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceLimits {
-    /// Address space, bytes.
+    /// Memory, bytes: the memory cgroup's limit when the command has one, else RLIMIT_AS.
     pub memory: Option<u64>,
     /// CPU seconds.
     pub cpu_secs: Option<u64>,

@@ -106,8 +106,16 @@ pub(crate) fn run_shell(
     }
     env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
     let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
+    let mut raw_limits = RawLimits::from(&cfg.limits);
+    // With a memory cgroup, the cgroup is the memory limit (resident memory of the whole tree,
+    // a hit named by the OOM counter). RLIMIT_AS would only get in the way: it counts address
+    // space, which runtimes such as node, the JVM or Go reserve far beyond what they use.
+    #[cfg(target_os = "linux")]
+    if cgroup.as_ref().is_some_and(|cg| cg.limits_memory()) {
+        raw_limits.memory = None;
+    }
     let setup = ChildSetup {
-        limits: limited.then(|| RawLimits::from(&cfg.limits)),
+        limits: limited.then_some(raw_limits),
         #[cfg(target_os = "linux")]
         cgroup_fds: {
             let mut fds = [-1i32; 2];
@@ -230,6 +238,9 @@ fn name_limit(limits: &ResourceLimits, s: LimitSignals<'_>) -> Option<LimitHit> 
             "memoryerror",
             "memory allocation of",
             "failed to allocate",
+            "cannot allocate",
+            "memory exhausted",
+            "outofmemory",
             "std::bad_alloc",
         ];
         if phrases.iter().any(|p| lower.contains(p)) {

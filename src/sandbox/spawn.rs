@@ -145,7 +145,8 @@ impl ChildSetup {
 /// rlimit values prepared before the fork, so the child only makes syscalls.
 #[derive(Clone, Copy)]
 pub(super) struct RawLimits {
-    memory: Option<u64>,
+    /// RLIMIT_AS, bytes.
+    pub(super) memory: Option<u64>,
     cpu: Option<u64>,
     fsize: Option<u64>,
     nofile: Option<u64>,

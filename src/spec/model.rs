@@ -223,7 +223,9 @@ pub struct Limits {
     /// Mutating file operations the agent may make.
     #[serde(default)]
     pub max_changes: Option<u32>,
-    /// Address-space limit per command (default 1GiB).
+    /// Memory limit per command (default 1GiB address space per process). Setting it gives each
+    /// command a memory cgroup: the limit then holds for the whole tree's resident memory and a
+    /// hit is named MEMORY_LIMIT for certain.
     #[serde(default)]
     pub memory: Option<ByteSize>,
     /// CPU-time limit per command (default: the command timeout).
