@@ -43,7 +43,8 @@ pub struct RunSettings {
     /// The agent for tasks that do not pin one.
     pub default_agent: AgentSource,
     pub activity_log: ActivityLog,
-    /// Isolation for tasks that do not set one (the suite's `isolation`); None = `process`.
+    /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
+    /// this machine supports ([`sandbox::default_isolation`]).
     pub isolation: Option<crate::sandbox::Isolation>,
 }
 
@@ -972,7 +973,7 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
     let tools = toolchain::toolchain_setup(&task.toolchains, sandbox::SANDBOX_PATH);
     cfg.env.extend(tools.env);
     cfg.read_paths.extend(tools.read_paths);
-    cfg.isolation = task.isolation.unwrap_or_default();
+    cfg.isolation = task.isolation.unwrap_or_else(sandbox::default_isolation);
     cfg
 }
 

@@ -13,9 +13,10 @@ pub struct ExecArgs {
     /// The workspace the command runs in (default: the current directory).
     #[arg(long)]
     pub workspace: Option<PathBuf>,
-    /// none | process | strict (default process).
-    #[arg(long, default_value = "process")]
-    pub isolation: Isolation,
+    /// none | process | strict (default: the strongest this machine supports, as for tasks;
+    /// `medin doctor` names it).
+    #[arg(long)]
+    pub isolation: Option<Isolation>,
     /// Allow network access (strict mode otherwise gives the command no network).
     #[arg(long)]
     pub network: bool,
@@ -77,7 +78,7 @@ pub fn exec_config(a: &ExecArgs) -> Result<SandboxConfig, String> {
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
     let mut cfg = SandboxConfig::new(ws);
-    cfg.isolation = a.isolation;
+    cfg.isolation = a.isolation.unwrap_or_else(super::default_isolation);
     cfg.network = a.network;
     if let Some(m) = &a.memory {
         cfg.limits.memory = Some(ByteSize::parse(m).map_err(|e| format!("--memory: {e}"))?.0);

@@ -9,7 +9,7 @@
 //!
 //! - `none`: own session/process group, scrubbed environment, private `TMPDIR`, timeout and
 //!   whole-group kill. No rlimits, no cgroup, no search for escaped processes. For debugging.
-//! - `process` (the default, every platform): `none` plus rlimits (address space, CPU, file
+//! - `process` (every platform; the default where `strict` cannot be had): `none` plus rlimits (address space, CPU, file
 //!   size, open files, no core dumps), `CAP_SYS_RESOURCE` dropped from the bounding set (so a
 //!   root command cannot raise its own hard limits after exec). Leftovers that left the process
 //!   group are found by an environment tag ([`MARKER_VAR`]). Opt-in ([`SandboxConfig::cgroup`];
@@ -22,7 +22,7 @@
 //!   loaded one (the migration waits for an RCU grace period), against 0.9 ms for the whole
 //!   command, and `process` must stay within 1.3x of a plain spawn (`benches/sandbox.rs`). Files outside the
 //!   workspace are NOT protected at this level.
-//! - `strict` (Linux, root; opt-in per task or suite): `process` plus namespaces, Landlock and
+//! - `strict` (Linux, root; the default where available, see [`default_isolation`]): `process` plus namespaces, Landlock and
 //!   seccomp, entered like this (all in the forked child, async-signal-safe syscalls only; every
 //!   allocation — Landlock ruleset fd, BPF program, cgroup fds, paths — is made before the fork):
 //!
@@ -401,6 +401,15 @@ pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Resu
 /// `cfg.env`. The returned [`PipedChild`] kills the whole tree when dropped.
 pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     process::spawn_piped(cfg, command, cwd)
+}
+
+/// The level a task (or `medin exec`) gets when neither it nor its suite asks for one: the
+/// strongest this machine supports — `strict` where it can be had (Linux, root, namespaces,
+/// Landlock, seccomp), else `process` — so that a task's `network: false` and its workspace
+/// walls hold wherever the kernel allows. Receipts record the level each command got; `medin
+/// doctor` prints it. A level asked for explicitly is never weakened (see [`check_isolation`]).
+pub fn default_isolation() -> Isolation {
+    probe().best
 }
 
 /// `Ok` when commands can run at `level` on this machine; otherwise

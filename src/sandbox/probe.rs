@@ -164,15 +164,16 @@ impl Capabilities {
         s.push_str(&format!(
             "memory limit     {}\n",
             if self.memory_cgroup {
-                "RLIMIT_AS, plus a memory cgroup at strict (OOM kills are named MEMORY_LIMIT)"
+                "a memory cgroup at strict and with any explicit limit (the tree's resident memory; OOM kills named MEMORY_LIMIT), else RLIMIT_AS per process"
             } else {
                 "RLIMIT_AS only (hits named heuristically)"
             }
         ));
         s.push_str(&format!("strict           {}\n", res(&self.strict)));
         s.push_str(&format!(
-            "levels           none, process{}; tasks get `process` unless they or the suite ask for `isolation: strict`\n",
-            if self.strict.is_ok() { ", strict" } else { "" }
+            "levels           none, process{}; tasks and `medin exec` get `{}` (the strongest available) unless they or the suite ask for another level\n",
+            if self.strict.is_ok() { ", strict" } else { "" },
+            self.best
         ));
         s
     }

@@ -41,9 +41,10 @@ pub struct TaskSpec {
     pub limits: Limits,
     #[serde(default)]
     pub policy: Policy,
-    /// How strongly commands are confined: `none`, `process` (default) or `strict` (Linux,
-    /// root: namespaces, Landlock, seccomp). Overrides the suite's `isolation`. A level the
-    /// machine cannot give fails the task; `medin doctor` shows what is available.
+    /// How strongly commands are confined: `none`, `process` or `strict` (Linux, root:
+    /// namespaces, Landlock, seccomp). Overrides the suite's `isolation`; unset in both, the
+    /// strongest level this machine supports. A level asked for that the machine cannot give
+    /// fails the task; `medin doctor` shows what is available.
     #[serde(default)]
     pub isolation: Option<crate::sandbox::Isolation>,
     /// Pins the task to one agent (e.g. `oracle` for harness self-tests).

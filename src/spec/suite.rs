@@ -30,7 +30,8 @@ pub struct SuiteConfig {
     /// `overall` and per-category thresholds.
     #[serde(default)]
     pub thresholds: BTreeMap<String, ThresholdSet>,
-    /// Isolation level for tasks that do not set one: `none`, `process` (default) or `strict`.
+    /// Isolation level for tasks that do not set one: `none`, `process` or `strict` (default:
+    /// the strongest this machine supports).
     #[serde(default)]
     pub isolation: Option<crate::sandbox::Isolation>,
 }
