@@ -613,3 +613,21 @@ fn an_explicit_memory_limit_holds_for_the_tree_and_lets_runtimes_start() {
         }
     }
 }
+
+#[test]
+fn a_limit_hit_by_one_child_is_named_though_the_command_goes_on() {
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.limits.file_size = Some(1 << 20);
+        c.limits.cpu_secs = Some(1);
+        let o = sandbox::run_shell(&c, "head -c 5000000 /dev/zero > big; echo after", None).unwrap();
+        assert_eq!(o.stdout.text, "after\n", "{o:?}");
+        assert_eq!(o.limit, Some(LimitHit::FileSizeLimit), "{:?}: {o:?}", c.isolation);
+        assert!(fs::metadata(ws.join("big")).unwrap().len() <= 1 << 20);
+        let o = sandbox::run_shell(&c, "sh -c 'while :; do :; done'; echo after", None).unwrap();
+        assert_eq!(o.stdout.text, "after\n", "{o:?}");
+        assert_eq!(o.limit, Some(LimitHit::CpuLimit), "{:?}: {o:?}", c.isolation);
+    }
+}

@@ -227,6 +227,14 @@ fn name_limit(limits: &ResourceLimits, s: LimitSignals<'_>) -> Option<LimitHit> 
         }
         _ => {}
     }
+    // A child killed by SIGXCPU / SIGXFSZ while the shell went on (`head -c 1G > f; ls`): the
+    // shell reports the death on stderr, whatever the command's own exit status.
+    if limits.cpu_secs.is_some() && s.stderr.contains("CPU time limit exceeded") {
+        return Some(LimitHit::CpuLimit);
+    }
+    if limits.file_size.is_some() && s.stderr.contains("File size limit exceeded") {
+        return Some(LimitHit::FileSizeLimit);
+    }
     if failed && limits.file_size.is_some() && s.stderr.contains("File too large") {
         return Some(LimitHit::FileSizeLimit);
     }
@@ -554,6 +562,13 @@ mod tests {
         let mut s = signals(ExitKind::Signal(9));
         s.oom = true;
         assert_eq!(name_limit(&l, s), Some(LimitHit::MemoryLimit));
+        // A child's limit death reported by the shell, though the command went on and exited 0.
+        let mut s = signals(ExitKind::Code(0));
+        s.stderr = "File size limit exceeded\n";
+        assert_eq!(name_limit(&l, s), Some(LimitHit::FileSizeLimit));
+        let mut s = signals(ExitKind::Code(0));
+        s.stderr = "sh: 1: CPU time limit exceeded\n";
+        assert_eq!(name_limit(&l, s), Some(LimitHit::CpuLimit));
         // Without a CPU limit, SIGXCPU is not ours to name.
         l.cpu_secs = None;
         assert_eq!(name_limit(&l, signals(ExitKind::Signal(24))), None);
