@@ -165,3 +165,90 @@ fn suite_isolation_applies_to_tasks_that_do_not_set_their_own() {
         assert!(stdout.contains("isolation `strict` is not available here"), "{stdout}");
     }
 }
+
+/// Runs `medin` as the unprivileged user `nobody` (uid 65534) with `setpriv`, from a copy of
+/// the binary that user can execute. None when this test does not run as root or has no
+/// `setpriv` (then the whole suite already runs unprivileged, strict tests included).
+fn as_nobody(dir: &std::path::Path) -> Option<Command> {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        return None;
+    }
+    let bin = dir.join("medin");
+    std::fs::copy(env!("CARGO_BIN_EXE_medin"), &bin).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin)
+        .env("HOME", dir)
+        .current_dir(dir);
+    Some(c)
+}
+
+#[test]
+fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut doctor) = as_nobody(dir.path()) else {
+        return;
+    };
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::os::unix::fs::chown(&ws, Some(65534), Some(65534)).unwrap();
+    let caps = json(&doctor.args(["doctor", "--json"]).output().unwrap().stdout);
+    assert_eq!(caps["root"], false, "{caps}");
+    let outside = dir.path().join("outside.txt");
+    let exec = |args: &[&str], script: &str| {
+        let mut c = as_nobody(dir.path()).unwrap();
+        c.args(["exec", "--isolation", "strict", "--workspace"])
+            .arg(&ws)
+            .args(args)
+            .args(["--", "sh", "-c", script]);
+        c.output().unwrap()
+    };
+    let out = exec(
+        &[],
+        &format!(
+            "id -u; echo in > f; cat f; echo out > {}; ps -e | wc -l",
+            outside.display()
+        ),
+    );
+    if caps["strict_ok"] != true {
+        // Unprivileged user namespaces are off here: the request fails with the reason.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains("not available here") && err.contains("user namespace"),
+            "{err}"
+        );
+        return;
+    }
+    let r = json(&out.stdout);
+    assert_eq!(r["isolation"], "strict", "{r}");
+    let lines: Vec<&str> = r["stdout"]["text"].as_str().unwrap().lines().map(str::trim).collect();
+    // Still nobody inside (no capability after exec), the workspace writable, nothing outside,
+    // and only its own processes in sight (ps, sh, wc, the reaper and the header line).
+    assert_eq!(lines[..2], ["65534", "in"], "{r}");
+    assert!(lines[2].parse::<u32>().unwrap() <= 6, "{r}");
+    assert!(!outside.exists(), "wrote outside the workspace: {r}");
+    assert!(
+        r["stderr"]["text"].as_str().unwrap().contains("Permission denied"),
+        "{r}"
+    );
+    // A fork bomb in a program meets the process limit, named, and leaves nothing behind.
+    if caps["nproc_in_user_namespace"] == true {
+        let out = exec(
+            &["--max-procs", "40"],
+            "python3 -c 'import os, time\nfor i in range(500):\n    if os.fork() == 0:\n        time.sleep(30); os._exit(0)'",
+        );
+        let r = json(&out.stdout);
+        assert_eq!(r["limit"], "PROCESS_LIMIT", "{r}");
+        let left = Command::new("pgrep").args(["-u", "65534"]).output().unwrap();
+        assert!(
+            left.stdout.is_empty(),
+            "left behind: {}",
+            String::from_utf8_lossy(&left.stdout)
+        );
+    }
+}

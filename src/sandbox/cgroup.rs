@@ -175,6 +175,11 @@ impl CommandCgroup {
         Ok(Some(cg))
     }
 
+    /// Whether this cgroup limits the process count.
+    pub(crate) fn limits_processes(&self) -> bool {
+        self.pids.is_some()
+    }
+
     /// Whether this cgroup limits memory.
     pub(crate) fn limits_memory(&self) -> bool {
         self.memory.is_some()

@@ -22,7 +22,8 @@
 //!   loaded one (the migration waits for an RCU grace period), against 0.9 ms for the whole
 //!   command, and `process` must stay within 1.3x of a plain spawn (`benches/sandbox.rs`). Files outside the
 //!   workspace are NOT protected at this level.
-//! - `strict` (Linux, root; the default where available, see [`default_isolation`]): `process` plus namespaces, Landlock and
+//! - `strict` (Linux, as root or through an unprivileged user namespace; the default where
+//!   available, see [`default_isolation`]): `process` plus namespaces, Landlock and
 //!   seccomp, entered like this (all in the forked child, async-signal-safe syscalls only; every
 //!   allocation — Landlock ruleset fd, BPF program, cgroup fds, paths — is made before the fork):
 //!
@@ -64,9 +65,16 @@
 //!
 //!   The network namespace has no interface up (not even loopback), so with network off nothing
 //!   — not even a listener on the host's 127.0.0.1 — is reachable. With network allowed, the
-//!   network namespace is not created. Strict mode needs root (namespaces and mounts without a
-//!   user namespace; a user-namespace path for unprivileged users is not implemented), Landlock
-//!   and seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
+//!   network namespace is not created.
+//!
+//!   Without root, `A` adds a user namespace to its `unshare` and maps its own uid and gid to
+//!   themselves (`setgroups` denied): inside it, B may mount and set the hostname, while the
+//!   command, which is still the caller's uid, holds no capability once it execs. There, with
+//!   no pids cgroup (non-root users rarely have one), the process limit is RLIMIT_NPROC, set
+//!   after the namespace exists: since Linux 5.14 it counts only that namespace's processes.
+//!   The probe runs `true` through this whole path once, so "available" means "works here".
+//!   Strict mode needs namespaces (as root, or unprivileged user namespaces), Landlock and
+//!   seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
 //!   explaining why — never silently weaker (the runner checks before a task starts).
 //!
 //!   The cost is three forks instead of one (and `fork`, not the cheaper shared-memory clone
@@ -97,7 +105,8 @@
 //!   large` (EFBIG) in stderr of a failing command.
 //! - `PROCESS_LIMIT`: the cgroup `pids` controller (`pids.max`); a hit is read from
 //!   `pids.events` (`max N`). RLIMIT_NPROC does not bind root, so without a cgroup the process
-//!   count is not limited and doctor says so.
+//!   count of a root command is not limited and doctor says so; a non-root strict command gets
+//!   RLIMIT_NPROC in its user namespace, and a hit is named from failed forks in stderr.
 //! - `MEMORY_LIMIT`: with a memory cgroup (strict, or any explicit memory limit), the cgroup's
 //!   limit on the tree's resident memory (v1 `memory.limit_in_bytes`, v2 `memory.max`, no
 //!   swap), detected for certain by the OOM-kill counter (`memory.oom_control` /
@@ -128,7 +137,7 @@ pub enum Isolation {
     /// rlimits, cgroup limits, whole-tree kill (the default).
     #[default]
     Process,
-    /// Namespaces, Landlock and seccomp on top of `process` (Linux, root).
+    /// Namespaces, Landlock and seccomp on top of `process` (Linux; root or user namespaces).
     Strict,
 }
 
@@ -404,7 +413,7 @@ pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<Pip
 }
 
 /// The level a task (or `medin exec`) gets when neither it nor its suite asks for one: the
-/// strongest this machine supports — `strict` where it can be had (Linux, root, namespaces,
+/// strongest this machine supports — `strict` where it can be had (Linux with namespaces,
 /// Landlock, seccomp), else `process` — so that a task's `network: false` and its workspace
 /// walls hold wherever the kernel allows. Receipts record the level each command got; `medin
 /// doctor` prints it. A level asked for explicitly is never weakened (see [`check_isolation`]).

@@ -15,7 +15,8 @@ pub struct Capabilities {
     pub os: &'static str,
     /// Running as uid 0.
     pub root: bool,
-    /// PID, mount, network, IPC and UTS namespaces can be created (`Err`: why not).
+    /// PID, mount, network, IPC and UTS namespaces can be created — without root, inside a new
+    /// user namespace (`Err`: why not).
     pub namespaces: Result<(), String>,
     /// Landlock ABI version (None: unsupported or disabled).
     pub landlock_abi: Option<i32>,
@@ -25,6 +26,9 @@ pub struct Capabilities {
     pub cgroups: String,
     /// A process-count limit holds (pids cgroup).
     pub process_limit: bool,
+    /// RLIMIT_NPROC is charged per user namespace (Linux 5.14+), so a harness that is not root
+    /// limits a strict command's processes with it.
+    pub nproc_in_user_namespace: bool,
     /// A memory cgroup limit (with OOM detection) holds.
     pub memory_cgroup: bool,
     /// Whether `strict` can be had (`Err`: why not).
@@ -55,16 +59,23 @@ fn detect() -> Capabilities {
     // SAFETY: PR_GET_SECCOMP only reads the calling thread's mode.
     let seccomp = unsafe { nix::libc::prctl(nix::libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
     let layout = super::cgroup::layout();
-    let strict = if !root {
-        Err("strict isolation needs root (it mounts a private /proc in new PID and mount namespaces without a user namespace); run as root or use `process`".to_string())
-    } else if let Err(e) = &namespaces {
-        Err(format!("namespaces cannot be created: {e}"))
+    let strict = if let Err(e) = &namespaces {
+        Err(if root {
+            format!("namespaces cannot be created: {e}")
+        } else {
+            format!(
+                "namespaces cannot be created without root through a user namespace ({e}); \
+                 enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 \
+                 or user.max_user_namespaces > 0, or the distribution's AppArmor userns policy) \
+                 or run as root"
+            )
+        })
     } else if landlock_abi.is_none() {
         Err("Landlock is not available in this kernel (needs Linux 5.13+ with `landlock` in the LSM list)".to_string())
     } else if !seccomp {
         Err("seccomp filters are not available in this kernel".to_string())
     } else {
-        Ok(())
+        probe_strict_command()
     };
     Capabilities {
         os: std::env::consts::OS,
@@ -74,6 +85,7 @@ fn detect() -> Capabilities {
         seccomp,
         cgroups: layout.describe(),
         process_limit: layout.pids.is_some(),
+        nproc_in_user_namespace: super::strict::nproc_counts_per_user_namespace(),
         memory_cgroup: layout.memory.is_some(),
         best: if strict.is_ok() {
             Isolation::Strict
@@ -84,14 +96,43 @@ fn detect() -> Capabilities {
     }
 }
 
+/// Runs `true` through the real strict path once (namespaces, the private /proc, Landlock,
+/// seccomp), so that "available" means "works here", not "the syscalls exist": a container
+/// may allow the namespaces but not a fresh /proc, for one.
+#[cfg(target_os = "linux")]
+fn probe_strict_command() -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("medin-strict-probe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).map_err(|e| format!("cannot create a probe workspace {}: {e}", dir.display()))?;
+    let mut cfg = super::SandboxConfig::new(&dir);
+    cfg.isolation = Isolation::Strict;
+    cfg.cgroup = Some(false);
+    cfg.timeout = std::time::Duration::from_secs(10);
+    let result = match super::process::run_shell_unchecked(&cfg, "true", None) {
+        Ok(o) if o.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "a probe command under strict isolation failed ({:?}): {}",
+            o.exit,
+            o.stderr.text.trim()
+        )),
+        Err(e) => Err(format!("a probe command under strict isolation could not start: {e}")),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 #[cfg(target_os = "linux")]
 fn probe_namespaces() -> Result<(), String> {
     use std::os::unix::process::CommandExt;
-    let flags = nix::libc::CLONE_NEWPID
+    let mut flags = nix::libc::CLONE_NEWPID
         | nix::libc::CLONE_NEWNS
         | nix::libc::CLONE_NEWNET
         | nix::libc::CLONE_NEWIPC
         | nix::libc::CLONE_NEWUTS;
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        flags |= nix::libc::CLONE_NEWUSER;
+    }
     let mut cmd = std::process::Command::new("/bin/true");
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -108,7 +149,14 @@ fn probe_namespaces() -> Result<(), String> {
     match cmd.status() {
         Ok(s) if s.success() => Ok(()),
         Ok(s) => Err(format!("a probe process in new namespaces ended with {s}")),
-        Err(e) => Err(format!("unshare(PID|mount|net|IPC|UTS) failed: {e}")),
+        Err(e) => Err(format!(
+            "unshare(PID|mount|net|IPC|UTS{}) failed: {e}",
+            if flags & nix::libc::CLONE_NEWUSER != 0 {
+                "|user"
+            } else {
+                ""
+            }
+        )),
     }
 }
 
@@ -127,6 +175,7 @@ fn detect() -> Capabilities {
         seccomp: false,
         cgroups: "unavailable".to_string(),
         process_limit: false,
+        nproc_in_user_namespace: false,
         memory_cgroup: false,
         strict: Err(unsupported),
         best: Isolation::Process,
@@ -157,6 +206,8 @@ impl Capabilities {
             "process limit    {}\n",
             if self.process_limit {
                 "yes at strict (pids cgroup; holds for root); at process only with a cgroup (medin exec --cgroup / --max-procs)"
+            } else if !self.root && self.strict.is_ok() && self.nproc_in_user_namespace {
+                "at strict: RLIMIT_NPROC inside the command's user namespace (counts its own processes only; hits named from failed forks); at process: no (no usable pids cgroup)"
             } else {
                 "no (no usable pids cgroup; RLIMIT_NPROC does not bind root, so fork bombs are stopped only by the timeout)"
             }
@@ -193,6 +244,7 @@ pub fn doctor_main(json: bool) -> u8 {
             "seccomp": caps.seccomp,
             "cgroups": caps.cgroups,
             "process_limit": caps.process_limit,
+            "nproc_in_user_namespace": caps.nproc_in_user_namespace,
             "memory_cgroup": caps.memory_cgroup,
             "strict_ok": caps.strict.is_ok(),
             "strict_unavailable_because": caps.strict.as_ref().err(),

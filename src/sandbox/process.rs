@@ -36,6 +36,23 @@ pub(crate) fn run_shell(
     command: &str,
     cwd: Option<&Path>,
 ) -> Result<CommandOutcome, SandboxError> {
+    if cfg.isolation == Isolation::Strict {
+        if let Err(reason) = super::probe::strict_available() {
+            return Err(SandboxError::Unsupported {
+                level: Isolation::Strict,
+                reason,
+            });
+        }
+    }
+    run_shell_unchecked(cfg, command, cwd)
+}
+
+/// [`run_shell`] without asking the probe whether `strict` works (the probe itself uses it).
+pub(crate) fn run_shell_unchecked(
+    cfg: &SandboxConfig,
+    command: &str,
+    cwd: Option<&Path>,
+) -> Result<CommandOutcome, SandboxError> {
     let spawn_err = |source: io::Error| SandboxError::Spawn {
         command: command.to_string(),
         workspace: cfg.workspace.clone(),
@@ -58,14 +75,6 @@ pub(crate) fn run_shell(
             resolved
         }
     };
-    if cfg.isolation == Isolation::Strict {
-        if let Err(reason) = super::probe::strict_available() {
-            return Err(SandboxError::Unsupported {
-                level: Isolation::Strict,
-                reason,
-            });
-        }
-    }
     let tmp = PrivateTmp::create().map_err(spawn_err)?;
     let marker = Marker::new();
     let level = cfg.isolation;
@@ -85,8 +94,16 @@ pub(crate) fn run_shell(
     #[cfg(target_os = "linux")]
     let strict = if level == Isolation::Strict {
         Some(
-            super::strict::prepare(&root, &tmp.0, &cfg.read_paths, cfg.network)
-                .map_err(|reason| SandboxError::Unsupported { level, reason })?,
+            super::strict::prepare(
+                &root,
+                &tmp.0,
+                &cfg.read_paths,
+                cfg.network,
+                cfg.limits
+                    .processes
+                    .filter(|_| !cgroup.as_ref().is_some_and(|cg| cg.limits_processes())),
+            )
+            .map_err(|reason| SandboxError::Unsupported { level, reason })?,
         )
     } else {
         None
@@ -156,6 +173,10 @@ pub(crate) fn run_shell(
     };
     #[cfg(not(target_os = "linux"))]
     let (pids_hit, oom) = (false, false);
+    #[cfg(target_os = "linux")]
+    let nproc_limited = strict.as_ref().is_some_and(|s| s.limits_processes_by_rlimit());
+    #[cfg(not(target_os = "linux"))]
+    let nproc_limited = false;
     let duration_ms = start.elapsed().as_millis() as u64;
     let stdout = out.finish(DRAIN_WAIT);
     let stderr = err.finish(DRAIN_WAIT);
@@ -169,6 +190,7 @@ pub(crate) fn run_shell(
             exit,
             timed_out,
             pids_hit,
+            nproc_limited,
             oom,
             usage,
             stderr: &stderr.text,
@@ -191,6 +213,9 @@ struct LimitSignals<'a> {
     exit: ExitKind,
     timed_out: bool,
     pids_hit: bool,
+    /// The process count was limited by RLIMIT_NPROC (no pids cgroup): a hit shows only as
+    /// failed forks.
+    nproc_limited: bool,
     oom: bool,
     usage: ResourceUsage,
     stderr: &'a str,
@@ -226,6 +251,17 @@ fn name_limit(limits: &ResourceLimits, s: LimitSignals<'_>) -> Option<LimitHit> 
             }
         }
         _ => {}
+    }
+    if s.nproc_limited {
+        let forks_failed = [
+            "Resource temporarily unavailable",
+            "Cannot fork",
+            "can't fork",
+            "fork failed",
+        ];
+        if forks_failed.iter().any(|p| s.stderr.contains(p)) {
+            return Some(LimitHit::ProcessLimit);
+        }
     }
     // A child killed by SIGXCPU / SIGXFSZ while the shell went on (`head -c 1G > f; ls`): the
     // shell reports the death on stderr, whatever the command's own exit status.
@@ -520,6 +556,7 @@ mod tests {
             exit,
             timed_out: false,
             pids_hit: false,
+            nproc_limited: false,
             oom: false,
             usage: ResourceUsage::default(),
             stderr: "",
@@ -569,6 +606,14 @@ mod tests {
         let mut s = signals(ExitKind::Code(0));
         s.stderr = "sh: 1: CPU time limit exceeded\n";
         assert_eq!(name_limit(&l, s), Some(LimitHit::CpuLimit));
+        // Under RLIMIT_NPROC (no pids cgroup) a hit shows as failed forks, and only then counts.
+        let mut s = signals(ExitKind::Code(2));
+        s.stderr = "sh: 1: Cannot fork\n";
+        assert_eq!(name_limit(&l, s), None);
+        let mut s = signals(ExitKind::Code(2));
+        s.stderr = "sh: 1: Cannot fork\n";
+        s.nproc_limited = true;
+        assert_eq!(name_limit(&l, s), Some(LimitHit::ProcessLimit));
         // Without a CPU limit, SIGXCPU is not ours to name.
         l.cpu_secs = None;
         assert_eq!(name_limit(&l, signals(ExitKind::Signal(24))), None);

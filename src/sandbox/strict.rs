@@ -153,6 +153,35 @@ pub(crate) struct StrictPrep {
     deny: &'static BpfProgram,
     nosys: &'static BpfProgram,
     pub(crate) network: bool,
+    /// For a harness that is not root: the `uid_map` / `gid_map` lines of the user namespace
+    /// the children enter (the caller's own ids, mapped to themselves).
+    user_maps: Option<UserMaps>,
+    /// RLIMIT_NPROC set right after entering the user namespace, where it counts only the
+    /// command's own processes (Linux 5.14+ charges processes per user namespace): the
+    /// process limit for a harness that is not root and has no pids cgroup.
+    nproc: Option<u64>,
+}
+
+impl StrictPrep {
+    /// Whether the process count is limited by RLIMIT_NPROC in the user namespace.
+    pub(crate) fn limits_processes_by_rlimit(&self) -> bool {
+        self.nproc.is_some()
+    }
+}
+
+/// Whether this kernel charges RLIMIT_NPROC per user namespace (Linux 5.14+, "ucounts").
+pub(crate) fn nproc_counts_per_user_namespace() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= (5, 14)
+}
+
+/// `"<uid> <uid> 1"` and `"<gid> <gid> 1"`, formatted before the fork.
+struct UserMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
 }
 
 impl StrictPrep {
@@ -164,6 +193,13 @@ impl StrictPrep {
             deny: (self.deny.as_ptr() as usize, self.deny.len()),
             nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
             network: self.network,
+            nproc: self.nproc,
+            user_maps: self.user_maps.as_ref().map(|m| {
+                (
+                    (m.uid_map.as_ptr() as usize, m.uid_map.len()),
+                    (m.gid_map.as_ptr() as usize, m.gid_map.len()),
+                )
+            }),
             grace: libc::timeval {
                 tv_sec: grace.as_secs().min(i32::MAX as u64) as libc::time_t,
                 tv_usec: grace.subsec_micros() as libc::suseconds_t,
@@ -178,6 +214,7 @@ pub(crate) fn prepare(
     tmp: &Path,
     read_paths: &[PathBuf],
     network: bool,
+    processes_without_cgroup: Option<u64>,
 ) -> Result<StrictPrep, String> {
     let ruleset = landlock_ruleset(workspace, tmp, read_paths)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
@@ -185,11 +222,20 @@ pub(crate) fn prepare(
         Ok((d, n)) => (d, n),
         Err(e) => return Err(e.clone()),
     };
+    // SAFETY: getuid/getgid/geteuid cannot fail and touch no memory.
+    let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
+    let user_maps = (euid != 0).then(|| UserMaps {
+        uid_map: format!("{uid} {uid} 1").into_bytes(),
+        gid_map: format!("{gid} {gid} 1").into_bytes(),
+    });
+    let nproc = processes_without_cgroup.filter(|_| user_maps.is_some() && nproc_counts_per_user_namespace());
     Ok(StrictPrep {
         ruleset,
         deny,
         nosys,
         network,
+        user_maps,
+        nproc,
     })
 }
 
@@ -292,6 +338,9 @@ pub(crate) struct RawStrict {
     deny: (usize, usize),
     nosys: (usize, usize),
     network: bool,
+    nproc: Option<u64>,
+    /// `(uid_map, gid_map)` as (address, length) when the children enter a user namespace.
+    user_maps: Option<((usize, usize), (usize, usize))>,
     grace: libc::timeval,
 }
 
@@ -347,6 +396,23 @@ fn close_from(first: u32) {
     }
 }
 
+/// Writes `bytes` (address, length) to `path` in one `write`, as `/proc/self/*_map` requires.
+/// Async-signal-safe.
+unsafe fn write_proc_self(path: &std::ffi::CStr, (addr, len): (usize, usize)) -> io::Result<()> {
+    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = libc::write(fd, addr as *const libc::c_void, len);
+    let result = if n == len as isize {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    };
+    libc::close(fd);
+    result
+}
+
 /// Runs in process A (the forked child of `Command::spawn`), after setsid/cgroups/rlimits.
 /// Returns only in process C, which then execs the command; A and B never return.
 ///
@@ -358,8 +424,30 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
     if !raw.network {
         flags |= libc::CLONE_NEWNET;
     }
+    // Without root, a user namespace owns the others: inside it this process may mount, set
+    // the hostname and create the PID-1 reaper, while every id stays the caller's own (so the
+    // command, once it execs, holds no capability at all).
+    if raw.user_maps.is_some() {
+        flags |= libc::CLONE_NEWUSER;
+    }
     if libc::unshare(flags) != 0 {
         return Err(io::Error::last_os_error());
+    }
+    if let Some((uid_map, gid_map)) = raw.user_maps {
+        write_proc_self(c"/proc/self/setgroups", (b"deny".as_ptr() as usize, 4))?;
+        write_proc_self(c"/proc/self/uid_map", uid_map)?;
+        write_proc_self(c"/proc/self/gid_map", gid_map)?;
+        if let Some(n) = raw.nproc {
+            // Set only now: the namespace's own ceiling was taken from the limit in force when
+            // it was created (unlimited), so the count that binds is this namespace's alone.
+            let lim = libc::rlimit {
+                rlim_cur: n as libc::rlim_t,
+                rlim_max: n as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
     }
     let mut pipe = [0i32; 2];
     if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
