@@ -631,3 +631,40 @@ fn a_limit_hit_by_one_child_is_named_though_the_command_goes_on() {
         assert_eq!(o.limit, Some(LimitHit::CpuLimit), "{:?}: {o:?}", c.isolation);
     }
 }
+
+#[test]
+fn strict_with_network_cannot_reach_abstract_unix_sockets_outside() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let (_root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    if sandbox::probe().landlock_abi.unwrap_or(0) < 6 {
+        return; // Landlock scopes need ABI 6 (Linux 6.12); older kernels only hide /run
+    }
+    // With the network allowed there is no network namespace, so abstract sockets (dbus, X11)
+    // would be shared with the host but for Landlock's scope.
+    c.network = true;
+    let name = format!("medin-abstract-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = UnixListener::bind_addr(&addr).unwrap();
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"connected\")'"
+    );
+    // The same command outside the sandbox connects: the socket is there to be reached.
+    let mut plain = SandboxConfig::new(&ws);
+    plain.isolation = Isolation::None;
+    let o = sandbox::run_shell(&plain, &connect, None).unwrap();
+    assert_eq!(o.stdout.text, "connected\n", "{o:?}");
+    let o = sandbox::run_shell(&c, &connect, None).unwrap();
+    assert!(!o.success(), "{o:?}");
+    assert!(o.stderr.text.contains("Operation not permitted"), "{o:?}");
+    // A socket the command makes itself still works.
+    let o = sandbox::run_shell(
+        &c,
+        "python3 -c 'import socket\nl = socket.socket(socket.AF_UNIX); l.bind(\"\\0inside\"); l.listen()\n\
+         s = socket.socket(socket.AF_UNIX); s.connect(\"\\0inside\"); print(\"inside-ok\")'",
+        None,
+    )
+    .unwrap();
+    assert_eq!(o.stdout.text, "inside-ok\n", "{o:?}");
+}

@@ -79,10 +79,15 @@
 //!
 //!   The cost is three forks instead of one (and `fork`, not the cheaper shared-memory clone
 //!   the other levels use: see `spawn.rs`); a command's wall time is measured from the first.
+//!   Where the kernel has Landlock ABI 6 (Linux 6.12+), the domain is also scoped: no
+//!   connecting to abstract Unix sockets made outside it (they are shared with the host when
+//!   the network namespace is not created) and no signals to processes outside it.
+//!
 //!   Known gaps: a process inside may still read world-readable files of the allowed system
-//!   directories (`/etc/passwd`, `/sys`), Landlock ABI 3 does not govern connecting to
-//!   pathname Unix sockets (hence the `/run` tmpfs, but sockets elsewhere stay reachable), and
-//!   agents started with [`spawn_piped`] are not confined by these levels — only commands.
+//!   directories (`/etc/passwd`, `/sys`), Landlock does not govern connecting to pathname Unix
+//!   sockets (hence the `/run` tmpfs, but sockets elsewhere stay reachable), abstract sockets
+//!   are reachable with the network on before ABI 6, and agents started with [`spawn_piped`]
+//!   are not confined by these levels — only commands.
 //!
 //! # Ending
 //!

@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use landlock::{Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI};
+use landlock::{Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
@@ -271,8 +271,13 @@ fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Res
     )?;
     add(workspace, all, true)?;
     add(tmp, all, true)?;
+    // Scopes (Landlock ABI 6, Linux 6.12; dropped where the kernel is older): no connecting to
+    // abstract Unix sockets made outside the sandbox (dbus, X11 and friends are reachable that
+    // way when the network namespace is not created), no signals to processes outside it.
     let mut rs = Ruleset::default()
         .handle_access(all)
+        .map_err(lerr)?
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(lerr)?
         .create()
         .map_err(lerr)?;
