@@ -385,3 +385,20 @@ fn a_command_with_a_nul_byte_is_a_spawn_error_not_a_panic() {
     assert!(matches!(e, SandboxError::Spawn { .. }), "{e}");
     assert!(e.to_string().contains("NUL byte"), "{e}");
 }
+
+#[test]
+fn a_child_that_cannot_start_is_a_spawn_error_naming_the_step() {
+    // A workspace that is a file: the path resolves, but the child cannot enter it. The
+    // failure happens after the fork, in the child, and must come back as an error (not a
+    // command that "exited 127").
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    fs::write(&file, "x").unwrap();
+    for level in [Isolation::None, Isolation::Process] {
+        let mut c = cfg(&file);
+        c.isolation = level;
+        let e = sandbox::run_shell(&c, "true", None).unwrap_err();
+        assert!(matches!(e, SandboxError::Spawn { .. }), "{level:?}: {e}");
+        assert!(e.to_string().contains("working directory"), "{level:?}: {e}");
+    }
+}
