@@ -7,12 +7,12 @@
 //! Extra variants show where the time goes: `process` with the opt-in cgroup, `strict`
 //! without its cgroup, and without the cgroup and the network namespace.
 //!
-//! Measured on the 2-core development machine (quiet, load ~1.3), median per command:
-//! plain `true` 740 us, plain `sh -c true` 817 us (919 us with fork+exec), medin `none`
-//! 868 us, `process` 936 us (1.15x `sh -c true`, 1.26x `true`; 1.19 ms with the opt-in
-//! cgroup), `strict` 3.27 ms (3.13 ms
-//! without its cgroup, 2.73 ms also without a network namespace), bwrap `--unshare-all`
-//! 4.62 ms. On a loaded machine (load 5-8) every figure grows by up to 60%.
+//! Measured on the 2-core development machine (quiet, load ~1), median per command:
+//! plain `true` 748 us, plain `sh -c true` 828 us (915 us with fork+exec), medin `none`
+//! 910 us, `process` 914 us (1.10x `sh -c true`, 1.22x `true`; 1.21 ms with the opt-in
+//! cgroup), `strict` 3.22 ms (3.07 ms without its cgroup, 2.41 ms also without a network
+//! namespace), bwrap `--unshare-all` 4.62 ms. On a loaded machine (load 5-8) every figure
+//! grows by up to 60%.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
