@@ -61,34 +61,22 @@ fn bench(c: &mut Criterion) {
         }
         let mut cfg = SandboxConfig::new(ws.path());
         cfg.isolation = level;
-        g.bench_function(format!("medin_{level}"), |b| {
-            b.iter(|| {
-                let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
-                assert!(o.success());
-            })
-        });
+        let mut variants = vec![(format!("medin_{level}"), cfg.clone())];
         if level == Isolation::Process {
-            let mut cfg = cfg.clone();
-            cfg.cgroup = Some(true);
-            g.bench_function("medin_process_with_cgroup", |b| {
-                b.iter(|| {
-                    let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
-                    assert!(o.success());
-                })
-            });
+            let mut with_cgroup = cfg.clone();
+            with_cgroup.cgroup = Some(true);
+            variants.push(("medin_process_with_cgroup".into(), with_cgroup));
         }
         if level == Isolation::Strict {
-            let mut cfg = cfg.clone();
-            cfg.cgroup = Some(false);
-            g.bench_function("medin_strict_without_cgroup", |b| {
-                b.iter(|| {
-                    let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
-                    assert!(o.success());
-                })
-            });
-            let mut cfg = cfg.clone();
-            cfg.network = true;
-            g.bench_function("medin_strict_without_cgroup_and_netns", |b| {
+            let mut no_cgroup = cfg.clone();
+            no_cgroup.cgroup = Some(false);
+            let mut no_netns = no_cgroup.clone();
+            no_netns.network = true;
+            variants.push(("medin_strict_without_cgroup".into(), no_cgroup));
+            variants.push(("medin_strict_without_cgroup_and_netns".into(), no_netns));
+        }
+        for (name, cfg) in variants {
+            g.bench_function(name, |b| {
                 b.iter(|| {
                     let o = sandbox::run_shell(black_box(&cfg), "true", None).expect("run_shell");
                     assert!(o.success());
