@@ -421,7 +421,7 @@ mod vfork {
         unsafe {
             // Handlers installed by the harness must not run here; ignored signals stay
             // ignored across exec (as with std), except SIGPIPE, which Rust ignores for itself.
-            for sig in 1..libc::SIGRTMAX() {
+            for sig in 1..=libc::SIGRTMAX() {
                 if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                     continue;
                 }
