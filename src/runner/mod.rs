@@ -970,7 +970,7 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = task.policy.network;
-    let tools = toolchain::toolchain_setup(&task.toolchains, sandbox::SANDBOX_PATH);
+    let tools = toolchain::toolchain_setup(&toolchain::toolchains_for(task), sandbox::SANDBOX_PATH);
     cfg.env.extend(tools.env);
     cfg.read_paths.extend(tools.read_paths);
     cfg.isolation = task.isolation.unwrap_or_else(sandbox::default_isolation);

@@ -6,7 +6,39 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::Toolchain;
+use crate::spec::{TaskSpec, Toolchain};
+
+/// The toolchains a task gets: those it lists, plus those its own test and gate commands show
+/// it needs — the programs run by `tdd.test`, `tdd.build` and the PRP gates (`cargo` → rust,
+/// `python3` / `pytest` → python, `node` / `npm` / `npx` / `jest` → node). A loop over a Rust
+/// project cannot work without cargo, so a task need not say so twice. Commands are read with
+/// the guard's shell parser (wrappers such as `timeout` or `env` unwrapped).
+pub fn toolchains_for(task: &TaskSpec) -> Vec<Toolchain> {
+    let mut out = task.toolchains.clone();
+    let mut commands: Vec<&str> = Vec::new();
+    if let Some(tdd) = &task.tdd {
+        commands.push(&tdd.test);
+        commands.extend(tdd.build.as_deref());
+    }
+    if let Some(prp) = &task.prp {
+        commands.extend(prp.gates.iter().filter_map(|g| g.command.as_deref()));
+    }
+    for command in commands {
+        let parsed = crate::guard::parse_shell(command, None);
+        for cmd in parsed.pipelines.iter().flatten() {
+            let needed = match cmd.name() {
+                "cargo" | "rustc" | "cargo-nextest" => Some(Toolchain::Rust),
+                "python" | "python3" | "pytest" | "py.test" => Some(Toolchain::Python),
+                "node" | "npm" | "npx" | "jest" => Some(Toolchain::Node),
+                _ => None,
+            };
+            if let Some(t) = needed.filter(|t| !out.contains(t)) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
 
 /// What a sandbox needs to run `toolchains`: extra environment on top of `base_path` (the
 /// sandbox's PATH), and the host directories strict isolation must let it read.
@@ -127,6 +159,29 @@ mod tests {
             path.starts_with(&cargo.parent().unwrap().display().to_string()),
             "{path}"
         );
+    }
+
+    #[test]
+    fn test_and_gate_commands_bring_their_toolchains() {
+        let path = Path::new("t.yaml");
+        let tdd = crate::spec::parse_task(
+            "kind: tdd\ndescription: d\nprompt: p\ntdd: { test: \"timeout 300 env RUST_BACKTRACE=1 cargo test --offline\" }\n",
+            path,
+        )
+        .unwrap();
+        assert_eq!(toolchains_for(&tdd), [Toolchain::Rust]);
+        let prp = crate::spec::parse_task(
+            "kind: prp\ndescription: d\nprompt: p\ntoolchains: [node]\nprp:\n  task_id: x\n  objective: o\n  gates:\n    \
+             - { level: 1, description: lint, command: \"PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q\" }\n    \
+             - { level: 2, description: unit, command: \"npx jest && echo ok\" }\n    \
+             - { level: 4, description: manual, command: null, manual: true }\n",
+            path,
+        )
+        .unwrap();
+        // Listed ones first, each once; a plain task needs none.
+        assert_eq!(toolchains_for(&prp), [Toolchain::Node, Toolchain::Python]);
+        let plain = crate::spec::parse_task("description: d\nprompt: p\n", path).unwrap();
+        assert!(toolchains_for(&plain).is_empty());
     }
 
     #[test]
