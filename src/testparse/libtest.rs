@@ -4,10 +4,13 @@
 //!
 //! Trust: a binary's `test result:` line is believed only when its passed + failed + ignored +
 //! measured equals that binary's `running N tests` (a test can print a fake result line); the
-//! last believable one wins. Failing names come from the binary's final `failures:` list when
-//! present, else from `test NAME ... FAILED` lines. Output whose head was cut off (a `tail`)
-//! still counts the first binary from its `test result:` line. A test binary that crashed (cargo's
-//! `process didn't exit successfully`) adds a failure named `<crash>` with cargo's message.
+//! last believable one wins. A `running N tests` line opens a new binary only once the current
+//! one is done (its believable result line, or cargo's `Running …`/`Doc-tests …`/`error: test
+//! failed` between binaries): with `--nocapture` a test may print one. Failing names come from
+//! the binary's final `failures:` list when present, else from `test NAME ... FAILED` lines.
+//! Output whose head was cut off (a `tail`) still counts the first binary from its
+//! `test result:` line. A test binary that crashed (cargo's `process didn't exit successfully`)
+//! adds a failure named `<crash>` with cargo's message.
 
 use std::collections::HashMap;
 

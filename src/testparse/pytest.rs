@@ -5,8 +5,12 @@
 //! Trust: counts come from the LAST final-summary line (a test's captured output, shown by
 //! `-rA`, may contain a fake one earlier); failing names come from the short test summary
 //! (`FAILED node::id - msg`, only after its `short test summary info` header), else from the
-//! `____ name ____` block headers. Counting: xpassed → passed, error → failed,
-//! xfailed → skipped; deselected are not counted.
+//! `____ name ____` block headers; an `ERROR id` entry takes its message from the ERRORS block
+//! (`ERROR at setup/teardown of …`), a `FAILED id` one from the FAILURES block. Only the last
+//! final-summary line ends the FAILURES blocks (a test's captured stdout may print one). Block
+//! formats: `--tb=long/short` (`E` lines, `path:N:` location), `--tb=native` (the last
+//! `File "…", line N` frame, made relative to `rootdir`), `--tb=line/no` (summary message only).
+//! Counting: xpassed → passed, error → failed, xfailed → skipped; deselected are not counted.
 
 use std::collections::HashMap;
 
