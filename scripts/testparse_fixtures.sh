@@ -440,4 +440,541 @@ EOF
 printf 'use Test::More;\nok(1, "a");\nok(1, "b");\ndone_testing();\n' >"$W/perl/t/ok.t"
 (cd "$W/perl" && run tap perl_test_more perl t/basic.t && run tap perl_all_pass perl t/ok.t)
 
+# ================================================================ more variants
+# (a 2-crate workspace, should_panic, doc tests, --ignored, quiet, --nocapture; pytest fixture
+# errors, xfail/xpass, --tb styles, odd parameter ids; unittest setUpClass errors, unexpected
+# successes; node nested suites, todo, --test-name-pattern; jest nested/each/syntax errors; go
+# subtests, examples, a test printing `=== RUN`)
+(
+# ---------------------------------------------------------------- cargo: a 2-crate workspace
+mkdir -p "$W/ws" && cd "$W/ws" || exit 1
+printf '[workspace]\nmembers = ["alpha", "beta"]\nresolver = "2"\n' >Cargo.toml
+cargo new --lib --vcs none alpha >/dev/null 2>&1
+cargo new --lib --vcs none beta >/dev/null 2>&1
+mkdir -p alpha/tests beta/tests .config
+cat >alpha/src/lib.rs <<'RS'
+/// Doubles.
+///
+/// ```
+/// assert_eq!(alpha::double(2), 4);
+/// ```
+///
+/// ```
+/// assert_eq!(alpha::double(2), 5, "doc says five");
+/// ```
+pub fn double(x: i32) -> i32 {
+    x * 2
+}
+
+/// Panics on zero.
+///
+/// ```should_panic
+/// alpha::nonzero(1);
+/// ```
+///
+/// ```no_run
+/// alpha::nonzero(3);
+/// ```
+///
+/// ```ignore
+/// not rust at all
+/// ```
+pub fn nonzero(x: i32) -> i32 {
+    if x == 0 {
+        panic!("zero!");
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles() {
+        assert_eq!(double(3), 6);
+    }
+
+    #[test]
+    fn multiline_panic() {
+        panic!("first line of the message\nsecond line: {}\nthird line", 42);
+    }
+
+    #[test]
+    #[should_panic]
+    fn should_panic_but_does_not() {
+        let _ = nonzero(5);
+    }
+
+    #[test]
+    #[should_panic(expected = "negative")]
+    fn should_panic_wrong_message() {
+        nonzero(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "zero")]
+    fn should_panic_ok() {
+        nonzero(0);
+    }
+
+    #[test]
+    fn prints_fake_ok() {
+        println!("test foo ... ok");
+        println!("test alpha_fake::bar ... ok");
+        println!("running 1 test");
+        println!("test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s");
+    }
+
+    #[test]
+    #[ignore = "slow"]
+    fn ignored_slow() {}
+
+    #[test]
+    #[ignore]
+    fn ignored_failing() {
+        assert!(1 > 2, "ignored test fails when run");
+    }
+
+    #[test]
+    fn result_err() -> Result<(), String> {
+        Err("returned an Err".to_string())
+    }
+}
+RS
+cat >alpha/tests/api.rs <<'RS'
+#[test]
+fn api_ok() {
+    assert_eq!(alpha::double(1), 2);
+}
+
+#[test]
+fn api_eq_fail() {
+    let v = vec![1, 2, 3];
+    assert_eq!(v, vec![1, 2, 4]);
+}
+RS
+cat >beta/src/lib.rs <<'RS'
+pub fn greet(n: &str) -> String {
+    format!("hi {n}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn greets() {
+        assert_eq!(super::greet("a"), "hi a");
+    }
+
+    #[test]
+    fn noisy() {
+        println!("noisy stdout line 1");
+        eprintln!("noisy stderr line");
+        println!("noisy stdout line 2");
+    }
+
+    #[test]
+    fn noisy_fail() {
+        println!("about to fail");
+        assert!(super::greet("b").is_empty(), "greeting was {:?}", super::greet("b"));
+    }
+}
+RS
+cat >beta/tests/flow.rs <<'RS'
+#[test]
+fn flow_ok() {}
+
+#[test]
+fn flow_unwrap() {
+    let r: Result<u8, String> = Err("no such file".into());
+    r.unwrap();
+}
+RS
+printf '[profile.default.junit]\npath = "junit.xml"\n' >.config/nextest.toml
+run libtest ws_no_fail_fast cargo test --offline --no-fail-fast
+run libtest ws_fail_fast cargo test --offline
+run libtest ws_quiet cargo test --offline -q --no-fail-fast
+run libtest ws_ignored cargo test --offline --no-fail-fast --lib -- --ignored
+run libtest ws_include_ignored cargo test --offline --no-fail-fast -p alpha -- --include-ignored
+run libtest ws_filter_none cargo test --offline nosuchtestname
+run libtest ws_doc_only cargo test --offline --doc -p alpha
+run libtest ws_threads1_nocapture cargo test --offline --no-fail-fast -p beta -- --test-threads=1 --nocapture
+run libtest ws_nocapture cargo test --offline --no-fail-fast -p alpha --lib -- --nocapture
+RUST_BACKTRACE=1 run libtest ws_backtrace cargo test --offline --no-fail-fast -p beta
+run libtest ws_exact_one cargo test --offline -p beta --lib -- --exact tests::greets
+run nextest ws_no_fail_fast cargo nextest run --offline --no-fail-fast
+mkdir -p "$OUT/junit" && cp target/nextest/default/junit.xml "$OUT/junit/nextest_ws.xml"
+run nextest ws_fail_fast cargo nextest run --offline
+run nextest ws_filter_none cargo nextest run --offline nosuchtestname
+run nextest ws_run_ignored cargo nextest run --offline --no-fail-fast --run-ignored all
+run nextest ws_beta_pass cargo nextest run --offline -p beta -E 'test(greets) | test(noisy)' -- --exact tests::greets tests::noisy
+# a compile error in an integration test file (lib compiles fine)
+mkdir -p "$W/tcerr/tests" && cd "$W/tcerr" || exit 1
+cargo init --lib --vcs none --name tcerr . >/dev/null 2>&1
+printf 'pub fn f() -> u8 {\n    1\n}\n' >src/lib.rs
+printf '#[test]\nfn t() {\n    let s: String = tcerr::f();\n    assert_eq!(s, "1");\n}\n\n#[test]\nfn u() {\n    undefined_fn();\n}\n' >tests/bad.rs
+run libtest test_file_compile_error cargo test --offline
+run nextest test_file_compile_error cargo nextest run --offline
+)
+# ---------------------------------------------------------------- pytest: more variants
+PY=$W/venv/bin/python
+mkdir -p "$W/py2/proj/tests" "$W/py2/coll/tests" "$W/py2/empty"
+cat >"$W/py2/proj/tests/test_more.py" <<'PYEOF'
+import pytest
+
+
+@pytest.fixture
+def setup_fails():
+    raise RuntimeError("setup exploded")
+
+
+@pytest.fixture
+def teardown_fails():
+    yield 1
+    raise RuntimeError("teardown exploded")
+
+
+def test_ok():
+    assert True
+
+
+def test_setup_error(setup_fails):
+    pass
+
+
+def test_teardown_error(teardown_fails):
+    assert teardown_fails == 1
+
+
+def test_fails_and_teardown_errors(teardown_fails):
+    assert teardown_fails == 2
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert 0
+
+
+@pytest.mark.xfail(reason="should fail but passes")
+def test_xpass():
+    assert 1
+
+
+@pytest.mark.xfail(strict=True, reason="strict")
+def test_xpass_strict():
+    assert 1
+
+
+@pytest.mark.parametrize("s", ["a b", "x[1]", "p::q", "with - dash"])
+def test_ids(s):
+    assert s == "a b"
+
+
+@pytest.mark.parametrize("a,b", [(1, 2), (3, 3)], ids=["one two", "three [3]"])
+def test_custom_ids(a, b):
+    assert a == b
+
+
+def test_prints_pytest_lines():
+    print("tests/test_more.py::test_ghost PASSED")
+    print("FAILED tests/test_more.py::test_ok - nope")
+    print("=================== 40 passed in 0.02s ===================")
+    assert False, "after printing"
+
+
+def test_skip_inside():
+    pytest.skip("skipped at runtime")
+
+
+def helper(x):
+    return 1 / x
+
+
+def test_nested_call():
+    helper(0)
+
+
+def test_multiline_msg():
+    raise AssertionError("line one\nline two\nline three")
+PYEOF
+printf 'from missing_pkg_xyz import thing\n\ndef test_never():\n    pass\n' >"$W/py2/coll/tests/test_imp.py"
+printf 'def test_fine():\n    pass\n' >"$W/py2/coll/tests/test_fine.py"
+printf 'def helper():\n    pass\n' >"$W/py2/empty/not_a_test.py"
+(
+  cd "$W/py2/proj"
+  run pytest more_q "$PY" -m pytest -q tests
+  run pytest more_default "$PY" -m pytest tests
+  run pytest more_v "$PY" -m pytest -v tests
+  run pytest more_rA "$PY" -m pytest -rA tests
+  run pytest more_tb_short "$PY" -m pytest --tb=short tests
+  run pytest more_tb_line "$PY" -m pytest --tb=line tests
+  run pytest more_tb_native "$PY" -m pytest --tb=native tests
+  run pytest more_tb_no_q "$PY" -m pytest -q --tb=no tests
+  run pytest more_junit "$PY" -m pytest -q tests --junitxml="$OUT/junit/pytest_more.xml"
+  run pytest deselect_all "$PY" -m pytest -q -k nosuchthing tests
+  run pytest one_pass_v "$PY" -m pytest -v "tests/test_more.py::test_ok"
+)
+(cd "$W/py2/coll" && run pytest collection_error_q "$PY" -m pytest -q tests && run pytest collection_error_v "$PY" -m pytest -v tests && run pytest collection_error_continue "$PY" -m pytest --continue-on-collection-errors tests)
+(cd "$W/py2/empty" && run pytest no_tests_q "$PY" -m pytest -q && run pytest no_tests_v "$PY" -m pytest -v)
+# ---------------------------------------------------------------- unittest: more variants
+mkdir -p "$W/ut2/pkg/tests" "$W/ut2/setup"
+cat >"$W/ut2/pkg/tests/__init__.py" <<'PYEOF'
+PYEOF
+cat >"$W/ut2/pkg/tests/test_more.py" <<'PYEOF'
+import unittest
+
+
+def helper(x):
+    return 1 / x
+
+
+class MoreTest(unittest.TestCase):
+    def test_ok(self):
+        self.assertTrue(True)
+
+    def test_fail_multiline(self):
+        self.assertEqual("a\nb\nc", "a\nB\nc")
+
+    def test_error_nested(self):
+        helper(0)
+
+    @unittest.skip("not now")
+    def test_skip_deco(self):
+        pass
+
+    def test_skip_runtime(self):
+        self.skipTest("runtime skip")
+
+    @unittest.expectedFailure
+    def test_expected_failure(self):
+        self.assertEqual(1, 2)
+
+    @unittest.expectedFailure
+    def test_unexpected_success(self):
+        self.assertEqual(1, 1)
+
+    def test_prints_fake(self):
+        print("test_ghost (tests.test_more.MoreTest.test_ghost) ... ok")
+        print("FAIL: test_ok (tests.test_more.MoreTest.test_ok)")
+        print("----------------------------------------------------------------------")
+        print("Ran 99 tests in 0.000s")
+        print("OK")
+
+
+@unittest.skip("whole class")
+class SkippedClass(unittest.TestCase):
+    def test_a(self):
+        pass
+
+    def test_b(self):
+        pass
+PYEOF
+cat >"$W/ut2/setup/test_setup.py" <<'PYEOF'
+import unittest
+
+
+class BrokenSetUpClass(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError("class setup exploded")
+
+    def test_never(self):
+        pass
+
+
+class BrokenSetUp(unittest.TestCase):
+    def setUp(self):
+        raise ValueError("setUp exploded")
+
+    def test_a(self):
+        pass
+
+
+class Fine(unittest.TestCase):
+    def test_fine(self):
+        pass
+PYEOF
+(
+  cd "$W/ut2/pkg"
+  run unittest more_verbose python3 -m unittest -v
+  run unittest more_default python3 -m unittest
+  run unittest more_discover_v python3 -m unittest discover -v -s tests -t .
+  run unittest more_failfast python3 -m unittest -f
+  run unittest more_filter_none python3 -m unittest -k nosuchtest
+)
+(cd "$W/ut2/setup" && run unittest setup_errors_v python3 -m unittest -v && run unittest setup_errors python3 -m unittest)
+for v in 3.12 3.13; do
+  PYV=$(ls -d /root/.pyenv/versions/$v*/bin/python3 2>/dev/null | head -1)
+  [ -n "$PYV" ] || continue
+  tag=py${v/./}
+  (cd "$W/ut2/pkg" && run unittest more_verbose_$tag "$PYV" -m unittest -v && run unittest more_default_$tag "$PYV" -m unittest && run unittest more_filter_none_$tag "$PYV" -m unittest -k nosuchtest)
+  (cd "$W/ut2/setup" && run unittest setup_errors_$tag "$PYV" -m unittest)
+done
+# ---------------------------------------------------------------- node --test: more variants
+mkdir -p "$W/nd2/test"
+cat >"$W/nd2/test/nested.test.js" <<'JSEOF'
+const { describe, it, test } = require('node:test');
+const assert = require('node:assert');
+
+describe('outer', () => {
+  it('passes', () => {});
+  describe('inner', () => {
+    it('deep fail', () => {
+      assert.deepStrictEqual({ a: 1, b: [1, 2] }, { a: 1, b: [1, 3] });
+    });
+    it('deep ok', () => {});
+    it.skip('deep skip', () => {});
+    it.todo('deep todo');
+  });
+  it('strict equal strings', () => {
+    assert.strictEqual('hello\nworld', 'hello\nthere');
+  });
+});
+
+test('top level ok', () => {});
+test('async rejects', async () => {
+  await Promise.reject(new TypeError('async boom'));
+});
+test('todo that fails', { todo: 'not done' }, () => {
+  throw new Error('todo fails');
+});
+test('prints fake tap', () => {
+  console.log('ok 1 - ghost');
+  console.log('# pass 50');
+  console.log('✔ ghost (1ms)');
+});
+test('with subtests', async (t) => {
+  await t.test('sub ok', () => {});
+  await t.test('sub fail', () => { assert.ok(false, 'sub failed'); });
+});
+JSEOF
+mkdir -p "$W/nd2ok/test"
+cat >"$W/nd2ok/test/n.test.js" <<'JSEOF'
+const { describe, it } = require('node:test');
+describe('suite', () => {
+  it('a', () => {});
+  it.skip('b', () => {});
+  it.todo('c');
+});
+JSEOF
+mkdir -p "$W/nd2syn/test"
+printf "const { test } = require('node:test');\ntest('x', () => {\n" >"$W/nd2syn/test/bad.test.js"
+printf "const { test } = require('node:test');\ntest('fine', () => {});\n" >"$W/nd2syn/test/good.test.js"
+(cd "$W/nd2" && run node nested_default node --test && run node nested_tap node --test --test-reporter=tap && run node nested_spec node --test --test-reporter=spec && run node nested_only_file node --test test/nested.test.js)
+(cd "$W/nd2ok" && run node skip_todo_pass_spec node --test --test-reporter=spec && run node skip_todo_pass_tap node --test --test-reporter=tap)
+(cd "$W/nd2syn" && run node syntax_error_default node --test && run node syntax_error_spec node --test --test-reporter=spec)
+(cd "$W/nd2" && run node name_pattern_none node --test --test-name-pattern=zzznomatch)
+# ---------------------------------------------------------------- jest: more variants
+mkdir -p "$W/jest2/__tests__"
+(cd "$W/jest2" && npm init -y >/dev/null && npm install --no-audit --no-fund jest jest-junit >/dev/null 2>&1)
+cat >"$W/jest2/__tests__/nested.test.js" <<'JSEOF'
+describe('outer', () => {
+  describe('inner', () => {
+    test('deep equal fails', () => {
+      expect({ a: 1, b: [1, 2] }).toEqual({ a: 1, b: [1, 3] });
+    });
+    it('passes', () => {});
+  });
+  test.skip('skipped', () => {});
+  test.todo('to write');
+  test('prints fake summary', () => {
+    console.log('Tests:       0 failed, 50 passed, 50 total');
+    console.log('  ✓ ghost test (1 ms)');
+  });
+});
+test('async rejects', async () => {
+  await expect(Promise.resolve(1)).rejects.toThrow('x');
+});
+test.each([[1, 1], [2, 3]])('each %i == %i', (a, b) => {
+  expect(a).toBe(b);
+});
+JSEOF
+printf "test('fine', () => {\n  expect(1).toBe(1);\n});\n" >"$W/jest2/__tests__/fine.test.js"
+printf "test('broken syntax', () => {\n  expect(1).toBe(1;\n});\n" >"$W/jest2/__tests__/syntax.test.js"
+(
+  cd "$W/jest2"
+  run jest more_text ./node_modules/.bin/jest --ci
+  runj jest more_json json ./node_modules/.bin/jest --ci --json
+  run jest more_verbose ./node_modules/.bin/jest --ci --verbose
+  run jest syntax_only ./node_modules/.bin/jest --ci __tests__/syntax.test.js
+  runj jest syntax_only_json json ./node_modules/.bin/jest --ci --json __tests__/syntax.test.js
+  # --json with no tests prints nothing on stdout: keep the merged output, and the JSON of --passWithNoTests
+  run jest no_tests_json_merged ./node_modules/.bin/jest --ci --json nomatchpattern
+  runj jest no_tests_pass_json json ./node_modules/.bin/jest --ci --json --passWithNoTests nomatchpattern
+  run jest filter_t_none ./node_modules/.bin/jest --ci -t zzznomatch __tests__/fine.test.js
+  run jest pass_skip_todo ./node_modules/.bin/jest --ci --verbose -t 'passes|skipped|to write' __tests__/nested.test.js
+  JEST_JUNIT_OUTPUT_FILE="$OUT/junit/jest_more.xml" ./node_modules/.bin/jest --ci --reporters=default --reporters=jest-junit >/dev/null 2>&1
+)
+if command -v go >/dev/null 2>&1; then
+# ---------------------------------------------------------------- go test: more variants
+mkdir -p "$W/gop2/calc" "$W/gop2/util" "$W/gop2/empty"
+export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$W/gocache
+(cd "$W/gop2" && go mod init example.com/m >/dev/null 2>&1)
+printf 'package calc\n\nfunc Div(a, b int) int { return a / b }\n' >"$W/gop2/calc/calc.go"
+cat >"$W/gop2/calc/calc_test.go" <<'GOEOF'
+package calc
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestDivOk(t *testing.T) {
+	if Div(4, 2) != 2 {
+		t.Fatal("bad")
+	}
+}
+
+func TestMultiError(t *testing.T) {
+	t.Errorf("first problem")
+	t.Errorf("second problem\nspans lines")
+}
+
+func TestNested(t *testing.T) {
+	t.Run("group", func(t *testing.T) {
+		t.Run("leaf ok", func(t *testing.T) {})
+		t.Run("leaf fail", func(t *testing.T) { t.Fatal("leaf broke") })
+	})
+	t.Run("skipme", func(t *testing.T) { t.Skip("later") })
+}
+
+func TestLogs(t *testing.T) {
+	t.Log("a log line")
+	fmt.Println("=== RUN   TestGhost")
+	fmt.Println("--- PASS: TestGhost (0.00s)")
+	fmt.Println("PASS")
+}
+
+func TestDivZeroPanics(t *testing.T) {
+	Div(1, 0)
+}
+
+func TestAfterPanic(t *testing.T) {}
+GOEOF
+cat >"$W/gop2/util/util_test.go" <<'GOEOF'
+package util
+
+import "testing"
+
+func TestA(t *testing.T) {}
+func TestB(t *testing.T) { t.Skip("skipped b") }
+
+func ExampleHello() {
+	println("x")
+	// Output: hello
+}
+GOEOF
+echo 'package empty' >"$W/gop2/empty/e.go"
+(
+  cd "$W/gop2"
+  run go more_default go test ./...
+  run go more_verbose go test -v ./...
+  runj go more_json json go test -json ./...
+  run go util_verbose go test -v ./util/
+  run go run_filter_verbose go test -v -run 'TestNested/group' ./calc/
+  run go count1_pass go test -count=1 -run TestDivOk ./calc/
+  run go short_pass_json_text go test -run 'TestA|TestB' ./util/
+)
+fi
+
 echo "done; work dir $W can be removed"

@@ -162,6 +162,43 @@ fn fake_runner_lines_printed_by_tests_do_not_count() {
     }
     let r = report("jest/text.txt");
     assert_eq!((r.total, r.passed), (7, 3));
+    // libtest --nocapture: a test prints `running 1 test` + a matching `test result:` line.
+    let r = report("libtest/ws_nocapture.txt");
+    assert_eq!((r.passed, r.failed, r.skipped), (3, 4, 2));
+    // unittest: a fake `Ran 99 tests` + `OK`, and a real `UNEXPECTED SUCCESS` block before the
+    // real summary (3.12 leaves `@skip`ped tests out of `Ran N`).
+    for case in ["unittest/more_verbose.txt", "unittest/more_default_py312.txt"] {
+        let r = report(case);
+        assert_eq!((r.passed, r.failed, r.skipped), (2, 3, 5), "{case}");
+    }
+    // go: a test prints `=== RUN   TestGhost` and `--- PASS: TestGhost` while TestLogs runs.
+    for case in ["go/more_verbose.txt", "go/more_json.json"] {
+        let r = report(case);
+        assert_eq!((r.passed, r.failed, r.skipped), (4, 6, 2), "{case}");
+    }
+    // pytest: a test prints `=== 40 passed in 0.02s ===`; the blocks after it still count.
+    let r = report("pytest/more_default.txt");
+    let f = r.failures.iter().find(|f| f.name.ends_with("::test_multiline_msg"));
+    assert_eq!(
+        f.map(|f| f.message.as_str()),
+        Some("AssertionError: line one\nline two\nline three")
+    );
+}
+
+#[test]
+fn a_test_that_failed_and_errored_in_teardown_keeps_both_messages() {
+    for case in ["pytest/more_default.txt", "pytest/more_q.txt", "pytest/more_rA.txt"] {
+        let r = report(case);
+        let msgs: Vec<&str> = r
+            .failures
+            .iter()
+            .filter(|f| f.name.ends_with("::test_fails_and_teardown_errors"))
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(msgs.len(), 2, "{case}");
+        assert!(msgs.contains(&"assert 1 == 2"), "{case}: {msgs:?}");
+        assert!(msgs.contains(&"RuntimeError: teardown exploded"), "{case}: {msgs:?}");
+    }
 }
 
 #[test]

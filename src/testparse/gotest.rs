@@ -6,7 +6,9 @@
 //! Counting: every test and subtest with a verdict counts (a parent that fails because a
 //! subtest failed is a failure too, as go reports it). Trust: a verdict is believed only for a
 //! test go announced with `=== RUN` (or a JSON `run` event) — a test can print a fake
-//! `--- PASS:` line, and test2json turns it into a `pass` event. Without `-v` go prints no
+//! `--- PASS:` line, and test2json turns it into a `pass` event; a top-level `=== RUN` while
+//! another top-level test of the package runs (not paused by `t.Parallel`) is such a print
+//! too. Output is `-v` only when every `--- FAIL` was announced by a `=== RUN`. Without `-v` go prints no
 //! passing tests at all: there a passing package (`ok pkg`) counts as ONE passed test, and
 //! failed counts are the `--- FAIL` lines. The run is complete when go printed a package
 //! result line.
@@ -36,6 +38,35 @@ pub fn is_json(out: &str) -> bool {
     })
 }
 
+/// Top-level tests run one at a time unless they pause (`t.Parallel`): a top-level `=== RUN`
+/// (or JSON `run` event) while another top-level test of the same package is running and not
+/// paused was printed by that test.
+#[derive(Default)]
+struct TopLevel {
+    running: HashMap<String, String>,
+}
+
+impl TopLevel {
+    /// Whether a `run` of `name` in `pkg` is believable (and note it as running).
+    fn accept_run(&mut self, pkg: &str, name: &str) -> bool {
+        if name.contains('/') {
+            return true;
+        }
+        if self.running.contains_key(pkg) {
+            return false;
+        }
+        self.running.insert(pkg.to_string(), name.to_string());
+        true
+    }
+
+    /// `name` paused or got its verdict: no longer the one running.
+    fn stop(&mut self, pkg: &str, name: &str) {
+        if self.running.get(pkg).is_some_and(|r| r == name) {
+            self.running.remove(pkg);
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     ran: HashSet<String>,
@@ -48,17 +79,41 @@ fn parse_text(out: &str) -> Parsed {
     let lines: Vec<&str> = out.lines().collect();
     let mut p = Parsed::default();
     let mut st = State::default();
-    let verbose = lines.iter().any(|l| l.starts_with("=== RUN"));
+    // `-v` announces every test with `=== RUN` before its verdict; without `-v` a failing test
+    // has no `=== RUN` (one a test printed itself does not make the output verbose).
+    let verbose = {
+        let mut announced: HashSet<&str> = HashSet::new();
+        let mut any_run = false;
+        let mut unannounced_fail = false;
+        for l in &lines {
+            let s = l.trim();
+            if let Some(n) = s.strip_prefix("=== RUN") {
+                any_run = true;
+                announced.insert(n.trim());
+            } else if let Some(('F', n)) = verdict_line(s) {
+                unannounced_fail |= !announced.contains(n.as_str());
+            }
+        }
+        any_run && !unannounced_fail
+    };
+    let mut top = TopLevel::default();
+    // Without -v, the package is only known at its result line: one key for all.
+    let pkg = "";
     let mut current: Option<String> = None;
     let mut last_failed: Option<String> = None;
     // Without -v, everything between a `--- FAIL` and its package's `FAIL` line is the failing
     // test binary's output: a package line in there was printed by a test.
     let mut in_failing_output = false;
+    // A failed example prints `got:`/`want:` unindented after its `--- FAIL: ExampleX`.
+    let mut example: Option<String> = None;
     let mut i = 0;
     while i < lines.len() {
         let raw = lines[i];
         let t = raw.trim_end();
         let s = t.trim_start();
+        if s.starts_with("=== ") || s.starts_with("--- ") || package_line(t).is_some() {
+            example = None;
+        }
         if let Some(rest) = ["=== RUN", "=== CONT", "=== NAME"]
             .iter()
             .find_map(|k| s.strip_prefix(k))
@@ -66,9 +121,15 @@ fn parse_text(out: &str) -> Parsed {
             p.recognised = true;
             let name = rest.trim().to_string();
             if s.starts_with("=== RUN") {
-                st.ran.insert(name.clone());
+                if top.accept_run(pkg, &name) {
+                    st.ran.insert(name.clone());
+                    current = Some(name);
+                }
+            } else {
+                current = Some(name);
             }
-            current = Some(name);
+        } else if let Some(name) = s.strip_prefix("=== PAUSE") {
+            top.stop(pkg, name.trim());
         } else if let Some((verdict, name)) = verdict_line(s) {
             p.recognised = true;
             let believed = if verbose {
@@ -77,8 +138,12 @@ fn parse_text(out: &str) -> Parsed {
                 verdict == 'F'
             };
             if believed {
+                top.stop(pkg, &name);
                 st.verdicts.push((name.clone(), verdict));
                 if verdict == 'F' {
+                    if name.starts_with("Example") {
+                        example = Some(name.clone());
+                    }
                     last_failed = Some(name.clone());
                     in_failing_output = !verbose;
                     if !verbose {
@@ -91,6 +156,7 @@ fn parse_text(out: &str) -> Parsed {
             in_failing_output = false;
             st.package_done = true;
             current = None;
+            top = TopLevel::default();
             match pkg {
                 PkgLine::Ok { no_tests } => {
                     if !verbose && !no_tests {
@@ -131,6 +197,8 @@ fn parse_text(out: &str) -> Parsed {
             if let Some(name) = &current {
                 st.output.entry(name.clone()).or_default().push(s.to_string());
             }
+        } else if let Some(name) = example.as_ref().filter(|_| t != "FAIL" && t != "PASS") {
+            st.output.entry(name.clone()).or_default().push(s.to_string());
         }
         i += 1;
     }
@@ -307,6 +375,7 @@ impl Failure {
 fn parse_json(out: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut st = State::default();
+    let mut top = TopLevel::default();
     let mut build_text: HashMap<String, String> = HashMap::new();
     let mut failed_builds: Vec<String> = Vec::new();
     let mut plain: Vec<&str> = Vec::new();
@@ -335,9 +404,10 @@ fn parse_json(out: &str) -> Parsed {
         match (action, test) {
             ("build-output", _) => build_text.entry(pkg).or_default().push_str(output),
             ("build-fail", _) if !failed_builds.contains(&pkg) => failed_builds.push(pkg),
-            ("run", Some(t)) => {
+            ("run", Some(t)) if top.accept_run(&pkg, &t) => {
                 st.ran.insert(t);
             }
+            ("pause", Some(t)) => top.stop(&pkg, &t),
             ("output", Some(t)) => {
                 let o = st.output.entry(t).or_default();
                 if output.starts_with("panic: ") || o.last().is_some_and(|x| x.starts_with('\u{0}')) {
@@ -356,6 +426,7 @@ fn parse_json(out: &str) -> Parsed {
                     "fail" => 'F',
                     _ => 'S',
                 };
+                top.stop(&pkg, &t);
                 st.verdicts.push((t, v));
             }
             ("pass" | "fail" | "skip", None) => st.package_done = true,

@@ -4,10 +4,13 @@
 //!
 //! Trust: a binary's `test result:` line is believed only when its passed + failed + ignored +
 //! measured equals that binary's `running N tests` (a test can print a fake result line); the
-//! last believable one wins. Failing names come from the binary's final `failures:` list when
-//! present, else from `test NAME ... FAILED` lines. Output whose head was cut off (a `tail`)
-//! still counts the first binary from its `test result:` line. A test binary that crashed (cargo's
-//! `process didn't exit successfully`) adds a failure named `<crash>` with cargo's message.
+//! last believable one wins. A `running N tests` line opens a new binary only once the current
+//! one is done (its believable result line, or cargo's `Running …`/`Doc-tests …`/`error: test
+//! failed` between binaries): with `--nocapture` a test may print one. Failing names come from
+//! the binary's final `failures:` list when present, else from `test NAME ... FAILED` lines.
+//! Output whose head was cut off (a `tail`) still counts the first binary from its
+//! `test result:` line. A test binary that crashed (cargo's `process didn't exit successfully`)
+//! adds a failure named `<crash>` with cargo's message.
 
 use std::collections::HashMap;
 
@@ -16,6 +19,9 @@ use super::{split_location, Counts, Failure, Parsed};
 #[derive(Default)]
 struct Section {
     announced: u64,
+    /// cargo said this binary is done (`error: test failed`, the next `Running …`) even if its
+    /// result line is missing (a crash).
+    closed: bool,
     per_test: Counts,
     summary: Option<Counts>,
     failed_lines: Vec<String>,
@@ -34,7 +40,13 @@ pub fn parse(out: &str) -> Parsed {
     while i < lines.len() {
         let line = lines[i];
         let t = line.trim_end();
-        if let Some(n) = running_count(t) {
+        if is_cargo_boundary(t) {
+            if let Some(sec) = sections.last_mut() {
+                sec.closed = true;
+            }
+        }
+        let open = sections.last().is_some_and(|s| s.summary.is_none() && !s.closed);
+        if let Some(n) = running_count(t).filter(|_| !open) {
             p.recognised = true;
             sections.push(Section {
                 announced: n,
@@ -244,6 +256,19 @@ fn record(sec: &mut Section, name: &str, r: Outcome) {
     }
 }
 
+/// A line cargo prints between test binaries: `Running unittests src/lib.rs (target/…)`,
+/// `Doc-tests NAME`, `error: test failed, to rerun pass …`, `process didn't exit successfully`.
+/// Until one of these (or the binary's believable `test result:`), a `running N tests` line is
+/// a test's own output (`--nocapture`), not a new binary.
+fn is_cargo_boundary(t: &str) -> bool {
+    let l = t.trim_start();
+    (l.starts_with("Running ") && l.ends_with(')') && l.contains(" ("))
+        || l.starts_with("Doc-tests ")
+        || l.starts_with("error: test failed, to rerun pass ")
+        || l.starts_with("error: doctest failed, to rerun pass ")
+        || l.starts_with("process didn't exit successfully: ")
+}
+
 /// `running 5 tests` → 5.
 fn running_count(t: &str) -> Option<u64> {
     let rest = t.strip_prefix("running ")?;
@@ -339,6 +364,17 @@ fn failure_for(name: &str, block: Option<&String>, panic: Option<&(Option<Locati
             message = msg;
         } else {
             message = b.trim().to_string();
+            // `#[should_panic]` that did not panic: `note: test did not panic as expected at
+            // src/lib.rs:50:8`; with `--nocapture` the panic itself was printed before the block.
+            let loc = bl
+                .iter()
+                .find_map(|l| l.trim().strip_prefix("note: test did not panic as expected at "))
+                .and_then(split_location)
+                .or_else(|| panic.and_then(|(loc, _)| loc.clone()));
+            if let Some((f, l)) = loc {
+                file = Some(f);
+                line = Some(l);
+            }
         }
         if let Some(k) = bl.iter().position(|l| l.trim_start().starts_with("stack backtrace:")) {
             stack = Some(bl[k..].join("\n"));

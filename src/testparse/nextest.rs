@@ -113,13 +113,9 @@ fn failure_from(name: &str, body: &[&str]) -> Failure {
     let found = (0..body.len()).find_map(|k| libtest::panic_at(body, k));
     let (file, line, message) = match found {
         Some((_, loc, msg)) => (loc.as_ref().map(|(f, _)| f.clone()), loc.map(|(_, l)| l), msg),
-        None => (None, None, body.join("\n").trim().to_string()),
+        None => no_panic_message(body),
     };
-    let stderr = body
-        .iter()
-        .position(|l| l.trim_start().starts_with("stderr ───"))
-        .map(|k| body[k + 1..].join("\n").trim_matches('\n').to_string())
-        .filter(|s| !s.is_empty());
+    let stderr = stderr_of(body);
     Failure {
         name: name.to_string(),
         file,
@@ -127,6 +123,43 @@ fn failure_from(name: &str, body: &[&str]) -> Failure {
         message,
         stack: stderr,
     }
+}
+
+/// The captured stderr (`stderr ───` section) of a failure, when not empty.
+fn stderr_of(body: &[&str]) -> Option<String> {
+    body.iter()
+        .position(|l| l.trim_start().starts_with("stderr ───"))
+        .map(|k| body[k + 1..].join("\n").trim_matches('\n').to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A failure without a panic (`#[should_panic]` that did not panic, a test returning `Err`):
+/// libtest's own `---- NAME stdout ----` block inside the captured stdout when there is one,
+/// else the captured stderr (`Error: …`), else everything captured.
+fn no_panic_message(body: &[&str]) -> (Option<String>, Option<u32>, String) {
+    let block_start = body.iter().position(|l| {
+        let t = l.trim();
+        t.starts_with("---- ") && (t.ends_with(" stdout ----") || t.ends_with(" stderr ----"))
+    });
+    let message = match block_start {
+        Some(k) => {
+            let rest = &body[k + 1..];
+            let end = rest
+                .iter()
+                .position(|l| {
+                    let t = l.trim();
+                    t == "failures:" || t.starts_with("---- ") || t.starts_with("stderr ───")
+                })
+                .unwrap_or(rest.len());
+            rest[..end].join("\n").trim().to_string()
+        }
+        None => stderr_of(body).unwrap_or_else(|| body.join("\n").trim().to_string()),
+    };
+    let loc = body
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("note: test did not panic as expected at "))
+        .and_then(super::split_location);
+    (loc.as_ref().map(|(f, _)| f.clone()), loc.map(|(_, l)| l), message)
 }
 
 /// `l` without up to `n` leading spaces.

@@ -5,8 +5,12 @@
 //! Trust: counts come from the LAST final-summary line (a test's captured output, shown by
 //! `-rA`, may contain a fake one earlier); failing names come from the short test summary
 //! (`FAILED node::id - msg`, only after its `short test summary info` header), else from the
-//! `____ name ____` block headers. Counting: xpassed → passed, error → failed,
-//! xfailed → skipped; deselected are not counted.
+//! `____ name ____` block headers; an `ERROR id` entry takes its message from the ERRORS block
+//! (`ERROR at setup/teardown of …`), a `FAILED id` one from the FAILURES block. Only the last
+//! final-summary line ends the FAILURES blocks (a test's captured stdout may print one). Block
+//! formats: `--tb=long/short` (`E` lines, `path:N:` location), `--tb=native` (the last
+//! `File "…", line N` frame, made relative to `rootdir`), `--tb=line/no` (summary message only).
+//! Counting: xpassed → passed, error → failed, xfailed → skipped; deselected are not counted.
 
 use std::collections::HashMap;
 
@@ -33,11 +37,31 @@ pub fn parse(out: &str) -> Parsed {
     let lines: Vec<&str> = out.lines().collect();
     let mut p = Parsed::default();
     let mut in_short_summary = false;
-    let mut short: Vec<(String, String)> = Vec::new();
-    let mut blocks: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut short: Vec<(bool, String, String)> = Vec::new();
+    // (section is ERRORS, header, body); `current` is the block lines are appended to.
+    let mut blocks: Vec<(bool, String, Vec<&str>)> = Vec::new();
+    let mut current: Option<usize> = None;
     let mut in_blocks = false;
-    for line in &lines {
+    let mut in_errors = false;
+    let mut rootdir: Option<&str> = None;
+    // A test's captured output (shown inside FAILURES) may print a fake final summary line:
+    // only the last one in the output ends the blocks.
+    let last_summary = lines
+        .iter()
+        .rposition(|l| final_summary(banner(l.trim_end()).unwrap_or(l.trim_end())).is_some());
+    for (idx, line) in lines.iter().enumerate() {
         let t = line.trim_end();
+        if rootdir.is_none() {
+            rootdir = t
+                .strip_prefix("rootdir: ")
+                .map(|r| r.split(',').next().unwrap_or(r).trim());
+        }
+        if in_blocks && last_summary.is_some_and(|k| idx < k) && banner(t).is_some_and(|b| final_summary(b).is_some()) {
+            if let Some((_, _, body)) = current.and_then(|k| blocks.get_mut(k)) {
+                body.push(line);
+            }
+            continue;
+        }
         if t.starts_with("!!!") && (t.contains("Interrupted:") || t.contains("KeyboardInterrupt")) {
             p.interrupted = true;
             continue;
@@ -45,6 +69,8 @@ pub fn parse(out: &str) -> Parsed {
         if let Some(title) = banner(t) {
             in_short_summary = title == "short test summary info";
             in_blocks = title == "FAILURES" || title == "ERRORS";
+            in_errors = title == "ERRORS";
+            current = None;
             if title.contains("test session starts") {
                 p.recognised = true;
             }
@@ -75,17 +101,18 @@ pub fn parse(out: &str) -> Parsed {
             for kind in ["FAILED ", "ERROR "] {
                 if let Some(rest) = t.strip_prefix(kind) {
                     let (id, msg) = split_summary_entry(rest);
-                    short.push((id.trim().to_string(), msg.to_string()));
+                    short.push((kind == "ERROR ", id.trim().to_string(), msg.to_string()));
                 }
             }
             continue;
         }
         if in_blocks {
             if let Some(h) = block_header(t) {
-                blocks.push((h, Vec::new()));
+                blocks.push((in_errors, h, Vec::new()));
+                current = Some(blocks.len() - 1);
                 continue;
             }
-            if let Some((_, body)) = blocks.last_mut() {
+            if let Some((_, _, body)) = current.and_then(|k| blocks.get_mut(k)) {
                 body.push(line);
             }
             continue;
@@ -93,17 +120,23 @@ pub fn parse(out: &str) -> Parsed {
         per_test_line(t, &mut p.per_test);
     }
 
-    let by_key: HashMap<String, usize> = blocks.iter().enumerate().map(|(i, (h, _))| (block_key(h), i)).collect();
+    // An `ERROR id` entry is described by its `ERROR at setup/teardown of …` block, a `FAILED`
+    // one by its FAILURES block (a test can have both: failed, then its teardown errored).
+    let mut by_key: HashMap<(bool, String), usize> = HashMap::new();
+    for (i, (err, h, _)) in blocks.iter().enumerate() {
+        by_key.entry((*err, block_key(h))).or_insert(i);
+    }
+    let root = rootdir.filter(|r| r.starts_with('/'));
     if !short.is_empty() {
         p.recognised = true;
-        for (id, msg) in &short {
+        for (is_error, id, msg) in &short {
             let key = node_key(id);
-            let block = by_key.get(&key).map(|&i| &blocks[i].1);
-            p.failures.push(failure_from(id, block, msg));
+            let block = by_key.get(&(*is_error, key)).map(|&i| &blocks[i].2);
+            p.failures.push(failure_from(id, block, msg, root));
         }
     } else {
-        for (h, body) in &blocks {
-            p.failures.push(failure_from(&block_key(h), Some(body), ""));
+        for (_, h, body) in &blocks {
+            p.failures.push(failure_from(&block_key(h), Some(body), "", root));
         }
     }
     p
@@ -230,15 +263,44 @@ fn block_key(h: &str) -> String {
     h.to_string()
 }
 
-/// `tests/test_math.py::TestThing::test_m` → `TestThing.test_m`; a bare path stays a path.
+/// `tests/test_math.py::TestThing::test_m` → `TestThing.test_m`; a bare path stays a path;
+/// parameters are kept as they are (`test_ids[p::q]`).
 fn node_key(id: &str) -> String {
-    match id.split_once("::") {
-        Some((_, rest)) => rest.replace("::", "."),
+    let (head, params) = match id.find('[') {
+        Some(k) => id.split_at(k),
+        None => (id, ""),
+    };
+    match head.split_once("::") {
+        Some((_, rest)) => format!("{}{params}", rest.replace("::", ".")),
         None => id.to_string(),
     }
 }
 
-fn failure_from(name: &str, block: Option<&Vec<&str>>, short_msg: &str) -> Failure {
+/// `path` relative to pytest's `rootdir` when it is under it (`--tb=native` and `--tb=line`
+/// print absolute paths).
+fn relative(path: String, root: Option<&str>) -> String {
+    root.and_then(|r| path.strip_prefix(r))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .map(str::to_string)
+        .unwrap_or(path)
+}
+
+/// `--tb=native`: the last `File "…", line N, in f` frame, and the exception lines after it.
+fn native_traceback(body: &[&str]) -> Option<(String, u32, String)> {
+    let k = body.iter().rposition(|l| l.trim_start().starts_with("File \""))?;
+    let frame = body[k].trim_start().strip_prefix("File \"")?;
+    let (file, rest) = frame.split_once("\", line ")?;
+    let n: u32 = rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+    let msg: Vec<&str> = body[k + 1..]
+        .iter()
+        .skip_while(|l| l.starts_with(' ') || l.is_empty())
+        .take_while(|l| !l.starts_with("----"))
+        .map(|l| l.trim_end())
+        .collect();
+    Some((file.to_string(), n, msg.join("\n").trim().to_string()))
+}
+
+fn failure_from(name: &str, block: Option<&Vec<&str>>, short_msg: &str, root: Option<&str>) -> Failure {
     let mut file = None;
     let mut line = None;
     let mut message = String::new();
@@ -259,14 +321,24 @@ fn failure_from(name: &str, block: Option<&Vec<&str>>, short_msg: &str) -> Failu
             .map(|l| l.get(indent..).unwrap_or("").trim_end())
             .collect();
         message = e_lines.join("\n").trim().to_string();
-        for l in body.iter().rev() {
+        let native = body
+            .iter()
+            .any(|l| l.starts_with("Traceback (most recent call last):"))
+            .then(|| native_traceback(body))
+            .flatten();
+        if let Some((f, n, msg)) = native.filter(|_| message.is_empty()) {
+            file = Some(relative(f, root));
+            line = Some(n);
+            message = msg;
+        }
+        for l in body.iter().rev().filter(|_| line.is_none()) {
             if let Some((loc, _)) = l
                 .split_once(": ")
                 .or_else(|| l.trim_end().strip_suffix(':').map(|x| (x, "")))
             {
                 if !loc.contains(' ') {
                     if let Some((f, n)) = super::split_location(loc) {
-                        file = Some(f);
+                        file = Some(relative(f, root));
                         line = Some(n);
                         break;
                     }

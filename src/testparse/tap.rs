@@ -5,7 +5,9 @@
 //! Only leaf test points are counted (a parent point summarises its children; node's suites
 //! are parents). Trust: node's trailer when present (last value of each key at top level);
 //! otherwise the plan `1..N`: the output is complete only when N top-level points were seen.
-//! `# SKIP` → skipped; `# TODO` → skipped (a failing TODO is not a failure).
+//! `# SKIP` → skipped; `# TODO` → skipped (a failing TODO is not a failure). Tests node 20
+//! filtered out with `--test-name-pattern` (`# SKIP test name does not match pattern`) are not
+//! counted, though its trailer counts them as skipped.
 
 use super::{split_location, Counts, Failure, Parsed};
 
@@ -96,11 +98,17 @@ pub fn parse(out: &str) -> Parsed {
         }
     }
 
+    let mut filtered = 0u64;
     for (pt, is_leaf) in points.iter().zip(&leaf) {
         if !is_leaf {
             continue;
         }
         let dir = pt.directive.as_deref().map(|d| d.to_ascii_uppercase());
+        if dir.as_deref() == Some(FILTERED) {
+            // node 20's `--test-name-pattern` reports tests it filtered out as skipped.
+            filtered += 1;
+            continue;
+        }
         let is_skip = dir.as_deref().is_some_and(|d| d.starts_with("SKIP"));
         let is_todo = dir.as_deref().is_some_and(|d| d.starts_with("TODO"));
         if is_skip || (is_todo && !pt.ok) {
@@ -116,7 +124,10 @@ pub fn parse(out: &str) -> Parsed {
         p.summary = Some(Counts {
             passed: pass,
             failed: fail.saturating_add(cancelled.unwrap_or(0)),
-            skipped: skipped.unwrap_or(0).saturating_add(todo.unwrap_or(0)),
+            skipped: skipped
+                .unwrap_or(0)
+                .saturating_sub(filtered)
+                .saturating_add(todo.unwrap_or(0)),
         });
         p.announced = trailer[0];
     } else if let Some(n) = plan {
@@ -127,6 +138,9 @@ pub fn parse(out: &str) -> Parsed {
     }
     p
 }
+
+/// The directive node 20 gives a test that `--test-name-pattern` filtered out (upper-cased).
+pub(crate) const FILTERED: &str = "SKIP TEST NAME DOES NOT MATCH PATTERN";
 
 /// `not ok 2 - desc # TODO reason` → Point.
 fn test_point(t: &str, depth: usize) -> Option<Point> {

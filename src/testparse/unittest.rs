@@ -5,7 +5,8 @@
 //! Trust: the last `Ran N tests` line that is directly followed by a status line is the
 //! summary (a test may print a fake one earlier). Counting: failures + errors + unexpected
 //! successes → failed (each failing subtest counts, as unittest counts them); skipped +
-//! expected failures → skipped; passed: see [`counts_from`]. Names are
+//! expected failures → skipped; passed: see [`counts_from`] (errors of `setUpClass`,
+//! `tearDownModule` & co. count as failed but are not among the `Ran N` tests). Names are
 //! the dotted test id (`module.Class.test_method`), with subtest parameters appended
 //! (`module.Class.test_sub (i=1)`).
 
@@ -17,7 +18,14 @@ pub fn parse(out: &str) -> Parsed {
     let mut p = Parsed::default();
     let mut summary: Option<(u64, StatusLine)> = None;
     let mut dots_passed = 0u64;
-    let mut dots_done = false;
+    // Progress marks end at the first FAIL/ERROR block, else at the (last) `Ran N` line; a `---`
+    // rule or `Ran N` line before that may be a test's own print.
+    let marks_end = (0..lines.len())
+        .find(|&k| is_rule(lines[k].trim_end(), '=') && lines.get(k + 1).and_then(|h| block_head(h)).is_some())
+        .or_else(|| lines.iter().rposition(|l| ran_count(l.trim_end()).is_some()))
+        .unwrap_or(lines.len());
+    // FAIL/ERROR blocks of tests (not of `setUpClass` & co., which `Ran N` does not count).
+    let mut failing_tests: Vec<String> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].trim_end();
@@ -32,6 +40,19 @@ pub fn parse(out: &str) -> Parsed {
         }
         if is_rule(t, '=') {
             if let Some((kind, rest)) = lines.get(i + 1).and_then(|h| block_head(h)) {
+                p.recognised = true;
+                if kind == "UNEXPECTED SUCCESS" {
+                    // A header alone: the `---` rule after it is the summary's.
+                    p.failures.push(Failure {
+                        name: test_name(rest),
+                        file: None,
+                        line: None,
+                        message: "unexpected success".to_string(),
+                        stack: None,
+                    });
+                    i += 2;
+                    continue;
+                }
                 // A docstring's first line may follow the header, before the `---` rule.
                 let mut j = i + 2;
                 if let Some(k) = (j..lines.len().min(j + 3)).find(|&k| is_rule(lines[k].trim_end(), '-')) {
@@ -41,33 +62,36 @@ pub fn parse(out: &str) -> Parsed {
                 while j < lines.len() && !is_rule(lines[j].trim_end(), '=') && !is_rule(lines[j].trim_end(), '-') {
                     j += 1;
                 }
-                p.recognised = true;
-                let _ = kind;
                 let mut name = test_name(rest);
                 if let Some(module) = name.strip_prefix("unittest.loader._FailedTest.") {
                     // A module that could not be imported: like a collection error.
                     name = module.to_string();
                     p.interrupted = true;
                 }
+                if !is_fixture(&name) {
+                    failing_tests.push(name.clone());
+                }
                 p.failures.push(failure_from(&name, &lines[start..j]));
                 i = j;
                 continue;
             }
         }
-        if !dots_done {
-            // Default mode's progress characters, up to the first block or summary rule.
-            if is_rule(t, '=') || is_rule(t, '-') {
-                dots_done = true;
-            } else {
-                let run: String = t.chars().take_while(|c| ".FEsxu".contains(*c)).collect();
-                dots_passed += run.chars().filter(|c| *c == '.').count() as u64;
-            }
+        if i < marks_end {
+            // Default mode's progress characters (a test's prints may split their line).
+            let run: String = t.chars().take_while(|c| ".FEsxu".contains(*c)).collect();
+            dots_passed += run.chars().filter(|c| *c == '.').count() as u64;
         }
         per_test_line(t, &mut p.per_test);
         i += 1;
     }
     if let Some((ran, st)) = summary {
-        p.summary = Some(counts_from(ran, &st, &p.failures, p.per_test.passed.max(dots_passed)));
+        p.summary = Some(counts_from(
+            ran,
+            &st,
+            &failing_tests,
+            !p.failures.is_empty(),
+            p.per_test.passed.max(dots_passed),
+        ));
     }
     p
 }
@@ -112,22 +136,24 @@ fn status_line(s: &str) -> Option<StatusLine> {
 }
 
 /// Counts from `Ran N` and the status line. Python 3.11 and 3.13 count skipped tests in
-/// `Ran N`, 3.12 does not; subtest failures are counted per subtest but `Ran N` per test. So
-/// passed is N − distinct failing tests − expected failures − unexpected successes (− skipped,
-/// unless the printed pass marks — `.` or `... ok` — say skips were not counted).
-fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u64) -> Counts {
+/// `Ran N`; 3.12 counts only those skipped at run time (`skipTest`), not `@skip`-decorated
+/// ones. Subtest failures are counted per subtest but `Ran N` per test. So passed is
+/// N − distinct failing tests − expected failures − unexpected successes − the skips that
+/// `Ran N` includes: somewhere between none and all of them, whichever the printed pass marks
+/// (`.` or `... ok`) come closest to (all of them when there are no marks).
+fn counts_from(ran: u64, st: &StatusLine, failing_tests: &[String], any_block: bool, passed_marks: u64) -> Counts {
     let failed = st
         .failures
         .saturating_add(st.errors)
         .saturating_add(st.unexpected_successes);
     let skipped = st.skipped.saturating_add(st.expected_failures);
-    let mut distinct: Vec<&str> = failures
+    let mut distinct: Vec<&str> = failing_tests
         .iter()
-        .map(|f| f.name.split(" (").next().unwrap_or(&f.name))
+        .map(|n| n.split(" (").next().unwrap_or(n))
         .collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let distinct_failed = if distinct.is_empty() {
+    let distinct_failed = if !any_block {
         st.failures.saturating_add(st.errors)
     } else {
         distinct.len() as u64
@@ -137,16 +163,21 @@ fn counts_from(ran: u64, st: &StatusLine, failures: &[Failure], passed_marks: u6
         .saturating_sub(st.expected_failures)
         .saturating_sub(st.unexpected_successes);
     let if_skips_counted = base.saturating_sub(st.skipped);
-    let passed = if st.skipped > 0 && passed_marks == base && passed_marks != if_skips_counted {
-        base
-    } else {
-        if_skips_counted
-    };
+    // Python 3.12 leaves the tests skipped before they started (`@skip`) out of `Ran N` but
+    // counts those that called `skipTest`: the pass marks say how many skips `Ran N` has.
+    let passed = passed_marks.clamp(if_skips_counted, base);
     Counts {
         passed,
         failed,
         skipped,
     }
+}
+
+/// A class or module fixture's error (`setUpClass (mod.C)` → `mod.C.setUpClass`): not a test.
+fn is_fixture(name: &str) -> bool {
+    let head = name.split(" (").next().unwrap_or(name);
+    let last = head.rsplit('.').next().unwrap_or(head);
+    matches!(last, "setUpClass" | "tearDownClass" | "setUpModule" | "tearDownModule")
 }
 
 fn is_rule(t: &str, ch: char) -> bool {
