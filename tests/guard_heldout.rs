@@ -62,7 +62,11 @@ fn heldout_meets_the_targets() {
     for c in &cases {
         let v = check_command(&c.command, &ctx);
         let rec = v.recommendation;
-        let rule = v.violations.iter().max_by_key(|x| x.recommendation).map(|x| x.rule.clone());
+        let rule = v
+            .violations
+            .iter()
+            .max_by_key(|x| x.recommendation)
+            .map(|x| x.rule.clone());
         match c.label.as_str() {
             "block" => {
                 must_block += 1;
