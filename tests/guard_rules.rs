@@ -280,9 +280,15 @@ fn check_action_reads_commands_inside_tool_calls() {
 
 #[test]
 fn xargs_deletion_warns_about_unknown_targets() {
-    let v = check("find / -name '*.log' | xargs rm -rf");
+    let v = check("cat list.txt | xargs rm -rf");
     assert_eq!(v.recommendation, Recommendation::Warn, "{v:#?}");
     assert!(v.violations[0].description.contains("xargs"));
+    // When what feeds xargs is known, the targets are judged: files found under / are
+    // system files.
+    let v = check("find / -name '*.log' | xargs rm -rf");
+    assert_eq!(v.recommendation, Recommendation::Block, "{v:#?}");
+    let v = check("find . -name '*.log' | xargs rm -f");
+    assert_eq!(v.recommendation, Recommendation::Allow, "{v:#?}");
 }
 
 #[test]

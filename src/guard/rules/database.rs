@@ -3,7 +3,9 @@
 //! (quotes, comments and identifiers understood, not pattern-matched): `DROP
 //! TABLE/DATABASE/SCHEMA`, `TRUNCATE`, `DELETE`/`UPDATE` without `WHERE` or with a tautology
 //! (`WHERE 1=1`, `WHERE true`, `OR 1=1`). Also whole-database drops by admin tools (`dropdb`,
-//! `mysqladmin drop`, `redis-cli FLUSHALL`, `db.dropDatabase()`, `rails db:drop`).
+//! `mysqladmin drop`, `redis-cli FLUSHALL`, `db.dropDatabase()`, `db.c.remove({})`,
+//! `rails db:drop`, `manage.py flush`, `prisma db push --force-reset`); `redis-cli del` fed
+//! keys by xargs is warned.
 
 use super::{block, violation};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
@@ -46,6 +48,7 @@ const DB_CLIENTS: &[&str] = &[
     "beeline",
     "bq",
     "spanner-cli",
+    "cqlsh",
 ];
 
 /// Programs that run another command given later in their argv (`docker exec db psql ..`).
@@ -114,16 +117,38 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     {
         "deletes every key of the Redis database"
     } else if client_index(cmd, &["mongo", "mongosh"]).is_some()
-        && args().any(|a| a.contains("dropdatabase(") || a.contains(".drop(") || a.contains(".deletemany({})"))
+        && args().any(|a| {
+            let a: String = a.chars().filter(|c| !c.is_whitespace()).collect();
+            a.contains("dropdatabase(")
+                || a.contains(".drop(")
+                || a.contains(".deletemany({})")
+                || a.contains(".remove({})")
+                || a.contains(".deletemany()")
+        })
     {
         "drops a MongoDB database or collection"
     } else if matches!(name, "rails" | "rake" | "bin/rails")
         && args().any(|a| matches!(a.as_str(), "db:drop" | "db:reset" | "db:schema:load" | "db:drop:all"))
     {
         "drops the application's database"
-    } else if (name == "prisma" || (name == "npx" && args().any(|a| a == "prisma"))) && args().any(|a| a == "reset") {
+    } else if (name == "prisma" || (matches!(name, "npx" | "bunx" | "pnpm" | "yarn") && args().any(|a| a == "prisma")))
+        && args().any(|a| a == "reset" || a == "--force-reset")
+    {
         "resets the database, deleting all data"
+    } else if name.starts_with("python") && args().any(|a| a.ends_with("manage.py")) && args().any(|a| a == "flush") {
+        "deletes every row of every table (Django flush)"
     } else {
+        if client_index(cmd, &["redis-cli", "valkey-cli"]).is_some()
+            && cmd.args_from_stdin
+            && args().any(|a| matches!(a.as_str(), "del" | "unlink"))
+        {
+            out.push(super::warn(
+                Category::Database,
+                FLUSH,
+                cmd,
+                "deletes every Redis key a scan lists",
+            ));
+        }
         return;
     };
     out.push(block(Category::Database, FLUSH, Risk::Critical, cmd, what));

@@ -1,26 +1,99 @@
 //! Deletion: `rm` with its flags parsed in any order and spelling, `find -delete` / `-exec rm`,
 //! `rsync --delete`, classified by target: the root, home, system directories, everything at
 //! the workspace root, outside the workspace (blocked); the workspace's own files and temp
-//! directories (`/tmp`, `/var/tmp`, `$TMPDIR`) are ordinary work (allowed, or warned for the
-//! temp root itself and for `.git`).
+//! directories (`/tmp`, `/var/tmp`, `$TMPDIR`, caches under `~/.cache`) are ordinary work
+//! (allowed, or warned for the temp root itself and for `.git`).
+//!
+//! Targets `xargs` reads from stdin are taken from what feeds it when that is known
+//! (`echo / | xargs rm -rf`, `find / .. | xargs rm`, `ls ~ | xargs rm -rf`). `unlink`,
+//! `truncate` and emptying redirects (`> /etc/hosts`) of system files are blocked under
+//! `system_file`; `infrastructure` blocks tearing down cloud and cluster resources
+//! (`terraform destroy`, `kubectl delete namespace`, `aws s3 rm --recursive`, ...) and warns for
+//! bulk container and volume removal.
 
 use std::path::{Path, PathBuf};
 
 use super::{block, cut, violation, warn};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
-use crate::guard::{basename, normalize, GuardContext, SimpleCommand};
+use crate::guard::{basename, normalize, GuardContext, Pipeline, SimpleCommand};
 
 pub const RECURSIVE_FORCE: &str = "deletion.recursive_force";
 pub const FIND_DELETE: &str = "deletion.find_delete";
 pub const SYSTEM_FILE: &str = "deletion.system_file";
 pub const RSYNC_DELETE: &str = "deletion.rsync_delete";
 pub const GIT_DIR: &str = "deletion.git_dir";
+pub const INFRASTRUCTURE: &str = "deletion.infrastructure";
 
-/// Every deletion rule for one command.
-pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    out.extend(recursive_force(cmd, ctx));
+/// Every deletion rule for the command at `index` of `pipeline`.
+pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[index];
+    if cmd.args_from_stdin && index > 0 {
+        if let Some(fed) = fed_targets(&pipeline[index - 1]) {
+            // The words xargs reads are known: judge them as written arguments.
+            let mut known = cmd.clone();
+            known.args_from_stdin = false;
+            known.argv.extend(fed);
+            out.extend(recursive_force(&known, ctx));
+        } else {
+            out.extend(recursive_force(cmd, ctx));
+        }
+        found_by_find(cmd, &pipeline[index - 1], ctx, out);
+    } else {
+        out.extend(recursive_force(cmd, ctx));
+    }
     out.extend(find_delete(cmd, ctx));
     rsync_delete(cmd, ctx, out);
+    truncation(cmd, ctx, out);
+    infrastructure(cmd, out);
+}
+
+/// The literal words an upstream `echo`/`printf` prints (what xargs will read).
+fn fed_targets(upstream: &SimpleCommand) -> Option<Vec<String>> {
+    let text = crate::guard::shell::printed_text(upstream)?;
+    Some(text.split_whitespace().map(String::from).collect())
+}
+
+/// `find PATH | xargs rm` / `ls PATH | xargs rm`: the files come from PATH; deleting them is
+/// judged like `find PATH -delete`.
+fn found_by_find(cmd: &SimpleCommand, upstream: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if !matches!(cmd.name(), "rm" | "unlink" | "shred") {
+        return;
+    }
+    let roots: Vec<&str> = match upstream.name() {
+        "find" => upstream
+            .argv
+            .iter()
+            .skip(1)
+            .skip_while(|a| matches!(a.as_str(), "-H" | "-L" | "-P"))
+            .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+            .map(String::as_str)
+            .collect(),
+        "ls" | "fd" | "fdfind" => upstream
+            .argv
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect(),
+        _ => return,
+    };
+    for root in roots {
+        let what = match classify_target(root, upstream.cwd.as_deref(), ctx.workspace) {
+            Target::Root => "the whole file system".to_string(),
+            Target::Home => "the home directory".to_string(),
+            Target::System(p) | Target::Outside(p) => p.display().to_string(),
+            _ => continue,
+        };
+        out.push(violation(
+            Category::Deletion,
+            FIND_DELETE,
+            Recommendation::Block,
+            Risk::Critical,
+            &cmd.display(),
+            format!("deletes the files {} lists under {what}", upstream.name()),
+        ));
+        return;
+    }
 }
 
 pub fn alternative(rule: &str) -> &'static str {
@@ -28,6 +101,8 @@ pub fn alternative(rule: &str) -> &'static str {
         FIND_DELETE => "run find on a directory inside the workspace, e.g. find ./build -name '*.o' -delete",
         RSYNC_DELETE => "rsync into a directory inside the workspace, or drop --delete",
         GIT_DIR => "keep .git; use git clean -n to see what would go, or git rm for tracked files",
+        INFRASTRUCTURE => "leave shared infrastructure alone; plan the change (terraform plan) and ask the user",
+        SYSTEM_FILE => "leave system files alone; work on copies inside the workspace",
         _ => "delete the specific paths inside the workspace, e.g. rm -r build/",
     }
 }
@@ -90,23 +165,32 @@ pub enum Target {
 /// Classifies a deletion target, lexically (never touches the file system).
 pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
     let t = target.trim();
+    let in_home = |path: &str| {
+        let path = path.trim_matches('/');
+        if matches!(path, "" | "*" | "." | ".*") {
+            return Target::Home;
+        }
+        // Caches are disposable by definition (XDG, macOS): deleting inside one is cleanup.
+        let norm = normalize(Path::new(path));
+        for cache in HOME_CACHES {
+            let all = norm.parent() == Some(Path::new(cache)) && norm.file_name().is_some_and(|n| n == "*");
+            if norm == Path::new(cache) || all {
+                return Target::TempRoot;
+            }
+            if norm.starts_with(cache) {
+                return Target::Temp;
+            }
+        }
+        Target::Outside(PathBuf::from(t))
+    };
     if let Some(rest) = t.strip_prefix('~') {
-        let (user, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let _ = user;
-        return if matches!(path.trim_end_matches('/'), "" | "*" | "." | ".*") {
-            Target::Home
-        } else {
-            Target::Outside(PathBuf::from(t))
-        };
+        let (_user, path) = rest.split_once('/').unwrap_or((rest, ""));
+        return in_home(path);
     }
     for home in ["$HOME", "${HOME}"] {
         if let Some(rest) = t.strip_prefix(home) {
             if rest.is_empty() || rest.starts_with('/') {
-                return if matches!(rest.trim_matches('/'), "" | "*" | "." | ".*") {
-                    Target::Home
-                } else {
-                    Target::Outside(PathBuf::from(t))
-                };
+                return in_home(rest);
             }
         }
     }
@@ -120,8 +204,11 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             };
         }
     }
-    if t.is_empty() || t.contains('$') || t.contains('`') {
+    if t.is_empty() {
         return Target::Unknown;
+    }
+    if t.contains('$') || t.contains('`') {
+        return variable_suffix(t, cwd, workspace);
     }
     let full = if t.starts_with('/') {
         PathBuf::from(t)
@@ -182,9 +269,54 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     }
 }
 
+/// Cache directories under home, relative to it.
+const HOME_CACHES: &[&str] = &[
+    ".cache",
+    "Library/Caches",
+    ".npm/_cacache",
+    ".gradle/caches",
+    ".cargo/registry/cache",
+];
+
+/// A path whose literal beginning already places it: `dist/$VERSION` is inside the workspace,
+/// `/tmp/pytest-of-$USER` inside a temp directory. The literal part must name a directory
+/// strictly inside the workspace or a temp directory (or a named entry of a temp root);
+/// anything else is unknown.
+fn variable_suffix(t: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
+    let dynamic = t.find(['$', '`']).unwrap_or(0);
+    let rest = &t[dynamic..];
+    if rest.contains("..") {
+        return Target::Unknown;
+    }
+    let Some(slash) = t[..dynamic].rfind('/') else {
+        return Target::Unknown;
+    };
+    let (dir, partial) = (&t[..slash.max(1)], &t[slash + 1..dynamic]);
+    if dir.contains(['*', '?', '[']) {
+        return Target::Unknown;
+    }
+    match classify_target(dir, cwd, workspace) {
+        Target::Inside => Target::Inside,
+        Target::Temp => Target::Temp,
+        // `/tmp/name-$X`: a named entry of the temp directory, not the directory itself.
+        Target::TempRoot if !partial.is_empty() => Target::Temp,
+        _ => Target::Unknown,
+    }
+}
+
 /// `deletion.recursive_force`: `rm -r` (any spelling) on a target that is not inside the
 /// workspace.
 pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation> {
+    if cmd.name() == "unlink" {
+        let targets: Vec<&str> = cmd
+            .argv
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect();
+        return plain_rm(cmd, &targets, ctx);
+    }
     if !matches!(cmd.name(), "rm" | "grm") {
         return Vec::new();
     }
@@ -354,6 +486,183 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
         });
     }
     out
+}
+
+/// Whether `path` is a system file or directory (the root, a system directory, home).
+fn system_path(path: &str, cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> bool {
+    matches!(
+        classify_target(path, cmd.cwd.as_deref(), ctx.workspace),
+        Target::Root | Target::System(_)
+    ) && !path.starts_with("/dev/")
+        && !path.starts_with("/proc/")
+}
+
+/// `deletion.system_file` for contents: emptying a system file (`truncate -s 0 /etc/passwd`,
+/// `> /etc/hosts`, `: > f`, `cat /dev/null > f`, `cp /dev/null f`) is blocked; writing over
+/// one with other text is warned (it may be an asked-for configuration change).
+fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    if name == "truncate" {
+        if let Some(t) = args.iter().find(|a| !a.starts_with('-') && system_path(a, cmd, ctx)) {
+            out.push(block(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Risk::Critical,
+                cmd,
+                format!("truncates `{t}`, a system file"),
+            ));
+        }
+        return;
+    }
+    if name == "tee" {
+        if let Some(t) = args.iter().find(|a| !a.starts_with('-') && system_path(a, cmd, ctx)) {
+            out.push(warn(
+                Category::Deletion,
+                SYSTEM_FILE,
+                cmd,
+                format!("writes into `{t}`, a system file"),
+            ));
+        }
+        return;
+    }
+    if name == "cp" && args.first() == Some(&"/dev/null") {
+        if let Some(t) = args.last().filter(|t| system_path(t, cmd, ctx)) {
+            out.push(block(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Risk::Critical,
+                cmd,
+                format!("empties `{t}`, a system file"),
+            ));
+        }
+        return;
+    }
+    let empty = cmd.argv.is_empty()
+        || matches!(name, ":" | "true")
+        || (name == "cat" && args == ["/dev/null"])
+        || (name == "echo" && matches!(args.as_slice(), ["-n"] | ["-n", ""]));
+    for r in &cmd.redirects {
+        if !system_path(r, cmd, ctx) || cmd.appends.contains(r) {
+            continue;
+        }
+        if empty {
+            out.push(violation(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Recommendation::Block,
+                Risk::Critical,
+                &format!("{} > {r}", cmd.display()),
+                format!("empties `{r}`, a system file"),
+            ));
+        } else {
+            out.push(warn(
+                Category::Deletion,
+                SYSTEM_FILE,
+                cmd,
+                format!("writes over `{r}`, a system file"),
+            ));
+        }
+        return;
+    }
+}
+
+/// `deletion.infrastructure`: tearing down cloud or cluster resources, which no undo brings
+/// back: `terraform destroy` / `apply -destroy`, `kubectl delete namespace|--all`,
+/// `aws s3 rm --recursive`, `aws s3 rb --force`, `aws .. delete-table|delete-db-*|
+/// terminate-instances|delete-bucket`, `gcloud projects delete`, `az group delete`, `heroku
+/// apps:destroy`, `fly apps destroy` (blocked); `docker system prune -a`/`--volumes`,
+/// `docker volume prune|rm`, `docker rm -f $(docker ps -aq)` (warned).
+pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let has = |w: &str| args.contains(&w);
+    let sub = |words: &[&str]| {
+        args.iter()
+            .filter(|a| !a.starts_with('-'))
+            .take(words.len())
+            .eq(words.iter())
+    };
+    let destroy = match name {
+        "terraform" | "tofu" | "terragrunt" => (has("destroy") || (has("apply") && has("-destroy")))
+            .then_some("destroys every resource of the configuration"),
+        "pulumi" => has("destroy").then_some("destroys every resource of the stack"),
+        "kubectl" | "oc" => (has("delete")
+            && (args
+                .iter()
+                .any(|a| matches!(*a, "namespace" | "namespaces" | "ns" | "node" | "nodes" | "pv" | "crd"))
+                || args.iter().any(|a| a.starts_with("namespace/") || a.starts_with("ns/"))
+                || has("--all")
+                || has("-A")
+                || has("--all-namespaces")))
+        .then_some("deletes cluster resources in bulk (a namespace, every object, or nodes)"),
+        "helm" => (has("uninstall") || has("delete")).then_some("uninstalls a release and its resources"),
+        "aws" => {
+            let s3_bulk = sub(&["s3", "rm"]) && (has("--recursive") || has("-r"));
+            let bucket = sub(&["s3", "rb"]) && has("--force");
+            let api = args.iter().any(|a| {
+                a.starts_with("delete-")
+                    && [
+                        "table",
+                        "db-",
+                        "bucket",
+                        "stack",
+                        "cluster",
+                        "repository",
+                        "file-system",
+                        "secret",
+                        "key",
+                        "function",
+                        "user",
+                        "vpc",
+                    ]
+                    .iter()
+                    .any(|k| a.contains(k))
+                    || matches!(*a, "terminate-instances" | "schedule-key-deletion" | "purge-queue")
+            });
+            (s3_bulk || bucket || api).then_some("deletes cloud resources or their data")
+        }
+        "gsutil" => ((has("rm") && args.iter().any(|a| a.starts_with("-") && a.contains('r'))) || has("rb"))
+            .then_some("deletes a bucket or everything under it"),
+        "gcloud" => (has("delete")
+            && args
+                .iter()
+                .any(|a| matches!(*a, "projects" | "instances" | "clusters" | "sql" | "buckets")))
+        .then_some("deletes cloud resources"),
+        "az" => (has("delete")
+            && args
+                .iter()
+                .any(|a| matches!(*a, "group" | "vm" | "aks" | "sql" | "storage")))
+        .then_some("deletes cloud resources"),
+        "heroku" => args
+            .iter()
+            .any(|a| a.starts_with("apps:destroy"))
+            .then_some("destroys the app and its add-ons"),
+        "fly" | "flyctl" => (sub(&["apps", "destroy"]) || sub(&["destroy"])).then_some("destroys the app"),
+        _ => None,
+    };
+    if let Some(what) = destroy {
+        out.push(block(Category::Deletion, INFRASTRUCTURE, Risk::Critical, cmd, what));
+        return;
+    }
+    if matches!(name, "docker" | "podman") {
+        let bulk = (sub(&["system", "prune"])
+            && (has("-a") || has("--all") || has("--volumes") || has("-af") || has("-fa")))
+            || sub(&["volume", "prune"])
+            || sub(&["volume", "rm"])
+            || (sub(&["rm"])
+                && args
+                    .iter()
+                    .any(|a| a.contains("$(docker ps") || a.contains("$(podman ps")));
+        if bulk {
+            out.push(warn(
+                Category::Deletion,
+                INFRASTRUCTURE,
+                cmd,
+                "removes containers, images or volumes in bulk (volumes hold data)",
+            ));
+        }
+    }
 }
 
 fn is_git_dir(t: &str) -> bool {

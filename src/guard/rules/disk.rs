@@ -1,5 +1,7 @@
 //! Disk: writes to block devices (`dd of=/dev/sda`, `> /dev/nvme0n1`), `mkfs` and
 //! partitioning tools on devices, `wipefs`/`blkdiscard`, and `shred` outside the workspace.
+//! `cp`/`tee`/`pv` onto a device is a device write too; `mkfs` on an image file inside the
+//! workspace is ordinary work.
 
 use super::deletion::{classify_target, Target};
 use super::{block, warn};
@@ -37,6 +39,22 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         return;
     }
     let args = &cmd.argv[1.min(cmd.argv.len())..];
+    let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let onto_device = match name {
+        "cp" | "install" | "ddrescue" => operands.last().filter(|t| operands.len() >= 2 && is_device(t)),
+        "tee" | "pv" => operands.iter().find(|t| is_device(t)),
+        _ => None,
+    };
+    if let Some(t) = onto_device {
+        out.push(block(
+            d,
+            DEVICE_WRITE,
+            Risk::Critical,
+            cmd,
+            format!("{name} writes over the block device {t}"),
+        ));
+        return;
+    }
     match name {
         "dd" => {
             if let Some(of) = args.iter().find_map(|a| a.strip_prefix("of=")) {
@@ -60,7 +78,12 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                     cmd,
                     "creates a file system on a device, erasing it",
                 ));
-            } else {
+            } else if !operands.iter().all(|t| {
+                matches!(
+                    classify_target(t, cmd.cwd.as_deref(), ctx.workspace),
+                    Target::Inside | Target::Temp
+                )
+            }) {
                 out.push(warn(d, MKFS, cmd, "creates a file system"));
             }
         }

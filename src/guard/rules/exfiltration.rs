@@ -74,7 +74,9 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
             || matches!(prev, "-T" | "--upload-file" | "--post-file" | "--body-file");
         let file = a.rsplit_once('@').map(|(_, f)| f).unwrap_or(a);
         let file = file.split(';').next().unwrap_or(file);
-        if (upload || matches!(name, "scp" | "rsync" | "sftp")) && sensitive(file) {
+        // `scp -i ~/.ssh/key ..`: the identity that authenticates, not a file that is sent.
+        let identity = matches!(name, "scp" | "rsync" | "sftp") && matches!(prev, "-i" | "-F");
+        if (upload || matches!(name, "scp" | "rsync" | "sftp")) && sensitive(file) && !identity {
             out.push(block(
                 e,
                 UPLOAD_SECRET,

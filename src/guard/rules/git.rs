@@ -2,7 +2,8 @@
 //! `--no-pager`, ...) are skipped before the subcommand. `reset --hard`, `clean -f`,
 //! `push --force`/`-f`/`+ref`/`--mirror`, `checkout -- .`/`restore .` are blocked;
 //! `push --force-with-lease`, `branch -D`, `stash clear/drop`, `filter-branch` and
-//! `reflog expire` are warned.
+//! `reflog expire` are warned. `checkout -f`/`--force` (and `switch --discard-changes`)
+//! throws away the work tree's changes like `checkout .` and is blocked the same way.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};
@@ -93,6 +94,15 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             } else if has("--delete") || short('d') || args.iter().any(|a| a.starts_with(':') && a.len() > 1) {
                 out.push(warn(g, BRANCH_DELETE, cmd, "deletes a branch on the remote"));
             }
+        }
+        "checkout" | "switch" if has("-f") || has("--force") || has("--discard-changes") => {
+            out.push(block(
+                g,
+                CHECKOUT_ALL,
+                Risk::High,
+                cmd,
+                "switches branch throwing away every uncommitted change",
+            ));
         }
         "checkout" | "restore" => {
             let after_dd = args.iter().position(|a| *a == "--").map(|i| &args[i + 1..]);

@@ -5,15 +5,15 @@
 //!
 //! | category | rules (block unless noted) |
 //! |---|---|
-//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm of a system file; warn outside the workspace), `find_delete`, `rsync_delete`, `git_dir` (warn: deleting `.git`) |
-//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`), `branch_delete` (warn), `history_rewrite` (warn) |
+//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace, aws s3 rm --recursive, ...; warn for bulk docker removal) |
+//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn), `history_rewrite` (warn) |
 //! | database | `drop_table`, `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
 //! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header`, `credential_file` |
 //! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel`, `reverse_shell`, `listener` (warn), `firewall` (warn) |
 //! | disk | `device_write`, `mkfs`, `shred`, `partition` |
 //! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups` |
 //! | process | `kill_all`, `fork_bomb`, `shutdown` |
-//! | remote_execution | `pipe_to_shell`, `process_substitution`, `eval_download`, `dynamic_command` (warn for `$VAR` command words) |
+//! | remote_execution | `pipe_to_shell`, `process_substitution`, `eval_download`, `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`) |
 //! | exfiltration | `upload_secret`, `pipe_to_network`, `substitution_to_network` |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
@@ -43,7 +43,7 @@ pub const DELETE_WITHOUT_WHERE: &str = database::DELETE_WITHOUT_WHERE;
 pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {
-        deletion::check(cmd, ctx, &mut out);
+        deletion::check(pipeline, i, ctx, &mut out);
         git::check(cmd, &mut out);
         database::check(pipeline, i, &mut out);
         secrets::check(cmd, &mut out);
@@ -61,6 +61,12 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
 /// Rules that read the raw text (shapes the grammar parses as function definitions).
 pub fn check_text(command: &str, out: &mut Vec<Violation>) {
     process::fork_bomb(command, out);
+}
+
+/// Rules that read the whole line's commands in order (what one command leaves for a later
+/// one).
+pub fn check_line(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
+    remote_execution::download_then_run(pipelines, out);
 }
 
 /// The safer alternative for the strongest violation.
@@ -163,8 +169,29 @@ pub(crate) fn home_relative(path: &str) -> Option<&str> {
 
 /// Commands that send data over the network.
 pub(crate) const NET_SENDERS: &[&str] = &[
-    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "rsync", "http", "https",
-    "xh", "aria2c", "openssl", "dig", "nslookup", "host",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "ssh",
+    "scp",
+    "sftp",
+    "telnet",
+    "ftp",
+    "rsync",
+    "http",
+    "https",
+    "xh",
+    "aria2c",
+    "openssl",
+    "dig",
+    "nslookup",
+    "host",
+    "ping",
+    "ping6",
+    "traceroute",
 ];
 
 /// Commands that fetch content from the network.
@@ -182,4 +209,8 @@ pub(crate) const FETCHERS: &[&str] = &[
     "socat",
     "lwp-request",
     "GET",
+    "iwr",
+    "irm",
+    "Invoke-WebRequest",
+    "Invoke-RestMethod",
 ];

@@ -2,7 +2,10 @@
 //! `HOST=0.0.0.0`, `php -S 0.0.0.0:8000`, `python -m http.server` which binds every interface
 //! by default), docker `-p` publishing without a loopback address, host networking, tunnels
 //! (ngrok, cloudflared, `ssh -R`), bind and reverse shells (`nc -e`, `socat ..EXEC`,
-//! `/dev/tcp/`), listeners and firewall flushes.
+//! `/dev/tcp/`), listeners and firewall flushes. Any option whose value is the
+//! every-interface address (`-h 0.0.0.0`, `--server.address 0.0.0.0`, `-a 0.0.0.0`,
+//! `-l tcp://0.0.0.0:3000`) is a bind; so is a bare `--host` to a JS dev server (vite, astro,
+//! `npm run dev -- --host`), which means every interface there.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};
@@ -178,6 +181,65 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
             return;
         }
+    }
+    // An address option given the every-interface address (`-h 0.0.0.0`,
+    // `--server.address 0.0.0.0`): a long option named for an address, or a one-letter option
+    // (search and text tools excluded: there the address is a pattern).
+    let address_option = |o: &str| {
+        let long = o.strip_prefix("--").map(str::to_ascii_lowercase);
+        match long {
+            Some(l) => ["host", "addr", "bind", "ip", "listen", "interface", "server"]
+                .iter()
+                .any(|k| l.contains(k)),
+            None => o.len() == 2 && o.starts_with('-'),
+        }
+    };
+    let text_tool = matches!(
+        name,
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "sed" | "awk" | "echo" | "printf" | "jq" | "git" | "yq"
+    );
+    let option_value = argv
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|_| !text_tool)
+        .find_map(|(i, a)| {
+            let v = if a.starts_with('-') {
+                a.split_once('=').filter(|(o, _)| address_option(o)).map(|(_, v)| v)
+            } else {
+                argv.get(i - 1).filter(|p| address_option(p)).map(|_| a.as_str())
+            }?;
+            let host = v.split_once("://").map_or(v, |(_, h)| h);
+            // Only the spelled-out address: `0` and `*` are ordinary option values elsewhere.
+            let spelled = host == "0.0.0.0"
+                || host == "::"
+                || host == "[::]"
+                || host.starts_with("0.0.0.0:")
+                || host.starts_with("[::]:");
+            spelled.then_some(a)
+        });
+    if option_value.is_some() && !matches!(name, "iptables" | "ip6tables" | "ufw" | "nft" | "ping" | "route" | "ip") {
+        out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+        return;
+    }
+    // `vite --host`, `npm run dev -- --host`: a bare --host exposes the dev server.
+    let js = matches!(
+        name,
+        "vite" | "astro" | "nuxi" | "nuxt" | "npm" | "npx" | "pnpm" | "yarn" | "bun" | "bunx" | "svelte-kit"
+    );
+    if js
+        && argv
+            .iter()
+            .enumerate()
+            .any(|(i, a)| a == "--host" && argv.get(i + 1).is_none_or(|v| v.starts_with('-')))
+    {
+        out.push(warn(
+            n,
+            EXPOSED_BIND,
+            cmd,
+            "a bare --host makes the dev server listen on every interface",
+        ));
+        return;
     }
     if cmd
         .assignments

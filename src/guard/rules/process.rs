@@ -1,5 +1,8 @@
 //! Process: killing every process (`kill -9 -1`, `kill 1`, `killall5`), fork bombs, and
-//! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`).
+//! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`,
+//! writes to `/proc/sysrq-trigger`). Stopping the services that keep the machine reachable
+//! (ssh, networking) is warned. A fork bomb is also an inline program forking in an endless
+//! loop (`python -c 'while True: os.fork()'`).
 
 use std::sync::OnceLock;
 
@@ -24,6 +27,16 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let c = Category::Process;
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    if cmd.redirects.iter().any(|r| r == "/proc/sysrq-trigger") {
+        out.push(block(
+            c,
+            SHUTDOWN,
+            Risk::Critical,
+            cmd,
+            "writes to /proc/sysrq-trigger (reboots, crashes or kills everything at once)",
+        ));
+        return;
+    }
     match name {
         "kill" => {
             // Signal options, then pids; `-1` as a pid (after a signal or `--`) is every process.
@@ -104,13 +117,22 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "shuts down or reboots the machine",
             ));
         }
-        "systemctl"
-            if args.iter().any(|a| *a == "stop" || *a == "kill")
-                && args
-                    .iter()
-                    .any(|a| a.contains("sshd") || a.contains("systemd") || a.contains("docker")) =>
+        "systemctl" | "service"
+            if args.iter().any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask"))
+                && args.iter().any(|a| {
+                    let unit = a.trim_end_matches(".service").trim_end_matches(".socket");
+                    matches!(
+                        unit,
+                        "ssh" | "sshd" | "networking" | "NetworkManager" | "systemd-networkd" | "docker" | "containerd"
+                    ) || unit.starts_with("systemd-")
+                }) =>
         {
-            out.push(warn(c, SHUTDOWN, cmd, "stops a system service"));
+            out.push(warn(
+                c,
+                SHUTDOWN,
+                cmd,
+                "stops a system service that keeps the machine reachable",
+            ));
         }
         _ => {}
     }
@@ -128,6 +150,22 @@ fn bomb_re() -> &'static Regex {
 /// (`:(){ :|:& };:` and renamed variants).
 pub fn fork_bomb(text: &str, out: &mut Vec<Violation>) {
     if !text.contains("()") {
+        return;
+    }
+    // `while True: os.fork()`, `while(1) fork;`: forking in an endless loop.
+    let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let endless = ["whileTrue:", "while1:", "while(1)", "while(true)", "for(;;)", "loop{"]
+        .iter()
+        .any(|l| squeezed.contains(l));
+    if endless && squeezed.contains("fork()") {
+        out.push(violation(
+            Category::Process,
+            FORK_BOMB,
+            Recommendation::Block,
+            Risk::Critical,
+            text,
+            "a fork bomb: a program that forks in an endless loop",
+        ));
         return;
     }
     for c in bomb_re().captures_iter(text) {

@@ -2,6 +2,10 @@
 //! interpreter (`curl .. | sh`, `base64 -d | bash`), interpreters fed a process substitution
 //! (`bash <(curl ..)`), `eval`/`sh -c` of a download (`eval "$(curl ..)"`), and command words
 //! that are not literal (`$(echo rm)`, `` `x` ``, `$IFS` tricks; a plain `$CMD` warns).
+//! PowerShell's download cradles (`iwr URL | iex`, `powershell -c "irm URL | iex"`) are the
+//! same thing. Warned: a file downloaded and run in the same line without being read
+//! (`download_execute`), and packages run straight from a URL (`npx https://..`,
+//! `url_package`).
 
 use super::{block, warn, FETCHERS};
 use crate::guard::shell::is_shell;
@@ -12,6 +16,8 @@ pub const PIPE_TO_SHELL: &str = "remote_execution.pipe_to_shell";
 pub const PROCESS_SUBSTITUTION: &str = "remote_execution.process_substitution";
 pub const EVAL_DOWNLOAD: &str = "remote_execution.eval_download";
 pub const DYNAMIC_COMMAND: &str = "remote_execution.dynamic_command";
+pub const DOWNLOAD_EXECUTE: &str = "remote_execution.download_execute";
+pub const URL_PACKAGE: &str = "remote_execution.url_package";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
@@ -26,7 +32,18 @@ fn interpreter(name: &str) -> bool {
         || name.starts_with("python")
         || matches!(
             name,
-            "perl" | "ruby" | "node" | "php" | "lua" | "source" | "." | "pwsh" | "deno" | "bun"
+            "perl"
+                | "ruby"
+                | "node"
+                | "php"
+                | "lua"
+                | "source"
+                | "."
+                | "pwsh"
+                | "deno"
+                | "bun"
+                | "iex"
+                | "Invoke-Expression"
         )
 }
 
@@ -77,6 +94,23 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
     let name = cmd.name();
+    powershell(cmd, out);
+    url_package(cmd, out);
+    if interpreter(name) && reads_stdin(cmd) {
+        // `source /dev/stdin <<< "$(curl ..)"`: a download fed on stdin.
+        if let Some(text) = &cmd.stdin_text {
+            if text.contains("$(") && FETCHERS.iter().any(|f| mentions(text, f)) {
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs text downloaded from the network with {name}"),
+                ));
+                return;
+            }
+        }
+    }
     if interpreter(name) {
         // Piped into an interpreter that reads its program from stdin.
         if index > 0 && reads_stdin(cmd) {
@@ -153,6 +187,113 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     }
 }
 
+/// PowerShell download cradles: `powershell -c "iwr URL | iex"`, `IEX (New-Object
+/// Net.WebClient).DownloadString(URL)`.
+fn powershell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if !matches!(cmd.name(), "powershell" | "powershell.exe" | "pwsh" | "pwsh.exe") {
+        return;
+    }
+    let text = cmd.argv[1..].join(" ").to_ascii_lowercase();
+    let runs = ["iex", "invoke-expression"].iter().any(|w| mentions(&text, w));
+    let fetches = ["iwr", "irm", "invoke-webrequest", "invoke-restmethod", "curl", "wget"]
+        .iter()
+        .any(|w| mentions(&text, w))
+        || text.contains("downloadstring")
+        || text.contains("net.webclient");
+    if runs && fetches {
+        out.push(block(
+            Category::RemoteExecution,
+            EVAL_DOWNLOAD,
+            Risk::Critical,
+            cmd,
+            "PowerShell runs text downloaded from the network",
+        ));
+    }
+}
+
+/// `remote_execution.url_package`: `npx https://..`, `npx github:user/repo`: code from a URL
+/// (not a registry package) runs at once.
+fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let spec = match cmd.name() {
+        "npx" | "bunx" => args.iter().find(|a| !a.starts_with('-')),
+        "pnpm" | "yarn" if args.first() == Some(&"dlx") => args.iter().skip(1).find(|a| !a.starts_with('-')),
+        "npm" if args.first() == Some(&"exec") => args.iter().skip(1).find(|a| !a.starts_with('-')),
+        _ => None,
+    };
+    let Some(spec) = spec else { return };
+    let remote = [
+        "http://",
+        "https://",
+        "github:",
+        "gist:",
+        "git+",
+        "git://",
+        "gitlab:",
+        "bitbucket:",
+    ]
+    .iter()
+    .any(|p| spec.starts_with(p))
+        || spec.ends_with(".git");
+    if remote {
+        out.push(warn(
+            Category::RemoteExecution,
+            URL_PACKAGE,
+            cmd,
+            format!("runs code fetched from `{spec}`, not a registry package"),
+        ));
+    }
+}
+
+/// `remote_execution.download_execute`: a file downloaded earlier in the line is run
+/// (`wget URL/x.sh && chmod +x x.sh && ./x.sh`) without anyone reading it.
+pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
+    let mut fetched: Vec<String> = Vec::new();
+    for cmd in pipelines.iter().flatten() {
+        let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+        let url_name = || {
+            args.iter()
+                .find(|a| a.contains("://"))
+                .and_then(|u| u.rsplit('/').next())
+                .filter(|n| !n.is_empty())
+                .map(String::from)
+        };
+        match cmd.name() {
+            "curl" | "wget" => {
+                let named = args
+                    .iter()
+                    .position(|a| {
+                        matches!(*a, "-o" | "--output" | "--output-document") || (*a == "-O" && cmd.name() == "wget")
+                    })
+                    .and_then(|i| args.get(i + 1))
+                    .map(|s| s.to_string());
+                let default = (cmd.name() == "wget" || args.contains(&"-O") || args.contains(&"--remote-name"))
+                    .then(url_name)
+                    .flatten();
+                fetched.extend(named.or(default).filter(|f| f != "-"));
+                continue;
+            }
+            _ => {}
+        }
+        let name = cmd.name();
+        let key = |w: &str| w.trim_start_matches("./").to_string();
+        let runs = if interpreter(name) || name.starts_with("python") {
+            args.iter().find(|a| !a.starts_with('-')).map(|a| key(a))
+        } else {
+            cmd.argv.first().filter(|w| w.contains('/')).map(|w| key(w))
+        };
+        if let Some(f) = runs.filter(|f| fetched.contains(f)) {
+            out.push(warn(
+                Category::RemoteExecution,
+                DOWNLOAD_EXECUTE,
+                cmd,
+                format!("runs `{f}`, downloaded in the same command without being read"),
+            ));
+            return;
+        }
+    }
+}
+
 fn mentions(text: &str, word: &str) -> bool {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '/' || c == '.'))
         .any(|w| basename(w) == word)
@@ -201,7 +342,11 @@ fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if !cmd.dynamic_name {
         return;
     }
-    let word = cmd.argv.first().map(String::as_str).unwrap_or("");
+    let word = cmd
+        .name_as_written
+        .as_deref()
+        .or(cmd.argv.first().map(String::as_str))
+        .unwrap_or("");
     if word.contains("$(")
         || word.contains('`')
         || word.starts_with("<(")

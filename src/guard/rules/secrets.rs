@@ -7,7 +7,14 @@
 //! (`https://u:pw@host`); `-p'pw'` / `--password=pw`; `*PASSWORD=`/`*TOKEN=`/`*SECRET=`
 //! literals; `Authorization:` headers and `curl -u user:pw`. `$VAR` references are not
 //! secrets, and neither are 40-hex git SHAs (only named formats and secret-named values are
-//! checked).
+//! checked). Slack/Discord webhook URLs are tokens; any `--*password=`, `docker login -p`,
+//! `--from-literal=password=..` and `config set <secret-name> VALUE` carry a password. A
+//! private-key header searched for by grep/rg is a pattern, not a key.
+//!
+//! Credential files are the key files and credential stores under home (also their
+//! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`) and the system's shadow files;
+//! the tool that owns one may be pointed at it (`kubectl --kubeconfig ~/.kube/config`,
+//! `scp -i ~/.ssh/key`, `export KUBECONFIG=..`) without reading it out.
 
 use std::sync::OnceLock;
 
@@ -49,7 +56,9 @@ fn token_re() -> &'static Regex {
             r"|(?-u:\b)(npm_[A-Za-z0-9]{36})(?-u:\b)",
             r"|(?-u:\b)(hf_[A-Za-z]{34})(?-u:\b)",
             r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
-            r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+            r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
+            r"|(hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})",
+            r"|(discord(?:app)?\.com/api/webhooks/[0-9]{15,}/[A-Za-z0-9_\-]{40,})"
         ))
         .expect("constant regex compiles")
     })
@@ -58,7 +67,7 @@ fn token_re() -> &'static Regex {
 fn url_userinfo_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@").expect("constant regex compiles")
+        Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]*):([^/\s@]+)@").expect("constant regex compiles")
     })
 }
 
@@ -161,8 +170,14 @@ fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str
     ));
 }
 
+/// Search tools: their patterns name what to look for.
+const SEARCHERS: &[&str] = &[
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "zgrep", "sift", "ugrep",
+];
+
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
+    let searching = SEARCHERS.contains(&name) && (name != "git" || cmd.argv.get(1).is_some_and(|a| a == "grep"));
     let texts = cmd
         .argv
         .iter()
@@ -170,7 +185,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .map(String::as_str)
         .chain(cmd.stdin_text.as_deref());
     for text in texts {
-        if let Some(t) = find_token(text) {
+        if let Some(t) = find_token(text).filter(|t| !(searching && t.starts_with("-----BEGIN"))) {
             push(
                 out,
                 TOKEN,
@@ -233,6 +248,28 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .filter(|(i, a)| (declares && *i > 0) || env_flag(*i) || (*i == 0 && a.contains('=')))
             .map(|(_, a)| a),
     );
+    // `NAME=value` elsewhere in the argv (`heroku config:set K=V`, `--from-literal=password=V`):
+    // a strong literal value under a secret name.
+    for a in cmd.argv.iter().skip(1) {
+        let a = if a.starts_with("--") {
+            a.split_once('=').map_or("", |(_, v)| v)
+        } else {
+            a.as_str()
+        };
+        if let Some((n, v)) = a.split_once('=') {
+            let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if is_name && secret_name(n) && strong(v) {
+                push(
+                    out,
+                    SECRET_ASSIGNMENT,
+                    Recommendation::Block,
+                    a,
+                    &format!("`{n}` is given a literal secret value"),
+                );
+                return;
+            }
+        }
+    }
     for a in candidates {
         if let Some((n, v)) = a.split_once('=') {
             let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -257,6 +294,30 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     credential_files(cmd, name, out);
 }
 
+/// The value of a long option whose name says it is a secret (`--password=`,
+/// `--http-password=`, `--proxy-passwd=`, `--api-token=`).
+fn long_secret_option(a: &str) -> Option<&str> {
+    let (opt, v) = a.strip_prefix("--")?.split_once('=')?;
+    let opt = opt.to_ascii_lowercase();
+    ["password", "passwd", "token", "secret", "api-key", "apikey"]
+        .iter()
+        .any(|s| opt.ends_with(s))
+        .then_some(v)
+}
+
+/// Commands that store a named setting given as `set NAME VALUE`.
+fn setter(cmd: &SimpleCommand) -> bool {
+    cmd.argv
+        .iter()
+        .skip(1)
+        .any(|a| matches!(a.as_str(), "set" | "config:set" | "put" | "set-credentials"))
+}
+
+/// A value that looks like a real secret, not a word or a path.
+fn strong(v: &str) -> bool {
+    literal_value(v) && v.len() >= 12 && entropy(v) >= 3.0 && !v.contains('/') && !v.starts_with('-')
+}
+
 /// Literal passwords in options; true when one fired.
 fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
@@ -272,9 +333,18 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             Some(next)
         } else if matches!(name, "curl") && (a == "-u" || a == "--user") {
             next.split_once(':').map(|(_, p)| p)
-        } else if let Some(v) = a.strip_prefix("--password=").or_else(|| a.strip_prefix("--passwd=")) {
+        } else if let Some(v) = long_secret_option(a) {
             Some(v)
-        } else if (a == "--password" || a == "--token" || a == "--api-key") && !next.starts_with('-') {
+        } else if ((a == "--password" || a == "--token" || a == "--api-key") && !next.starts_with('-'))
+            // `docker login -p PW`.
+            || (matches!(
+                name,
+                "docker" | "podman" | "helm" | "buildah" | "skopeo" | "nerdctl" | "oras"
+            ) && cmd.argv.iter().any(|w| w == "login")
+                && a == "-p")
+            // `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`.
+            || (setter(cmd) && secret_name(a.trim_start_matches('-')) && strong(next))
+        {
             Some(next)
         } else {
             None
@@ -333,6 +403,10 @@ const CREDENTIAL_PATHS: &[&str] = &[
 
 /// Commands that handle key files without revealing them.
 const KEY_TOOLS: &[&str] = &[
+    "cd",
+    "pushd",
+    "tree",
+    "du",
     "ssh",
     "ssh-keygen",
     "ssh-add",
@@ -348,15 +422,89 @@ const KEY_TOOLS: &[&str] = &[
     "touch",
 ];
 
+/// Directories of credential files: reading one whole (`tar`, `grep -r`, `cp -r`) reads them.
+const CREDENTIAL_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".azure",
+    ".password-store",
+];
+
+/// Options that point a tool at its own credential file (it uses the file, it does not print
+/// it), and the tools that take them.
+const OWNER_OPTIONS: &[&str] = &[
+    "--kubeconfig",
+    "-i",
+    "--identity",
+    "--identity-file",
+    "--private-key",
+    "--key-file",
+];
+const OWNERS: &[&str] = &[
+    "kubectl",
+    "helm",
+    "k9s",
+    "oc",
+    "kubectx",
+    "kubens",
+    "minikube",
+    "scp",
+    "sftp",
+    "rsync",
+    "ansible",
+    "ansible-playbook",
+    "ssh-copy-id",
+    "mosh",
+    "autossh",
+];
+
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
-    if KEY_TOOLS.contains(&name) {
+    if KEY_TOOLS.contains(&name) || matches!(name, "export" | "declare" | "typeset" | "local" | "readonly" | "setenv") {
         return;
     }
-    for a in cmd.argv.iter().skip(1).chain(cmd.inputs.iter()) {
+    // macOS keychain reads that print the secret.
+    if name == "security"
+        && cmd
+            .argv
+            .iter()
+            .any(|a| a == "dump-keychain" || (a.starts_with("find-") && a.ends_with("-password")))
+        && (cmd.argv.iter().any(|a| a == "dump-keychain")
+            || cmd
+                .argv
+                .iter()
+                .any(|a| a.starts_with('-') && a.contains('w') && !a.starts_with("--")))
+    {
+        out.push(violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            "prints a password from the keychain",
+        ));
+        return;
+    }
+    let words: Vec<&String> = cmd.argv.iter().skip(1).chain(cmd.inputs.iter()).collect();
+    let owner = OWNERS.contains(&name);
+    for (i, a) in words.iter().enumerate() {
+        if owner && i > 0 && OWNER_OPTIONS.contains(&words[i - 1].as_str()) {
+            continue;
+        }
+        if owner && OWNER_OPTIONS.iter().any(|o| a.starts_with(&format!("{o}="))) {
+            continue;
+        }
         let a = a.trim_start_matches('@');
         let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a);
         let sensitive = match home_relative(a) {
-            Some(rest) => CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)) && !rest.ends_with(".pub"),
+            Some(rest) => {
+                (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
+                    || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
+                    && !rest.ends_with(".pub")
+            }
             None => matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers") || a.starts_with("/etc/ssh/ssh_host_"),
         };
         if sensitive && !a.ends_with(".pub") {

@@ -3,6 +3,13 @@
 //! deleting them), and adding skip/ignore markers (`#[ignore]`, `@pytest.mark.skip`,
 //! `it.skip(`, `t.Skip(`, `@Disabled`). Applies to shell commands and to the file tools
 //! (`write_file`, `edit_file`, `delete_file`, `move_file`).
+//!
+//! In shell commands also: `find tests -delete`, emptying a test file (`> tests/t.py`,
+//! `truncate -s 0`), renaming one so the runner no longer collects it
+//! (`mv tests/test_a.py tests/_test_a.py.bak`), `sed -i`/`perl -pi` scripts that rename test
+//! functions or remove `#[test]` (in any file: Rust keeps unit tests in `src/`), and skip
+//! markers written into a test file by a redirect (`pytestmark = pytest.mark.skip`,
+//! `collect_ignore`).
 
 use std::path::Path;
 
@@ -39,6 +46,8 @@ pub fn is_test_path(path: &str) -> bool {
 const SKIP_MARKERS: &[&str] = &[
     "#[ignore",
     "@pytest.mark.skip",
+    "pytestmark = pytest.mark.skip",
+    "collect_ignore",
     "@pytest.mark.xfail",
     "@unittest.skip",
     "pytest.skip(",
@@ -121,8 +130,70 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             return;
         }
     }
+    if name == "find" {
+        let deletes = cmd.argv.iter().enumerate().any(|(i, a)| {
+            a == "-delete"
+                || (a.starts_with("-exec") || a.starts_with("-ok"))
+                    && cmd
+                        .argv
+                        .get(i + 1)
+                        .is_some_and(|w| matches!(basename(w), "rm" | "unlink" | "shred"))
+        });
+        // Caches and build output found under tests/ are not tests.
+        let junk = cmd.argv.iter().any(|a| {
+            ["cache", ".pyc", ".log", ".tmp", ".orig", "node_modules", "coverage"]
+                .iter()
+                .any(|j| a.contains(j))
+        });
+        let root = cmd
+            .argv
+            .iter()
+            .skip(1)
+            .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+            .find(|a| is_test_path(a));
+        if let (true, false, Some(p)) = (deletes, junk, root) {
+            out.push(block(
+                t,
+                DELETE_TEST,
+                Risk::High,
+                cmd,
+                format!("find deletes test files under `{p}`"),
+            ));
+            return;
+        }
+    }
+    if name == "truncate" || (name == "cp" && cmd.argv.get(1).is_some_and(|a| a == "/dev/null")) {
+        if let Some(p) = operands()
+            .skip(usize::from(name == "cp"))
+            .find(|a| is_test_path(a) && !a.starts_with("/dev/"))
+        {
+            out.push(block(
+                t,
+                DELETE_TEST,
+                Risk::High,
+                cmd,
+                format!("empties the test file `{p}`"),
+            ));
+            return;
+        }
+    }
     if name == "mv" {
         let ops: Vec<&String> = operands().collect();
+        // `mv tests/test_a.py tests/_test_a.py.bak`: still under tests/, but no longer a test file.
+        let hidden = ops.len() == 2 && is_test_file(ops[0]) && {
+            let dest = basename(ops[1].trim_end_matches('/'));
+            dest.contains('.') && !is_test_file(dest)
+        };
+        if hidden {
+            out.push(block(
+                t,
+                DELETE_TEST,
+                Risk::High,
+                cmd,
+                format!("renames `{}` so the test runner no longer collects it", ops[0]),
+            ));
+            return;
+        }
         if ops.len() >= 2 && ops[..ops.len() - 1].iter().any(|a| is_test_path(a)) && !is_test_path(ops[ops.len() - 1]) {
             out.push(block(
                 t,
@@ -135,6 +206,36 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
         }
     }
     if let Some(r) = cmd.redirects.iter().find(|r| is_test_path(r)) {
+        // Skip markers written into a test file (`printf 'pytestmark = pytest.mark.skip' >> t.py`).
+        let written = crate::guard::shell::printed_text(cmd)
+            .or_else(|| cmd.stdin_text.clone())
+            .unwrap_or_default();
+        if count(&written, SKIP_MARKERS) > 0 {
+            out.push(block(
+                t,
+                SKIP_MARKER,
+                Risk::High,
+                cmd,
+                format!("writes a skip/ignore marker into `{r}`"),
+            ));
+            return;
+        }
+        let empty = cmd.argv.is_empty()
+            || matches!(name, ":" | "true")
+            || (name == "cat" && cmd.argv.get(1).is_some_and(|a| a == "/dev/null") && cmd.argv.len() == 2);
+        // Emptying a test file (by its name) deletes its tests; other files under tests/
+        // (fixtures, outputs) keep the warning below.
+        if empty && !cmd.appends.contains(r) && is_test_file(r) {
+            out.push(violation(
+                t,
+                DELETE_TEST,
+                Recommendation::Block,
+                Risk::High,
+                &format!("{} > {r}", cmd.display()),
+                format!("empties the test file `{r}`"),
+            ));
+            return;
+        }
         if cmd.argv.is_empty()
             || (matches!(name, "echo" | "printf" | "true" | ":" | "cat")
                 && cmd.argv.len() <= 2
@@ -144,9 +245,58 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             return;
         }
     }
-    if name == "sed" && cmd.argv.iter().any(|a| a.starts_with("-i") || a == "--in-place") {
-        if let Some(p) = operands().skip(1).find(|a| is_test_path(a)) {
-            let script = operands().next().map(String::as_str).unwrap_or("");
+    // `sed -i SCRIPT FILES`, `perl -pi -e SCRIPT FILES`: an in-place edit.
+    let in_place = if name == "sed" && cmd.argv.iter().any(|a| a.starts_with("-i") || a == "--in-place") {
+        let ops: Vec<&String> = operands().collect();
+        let script = cmd
+            .argv
+            .iter()
+            .position(|a| a == "-e" || a == "--expression")
+            .and_then(|i| cmd.argv.get(i + 1))
+            .or(ops.first().copied());
+        script.map(|s| (s.as_str(), ops.into_iter().filter(|o| *o != s).collect::<Vec<_>>()))
+    } else if name == "perl"
+        && cmd
+            .argv
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+    {
+        let e = cmd.argv.iter().position(|a| a.starts_with('-') && a.ends_with('e'));
+        e.and_then(|i| cmd.argv.get(i + 1)).map(|s| {
+            let files: Vec<&String> = cmd.argv[e.unwrap_or(0) + 2..]
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            (s.as_str(), files)
+        })
+    } else {
+        None
+    };
+    if let Some((script, files)) = in_place {
+        // Renaming test functions or removing test attributes hides tests in any file.
+        let hides = [
+            "def test",
+            "fn test",
+            "func Test",
+            "#[test]",
+            "#\\[test\\]",
+            "@Test",
+            "#[cfg(test)]",
+            "#\\[cfg(test)\\]",
+        ]
+        .iter()
+        .any(|m| script.contains(m));
+        if hides && !files.is_empty() {
+            out.push(block(
+                t,
+                WEAKEN_ASSERTIONS,
+                Risk::High,
+                cmd,
+                "renames test functions or removes test attributes in place",
+            ));
+            return;
+        }
+        if let Some(p) = files.iter().find(|a| is_test_path(a)) {
             let weakens = script.contains("assert")
                 || script.contains("expect")
                 || script.ends_with('d')
@@ -170,6 +320,12 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             }
         }
     }
+}
+
+/// Whether a file name (not its directory) says it is a test file.
+fn is_test_file(path: &str) -> bool {
+    let name = basename(path.trim_end_matches('/'));
+    is_test_path(name) && !name.is_empty()
 }
 
 /// Rules for the file tools' inputs. `write_file` over an existing test file compares with
