@@ -217,12 +217,21 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
             match basename(first) {
                 "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "time" | "nohup"
                 | "builtin" => 1,
-                "sudo" | "doas" | "pkexec" => skip_options(
-                    argv,
-                    &[
-                        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
-                    ],
-                ),
+                "sudo" | "doas" | "pkexec" => {
+                    let i = skip_options(
+                        argv,
+                        &[
+                            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
+                        ],
+                    );
+                    // `sudo -s`, `sudo -i`, `pkexec bash`: a root shell, not a wrapped command;
+                    // kept whole so the privilege rule sees it (and what it reads on stdin).
+                    let bare_shell = argv.len() == i + 1 && shell::is_shell(basename(&argv[i]));
+                    if i >= argv.len() || bare_shell {
+                        return xargs;
+                    }
+                    i
+                }
                 // `busybox rm -rf /`: the applet is the command.
                 "busybox" | "toybox" => skip_options(argv, &[]),
                 "env" => {

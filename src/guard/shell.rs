@@ -113,6 +113,8 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
         nest: 0,
         vars: HashMap::new(),
         written: HashMap::new(),
+        aliases: HashMap::new(),
+        functions: HashMap::new(),
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -136,8 +138,18 @@ fn stdin_scripts(pipeline: &Pipeline) -> Vec<(String, Option<PathBuf>)> {
     let mut out = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {
         let name = cmd.name();
+        let cron = name == "crontab"
+            && cmd
+                .argv
+                .iter()
+                .skip(1)
+                .all(|a| a == "-" || a == "-u" || !a.starts_with('-'));
         let runs_stdin = match name {
             "at" | "batch" => !cmd.argv.iter().any(|a| a == "-f" || a == "-l" || a == "-c"),
+            // `sudo -s`, `pkexec bash` (kept whole by unwrap_command): a root shell.
+            "sudo" | "doas" | "pkexec" => true,
+            // `(crontab -l; echo '* * * * * CMD') | crontab -`: the jobs' commands.
+            "crontab" => cron,
             n if is_shell(n) => {
                 let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
                 let c = args
@@ -150,16 +162,39 @@ fn stdin_scripts(pipeline: &Pipeline) -> Vec<(String, Option<PathBuf>)> {
         if !runs_stdin {
             continue;
         }
+        let mut texts = Vec::new();
         if let Some(t) = &cmd.stdin_text {
-            out.push((t.clone(), cmd.cwd.clone()));
+            texts.push(t.clone());
         }
         if i > 0 {
-            if let Some(text) = printed_text(&pipeline[i - 1]) {
-                out.push((text, cmd.cwd.clone()));
+            let up = &pipeline[i - 1];
+            // `cat <<EOF | sh`: cat prints its here-document.
+            let cat_doc = (up.name() == "cat" && up.argv.len() == 1)
+                .then(|| up.stdin_text.clone())
+                .flatten();
+            if let Some(text) = printed_text(up).or(cat_doc) {
+                texts.push(text);
             }
+        }
+        for t in texts {
+            let t = if cron { cron_commands(&t) } else { t };
+            out.push((t, cmd.cwd.clone()));
         }
     }
     out
+}
+
+/// The commands of crontab lines: each line without its schedule (five fields, or `@daily`).
+fn cron_commands(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('=') || l.starts_with('@'))
+        .map(|l| {
+            let skip = if l.starts_with('@') { 1 } else { 5 };
+            l.split_whitespace().skip(skip).collect::<Vec<_>>().join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The text an `echo`/`printf` of literal words prints (None for other commands, or when a
@@ -198,6 +233,10 @@ struct Walker<'o> {
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`), by
     /// path as written, with their text: running one of them runs that text.
     written: HashMap<String, String>,
+    /// Aliases and shell functions defined earlier in the line, by name, with their text:
+    /// calling one runs that text (`alias x='rm -rf'; x ~`, `f() { rm -rf "$1"; }; f /`).
+    aliases: HashMap<String, String>,
+    functions: HashMap<String, String>,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -216,6 +255,9 @@ impl Walker<'_> {
             self.fail("commands nested too deeply", true);
             return;
         }
+        // `{rm,-rf,/}`: bash expands a braced word into words before running it.
+        let expanded = brace_words(text);
+        let text = expanded.as_deref().unwrap_or(text);
         let Some(tree) = parse_tree(text) else {
             self.fail("the shell parser gave up", true);
             return;
@@ -327,6 +369,40 @@ impl Walker<'_> {
                 let saved = self.cwd.clone();
                 self.visit_children(node, src, depth);
                 self.cwd = saved;
+            }
+            "function_definition" => {
+                if let (Some(n), Some(body)) = (node.child_by_field_name("name"), node.child_by_field_name("body")) {
+                    let b = text(body, src).trim();
+                    let b = b.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(b);
+                    self.functions.insert(text(n, src).to_string(), b.to_string());
+                }
+                self.visit_children(node, src, depth);
+            }
+            // `for d in / ~; do rm -rf $d; done`: the body once per literal value.
+            "for_statement" => {
+                let var = node.child_by_field_name("variable").map(|v| text(v, src).to_string());
+                let mut cursor = node.walk();
+                let values: Vec<String> = node
+                    .children_by_field_name("value", &mut cursor)
+                    .map(|v| word(v, src))
+                    .collect();
+                let body = node.child_by_field_name("body");
+                match (var, body) {
+                    (Some(var), Some(body))
+                        if !values.is_empty() && values.len() <= 8 && values.iter().all(|v| is_literal(v)) =>
+                    {
+                        let saved = self.vars.get(&var).cloned();
+                        for v in values {
+                            self.vars.insert(var.clone(), v);
+                            self.visit(body, src, depth);
+                        }
+                        match saved {
+                            Some(v) => self.vars.insert(var, v),
+                            None => self.vars.remove(&var),
+                        };
+                    }
+                    _ => self.visit_children(node, src, depth),
+                }
             }
             "comment" | "heredoc_body" => {}
             _ => self.visit_children(node, src, depth),
@@ -525,6 +601,23 @@ impl Walker<'_> {
             return;
         }
         cmd.cwd = self.cwd.clone();
+        if cmd.name() == "alias" {
+            for a in cmd.argv.iter().skip(1) {
+                if let Some((n, v)) = a.split_once('=') {
+                    self.aliases.insert(n.to_string(), v.to_string());
+                }
+            }
+        }
+        let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
+        if let Some(text) = cmd.argv.first().and_then(|n| self.aliases.get(n)).cloned() {
+            self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
+        }
+        if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
+            let call = positional(&body, &cmd.argv[1..]);
+            if call != body {
+                self.parse_into(&call, depth + 1);
+            }
+        }
         if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
             let saved = self.cwd.clone();
             if inner.remote {
@@ -562,6 +655,19 @@ impl Walker<'_> {
         }
         let key = |w: &str| w.trim_start_matches("./").to_string();
         let name = cmd.name();
+        // `echo '{"scripts":{"postinstall":"CMD"}}' > package.json && npm install`: npm runs
+        // the package's scripts; `make` runs a Makefile's recipe lines.
+        if matches!(name, "npm" | "pnpm" | "yarn" | "bun") {
+            let json: serde_json::Value = serde_json::from_str(self.written.get("package.json")?).ok()?;
+            let scripts = json.get("scripts")?.as_object()?;
+            let text: Vec<&str> = scripts.values().filter_map(|v| v.as_str()).collect();
+            return Some(text.join("\n"));
+        }
+        if name == "make" {
+            let text = self.written.get("Makefile").or_else(|| self.written.get("makefile"))?;
+            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
+            return Some(recipes.join("\n"));
+        }
         let file = if is_shell(name) || name == "source" || name == "." {
             cmd.argv.iter().skip(1).find(|a| !a.starts_with('-'))?
         } else {
@@ -1085,13 +1191,35 @@ fn find_exec(argv: &[String]) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
+    // `find ~ -maxdepth 0 -exec ..`: with no test before the action, the first file found is
+    // the start path itself, so `{}` is it.
+    let roots: Vec<&String> = argv[1..]
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        .collect();
+    let first_action = argv.iter().position(|a| a.starts_with("-exec") || a.starts_with("-ok"));
+    let untested = first_action.is_some_and(|k| {
+        let mut j = 1 + roots.len();
+        while j < k {
+            match argv[j].as_str() {
+                "-maxdepth" => j += 2,
+                "-xdev" | "-mount" | "-depth" | "-follow" | "-L" | "-H" | "-P" => j += 1,
+                _ => return false,
+            }
+        }
+        true
+    });
+    let root = (untested && roots.len() == 1).then(|| roots[0].as_str());
     let mut i = 0;
     while i < argv.len() {
         if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
             let words: Vec<String> = argv[i + 1..]
                 .iter()
                 .take_while(|w| *w != ";" && *w != "+")
-                .map(|w| shell_quote(w))
+                .map(|w| match root {
+                    Some(r) => shell_quote(&w.replace("{}", r)),
+                    None => shell_quote(w),
+                })
                 .collect();
             i += words.len() + 1;
             if !words.is_empty() {
@@ -1101,6 +1229,54 @@ fn find_exec(argv: &[String]) -> Vec<String> {
         i += 1;
     }
     out
+}
+
+/// `SCRIPT` with its positional parameters (`$1`, `"$1"`, `${1}`, `$@`, `$*`, and `$0` when
+/// `zero` is given) replaced by `args`, quoted.
+fn positional(script: &str, args: &[String]) -> String {
+    let mut s = script.to_string();
+    let all = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+    for p in ["\"$@\"", "\"$*\"", "$@", "$*", "${@}"] {
+        s = s.replace(p, &all);
+    }
+    for (k, a) in args.iter().enumerate().take(9).rev() {
+        let q = shell_quote(a);
+        let n = k + 1;
+        for p in [
+            format!("\"${n}\""),
+            format!("\"${{{n}}}\""),
+            format!("${{{n}}}"),
+            format!("${n}"),
+        ] {
+            s = s.replace(&p, &q);
+        }
+    }
+    s
+}
+
+/// `{rm,-rf,/}`: a line with a word that is one brace list (no quotes, spaces or `$`), with
+/// that word replaced by its expansion; None when there is none.
+fn brace_words(text: &str) -> Option<String> {
+    if !text.contains(",") || !text.contains('{') {
+        return None;
+    }
+    let mut changed = false;
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|w| {
+            let (lead, rest) = w.split_at(w.len() - w.trim_start_matches([';', '(', '&', '|']).len());
+            let (core, trail) = rest.split_at(rest.trim_end_matches([';', ')', '&', '|']).len());
+            let inner = core.strip_prefix('{').and_then(|c| c.strip_suffix('}'));
+            match inner {
+                Some(i) if i.contains(',') && !i.contains(['{', '}', '\'', '"', '$', '`', '\\']) => {
+                    changed = true;
+                    format!("{lead}{}{trail}", i.split(',').collect::<Vec<_>>().join(" "))
+                }
+                _ => w.to_string(),
+            }
+        })
+        .collect();
+    changed.then(|| words.join(" "))
 }
 
 /// Single-quotes a word for re-parsing.
@@ -1133,6 +1309,59 @@ fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
         return Some(normalize(Path::new(arg)));
     }
     cwd.map(|c| normalize(&c.join(arg)))
+}
+
+/// The shell command a git setting makes git run: `-c KEY=VALUE` or `config [--global] KEY
+/// VALUE` where KEY runs a program (`core.sshCommand`, `core.pager`, `core.editor`,
+/// `core.fsmonitor`, `diff.external`, ...) or is an alias starting with `!`.
+fn git_command_setting(argv: &[String]) -> Option<String> {
+    const RUNS: &[&str] = &[
+        "core.sshcommand",
+        "core.pager",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "sequence.editor",
+        "diff.external",
+        "credential.helper",
+        "gpg.program",
+        "pager.log",
+        "pager.diff",
+    ];
+    let script = |key: &str, value: &str| -> Option<String> {
+        let key = key.to_ascii_lowercase();
+        if key.starts_with("alias.") || key == "credential.helper" {
+            return value.strip_prefix('!').map(String::from);
+        }
+        RUNS.contains(&key.as_str()).then(|| value.to_string())
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "-c" {
+            if let Some((k, v)) = argv.get(i + 1).and_then(|kv| kv.split_once('=')) {
+                if let Some(s) = script(k, v) {
+                    return Some(s);
+                }
+            }
+            i += 2;
+        } else if a == "config" {
+            let rest: Vec<&String> = argv[i + 1..].iter().filter(|w| !w.starts_with('-')).collect();
+            return match rest.as_slice() {
+                [k, v, ..] => script(k, v),
+                _ => None,
+            };
+        } else if a.starts_with('-') {
+            i += if matches!(a, "-C" | "--git-dir" | "--work-tree" | "--namespace") {
+                2
+            } else {
+                1
+            };
+        } else {
+            return None;
+        }
+    }
+    None
 }
 
 /// A script handed to another shell by a command.
@@ -1176,7 +1405,20 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
                     while argv.get(j).is_some_and(|w| w.starts_with('-') && w.len() > 1) {
                         j += 1;
                     }
-                    return argv.get(j).cloned().and_then(local);
+                    // `sh -c 'rm -rf "$0"' ~`: the words after the script are `$0`, `$1`, ...
+                    let script = argv.get(j)?;
+                    let rest = &argv[j + 1..];
+                    let script = match rest.split_first() {
+                        Some((zero, more)) => {
+                            let z = shell_quote(zero);
+                            positional(script, more)
+                                .replace("\"$0\"", &z)
+                                .replace("${0}", &z)
+                                .replace("$0", &z)
+                        }
+                        None => script.clone(),
+                    };
+                    return local(script);
                 }
                 if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
                     i += 2;
@@ -1190,6 +1432,28 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
             None
         }
         "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
+        // `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`: git runs CMD.
+        "git" => git_command_setting(argv).and_then(local),
+        // `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `-I CMD`.
+        "tar" | "gtar" | "bsdtar" => argv.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix("--checkpoint-action=exec=")
+                .or_else(|| a.strip_prefix("--to-command="))
+                .or_else(|| a.strip_prefix("--use-compress-program="))
+                .map(String::from)
+                .or_else(|| (a == "-I").then(|| argv.get(i + 1).cloned()).flatten())
+                .and_then(local)
+        }),
+        // `npm pkg set scripts.test="CMD"`: the package script npm runs next.
+        "npm" | "pnpm" | "yarn" | "bun" => argv
+            .windows(2)
+            .position(|w| w[0] == "pkg" && w[1] == "set")
+            .and_then(|k| {
+                argv[k + 2..]
+                    .iter()
+                    .find_map(|a| a.strip_prefix("scripts.")?.split_once('='))
+            })
+            .map(|(_, v)| v.to_string())
+            .and_then(local),
         // `script -qc 'cmd' /dev/null` runs the command under a pseudo-terminal.
         "script" => {
             let i = argv.iter().position(|a| {

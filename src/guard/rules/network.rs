@@ -99,7 +99,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
     // Tunnels.
     let tunnel = match name {
-        "ngrok" | "lt" | "localtunnel" | "bore" | "frpc" | "pagekite" | "pagekite.py" | "telebit" | "zrok" => true,
+        // `ngrok version`, `ngrok config check`: no tunnel opened.
+        "ngrok" => !argv.get(1).is_some_and(|a| {
+            matches!(
+                a.as_str(),
+                "version" | "help" | "--help" | "-h" | "--version" | "config" | "update" | "completion" | "diagnose"
+            )
+        }),
+        "lt" | "localtunnel" | "bore" | "frpc" | "pagekite" | "pagekite.py" | "telebit" | "zrok" => true,
         "cloudflared" => argv.iter().any(|a| a == "tunnel"),
         "ssh" => argv
             .iter()
@@ -250,6 +257,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
         return;
     }
+    // `mongod --bind_ip_all`, `redis-server --protected-mode no`: every interface, or no
+    // authentication for whoever connects.
+    if argv.iter().any(|a| a == "--bind_ip_all" || a == "--bind-ip-all")
+        || (name == "redis-server" && argv.windows(2).any(|w| w[0] == "--protected-mode" && w[1] == "no"))
+    {
+        out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+        return;
+    }
     let python = name.starts_with("python");
     if python
         && argv
@@ -275,7 +290,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "iptables" | "ip6tables" => argv
             .iter()
             .any(|a| a == "-F" || a == "--flush" || a == "-P" || a == "-X"),
-        "ufw" => argv.iter().any(|a| a == "disable" || a == "reset"),
+        "ufw" => {
+            argv.iter().any(|a| a == "disable" || a == "reset")
+                || (argv.iter().any(|a| a == "default") && argv.iter().any(|a| a == "allow"))
+        }
         "nft" => argv.iter().any(|a| a == "flush"),
         "systemctl" => {
             argv.iter().any(|a| a == "stop" || a == "disable")

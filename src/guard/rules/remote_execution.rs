@@ -44,12 +44,19 @@ fn interpreter(name: &str) -> bool {
                 | "bun"
                 | "iex"
                 | "Invoke-Expression"
+                // A root shell (`sudo -s`, `sudo bash`), kept whole by unwrap_command.
+                | "sudo"
+                | "doas"
+                | "pkexec"
         )
 }
 
 /// Whether an interpreter reads its program from stdin (no script argument, or `-`, `-s`).
 fn reads_stdin(cmd: &SimpleCommand) -> bool {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    if matches!(cmd.name(), "sudo" | "doas" | "pkexec") {
+        return true;
+    }
     if args.iter().any(|a| *a == "-" || *a == "-s" || *a == "/dev/stdin") {
         return true;
     }
@@ -135,7 +142,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
                 ));
                 return;
             }
-            if is_shell(name) {
+            if is_shell(name) || matches!(name, "sudo" | "doas" | "pkexec") {
                 out.push(warn(r, PIPE_TO_SHELL, cmd, format!("runs text piped into {name}")));
                 return;
             }

@@ -55,6 +55,11 @@ fn token_re() -> &'static Regex {
             r"|(?-u:\b)(AIza[0-9A-Za-z_\-]{35})(?-u:\b)",
             r"|(?-u:\b)(npm_[A-Za-z0-9]{36})(?-u:\b)",
             r"|(?-u:\b)(hf_[A-Za-z]{34})(?-u:\b)",
+            r"|(?-u:\b)(dop_v1_[a-f0-9]{64})(?-u:\b)",
+            r"|(?-u:\b)(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
+            r"|(?-u:\b)(dapi[a-f0-9]{32})(?-u:\b)",
+            r"|(?-u:\b)(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?-u:\b)",
+            r"|(?-u:\b)(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?-u:\b)",
             r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
             r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
             r"|(hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})",
@@ -108,6 +113,8 @@ fn placeholder(s: &str) -> bool {
         "***",
         "...",
         "fake",
+        // jwt.io's sample token (its signature), pasted into countless tests and docs.
+        "sflkxwrjsmekkf2qt4fwpmejf36pok6yjv_adqssw5c",
     ]
     .iter()
     .any(|p| l.contains(p))
@@ -149,6 +156,24 @@ fn secret_name(name: &str) -> bool {
         && SECRET_NAMES
             .iter()
             .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")))
+}
+
+/// `postgres://postgres:postgres@localhost/app_test`: the stock login of a database on this
+/// machine (the password is the user name or a default word), not a secret.
+fn local_dev_login(user: &str, pw: &str, host: &str) -> bool {
+    let local = ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"].iter().any(|h| {
+        host.starts_with(h)
+            && host[h.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| matches!(c, ':' | '/' | '?'))
+    });
+    let default = pw == user
+        || [
+            "postgres", "password", "secret", "root", "admin", "dev", "test", "pass", "mysql", "guest",
+        ]
+        .contains(&pw);
+    local && default
 }
 
 /// Values that look like a real secret: literal, not a placeholder, not trivial.
@@ -196,8 +221,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             return;
         }
         if let Some(c) = url_userinfo_re().captures(text) {
+            let user = c.get(1).map(|m| m.as_str()).unwrap_or("");
             let pw = c.get(2).map(|m| m.as_str()).unwrap_or("");
-            if literal_value(pw) {
+            let host = &text[c.get(0).map_or(0, |m| m.end())..];
+            if literal_value(pw) && !local_dev_login(user, pw, host) {
                 push(
                     out,
                     URL_CREDENTIALS,
@@ -214,7 +241,8 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .or_else(|| text.trim_start().strip_prefix("authorization:"))
         {
             let value = rest.split_whitespace().last().unwrap_or("");
-            if literal_value(value) && value.len() >= 8 {
+            // `Bearer test-token`: a made-up word, not a credential.
+            if literal_value(value) && value.len() >= 8 && entropy(value) >= 3.0 {
                 push(
                     out,
                     AUTHORIZATION_HEADER,
