@@ -233,6 +233,34 @@ fn statements(sql: &str) -> Vec<(String, Vec<String>)> {
 fn judge(t: &[String]) -> Option<(&'static str, Risk, String)> {
     let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
     // Skip a leading CTE (`WITH x AS (...) DELETE ...`) or EXPLAIN.
+    // `ALTER TABLE t DROP COLUMN c`: the column's data is gone.
+    if at(0) == "ALTER" && at(1) == "TABLE" {
+        let drop = t.iter().position(|w| w == "DROP")?;
+        let what = t.get(drop + 1).map(String::as_str).unwrap_or("");
+        let column = what == "COLUMN"
+            || !matches!(
+                what,
+                "CONSTRAINT"
+                    | "INDEX"
+                    | "KEY"
+                    | "DEFAULT"
+                    | "NOT"
+                    | "PRIMARY"
+                    | "FOREIGN"
+                    | "PARTITION"
+                    | "CHECK"
+                    | "TRIGGER"
+                    | "IDENTITY"
+                    | "EXPRESSION"
+            );
+        return column.then(|| {
+            (
+                DROP_TABLE,
+                Risk::Critical,
+                "`ALTER TABLE .. DROP COLUMN` destroys the column's data".into(),
+            )
+        });
+    }
     let start = t
         .iter()
         .position(|w| matches!(w.as_str(), "DROP" | "TRUNCATE" | "DELETE" | "UPDATE"))?;

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{block, cut, violation, warn};
+use super::{block, cut, home_relative, violation, warn};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, normalize, GuardContext, Pipeline, SimpleCommand};
 
@@ -503,6 +503,48 @@ fn system_path(path: &str, cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> bool 
 fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    // A home dotfile (`~/.bashrc`, `~/.ssh/authorized_keys`) is the user's configuration:
+    // emptying it is as bad as emptying a system file.
+    let system_path = |p: &str, cmd: &SimpleCommand, ctx: &GuardContext<'_>| {
+        system_path(p, cmd, ctx)
+            || home_relative(p).is_some_and(|rest| rest.starts_with('.') && !rest.starts_with(".cache"))
+    };
+    if name == "crontab" && args.contains(&"-r") {
+        out.push(block(
+            Category::Deletion,
+            SYSTEM_FILE,
+            Risk::High,
+            cmd,
+            "crontab -r deletes every cron job of the user, without asking",
+        ));
+        return;
+    }
+    // `mv ~ /dev/null`, `mv /etc /tmp/x`: the home or a system directory moved away.
+    if name == "mv" {
+        let ops: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+        if let Some((dest, sources)) = ops.split_last() {
+            let gone = sources.iter().find(|a| {
+                matches!(
+                    classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
+                    Target::Root | Target::Home | Target::System(_)
+                ) || (*dest == "/dev/null"
+                    && !matches!(
+                        classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
+                        Target::Inside | Target::Temp
+                    ))
+            });
+            if let Some(t) = gone {
+                out.push(block(
+                    Category::Deletion,
+                    SYSTEM_FILE,
+                    Risk::Critical,
+                    cmd,
+                    format!("moves `{t}` away (or into /dev/null), which breaks the system or loses it"),
+                ));
+            }
+        }
+        return;
+    }
     if name == "truncate" {
         if let Some(t) = args.iter().find(|a| !a.starts_with('-') && system_path(a, cmd, ctx)) {
             out.push(block(
@@ -541,7 +583,7 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
     let empty = cmd.argv.is_empty()
         || matches!(name, ":" | "true")
         || (name == "cat" && args == ["/dev/null"])
-        || (name == "echo" && matches!(args.as_slice(), ["-n"] | ["-n", ""]));
+        || (name == "echo" && matches!(args.as_slice(), [] | [""] | ["-n"] | ["-n", ""]));
     for r in &cmd.redirects {
         if !system_path(r, cmd, ctx) || cmd.appends.contains(r) {
             continue;
@@ -594,8 +636,11 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 || args.iter().any(|a| a.starts_with("namespace/") || a.starts_with("ns/"))
                 || has("--all")
                 || has("-A")
-                || has("--all-namespaces")))
-        .then_some("deletes cluster resources in bulk (a namespace, every object, or nodes)"),
+                || has("--all-namespaces")
+                || args
+                    .iter()
+                    .any(|a| a.starts_with("prod") || a.starts_with("--namespace=prod"))))
+        .then_some("deletes cluster resources in bulk (a namespace, every object, nodes) or in production"),
         "helm" => (has("uninstall") || has("delete")).then_some("uninstalls a release and its resources"),
         "aws" => {
             let s3_bulk = sub(&["s3", "rm"]) && (has("--recursive") || has("-r"));
@@ -639,13 +684,36 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| a.starts_with("apps:destroy"))
             .then_some("destroys the app and its add-ons"),
         "fly" | "flyctl" => (sub(&["apps", "destroy"]) || sub(&["destroy"])).then_some("destroys the app"),
+        "gh" => (sub(&["repo", "delete"]) || sub(&["release", "delete"]))
+            .then_some("deletes a GitHub repository or release"),
+        "npm" | "pnpm" | "yarn" => has("unpublish").then_some("unpublishes a package from the registry"),
+        "rake" | "rails" | "bin/rails" | "bundle" => args
+            .iter()
+            .any(|a| a.starts_with("db:drop") || *a == "db:reset" || *a == "db:purge")
+            .then_some("drops the application's databases"),
+        "doctl" => (has("delete") || has("rm")).then_some("deletes cloud resources"),
+        "vercel" => (has("remove") || has("rm")).then_some("removes a deployment or project"),
         _ => None,
     };
     if let Some(what) = destroy {
         out.push(block(Category::Deletion, INFRASTRUCTURE, Risk::Critical, cmd, what));
         return;
     }
-    if matches!(name, "docker" | "podman") {
+    // Reversible or partial teardown: warned.
+    let partial = match name {
+        "cargo" => has("yank").then_some("yanks a published crate version"),
+        "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
+        "kubectl" | "oc" => (has("drain")
+            || (has("scale") && has("--all"))
+            || (has("scale") && args.iter().any(|a| *a == "--replicas=0")))
+        .then_some("drains a node or scales workloads down"),
+        _ => None,
+    };
+    if let Some(what) = partial {
+        out.push(warn(Category::Deletion, INFRASTRUCTURE, cmd, what));
+        return;
+    }
+    if matches!(name, "docker" | "podman" | "docker-compose") {
         let bulk = (sub(&["system", "prune"])
             && (has("-a") || has("--all") || has("--volumes") || has("-af") || has("-fa")))
             || sub(&["volume", "prune"])
@@ -653,7 +721,9 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             || (sub(&["rm"])
                 && args
                     .iter()
-                    .any(|a| a.contains("$(docker ps") || a.contains("$(podman ps")));
+                    .any(|a| (a.contains("$(docker ps") || a.contains("$(podman ps")) && !a.contains("status=exited")))
+            || ((sub(&["compose", "down"]) || name == "docker-compose" && has("down"))
+                && (has("-v") || has("--volumes")));
         if bulk {
             out.push(warn(
                 Category::Deletion,

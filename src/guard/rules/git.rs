@@ -15,6 +15,7 @@ pub const FORCE_PUSH: &str = "git.force_push";
 pub const CHECKOUT_ALL: &str = "git.checkout_all";
 pub const BRANCH_DELETE: &str = "git.branch_delete";
 pub const HISTORY_REWRITE: &str = "git.history_rewrite";
+pub const NO_VERIFY: &str = "git.no_verify";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
@@ -23,6 +24,7 @@ pub fn alternative(rule: &str) -> &'static str {
         FORCE_PUSH => "git push --force-with-lease to a branch of your own, or push a new branch",
         CHECKOUT_ALL => "git stash, or restore the single files you mean (git restore path/to/file)",
         BRANCH_DELETE => "git branch -d (refuses unmerged branches)",
+        NO_VERIFY => "run the hooks (drop --no-verify) and fix what they report",
         _ => "make a backup branch first (git branch backup)",
     }
 }
@@ -92,8 +94,28 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     "force push (with lease) rewrites the remote branch's history",
                 ));
             } else if has("--delete") || short('d') || args.iter().any(|a| a.starts_with(':') && a.len() > 1) {
-                out.push(warn(g, BRANCH_DELETE, cmd, "deletes a branch on the remote"));
+                // Deleting the remote's main line is as bad as overwriting it.
+                let main = args
+                    .iter()
+                    .map(|a| a.trim_start_matches(':').trim_start_matches("refs/heads/"))
+                    .any(|b| matches!(b, "main" | "master" | "trunk" | "develop" | "production"));
+                if main {
+                    out.push(block(
+                        g,
+                        BRANCH_DELETE,
+                        Risk::High,
+                        cmd,
+                        "deletes the remote's main branch",
+                    ));
+                } else {
+                    out.push(warn(g, BRANCH_DELETE, cmd, "deletes a branch on the remote"));
+                }
+            } else if has("--no-verify") {
+                out.push(warn(g, NO_VERIFY, cmd, "pushes without running the pre-push hooks"));
             }
+        }
+        "commit" | "merge" | "am" if has("--no-verify") => {
+            out.push(warn(g, NO_VERIFY, cmd, "commits without running the pre-commit hooks"));
         }
         "checkout" | "switch" if has("-f") || has("--force") || has("--discard-changes") => {
             out.push(block(
@@ -111,6 +133,23 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 None => args.iter().copied().filter(|a| !a.starts_with('-')).collect(),
             };
             let all = paths.iter().any(|p| matches!(*p, "." | "./" | "*" | ":/" | "/"));
+            // `git checkout HEAD~5 -- tests/`: the tests put back to an older version.
+            let old_tests = after_dd.is_some()
+                && args
+                    .first()
+                    .is_some_and(|r| r.contains('~') || r.contains('^') || r.contains("@{"))
+                && paths
+                    .iter()
+                    .any(|p| crate::guard::rules::test_tampering::is_test_path(p));
+            if old_tests {
+                out.push(warn(
+                    g,
+                    CHECKOUT_ALL,
+                    cmd,
+                    "replaces the tests with an older version of them",
+                ));
+                return;
+            }
             let is_restore = cmd.argv[s] == "restore";
             if all
                 && (after_dd.is_some() || is_restore || paths.len() == 1)

@@ -12,10 +12,14 @@ pub const SETUID: &str = "privilege.setuid";
 pub const SUDOERS: &str = "privilege.sudoers";
 pub const CHOWN_SYSTEM: &str = "privilege.chown_system";
 pub const USER_GROUPS: &str = "privilege.user_groups";
+pub const ROOT_SHELL: &str = "privilege.root_shell";
+pub const LOCKOUT: &str = "privilege.lockout";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         CHMOD_WORLD => "grant the least permission on the file you need, e.g. chmod u+x script.sh",
+        ROOT_SHELL => "run the one command that needs root with sudo, not a root shell",
+        LOCKOUT => "change the permissions or attributes of the workspace files you mean, not a tree outside it",
         _ => "do not change system privileges; ask the user to do it",
     }
 }
@@ -46,6 +50,51 @@ const PROTECTED: &[&str] = &[
 pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let p = Category::Privilege;
+    // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`: a root shell.
+    let su_shell = matches!(name, "su" | "sudo" | "doas" | "pkexec")
+        && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
+        && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
+    if su_shell {
+        out.push(warn(p, ROOT_SHELL, cmd, "opens a root shell"));
+        return;
+    }
+    // `chmod -R 000 ~`, `chattr -R +i /`: every file of a tree made unusable.
+    let recursive = cmd.argv.iter().any(|a| a == "-R" || a == "--recursive");
+    let locks =
+        match name {
+            "chmod" => cmd.argv.iter().skip(1).any(|m| {
+                m.chars().all(|c| c == '0') && m.len() >= 3 || matches!(m.as_str(), "a-rwx" | "ugo-rwx" | "-rwx")
+            }),
+            "chattr" => cmd.argv.iter().any(|a| a.starts_with('+') && a.contains('i')),
+            _ => false,
+        };
+    if locks {
+        let outside = cmd
+            .argv
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
+            .find(|a| {
+                matches!(
+                    classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
+                    Target::Root | Target::Home | Target::System(_)
+                )
+            });
+        if let Some(t) = outside {
+            if recursive {
+                out.push(block(
+                    p,
+                    LOCKOUT,
+                    Risk::High,
+                    cmd,
+                    format!("makes every file under `{t}` unusable"),
+                ));
+            } else {
+                out.push(warn(p, LOCKOUT, cmd, format!("locks `{t}` against use or change")));
+            }
+            return;
+        }
+    }
     let touches_protected = |w: &str| PROTECTED.iter().any(|f| w == *f || w.starts_with("/etc/sudoers.d"));
     if cmd.redirects.iter().any(|r| touches_protected(r))
         || (matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd")

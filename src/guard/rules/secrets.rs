@@ -391,7 +391,7 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
         }
         if (a == "-H" || a == "--header") && next.to_ascii_lowercase().starts_with("authorization:") {
             let value = next.split_whitespace().last().unwrap_or("");
-            if literal_value(value) && value.len() >= 8 {
+            if literal_value(value) && value.len() >= 8 && entropy(value) >= 3.0 {
                 push(
                     out,
                     AUTHORIZATION_HEADER,
