@@ -8,6 +8,15 @@
 //! (`sudo`, `env`, `nice`, `timeout`, `xargs`, ...). Scripts handed to another shell
 //! (`sh -c`, `eval`, `su -c`, `ssh host '..'`) are parsed as commands of their own.
 //!
+//! Commands bash runs indirectly are parsed too: aliases and functions defined earlier in the
+//! line, at their call (`$1`/`"$@"` replaced by the call's words, as are `sh -c`'s `$0`..),
+//! brace-list words (`{rm,-rf,/}`), `for` bodies once per literal value, `find -exec`'s `{}`
+//! when find's first hit is its start path (`-maxdepth 0`, no test), programs git settings
+//! run (`-c core.sshCommand=..`, `config alias.x '!..'`), `tar --checkpoint-action=exec=`,
+//! `npm pkg set scripts.x=..`, a `package.json`/`Makefile` written earlier and then run by
+//! npm/make, crontab lines piped into `crontab -`, `cat <<EOF | sh`, and what `sudo -s` /
+//! `pkexec bash` (kept whole, not unwrapped) read on stdin.
+//!
 //! Words that are not literal keep their source text (`$HOME`, `$(..)`), so rules can tell a
 //! literal path from an expansion. A command word that is not literal sets
 //! [`SimpleCommand::dynamic_name`].
@@ -1158,14 +1167,15 @@ fn inline_effects(argv: &[String]) -> Vec<String> {
                 let rest = &code[start..];
                 let end = start + rest.find([')', ';', '\n']).unwrap_or(rest.len());
                 // The first string literal inside the call, else a home-directory expression.
+                // A module name (`require("os").homedir()`) is not a path.
                 let target = literals
                     .iter()
-                    .find(|(pos, _)| (start..end).contains(pos))
+                    .find(|(pos, _)| (start..end).contains(pos) && !code[..*pos].ends_with("require("))
                     .map(|(_, l)| l.clone())
                     .or_else(|| {
-                        HOME.iter()
-                            .any(|h| code[start..].starts_with(h))
-                            .then(|| "~".to_string())
+                        // The first argument (`require("os").homedir()`, `Path.home()`).
+                        let arg = code[start..].split([',', ';', '\n']).next().unwrap_or("");
+                        HOME.iter().any(|h| arg.contains(h)).then(|| "~".to_string())
                     });
                 if let Some(t) = target {
                     out.push(format!("rm {flags} {}", shell_quote(&t)));

@@ -1,7 +1,7 @@
 //! Database: SQL sent to a client (argv such as `psql -c`, `mysql -e`, `sqlite3 db 'SQL'`,
 //! here-documents, here-strings, text piped in) is split into statements and tokenized
 //! (quotes, comments and identifiers understood, not pattern-matched): `DROP
-//! TABLE/DATABASE/SCHEMA`, `TRUNCATE`, `DELETE`/`UPDATE` without `WHERE` or with a tautology
+//! TABLE/DATABASE/SCHEMA`, `ALTER TABLE .. DROP COLUMN`, `TRUNCATE`, `DELETE`/`UPDATE` without `WHERE` or with a tautology
 //! (`WHERE 1=1`, `WHERE true`, `OR 1=1`). Also whole-database drops by admin tools (`dropdb`,
 //! `mysqladmin drop`, `redis-cli FLUSHALL`, `db.dropDatabase()`, `db.c.remove({})`,
 //! `rails db:drop`, `manage.py flush`, `prisma db push --force-reset`); `redis-cli del` fed

@@ -9,7 +9,11 @@
 //! `truncate` and emptying redirects (`> /etc/hosts`) of system files are blocked under
 //! `system_file`; `infrastructure` blocks tearing down cloud and cluster resources
 //! (`terraform destroy`, `kubectl delete namespace`, `aws s3 rm --recursive`, ...) and warns for
-//! bulk container and volume removal.
+//! bulk container and volume removal (not `-f status=exited`), `compose down -v`, and
+//! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`). `system_file`
+//! also guards home dotfiles (`cp /dev/null ~/.bashrc`, `> ~/.zshrc`), blocks `mv` of the
+//! home or a system directory (or anything outside the workspace into `/dev/null`) and
+//! `crontab -r`.
 
 use std::path::{Path, PathBuf};
 
@@ -703,10 +707,8 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let partial = match name {
         "cargo" => has("yank").then_some("yanks a published crate version"),
         "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
-        "kubectl" | "oc" => (has("drain")
-            || (has("scale") && has("--all"))
-            || (has("scale") && args.iter().any(|a| *a == "--replicas=0")))
-        .then_some("drains a node or scales workloads down"),
+        "kubectl" | "oc" => (has("drain") || (has("scale") && has("--all")) || (has("scale") && has("--replicas=0")))
+            .then_some("drains a node or scales workloads down"),
         _ => None,
     };
     if let Some(what) = partial {

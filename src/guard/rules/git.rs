@@ -4,6 +4,9 @@
 //! `push --force-with-lease`, `branch -D`, `stash clear/drop`, `filter-branch` and
 //! `reflog expire` are warned. `checkout -f`/`--force` (and `switch --discard-changes`)
 //! throws away the work tree's changes like `checkout .` and is blocked the same way.
+//! Deleting the remote's main branch (`push origin --delete main`, `:master`) is blocked;
+//! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
+//! warned.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};

@@ -5,16 +5,16 @@
 //!
 //! | category | rules (block unless noted) |
 //! |---|---|
-//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace, aws s3 rm --recursive, ...; warn for bulk docker removal) |
-//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn), `history_rewrite` (warn) |
-//! | database | `drop_table`, `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
+//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace or in prod, aws s3 rm --recursive, gh repo delete, npm unpublish, rake db:drop, ...; warn for bulk docker removal, compose down -v, cargo yank, terraform state rm, kubectl drain/scale to 0); `system_file` also covers home dotfiles, `mv` of home/system dirs or into /dev/null, `crontab -r` |
+//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn; block for the remote's main/master), `history_rewrite` (warn), `no_verify` (warn); `checkout_all` warns for old tests checked out (`checkout HEAD~5 -- tests/`) |
+//! | database | `drop_table` (also `ALTER TABLE .. DROP COLUMN`), `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
 //! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header`, `credential_file` |
 //! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel`, `reverse_shell`, `listener` (warn), `firewall` (warn) |
 //! | disk | `device_write`, `mkfs`, `shred`, `partition` |
-//! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups` |
-//! | process | `kill_all`, `fork_bomb`, `shutdown` |
-//! | remote_execution | `pipe_to_shell`, `process_substitution`, `eval_download`, `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`) |
-//! | exfiltration | `upload_secret`, `pipe_to_network`, `substitution_to_network` |
+//! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`) |
+//! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`) |
+//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`) |
+//! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`), `pipe_to_network`, `substitution_to_network` |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
 

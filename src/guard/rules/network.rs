@@ -1,8 +1,8 @@
 //! Network exposure: bind flags parsed (`--host 0.0.0.0`, `--bind=::`, `-b 0.0.0.0`,
 //! `HOST=0.0.0.0`, `php -S 0.0.0.0:8000`, `python -m http.server` which binds every interface
 //! by default), docker `-p` publishing without a loopback address, host networking, tunnels
-//! (ngrok, cloudflared, `ssh -R`), bind and reverse shells (`nc -e`, `socat ..EXEC`,
-//! `/dev/tcp/`), listeners and firewall flushes. Any option whose value is the
+//! (ngrok, cloudflared, `ssh -R`; not `ngrok version`), bind and reverse shells (`nc -e`,
+//! `socat ..EXEC`, `/dev/tcp/`, inline programs wiring a socket to `/bin/sh`), listeners and firewall flushes. Any option whose value is the
 //! every-interface address (`-h 0.0.0.0`, `--server.address 0.0.0.0`, `-a 0.0.0.0`,
 //! `-l tcp://0.0.0.0:3000`) is a bind; so is a bare `--host` to a JS dev server (vite, astro,
 //! `npm run dev -- --host`), which means every interface there.
@@ -48,6 +48,33 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let argv = &cmd.argv;
     let n = Category::Network;
     // Reverse / bind shells.
+    // `python -c 'import socket,os..; s.connect((..)); os.dup2(..); subprocess.call(["/bin/sh"])'`:
+    // an inline program wiring a socket to a shell.
+    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "php" | "node" | "lua");
+    if inline
+        && argv.iter().skip(1).any(|code| {
+            let lower = code.to_ascii_lowercase();
+            lower.contains("socket")
+                && (lower.contains("dup2")
+                    || lower.contains("pty.spawn")
+                    || lower.contains("fsockopen")
+                    || lower.contains(".pipe(")
+                    || lower.contains("open(stdin"))
+                && (lower.contains("/bin/sh")
+                    || lower.contains("/bin/bash")
+                    || lower.contains("sh -i")
+                    || lower.contains("\"sh\""))
+        })
+    {
+        out.push(block(
+            n,
+            REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            "an inline program connects a shell to a network socket",
+        ));
+        return;
+    }
     let words = || argv.iter().chain(cmd.redirects.iter()).chain(cmd.inputs.iter());
     if words().any(|a| a.contains("/dev/tcp/") || a.contains("/dev/udp/")) {
         out.push(block(

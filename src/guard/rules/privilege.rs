@@ -1,6 +1,8 @@
 //! Privilege: world-writable permissions on system paths (`chmod -R 777 /`), setuid/setgid
 //! bits and capabilities, sudoers edits, `chown -R` of system directories, adding users to
-//! admin groups, writes to `/etc/passwd`/`/etc/shadow`.
+//! admin groups, writes to `/etc/passwd`/`/etc/shadow`. `lockout`: `chmod -R 000` /
+//! `chattr -R +i` of a tree outside the workspace (blocked; warned without `-R`);
+//! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (warned).
 
 use super::deletion::{classify_target, Target};
 use super::{block, warn};
@@ -77,7 +79,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             .find(|a| {
                 matches!(
                     classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
-                    Target::Root | Target::Home | Target::System(_)
+                    Target::Root | Target::Home | Target::System(_) | Target::Outside(_)
                 )
             });
         if let Some(t) = outside {

@@ -1,7 +1,7 @@
 //! Process: killing every process (`kill -9 -1`, `kill 1`, `killall5`), fork bombs, and
 //! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`,
 //! writes to `/proc/sysrq-trigger`). Stopping the services that keep the machine reachable
-//! (ssh, networking) is warned. A fork bomb is also an inline program forking in an endless
+//! (ssh, networking) and `swapoff -a` are warned. A fork bomb is also an inline program forking in an endless
 //! loop (`python -c 'while True: os.fork()'`).
 
 use std::sync::OnceLock;
@@ -90,6 +90,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 Risk::Critical,
                 cmd,
                 "shuts down or reboots the machine",
+            ));
+        }
+        "swapoff" if args.iter().any(|a| *a == "-a" || *a == "--all") => {
+            out.push(warn(
+                c,
+                SHUTDOWN,
+                cmd,
+                "turns off all swap; under memory pressure the machine starts killing processes",
             ));
         }
         "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6" | "1" | "S" | "s")) => {

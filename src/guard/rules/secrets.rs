@@ -3,10 +3,12 @@
 //!
 //! Known token formats (AWS `AKIA…`, GitHub `ghp_`/`github_pat_`, GitLab `glpat-`, Slack
 //! `xox?-`, Stripe `sk_live_`, OpenAI/Anthropic `sk-…`, Google `AIza…`, npm, Hugging Face,
-//! private key headers, JWTs) with an entropy floor so placeholders pass; URL userinfo
+//! DigitalOcean, PyPI, Databricks, Shopify, SendGrid, private key headers, JWTs) with an
+//! entropy floor so placeholders pass (and jwt.io's sample token); URL userinfo
 //! (`https://u:pw@host`); `-p'pw'` / `--password=pw`; `*PASSWORD=`/`*TOKEN=`/`*SECRET=`
-//! literals; `Authorization:` headers and `curl -u user:pw`. `$VAR` references are not
-//! secrets, and neither are 40-hex git SHAs (only named formats and secret-named values are
+//! literals; `Authorization:` headers (not entropy-free words like `test-token`) and `curl -u
+//! user:pw`. A stock login on localhost (`postgres:postgres@localhost`) is not a secret.
+//! `$VAR` references are not secrets, and neither are 40-hex git SHAs (only named formats and secret-named values are
 //! checked). Slack/Discord webhook URLs are tokens; any `--*password=`, `docker login -p`,
 //! `--from-literal=password=..` and `config set <secret-name> VALUE` carry a password. A
 //! private-key header searched for by grep/rg is a pattern, not a key.

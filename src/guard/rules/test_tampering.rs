@@ -9,7 +9,9 @@
 //! (`mv tests/test_a.py tests/_test_a.py.bak`), `sed -i`/`perl -pi` scripts that rename test
 //! functions or remove `#[test]` (in any file: Rust keeps unit tests in `src/`), and skip
 //! markers written into a test file by a redirect (`pytestmark = pytest.mark.skip`,
-//! `collect_ignore`).
+//! `collect_ignore`), a test runner overwritten with `exit 0`, renames that change a test
+//! file's extension (`.py.disabled`). Renaming an assertion method
+//! (`s/assertEquals/assertEqual/`) and appending to a test file are ordinary work.
 
 use std::path::Path;
 
@@ -180,9 +182,11 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
     if name == "mv" {
         let ops: Vec<&String> = operands().collect();
         // `mv tests/test_a.py tests/_test_a.py.bak`: still under tests/, but no longer a test file.
+        let ext = |p: &str| basename(p).rsplit_once('.').map(|(_, e)| e.to_string());
         let hidden = ops.len() == 2 && is_test_file(ops[0]) && {
             let dest = basename(ops[1].trim_end_matches('/'));
-            dest.contains('.') && !is_test_file(dest)
+            // `tests/test_a.py.disabled`: named like a test, but not a source file any more.
+            dest.contains('.') && (!is_test_file(dest) || ext(dest) != ext(ops[0]))
         };
         if hidden {
             out.push(block(
@@ -236,12 +240,36 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             ));
             return;
         }
-        if cmd.argv.is_empty()
+        if cmd.appends.contains(r) {
+            // Appending (a new test, a fixture line) removes nothing.
+        } else if cmd.argv.is_empty()
             || (matches!(name, "echo" | "printf" | "true" | ":" | "cat")
                 && cmd.argv.len() <= 2
                 && cmd.stdin_text.is_none())
         {
             out.push(warn(t, DELETE_TEST, cmd, format!("overwrites the test file `{r}`")));
+            return;
+        }
+    }
+    // `echo 'exit 0' > run_tests.sh`: the test runner replaced by one that always passes.
+    if let Some(r) = cmd.redirects.iter().find(|r| {
+        let b = basename(r).to_ascii_lowercase();
+        b.contains("test") && (b.ends_with(".sh") || !b.contains('.'))
+    }) {
+        let written = crate::guard::shell::printed_text(cmd).unwrap_or_default();
+        let body: Vec<&str> = written
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("#!"))
+            .collect();
+        if !body.is_empty() && body.iter().all(|l| matches!(*l, "exit 0" | "true" | ":" | "exit")) {
+            out.push(block(
+                t,
+                DELETE_TEST,
+                Risk::High,
+                cmd,
+                format!("replaces the test runner `{r}` with one that always passes"),
+            ));
             return;
         }
     }
