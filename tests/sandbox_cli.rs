@@ -238,17 +238,32 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
     );
     // A fork bomb in a program meets the process limit, named, and leaves nothing behind.
     if caps["nproc_in_user_namespace"] == true {
+        // A tag in the program text (it stays in every fork's command line) finds exactly this
+        // test's processes, whatever else runs as nobody on the machine.
+        let tag = format!("medin-nproc-{}", std::process::id());
         let out = exec(
             &["--max-procs", "40"],
-            "python3 -c 'import os, time\nfor i in range(500):\n    if os.fork() == 0:\n        time.sleep(30); os._exit(0)'",
+            &format!(
+                "python3 -c 'import os, time # {tag}\nfor i in range(500):\n    if os.fork() == 0:\n        time.sleep(30); os._exit(0)'"
+            ),
         );
         let r = json(&out.stdout);
         assert_eq!(r["limit"], "PROCESS_LIMIT", "{r}");
-        let left = Command::new("pgrep").args(["-u", "65534"]).output().unwrap();
-        assert!(
-            left.stdout.is_empty(),
-            "left behind: {}",
-            String::from_utf8_lossy(&left.stdout)
-        );
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+            .filter(|e| {
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                let alive = stat
+                    .rsplit_once(')')
+                    .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'));
+                alive
+                    && String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default())
+                        .contains(&tag)
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
 }
