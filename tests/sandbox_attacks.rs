@@ -668,3 +668,91 @@ fn strict_with_network_cannot_reach_abstract_unix_sockets_outside() {
     .unwrap();
     assert_eq!(o.stdout.text, "inside-ok\n", "{o:?}");
 }
+
+#[test]
+fn descriptors_the_harness_inherited_do_not_reach_the_command() {
+    let (_root, ws, outside) = dirs();
+    let secret = outside.join("inherited-secret.txt");
+    fs::write(&secret, "TOP-SECRET").unwrap();
+    // Opened without O_CLOEXEC, as a jobserver pipe or a supervisor's socket would be.
+    let path = std::ffi::CString::new(secret.to_str().unwrap()).unwrap();
+    // SAFETY: open/dup2/close on descriptors this test owns.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    assert!(fd >= 0);
+    let high = 247;
+    assert_eq!(unsafe { libc::dup2(fd, high) }, high);
+    unsafe { libc::close(fd) };
+    let mut plain = process(&ws);
+    plain.cgroup = None;
+    let mut cfgs = vec![plain, process(&ws)];
+    cfgs.extend(strict(&ws));
+    for c in cfgs {
+        let o = sandbox::run_shell(
+            &c,
+            &format!("python3 -c 'import os; print(os.read({high}, 100))' 2>/dev/null; echo end"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            o.stdout.text, "end\n",
+            "{:?}: the command read the harness's descriptor",
+            c.isolation
+        );
+    }
+    unsafe { libc::close(high) };
+}
+
+#[test]
+fn an_escapee_whose_main_thread_exited_is_still_found() {
+    // A process whose leader thread called pthread_exit shows `Z` in /proc while a worker
+    // thread runs on; it must not pass for dead. It leaves the group (setsid) and ignores
+    // SIGTERM, so only the environment tag and the SIGKILL after the grace can end it.
+    let (root, ws, _outside) = dirs();
+    let src = root.path().join("zlead.c");
+    let bin = root.path().join(format!("zlead-{}", std::process::id()));
+    fs::write(
+        &src,
+        "#include <pthread.h>\n#include <signal.h>\n#include <unistd.h>\n\
+         static void *work(void *a) { (void)a; for (;;) pause(); return 0; }\n\
+         int main(void) { pthread_t t; signal(SIGTERM, SIG_IGN); pthread_create(&t, 0, work, 0); pthread_exit(0); }\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("cc")
+        .args(["-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        return; // no C compiler here (cargo itself links with one, so this is rare)
+    }
+    let mut c = process(&ws);
+    c.cgroup = None; // only the tag can find it
+    c.grace = Duration::from_millis(300);
+    // Then enough forks that the pids allocated since the start are too many to probe one by
+    // one: /proc is walked, and a walk sees thread-group leaders only (not the live worker).
+    let o = sandbox::run_shell(
+        &c,
+        &format!(
+            "(setsid {} &); i=0; while [ $i -lt 4200 ]; do : & i=$((i+1)); done; wait; sleep 0.2; echo started",
+            bin.display()
+        ),
+        None,
+    )
+    .unwrap();
+    assert_eq!(o.stdout.text, "started\n", "{o:?}");
+    let name = bin.file_name().unwrap().to_string_lossy().into_owned();
+    // Its leader is a zombie by design; what matters is that no thread of it still runs.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    // Its command line is gone with the leader's memory; its name (comm) stays.
+    let running = || {
+        fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let comm = fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            let threads = fs::read_dir(e.path().join("task")).map(|d| d.count()).unwrap_or(0);
+            comm.trim() == name && threads > 1
+        })
+    };
+    while running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(), "a process whose main thread exited survived the command");
+}

@@ -115,13 +115,14 @@ pub(crate) fn run_shell_unchecked(
         (OsStr::new("TMPDIR"), tmp.0.as_os_str()),
         (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
         (OsStr::new("TERM"), OsStr::new("dumb")),
-        (OsStr::new(MARKER_VAR), OsStr::new(&marker.0)),
     ];
     // git must not discover a repository above the workspace (runs live inside projects).
     if let Some(parent) = root.parent() {
         env.push((OsStr::new("GIT_CEILING_DIRECTORIES"), parent.as_os_str()));
     }
     env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
+    // Last, so no configured variable can replace the tag that finds escaped processes.
+    env.push((OsStr::new(MARKER_VAR), OsStr::new(&marker.0)));
     let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
     let mut raw_limits = RawLimits::from(&cfg.limits);
     // With a memory cgroup, the cgroup is the memory limit (resident memory of the whole tree,
@@ -146,6 +147,7 @@ pub(crate) fn run_shell_unchecked(
         #[cfg(target_os = "linux")]
         strict: strict.as_ref().map(|s| s.raw(cfg.grace)),
     };
+    let forks_at_start = super::tree::forks_so_far();
     let start = Instant::now();
     let spawned = spawn::spawn(&line, setup).map_err(spawn_err)?;
     let pgid = spawned.pid;
@@ -160,6 +162,7 @@ pub(crate) fn run_shell_unchecked(
         marker: limited.then_some(&marker),
         #[cfg(target_os = "linux")]
         cgroup: cgroup.as_ref(),
+        forks_at_start,
     };
     tree.end(cfg.grace);
     let (status, mut usage) = wait_with_usage(pgid).map_err(spawn_err)?;
@@ -417,6 +420,7 @@ impl PipedChild {
             marker: Some(&self.marker),
             #[cfg(target_os = "linux")]
             cgroup: None,
+            forks_at_start: None,
         }
     }
 }

@@ -187,6 +187,30 @@ fn set_limit(resource: Resource, value: Option<u64>) -> Result<(), Errno> {
     setrlimit(resource, v, v)
 }
 
+/// Marks every descriptor from `first` up close-on-exec, so nothing the harness inherited
+/// without `O_CLOEXEC` (a jobserver pipe, a supervisor's socket, a file opened outside the
+/// workspace) reaches the command; descriptors the child still needs before exec stay usable.
+/// Async-signal-safe. Before Linux 5.11 (no `CLOSE_RANGE_CLOEXEC`) each descriptor up to the
+/// open-files limit is marked one by one.
+#[cfg(target_os = "linux")]
+pub(super) unsafe fn cloexec_from(first: u32) {
+    if libc::syscall(libc::SYS_close_range, first, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) == 0 {
+        return;
+    }
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+        lim.rlim_cur.min(65_536) as i32
+    } else {
+        1024
+    };
+    for fd in first as i32..top {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+}
+
 pub(super) fn errno_to_io(e: Errno) -> io::Error {
     io::Error::from_raw_os_error(e as i32)
 }
@@ -348,13 +372,13 @@ mod vfork {
         let stack = Stack::new()?;
 
         // Block every signal across the clone, so no handler of the harness runs in the child
-        // (which shares the harness's memory) before the child has reset it.
-        // SAFETY: sigset operations on local values; pthread_sigmask on the calling thread.
-        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // (which shares the harness's memory) before the child has reset it. The raw syscall,
+        // because glibc's sigfillset leaves out its two internal signals (32, 33).
+        let all: u64 = !0;
+        let mut old: u64 = 0;
+        // SAFETY: rt_sigprocmask on the calling thread with 8-byte masks we own.
         unsafe {
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &all, &mut old, 8usize);
         }
         // SAFETY: `child_main` only reads `args` and writes its atomics; CLONE_VFORK suspends
         // this thread until the child has exec'd or exited, so `args`, `argv`, `envp` and the
@@ -370,7 +394,13 @@ mod vfork {
         let clone_error = (pid < 0).then(io::Error::last_os_error);
         // SAFETY: restores this thread's signal mask saved above.
         unsafe {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            libc::syscall(
+                libc::SYS_rt_sigprocmask,
+                libc::SIG_SETMASK,
+                &old,
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
         }
         drop(stack);
         if let Some(e) = clone_error {
@@ -449,6 +479,7 @@ mod vfork {
                     fail(STAGE_STDIO, last_errno());
                 }
             }
+            super::cloexec_from(3);
             if libc::chdir(args.dir.as_ptr()) != 0 {
                 fail(STAGE_CHDIR, last_errno());
             }

@@ -222,9 +222,10 @@ pub(crate) fn prepare(
         Ok((d, n)) => (d, n),
         Err(e) => return Err(e.clone()),
     };
-    // SAFETY: getuid/getgid/geteuid cannot fail and touch no memory.
-    let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
-    let user_maps = (euid != 0).then(|| UserMaps {
+    // The writer's effective ids are what an unprivileged process may map.
+    // SAFETY: geteuid/getegid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let user_maps = (uid != 0).then(|| UserMaps {
         uid_map: format!("{uid} {uid} 1").into_bytes(),
         gid_map: format!("{gid} {gid} 1").into_bytes(),
     });
@@ -377,7 +378,14 @@ pub(crate) fn drop_bounding_caps(caps: &[i32]) {
 /// as the command's shell is gone (the harness SIGKILLs everything when the grace ends).
 static TERM_RECEIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-extern "C" fn forward_sigterm(_: libc::c_int) {
+extern "C" fn forward_sigterm(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // Only the harness's SIGTERM counts: it comes from outside the namespace, where the sender
+    // has no pid (0). A command inside sending `kill -TERM 1` must not switch the reaper's own
+    // grace clock off (Landlock's signal scope stops that too, from ABI 6).
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    if info.is_null() || unsafe { (*info).si_pid() } != 0 {
+        return;
+    }
     TERM_RECEIVED.store(true, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: kill(2) is async-signal-safe; -1 from PID 1 means every other process of the
     // namespace.
@@ -563,7 +571,8 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         return confine(raw);
     }
     let mut sa: libc::sigaction = std::mem::zeroed();
-    sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int) as usize;
+    sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+    sa.sa_flags = libc::SA_SIGINFO;
     libc::sigemptyset(&mut sa.sa_mask);
     libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
     for fd in 0..3 {
@@ -637,6 +646,9 @@ unsafe fn add_path_rule(ruleset_fd: libc::c_int, path: &std::ffi::CStr, access: 
 /// Process C: Landlock, seccomp, then back to `std`, which execs the command.
 unsafe fn confine(raw: RawStrict) -> io::Result<()> {
     libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    // A descriptor inherited from the harness would read past Landlock (which checks paths only
+    // when they are opened): none may survive the exec.
+    super::spawn::cloexec_from(3);
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         return Err(io::Error::last_os_error());
     }

@@ -62,6 +62,9 @@ pub(super) struct Tree<'a> {
     pub(super) marker: Option<&'a Marker>,
     #[cfg(target_os = "linux")]
     pub(super) cgroup: Option<&'a super::cgroup::CommandCgroup>,
+    /// The kernel's fork counter when the command started ([`forks_so_far`]): when more forks
+    /// than [`MAX_PROBED_PIDS`] happened since, pids may have wrapped and `/proc` is walked.
+    pub(super) forks_at_start: Option<u64>,
 }
 
 impl Tree<'_> {
@@ -71,6 +74,13 @@ impl Tree<'_> {
     pub(super) fn end(&self, grace: Duration) {
         let mut termed = self.live();
         if termed.is_empty() {
+            // Nothing seen alive; the group and the cgroup still get their SIGKILL, which costs
+            // nothing and reaches what a /proc snapshot can miss.
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+            #[cfg(target_os = "linux")]
+            if let Some(cg) = self.cgroup {
+                cg.kill_members();
+            }
             return;
         }
         let _ = killpg(self.pgid, Signal::SIGTERM);
@@ -125,7 +135,7 @@ impl Tree<'_> {
         let me = std::process::id() as i32;
         let needle = self.marker.map(Marker::needle);
         let mut found = BTreeSet::new();
-        for pid in candidates(self.pgid.as_raw()) {
+        for pid in candidates(self.pgid.as_raw(), self.forks_at_start) {
             if pid == me {
                 continue;
             }
@@ -134,10 +144,9 @@ impl Tree<'_> {
                 continue;
             }
             let tagged = || {
-                needle.as_ref().is_some_and(|n| {
-                    std::fs::read(format!("/proc/{pid}/environ"))
-                        .is_ok_and(|env| env.windows(n.len()).any(|w| w == n.as_slice()))
-                })
+                needle
+                    .as_ref()
+                    .is_some_and(|n| read_environ(pid).windows(n.len()).any(|w| w == n.as_slice()))
             };
             if stat.pgrp == self.pgid.as_raw() || tagged() {
                 found.insert(pid);
@@ -169,21 +178,60 @@ fn read_stat(pid: i32) -> Option<Stat> {
     let mut fields = rest.split_whitespace();
     let state = fields.next()?;
     let pgrp = fields.nth(1)?.parse().ok()?;
-    Some(Stat {
-        alive: state != "Z" && state != "X",
-        pgrp,
-    })
+    // A leader whose main thread exited shows `Z` while its other threads run on.
+    let alive = match state {
+        "X" => false,
+        "Z" => std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|d| d.count() > 1),
+        _ => true,
+    };
+    Some(Stat { alive, pgrp })
+}
+
+/// The environment of process `pid`; read through one of its live threads when its leader
+/// thread has exited (the leader's own file is then empty). Empty when unreadable.
+fn read_environ(pid: i32) -> Vec<u8> {
+    if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
+        if !env.is_empty() {
+            return env;
+        }
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read(t.path().join("environ")).ok())
+        .find(|env| !env.is_empty())
+        .unwrap_or_default()
 }
 
 /// Pids that may belong to a tree whose first process is `first`: those allocated since, when
-/// that range is known and narrow, else every pid in `/proc`.
-fn candidates(first: i32) -> Vec<i32> {
-    if let Some(last) = last_pid() {
-        if first <= last && last - first < MAX_PROBED_PIDS {
-            return (first..=last).collect();
-        }
+/// that range is known and narrow and fewer forks than [`MAX_PROBED_PIDS`] happened since the
+/// start (so the pids cannot have wrapped around `pid_max` and come back near `first`), else
+/// every pid in `/proc`.
+fn candidates(first: i32, forks_at_start: Option<u64>) -> Vec<i32> {
+    let forks_since = forks_at_start
+        .zip(forks_so_far())
+        .map(|(then, now)| now.saturating_sub(then));
+    match last_pid() {
+        Some(last) if range_is_complete(first, last, forks_since) => (first..=last).collect(),
+        _ => all_pids(),
     }
-    all_pids()
+}
+
+/// Whether `first..=last` holds every pid allocated since `first` was: it is narrow, in order,
+/// and too few forks happened since for the pids to have wrapped around `pid_max` (at least
+/// 32768) and come back near `first`.
+fn range_is_complete(first: i32, last: i32, forks_since: Option<u64>) -> bool {
+    first <= last && last - first < MAX_PROBED_PIDS && forks_since.is_some_and(|n| n < MAX_PROBED_PIDS as u64)
+}
+
+/// Forks (processes and threads) since boot: the `processes` line of `/proc/stat`.
+pub(super) fn forks_so_far() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("processes "))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 /// Every pid listed in `/proc` (empty where there is no `/proc`).
@@ -219,4 +267,27 @@ pub(super) fn after(start: Instant, d: Duration) -> Instant {
         .checked_add(d)
         .or_else(|| start.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
         .unwrap_or(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pid_range_is_trusted_only_when_it_cannot_have_wrapped() {
+        assert!(range_is_complete(1000, 1003, Some(3)));
+        // Wide, reversed (wrapped) or unknown: walk /proc.
+        assert!(!range_is_complete(1000, 1000 + MAX_PROBED_PIDS, Some(3)));
+        assert!(!range_is_complete(30000, 200, Some(3)));
+        assert!(!range_is_complete(1000, 1003, None));
+        // A full wrap that ended just above the start looks narrow; the fork count tells.
+        assert!(!range_is_complete(17908, 18910, Some(40_000)));
+    }
+
+    #[test]
+    fn the_fork_counter_is_read_and_grows() {
+        let before = forks_so_far().expect("/proc/stat has a processes line");
+        std::process::Command::new("true").status().unwrap();
+        assert!(forks_so_far().unwrap() > before);
+    }
 }
