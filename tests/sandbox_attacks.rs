@@ -756,3 +756,32 @@ fn an_escapee_whose_main_thread_exited_is_still_found() {
     }
     assert!(!running(), "a process whose main thread exited survived the command");
 }
+
+#[test]
+fn the_grace_for_leftovers_does_not_count_against_the_timeout() {
+    // The command itself ends inside its timeout; a child that ignores SIGTERM then holds the
+    // grace period past the deadline. That is not a timeout, at any level.
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        c.timeout = Duration::from_millis(2500);
+        c.grace = Duration::from_millis(1500);
+        let o = sandbox::run_shell(
+            &c,
+            "(trap '' TERM; exec sleep 3951) > /dev/null 2>&1 & sleep 1.5; echo done",
+            None,
+        )
+        .unwrap();
+        assert_eq!(o.stdout.text, "done\n", "{:?}: {o:?}", c.isolation);
+        assert!(!o.timed_out, "{:?}: reported as a timeout: {o:?}", c.isolation);
+        assert!(o.success(), "{:?}: {o:?}", c.isolation);
+        assert!(
+            o.duration_ms >= 2900,
+            "{:?}: the grace was not given ({} ms)",
+            c.isolation,
+            o.duration_ms
+        );
+        assert_no_leftovers("sleep 3951");
+    }
+}

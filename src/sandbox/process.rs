@@ -9,6 +9,8 @@
 
 use std::ffi::OsStr;
 use std::io;
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -22,7 +24,7 @@ use nix::unistd::{setsid, Pid};
 
 use super::capture::StreamReader;
 use super::spawn::{self, errno_to_io, ChildSetup, CommandLine, RawLimits};
-use super::tree::{after, Marker, Tree, MARKER_VAR};
+use super::tree::{after, Marker, Tree, GROUP_WAIT, MARKER_VAR};
 use super::{
     CommandOutcome, ExitKind, Isolation, LimitHit, ResourceLimits, ResourceUsage, SandboxConfig, SandboxError,
     SANDBOX_PATH,
@@ -124,6 +126,12 @@ pub(crate) fn run_shell_unchecked(
     // Last, so no configured variable can replace the tag that finds escaped processes.
     env.push((OsStr::new(MARKER_VAR), OsStr::new(&marker.0)));
     let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
+    // Strict: the first process reports the command's own exit here (see `wait_command`).
+    #[cfg(target_os = "linux")]
+    let status_pipe = match &strict {
+        Some(_) => Some(spawn::cloexec_pipe().map_err(spawn_err)?),
+        None => None,
+    };
     let mut raw_limits = RawLimits::from(&cfg.limits);
     // With a memory cgroup, the cgroup is the memory limit (resident memory of the whole tree,
     // a hit named by the OOM counter). RLIMIT_AS would only get in the way: it counts address
@@ -145,7 +153,9 @@ pub(crate) fn run_shell_unchecked(
             fds
         },
         #[cfg(target_os = "linux")]
-        strict: strict.as_ref().map(|s| s.raw(cfg.grace)),
+        strict: strict
+            .as_ref()
+            .map(|s| s.raw(cfg.grace, status_pipe.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()))),
     };
     let forks_at_start = super::tree::forks_so_far();
     let start = Instant::now();
@@ -154,7 +164,19 @@ pub(crate) fn run_shell_unchecked(
     let out = StreamReader::start(std::fs::File::from(spawned.stdout), cfg.output_cap);
     let err = StreamReader::start(std::fs::File::from(spawned.stderr), cfg.output_cap);
 
-    let timed_out = !wait_exit_until(pgid, after(start, cfg.timeout));
+    #[cfg(target_os = "linux")]
+    let status_read = status_pipe.map(|(read, write)| {
+        drop(write);
+        read
+    });
+    #[cfg(not(target_os = "linux"))]
+    let status_read: Option<std::os::fd::OwnedFd> = None;
+    let timed_out = !wait_command(
+        pgid,
+        status_read.as_ref(),
+        after(start, cfg.timeout),
+        cfg.grace + GROUP_WAIT,
+    );
     // The shell has exited (it is an unreaped zombie, so its pgid cannot be reused) or the
     // timeout fired: whatever is left of the tree gets SIGTERM, the grace period, SIGKILL.
     let tree = Tree {
@@ -440,15 +462,43 @@ impl Drop for PipedChild {
 /// (polling with sleeps would add milliseconds to every short command).
 fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
     #[cfg(target_os = "linux")]
-    if let Some(exited) = wait_exit_pidfd(pid, deadline) {
-        return exited;
+    if let Some(ended) = wait_end_pidfd(pid, None, deadline) {
+        return ended != End::Deadline;
     }
+    wait_exit_polling(pid, deadline)
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The process exited.
+    Exited,
+    /// The command reported its own exit on the status pipe (strict: the process we wait for
+    /// lingers while the reaper gives leftovers their grace period).
+    CommandDone,
+    Deadline,
+}
+
+/// Waits for the command started as `pid` to end before `deadline`. In strict mode `status`
+/// is the pipe on which the first process reports the command's own exit: once that arrives
+/// the command is done, and its first process gets `linger` more to exit (the reaper's grace
+/// for leftovers) without that counting as a timeout. Returns whether the command ended in time.
+fn wait_command(pid: Pid, status: Option<&std::os::fd::OwnedFd>, deadline: Instant, linger: Duration) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Some(ended) = wait_end_pidfd(pid, status, deadline) {
+        if ended == End::CommandDone {
+            wait_exit_until(pid, after(Instant::now(), linger));
+        }
+        return ended != End::Deadline;
+    }
+    let _ = status;
+    let _ = linger;
     wait_exit_polling(pid, deadline)
 }
 
 /// `None` when pidfds are not available (Linux < 5.3).
 #[cfg(target_os = "linux")]
-fn wait_exit_pidfd(pid: Pid, deadline: Instant) -> Option<bool> {
+fn wait_end_pidfd(pid: Pid, status: Option<&std::os::fd::OwnedFd>, deadline: Instant) -> Option<End> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open returns a new descriptor we own, or -1.
     let raw = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid.as_raw(), 0u32) };
@@ -457,24 +507,46 @@ fn wait_exit_pidfd(pid: Pid, deadline: Instant) -> Option<bool> {
     }
     // SAFETY: `raw` is a fresh descriptor owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+    let mut status_fd = status.map_or(-1, |s| s.as_raw_fd());
     loop {
         let now = Instant::now();
         if now >= deadline {
-            return Some(false);
+            return Some(End::Deadline);
         }
         let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
-        let mut pfd = nix::libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: nix::libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll on one valid pollfd.
-        let r = unsafe { nix::libc::poll(&mut pfd, 1, ms) };
-        if r > 0 {
-            return Some(true);
-        }
-        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+        let mut fds = [
+            nix::libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: nix::libc::POLLIN,
+                revents: 0,
+            },
+            nix::libc::pollfd {
+                fd: status_fd,
+                events: nix::libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let n = if status_fd >= 0 { 2 } else { 1 };
+        // SAFETY: poll on `n` valid pollfds.
+        let r = unsafe { nix::libc::poll(fds.as_mut_ptr(), n, ms) };
+        if r < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
             return None;
+        }
+        if fds[0].revents != 0 {
+            return Some(End::Exited);
+        }
+        if n == 2 && fds[1].revents != 0 {
+            let mut word = [0u8; 4];
+            // SAFETY: read into a local buffer from a descriptor we own.
+            let got = unsafe { nix::libc::read(status_fd, word.as_mut_ptr().cast(), 4) };
+            if got == 4 {
+                return Some(End::CommandDone);
+            }
+            // EOF or a short read: no report will come; wait for the exit alone.
+            status_fd = -1;
         }
     }
 }

@@ -260,7 +260,7 @@ fn spawn_with_fork(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned>
 
 /// A pipe whose both ends close on exec: `(read, write)`.
 #[cfg(target_os = "linux")]
-fn cloexec_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(super) fn cloexec_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 fills two fresh descriptors that we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {

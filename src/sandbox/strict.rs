@@ -187,8 +187,9 @@ struct UserMaps {
 impl StrictPrep {
     /// The raw values the forked children use; `grace` is what the reaper leaves processes
     /// between SIGTERM and SIGKILL when the command's shell has exited.
-    pub(crate) fn raw(&self, grace: std::time::Duration) -> RawStrict {
+    pub(crate) fn raw(&self, grace: std::time::Duration, status_fd: i32) -> RawStrict {
         RawStrict {
+            status_fd,
             ruleset_fd: self.ruleset.as_raw_fd(),
             deny: (self.deny.as_ptr() as usize, self.deny.len()),
             nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
@@ -344,6 +345,8 @@ pub(crate) struct RawStrict {
     deny: (usize, usize),
     nosys: (usize, usize),
     network: bool,
+    /// Where A writes the command's wait status as soon as the command exits (-1: nowhere).
+    status_fd: i32,
     nproc: Option<u64>,
     /// `(uid_map, gid_map)` as (address, length) when the children enter a user namespace.
     user_maps: Option<((usize, usize), (usize, usize))>,
@@ -400,6 +403,22 @@ extern "C" fn kill_namespace(_: libc::c_int) {
     unsafe {
         libc::kill(-1, libc::SIGKILL);
     }
+}
+
+/// Closes every descriptor except the (up to) two in `keep` (-1 = none). Async-signal-safe.
+unsafe fn close_all_except(keep: [i32; 2]) {
+    let (lo, hi) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
+    let mut next: u32 = 0;
+    for k in [lo, hi] {
+        if k < 0 {
+            continue;
+        }
+        if k as u32 > next {
+            libc::syscall(libc::SYS_close_range, next, k as u32 - 1, 0u32);
+        }
+        next = k as u32 + 1;
+    }
+    close_from(next);
 }
 
 fn close_from(first: u32) {
@@ -479,11 +498,7 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
     libc::signal(libc::SIGTERM, libc::SIG_IGN);
     // Nothing but the pipe is needed; closing stdout/stderr and the spawn-error pipe lets the
     // harness see EOF as soon as the command's own tree closes them.
-    for fd in 0..3 {
-        libc::close(fd);
-    }
-    libc::syscall(libc::SYS_close_range, 3u32, (pipe[0] - 1).max(3) as u32, 0u32);
-    close_from(pipe[0] as u32 + 1);
+    close_all_except([pipe[0], raw.status_fd]);
     let mut status: i32 = 0;
     let mut got = 0usize;
     let buf = &mut status as *mut i32 as *mut u8;
@@ -496,6 +511,12 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
         } else {
             break;
         }
+    }
+    // The command's own end, for the harness's clock: B reports it as soon as C exits, before
+    // its grace period for leftovers, which must not count against the command's timeout.
+    if got == 4 && raw.status_fd >= 0 {
+        libc::write(raw.status_fd, buf.cast(), 4);
+        libc::close(raw.status_fd);
     }
     let mut b_status = 0;
     while libc::waitpid(b, &mut b_status, 0) < 0 && last_errno() == libc::EINTR {}
@@ -580,12 +601,13 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
     }
     libc::syscall(libc::SYS_close_range, 3u32, (report - 1).max(3) as u32, 0u32);
     close_from(report as u32 + 1);
-    let mut c_status: i32 = 0;
     loop {
         let mut st = 0;
         let r = libc::waitpid(-1, &mut st, 0);
         if r == c {
-            c_status = st;
+            // Report C's status now (A relays it to the harness), then see to the leftovers.
+            libc::write(report, (&st as *const i32).cast(), 4);
+            libc::close(report);
             // The command is done; whatever it left running gets SIGTERM now and SIGKILL when
             // the grace period ends (SIGALRM). After the harness's own SIGTERM (a timeout)
             // the harness runs that clock.
@@ -611,8 +633,6 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
             break;
         }
     }
-    let bytes = &c_status as *const i32 as *const u8;
-    libc::write(report, bytes.cast(), 4);
     libc::_exit(0)
 }
 
