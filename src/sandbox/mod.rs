@@ -39,7 +39,9 @@
 //!      sets the hostname, installs a SIGTERM handler that forwards SIGTERM to every process of
 //!      the namespace (`kill(-1)`: reaches children that called `setsid` and double-forked
 //!      daemons), and forks `C`. It then closes its descriptors and reaps every orphan. When `C`
-//!      exits normally it sends SIGTERM to the whole namespace and, if anything was left, arms
+//!      exits, B reports its status at once (A relays it to the harness on a status pipe, so
+//!      the grace below never counts against the command's timeout); if `C` exited normally
+//!      B then sends SIGTERM to the whole namespace and, if anything was left, arms
 //!      a timer for the grace period whose SIGALRM SIGKILLs the rest; when `C` exits after the
 //!      harness's SIGTERM (timeout), the harness runs that clock (it SIGKILLs the group, B
 //!      included, when the grace ends). It reaps until nothing is left, writes
@@ -99,6 +101,11 @@
 //! that left nothing running pays nothing for this: the shell's exit is awaited with a pidfd
 //! (no polling delay), the search for leftovers reads only the pids allocated since the command
 //! started, and the shell is reaped with `wait4` to report CPU time and peak RSS.
+//!
+//! What the search cannot see: without a cgroup (`process` by default), a process that
+//! forks and exits in a tight loop (a "pid hopper") that also called `setsid` can stay ahead
+//! of the /proc snapshots; one that cleared its environment after `setsid` is not tagged. The
+//! cgroup (default at `strict`, opt-in at `process`) and strict's PID namespace contain both.
 //!
 //! # Limits and how a hit is named ([`LimitHit`])
 //!

@@ -5,7 +5,7 @@
 //! Trust: the last `Ran N tests` line that is directly followed by a status line is the
 //! summary (a test may print a fake one earlier). Counting: failures + errors + unexpected
 //! successes → failed (each failing subtest counts, as unittest counts them); skipped +
-//! expected failures → skipped; passed: see [`counts_from`] (errors of `setUpClass`,
+//! expected failures → skipped; passed: see `counts_from` (errors of `setUpClass`,
 //! `tearDownModule` & co. count as failed but are not among the `Ran N` tests). Names are
 //! the dotted test id (`module.Class.test_method`), with subtest parameters appended
 //! (`module.Class.test_sub (i=1)`).
