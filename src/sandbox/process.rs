@@ -157,9 +157,11 @@ pub(crate) fn run_shell_unchecked(
             .as_ref()
             .map(|s| s.raw(cfg.grace, status_pipe.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()))),
     };
-    let forks_at_start = super::tree::forks_so_far();
     let start = Instant::now();
     let spawned = spawn::spawn(&line, setup).map_err(spawn_err)?;
+    // Read while the command runs (off its critical path); the few forks it may already have
+    // made cannot matter to the wrap test, which needs thousands.
+    let forks_at_start = super::tree::forks_so_far();
     let pgid = spawned.pid;
     let out = StreamReader::start(std::fs::File::from(spawned.stdout), cfg.output_cap);
     let err = StreamReader::start(std::fs::File::from(spawned.stderr), cfg.output_cap);
@@ -184,6 +186,7 @@ pub(crate) fn run_shell_unchecked(
         marker: limited.then_some(&marker),
         #[cfg(target_os = "linux")]
         cgroup: cgroup.as_ref(),
+        leader_exited: !timed_out && has_exited(pgid),
         forks_at_start,
     };
     tree.end(cfg.grace);
@@ -442,6 +445,7 @@ impl PipedChild {
             marker: Some(&self.marker),
             #[cfg(target_os = "linux")]
             cgroup: None,
+            leader_exited: false,
             forks_at_start: None,
         }
     }
@@ -549,6 +553,17 @@ fn wait_end_pidfd(pid: Pid, status: Option<&std::os::fd::OwnedFd>, deadline: Ins
             status_fd = -1;
         }
     }
+}
+
+/// Whether our child `pid` has exited (without reaping it).
+fn has_exited(pid: Pid) -> bool {
+    !matches!(
+        waitid(
+            Id::Pid(pid),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG,
+        ),
+        Ok(WaitStatus::StillAlive)
+    )
 }
 
 /// Polls until the process `pid` (our child) has exited, without reaping it, or `deadline`

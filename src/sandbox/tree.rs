@@ -62,6 +62,9 @@ pub(super) struct Tree<'a> {
     pub(super) marker: Option<&'a Marker>,
     #[cfg(target_os = "linux")]
     pub(super) cgroup: Option<&'a super::cgroup::CommandCgroup>,
+    /// The command's first process has exited (its pidfd said so: its whole thread group is
+    /// gone), so it need not be looked at.
+    pub(super) leader_exited: bool,
     /// The kernel's fork counter when the command started ([`forks_so_far`]): when more forks
     /// than [`MAX_PROBED_PIDS`] happened since, pids may have wrapped and `/proc` is walked.
     pub(super) forks_at_start: Option<u64>,
@@ -133,14 +136,19 @@ impl Tree<'_> {
     /// Pids of the tree that are alive (not zombies), the caller excluded.
     fn live(&self) -> BTreeSet<i32> {
         let me = std::process::id() as i32;
+        // The harness's own session: no process of the command can be in it (the command
+        // starts in a session of its own, and a session can only be left for a new one), so
+        // the harness's threads and other children need no environment read.
+        // SAFETY: getsid(0) only reads the caller's session id.
+        let my_session = unsafe { libc::getsid(0) };
         let needle = self.marker.map(Marker::needle);
         let mut found = BTreeSet::new();
         for pid in candidates(self.pgid.as_raw(), self.forks_at_start) {
-            if pid == me {
+            if pid == me || (self.leader_exited && pid == self.pgid.as_raw()) {
                 continue;
             }
             let Some(stat) = read_stat(pid) else { continue };
-            if !stat.alive {
+            if !stat.alive || stat.session == my_session {
                 continue;
             }
             let tagged = || {
@@ -169,6 +177,7 @@ struct Stat {
     /// Not a zombie (Z) and not dead (X).
     alive: bool,
     pgrp: i32,
+    session: i32,
 }
 
 fn read_stat(pid: i32) -> Option<Stat> {
@@ -178,13 +187,14 @@ fn read_stat(pid: i32) -> Option<Stat> {
     let mut fields = rest.split_whitespace();
     let state = fields.next()?;
     let pgrp = fields.nth(1)?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
     // A leader whose main thread exited shows `Z` while its other threads run on.
     let alive = match state {
         "X" => false,
         "Z" => std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|d| d.count() > 1),
         _ => true,
     };
-    Some(Stat { alive, pgrp })
+    Some(Stat { alive, pgrp, session })
 }
 
 /// The environment of process `pid`; read through one of its live threads when its leader
