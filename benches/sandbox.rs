@@ -8,11 +8,11 @@
 //! without its cgroup, and without the cgroup and the network namespace.
 //!
 //! Measured on the 2-core development machine (quiet, load ~1), median per command:
-//! plain `true` 748 us, plain `sh -c true` 828 us (915 us with fork+exec), medin `none`
-//! 910 us, `process` 914 us (1.10x `sh -c true`, 1.22x `true`; 1.21 ms with the opt-in
-//! cgroup), `strict` 3.22 ms (3.07 ms without its cgroup, 2.41 ms also without a network
-//! namespace), bwrap `--unshare-all` 4.62 ms. On a loaded machine (load 5-8) every figure
-//! grows by up to 60%.
+//! plain `true` 744 us, plain `sh -c true` 820 us (915 us with fork+exec), medin `none`
+//! 928 us, `process` 884 us (1.08x `sh -c true`, 1.19x `true`; 1.24 ms with the opt-in
+//! cgroup), `strict` 3.32 ms (3.15 ms without its cgroup, 2.52 ms also without a network
+//! namespace), bwrap `--unshare-all` 4.89 ms. Run to run the medians move by about 5%; on a
+//! loaded machine (load 5-8) every figure grows by up to 60%.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
