@@ -1,27 +1,37 @@
-//! The guard against a labelled corpus (tests/data/guard/corpus.tsv): dangerous commands in
-//! many spellings, obfuscations, benign look-alikes and typical agent commands. Reports the
-//! rates and asserts the targets: ≥95% of must-block blocked, ≥99% of dangerous flagged
-//! (warn or block), ≤1% of benign blocked, ≤5% of benign warned.
+//! The guard against three labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
+//! block, flag, allow): `corpus.tsv`, the project's own (dangerous commands in many spellings,
+//! obfuscations, benign look-alikes, typical agent commands), and `heldout.tsv` and
+//! `heldout2.tsv`, each written by a separate red-team round from public guards' bypass and
+//! false-positive reports, sharing no command with the earlier ones (the second written before
+//! its author read the rules). Each reports its rates and must meet the targets: ≥95%
+//! of must-block blocked, ≥99% of dangerous flagged (warn or block), ≤1% of benign blocked,
+//! ≤5% of benign warned. The rates each round measured before its fixes (the honest
+//! out-of-sample figures) are in the commit messages that added the corpora.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use medin::guard::{check_command, GuardContext, Recommendation};
 
 const WS: &str = "/work/medin-ws/task-1";
 
+/// The corpora, oldest first.
+const CORPORA: [&str; 3] = ["corpus.tsv", "heldout.tsv", "heldout2.tsv"];
+
 struct Case {
     label: String,
     command: String,
 }
 
-fn corpus() -> Vec<Case> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/guard/corpus.tsv")).unwrap();
+fn read(file: &str) -> Vec<Case> {
+    let path = format!("{}/tests/data/guard/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let (label, command) = l
                 .split_once('\t')
-                .unwrap_or_else(|| panic!("no tab in corpus line `{l}`"));
+                .unwrap_or_else(|| panic!("no tab in {file} line `{l}`"));
             Case {
                 label: label.to_string(),
                 command: command.replace("\\n", "\n"),
@@ -30,15 +40,15 @@ fn corpus() -> Vec<Case> {
         .collect()
 }
 
-#[test]
-fn corpus_meets_the_targets() {
+/// Scores `file` against the targets, printing the rates and every miss.
+fn meets_the_targets(file: &str, sizes: std::ops::RangeInclusive<usize>) {
     let ctx = GuardContext {
         workspace: Path::new(WS),
     };
-    let cases = corpus();
+    let cases = read(file);
     assert!(
-        cases.len() >= 300,
-        "the corpus should hold several hundred commands, has {}",
+        sizes.contains(&cases.len()),
+        "{file} should hold {sizes:?} commands, has {}",
         cases.len()
     );
     let (mut must_block, mut blocked) = (0usize, 0usize);
@@ -48,6 +58,11 @@ fn corpus_meets_the_targets() {
     for c in &cases {
         let v = check_command(&c.command, &ctx);
         let rec = v.recommendation;
+        let rule = v
+            .violations
+            .iter()
+            .max_by_key(|x| x.recommendation)
+            .map(|x| x.rule.clone());
         match c.label.as_str() {
             "block" => {
                 must_block += 1;
@@ -55,7 +70,7 @@ fn corpus_meets_the_targets() {
                 if rec == Recommendation::Block {
                     blocked += 1;
                 } else {
-                    misses.push(format!("block→{rec:?}: {}", c.command));
+                    misses.push(format!("block→{rec:?}: {} ({rule:?})", c.command));
                 }
                 if rec != Recommendation::Allow {
                     flagged += 1;
@@ -74,29 +89,21 @@ fn corpus_meets_the_targets() {
                 match rec {
                     Recommendation::Block => {
                         benign_blocked += 1;
-                        misses.push(format!(
-                            "allow→Block: {} ({:?})",
-                            c.command,
-                            v.violations.first().map(|x| &x.rule)
-                        ));
+                        misses.push(format!("allow→Block: {} ({rule:?})", c.command));
                     }
                     Recommendation::Warn => {
                         benign_warned += 1;
-                        misses.push(format!(
-                            "allow→Warn: {} ({:?})",
-                            c.command,
-                            v.violations.first().map(|x| &x.rule)
-                        ));
+                        misses.push(format!("allow→Warn: {} ({rule:?})", c.command));
                     }
                     Recommendation::Allow => {}
                 }
             }
-            other => panic!("unknown label `{other}`"),
+            other => panic!("unknown label `{other}` in {file}"),
         }
     }
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
     let report = format!(
-        "corpus: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)\n  misses:\n    {}",
+        "{file}: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)\n  misses:\n    {}",
         cases.len(),
         pct(blocked, must_block),
         pct(flagged, dangerous),
@@ -109,6 +116,38 @@ fn corpus_meets_the_targets() {
     assert!(pct(flagged, dangerous) >= 99.0, "{report}");
     assert!(pct(benign_blocked, benign) <= 1.0, "{report}");
     assert!(pct(benign_warned, benign) <= 5.0, "{report}");
+}
+
+#[test]
+fn corpus_meets_the_targets() {
+    meets_the_targets("corpus.tsv", 300..=5000);
+}
+
+#[test]
+fn heldout_meets_the_targets() {
+    meets_the_targets("heldout.tsv", 250..=350);
+}
+
+#[test]
+fn heldout2_meets_the_targets() {
+    meets_the_targets("heldout2.tsv", 250..=350);
+}
+
+#[test]
+fn each_corpus_is_new_to_the_earlier_ones_and_lists_a_command_once() {
+    let mut earlier: HashSet<String> = HashSet::new();
+    for file in CORPORA {
+        let mut here = HashSet::new();
+        for c in read(file) {
+            assert!(
+                !earlier.contains(&c.command),
+                "{file} repeats an earlier corpus: {}",
+                c.command
+            );
+            assert!(here.insert(c.command.clone()), "{file} lists twice: {}", c.command);
+        }
+        earlier.extend(here);
+    }
 }
 
 /// The `medin guard` binary: exit codes, `--jsonl` lines, and the Claude Code hook answer.
