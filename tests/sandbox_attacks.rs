@@ -632,6 +632,7 @@ fn a_limit_hit_by_one_child_is_named_though_the_command_goes_on() {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn strict_with_network_cannot_reach_abstract_unix_sockets_outside() {
     use std::os::linux::net::SocketAddrExt;

@@ -19,7 +19,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::{setsid, Pid};
 
 use super::capture::StreamReader;
@@ -132,6 +131,7 @@ pub(crate) fn run_shell_unchecked(
         Some(_) => Some(spawn::cloexec_pipe().map_err(spawn_err)?),
         None => None,
     };
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // changed only where cgroups exist
     let mut raw_limits = RawLimits::from(&cfg.limits);
     // With a memory cgroup, the cgroup is the memory limit (resident memory of the whole tree,
     // a hit named by the OOM counter). RLIMIT_AS would only get in the way: it counts address
@@ -190,6 +190,7 @@ pub(crate) fn run_shell_unchecked(
         forks_at_start,
     };
     tree.end(cfg.grace);
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // the cgroup adds the peak count
     let (status, mut usage) = wait_with_usage(pgid).map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
     let (pids_hit, oom) = match &cgroup {
@@ -464,6 +465,7 @@ impl Drop for PipedChild {
 /// Waits until the process `pid` (our child) has exited, without reaping it, or `deadline`
 /// passes. Returns whether it exited. On Linux a pidfd is polled, so the exit is seen at once
 /// (polling with sleeps would add milliseconds to every short command).
+#[cfg(target_os = "linux")]
 fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
     #[cfg(target_os = "linux")]
     if let Some(ended) = wait_end_pidfd(pid, None, deadline) {
@@ -473,6 +475,7 @@ fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
 }
 
 /// How a wait ended.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
     /// The process exited.
@@ -555,15 +558,30 @@ fn wait_end_pidfd(pid: Pid, status: Option<&std::os::fd::OwnedFd>, deadline: Ins
     }
 }
 
-/// Whether our child `pid` has exited (without reaping it).
+/// Whether our child `pid` has exited, without reaping it (`waitid` with `WNOWAIT`, called
+/// through libc: nix offers it on Linux only). A child already reaped, or not ours, counts as
+/// exited: there is nothing left to wait for.
 fn has_exited(pid: Pid) -> bool {
-    !matches!(
-        waitid(
-            Id::Pid(pid),
-            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG,
-        ),
-        Ok(WaitStatus::StillAlive)
-    )
+    loop {
+        // SAFETY: an all-zero siginfo is valid; waitid fills it when a child is reported.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on our own child with a valid out-pointer.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid.as_raw() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            )
+        };
+        if r == 0 {
+            // With WNOHANG and no state change the kernel leaves the siginfo zeroed.
+            return info.si_signo == libc::SIGCHLD;
+        }
+        if Errno::last() != Errno::EINTR {
+            return true;
+        }
+    }
 }
 
 /// Polls until the process `pid` (our child) has exited, without reaping it, or `deadline`
@@ -571,15 +589,8 @@ fn has_exited(pid: Pid) -> bool {
 fn wait_exit_polling(pid: Pid, deadline: Instant) -> bool {
     let mut pause = Duration::from_millis(1);
     loop {
-        match waitid(
-            Id::Pid(pid),
-            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG,
-        ) {
-            Ok(WaitStatus::StillAlive) => {}
-            Ok(_) => return true,
-            Err(Errno::EINTR) => continue,
-            // ECHILD: already reaped (or not ours): nothing left to wait for.
-            Err(_) => return true,
+        if has_exited(pid) {
+            return true;
         }
         let now = Instant::now();
         if now >= deadline {

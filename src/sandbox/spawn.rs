@@ -20,7 +20,9 @@
 
 use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::FromRawFd;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -167,7 +169,7 @@ impl RawLimits {
     /// Runs in the child: async-signal-safe syscalls only.
     fn apply(&self) -> Result<(), Errno> {
         set_limit(Resource::RLIMIT_CORE, Some(0))?;
-        set_limit(Resource::RLIMIT_AS, self.memory)?;
+        set_limit(ADDRESS_SPACE, self.memory)?;
         if let Some(cpu) = self.cpu {
             // Soft limit: SIGXCPU (named CPU_LIMIT); hard limit one second later: SIGKILL.
             let (_, hard) = getrlimit(Resource::RLIMIT_CPU)?;
@@ -178,6 +180,12 @@ impl RawLimits {
         set_limit(Resource::RLIMIT_NOFILE, self.nofile)
     }
 }
+
+/// The address-space limit (FreeBSD calls it RLIMIT_VMEM).
+#[cfg(not(target_os = "freebsd"))]
+const ADDRESS_SPACE: Resource = Resource::RLIMIT_AS;
+#[cfg(target_os = "freebsd")]
+const ADDRESS_SPACE: Resource = Resource::RLIMIT_VMEM;
 
 /// Lowers `resource` to `value` (never above the current hard limit, which would fail).
 fn set_limit(resource: Resource, value: Option<u64>) -> Result<(), Errno> {
