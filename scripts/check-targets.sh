@@ -28,7 +28,7 @@ chmod +x "$fake_cc"
 
 for target in x86_64-apple-darwin x86_64-unknown-freebsd; do
   if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-    if ! rustup target add "$target" >/dev/null 2>&1; then
+    if ! timeout 180 rustup target add "$target" >/dev/null 2>&1; then
       echo "check-targets: skipping $target (its std could not be added)" >&2
       continue
     fi
