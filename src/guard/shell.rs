@@ -595,7 +595,8 @@ impl Walker<'_> {
         let before = cmd.argv.len();
         let original = cmd.argv.clone();
         cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
-        let removed = before - cmd.argv.len();
+        // `env --split-string='rm -rf ~'` can leave more words than it removed.
+        let removed = before.saturating_sub(cmd.argv.len());
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -626,6 +627,33 @@ impl Walker<'_> {
             if call != body {
                 self.parse_into(&call, depth + 1);
             }
+        }
+        // `GIT_SSH_COMMAND='cmd' git fetch`, `PAGER='cmd' git log`: variables naming a command
+        // the program runs.
+        const RUN_VARS: &[&str] = &[
+            "GIT_SSH_COMMAND",
+            "GIT_SSH",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EDITOR",
+            "GIT_SEQUENCE_EDITOR",
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "PAGER",
+            "EDITOR",
+            "VISUAL",
+            "LESSOPEN",
+            "PROMPT_COMMAND",
+        ];
+        let run_values: Vec<String> = cmd
+            .assignments
+            .iter()
+            .filter_map(|a| a.split_once('='))
+            .filter(|(n, v)| RUN_VARS.contains(n) && !v.is_empty())
+            .map(|(_, v)| v.trim_start_matches('|').to_string())
+            .collect();
+        for value in run_values {
+            self.parse_into(&value, depth + 1);
         }
         if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
             let saved = self.cwd.clone();
@@ -1443,7 +1471,21 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
         }
         "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
         // `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`: git runs CMD.
-        "git" => git_command_setting(argv).and_then(local),
+        "git" => git_command_setting(argv)
+            .or_else(|| {
+                // `git clone 'ext::sh -c cmd% args'`: the ext transport runs a command (`% ` is a space).
+                // Words split at unescaped spaces.
+                let c = argv.iter().find_map(|a| a.strip_prefix("ext::"))?;
+                let words: Vec<String> = c
+                    .replace("%%", "\u{1}")
+                    .replace("% ", "\u{0}")
+                    .split(' ')
+                    .filter(|w| !w.is_empty())
+                    .map(|w| shell_quote(&w.replace('\u{0}', " ").replace('\u{1}', "%")))
+                    .collect();
+                Some(words.join(" "))
+            })
+            .and_then(local),
         // `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `-I CMD`.
         "tar" | "gtar" | "bsdtar" => argv.iter().enumerate().find_map(|(i, a)| {
             a.strip_prefix("--checkpoint-action=exec=")
@@ -1471,6 +1513,56 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
             })?;
             argv.get(i + 1).cloned().and_then(local)
         }
+        // `tmux new-session -d 'cmd'`: the session's shell command.
+        "tmux" => {
+            let k = argv.iter().position(|a| {
+                matches!(
+                    a.as_str(),
+                    "new-session"
+                        | "new"
+                        | "new-window"
+                        | "neww"
+                        | "split-window"
+                        | "splitw"
+                        | "respawn-pane"
+                        | "respawnp"
+                )
+            })?;
+            let with_value = ["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-f"];
+            let mut i = k + 1;
+            while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+                i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
+            }
+            let rest = argv.get(i..).filter(|r| !r.is_empty())?;
+            local(rest.join(" "))
+        }
+        // `vim -c ':!cmd'`, `vim +'!cmd'`: an editor running a shell command.
+        "vi" | "vim" | "nvim" | "view" | "ex" => argv.iter().enumerate().find_map(|(i, a)| {
+            let c = if a == "-c" || a == "--cmd" {
+                argv.get(i + 1)?.as_str()
+            } else {
+                a.strip_prefix('+')?
+            };
+            let c = c.trim_start_matches(':').trim_start();
+            c.strip_prefix('!').map(String::from).and_then(local)
+        }),
+        // `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
+        "gdb" => argv.windows(2).find_map(|w| {
+            let c = (w[0] == "-ex" || w[0] == "--eval-command").then_some(w[1].trim())?;
+            c.strip_prefix("shell ")
+                .or_else(|| c.strip_prefix('!'))
+                .map(String::from)
+                .and_then(local)
+        }),
+        // `expect -c 'spawn cmd args; ...'`: the spawned command.
+        "expect" => argv.windows(2).find_map(|w| {
+            let c = (w[0] == "-c").then_some(w[1].as_str())?;
+            let spawn = c
+                .split([';', '\n'])
+                .find_map(|part| part.trim().strip_prefix("spawn "))?;
+            local(spawn.to_string())
+        }),
+        "docker" | "podman" => docker_mounted_command(argv).and_then(local),
         "su" | "runuser" => {
             let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
             argv.get(i + 1).cloned().and_then(local)
@@ -1503,6 +1595,106 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
         }
         _ => None,
     }
+}
+
+/// `docker run -v SRC:DST IMAGE cmd..` where SRC is the root, a home or a system directory:
+/// the container's command with DST rewritten to SRC, i.e. what it does to the host. None
+/// when no such directory is mounted (what a container does to its own files stays there).
+fn docker_mounted_command(argv: &[String]) -> Option<String> {
+    let run = argv.iter().position(|a| a == "run" || a == "exec" || a == "create")?;
+    let with_value = [
+        "-v",
+        "--volume",
+        "--mount",
+        "-w",
+        "--workdir",
+        "-e",
+        "--env",
+        "--env-file",
+        "--name",
+        "-p",
+        "--publish",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "-l",
+        "--label",
+        "--platform",
+        "-h",
+        "--hostname",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--add-host",
+        "--device",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--ulimit",
+        "--restart",
+        "--pull",
+        "--gpus",
+        "--shm-size",
+        "--ipc",
+        "--pid",
+        "--tmpfs",
+        "--log-driver",
+    ];
+    let mut mounts: Vec<(String, String)> = Vec::new();
+    let mut i = run + 1;
+    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+        let (opt, value) = match a.split_once('=') {
+            Some((o, v)) if a.starts_with("--") => (o.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let value = if with_value.contains(&opt.as_str()) && value.is_none() {
+            i += 1;
+            argv.get(i).cloned()
+        } else {
+            value
+        };
+        if let Some(v) = value.filter(|_| opt == "-v" || opt == "--volume") {
+            let mut parts = v.splitn(3, ':');
+            if let (Some(src), Some(dst)) = (parts.next(), parts.next()) {
+                mounts.push((src.to_string(), dst.to_string()));
+            }
+        }
+        i += 1;
+    }
+    let host = |src: &str| {
+        let src = src.trim_end_matches('/');
+        src.is_empty()
+            || matches!(
+                src,
+                "~" | "$HOME" | "${HOME}" | "/home" | "/Users" | "/root" | "/etc" | "/usr" | "/var"
+            )
+            || src.starts_with("~/")
+            || src.starts_with("$HOME/")
+            || src.starts_with("/home/")
+            || src.starts_with("/Users/")
+    };
+    let mounts: Vec<(String, String)> = mounts.into_iter().filter(|(s, _)| host(s)).collect();
+    if mounts.is_empty() {
+        return None;
+    }
+    // argv[i] is the image; the rest is the container's command.
+    let rest = argv.get(i + 1..).filter(|r| !r.is_empty())?;
+    let script = rest.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
+    let mut out = script;
+    for (src, dst) in &mounts {
+        let dst = dst.trim_end_matches('/');
+        if dst.is_empty() {
+            continue;
+        }
+        let src = src.trim_end_matches('/');
+        let with_slash = format!("{src}/");
+        out = out
+            .replace(&format!("{dst}/"), &with_slash)
+            .replace(dst, if src.is_empty() { "/" } else { src });
+    }
+    Some(out)
 }
 
 #[cfg(test)]
