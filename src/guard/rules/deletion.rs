@@ -47,7 +47,15 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     }
     out.extend(find_delete(cmd, ctx));
     rsync_delete(cmd, ctx, out);
-    truncation(cmd, ctx, out);
+    // `echo "" | sudo tee /etc/hosts`: tee writes what an empty printer fed it.
+    let fed_empty = index > 0 && {
+        let up = &pipeline[index - 1];
+        let a: Vec<&str> = up.argv.iter().skip(1).map(String::as_str).collect();
+        matches!(up.name(), ":" | "true")
+            || (up.name() == "cat" && a == ["/dev/null"])
+            || (matches!(up.name(), "echo" | "printf") && a.iter().all(|w| w.is_empty() || *w == "-n"))
+    };
+    truncation(cmd, fed_empty, ctx, out);
     infrastructure(cmd, out);
 }
 
@@ -502,9 +510,11 @@ fn system_path(path: &str, cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> bool 
 }
 
 /// `deletion.system_file` for contents: emptying a system file (`truncate -s 0 /etc/passwd`,
-/// `> /etc/hosts`, `: > f`, `cat /dev/null > f`, `cp /dev/null f`) is blocked; writing over
-/// one with other text is warned (it may be an asked-for configuration change).
-fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+/// `> /etc/hosts`, `: > f`, `cat /dev/null > f`, `cp /dev/null f`, `echo "" | tee f`) is
+/// blocked; writing over one with other text is warned (it may be an asked-for configuration
+/// change), except over a system program or library (`ls > /lib64/ld-linux-x86-64.so.2`,
+/// `tee /usr/bin/x`), which is blocked: nothing asks for that.
+fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // A home dotfile (`~/.bashrc`, `~/.ssh/authorized_keys`) is the user's configuration:
@@ -561,7 +571,40 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
         }
         return;
     }
+    // `/bin`, `/lib64`, `/usr/lib/..`, `/boot`: programs and libraries every command needs.
+    let program_file = |p: &str| {
+        [
+            "/bin/",
+            "/sbin/",
+            "/lib/",
+            "/lib32/",
+            "/lib64/",
+            "/libx32/",
+            "/usr/bin/",
+            "/usr/sbin/",
+            "/usr/lib/",
+            "/usr/lib64/",
+            "/usr/libexec/",
+            "/boot/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+    };
+    let appending = args.iter().any(|a| *a == "-a" || *a == "--append");
     if name == "tee" {
+        let over = args
+            .iter()
+            .find(|a| !a.starts_with('-') && (program_file(a) || (fed_empty && system_path(a, cmd, ctx))));
+        if let Some(t) = over.filter(|_| !appending) {
+            out.push(block(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Risk::Critical,
+                cmd,
+                format!("writes over `{t}`, a system file, with nothing or with other text"),
+            ));
+            return;
+        }
         if let Some(t) = args.iter().find(|a| !a.starts_with('-') && system_path(a, cmd, ctx)) {
             out.push(warn(
                 Category::Deletion,
@@ -592,14 +635,18 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
         if !system_path(r, cmd, ctx) || cmd.appends.contains(r) {
             continue;
         }
-        if empty {
+        if empty || program_file(r) {
             out.push(violation(
                 Category::Deletion,
                 SYSTEM_FILE,
                 Recommendation::Block,
                 Risk::Critical,
                 &format!("{} > {r}", cmd.display()),
-                format!("empties `{r}`, a system file"),
+                if empty {
+                    format!("empties `{r}`, a system file")
+                } else {
+                    format!("writes over `{r}`, a system program or library")
+                },
             ));
         } else {
             out.push(warn(
