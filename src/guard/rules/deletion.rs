@@ -735,8 +735,24 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| a.starts_with("apps:destroy"))
             .then_some("destroys the app and its add-ons"),
         "fly" | "flyctl" => (sub(&["apps", "destroy"]) || sub(&["destroy"])).then_some("destroys the app"),
-        "gh" => (sub(&["repo", "delete"]) || sub(&["release", "delete"]))
+        "gh" => (sub(&["repo", "delete"]) || sub(&["release", "delete"]) || gh_api_delete(&args) == Some(true))
             .then_some("deletes a GitHub repository or release"),
+        "cdk" => has("destroy").then_some("destroys every resource of the CDK stacks"),
+        "serverless" | "sls" => has("remove").then_some("removes the deployed service and its resources"),
+        "sam" => has("delete").then_some("deletes the deployed stack"),
+        "firebase" => args
+            .iter()
+            .any(|a| {
+                (a.starts_with("firestore:delete") && (has("--all-collections") || has("-r") || has("--recursive")))
+                    || a.starts_with("database:remove")
+                    || a.starts_with("projects:delete")
+            })
+            .then_some("deletes Firebase data or the project"),
+        // Laravel `migrate:fresh`/`migrate:reset`/`db:wipe`, django-extensions `reset_db`.
+        "php" | "artisan" | "python" | "python3" | "manage.py" => args
+            .iter()
+            .any(|a| matches!(*a, "migrate:fresh" | "migrate:reset" | "db:wipe" | "reset_db"))
+            .then_some("drops every table of the application's database"),
         "npm" | "pnpm" | "yarn" => has("unpublish").then_some("unpublishes a package from the registry"),
         "rake" | "rails" | "bin/rails" | "bundle" => args
             .iter()
@@ -754,6 +770,13 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let partial = match name {
         "cargo" => has("yank").then_some("yanks a published crate version"),
         "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
+        "alembic" | "flask" => (args.windows(2).any(|w| w == ["downgrade", "base"]))
+            .then_some("downgrades the database to its first migration, dropping every table the migrations made"),
+        "knex" | "npx" | "sequelize" | "sequelize-cli" => args
+            .iter()
+            .any(|a| *a == "db:migrate:undo:all" || (*a == "migrate:rollback" && has("--all")))
+            .then_some("rolls back every migration"),
+        "gh" => (gh_api_delete(&args) == Some(false)).then_some("deletes a GitHub object through the API"),
         "kubectl" | "oc" => (has("drain") || (has("scale") && has("--all")) || (has("scale") && has("--replicas=0")))
             .then_some("drains a node or scales workloads down"),
         _ => None,
@@ -782,6 +805,31 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// `gh api -X DELETE PATH`: Some(true) when PATH is a whole repository (`repos/OWNER/REPO`),
+/// Some(false) for any other object, None when the call does not delete.
+fn gh_api_delete(args: &[&str]) -> Option<bool> {
+    if args.first() != Some(&"api") {
+        return None;
+    }
+    let delete = args
+        .windows(2)
+        .any(|w| matches!(w[0], "-X" | "--method") && w[1].eq_ignore_ascii_case("delete"))
+        || args.iter().any(|a| {
+            a.strip_prefix("--method=")
+                .or_else(|| a.strip_prefix("-X"))
+                .is_some_and(|m| m.eq_ignore_ascii_case("delete"))
+        });
+    if !delete {
+        return None;
+    }
+    let path = args
+        .iter()
+        .skip(1)
+        .find(|a| a.starts_with("repos/") || a.starts_with("/repos/"))?;
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    Some(parts.len() == 3)
 }
 
 fn is_git_dir(t: &str) -> bool {
