@@ -55,6 +55,9 @@ pub struct SimpleCommand {
     pub inputs: Vec<String>,
     /// `NAME=value` assignments removed while unwrapping (`X=1 cmd`, `env X=1 cmd`).
     pub assignments: Vec<String>,
+    /// The command runs inside a command or process substitution: its output is captured by
+    /// the outer command instead of being printed.
+    pub captured: bool,
 }
 
 impl SimpleCommand {

@@ -120,6 +120,7 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
         out: &mut out,
         cwd,
         nest: 0,
+        captured: 0,
         vars: HashMap::new(),
         written: HashMap::new(),
         aliases: HashMap::new(),
@@ -237,6 +238,8 @@ struct Walker<'o> {
     cwd: Option<PathBuf>,
     /// Current depth of the tree walk (bounded by [`MAX_NODE_DEPTH`]).
     nest: usize,
+    /// How many command or process substitutions enclose the current command.
+    captured: usize,
     /// Variables given a literal value earlier in the line (`d=/; rm -rf $d`).
     vars: HashMap<String, String>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`), by
@@ -451,7 +454,12 @@ impl Walker<'_> {
             return;
         }
         match node.kind() {
-            "command_substitution" | "process_substitution" => self.visit(node, src, depth),
+            "command_substitution" | "process_substitution" => {
+                // What runs here prints into the outer command, not the screen.
+                self.captured += 1;
+                self.visit(node, src, depth);
+                self.captured -= 1;
+            }
             _ => {
                 self.nest += 1;
                 let mut cursor = node.walk();
@@ -494,6 +502,13 @@ impl Walker<'_> {
         if let Some((name, value)) = w.split_once('=') {
             if super::is_assignment(w) {
                 let value = self.expand(value);
+                // `d=$(mktemp -d)`: a fresh directory under the temporary directory.
+                let subst = (value.starts_with("$(mktemp") && value.ends_with(')') && value.matches(')').count() == 1)
+                    || (value.starts_with("`mktemp") && value.ends_with('`') && value.matches('`').count() == 2);
+                if subst {
+                    self.vars.insert(name.to_string(), "/tmp/tmp.mktemp".to_string());
+                    return;
+                }
                 if is_literal(&value) {
                     self.vars.insert(name.to_string(), value);
                 } else {
@@ -611,6 +626,7 @@ impl Walker<'_> {
             return;
         }
         cmd.cwd = self.cwd.clone();
+        cmd.captured = self.captured > 0;
         if cmd.name() == "alias" {
             for a in cmd.argv.iter().skip(1) {
                 if let Some((n, v)) = a.split_once('=') {

@@ -47,6 +47,7 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         git::check(cmd, &mut out);
         database::check(pipeline, i, &mut out);
         secrets::check(cmd, &mut out);
+        secrets::printed(pipeline, i, &mut out);
         network::check(cmd, &mut out);
         disk::check(cmd, ctx, &mut out);
         privilege::check(cmd, ctx, &mut out);

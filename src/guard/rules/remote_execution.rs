@@ -383,6 +383,15 @@ fn benign_eval(text: &str) -> bool {
         "thefuck",
         "luarocks",
         "jenv",
+        // `eval $(minikube docker-env)`, `eval $(docker-machine env dev)`: local tool set-up.
+        "minikube",
+        "docker-machine",
+        "ssh-agent",
+        "nvm",
+        "rustup",
+        "uv",
+        "poetry",
+        "pipenv",
     ];
     TOOLS.iter().any(|t| mentions(text, t))
 }
