@@ -693,6 +693,32 @@ impl Walker<'_> {
         if let Some(text) = self.script_written(&cmd) {
             self.parse_into(&text, depth + 1);
         }
+        // `echo 'curl x | sh' >> ~/.bashrc`: a shell startup file runs its text in every new
+        // shell.
+        let startup = |r: &String| {
+            crate::guard::rules::home_relative(r).is_some_and(|rest| {
+                matches!(
+                    rest,
+                    ".bashrc"
+                        | ".bash_profile"
+                        | ".bash_login"
+                        | ".profile"
+                        | ".zshrc"
+                        | ".zprofile"
+                        | ".zshenv"
+                        | ".zlogin"
+                        | ".config/fish/config.fish"
+                )
+            }) || r.starts_with("/etc/profile")
+                || r == "/etc/bash.bashrc"
+        };
+        let into_startup =
+            cmd.redirects.iter().any(startup) || (cmd.name() == "tee" && cmd.argv.iter().skip(1).any(startup));
+        if into_startup {
+            if let Some(text) = printed_text(&cmd).or_else(|| cmd.stdin_text.clone()) {
+                self.parse_into(&text, depth + 1);
+            }
+        }
         self.record_written(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
@@ -1579,6 +1605,28 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
             local(spawn.to_string())
         }),
         "docker" | "podman" => docker_mounted_command(argv).and_then(local),
+        // GNU sed's `e CMD` command runs CMD (`sed -n '1e rm -rf ~' f`).
+        "sed" | "gsed" => {
+            let scripts: Vec<&String> = if argv.iter().any(|a| a == "-e" || a == "--expression") {
+                argv.windows(2)
+                    .filter(|w| w[0] == "-e" || w[0] == "--expression")
+                    .map(|w| &w[1])
+                    .collect()
+            } else {
+                argv.iter().skip(1).find(|a| !a.starts_with('-')).into_iter().collect()
+            };
+            scripts.iter().flat_map(|s| s.split([';', '\n'])).find_map(|part| {
+                let cmd = part
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
+                cmd.strip_prefix("e ")
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty())
+            })
+        }
+        .and_then(local),
+        // `pwsh -Command "Remove-Item -Recurse -Force $HOME"`: PowerShell's recursive delete.
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell_removal(argv).and_then(local),
         "su" | "runuser" => {
             let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
             argv.get(i + 1).cloned().and_then(local)
@@ -1611,6 +1659,55 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
         }
         _ => None,
     }
+}
+
+/// `pwsh -Command "Remove-Item -Recurse -Force X"` (also `rm`/`ri`/`del`/`rmdir`/`rd` aliases)
+/// as the `rm -rf X` it amounts to; `$env:USERPROFILE` and `$HOME` are the home directory.
+fn powershell_removal(argv: &[String]) -> Option<String> {
+    let k = argv
+        .iter()
+        .position(|a| a.eq_ignore_ascii_case("-command") || a.eq_ignore_ascii_case("-c"))?;
+    let script = argv[k + 1..].join(" ");
+    let mut out = Vec::new();
+    for stmt in script.split([';', '\n', '|']) {
+        let words: Vec<&str> = stmt.split_whitespace().collect();
+        let Some((first, rest)) = words.split_first() else {
+            continue;
+        };
+        let removal =
+            ["remove-item", "rm", "ri", "del", "rmdir", "rd", "erase"].contains(&first.to_ascii_lowercase().as_str());
+        let recurse = rest.iter().any(|w| w.to_ascii_lowercase().starts_with("-r"));
+        if !removal || !recurse {
+            continue;
+        }
+        let mut i = 0;
+        let mut targets = Vec::new();
+        while i < rest.len() {
+            let w = rest[i];
+            let lw = w.to_ascii_lowercase();
+            if lw == "-path" || lw == "-literalpath" {
+                i += 1;
+                if let Some(t) = rest.get(i) {
+                    targets.push(*t);
+                }
+            } else if !w.starts_with('-') {
+                targets.push(w);
+            }
+            i += 1;
+        }
+        for t in targets {
+            let t = t.trim_matches(|c| c == '"' || c == '\'');
+            let t = if t.eq_ignore_ascii_case("$env:USERPROFILE") || t.eq_ignore_ascii_case("$HOME") {
+                "~".to_string()
+            } else if t.len() <= 3 && t.as_bytes().get(1) == Some(&b':') {
+                "/".to_string()
+            } else {
+                t.replace('\\', "/")
+            };
+            out.push(format!("rm -rf {}", shell_quote(&t)));
+        }
+    }
+    (!out.is_empty()).then(|| out.join("; "))
 }
 
 /// `docker run -v SRC:DST IMAGE cmd..` where SRC is the root, a home or a system directory:

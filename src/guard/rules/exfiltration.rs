@@ -7,7 +7,8 @@
 //! a vendor's key in a request to another party's host is blocked: `$ANTHROPIC_API_KEY` to
 //! evil.example; warned for `$OPENAI_API_KEY`, which OpenAI-compatible services also take).
 //! Dotenv files with values (`.env.local`, `.env.production`, `.dev.vars`; not `.env.example`)
-//! and `/proc/*/environ` are credential files; `--post-file=F` is an upload of F.
+//! and `/proc/*/environ` are credential files; `--post-file=F` is an upload of F. `publish`
+//! (warn): `npm publish`, `cargo publish`, `twine upload`, ... (not dry runs).
 
 use super::deletion::{classify_target, Target};
 use super::{block, home_relative, warn, NET_SENDERS};
@@ -17,6 +18,41 @@ use crate::guard::{GuardContext, Pipeline, SimpleCommand};
 pub const UPLOAD_SECRET: &str = "exfiltration.upload_secret";
 pub const PIPE_TO_NETWORK: &str = "exfiltration.pipe_to_network";
 pub const SUBSTITUTION_TO_NETWORK: &str = "exfiltration.substitution_to_network";
+pub const PUBLISH: &str = "exfiltration.publish";
+
+/// `exfiltration.publish` (warn): the workspace published to a public registry (`npm
+/// publish`, `cargo publish`, `twine upload`, `gem push`, `poetry publish`), which no one can
+/// take back; dry runs pass.
+fn publish(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let first = args.iter().find(|a| !a.starts_with('-')).copied();
+    let dry = args.iter().any(|a| {
+        matches!(
+            *a,
+            "--dry-run" | "-n" | "--dryrun" | "--repository-url=https://test.pypi.org/legacy/"
+        )
+    }) || args.windows(2).any(|w| w[0] == "-r" && w[1] == "testpypi");
+    let publishes = match cmd.name() {
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            first == Some("publish") || (first == Some("npm") && args.contains(&"publish"))
+        }
+        "cargo" => first == Some("publish"),
+        "twine" => first == Some("upload"),
+        "gem" => first == Some("push"),
+        "poetry" | "uv" | "hatch" | "flit" | "pdm" => first == Some("publish"),
+        "dotnet" => first == Some("nuget") && args.contains(&"push"),
+        "mvn" | "gradle" | "./gradlew" | "gradlew" => args.iter().any(|a| matches!(*a, "deploy" | "publish")),
+        _ => false,
+    };
+    if publishes && !dry {
+        out.push(warn(
+            Category::Exfiltration,
+            PUBLISH,
+            cmd,
+            "publishes the workspace to a package registry, where it cannot be taken back",
+        ));
+    }
+}
 
 /// Paths whose content must not leave the machine.
 fn sensitive(path: &str) -> bool {
@@ -81,6 +117,7 @@ fn secret_source(cmd: &SimpleCommand) -> bool {
 pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     let name = cmd.name();
+    publish(cmd, out);
     if !NET_SENDERS.contains(&name) {
         return;
     }

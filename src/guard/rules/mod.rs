@@ -83,6 +83,9 @@ pub fn alternative_for(violations: &[Violation]) -> Option<String> {
         Category::Privilege => privilege::alternative(&worst.rule),
         Category::Process => process::alternative(&worst.rule),
         Category::RemoteExecution => remote_execution::alternative(&worst.rule),
+        Category::Exfiltration if worst.rule == exfiltration::PUBLISH => {
+            "check the package with a dry run (npm publish --dry-run, cargo publish --dry-run) and leave publishing to the user"
+        }
         Category::Exfiltration => {
             "keep credentials and private files on this machine; send only the workspace files the task needs"
         }

@@ -14,7 +14,9 @@
 //! private-key header searched for by grep/rg is a pattern, not a key.
 //!
 //! Credential files are the key files and credential stores under home (also their
-//! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`) and the system's shadow files;
+//! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`), browsers' password and cookie
+//! stores (Chrome `Login Data`, Firefox `logins.json`/`key4.db`), the login keychain, and the
+//! system's shadow files;
 //! the tool that owns one may be pointed at it (`kubectl --kubeconfig ~/.kube/config`,
 //! `scp -i ~/.ssh/key`, `export KUBECONFIG=..`) without reading it out.
 //!
@@ -663,6 +665,40 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         return;
     }
     let words: Vec<&String> = cmd.argv.iter().skip(1).chain(cmd.inputs.iter()).collect();
+    // Browsers' saved passwords and cookies, and the login keychain.
+    let browser_store = |w: &str| {
+        let browser = [
+            "Chrome",
+            "chrome",
+            "Chromium",
+            "chromium",
+            "BraveSoftware",
+            "Edge",
+            "edge",
+            "firefox",
+            "Firefox",
+        ]
+        .iter()
+        .any(|b| w.contains(b));
+        let file = w.rsplit('/').next().unwrap_or(w);
+        (browser
+            && matches!(
+                file,
+                "Login Data" | "Cookies" | "Web Data" | "logins.json" | "key4.db" | "cookies.sqlite"
+            ))
+            || w.contains("Keychains/login.keychain")
+    };
+    if let Some(w) = words.iter().find(|w| browser_store(w)) {
+        out.push(violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            format!("reads `{w}`, a browser's saved passwords or cookies"),
+        ));
+        return;
+    }
     let owner = OWNERS.contains(&name);
     for (i, a) in words.iter().enumerate() {
         if owner && i > 0 && OWNER_OPTIONS.contains(&words[i - 1].as_str()) {
