@@ -5,8 +5,9 @@
 //! `$( )`, backticks and process substitutions. Each command becomes a [`SimpleCommand`]
 //! whose argv has quotes and escapes resolved (`r''m`, `"rm"`, `\rm` → `rm`), `$'..'` decoded,
 //! here-documents and here-strings kept as its stdin text, and wrappers unwrapped recursively
-//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, ...). Scripts handed to another shell
-//! (`sh -c`, `eval`, `su -c`, `ssh host '..'`) are parsed as commands of their own.
+//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, `time -v`, `strace`, `systemd-run`, `screen`,
+//! `runuser -u`, ...). Scripts handed to another shell (`sh -c`, `eval`, `su -c`, `ssh host
+//! '..'`, `tmux new-session '..'`) are parsed as commands of their own.
 //!
 //! Commands bash runs indirectly are parsed too: aliases and functions defined earlier in the
 //! line, at their call (`$1`/`"$@"` replaced by the call's words, as are `sh -c`'s `$0`..),
@@ -15,7 +16,15 @@
 //! run (`-c core.sshCommand=..`, `config alias.x '!..'`), `tar --checkpoint-action=exec=`,
 //! `npm pkg set scripts.x=..`, a `package.json`/`Makefile` written earlier and then run by
 //! npm/make, crontab lines piped into `crontab -`, `cat <<EOF | sh`, and what `sudo -s` /
-//! `pkexec bash` (kept whole, not unwrapped) read on stdin.
+//! `pkexec bash` (kept whole, not unwrapped) read on stdin. Also: git's `ext::` transport,
+//! `GIT_SSH_COMMAND=`/`PAGER=`/`EDITOR=`-style assignments, `vim -c ':!..'`, `gdb -ex 'shell
+//! ..'`, `expect -c 'spawn ..'`, GNU sed's `e CMD`, PowerShell's `Remove-Item -Recurse X` (as
+//! `rm -rf X`), text appended to shell startup files (`>> ~/.bashrc`), and the command of a
+//! container that mounts the root, a home or a system directory (`docker run -v ~:/d img rm
+//! -rf /d` is `rm -rf ~`).
+//!
+//! Commands inside `$( )` or `<( )` are marked [`SimpleCommand::captured`]; `d=$(mktemp ..)`
+//! makes `$d` a temporary path.
 //!
 //! Words that are not literal keep their source text (`$HOME`, `$(..)`), so rules can tell a
 //! literal path from an expansion. A command word that is not literal sets

@@ -13,7 +13,8 @@
 //! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`). `system_file`
 //! also guards home dotfiles (`cp /dev/null ~/.bashrc`, `> ~/.zshrc`), blocks `mv` of the
 //! home or a system directory (or anything outside the workspace into `/dev/null`) and
-//! `crontab -r`.
+//! `crontab -r`; writing over a system program or library (`> /lib64/ld-linux..`, `tee
+//! /usr/bin/x`) or emptying a system file through `echo "" | tee` is blocked too.
 
 use std::path::{Path, PathBuf};
 
@@ -664,8 +665,11 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
 /// back: `terraform destroy` / `apply -destroy`, `kubectl delete namespace|--all`,
 /// `aws s3 rm --recursive`, `aws s3 rb --force`, `aws .. delete-table|delete-db-*|
 /// terminate-instances|delete-bucket`, `gcloud projects delete`, `az group delete`, `heroku
-/// apps:destroy`, `fly apps destroy` (blocked); `docker system prune -a`/`--volumes`,
-/// `docker volume prune|rm`, `docker rm -f $(docker ps -aq)` (warned).
+/// apps:destroy`, `fly apps destroy`, `gh api -X DELETE repos/OWNER/REPO`, `cdk destroy`,
+/// `serverless remove`, `sam delete`, `firebase firestore:delete --all-collections`, Laravel
+/// `migrate:fresh`/`db:wipe` (blocked); `docker system prune -a`/`--volumes`, `docker volume
+/// prune|rm`, `docker rm -f $(docker ps -aq)`, other `gh api` DELETEs, `alembic downgrade
+/// base`, rolling back every migration (warned).
 pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
