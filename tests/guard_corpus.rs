@@ -1,4 +1,4 @@
-//! The guard against three labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
+//! The guard against four labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
 //! block, flag, allow): `corpus.tsv`, the project's own (dangerous commands in many spellings,
 //! obfuscations, benign look-alikes, typical agent commands), and `heldout.tsv`, `heldout2.tsv`
 //! and `heldout3.tsv`, each written by a separate red-team round from public guards' bypass and
