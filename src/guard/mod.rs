@@ -55,6 +55,9 @@ pub struct SimpleCommand {
     pub inputs: Vec<String>,
     /// `NAME=value` assignments removed while unwrapping (`X=1 cmd`, `env X=1 cmd`).
     pub assignments: Vec<String>,
+    /// The command runs inside a command or process substitution: its output is captured by
+    /// the outer command instead of being printed.
+    pub captured: bool,
 }
 
 impl SimpleCommand {
@@ -215,8 +218,55 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
             1
         } else {
             match basename(first) {
-                "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "time" | "nohup"
-                | "builtin" => 1,
+                "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "nohup" | "builtin" => 1,
+                // `/usr/bin/time -v -o FILE cmd`, `time -p cmd`.
+                "time" => skip_options(argv, &["-o", "-f", "--output", "--format"]),
+                // Tracers, profilers and power/priority wrappers run their command as given.
+                "strace" | "ltrace" => skip_options(
+                    argv,
+                    &[
+                        "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-X", "-S", "-U",
+                    ],
+                ),
+                "caffeinate" => skip_options(argv, &["-t", "-w"]),
+                "systemd-run" => skip_options(
+                    argv,
+                    &[
+                        "-p",
+                        "--property",
+                        "-u",
+                        "--unit",
+                        "-E",
+                        "--setenv",
+                        "--slice",
+                        "-M",
+                        "--machine",
+                        "-H",
+                        "--host",
+                        "--description",
+                        "--uid",
+                        "--gid",
+                        "--nice",
+                        "-D",
+                        "--working-directory",
+                        "--on-active",
+                        "--on-calendar",
+                    ],
+                ),
+                // `screen -dmS NAME cmd args`: a detached session running the command.
+                "screen" => {
+                    // Bundled flags end with the one taking a value (`-dmS NAME`).
+                    let mut i = 1;
+                    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+                        let takes = a == "-Logfile" || a.ends_with(['S', 'c', 'e', 'h', 'p', 't', 'T', 's']);
+                        i += if takes { 2 } else { 1 };
+                    }
+                    i
+                }
+                // `runuser -u root -- cmd` (`runuser -c SCRIPT` is a nested script).
+                "runuser" if !argv.iter().any(|a| a == "-c" || a == "--command") => {
+                    skip_options(argv, &["-u", "-g", "-G", "--user", "--group", "--supp-group"])
+                }
                 "sudo" | "doas" | "pkexec" => {
                     let i = skip_options(
                         argv,
@@ -237,6 +287,19 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                 "env" => {
                     // `env -S 'rm -rf /'`: the string is split into the command's words.
                     let own = argv.iter().skip(1).take_while(|a| a.starts_with('-')).count();
+                    // `--split-string=VALUE` / `-SVALUE`: the value is attached.
+                    if let Some(k) = argv[..=own.min(argv.len() - 1)].iter().position(|a| {
+                        a.starts_with("--split-string=") || (a.starts_with("-S") && a.len() > 2 && !a.starts_with("--"))
+                    }) {
+                        let value = argv[k]
+                            .strip_prefix("--split-string=")
+                            .unwrap_or_else(|| &argv[k][2..])
+                            .to_string();
+                        let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                        words.extend(argv.drain(k + 1..));
+                        *argv = words;
+                        continue;
+                    }
                     if let Some(k) = argv[..=own.min(argv.len() - 1)]
                         .iter()
                         .position(|a| a == "-S" || a == "--split-string")
@@ -257,6 +320,16 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                 "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
                 "setsid" | "unbuffer" | "torsocks" | "proxychains" | "proxychains4" => skip_options(argv, &[]),
                 "watch" => skip_options(argv, &["-n", "-d", "--interval"]),
+                // `taskset -c LIST cmd`: the list is the option's value, no mask follows.
+                "taskset"
+                    if argv
+                        .iter()
+                        .skip(1)
+                        .take_while(|a| a.starts_with('-'))
+                        .any(|a| a == "-c" || a == "--cpu-list") =>
+                {
+                    skip_options(argv, &["-c", "--cpu-list"])
+                }
                 "flock" | "taskset" | "chrt" => {
                     // `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`: one value first.
                     let i = skip_options(argv, &["-w", "-E", "-c"]);

@@ -5,8 +5,9 @@
 //! `$( )`, backticks and process substitutions. Each command becomes a [`SimpleCommand`]
 //! whose argv has quotes and escapes resolved (`r''m`, `"rm"`, `\rm` → `rm`), `$'..'` decoded,
 //! here-documents and here-strings kept as its stdin text, and wrappers unwrapped recursively
-//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, ...). Scripts handed to another shell
-//! (`sh -c`, `eval`, `su -c`, `ssh host '..'`) are parsed as commands of their own.
+//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, `time -v`, `strace`, `systemd-run`, `screen`,
+//! `runuser -u`, ...). Scripts handed to another shell (`sh -c`, `eval`, `su -c`, `ssh host
+//! '..'`, `tmux new-session '..'`) are parsed as commands of their own.
 //!
 //! Commands bash runs indirectly are parsed too: aliases and functions defined earlier in the
 //! line, at their call (`$1`/`"$@"` replaced by the call's words, as are `sh -c`'s `$0`..),
@@ -15,7 +16,15 @@
 //! run (`-c core.sshCommand=..`, `config alias.x '!..'`), `tar --checkpoint-action=exec=`,
 //! `npm pkg set scripts.x=..`, a `package.json`/`Makefile` written earlier and then run by
 //! npm/make, crontab lines piped into `crontab -`, `cat <<EOF | sh`, and what `sudo -s` /
-//! `pkexec bash` (kept whole, not unwrapped) read on stdin.
+//! `pkexec bash` (kept whole, not unwrapped) read on stdin. Also: git's `ext::` transport,
+//! `GIT_SSH_COMMAND=`/`PAGER=`/`EDITOR=`-style assignments, `vim -c ':!..'`, `gdb -ex 'shell
+//! ..'`, `expect -c 'spawn ..'`, GNU sed's `e CMD`, PowerShell's `Remove-Item -Recurse X` (as
+//! `rm -rf X`), text appended to shell startup files (`>> ~/.bashrc`), and the command of a
+//! container that mounts the root, a home or a system directory (`docker run -v ~:/d img rm
+//! -rf /d` is `rm -rf ~`).
+//!
+//! Commands inside `$( )` or `<( )` are marked [`SimpleCommand::captured`]; `d=$(mktemp ..)`
+//! makes `$d` a temporary path.
 //!
 //! Words that are not literal keep their source text (`$HOME`, `$(..)`), so rules can tell a
 //! literal path from an expansion. A command word that is not literal sets
@@ -120,6 +129,7 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
         out: &mut out,
         cwd,
         nest: 0,
+        captured: 0,
         vars: HashMap::new(),
         written: HashMap::new(),
         aliases: HashMap::new(),
@@ -237,6 +247,8 @@ struct Walker<'o> {
     cwd: Option<PathBuf>,
     /// Current depth of the tree walk (bounded by [`MAX_NODE_DEPTH`]).
     nest: usize,
+    /// How many command or process substitutions enclose the current command.
+    captured: usize,
     /// Variables given a literal value earlier in the line (`d=/; rm -rf $d`).
     vars: HashMap<String, String>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`), by
@@ -451,7 +463,12 @@ impl Walker<'_> {
             return;
         }
         match node.kind() {
-            "command_substitution" | "process_substitution" => self.visit(node, src, depth),
+            "command_substitution" | "process_substitution" => {
+                // What runs here prints into the outer command, not the screen.
+                self.captured += 1;
+                self.visit(node, src, depth);
+                self.captured -= 1;
+            }
             _ => {
                 self.nest += 1;
                 let mut cursor = node.walk();
@@ -494,6 +511,13 @@ impl Walker<'_> {
         if let Some((name, value)) = w.split_once('=') {
             if super::is_assignment(w) {
                 let value = self.expand(value);
+                // `d=$(mktemp -d)`: a fresh directory under the temporary directory.
+                let subst = (value.starts_with("$(mktemp") && value.ends_with(')') && value.matches(')').count() == 1)
+                    || (value.starts_with("`mktemp") && value.ends_with('`') && value.matches('`').count() == 2);
+                if subst {
+                    self.vars.insert(name.to_string(), "/tmp/tmp.mktemp".to_string());
+                    return;
+                }
                 if is_literal(&value) {
                     self.vars.insert(name.to_string(), value);
                 } else {
@@ -595,7 +619,8 @@ impl Walker<'_> {
         let before = cmd.argv.len();
         let original = cmd.argv.clone();
         cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
-        let removed = before - cmd.argv.len();
+        // `env --split-string='rm -rf ~'` can leave more words than it removed.
+        let removed = before.saturating_sub(cmd.argv.len());
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -610,6 +635,7 @@ impl Walker<'_> {
             return;
         }
         cmd.cwd = self.cwd.clone();
+        cmd.captured = self.captured > 0;
         if cmd.name() == "alias" {
             for a in cmd.argv.iter().skip(1) {
                 if let Some((n, v)) = a.split_once('=') {
@@ -626,6 +652,33 @@ impl Walker<'_> {
             if call != body {
                 self.parse_into(&call, depth + 1);
             }
+        }
+        // `GIT_SSH_COMMAND='cmd' git fetch`, `PAGER='cmd' git log`: variables naming a command
+        // the program runs.
+        const RUN_VARS: &[&str] = &[
+            "GIT_SSH_COMMAND",
+            "GIT_SSH",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EDITOR",
+            "GIT_SEQUENCE_EDITOR",
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "PAGER",
+            "EDITOR",
+            "VISUAL",
+            "LESSOPEN",
+            "PROMPT_COMMAND",
+        ];
+        let run_values: Vec<String> = cmd
+            .assignments
+            .iter()
+            .filter_map(|a| a.split_once('='))
+            .filter(|(n, v)| RUN_VARS.contains(n) && !v.is_empty())
+            .map(|(_, v)| v.trim_start_matches('|').to_string())
+            .collect();
+        for value in run_values {
+            self.parse_into(&value, depth + 1);
         }
         if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
             let saved = self.cwd.clone();
@@ -648,6 +701,32 @@ impl Walker<'_> {
         // `echo 'rm -rf ~' > x.sh && bash x.sh`: the file's text runs.
         if let Some(text) = self.script_written(&cmd) {
             self.parse_into(&text, depth + 1);
+        }
+        // `echo 'curl x | sh' >> ~/.bashrc`: a shell startup file runs its text in every new
+        // shell.
+        let startup = |r: &String| {
+            crate::guard::rules::home_relative(r).is_some_and(|rest| {
+                matches!(
+                    rest,
+                    ".bashrc"
+                        | ".bash_profile"
+                        | ".bash_login"
+                        | ".profile"
+                        | ".zshrc"
+                        | ".zprofile"
+                        | ".zshenv"
+                        | ".zlogin"
+                        | ".config/fish/config.fish"
+                )
+            }) || r.starts_with("/etc/profile")
+                || r == "/etc/bash.bashrc"
+        };
+        let into_startup =
+            cmd.redirects.iter().any(startup) || (cmd.name() == "tee" && cmd.argv.iter().skip(1).any(startup));
+        if into_startup {
+            if let Some(text) = printed_text(&cmd).or_else(|| cmd.stdin_text.clone()) {
+                self.parse_into(&text, depth + 1);
+            }
         }
         self.record_written(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
@@ -1443,7 +1522,21 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
         }
         "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
         // `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`: git runs CMD.
-        "git" => git_command_setting(argv).and_then(local),
+        "git" => git_command_setting(argv)
+            .or_else(|| {
+                // `git clone 'ext::sh -c cmd% args'`: the ext transport runs a command (`% ` is a space).
+                // Words split at unescaped spaces.
+                let c = argv.iter().find_map(|a| a.strip_prefix("ext::"))?;
+                let words: Vec<String> = c
+                    .replace("%%", "\u{1}")
+                    .replace("% ", "\u{0}")
+                    .split(' ')
+                    .filter(|w| !w.is_empty())
+                    .map(|w| shell_quote(&w.replace('\u{0}', " ").replace('\u{1}', "%")))
+                    .collect();
+                Some(words.join(" "))
+            })
+            .and_then(local),
         // `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `-I CMD`.
         "tar" | "gtar" | "bsdtar" => argv.iter().enumerate().find_map(|(i, a)| {
             a.strip_prefix("--checkpoint-action=exec=")
@@ -1471,6 +1564,78 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
             })?;
             argv.get(i + 1).cloned().and_then(local)
         }
+        // `tmux new-session -d 'cmd'`: the session's shell command.
+        "tmux" => {
+            let k = argv.iter().position(|a| {
+                matches!(
+                    a.as_str(),
+                    "new-session"
+                        | "new"
+                        | "new-window"
+                        | "neww"
+                        | "split-window"
+                        | "splitw"
+                        | "respawn-pane"
+                        | "respawnp"
+                )
+            })?;
+            let with_value = ["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-f"];
+            let mut i = k + 1;
+            while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+                i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
+            }
+            let rest = argv.get(i..).filter(|r| !r.is_empty())?;
+            local(rest.join(" "))
+        }
+        // `vim -c ':!cmd'`, `vim +'!cmd'`: an editor running a shell command.
+        "vi" | "vim" | "nvim" | "view" | "ex" => argv.iter().enumerate().find_map(|(i, a)| {
+            let c = if a == "-c" || a == "--cmd" {
+                argv.get(i + 1)?.as_str()
+            } else {
+                a.strip_prefix('+')?
+            };
+            let c = c.trim_start_matches(':').trim_start();
+            c.strip_prefix('!').map(String::from).and_then(local)
+        }),
+        // `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
+        "gdb" => argv.windows(2).find_map(|w| {
+            let c = (w[0] == "-ex" || w[0] == "--eval-command").then_some(w[1].trim())?;
+            c.strip_prefix("shell ")
+                .or_else(|| c.strip_prefix('!'))
+                .map(String::from)
+                .and_then(local)
+        }),
+        // `expect -c 'spawn cmd args; ...'`: the spawned command.
+        "expect" => argv.windows(2).find_map(|w| {
+            let c = (w[0] == "-c").then_some(w[1].as_str())?;
+            let spawn = c
+                .split([';', '\n'])
+                .find_map(|part| part.trim().strip_prefix("spawn "))?;
+            local(spawn.to_string())
+        }),
+        "docker" | "podman" => docker_mounted_command(argv).and_then(local),
+        // GNU sed's `e CMD` command runs CMD (`sed -n '1e rm -rf ~' f`).
+        "sed" | "gsed" => {
+            let scripts: Vec<&String> = if argv.iter().any(|a| a == "-e" || a == "--expression") {
+                argv.windows(2)
+                    .filter(|w| w[0] == "-e" || w[0] == "--expression")
+                    .map(|w| &w[1])
+                    .collect()
+            } else {
+                argv.iter().skip(1).find(|a| !a.starts_with('-')).into_iter().collect()
+            };
+            scripts.iter().flat_map(|s| s.split([';', '\n'])).find_map(|part| {
+                let cmd = part
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
+                cmd.strip_prefix("e ")
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty())
+            })
+        }
+        .and_then(local),
+        // `pwsh -Command "Remove-Item -Recurse -Force $HOME"`: PowerShell's recursive delete.
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell_removal(argv).and_then(local),
         "su" | "runuser" => {
             let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
             argv.get(i + 1).cloned().and_then(local)
@@ -1503,6 +1668,155 @@ pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
         }
         _ => None,
     }
+}
+
+/// `pwsh -Command "Remove-Item -Recurse -Force X"` (also `rm`/`ri`/`del`/`rmdir`/`rd` aliases)
+/// as the `rm -rf X` it amounts to; `$env:USERPROFILE` and `$HOME` are the home directory.
+fn powershell_removal(argv: &[String]) -> Option<String> {
+    let k = argv
+        .iter()
+        .position(|a| a.eq_ignore_ascii_case("-command") || a.eq_ignore_ascii_case("-c"))?;
+    let script = argv[k + 1..].join(" ");
+    let mut out = Vec::new();
+    for stmt in script.split([';', '\n', '|']) {
+        let words: Vec<&str> = stmt.split_whitespace().collect();
+        let Some((first, rest)) = words.split_first() else {
+            continue;
+        };
+        let removal =
+            ["remove-item", "rm", "ri", "del", "rmdir", "rd", "erase"].contains(&first.to_ascii_lowercase().as_str());
+        let recurse = rest.iter().any(|w| w.to_ascii_lowercase().starts_with("-r"));
+        if !removal || !recurse {
+            continue;
+        }
+        let mut i = 0;
+        let mut targets = Vec::new();
+        while i < rest.len() {
+            let w = rest[i];
+            let lw = w.to_ascii_lowercase();
+            if lw == "-path" || lw == "-literalpath" {
+                i += 1;
+                if let Some(t) = rest.get(i) {
+                    targets.push(*t);
+                }
+            } else if !w.starts_with('-') {
+                targets.push(w);
+            }
+            i += 1;
+        }
+        for t in targets {
+            let t = t.trim_matches(|c| c == '"' || c == '\'');
+            let t = if t.eq_ignore_ascii_case("$env:USERPROFILE") || t.eq_ignore_ascii_case("$HOME") {
+                "~".to_string()
+            } else if t.len() <= 3 && t.as_bytes().get(1) == Some(&b':') {
+                "/".to_string()
+            } else {
+                t.replace('\\', "/")
+            };
+            out.push(format!("rm -rf {}", shell_quote(&t)));
+        }
+    }
+    (!out.is_empty()).then(|| out.join("; "))
+}
+
+/// `docker run -v SRC:DST IMAGE cmd..` where SRC is the root, a home or a system directory:
+/// the container's command with DST rewritten to SRC, i.e. what it does to the host. None
+/// when no such directory is mounted (what a container does to its own files stays there).
+fn docker_mounted_command(argv: &[String]) -> Option<String> {
+    let run = argv.iter().position(|a| a == "run" || a == "exec" || a == "create")?;
+    let with_value = [
+        "-v",
+        "--volume",
+        "--mount",
+        "-w",
+        "--workdir",
+        "-e",
+        "--env",
+        "--env-file",
+        "--name",
+        "-p",
+        "--publish",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "-l",
+        "--label",
+        "--platform",
+        "-h",
+        "--hostname",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--add-host",
+        "--device",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--ulimit",
+        "--restart",
+        "--pull",
+        "--gpus",
+        "--shm-size",
+        "--ipc",
+        "--pid",
+        "--tmpfs",
+        "--log-driver",
+    ];
+    let mut mounts: Vec<(String, String)> = Vec::new();
+    let mut i = run + 1;
+    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+        let (opt, value) = match a.split_once('=') {
+            Some((o, v)) if a.starts_with("--") => (o.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let value = if with_value.contains(&opt.as_str()) && value.is_none() {
+            i += 1;
+            argv.get(i).cloned()
+        } else {
+            value
+        };
+        if let Some(v) = value.filter(|_| opt == "-v" || opt == "--volume") {
+            let mut parts = v.splitn(3, ':');
+            if let (Some(src), Some(dst)) = (parts.next(), parts.next()) {
+                mounts.push((src.to_string(), dst.to_string()));
+            }
+        }
+        i += 1;
+    }
+    let host = |src: &str| {
+        let src = src.trim_end_matches('/');
+        src.is_empty()
+            || matches!(
+                src,
+                "~" | "$HOME" | "${HOME}" | "/home" | "/Users" | "/root" | "/etc" | "/usr" | "/var"
+            )
+            || src.starts_with("~/")
+            || src.starts_with("$HOME/")
+            || src.starts_with("/home/")
+            || src.starts_with("/Users/")
+    };
+    let mounts: Vec<(String, String)> = mounts.into_iter().filter(|(s, _)| host(s)).collect();
+    if mounts.is_empty() {
+        return None;
+    }
+    // argv[i] is the image; the rest is the container's command.
+    let rest = argv.get(i + 1..).filter(|r| !r.is_empty())?;
+    let script = rest.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
+    let mut out = script;
+    for (src, dst) in &mounts {
+        let dst = dst.trim_end_matches('/');
+        if dst.is_empty() {
+            continue;
+        }
+        let src = src.trim_end_matches('/');
+        let with_slash = format!("{src}/");
+        out = out
+            .replace(&format!("{dst}/"), &with_slash)
+            .replace(dst, if src.is_empty() { "/" } else { src });
+    }
+    Some(out)
 }
 
 #[cfg(test)]

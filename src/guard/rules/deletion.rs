@@ -13,7 +13,8 @@
 //! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`). `system_file`
 //! also guards home dotfiles (`cp /dev/null ~/.bashrc`, `> ~/.zshrc`), blocks `mv` of the
 //! home or a system directory (or anything outside the workspace into `/dev/null`) and
-//! `crontab -r`.
+//! `crontab -r`; writing over a system program or library (`> /lib64/ld-linux..`, `tee
+//! /usr/bin/x`) or emptying a system file through `echo "" | tee` is blocked too.
 
 use std::path::{Path, PathBuf};
 
@@ -47,7 +48,15 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     }
     out.extend(find_delete(cmd, ctx));
     rsync_delete(cmd, ctx, out);
-    truncation(cmd, ctx, out);
+    // `echo "" | sudo tee /etc/hosts`: tee writes what an empty printer fed it.
+    let fed_empty = index > 0 && {
+        let up = &pipeline[index - 1];
+        let a: Vec<&str> = up.argv.iter().skip(1).map(String::as_str).collect();
+        matches!(up.name(), ":" | "true")
+            || (up.name() == "cat" && a == ["/dev/null"])
+            || (matches!(up.name(), "echo" | "printf") && a.iter().all(|w| w.is_empty() || *w == "-n"))
+    };
+    truncation(cmd, fed_empty, ctx, out);
     infrastructure(cmd, out);
 }
 
@@ -502,9 +511,11 @@ fn system_path(path: &str, cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> bool 
 }
 
 /// `deletion.system_file` for contents: emptying a system file (`truncate -s 0 /etc/passwd`,
-/// `> /etc/hosts`, `: > f`, `cat /dev/null > f`, `cp /dev/null f`) is blocked; writing over
-/// one with other text is warned (it may be an asked-for configuration change).
-fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+/// `> /etc/hosts`, `: > f`, `cat /dev/null > f`, `cp /dev/null f`, `echo "" | tee f`) is
+/// blocked; writing over one with other text is warned (it may be an asked-for configuration
+/// change), except over a system program or library (`ls > /lib64/ld-linux-x86-64.so.2`,
+/// `tee /usr/bin/x`), which is blocked: nothing asks for that.
+fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // A home dotfile (`~/.bashrc`, `~/.ssh/authorized_keys`) is the user's configuration:
@@ -561,7 +572,40 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
         }
         return;
     }
+    // `/bin`, `/lib64`, `/usr/lib/..`, `/boot`: programs and libraries every command needs.
+    let program_file = |p: &str| {
+        [
+            "/bin/",
+            "/sbin/",
+            "/lib/",
+            "/lib32/",
+            "/lib64/",
+            "/libx32/",
+            "/usr/bin/",
+            "/usr/sbin/",
+            "/usr/lib/",
+            "/usr/lib64/",
+            "/usr/libexec/",
+            "/boot/",
+        ]
+        .iter()
+        .any(|d| p.starts_with(d))
+    };
+    let appending = args.iter().any(|a| *a == "-a" || *a == "--append");
     if name == "tee" {
+        let over = args
+            .iter()
+            .find(|a| !a.starts_with('-') && (program_file(a) || (fed_empty && system_path(a, cmd, ctx))));
+        if let Some(t) = over.filter(|_| !appending) {
+            out.push(block(
+                Category::Deletion,
+                SYSTEM_FILE,
+                Risk::Critical,
+                cmd,
+                format!("writes over `{t}`, a system file, with nothing or with other text"),
+            ));
+            return;
+        }
         if let Some(t) = args.iter().find(|a| !a.starts_with('-') && system_path(a, cmd, ctx)) {
             out.push(warn(
                 Category::Deletion,
@@ -592,14 +636,18 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
         if !system_path(r, cmd, ctx) || cmd.appends.contains(r) {
             continue;
         }
-        if empty {
+        if empty || program_file(r) {
             out.push(violation(
                 Category::Deletion,
                 SYSTEM_FILE,
                 Recommendation::Block,
                 Risk::Critical,
                 &format!("{} > {r}", cmd.display()),
-                format!("empties `{r}`, a system file"),
+                if empty {
+                    format!("empties `{r}`, a system file")
+                } else {
+                    format!("writes over `{r}`, a system program or library")
+                },
             ));
         } else {
             out.push(warn(
@@ -617,8 +665,11 @@ fn truncation(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violati
 /// back: `terraform destroy` / `apply -destroy`, `kubectl delete namespace|--all`,
 /// `aws s3 rm --recursive`, `aws s3 rb --force`, `aws .. delete-table|delete-db-*|
 /// terminate-instances|delete-bucket`, `gcloud projects delete`, `az group delete`, `heroku
-/// apps:destroy`, `fly apps destroy` (blocked); `docker system prune -a`/`--volumes`,
-/// `docker volume prune|rm`, `docker rm -f $(docker ps -aq)` (warned).
+/// apps:destroy`, `fly apps destroy`, `gh api -X DELETE repos/OWNER/REPO`, `cdk destroy`,
+/// `serverless remove`, `sam delete`, `firebase firestore:delete --all-collections`, Laravel
+/// `migrate:fresh`/`db:wipe` (blocked); `docker system prune -a`/`--volumes`, `docker volume
+/// prune|rm`, `docker rm -f $(docker ps -aq)`, other `gh api` DELETEs, `alembic downgrade
+/// base`, rolling back every migration (warned).
 pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
@@ -688,8 +739,24 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| a.starts_with("apps:destroy"))
             .then_some("destroys the app and its add-ons"),
         "fly" | "flyctl" => (sub(&["apps", "destroy"]) || sub(&["destroy"])).then_some("destroys the app"),
-        "gh" => (sub(&["repo", "delete"]) || sub(&["release", "delete"]))
+        "gh" => (sub(&["repo", "delete"]) || sub(&["release", "delete"]) || gh_api_delete(&args) == Some(true))
             .then_some("deletes a GitHub repository or release"),
+        "cdk" => has("destroy").then_some("destroys every resource of the CDK stacks"),
+        "serverless" | "sls" => has("remove").then_some("removes the deployed service and its resources"),
+        "sam" => has("delete").then_some("deletes the deployed stack"),
+        "firebase" => args
+            .iter()
+            .any(|a| {
+                (a.starts_with("firestore:delete") && (has("--all-collections") || has("-r") || has("--recursive")))
+                    || a.starts_with("database:remove")
+                    || a.starts_with("projects:delete")
+            })
+            .then_some("deletes Firebase data or the project"),
+        // Laravel `migrate:fresh`/`migrate:reset`/`db:wipe`, django-extensions `reset_db`.
+        "php" | "artisan" | "python" | "python3" | "manage.py" => args
+            .iter()
+            .any(|a| matches!(*a, "migrate:fresh" | "migrate:reset" | "db:wipe" | "reset_db"))
+            .then_some("drops every table of the application's database"),
         "npm" | "pnpm" | "yarn" => has("unpublish").then_some("unpublishes a package from the registry"),
         "rake" | "rails" | "bin/rails" | "bundle" => args
             .iter()
@@ -707,6 +774,13 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let partial = match name {
         "cargo" => has("yank").then_some("yanks a published crate version"),
         "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
+        "alembic" | "flask" => (args.windows(2).any(|w| w == ["downgrade", "base"]))
+            .then_some("downgrades the database to its first migration, dropping every table the migrations made"),
+        "knex" | "npx" | "sequelize" | "sequelize-cli" => args
+            .iter()
+            .any(|a| *a == "db:migrate:undo:all" || (*a == "migrate:rollback" && has("--all")))
+            .then_some("rolls back every migration"),
+        "gh" => (gh_api_delete(&args) == Some(false)).then_some("deletes a GitHub object through the API"),
         "kubectl" | "oc" => (has("drain") || (has("scale") && has("--all")) || (has("scale") && has("--replicas=0")))
             .then_some("drains a node or scales workloads down"),
         _ => None,
@@ -735,6 +809,31 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// `gh api -X DELETE PATH`: Some(true) when PATH is a whole repository (`repos/OWNER/REPO`),
+/// Some(false) for any other object, None when the call does not delete.
+fn gh_api_delete(args: &[&str]) -> Option<bool> {
+    if args.first() != Some(&"api") {
+        return None;
+    }
+    let delete = args
+        .windows(2)
+        .any(|w| matches!(w[0], "-X" | "--method") && w[1].eq_ignore_ascii_case("delete"))
+        || args.iter().any(|a| {
+            a.strip_prefix("--method=")
+                .or_else(|| a.strip_prefix("-X"))
+                .is_some_and(|m| m.eq_ignore_ascii_case("delete"))
+        });
+    if !delete {
+        return None;
+    }
+    let path = args
+        .iter()
+        .skip(1)
+        .find(|a| a.starts_with("repos/") || a.starts_with("/repos/"))?;
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    Some(parts.len() == 3)
 }
 
 fn is_git_dir(t: &str) -> bool {

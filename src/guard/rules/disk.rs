@@ -1,7 +1,9 @@
 //! Disk: writes to block devices (`dd of=/dev/sda`, `> /dev/nvme0n1`), `mkfs` and
 //! partitioning tools on devices, `wipefs`/`blkdiscard`, and `shred` outside the workspace.
 //! `cp`/`tee`/`pv` onto a device is a device write too; `mkfs` on an image file inside the
-//! workspace is ordinary work.
+//! workspace is ordinary work. `volume`: tearing down RAID arrays, device-mapper targets,
+//! LVM volumes, LUKS headers and ZFS pools (`mdadm --stop`, `dmsetup remove`, `lvremove`,
+//! `cryptsetup luksFormat`, `zpool destroy`); their listing commands pass.
 
 use super::deletion::{classify_target, Target};
 use super::{block, warn};
@@ -12,6 +14,43 @@ pub const DEVICE_WRITE: &str = "disk.device_write";
 pub const MKFS: &str = "disk.mkfs";
 pub const SHRED: &str = "disk.shred";
 pub const PARTITION: &str = "disk.partition";
+pub const VOLUME: &str = "disk.volume";
+
+/// The teardown this volume-management command performs, if any.
+fn volume_teardown(name: &str, args: &[String]) -> Option<&'static str> {
+    let has = |xs: &[&str]| args.iter().any(|a| xs.contains(&a.as_str()));
+    let sub = args.iter().find(|a| !a.starts_with('-')).map(String::as_str);
+    match name {
+        "mdadm"
+            if has(&[
+                "--stop",
+                "-S",
+                "--remove",
+                "--fail",
+                "--zero-superblock",
+                "--create",
+                "-C",
+            ]) =>
+        {
+            Some("stops, fails or rewrites a RAID array")
+        }
+        "dmsetup" if matches!(sub, Some("remove" | "remove_all" | "wipe_table" | "clear" | "reload")) => {
+            Some("removes or rewrites a device-mapper target")
+        }
+        "lvremove" | "vgremove" | "pvremove" | "lvreduce" => Some("removes or shrinks an LVM volume"),
+        "cryptsetup"
+            if matches!(
+                sub,
+                Some("luksFormat" | "erase" | "luksErase" | "luksKillSlot" | "luksRemoveKey")
+            ) =>
+        {
+            Some("erases a LUKS header or key slot, making the volume unreadable")
+        }
+        "zpool" if matches!(sub, Some("destroy" | "labelclear")) => Some("destroys a ZFS pool"),
+        "zfs" if sub == Some("destroy") => Some("destroys a ZFS dataset"),
+        _ => None,
+    }
+}
 
 /// A block device path (`/dev/sda`, `/dev/nvme0n1p1`, `/dev/disk0`, `/dev/mapper/x`).
 pub fn is_device(path: &str) -> bool {
@@ -100,6 +139,10 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                     "rewrites the partitions or signatures of a disk",
                 ));
             }
+        }
+        n if volume_teardown(n, args).is_some() => {
+            let what = volume_teardown(n, args).unwrap_or_default();
+            out.push(block(d, VOLUME, Risk::Critical, cmd, what));
         }
         "shred" | "srm" | "wipe" => {
             for t in args.iter().filter(|a| !a.starts_with('-')) {

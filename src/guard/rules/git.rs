@@ -6,7 +6,8 @@
 //! throws away the work tree's changes like `checkout .` and is blocked the same way.
 //! Deleting the remote's main branch (`push origin --delete main`, `:master`) is blocked;
 //! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
-//! warned.
+//! warned, and so are `worktree remove --force` (its uncommitted changes go too) and
+//! `global_config`: `config --global|--system` of `core.hooksPath` or `url.*.insteadOf`.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};
@@ -18,6 +19,7 @@ pub const FORCE_PUSH: &str = "git.force_push";
 pub const CHECKOUT_ALL: &str = "git.checkout_all";
 pub const BRANCH_DELETE: &str = "git.branch_delete";
 pub const HISTORY_REWRITE: &str = "git.history_rewrite";
+pub const GLOBAL_CONFIG: &str = "git.global_config";
 pub const NO_VERIFY: &str = "git.no_verify";
 
 pub fn alternative(rule: &str) -> &'static str {
@@ -28,6 +30,7 @@ pub fn alternative(rule: &str) -> &'static str {
         CHECKOUT_ALL => "git stash, or restore the single files you mean (git restore path/to/file)",
         BRANCH_DELETE => "git branch -d (refuses unmerged branches)",
         NO_VERIFY => "run the hooks (drop --no-verify) and fix what they report",
+        GLOBAL_CONFIG => "set it in this repository only (git config --local) if the task needs it",
         _ => "make a backup branch first (git branch backup)",
     }
 }
@@ -181,6 +184,30 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "filter-branch" | "filter-repo" => out.push(warn(g, HISTORY_REWRITE, cmd, "rewrites the whole history")),
         "reflog" if has("expire") => out.push(warn(g, HISTORY_REWRITE, cmd, "expires the reflog (the undo history)")),
         "update-ref" if has("-d") => out.push(warn(g, BRANCH_DELETE, cmd, "deletes a ref")),
+        // `git worktree remove --force`: the worktree's uncommitted changes go with it.
+        "worktree" if args.first() == Some(&"remove") && (has("--force") || short('f')) => out.push(warn(
+            g,
+            CHECKOUT_ALL,
+            cmd,
+            "removes a worktree with its uncommitted changes",
+        )),
+        // `git config --global core.hooksPath /tmp/x`, `url.X.insteadOf`: every later git
+        // command in every repository runs other hooks or talks to another server.
+        "config"
+            if (has("--global") || has("--system"))
+                && args.iter().any(|a| {
+                    let k = a.to_ascii_lowercase();
+                    k == "core.hookspath"
+                        || (k.starts_with("url.") && (k.ends_with(".insteadof") || k.ends_with(".pushinsteadof")))
+                }) =>
+        {
+            out.push(warn(
+                g,
+                GLOBAL_CONFIG,
+                cmd,
+                "changes, for every repository, which hooks git runs or which server a URL reaches",
+            ))
+        }
         _ => {}
     }
 }

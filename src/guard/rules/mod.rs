@@ -5,16 +5,16 @@
 //!
 //! | category | rules (block unless noted) |
 //! |---|---|
-//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace or in prod, aws s3 rm --recursive, gh repo delete, npm unpublish, rake db:drop, ...; warn for bulk docker removal, compose down -v, cargo yank, terraform state rm, kubectl drain/scale to 0); `system_file` also covers home dotfiles, `mv` of home/system dirs or into /dev/null, `crontab -r` |
-//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn; block for the remote's main/master), `history_rewrite` (warn), `no_verify` (warn); `checkout_all` warns for old tests checked out (`checkout HEAD~5 -- tests/`) |
+//! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace or in prod, aws s3 rm --recursive, gh repo delete, `gh api -X DELETE repos/O/R`, cdk destroy, firebase firestore:delete --all-collections, artisan migrate:fresh, npm unpublish, rake db:drop, ...; warn for bulk docker removal, compose down -v, cargo yank, terraform state rm, kubectl drain/scale to 0, other `gh api` DELETEs, alembic downgrade base); `system_file` also covers home dotfiles, `mv` of home/system dirs or into /dev/null, `crontab -r`, writing over /bin, /lib*, /usr/bin, /usr/lib, /boot and `echo "" \| tee` onto a system file |
+//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn; block for the remote's main/master), `history_rewrite` (warn), `no_verify` (warn), `global_config` (warn: `--global` core.hooksPath / url.*.insteadOf); `checkout_all` warns for old tests checked out (`checkout HEAD~5 -- tests/`) and `worktree remove --force` |
 //! | database | `drop_table` (also `ALTER TABLE .. DROP COLUMN`), `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
-//! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header`, `credential_file` |
-//! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel`, `reverse_shell`, `listener` (warn), `firewall` (warn) |
-//! | disk | `device_write`, `mkfs`, `shred`, `partition` |
-//! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`) |
+//! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header`, `credential_file` (also browser password/cookie stores), `printed` (warn: the environment, a secret-named variable, a dotenv file or `/proc/*/environ` printed into the transcript) |
+//! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel` (also `npx localtunnel`), `reverse_shell`, `listener` (warn), `firewall` (warn; also `setenforce 0`); `exposed_bind` blocks Jupyter with an empty token on every interface |
+//! | disk | `device_write`, `mkfs`, `shred`, `partition`, `volume` (mdadm --stop, dmsetup remove, lvremove, cryptsetup luksFormat, zpool destroy) |
+//! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`), `ssh_access` (authorized_keys, sshd_config); `setuid` also for `install -m 4755` |
 //! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`) |
-//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`) |
-//! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`), `pipe_to_network`, `substitution_to_network` |
+//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
+//! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
 
@@ -47,6 +47,7 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         git::check(cmd, &mut out);
         database::check(pipeline, i, &mut out);
         secrets::check(cmd, &mut out);
+        secrets::printed(pipeline, i, &mut out);
         network::check(cmd, &mut out);
         disk::check(cmd, ctx, &mut out);
         privilege::check(cmd, ctx, &mut out);
@@ -82,6 +83,9 @@ pub fn alternative_for(violations: &[Violation]) -> Option<String> {
         Category::Privilege => privilege::alternative(&worst.rule),
         Category::Process => process::alternative(&worst.rule),
         Category::RemoteExecution => remote_execution::alternative(&worst.rule),
+        Category::Exfiltration if worst.rule == exfiltration::PUBLISH => {
+            "check the package with a dry run (npm publish --dry-run, cargo publish --dry-run) and leave publishing to the user"
+        }
         Category::Exfiltration => {
             "keep credentials and private files on this machine; send only the workspace files the task needs"
         }

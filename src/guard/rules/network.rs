@@ -139,6 +139,17 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .iter()
             .any(|a| a == "-R" || a.starts_with("-R") || a.contains("serveo.net") || a.contains("localhost.run")),
         "tailscale" => argv.iter().any(|a| a == "funnel"),
+        // `npx localtunnel --port 3000`, `pnpm dlx ngrok http 80`.
+        "npx" | "pnpx" | "bunx" | "pnpm" | "yarn" => argv
+            .iter()
+            .skip(1)
+            .find(|a| !a.starts_with('-') && *a != "dlx" && *a != "exec")
+            .is_some_and(|a| {
+                matches!(
+                    a.split('@').next().unwrap_or(a),
+                    "localtunnel" | "lt" | "ngrok" | "cloudflared" | "untun"
+                )
+            }),
         _ => false,
     };
     if tunnel {
@@ -197,6 +208,38 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 ));
                 return;
             }
+        }
+    }
+    // `jupyter notebook --ip=0.0.0.0 --NotebookApp.token=''`: code execution for anyone who
+    // can reach the port.
+    if name.starts_with("jupyter") {
+        let no_auth = argv.iter().any(|a| {
+            [
+                "NotebookApp.token=",
+                "ServerApp.token=",
+                "IdentityProvider.token=",
+                "NotebookApp.password=",
+                "ServerApp.password=",
+            ]
+            .iter()
+            .any(|k| {
+                a.split_once(k)
+                    .is_some_and(|(_, v)| v.trim_matches(|c| c == '\'' || c == '"').is_empty())
+            })
+        });
+        let exposed = argv.iter().any(|a| {
+            let v = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
+            all_interfaces(v) || v == "*"
+        });
+        if no_auth && exposed {
+            out.push(block(
+                n,
+                EXPOSED_BIND,
+                Risk::Critical,
+                cmd,
+                "serves Jupyter on every interface with no token: anyone who reaches the port runs code",
+            ));
+            return;
         }
     }
     // Bind flags.
@@ -322,6 +365,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 || (argv.iter().any(|a| a == "default") && argv.iter().any(|a| a == "allow"))
         }
         "nft" => argv.iter().any(|a| a == "flush"),
+        // SELinux / AppArmor protections switched off.
+        "setenforce" => argv
+            .get(1)
+            .is_some_and(|a| a == "0" || a.eq_ignore_ascii_case("permissive")),
+        "aa-teardown" => true,
         "systemctl" => {
             argv.iter().any(|a| a == "stop" || a == "disable")
                 && argv.iter().any(|a| a.contains("firewalld") || a.contains("ufw"))
@@ -329,6 +377,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         _ => false,
     };
     if fw {
-        out.push(warn(n, FIREWALL, cmd, "turns off or flushes the firewall"));
+        out.push(warn(
+            n,
+            FIREWALL,
+            cmd,
+            "turns off or flushes the firewall (or SELinux/AppArmor)",
+        ));
     }
 }

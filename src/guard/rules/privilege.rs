@@ -2,7 +2,9 @@
 //! bits and capabilities, sudoers edits, `chown -R` of system directories, adding users to
 //! admin groups, writes to `/etc/passwd`/`/etc/shadow`. `lockout`: `chmod -R 000` /
 //! `chattr -R +i` of a tree outside the workspace (blocked; warned without `-R`);
-//! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (warned).
+//! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (warned). `install -m 4755` is a setuid
+//! change like `chmod`. `ssh_access`: writing `~/.ssh/authorized_keys` or the SSH daemon's
+//! configuration (a login for someone else, root login turned on).
 
 use super::deletion::{classify_target, Target};
 use super::{block, warn};
@@ -16,12 +18,21 @@ pub const CHOWN_SYSTEM: &str = "privilege.chown_system";
 pub const USER_GROUPS: &str = "privilege.user_groups";
 pub const ROOT_SHELL: &str = "privilege.root_shell";
 pub const LOCKOUT: &str = "privilege.lockout";
+pub const SSH_ACCESS: &str = "privilege.ssh_access";
+
+/// `~/.ssh/authorized_keys` (any home spelling) or the SSH daemon's configuration.
+fn ssh_access_file(w: &str) -> bool {
+    let w = w.trim_start_matches("of=");
+    w.starts_with("/etc/ssh/sshd_config")
+        || super::home_relative(w).is_some_and(|r| r == ".ssh/authorized_keys" || r == ".ssh/authorized_keys2")
+}
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         CHMOD_WORLD => "grant the least permission on the file you need, e.g. chmod u+x script.sh",
         ROOT_SHELL => "run the one command that needs root with sudo, not a root shell",
         LOCKOUT => "change the permissions or attributes of the workspace files you mean, not a tree outside it",
+        SSH_ACCESS => "leave SSH logins and keys to the user; ask them to add a key if one is needed",
         _ => "do not change system privileges; ask the user to do it",
     }
 }
@@ -115,6 +126,40 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             "changes sudoers, users or passwords of the system",
         ));
         return;
+    }
+    let writer = matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd" | "perl");
+    if cmd.redirects.iter().any(|r| ssh_access_file(r))
+        || (writer && cmd.argv.iter().skip(1).any(|a| ssh_access_file(a)))
+    {
+        out.push(block(
+            p,
+            SSH_ACCESS,
+            Risk::Critical,
+            cmd,
+            "changes who can log in over SSH (authorized_keys or sshd_config)",
+        ));
+        return;
+    }
+    // `install -m 4755 /bin/bash /tmp/x`: a setuid copy.
+    if name == "install" {
+        let mode = cmd.argv.iter().enumerate().skip(1).find_map(|(i, a)| {
+            if a == "-m" || a == "--mode" {
+                cmd.argv.get(i + 1).map(String::as_str)
+            } else {
+                a.strip_prefix("--mode=")
+                    .or_else(|| a.strip_prefix("-m").filter(|m| !m.is_empty()))
+            }
+        });
+        if mode.is_some_and(setuid_mode) {
+            out.push(block(
+                p,
+                SETUID,
+                Risk::Critical,
+                cmd,
+                "installs a file with the setuid/setgid bit: it runs with its owner's rights",
+            ));
+            return;
+        }
     }
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     let recursive = args

@@ -6,8 +6,10 @@
 //! same thing, as are inline programs that exec/eval what they fetch (`python -c
 //! "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`), and a shell piped into
 //! `nc` (a reverse shell). Warned: a file downloaded and run in the same line without being
-//! read (`download_execute`), and packages run straight from a URL (`npx https://..`,
-//! `url_package`).
+//! read (`download_execute`), packages run straight from a URL (`npx https://..`,
+//! `url_package`), and `untrusted_source`: a package index or registry over plain http to a
+//! non-local host (`pip install --index-url http://203.0.113.5/simple`, `npm config set
+//! registry http://..`), where anyone on the path can swap the code.
 
 use super::{block, warn, FETCHERS};
 use crate::guard::shell::is_shell;
@@ -16,6 +18,7 @@ use crate::guard::{basename, Pipeline, SimpleCommand};
 
 pub const PIPE_TO_SHELL: &str = "remote_execution.pipe_to_shell";
 pub const PROCESS_SUBSTITUTION: &str = "remote_execution.process_substitution";
+pub const UNTRUSTED_SOURCE: &str = "remote_execution.untrusted_source";
 pub const EVAL_DOWNLOAD: &str = "remote_execution.eval_download";
 pub const DYNAMIC_COMMAND: &str = "remote_execution.dynamic_command";
 pub const DOWNLOAD_EXECUTE: &str = "remote_execution.download_execute";
@@ -24,6 +27,7 @@ pub const URL_PACKAGE: &str = "remote_execution.url_package";
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         DYNAMIC_COMMAND => "write the command word literally (rm, not $(echo rm) or $CMD)",
+        UNTRUSTED_SOURCE => "install from the project's https index (https://pypi.org/simple, https://registry.npmjs.org)",
         _ => "download to a file in the workspace, read it, then run it explicitly (curl -o install.sh URL; less install.sh)",
     }
 }
@@ -102,6 +106,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
+    untrusted_source(cmd, out);
     let name = cmd.name();
     // `python -c "exec(urlopen(URL).read())"`, `node -e "fetch(URL).then(r=>r.text()).then(eval)"`:
     // an inline program that runs code it downloads.
@@ -383,6 +388,15 @@ fn benign_eval(text: &str) -> bool {
         "thefuck",
         "luarocks",
         "jenv",
+        // `eval $(minikube docker-env)`, `eval $(docker-machine env dev)`: local tool set-up.
+        "minikube",
+        "docker-machine",
+        "ssh-agent",
+        "nvm",
+        "rustup",
+        "uv",
+        "poetry",
+        "pipenv",
     ];
     TOOLS.iter().any(|t| mentions(text, t))
 }
@@ -426,6 +440,54 @@ fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             DYNAMIC_COMMAND,
             cmd,
             format!("the command word `{word}` comes from a variable"),
+        ));
+    }
+}
+
+/// `remote_execution.untrusted_source` (warn): packages installed from, or a registry set to,
+/// a plain-http index on a non-local host.
+fn untrusted_source(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let installer = name.starts_with("pip")
+        || matches!(
+            name,
+            "uv" | "poetry" | "npm" | "pnpm" | "yarn" | "bun" | "gem" | "cargo" | "python" | "python3"
+        );
+    if !installer {
+        return;
+    }
+    const OPTIONS: &[&str] = &[
+        "--index-url",
+        "-i",
+        "--extra-index-url",
+        "--registry",
+        "--source",
+        "--index",
+        "registry",
+    ];
+    let plain = |v: &str| {
+        let Some(rest) = v.strip_prefix("http://") else {
+            return false;
+        };
+        let host = rest.split(['/', ':']).next().unwrap_or("");
+        !matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "0.0.0.0") && !host.ends_with(".local")
+    };
+    let found = cmd.argv.iter().enumerate().skip(1).any(|(i, a)| {
+        let value = match a.split_once('=') {
+            Some((o, v)) if OPTIONS.contains(&o) => Some(v),
+            _ => OPTIONS
+                .contains(&a.as_str())
+                .then(|| cmd.argv.get(i + 1).map(String::as_str))
+                .flatten(),
+        };
+        value.is_some_and(plain)
+    });
+    if found {
+        out.push(warn(
+            Category::RemoteExecution,
+            UNTRUSTED_SOURCE,
+            cmd,
+            "installs packages from (or points the registry at) a plain-http index anyone on the path can tamper with",
         ));
     }
 }

@@ -14,9 +14,18 @@
 //! private-key header searched for by grep/rg is a pattern, not a key.
 //!
 //! Credential files are the key files and credential stores under home (also their
-//! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`) and the system's shadow files;
+//! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`), browsers' password and cookie
+//! stores (Chrome `Login Data`, Firefox `logins.json`/`key4.db`), the login keychain, and the
+//! system's shadow files;
 //! the tool that owns one may be pointed at it (`kubectl --kubeconfig ~/.kube/config`,
 //! `scp -i ~/.ssh/key`, `export KUBECONFIG=..`) without reading it out.
+//!
+//! `printed` (warn): a secret printed into the agent's transcript, where logs keep it: the
+//! whole environment (`env`, `printenv`, `set`, `export -p`, unless filtered by a grep for a
+//! harmless name), a secret-named variable (`printenv OPENAI_API_KEY`, `echo $AWS_SECRET_..`),
+//! a dotenv file with values (`grep API_KEY .dev.vars`, `cat .env.production`) or a
+//! process environment (`/proc/self/environ`). Counting (`grep -c`), listing (`grep -l`) and
+//! output sent on to a file or another program are not printing.
 
 use std::sync::OnceLock;
 
@@ -33,10 +42,147 @@ pub const PASSWORD_ARGUMENT: &str = "secrets.password_argument";
 pub const SECRET_ASSIGNMENT: &str = "secrets.secret_assignment";
 pub const AUTHORIZATION_HEADER: &str = "secrets.authorization_header";
 pub const CREDENTIAL_FILE: &str = "secrets.credential_file";
+pub const PRINTED: &str = "secrets.printed";
+
+/// A variable name that holds a secret (`OPENAI_API_KEY`, `GH_TOKEN`, `DB_PASSWORD`).
+fn secret_var_name(n: &str) -> bool {
+    let u = n.to_ascii_uppercase();
+    [
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|k| u.contains(k))
+        && !u.ends_with("_FILE")
+        && !u.ends_with("_PATH")
+}
+
+/// `secrets.printed`: the command at `index` prints a secret into the transcript.
+pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[index];
+    if cmd.captured || (!cmd.redirects.is_empty() && pipeline.len() == index + 1) {
+        return;
+    }
+    // What follows must only pass the text on to the screen (`| head`, `| sort`, `| grep X`).
+    let downstream = &pipeline[index + 1..];
+    const PASS: &[&str] = &[
+        "head", "tail", "sort", "uniq", "cut", "tr", "cat", "column", "grep", "rg", "sed", "awk", "less", "more", "nl",
+    ];
+    if downstream
+        .iter()
+        .any(|c| !PASS.contains(&c.name()) || !c.redirects.is_empty())
+    {
+        return;
+    }
+    let filters: Vec<&SimpleCommand> = downstream
+        .iter()
+        .filter(|c| matches!(c.name(), "grep" | "rg"))
+        .collect();
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let name = cmd.name();
+    let dump = (matches!(name, "env" | "printenv" | "set") && args.is_empty())
+        || (matches!(name, "export" | "declare") && matches!(args.as_slice(), ["-p"] | ["-x"] | ["-px"]));
+    let what = if dump {
+        // `env | grep -i proxy` shows harmless names; `set | grep -i token` shows secrets.
+        let harmless = !filters.is_empty()
+            && filters.iter().all(|f| {
+                f.argv.iter().skip(1).filter(|a| !a.starts_with('-')).all(|p| {
+                    !secret_var_name(p)
+                        && !p.to_ascii_uppercase().contains("KEY")
+                        && !p.to_ascii_uppercase().contains("AUTH")
+                })
+            });
+        (!harmless).then(|| "prints the whole environment, secrets included".to_string())
+    } else if name == "printenv" {
+        args.iter()
+            .find(|a| secret_var_name(a))
+            .map(|a| format!("prints the secret variable {a}"))
+    } else if matches!(name, "echo" | "printf") {
+        args.iter()
+            .flat_map(|a| a.split('$').skip(1))
+            .map(|r| {
+                r.trim_start_matches('{')
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .find(|v| secret_var_name(v))
+            .map(|v| format!("prints the secret variable {v}"))
+    } else {
+        let reader = matches!(
+            name,
+            "cat"
+                | "head"
+                | "tail"
+                | "less"
+                | "more"
+                | "grep"
+                | "rg"
+                | "egrep"
+                | "sed"
+                | "awk"
+                | "bat"
+                | "strings"
+                | "xxd"
+                | "od"
+                | "sort"
+                | "nl"
+                | "xargs"
+                | "tr"
+                | "jq"
+                | "yq"
+        );
+        let quiet = matches!(name, "grep" | "rg" | "egrep")
+            && args.iter().any(|a| {
+                a.starts_with('-')
+                    && !a.starts_with("--")
+                    && (a.contains('c') || a.contains('l') || a.contains('q') || a.contains('L'))
+                    || matches!(
+                        *a,
+                        "--count" | "--files-with-matches" | "--quiet" | "--files-without-match"
+                    )
+            });
+        // grep/sed/awk take a pattern or program first (unless given with -e/-f).
+        let pattern_first = matches!(name, "grep" | "rg" | "egrep" | "sed" | "awk")
+            && !args.iter().any(|a| matches!(*a, "-e" | "-f" | "--regexp" | "--file"));
+        let file = args
+            .iter()
+            .copied()
+            .filter(|a| !a.starts_with('-'))
+            .skip(usize::from(pattern_first))
+            .chain(cmd.inputs.iter().map(String::as_str))
+            .find(|a| {
+                let base = a.rsplit('/').next().unwrap_or(a);
+                super::exfiltration::dotenv(base) || (a.starts_with("/proc/") && a.ends_with("/environ"))
+            });
+        file.filter(|_| reader && !quiet)
+            .map(|f| format!("prints `{f}`, which holds secrets"))
+    };
+    if let Some(what) = what {
+        out.push(violation(
+            Category::Secrets,
+            PRINTED,
+            Recommendation::Warn,
+            Risk::Medium,
+            &cmd.display(),
+            format!("{what} into the transcript, where logs keep it"),
+        ));
+    }
+}
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         CREDENTIAL_FILE => "ask the user for the one value you need; do not read credential files",
+        PRINTED => {
+            "check that a secret is set without printing it, e.g. test -n \"$OPENAI_API_KEY\" or grep -c KEY .env"
+        }
         _ => {
             "pass the secret through an environment variable (\"$API_TOKEN\") or a file the tool reads, never literally"
         }
@@ -519,6 +665,40 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         return;
     }
     let words: Vec<&String> = cmd.argv.iter().skip(1).chain(cmd.inputs.iter()).collect();
+    // Browsers' saved passwords and cookies, and the login keychain.
+    let browser_store = |w: &str| {
+        let browser = [
+            "Chrome",
+            "chrome",
+            "Chromium",
+            "chromium",
+            "BraveSoftware",
+            "Edge",
+            "edge",
+            "firefox",
+            "Firefox",
+        ]
+        .iter()
+        .any(|b| w.contains(b));
+        let file = w.rsplit('/').next().unwrap_or(w);
+        (browser
+            && matches!(
+                file,
+                "Login Data" | "Cookies" | "Web Data" | "logins.json" | "key4.db" | "cookies.sqlite"
+            ))
+            || w.contains("Keychains/login.keychain")
+    };
+    if let Some(w) = words.iter().find(|w| browser_store(w)) {
+        out.push(violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            format!("reads `{w}`, a browser's saved passwords or cookies"),
+        ));
+        return;
+    }
     let owner = OWNERS.contains(&name);
     for (i, a) in words.iter().enumerate() {
         if owner && i > 0 && OWNER_OPTIONS.contains(&words[i - 1].as_str()) {
