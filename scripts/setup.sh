@@ -24,6 +24,13 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq "${need[@]}"
 fi
 
+# pytest for the harness's python3: the TDD loop reads pytest output, and a loop task over a
+# real Python project usually runs it (the bundled fixtures use unittest and need nothing).
+if ! python3 -m pytest --version >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check pytest >/dev/null 2>&1 \
+    || echo "medin setup: could not install pytest (no network?); pytest-based tasks will stop on a missing runner" >&2
+fi
+
 # rustfmt and clippy for the lint steps of CI.
 if command -v rustup >/dev/null 2>&1; then
   for c in rustfmt clippy; do
@@ -31,4 +38,4 @@ if command -v rustup >/dev/null 2>&1; then
       || echo "medin setup: could not add the $c component (no network?); its CI step will be skipped" >&2
   done
 fi
-echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version)"
+echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version), $(python3 -m pytest --version 2>&1 | head -1)"

@@ -25,6 +25,7 @@ const BROKEN: &[(&str, usize, usize, &str, &str)] = &[
     ("bad-outcome.yaml", 3, 12, "unknown outcome `sucess` for `expect.outcome`", "did you mean `success`?"),
     ("unknown-validator.yaml", 5, 7, "unknown validator `comand` in `expect.validate[1]`", "did you mean `command`?"),
     ("unknown-tool.yaml", 4, 5, "`solution[1]`: unknown tool `bsh` in solution step", "did you mean `bash`?"),
+    ("unknown-tool-in-round.yaml", 6, 7, "unknown tool `bsh` in solution step", "did you mean `bash`?"),
     ("two-tools-one-step.yaml", 4, 5, "a step holds exactly one tool call, but `bash` follows `write_file`", "put `- bash: ..` on its own list item"),
     ("duplicate-key.yaml", 3, 1, "duplicate key `description` in the task", "remove one of them"),
     ("empty.yaml", 1, 1, "the task file is empty", "at least `description:`"),
@@ -318,4 +319,38 @@ fn single_line_mistakes_are_reported_on_their_line() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_solution_may_be_written_as_rounds_of_steps() {
+    // DESIGN §3: multi-round kinds take `solution` as a list of rounds, each a list of actions.
+    // A round without its own `final` ends with an implicit `final: {result: success}`.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rounds.yaml");
+    std::fs::write(
+        &path,
+        "description: x\nkind: tdd\ntdd: { test: \"true\" }\nsolution:\n  - - bash: echo one\n  - - bash: echo two\n    - final: { result: error, message: gave up }\n  - bash: echo three\n  - final: { result: success }\n",
+    )
+    .unwrap();
+    let spec = load_task(&path).unwrap();
+    let shape: Vec<String> = spec
+        .solution
+        .iter()
+        .map(|s| match s {
+            Step::Tool { input, .. } => input["command"].as_str().unwrap_or("?").to_string(),
+            Step::Final(f) => format!("final {:?}", f.result),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "echo one",
+            "final Success",
+            "echo two",
+            "final Error",
+            "echo three",
+            "final Success"
+        ]
+    );
 }

@@ -406,6 +406,7 @@ pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bi
 ///
 /// The command gets stdin from `/dev/null`, a scrubbed environment (`PATH`, `HOME` = the
 /// workspace, a private `TMPDIR` removed afterwards, `LANG=C.UTF-8`, `TERM=dumb`,
+/// `PYTHONDONTWRITEBYTECODE=1` (no stale `.pyc` in fix-and-retest loops),
 /// `GIT_CEILING_DIRECTORIES` = the workspace's parent so git never finds a repository above
 /// the workspace, plus `cfg.env`), its own session and process group, and the rlimits of `cfg.limits` (core dumps
 /// off). When the timeout fires the whole group gets SIGTERM, then SIGKILL after `cfg.grace`;

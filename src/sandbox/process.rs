@@ -116,6 +116,10 @@ pub(crate) fn run_shell_unchecked(
         (OsStr::new("TMPDIR"), tmp.0.as_os_str()),
         (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
         (OsStr::new("TERM"), OsStr::new("dumb")),
+        // No stale bytecode: an edit that keeps a module's size within the same second as its
+        // cached .pyc would otherwise run the old code (a fix-and-retest loop does exactly
+        // that), and no __pycache__ litter in the workspace.
+        (OsStr::new("PYTHONDONTWRITEBYTECODE"), OsStr::new("1")),
     ];
     // git must not discover a repository above the workspace (runs live inside projects).
     if let Some(parent) = root.parent() {

@@ -50,8 +50,10 @@ pub struct TaskSpec {
     /// Pins the task to one agent (e.g. `oracle` for harness self-tests).
     #[serde(default)]
     pub agent: Option<AgentSpec>,
-    /// The reference solution the oracle agent plays, one step per list item.
-    #[serde(default)]
+    /// The reference solution the oracle agent plays, one step per list item (multi-round
+    /// kinds: each round ends with `final`, or is written as a nested list of steps).
+    #[serde(default, deserialize_with = "super::values::solution_steps")]
+    #[schemars(schema_with = "super::values::solution_schema")]
     pub solution: Vec<Step>,
     #[serde(default)]
     pub expect: Expect,

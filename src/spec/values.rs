@@ -250,6 +250,64 @@ impl<'de> Deserialize<'de> for Step {
     }
 }
 
+/// `solution:`: a list of steps, where a multi-round task (`kind: tdd` or `prp`) may also write
+/// each round as a nested list (DESIGN §3: "a list of rounds, each a list of actions"). Both
+/// read into one flat list: a nested round that does not end with `final` or `reply` gets an
+/// implicit `final: {result: success}`, which is how a round ends in the flat form.
+pub(crate) fn solution_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
+    enum Item {
+        Step(Step),
+        Round(Vec<Step>),
+    }
+    impl<'de> Deserialize<'de> for Item {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Item;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a step (a one-key map such as `bash: ls`) or a round (a list of steps)")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item, A::Error> {
+                    Step::deserialize(de::value::MapAccessDeserializer::new(map)).map(Item::Step)
+                }
+                fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Item, A::Error> {
+                    Vec::<Step>::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Item::Round)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+    let items = Vec::<Item>::deserialize(d)?;
+    let mut steps = Vec::new();
+    for item in items {
+        match item {
+            Item::Step(step) => steps.push(step),
+            Item::Round(round) => {
+                let ends = matches!(round.last(), Some(Step::Final(_) | Step::Reply(_)));
+                steps.extend(round);
+                if !ends {
+                    steps.push(Step::Final(FinalReport {
+                        result: super::model::FinalResult::Success,
+                        message: String::new(),
+                        code: None,
+                    }));
+                }
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// The JSON Schema of `solution:` (steps, or rounds of steps).
+pub(crate) fn solution_schema(generator: &mut SchemaGenerator) -> Schema {
+    let step = generator.subschema_for::<Step>();
+    json_schema!({
+        "type": "array",
+        "description": "The reference solution the oracle plays: steps; multi-round kinds end each round with `final` (or write each round as a nested list).",
+        "items": { "anyOf": [ step, { "type": "array", "items": step } ] }
+    })
+}
+
 impl JsonSchema for Step {
     fn schema_name() -> Cow<'static, str> {
         "Step".into()
