@@ -317,8 +317,42 @@ fn variable_suffix(t: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
     }
 }
 
+/// `"$DIR"/*`, `"$ROOT/"*`, `${OUT}/`: nothing but variables before a final `/`, `/*` or `/.*`.
+/// When the variable is unset or empty (a typo, a step that failed earlier) the target is `/`
+/// or everything under it: the Steam and Bumblebee incidents. `${DIR:?}` (bash refuses to
+/// expand an unset variable) is not this shape.
+pub(crate) fn empty_expands_to_root(t: &str) -> bool {
+    let mut rest = t.trim_matches(|c| c == '"' || c == '\'');
+    let mut vars = 0;
+    loop {
+        rest = rest.trim_start_matches(['"', '\'']);
+        if let Some(r) = rest.strip_prefix("${") {
+            let Some(end) = r.find('}') else { return false };
+            let body = &r[..end];
+            if !body.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return false;
+            }
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix('$') {
+            let len = r
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(r.len());
+            if len == 0 {
+                return false;
+            }
+            rest = &r[len..];
+        } else {
+            break;
+        }
+        vars += 1;
+    }
+    let rest = rest.trim_matches(['"', '\'']);
+    vars > 0 && matches!(rest, "/" | "/*" | "/.*" | "/**")
+}
+
 /// `deletion.recursive_force`: `rm -r` (any spelling) on a target that is not inside the
-/// workspace.
+/// workspace; a variable target that an unset variable would turn into `/` (`"$DIR"/*`) is
+/// blocked, and so is any non-literal target with `--no-preserve-root`.
 pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation> {
     if cmd.name() == "unlink" {
         let targets: Vec<&str> = cmd
@@ -403,6 +437,13 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
                 Recommendation::Warn,
                 Risk::Medium,
                 "the workspace root itself".to_string(),
+            ),
+            Target::Unknown if empty_expands_to_root(t) || no_preserve => (
+                Recommendation::Block,
+                Risk::Critical,
+                format!(
+                    "`{t}`: if the variable is unset or empty this is the root of the file system (or everything under it)"
+                ),
             ),
             Target::Unknown => (
                 Recommendation::Warn,
