@@ -10,7 +10,10 @@
 //! `system_file`; `infrastructure` blocks tearing down cloud and cluster resources
 //! (`terraform destroy`, `kubectl delete namespace`, `aws s3 rm --recursive`, ...) and warns for
 //! bulk container and volume removal (not `-f status=exited`), `compose down -v`, and
-//! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`). `system_file`
+//! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`), and for changes
+//! that delete or alter live resources unreviewed (`terraform apply -auto-approve`, `aws s3 sync
+//! --delete`, `gsutil rsync -d`, kubectl/helm apply or upgrade in a `prod*` namespace or
+//! context). A `"$DIR"/*` target an unset variable turns into `/*` is blocked. `system_file`
 //! also guards home dotfiles (`cp /dev/null ~/.bashrc`, `> ~/.zshrc`), blocks `mv` of the
 //! home or a system directory (or anything outside the workspace into `/dev/null`) and
 //! `crontab -r`; writing over a system program or library (`> /lib64/ld-linux..`, `tee
@@ -516,6 +519,18 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
         paths.push(".");
     }
     let mut out = Vec::new();
+    // `find . -name .git -exec rm -rf {} +`: every repository's history under the path.
+    if args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-name" | "-iname" | "-path") && is_git_dir(&w[1]))
+    {
+        out.push(warn(
+            Category::Deletion,
+            GIT_DIR,
+            cmd,
+            "deletes the repository history (.git) of every repository it finds",
+        ));
+    }
     for p in paths {
         let (rec, what) = match classify_target(p, cmd.cwd.as_deref(), ctx.workspace) {
             Target::Root => (Recommendation::Block, "the whole file system".to_string()),
@@ -814,7 +829,7 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // Reversible or partial teardown: warned.
     let partial = match name {
         "cargo" => has("yank").then_some("yanks a published crate version"),
-        "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
+        "terraform" | "tofu" if sub(&["state", "rm"]) => Some("removes resources from the Terraform state"),
         "alembic" | "flask" => (args.windows(2).any(|w| w == ["downgrade", "base"]))
             .then_some("downgrades the database to its first migration, dropping every table the migrations made"),
         "knex" | "npx" | "sequelize" | "sequelize-cli" => args
@@ -822,6 +837,43 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| *a == "db:migrate:undo:all" || (*a == "migrate:rollback" && has("--all")))
             .then_some("rolls back every migration"),
         "gh" => (gh_api_delete(&args) == Some(false)).then_some("deletes a GitHub object through the API"),
+        // `terraform apply -auto-approve`: changes real infrastructure without showing the plan.
+        "terraform" | "tofu" | "terragrunt" if has("apply") && args.iter().any(|a| a.starts_with("-auto-approve")) => {
+            Some("applies infrastructure changes without the plan being approved")
+        }
+        // `aws s3 sync SRC s3://B --delete`: objects of the bucket missing from SRC are deleted.
+        "aws" if sub(&["s3", "sync"]) && has("--delete") => {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "gsutil"
+            if has("rsync")
+                && args
+                    .iter()
+                    .any(|a| *a == "-d" || (a.starts_with('-') && !a.starts_with("--") && a.contains('d'))) =>
+        {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "kubectl" | "oc" | "helm"
+            if production_target(&args)
+                && args.iter().any(|a| {
+                    matches!(
+                        *a,
+                        "apply"
+                            | "create"
+                            | "replace"
+                            | "patch"
+                            | "edit"
+                            | "set"
+                            | "rollout"
+                            | "upgrade"
+                            | "install"
+                            | "rollback"
+                            | "scale"
+                    )
+                }) =>
+        {
+            Some("changes workloads in a production cluster or namespace")
+        }
         "kubectl" | "oc" => (has("drain") || (has("scale") && has("--all")) || (has("scale") && has("--replicas=0")))
             .then_some("drains a node or scales workloads down"),
         _ => None,
@@ -850,6 +902,17 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// `-n prod`, `--namespace=production`, `--context prod-eu`, `--kube-context=prod`: the command
+/// acts on a production namespace or cluster.
+fn production_target(args: &[&str]) -> bool {
+    const OPTS: &[&str] = &["-n", "--namespace", "--context", "--kube-context", "--cluster"];
+    let prod = |v: &str| v.to_ascii_lowercase().starts_with("prod");
+    args.windows(2).any(|w| OPTS.contains(&w[0]) && prod(w[1]))
+        || args
+            .iter()
+            .any(|a| a.split_once('=').is_some_and(|(o, v)| OPTS.contains(&o) && prod(v)))
 }
 
 /// `gh api -X DELETE PATH`: Some(true) when PATH is a whole repository (`repos/OWNER/REPO`),
