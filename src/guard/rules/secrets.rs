@@ -563,7 +563,7 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             next.split_once(':').map(|(_, p)| p)
         } else if let Some(v) = long_secret_option(a) {
             Some(v)
-        } else if secret_option(a) && strong_or_key(next) {
+        } else if secret_option(a) && !next.contains(['=', ',']) && strong_or_key(next) {
             // `--auth V`, `--access-token V`, `--client-secret V`: named as a secret, valued
             // like one.
             Some(next)
