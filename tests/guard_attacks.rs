@@ -1325,3 +1325,47 @@ fn fourth_round_findings() {
     );
     passes(&["find . -name .gitkeep -delete", "find . -name '*.pyc' -delete"]);
 }
+
+/// Fourth round, second group: startup-file PATH hijacks, remote root, global installs,
+/// emptied database files.
+#[test]
+fn fourth_round_startup_remote_global_and_databases() {
+    use Recommendation::{Block, Warn};
+    fires(
+        "privilege.startup_hijack",
+        Block,
+        &[
+            "echo 'export PATH=/tmp/evil:$PATH' >> ~/.bashrc",
+            "printf 'PATH=.:$PATH\\n' >> $HOME/.zshrc",
+            "echo \"alias sudo='/tmp/s'\" >> ~/.bash_profile",
+        ],
+    );
+    passes(&[
+        "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc",
+        "echo 'export PATH=$PATH:/tmp/tools' > ./env.sh",
+        "export PATH=/tmp/go/bin:$PATH && go version",
+    ]);
+    fires(
+        "privilege.root_shell",
+        Warn,
+        &["ssh deploy@prod.example.com 'sudo systemctl restart app'"],
+    );
+    passes(&["ssh host 'systemctl status app'", "ssh -T git@github.com"]);
+    fires(
+        "privilege.global_install",
+        Warn,
+        &["npm install -g some-cli", "pnpm add -g turbo", "yarn global add serve"],
+    );
+    passes(&["npm install -D vitest", "npm ls -g --depth=0", "yarn add lodash"]);
+    fires(
+        "deletion.system_file",
+        Warn,
+        &["truncate --size=0 prod.sqlite3", "truncate -s 0 data/app.db"],
+    );
+    passes(&[
+        "truncate -s 0 ./tmp/cache.db",
+        "truncate -s 0 .cache/index.db",
+        "truncate -s 10M app.db",
+        "truncate -s 0 logs/app.log",
+    ]);
+}

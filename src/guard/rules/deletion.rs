@@ -7,7 +7,7 @@
 //! Targets `xargs` reads from stdin are taken from what feeds it when that is known
 //! (`echo / | xargs rm -rf`, `find / .. | xargs rm`, `ls ~ | xargs rm -rf`). `unlink`,
 //! `truncate` and emptying redirects (`> /etc/hosts`) of system files are blocked under
-//! `system_file`; `infrastructure` blocks tearing down cloud and cluster resources
+//! `system_file` (`truncate -s 0` of a database file that is not a tmp/cache/test one warned); `infrastructure` blocks tearing down cloud and cluster resources
 //! (`terraform destroy`, `kubectl delete namespace`, `aws s3 rm --recursive`, ...) and warns for
 //! bulk container and volume removal (not `-f status=exited`), `compose down -v`, and
 //! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`), and for changes
@@ -624,6 +624,26 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
                 Risk::Critical,
                 cmd,
                 format!("truncates `{t}`, a system file"),
+            ));
+            return;
+        }
+        // `truncate -s 0 app.sqlite3`: a database emptied; a cache or test database under a
+        // tmp/cache/test path is disposable.
+        let to_zero = args.windows(2).any(|w| w[0] == "-s" && w[1] == "0")
+            || args.iter().any(|a| *a == "--size=0" || *a == "-s0");
+        let database = |p: &str| {
+            let l = p.to_ascii_lowercase();
+            [".db", ".sqlite", ".sqlite3", ".mdb", ".ibd"]
+                .iter()
+                .any(|e| l.ends_with(e))
+                && !["tmp", "cache", "test", "fixture"].iter().any(|k| l.contains(k))
+        };
+        if let Some(t) = args.iter().find(|a| to_zero && !a.starts_with('-') && database(a)) {
+            out.push(warn(
+                Category::Deletion,
+                SYSTEM_FILE,
+                cmd,
+                format!("empties `{t}`, a database file (its data is lost)"),
             ));
         }
         return;
