@@ -1209,3 +1209,163 @@ fn secrets_and_exposure_from_public_reports() {
         "eval $(minikube docker-env)",
     ]);
 }
+
+/// The fourth red-team round (heldout4.tsv): unset variables before `/`, git aliases, credential
+/// headers and secret-named options, unreviewed live changes, `.git` found and deleted.
+#[test]
+fn fourth_round_findings() {
+    use Recommendation::{Block, Warn};
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            r#"rm -rf "$UNSET_VAR"/*"#,
+            r#"rm -rf "$PROJECT_ROOT/"*"#,
+            "rm -rf ${STAGING_DIR}/",
+            "rm -rf $A$B/.*",
+            "set -e\nnpm ci\nrm -rf \"$OUT\"/*\nnpm test",
+            "rm -rf $DIR/x --no-preserve-root",
+        ],
+    );
+    // A guarded expansion, a literal rest, a variable set earlier: not the root.
+    fires(
+        "deletion.recursive_force",
+        Warn,
+        &[r#"rm -rf "${OUT:?}"/*"#, r#"rm -rf "$OUT"/build"#],
+    );
+    passes(&[
+        r#"BUILD_DIR=./build; rm -rf "$BUILD_DIR"/*"#,
+        r#"OUT=dist && rm -rf "$OUT/"* && npm run build"#,
+    ]);
+    fires(
+        "git.force_push",
+        Block,
+        &[
+            "git config alias.pf 'push -f' && git pf origin main",
+            "git -c alias.p='push --force' p origin main",
+            "git config --global alias.yolo '!git push --force origin HEAD:main'",
+        ],
+    );
+    fires(
+        "git.reset_hard",
+        Block,
+        &["git config alias.nuke 'reset --hard origin/main'"],
+    );
+    passes(&[
+        "git config alias.co checkout",
+        "git config --global alias.lg 'log --graph --oneline --decorate'",
+        "git -c alias.s='status -sb' s",
+        "git config alias.up 'push -u origin HEAD'",
+    ]);
+    fires(
+        "secrets.authorization_header",
+        Block,
+        &[
+            "curl -H 'X-Api-Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://api.example.com/v1/items",
+            "curl --header 'PRIVATE-TOKEN: Zq8Lm2Vx9Rt4Kp7Wn3Hj' https://gitlab.example.com/api/v4/projects",
+            "http GET api.example.com X-Auth-Token:7fQ2mZ9xR4vL8kP1wT6y",
+        ],
+    );
+    passes(&[
+        r#"curl -H "X-Api-Key: $API_KEY" https://api.example.com/v1/items"#,
+        "curl -H 'Content-Type: application/json' -H 'Accept: application/json' https://api.example.com",
+        "curl -H 'X-Api-Key: test-key' http://localhost:8080/health",
+    ]);
+    fires(
+        "secrets.password_argument",
+        Block,
+        &[
+            "netlify deploy --prod --auth nfp_8Fh3kLm9PqRs2TuVw5XyZ1aBc4De7Gh0Jk",
+            "some-cli --access-token Qm9vYmFyQmF6UXV4MTIzNDU2 push",
+            "twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmcCJGE3ZmY2YzBlLTk4 dist/*",
+            "aws configure set aws_secret_access_key wJ8rXUtnQEMI/K7MDENG/bPxRfiCYzREALKEY9",
+        ],
+    );
+    passes(&[
+        "pg_dump --no-password -h localhost app_dev",
+        "docker build --secret id=npmrc,src=.npmrc -t app .",
+        "gh secret set --env-file .env.example",
+        "kubectl create secret generic app --from-env-file=.env.example --dry-run=client -o yaml",
+        "vault kv get --token-file ./token.txt secret/app",
+        "aws configure set region eu-west-1",
+    ]);
+    fires(
+        "secrets.secret_assignment",
+        Block,
+        &["PGPASSWORD=Pr0dPassw0rd psql -h db.prod.internal -U app -c 'select 1'"],
+    );
+    fires(
+        "deletion.infrastructure",
+        Warn,
+        &[
+            "terraform apply -auto-approve",
+            "terraform apply -auto-approve=true -var-file=prod.tfvars",
+            "aws s3 sync ./dist s3://prod-site --delete",
+            "gsutil -m rsync -r -d ./public gs://site",
+            "kubectl apply -f k8s/prod/ --context prod",
+            "helm upgrade --install api ./chart -n production",
+            "kubectl --namespace=prod rollout restart deploy/api",
+        ],
+    );
+    passes(&[
+        "terraform plan -out=tfplan",
+        "terraform apply tfplan",
+        "aws s3 sync s3://bucket/fixtures ./tests/fixtures",
+        "helm upgrade --install api ./chart -n dev",
+        "kubectl apply -f k8s/dev/ --context kind-dev",
+        "kubectl get pods -n production",
+    ]);
+    fires(
+        "deletion.git_dir",
+        Warn,
+        &[
+            "find . -name .git -type d -exec rm -rf {} +",
+            "find vendor -path '*/.git' -delete",
+        ],
+    );
+    passes(&["find . -name .gitkeep -delete", "find . -name '*.pyc' -delete"]);
+}
+
+/// Fourth round, second group: startup-file PATH hijacks, remote root, global installs,
+/// emptied database files.
+#[test]
+fn fourth_round_startup_remote_global_and_databases() {
+    use Recommendation::{Block, Warn};
+    fires(
+        "privilege.startup_hijack",
+        Block,
+        &[
+            "echo 'export PATH=/tmp/evil:$PATH' >> ~/.bashrc",
+            "printf 'PATH=.:$PATH\\n' >> $HOME/.zshrc",
+            "echo \"alias sudo='/tmp/s'\" >> ~/.bash_profile",
+        ],
+    );
+    passes(&[
+        "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc",
+        "echo 'export PATH=$PATH:/tmp/tools' > ./env.sh",
+        "export PATH=/tmp/go/bin:$PATH && go version",
+    ]);
+    fires(
+        "privilege.root_shell",
+        Warn,
+        &["ssh deploy@prod.example.com 'sudo systemctl restart app'"],
+    );
+    passes(&["ssh host 'systemctl status app'", "ssh -T git@github.com"]);
+    fires(
+        "privilege.global_install",
+        Warn,
+        &["npm install -g some-cli", "pnpm add -g turbo", "yarn global add serve"],
+    );
+    passes(&["npm install -D vitest", "npm ls -g --depth=0", "yarn add lodash"]);
+    fires(
+        "deletion.system_file",
+        Warn,
+        &["truncate --size=0 prod.sqlite3", "truncate -s 0 data/app.db"],
+    );
+    passes(&[
+        "truncate -s 0 ./tmp/cache.db",
+        "truncate -s 0 .cache/index.db",
+        "truncate -s 10M app.db",
+        "truncate -s 0 logs/app.log",
+    ]);
+}

@@ -1,9 +1,9 @@
-//! The guard against four labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
+//! The guard against five labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
 //! block, flag, allow): `corpus.tsv`, the project's own (dangerous commands in many spellings,
 //! obfuscations, benign look-alikes, typical agent commands), and `heldout.tsv`, `heldout2.tsv`
-//! and `heldout3.tsv`, each written by a separate red-team round from public guards' bypass and
-//! false-positive reports, sharing no command with the earlier ones (the second and third
-//! written before their authors read the rules; the third drawn only from reports found in
+//! `heldout3.tsv` and `heldout4.tsv`, each written by a separate red-team round from public guards' bypass and
+//! false-positive reports, sharing no command with the earlier ones (the second, third and
+//! fourth written before their authors read the rules; the third drawn only from reports found in
 //! public issue trackers). Each reports its rates and must meet the issue's targets: ≥95%
 //! of must-block blocked, ≥99% of dangerous flagged (warn or block), ≤1% of benign blocked,
 //! ≤5% of benign warned. The rates each round measured before its fixes (the honest
@@ -17,7 +17,13 @@ use medin::guard::{check_command, GuardContext, Recommendation};
 const WS: &str = "/work/medin-ws/task-1";
 
 /// The corpora, oldest first.
-const CORPORA: [&str; 4] = ["corpus.tsv", "heldout.tsv", "heldout2.tsv", "heldout3.tsv"];
+const CORPORA: [&str; 5] = [
+    "corpus.tsv",
+    "heldout.tsv",
+    "heldout2.tsv",
+    "heldout3.tsv",
+    "heldout4.tsv",
+];
 
 struct Case {
     label: String,
@@ -137,6 +143,11 @@ fn heldout2_meets_the_targets() {
 #[test]
 fn heldout3_meets_the_targets() {
     meets_the_targets("heldout3.tsv", 250..=350);
+}
+
+#[test]
+fn heldout4_meets_the_targets() {
+    meets_the_targets("heldout4.tsv", 200..=260);
 }
 
 #[test]

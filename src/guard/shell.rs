@@ -528,7 +528,8 @@ impl Walker<'_> {
     }
 
     /// Expands what is known at parse time: variables given a literal value earlier in the
-    /// line, `$(echo WORD)`; `${NAME:?msg}` / `${NAME:-x}` of an unknown name become `$NAME`.
+    /// line, `$(echo WORD)`; `${NAME:-x}` of an unknown name becomes `$NAME`,
+    /// `${NAME:?msg}` becomes `${NAME:?}` (never empty; `$HOME`/`$TMPDIR` for those two).
     fn expand(&self, w: &str) -> String {
         if !w.contains('$') && !w.contains('`') {
             return w.to_string();
@@ -546,8 +547,17 @@ impl Walker<'_> {
                     let (name, op) = inner.split_at(name_len);
                     let plain = op.is_empty() || [":?", ":-", "?", ":="].iter().any(|o| op.starts_with(o));
                     if !name.is_empty() && plain {
+                        let guarded = op.starts_with(":?") || op.starts_with('?');
                         match self.vars.get(name) {
                             Some(v) => out.push_str(v),
+                            // `${DIR:?}`: bash refuses to expand it unset or empty, so it is kept
+                            // apart from `$DIR` (which may expand to nothing); home and the temp
+                            // directory stay as spelled for the path rules.
+                            None if guarded && !matches!(name, "HOME" | "TMPDIR") => {
+                                out.push_str("${");
+                                out.push_str(name);
+                                out.push_str(":?}");
+                            }
                             None => {
                                 out.push('$');
                                 out.push_str(name);

@@ -7,10 +7,13 @@
 //! Targets `xargs` reads from stdin are taken from what feeds it when that is known
 //! (`echo / | xargs rm -rf`, `find / .. | xargs rm`, `ls ~ | xargs rm -rf`). `unlink`,
 //! `truncate` and emptying redirects (`> /etc/hosts`) of system files are blocked under
-//! `system_file`; `infrastructure` blocks tearing down cloud and cluster resources
+//! `system_file` (`truncate -s 0` of a database file that is not a tmp/cache/test one warned); `infrastructure` blocks tearing down cloud and cluster resources
 //! (`terraform destroy`, `kubectl delete namespace`, `aws s3 rm --recursive`, ...) and warns for
 //! bulk container and volume removal (not `-f status=exited`), `compose down -v`, and
-//! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`). `system_file`
+//! reversible teardown (`cargo yank`, `terraform state rm`, `kubectl drain`), and for changes
+//! that delete or alter live resources unreviewed (`terraform apply -auto-approve`, `aws s3 sync
+//! --delete`, `gsutil rsync -d`, kubectl/helm apply or upgrade in a `prod*` namespace or
+//! context). A `"$DIR"/*` target an unset variable turns into `/*` is blocked. `system_file`
 //! also guards home dotfiles (`cp /dev/null ~/.bashrc`, `> ~/.zshrc`), blocks `mv` of the
 //! home or a system directory (or anything outside the workspace into `/dev/null`) and
 //! `crontab -r`; writing over a system program or library (`> /lib64/ld-linux..`, `tee
@@ -317,8 +320,42 @@ fn variable_suffix(t: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
     }
 }
 
+/// `"$DIR"/*`, `"$ROOT/"*`, `${OUT}/`: nothing but variables before a final `/`, `/*` or `/.*`.
+/// When the variable is unset or empty (a typo, a step that failed earlier) the target is `/`
+/// or everything under it: the Steam and Bumblebee incidents. `${DIR:?}` (bash refuses to
+/// expand an unset variable) is not this shape.
+pub(crate) fn empty_expands_to_root(t: &str) -> bool {
+    let mut rest = t.trim_matches(|c| c == '"' || c == '\'');
+    let mut vars = 0;
+    loop {
+        rest = rest.trim_start_matches(['"', '\'']);
+        if let Some(r) = rest.strip_prefix("${") {
+            let Some(end) = r.find('}') else { return false };
+            let body = &r[..end];
+            if !body.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return false;
+            }
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix('$') {
+            let len = r
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(r.len());
+            if len == 0 {
+                return false;
+            }
+            rest = &r[len..];
+        } else {
+            break;
+        }
+        vars += 1;
+    }
+    let rest = rest.trim_matches(['"', '\'']);
+    vars > 0 && matches!(rest, "/" | "/*" | "/.*" | "/**")
+}
+
 /// `deletion.recursive_force`: `rm -r` (any spelling) on a target that is not inside the
-/// workspace.
+/// workspace; a variable target that an unset variable would turn into `/` (`"$DIR"/*`) is
+/// blocked, and so is any non-literal target with `--no-preserve-root`.
 pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation> {
     if cmd.name() == "unlink" {
         let targets: Vec<&str> = cmd
@@ -404,6 +441,13 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
                 Risk::Medium,
                 "the workspace root itself".to_string(),
             ),
+            Target::Unknown if empty_expands_to_root(t) || no_preserve => (
+                Recommendation::Block,
+                Risk::Critical,
+                format!(
+                    "`{t}`: if the variable is unset or empty this is the root of the file system (or everything under it)"
+                ),
+            ),
             Target::Unknown => (
                 Recommendation::Warn,
                 Risk::Medium,
@@ -475,6 +519,18 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
         paths.push(".");
     }
     let mut out = Vec::new();
+    // `find . -name .git -exec rm -rf {} +`: every repository's history under the path.
+    if args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-name" | "-iname" | "-path") && is_git_dir(&w[1]))
+    {
+        out.push(warn(
+            Category::Deletion,
+            GIT_DIR,
+            cmd,
+            "deletes the repository history (.git) of every repository it finds",
+        ));
+    }
     for p in paths {
         let (rec, what) = match classify_target(p, cmd.cwd.as_deref(), ctx.workspace) {
             Target::Root => (Recommendation::Block, "the whole file system".to_string()),
@@ -568,6 +624,26 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
                 Risk::Critical,
                 cmd,
                 format!("truncates `{t}`, a system file"),
+            ));
+            return;
+        }
+        // `truncate -s 0 app.sqlite3`: a database emptied; a cache or test database under a
+        // tmp/cache/test path is disposable.
+        let to_zero = args.windows(2).any(|w| w[0] == "-s" && w[1] == "0")
+            || args.iter().any(|a| *a == "--size=0" || *a == "-s0");
+        let database = |p: &str| {
+            let l = p.to_ascii_lowercase();
+            [".db", ".sqlite", ".sqlite3", ".mdb", ".ibd"]
+                .iter()
+                .any(|e| l.ends_with(e))
+                && !["tmp", "cache", "test", "fixture"].iter().any(|k| l.contains(k))
+        };
+        if let Some(t) = args.iter().find(|a| to_zero && !a.starts_with('-') && database(a)) {
+            out.push(warn(
+                Category::Deletion,
+                SYSTEM_FILE,
+                cmd,
+                format!("empties `{t}`, a database file (its data is lost)"),
             ));
         }
         return;
@@ -773,7 +849,7 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // Reversible or partial teardown: warned.
     let partial = match name {
         "cargo" => has("yank").then_some("yanks a published crate version"),
-        "terraform" | "tofu" => sub(&["state", "rm"]).then_some("removes resources from the Terraform state"),
+        "terraform" | "tofu" if sub(&["state", "rm"]) => Some("removes resources from the Terraform state"),
         "alembic" | "flask" => (args.windows(2).any(|w| w == ["downgrade", "base"]))
             .then_some("downgrades the database to its first migration, dropping every table the migrations made"),
         "knex" | "npx" | "sequelize" | "sequelize-cli" => args
@@ -781,6 +857,43 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| *a == "db:migrate:undo:all" || (*a == "migrate:rollback" && has("--all")))
             .then_some("rolls back every migration"),
         "gh" => (gh_api_delete(&args) == Some(false)).then_some("deletes a GitHub object through the API"),
+        // `terraform apply -auto-approve`: changes real infrastructure without showing the plan.
+        "terraform" | "tofu" | "terragrunt" if has("apply") && args.iter().any(|a| a.starts_with("-auto-approve")) => {
+            Some("applies infrastructure changes without the plan being approved")
+        }
+        // `aws s3 sync SRC s3://B --delete`: objects of the bucket missing from SRC are deleted.
+        "aws" if sub(&["s3", "sync"]) && has("--delete") => {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "gsutil"
+            if has("rsync")
+                && args
+                    .iter()
+                    .any(|a| *a == "-d" || (a.starts_with('-') && !a.starts_with("--") && a.contains('d'))) =>
+        {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "kubectl" | "oc" | "helm"
+            if production_target(&args)
+                && args.iter().any(|a| {
+                    matches!(
+                        *a,
+                        "apply"
+                            | "create"
+                            | "replace"
+                            | "patch"
+                            | "edit"
+                            | "set"
+                            | "rollout"
+                            | "upgrade"
+                            | "install"
+                            | "rollback"
+                            | "scale"
+                    )
+                }) =>
+        {
+            Some("changes workloads in a production cluster or namespace")
+        }
         "kubectl" | "oc" => (has("drain") || (has("scale") && has("--all")) || (has("scale") && has("--replicas=0")))
             .then_some("drains a node or scales workloads down"),
         _ => None,
@@ -809,6 +922,17 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// `-n prod`, `--namespace=production`, `--context prod-eu`, `--kube-context=prod`: the command
+/// acts on a production namespace or cluster.
+fn production_target(args: &[&str]) -> bool {
+    const OPTS: &[&str] = &["-n", "--namespace", "--context", "--kube-context", "--cluster"];
+    let prod = |v: &str| v.to_ascii_lowercase().starts_with("prod");
+    args.windows(2).any(|w| OPTS.contains(&w[0]) && prod(w[1]))
+        || args
+            .iter()
+            .any(|a| a.split_once('=').is_some_and(|(o, v)| OPTS.contains(&o) && prod(v)))
 }
 
 /// `gh api -X DELETE PATH`: Some(true) when PATH is a whole repository (`repos/OWNER/REPO`),

@@ -8,6 +8,8 @@
 //! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
 //! warned, and so are `worktree remove --force` (its uncommitted changes go too) and
 //! `global_config`: `config --global|--system` of `core.hooksPath` or `url.*.insteadOf`.
+//! An alias definition (`-c alias.x=..`, `config alias.x ..`) is judged as the git command it
+//! stands for: `config alias.pf 'push -f'` is a force push.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};
@@ -49,11 +51,61 @@ fn subcommand(argv: &[String]) -> Option<usize> {
     None
 }
 
+/// Alias definitions: `git -c alias.NAME=VALUE ...` and `git config [--global] alias.NAME VALUE`.
+/// Defining an alias does nothing by itself, but an agent defines one to run it: the
+/// definition is judged as the git command it stands for (`alias.pf 'push -f'` is a force
+/// push, `alias.x '!git reset --hard'` a hard reset). Other shell aliases (`!sh ...`) are
+/// left to the rules that read the command actually run.
+fn aliases(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
+    let mut values: Vec<&str> = Vec::new();
+    for w in cmd.argv[1..s].windows(2) {
+        if w[0] == "-c" {
+            if let Some((k, v)) = w[1].split_once('=') {
+                if k.to_ascii_lowercase().starts_with("alias.") {
+                    values.push(v);
+                }
+            }
+        }
+    }
+    if cmd.argv[s] == "config" {
+        for w in cmd.argv[s + 1..].windows(2) {
+            if w[0].to_ascii_lowercase().starts_with("alias.") {
+                values.push(&w[1]);
+            }
+        }
+    }
+    for v in values {
+        let v = v.trim();
+        let words: Vec<&str> = match v.strip_prefix('!') {
+            Some(shell) => match shell.split_whitespace().collect::<Vec<_>>().split_first() {
+                Some((&"git", rest)) => rest.to_vec(),
+                _ => continue,
+            },
+            None => v.split_whitespace().collect(),
+        };
+        if words.is_empty() {
+            continue;
+        }
+        let expanded = SimpleCommand {
+            argv: std::iter::once("git").chain(words).map(String::from).collect(),
+            ..cmd.clone()
+        };
+        let mut found = Vec::new();
+        check(&expanded, &mut found);
+        for mut f in found {
+            f.matched = crate::guard::rules::cut(&cmd.display(), 200);
+            f.description = format!("defines a git alias for what this does: {}", f.description);
+            out.push(f);
+        }
+    }
+}
+
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if cmd.name() != "git" {
         return;
     }
     let Some(s) = subcommand(&cmd.argv) else { return };
+    aliases(cmd, s, out);
     let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
     let has = |f: &str| args.contains(&f);
     // Short flags may be bundled: `-fd`, `-fdx`.

@@ -4,7 +4,10 @@
 //! `chattr -R +i` of a tree outside the workspace (blocked; warned without `-R`);
 //! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (warned). `install -m 4755` is a setuid
 //! change like `chmod`. `ssh_access`: writing `~/.ssh/authorized_keys` or the SSH daemon's
-//! configuration (a login for someone else, root login turned on).
+//! configuration (a login for someone else, root login turned on). `startup_hijack`: a shell
+//! startup file given a PATH that starts with /tmp, /dev/shm or `.` (or an `alias sudo=`).
+//! Warned: `ssh HOST 'sudo ..'` (`root_shell`, root on another machine) and `global_install`
+//! (`npm install -g`, `pnpm add -g`, `yarn global add`).
 
 use super::deletion::{classify_target, Target};
 use super::{block, warn};
@@ -19,6 +22,39 @@ pub const USER_GROUPS: &str = "privilege.user_groups";
 pub const ROOT_SHELL: &str = "privilege.root_shell";
 pub const LOCKOUT: &str = "privilege.lockout";
 pub const SSH_ACCESS: &str = "privilege.ssh_access";
+pub const GLOBAL_INSTALL: &str = "privilege.global_install";
+pub const STARTUP_HIJACK: &str = "privilege.startup_hijack";
+
+/// A shell startup file under home (or the system's): what is appended runs in every shell.
+fn startup_file(w: &str) -> bool {
+    super::home_relative(w).is_some_and(|r| {
+        matches!(
+            r,
+            ".bashrc" | ".bash_profile" | ".bash_login" | ".profile" | ".zshrc" | ".zprofile" | ".zshenv" | ".zlogin"
+        )
+    }) || w.starts_with("/etc/profile")
+        || w == "/etc/bash.bashrc"
+}
+
+/// `export PATH=/tmp/x:$PATH`, `PATH=.:$PATH`, `alias sudo=..`: text that, in a startup file,
+/// puts a world-writable or relative directory first on the PATH or redefines `sudo`/`su`.
+fn hijacking_text(text: &str) -> bool {
+    text.split(['\n', ';']).any(|line| {
+        let line = line.trim().trim_start_matches("export ").trim();
+        if let Some(v) = line.strip_prefix("PATH=") {
+            let first = v
+                .trim_matches(|c| c == '"' || c == '\'')
+                .split(':')
+                .next()
+                .unwrap_or("");
+            return ["/tmp", "/var/tmp", "/dev/shm", "."]
+                .iter()
+                .any(|d| first == *d || first.starts_with(&format!("{d}/")))
+                || first.is_empty() && v.starts_with(':');
+        }
+        line.starts_with("alias sudo=") || line.starts_with("alias su=")
+    })
+}
 
 /// `~/.ssh/authorized_keys` (any home spelling) or the SSH daemon's configuration.
 fn ssh_access_file(w: &str) -> bool {
@@ -33,6 +69,8 @@ pub fn alternative(rule: &str) -> &'static str {
         ROOT_SHELL => "run the one command that needs root with sudo, not a root shell",
         LOCKOUT => "change the permissions or attributes of the workspace files you mean, not a tree outside it",
         SSH_ACCESS => "leave SSH logins and keys to the user; ask them to add a key if one is needed",
+        GLOBAL_INSTALL => "install it into the workspace (npm install -D x, then npx x) instead of globally",
+        STARTUP_HIJACK => "put tools in a directory only you can write (~/.local/bin) and append it after $PATH",
         _ => "do not change system privileges; ask the user to do it",
     }
 }
@@ -69,6 +107,49 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
     if su_shell {
         out.push(warn(p, ROOT_SHELL, cmd, "opens a root shell"));
+        return;
+    }
+    // `echo 'export PATH=/tmp/evil:$PATH' >> ~/.bashrc`: every later shell runs whatever is
+    // dropped into a world-writable directory instead of the real program.
+    let into_startup = cmd.redirects.iter().any(|r| startup_file(r))
+        || (name == "tee" && cmd.argv.iter().skip(1).any(|a| startup_file(a)));
+    let text = cmd.argv[1.min(cmd.argv.len())..].join(" ") + "\n" + cmd.stdin_text.as_deref().unwrap_or("");
+    if into_startup && hijacking_text(&text) {
+        out.push(block(
+            p,
+            STARTUP_HIJACK,
+            Risk::High,
+            cmd,
+            "writes into a shell startup file a PATH that starts with a world-writable or relative directory (or redefines sudo): every later shell can be hijacked",
+        ));
+        return;
+    }
+    // `ssh host 'sudo systemctl restart app'`: root commands on another machine.
+    if name == "ssh" && cmd.argv.iter().skip(2).any(|a| a == "sudo" || a.starts_with("sudo ")) {
+        out.push(warn(p, ROOT_SHELL, cmd, "runs commands as root on another machine"));
+    }
+    // `npm install -g x`, `yarn global add x`, `pnpm add -g x`: installed for the whole user,
+    // outside the workspace (and its install scripts run).
+    let global = match name {
+        "npm" | "pnpm" => {
+            cmd.argv
+                .iter()
+                .any(|a| matches!(a.as_str(), "install" | "i" | "add" | "update"))
+                && cmd
+                    .argv
+                    .iter()
+                    .any(|a| a == "-g" || a == "--global" || a == "--location=global")
+        }
+        "yarn" => cmd.argv.get(1).is_some_and(|a| a == "global") && cmd.argv.iter().any(|a| a == "add"),
+        _ => false,
+    };
+    if global {
+        out.push(warn(
+            p,
+            GLOBAL_INSTALL,
+            cmd,
+            "installs a package globally, outside the workspace (its install scripts run too)",
+        ));
         return;
     }
     // `chmod -R 000 ~`, `chattr -R +i /`: every file of a tree made unusable.

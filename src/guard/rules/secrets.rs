@@ -6,11 +6,13 @@
 //! DigitalOcean, PyPI, Databricks, Shopify, SendGrid, private key headers, JWTs) with an
 //! entropy floor so placeholders pass (and jwt.io's sample token); URL userinfo
 //! (`https://u:pw@host`); `-p'pw'` / `--password=pw`; `*PASSWORD=`/`*TOKEN=`/`*SECRET=`
-//! literals; `Authorization:` headers (not entropy-free words like `test-token`) and `curl -u
-//! user:pw`. A stock login on localhost (`postgres:postgres@localhost`) is not a secret.
+//! literals (a password-named one of 10+ letters and digits, `PGPASSWORD=Pr0dPassw0rd`, too);
+//! `Authorization:` and key/token-named headers (`X-Api-Key:`, `PRIVATE-TOKEN:`; not
+//! entropy-free words like `test-token`) and `curl -u user:pw`; secret-named long options with
+//! a key-like value (`--auth V`, `--access-token V`, `twine -p`). A stock login on localhost (`postgres:postgres@localhost`) is not a secret.
 //! `$VAR` references are not secrets, and neither are 40-hex git SHAs (only named formats and secret-named values are
 //! checked). Slack/Discord webhook URLs are tokens; any `--*password=`, `docker login -p`,
-//! `--from-literal=password=..` and `config set <secret-name> VALUE` carry a password. A
+//! `--from-literal=password=..` and `config set <secret-name> VALUE` carry a password (a base64 key with `/` too). A
 //! private-key header searched for by grep/rg is a pattern, not a key.
 //!
 //! Credential files are the key files and credential stores under home (also their
@@ -383,11 +385,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 return;
             }
         }
-        if let Some(rest) = text
-            .trim_start()
-            .strip_prefix("Authorization:")
-            .or_else(|| text.trim_start().strip_prefix("authorization:"))
-        {
+        if let Some(rest) = credential_header(text) {
             let value = rest.split_whitespace().last().unwrap_or("");
             // `Bearer test-token`: a made-up word, not a credential.
             if literal_value(value) && value.len() >= 8 && entropy(value) >= 3.0 {
@@ -396,7 +394,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     AUTHORIZATION_HEADER,
                     Recommendation::Block,
                     text,
-                    "an Authorization header with a literal credential",
+                    "an Authorization (or API key) header with a literal credential",
                 );
                 return;
             }
@@ -450,7 +448,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         if let Some((n, v)) = a.split_once('=') {
             let is_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if is_name && secret_name(n) && literal_value(v) {
-                let strong = v.len() >= 12 && entropy(v) >= 3.0;
+                // `PGPASSWORD=Pr0dPassw0rd psql ...`: a password-named value of letters and
+                // digits reads as a real password even when its entropy is modest.
+                let up = n.to_ascii_uppercase();
+                let password_like = (up.ends_with("PASSWORD") || up.ends_with("PWD") || up.ends_with("PASS"))
+                    && v.len() >= 10
+                    && v.chars().any(|c| c.is_ascii_digit())
+                    && v.chars().any(|c| c.is_ascii_alphabetic());
+                let strong = (v.len() >= 12 && entropy(v) >= 3.0) || password_like;
                 let rec = if strong {
                     Recommendation::Block
                 } else {
@@ -489,6 +494,53 @@ fn setter(cmd: &SimpleCommand) -> bool {
         .any(|a| matches!(a.as_str(), "set" | "config:set" | "put" | "set-credentials"))
 }
 
+/// The value part of a header that carries a credential: `Authorization:`, or a header named as
+/// a key or token (`X-Api-Key:`, `X-Auth-Token:`, `PRIVATE-TOKEN:`, `apikey:`).
+fn credential_header(text: &str) -> Option<&str> {
+    let (name, value) = text.trim_start().split_once(':')?;
+    let n = name.trim().to_ascii_lowercase();
+    let header_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let credential = n == "authorization"
+        || n == "proxy-authorization"
+        || [
+            "api-key",
+            "apikey",
+            "api_key",
+            "token",
+            "secret",
+            "access-key",
+            "auth-key",
+        ]
+        .iter()
+        .any(|k| n.ends_with(k));
+    (header_name && credential).then_some(value)
+}
+
+/// A long option taking a separate value, named as a secret: `--auth`, `--auth-token`,
+/// `--access-token`, `--client-secret`, `--api-token`, `--apikey` (not `--no-password`,
+/// `--token-file`, `--secret-name`).
+fn secret_option(a: &str) -> bool {
+    let Some(o) = a.strip_prefix("--") else { return false };
+    let o = o.to_ascii_lowercase();
+    !o.contains('=')
+        && !o.starts_with("no-")
+        && (o == "auth"
+            || ["token", "secret", "apikey", "api-key", "password", "passwd"]
+                .iter()
+                .any(|k| o.ends_with(k)))
+}
+
+/// [`strong`], or a key that holds `/` (base64: AWS secret keys) without reading as a path.
+fn strong_or_key(v: &str) -> bool {
+    strong(v)
+        || (literal_value(v)
+            && v.len() >= 20
+            && entropy(v) >= 3.5
+            && !v.starts_with('.')
+            && !v.contains(['=', ',', ':'])
+            && v.split('/').all(|p| !p.is_empty() && !p.contains('.')))
+}
+
 /// A value that looks like a real secret, not a word or a path.
 fn strong(v: &str) -> bool {
     literal_value(v) && v.len() >= 12 && entropy(v) >= 3.0 && !v.contains('/') && !v.starts_with('-')
@@ -511,7 +563,13 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             next.split_once(':').map(|(_, p)| p)
         } else if let Some(v) = long_secret_option(a) {
             Some(v)
+        } else if secret_option(a) && !next.contains(['=', ',']) && strong_or_key(next) {
+            // `--auth V`, `--access-token V`, `--client-secret V`: named as a secret, valued
+            // like one.
+            Some(next)
         } else if ((a == "--password" || a == "--token" || a == "--api-key") && !next.starts_with('-'))
+            // `twine upload -u __token__ -p pypi-...`.
+            || (name == "twine" && a == "-p")
             // `docker login -p PW`.
             || (matches!(
                 name,
@@ -519,7 +577,9 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             ) && cmd.argv.iter().any(|w| w == "login")
                 && a == "-p")
             // `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`.
-            || (setter(cmd) && secret_name(a.trim_start_matches('-')) && strong(next))
+            // (AWS secret keys hold `/`: a value with one is still a key unless it reads as a
+            // path.)
+            || (setter(cmd) && secret_name(a.trim_start_matches('-')) && strong_or_key(next))
         {
             Some(next)
         } else {
@@ -537,15 +597,18 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
                 return true;
             }
         }
-        if (a == "-H" || a == "--header") && next.to_ascii_lowercase().starts_with("authorization:") {
-            let value = next.split_whitespace().last().unwrap_or("");
+        if let Some(rest) = (a == "-H" || a == "--header")
+            .then(|| credential_header(next))
+            .flatten()
+        {
+            let value = rest.split_whitespace().last().unwrap_or("");
             if literal_value(value) && value.len() >= 8 && entropy(value) >= 3.0 {
                 push(
                     out,
                     AUTHORIZATION_HEADER,
                     Recommendation::Block,
                     next,
-                    "an Authorization header with a literal credential",
+                    "an Authorization (or API key) header with a literal credential",
                 );
                 return true;
             }
