@@ -471,7 +471,6 @@ impl Drop for PipedChild {
 /// (polling with sleeps would add milliseconds to every short command).
 #[cfg(target_os = "linux")]
 fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
-    #[cfg(target_os = "linux")]
     if let Some(ended) = wait_end_pidfd(pid, None, deadline) {
         return ended != End::Deadline;
     }

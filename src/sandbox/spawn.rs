@@ -78,7 +78,7 @@ impl CommandLine {
             argv.push(c(a.as_bytes(), "command")?);
         }
         Ok(CommandLine {
-            program: c(program.as_bytes(), "program")?,
+            program: argv[0].clone(),
             argv,
             envp,
             dir: c(dir.as_os_str().as_bytes(), "working directory")?,

@@ -161,35 +161,25 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     }
     powershell(cmd, out);
     url_package(cmd, out);
-    if interpreter(name) && reads_stdin(cmd) {
-        // `source /dev/stdin <<< "$(curl ..)"`: a download fed on stdin.
-        if let Some(text) = &cmd.stdin_text {
-            if text.contains("$(") && FETCHERS.iter().any(|f| mentions(text, f)) {
-                out.push(block(
-                    r,
-                    PIPE_TO_SHELL,
-                    Risk::Critical,
-                    cmd,
-                    format!("runs text downloaded from the network with {name}"),
-                ));
-                return;
-            }
-        }
-    }
     if interpreter(name) {
-        // Piped into an interpreter that reads its program from stdin.
+        // Piped into an interpreter that reads its program from stdin, or a download fed on
+        // stdin (`source /dev/stdin <<< "$(curl ..)"`).
+        let upstream = &pipeline[..index];
+        let fed_download = cmd
+            .stdin_text
+            .as_ref()
+            .is_some_and(|t| t.contains("$(") && FETCHERS.iter().any(|f| mentions(t, f)));
+        if reads_stdin(cmd) && (fed_download || upstream.iter().any(|u| fetcher(u.name()))) {
+            out.push(block(
+                r,
+                PIPE_TO_SHELL,
+                Risk::Critical,
+                cmd,
+                format!("runs text downloaded from the network with {name}"),
+            ));
+            return;
+        }
         if index > 0 && reads_stdin(cmd) {
-            let upstream = &pipeline[..index];
-            if upstream.iter().any(|u| fetcher(u.name())) {
-                out.push(block(
-                    r,
-                    PIPE_TO_SHELL,
-                    Risk::Critical,
-                    cmd,
-                    format!("runs text downloaded from the network with {name}"),
-                ));
-                return;
-            }
             if upstream.iter().any(decoder) {
                 out.push(block(
                     r,
