@@ -382,6 +382,7 @@ pub enum SandboxError {
     Unsupported { level: Isolation, reason: String },
 }
 
+mod beneath;
 mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
@@ -394,6 +395,7 @@ mod strict;
 mod tree;
 mod workspace;
 
+pub use beneath::{Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, WalkLimits};
 pub use exec::{exec_main, shell_quote, ExecArgs};
 pub use probe::{doctor_main, probe, Capabilities};
 pub use process::PipedChild;
