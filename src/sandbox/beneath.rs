@@ -53,6 +53,7 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    #[allow(clippy::unnecessary_cast)] // mode_t is u16 on macOS
     fn of(mode: u32) -> EntryKind {
         match mode & libc::S_IFMT as u32 {
             m if m == libc::S_IFREG as u32 => EntryKind::File,
