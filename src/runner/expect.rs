@@ -3,12 +3,12 @@
 //! actual (text differences as a line diff).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use regex::{Regex, RegexBuilder};
 
 use super::record::{ActionRecord, AttemptRecord};
 use crate::guard::Recommendation;
+use crate::sandbox::{Beneath, BeneathError, EntryKind};
 use crate::spec::{BlockedExpect, Expect, FileExpect, Outcome, Range, ReceiptExpect};
 use crate::validate::ValidationStatus;
 
@@ -89,8 +89,26 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
     if let Some(fe) = &expect.final_report {
         check_final(fe, record, &mut out);
     }
-    for (path, fe) in &expect.files {
-        check_file(path, fe, record, &mut out);
+    if !expect.files.is_empty() {
+        match Beneath::open(&record.workspace) {
+            Ok(ws) => {
+                for (path, fe) in &expect.files {
+                    check_file(
+                        &format!("expect.files.{path}"),
+                        &ws,
+                        path,
+                        fe,
+                        Some(&record.initial),
+                        &mut out,
+                    );
+                }
+            }
+            Err(e) => out.push(Mismatch::new(
+                "expect.files",
+                "a readable workspace",
+                format!("the workspace cannot be opened: {e}"),
+            )),
+        }
     }
     for (i, re) in expect.receipts.iter().enumerate() {
         if !record.actions.iter().any(|a| receipt_matches(re, a)) {
@@ -346,6 +364,20 @@ fn check_tdd(te: &crate::spec::TddExpect, record: &AttemptRecord, out: &mut Vec<
             ));
         }
     }
+    if !te.state.is_empty() {
+        match Beneath::open(&record.run_dir.join("tdd-state")) {
+            Ok(dir) => {
+                for (path, fe) in &te.state {
+                    check_file(&format!("expect.tdd.state.{path}"), &dir, path, fe, None, out);
+                }
+            }
+            Err(e) => out.push(Mismatch::new(
+                "expect.tdd.state",
+                "the loop's state folder",
+                e.to_string(),
+            )),
+        }
+    }
 }
 
 pub fn outcome_name(o: Outcome) -> &'static str {
@@ -386,23 +418,35 @@ fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut 
     }
 }
 
-fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
-    let key = format!("expect.files.{path}");
-    if Path::new(path).is_absolute()
-        || Path::new(path)
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        out.push(Mismatch::new(
-            key,
-            "a workspace-relative path",
-            "a path leaving the workspace",
-        ));
-        return;
-    }
-    let full = record.workspace.join(path);
-    let content = std::fs::read(&full).ok();
-    let exists = full.symlink_metadata().is_ok();
+/// Most bytes of a file an expectation reads.
+const MAX_EXPECTED_FILE: u64 = 16 * 1024 * 1024;
+
+/// One `files` expectation, read beneath `root` without following links: a symlink, FIFO or
+/// device exists but has no content the harness will read.
+fn check_file(
+    key: &str,
+    root: &Beneath,
+    path: &str,
+    fe: &FileExpect,
+    initial: Option<&std::collections::BTreeMap<String, String>>,
+    out: &mut Vec<Mismatch>,
+) {
+    let entry = match root.entry(path) {
+        Ok(e) => e,
+        Err(e @ BeneathError::Outside(_)) => {
+            out.push(Mismatch::new(
+                key,
+                "a workspace-relative path",
+                format!("a path leaving the workspace ({e})"),
+            ));
+            return;
+        }
+        Err(e) => {
+            out.push(Mismatch::new(key, "a readable path", e.to_string()));
+            return;
+        }
+    };
+    let exists = entry.is_some();
     if fe.absent && exists {
         out.push(Mismatch::new(
             format!("{key}.absent"),
@@ -420,13 +464,19 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
         }
     }
     let needs_content = fe.contains.is_some() || fe.matches.is_some() || fe.equals.is_some();
-    let text = content.as_ref().map(|c| String::from_utf8_lossy(c).into_owned());
-    if needs_content && text.is_none() {
-        out.push(Mismatch::new(
-            key.clone(),
-            "a readable file",
-            "no such file (or unreadable)",
-        ));
+    let content: Result<Vec<u8>, String> = match entry {
+        None => Err("no such file".into()),
+        Some(m) if m.kind != EntryKind::File => Err(format!(
+            "a {} (the harness does not follow links or open special files)",
+            m.kind.describe()
+        )),
+        Some(_) => root.read(path, MAX_EXPECTED_FILE).map_err(|e| e.to_string()),
+    };
+    let text = content.as_ref().ok().map(|c| String::from_utf8_lossy(c).into_owned());
+    if needs_content {
+        if let Err(why) = &content {
+            out.push(Mismatch::new(key, "a readable regular file", why.clone()));
+        }
     }
     if let Some(text) = &text {
         if let Some(sub) = &fe.contains {
@@ -457,9 +507,10 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
     }
     if fe.unchanged {
         // Compared with the workspace as the agent found it (after setup), not the fixture on
-        // disk, which a setup step or an escaped command may have changed since.
-        let before = record.initial.get(path).cloned();
-        let now = content.as_ref().map(|c| crate::tools::receipt::sha256_tagged(c));
+        // disk, which a setup step or an escaped command may have changed since; read the same
+        // way the initial snapshot was.
+        let before = initial.and_then(|m| m.get(path)).cloned();
+        let now = entry.and_then(|m| super::snapshot::state_of(root, path, m.kind, m.size));
         if before != now {
             let show = |h: &Option<String>| h.clone().unwrap_or_else(|| "<absent>".into());
             out.push(Mismatch::new(format!("{key}.unchanged"), show(&before), show(&now)));
@@ -604,6 +655,7 @@ mod tests {
     use crate::runner::record::ActionRecord;
     use crate::spec::{FinalExpect, FinalReport, FinalResult, ToolCallsExpect};
     use crate::tools::{ErrorCode, Evidence, EvidenceKind, Receipt};
+    use std::path::Path;
 
     fn action(seq: u32, tool: &str, receipt: Receipt) -> ActionRecord {
         ActionRecord {

@@ -10,6 +10,7 @@
 pub mod expect;
 mod prp;
 pub mod record;
+mod snapshot;
 pub mod tdd;
 pub mod toolchain;
 
@@ -299,6 +300,9 @@ struct Attempt<'a> {
     source: &'a AgentSource,
     task_id: String,
     workspace: PathBuf,
+    /// The workspace, opened once: the harness's own reads and writes in it go through this
+    /// handle and never follow the agent's links.
+    ws: sandbox::Beneath,
     fixture: Option<PathBuf>,
     sandbox: SandboxConfig,
     receipts: JsonlLog,
@@ -320,6 +324,7 @@ impl<'a> Attempt<'a> {
         let workspace = workspace
             .canonicalize()
             .map_err(|e| format!("cannot resolve workspace {}: {e}", workspace.display()))?;
+        let ws = sandbox::Beneath::open(&workspace).map_err(|e| format!("cannot open the workspace: {e}"))?;
         let sandbox = sandbox_config(task, &workspace);
         sandbox::check_isolation(sandbox.isolation).map_err(|e| e.to_string())?;
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| e.to_string())?;
@@ -344,6 +349,7 @@ impl<'a> Attempt<'a> {
             source,
             task_id: file.trial_name(),
             workspace,
+            ws,
             fixture,
             sandbox,
             receipts,
@@ -370,9 +376,10 @@ impl<'a> Attempt<'a> {
         let mut tracker = LimitTracker::new(clock.runtime_limits(&self.task.limits), clock.started);
         let mut record = AttemptRecord {
             workspace: self.workspace.clone(),
+            run_dir: self.run_dir.clone(),
             fixture: self.fixture.clone(),
             // What the workspace held when the agent started (after setup), for `unchanged`.
-            initial: prp::snapshot(&self.workspace),
+            initial: prp::snapshot(&self.ws),
             ..Default::default()
         };
         if self.task.kind == TaskKind::Prp {

@@ -36,7 +36,6 @@ use crate::guard::policy::{self, Decision};
 use crate::guard::{self, GuardContext};
 use crate::sandbox;
 use crate::spec::{BackoffSpec, FinalResult, GateOutcome, Outcome, PrpSpec, RetrySpec};
-use crate::tools::receipt::sha256_tagged;
 use crate::tools::{ActionInput, ErrorCode, EvidenceKind, Receipt};
 use crate::validate::ValidationStatus;
 
@@ -128,12 +127,10 @@ pub(super) fn run(
         .or_else(|| att.task.id.clone())
         .unwrap_or_else(|| att.task_id.clone());
     let prp_rel = format!(".prp/{}.md", file_safe(&task_id));
-    let prp_path = att.workspace.join(&prp_rel);
-    if let Some(parent) = prp_path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot write the PRP into the workspace: {e}"))?;
-    }
-    std::fs::write(&prp_path, render_prp(&task_id, &prp)).map_err(|e| format!("cannot write {prp_rel}: {e}"))?;
-    let before = snapshot(&att.workspace);
+    att.ws
+        .write(&prp_rel, render_prp(&task_id, &prp).as_bytes(), None)
+        .map_err(|e| format!("cannot write the PRP into the workspace: {e}"))?;
+    let before = snapshot(&att.ws);
 
     let mut rec = PrpRecord {
         task_id: task_id.clone(),
@@ -181,7 +178,7 @@ pub(super) fn run(
     }
     agent.finish();
 
-    rec.artifacts = artifacts(&before, &snapshot(&att.workspace), &record.actions);
+    rec.artifacts = artifacts(&before, &snapshot(&att.ws), &record.actions);
     record.validations = att.validate();
     let outcome = match stop {
         Some((o, reason)) => {
@@ -660,34 +657,9 @@ fn render_prp(task_id: &str, prp: &PrpSpec) -> String {
     s
 }
 
-/// Path → content hash of every regular file in the workspace, leaving out `.git/` and the
-/// PRP itself.
-pub(super) fn snapshot(root: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            !(e.depth() == 1 && (name == ".git" || name == ".prp"))
-        });
-    for entry in walker.filter_map(Result::ok).take(20_000) {
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        if let Ok(bytes) = std::fs::read(entry.path()) {
-            out.insert(rel, sha256_tagged(&bytes));
-        }
-    }
-    out
+/// Path → content hash of every file in the workspace, leaving out `.git/` and the PRP itself.
+pub(super) fn snapshot(ws: &crate::sandbox::Beneath) -> BTreeMap<String, String> {
+    super::snapshot::hashes(ws, |rel| super::snapshot::under_top_level(rel, &[".git", ".prp"]))
 }
 
 /// Created, modified and deleted files between two snapshots; `source` says whether a file

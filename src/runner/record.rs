@@ -85,6 +85,8 @@ pub struct AttemptRecord {
     pub validations: Vec<ValidationResult>,
     pub metrics: AttemptMetrics,
     pub workspace: PathBuf,
+    /// The attempt's run folder (the harness's own files: loop state, PRP artifacts).
+    pub run_dir: PathBuf,
     /// The fixture the workspace was copied from.
     pub fixture: Option<PathBuf>,
     /// Path → `sha256:<hex>` of every workspace file when the agent started (after setup).

@@ -23,7 +23,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,7 @@ use super::{Attempt, Clock, RoundEnd};
 use crate::agent::{self, Agent};
 use crate::guard::limits::LimitTracker;
 use crate::guard::Category;
-use crate::sandbox::{self, ExitKind};
+use crate::sandbox::{self, Beneath, ExitKind};
 use crate::spec::{Outcome, TddSpec};
 use crate::testparse::{self, Framework, Status, TestReport};
 
@@ -126,7 +126,11 @@ pub(super) fn run(
         Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
         None => None,
     };
-    let state = State::new(att.workspace.join(STATE_DIR));
+    let mirror = att
+        .ws
+        .try_clone()
+        .map_err(|e| format!("cannot open the workspace for {STATE_DIR}/: {e}"))?;
+    let state = State::new(att.run_dir().join(STATE_DIR), Some(mirror));
     state.init(&att.task.prompt, &spec)?;
     let max_iterations = spec.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
     let breaker = spec.breaker.unwrap_or(DEFAULT_BREAKER).max(1);
@@ -188,7 +192,8 @@ pub(super) fn run(
             )?;
             agent.feedback(&feedback);
         }
-        let before = source_snapshot(&att.workspace);
+        let before = source_snapshot(&att.ws);
+        let entries_before = super::snapshot::entries(&att.ws, not_source);
         let actions_before = record.actions.len();
         let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
         match end {
@@ -207,13 +212,17 @@ pub(super) fn run(
         if let Some(what) = prohibited(&record.actions[actions_before..]) {
             break (StopReason::ProhibitedAction, what);
         }
-        let after = source_snapshot(&att.workspace);
-        let fix = FixChange::between(&before, &after, &att.workspace);
+        let after = source_snapshot(&att.ws);
+        let fix = FixChange::between(&before, &after);
         let level = fix.level();
         rec.fix_levels.push(level.label().to_string());
         let mut analysis = format!("fix level {} (score {}: {})", level.label(), fix.score(), fix.explain());
         if level == FixLevel::L3 {
-            restore(&att.workspace, &before, &after)?;
+            let created: Vec<String> = super::snapshot::entries(&att.ws, not_source)
+                .into_iter()
+                .filter(|e| !entries_before.contains(e))
+                .collect();
+            restore(&att.ws, &before, &after, &created)?;
             analysis.push_str("; L3: not applied (reverted), documented here for a human to review");
         } else if level == FixLevel::L2 {
             analysis.push_str("; L2: applied and flagged for review");
@@ -460,7 +469,7 @@ pub struct FixChange {
 }
 
 impl FixChange {
-    fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>, root: &Path) -> FixChange {
+    fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> FixChange {
         let mut c = FixChange {
             construct: 1,
             ..Default::default()
@@ -499,10 +508,10 @@ impl FixChange {
             c.construct = c.construct.max(2);
         }
         if !defined.is_empty() {
-            let texts: Vec<String> = walk_sources(root).into_values().collect();
+            // `after` is the whole source tree as it is now.
             c.usages = defined
                 .iter()
-                .map(|name| texts.iter().map(|t| count_word(t, name)).sum::<usize>())
+                .map(|name| after.values().map(|t| count_word(t, name)).sum::<usize>())
                 .max()
                 .unwrap_or(0);
         }
@@ -616,43 +625,34 @@ fn count_word(text: &str, word: &str) -> usize {
         .count()
 }
 
+/// Whether `rel` is left out of fix diffs and reverts (state, build output, caches, VCS).
+fn not_source(rel: &str) -> bool {
+    super::snapshot::has_component(rel, NOT_SOURCE)
+}
+
 /// Source files (text) of the workspace, leaving out state, build output and caches.
-fn walk_sources(root: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let walker = walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !NOT_SOURCE.contains(&e.file_name().to_string_lossy().as_ref()));
-    for entry in walker.filter_map(Result::ok).take(5000) {
-        if !entry.file_type().is_file() || entry.metadata().map(|m| m.len() > 1 << 20).unwrap_or(true) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if let Ok(text) = std::fs::read_to_string(entry.path()) {
-            out.insert(rel.to_string_lossy().replace('\\', "/"), text);
-        }
-    }
-    out
+fn source_snapshot(ws: &Beneath) -> BTreeMap<String, String> {
+    super::snapshot::texts(ws, not_source)
 }
 
-fn source_snapshot(root: &Path) -> BTreeMap<String, String> {
-    walk_sources(root)
-}
-
-/// Puts the source tree back as it was in `before` (an L3 fix is not applied).
-fn restore(root: &Path, before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Result<(), String> {
+/// Puts the source tree back as it was in `before` (an L3 fix is not applied): changed texts
+/// rewritten, entries the round `created` (files, links, FIFOs) removed. Every write and
+/// removal stays beneath the workspace and replaces links instead of following them.
+fn restore(
+    ws: &Beneath,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+    created: &[String],
+) -> Result<(), String> {
     for (path, text) in before {
         if after.get(path) != Some(text) {
-            let full = root.join(path);
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| format!("cannot revert {path}: {e}"))?;
-            }
-            std::fs::write(&full, text).map_err(|e| format!("cannot revert {path}: {e}"))?;
+            ws.write(path, text.as_bytes(), None)
+                .map_err(|e| format!("cannot revert {path}: {e}"))?;
         }
     }
-    for path in after.keys().filter(|p| !before.contains_key(*p)) {
-        std::fs::remove_file(root.join(path)).map_err(|e| format!("cannot revert (remove) {path}: {e}"))?;
+    for path in after.keys().filter(|p| !before.contains_key(*p)).chain(created) {
+        ws.remove(path)
+            .map_err(|e| format!("cannot revert (remove) {path}: {e}"))?;
     }
     Ok(())
 }
@@ -668,26 +668,35 @@ fn tail(text: &str, max: usize) -> String {
 
 // ------------------------------------------------------------------ state
 
-/// The `tdd-state/` folder.
+/// The `tdd-state/` folder. The truth lives in the attempt's run folder, where the agent's
+/// commands cannot reach under `strict`; the agent is shown a copy in its workspace
+/// (`mirror`), written beneath the workspace without following links and never read back.
 struct State {
     dir: PathBuf,
+    mirror: Option<Beneath>,
 }
 
 impl State {
-    fn new(dir: PathBuf) -> Self {
-        State { dir }
+    fn new(dir: PathBuf, mirror: Option<Beneath>) -> Self {
+        State { dir, mirror }
     }
 
     fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
-    /// Writes whole files only: a temp file renamed into place.
+    /// Writes whole files only: a temp file renamed into place; then the agent's copy.
     fn write(&self, name: &str, text: &str) -> Result<(), String> {
         let tmp = self.path(&format!(".{name}.tmp"));
         std::fs::write(&tmp, text)
             .and_then(|_| std::fs::rename(&tmp, self.path(name)))
-            .map_err(|e| format!("cannot write {STATE_DIR}/{name}: {e}"))
+            .map_err(|e| format!("cannot write {STATE_DIR}/{name}: {e}"))?;
+        if let Some(ws) = &self.mirror {
+            // The copy is the agent's to break (a file or a link where the folder was): the
+            // loop goes on from the run folder's state either way.
+            let _ = ws.write(&format!("{STATE_DIR}/{name}"), text.as_bytes(), None);
+        }
+        Ok(())
     }
 
     fn append(&self, name: &str, text: &str) -> Result<(), String> {
@@ -860,7 +869,7 @@ mod tests {
     fn change(before: &[(&str, &str)], after: &[(&str, &str)]) -> FixChange {
         let b = before.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let a = after.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        FixChange::between(&b, &a, Path::new("/nonexistent"))
+        FixChange::between(&b, &a)
     }
 
     #[test]
@@ -903,7 +912,7 @@ mod tests {
     #[test]
     fn a_corrupted_history_is_backed_up_reinitialised_and_logged() {
         let dir = tempfile::tempdir().unwrap();
-        let state = State::new(dir.path().join(STATE_DIR));
+        let state = State::new(dir.path().join(STATE_DIR), None);
         let spec = TddSpec {
             test: "true".into(),
             framework: None,

@@ -355,6 +355,38 @@ impl Beneath {
         &self.path
     }
 
+    /// A second handle on the same opened directory.
+    pub fn try_clone(&self) -> Result<Beneath, BeneathError> {
+        let root = self.root.try_clone().map_err(|source| BeneathError::Io {
+            op: "duplicate the descriptor of",
+            path: self.path.display().to_string(),
+            source,
+        })?;
+        Ok(Beneath {
+            root,
+            path: self.path.clone(),
+            openat2: self.openat2,
+        })
+    }
+
+    /// The text of symlink `rel` (read, never followed), at most 4 KiB.
+    pub fn read_link(&self, rel: &str) -> Result<PathBuf, BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let Some((dir, name)) = self.parent_of(&r, false)? else {
+            return Err(BeneathError::NotRegular {
+                path: r.display,
+                kind: EntryKind::Dir,
+            });
+        };
+        let mut buf = [0u8; 4096];
+        // SAFETY: valid descriptor, C string and buffer of the length passed.
+        let n = unsafe { libc::readlinkat(dir.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(self.map_err(last_err(), "read the link", &r));
+        }
+        Ok(PathBuf::from(OsStr::from_bytes(&buf[..n as usize])))
+    }
+
     /// Opens `rel` with `flags` (O_NOFOLLOW is added), refusing every symlink on the way.
     fn open_rel(&self, rel: &RelPath, flags: i32, mode: libc::mode_t) -> Result<OwnedFd, BeneathError> {
         let flags = flags | libc::O_NOFOLLOW;
@@ -606,6 +638,25 @@ impl Beneath {
         Ok(())
     }
 
+    /// Renames entry `from` to `to` (both beneath the root; missing parents of `to` are
+    /// created). Whatever `to` named is replaced, as `rename(2)` does; neither side is followed.
+    pub fn rename(&self, from: &str, to: &str) -> Result<(), BeneathError> {
+        let f = RelPath::parse(from)?;
+        let t = RelPath::parse(to)?;
+        let (Some((fdir, fname)), Some((tdir, tname))) = (self.parent_of(&f, false)?, self.parent_of(&t, true)?) else {
+            return Err(BeneathError::Outside(if f.parts.is_empty() {
+                f.display
+            } else {
+                t.display
+            }));
+        };
+        // SAFETY: valid descriptors and C strings.
+        if unsafe { libc::renameat(fdir.as_raw_fd(), fname.as_ptr(), tdir.as_raw_fd(), tname.as_ptr()) } != 0 {
+            return Err(self.map_err(last_err(), "rename", &f));
+        }
+        Ok(())
+    }
+
     /// Removes the entry `rel` itself (a file, symlink or special file; a directory with
     /// everything in it). `Ok(false)` when nothing was there.
     pub fn remove(&self, rel: &str) -> Result<bool, BeneathError> {
@@ -819,6 +870,7 @@ mod tests {
             Err(BeneathError::Symlink(_))
         ));
         assert_eq!(std::fs::read_to_string(t.path().join("secret")).unwrap(), "s3cret");
+        assert_eq!(b.read_link("dir").unwrap(), t.path());
         // Removing a link removes the link.
         assert!(b.remove("dir").unwrap());
         assert!(t.path().join("secret").exists());

@@ -431,6 +431,11 @@ pub struct TddExpect {
     /// Fix level of each round, in order (`L1`, `L2`, `L3`; `none` for a round that changed nothing).
     #[serde(default)]
     pub fix_levels: Option<Vec<String>>,
+    /// Files of the loop's state (`plan.md`, `work-log.md`, `test-results.json`,
+    /// `error-history.json`, `circuit-breaker.md`, `summary.md`, `coverage.json`), as the harness
+    /// keeps them in the run folder — not the copy the agent is shown in its workspace.
+    #[serde(default)]
+    pub state: BTreeMap<String, FileExpect>,
 }
 
 /// What a PRP run must show.

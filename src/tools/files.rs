@@ -15,6 +15,7 @@ use super::args::Args;
 use super::path::{Confined, PathError, Resolved};
 use super::receipt::{now_millis, sha256_tagged};
 use super::{ErrorCode, Evidence, EvidenceKind, Receipt, ToolContext};
+use crate::sandbox::{Beneath, BeneathError};
 
 /// Most entries list_dir returns.
 const MAX_ENTRIES: usize = 5000;
@@ -80,38 +81,66 @@ fn not_found(rel: &str) -> Receipt {
 /// The `path` input resolved inside the workspace, and the content of that existing file.
 fn resolve_existing(ctx: &ToolContext, a: &Args) -> Result<(Resolved, Vec<u8>), Receipt> {
     let (_, r) = resolve(ctx, a.str("path").unwrap_or_default(), true)?;
-    let bytes = read_existing(&r)?;
+    let bytes = read_existing(ctx, &r)?;
     Ok((r, bytes))
 }
 
-fn read_existing(r: &Resolved) -> Result<Vec<u8>, Receipt> {
-    match fs::metadata(&r.abs) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(not_found(&r.rel)),
-        Err(e) => return Err(io_error("read", &r.rel, &e)),
-        Ok(m) if m.is_dir() => {
-            return Err(Receipt::error(
-                ErrorCode::InvalidInput,
-                format!(
-                    "`{}` is a directory, not a file; use list_dir to see what it holds",
-                    r.rel
-                ),
-            )
-            .with_next(&["list_dir"]))
-        }
-        Ok(m) if !m.is_file() => return Err(not_regular(&r.rel)),
-        Ok(_) => {}
-    }
-    fs::read(&r.abs).map_err(|e| io_error("read", &r.rel, &e))
+/// Most bytes a file tool reads of one file (read_file then returns what fits the output cap).
+const MAX_FILE_READ: u64 = 64 * 1024 * 1024;
+
+/// The workspace, opened for the harness's own reads and writes: every path below it is
+/// resolved without following links (see [`Beneath`]), so what a tool touches is exactly the
+/// resolved path it checked, even if something swapped a component for a link meanwhile.
+fn beneath(ctx: &ToolContext) -> Result<Beneath, Receipt> {
+    Beneath::open(&ctx.workspace).map_err(|e| {
+        Receipt::error(ErrorCode::InvariantBroken, format!("cannot open the workspace: {e}"))
+            .with_context(json!({ "workspace": ctx.workspace.display().to_string() }))
+    })
 }
 
-/// Writes `bytes`, reads them back and compares the hash.
-fn write_checked(r: &Resolved, bytes: &[u8]) -> Result<String, Receipt> {
-    if let Some(parent) = r.abs.parent() {
-        fs::create_dir_all(parent).map_err(|e| io_error("create the parent directories of", &r.rel, &e))?;
+/// A refusal or failure of the workspace handle, as a receipt.
+fn beneath_error(rel: &str, e: BeneathError) -> Receipt {
+    match e {
+        BeneathError::NotFound(_) => not_found(rel),
+        BeneathError::NotRegular {
+            kind: crate::sandbox::EntryKind::Dir,
+            ..
+        } => Receipt::error(
+            ErrorCode::InvalidInput,
+            format!("`{rel}` is a directory, not a file; use list_dir to see what it holds"),
+        )
+        .with_next(&["list_dir"]),
+        BeneathError::NotRegular { .. } => not_regular(rel),
+        BeneathError::Outside(_) | BeneathError::Symlink(_) => Receipt::error(
+            ErrorCode::PermissionDenied,
+            format!("`{rel}` changed into (or through) a link while the tool ran; try again"),
+        ),
+        BeneathError::TooLarge { limit, .. } => Receipt::error(
+            ErrorCode::InvalidInput,
+            format!("`{rel}` is larger than {limit} bytes; read parts of it with bash (head, tail, sed -n)"),
+        )
+        .with_next(&["bash"]),
+        e @ BeneathError::Io { .. } => {
+            Receipt::error(ErrorCode::ToolExecutionFailed, e.to_string()).with_context(json!({ "path": rel }))
+        }
     }
-    fs::write(&r.abs, bytes).map_err(|e| io_error("write", &r.rel, &e))?;
+}
+
+pub(crate) fn read_existing(ctx: &ToolContext, r: &Resolved) -> Result<Vec<u8>, Receipt> {
+    beneath(ctx)?
+        .read(&r.rel, MAX_FILE_READ)
+        .map_err(|e| beneath_error(&r.rel, e))
+}
+
+/// Writes `bytes` (replacing the file whole, never writing through a link), reads them back
+/// and compares the hash.
+fn write_checked(ctx: &ToolContext, r: &Resolved, bytes: &[u8]) -> Result<String, Receipt> {
+    let ws = beneath(ctx)?;
+    ws.write(&r.rel, bytes, None).map_err(|e| beneath_error(&r.rel, e))?;
     let expected = sha256_tagged(bytes);
-    let back = fs::read(&r.abs).map_err(|e| io_error("read back", &r.rel, &e))?;
+    let back = ws
+        .read(&r.rel, bytes.len() as u64)
+        .map_err(|e| beneath_error(&r.rel, e))?;
     let actual = sha256_tagged(&back);
     if actual != expected {
         return Err(Receipt::error(
@@ -207,7 +236,7 @@ pub(crate) fn write_file(ctx: &ToolContext, a: &Args) -> Receipt {
         Err(_) => false,
     };
     let content = a.str("content").unwrap_or_default();
-    let hash = match write_checked(&r, content.as_bytes()) {
+    let hash = match write_checked(ctx, &r, content.as_bytes()) {
         Ok(h) => h,
         Err(e) => return e,
     };
@@ -272,7 +301,7 @@ pub(crate) fn edit_file(ctx: &ToolContext, a: &Args) -> Receipt {
         text.replacen(old, new, 1)
     };
     let write_started = Instant::now();
-    let hash = match write_checked(&r, updated.as_bytes()) {
+    let hash = match write_checked(ctx, &r, updated.as_bytes()) {
         Ok(h) => h,
         Err(e) => return e.with_evidence(read_ev),
     };
@@ -378,6 +407,10 @@ pub(crate) fn delete_file(ctx: &ToolContext, a: &Args) -> Receipt {
         Err(e) => return io_error("inspect", &r.rel, &e),
     };
     let kind = type_name(meta.file_type());
+    let ws = match beneath(ctx) {
+        Ok(ws) => ws,
+        Err(e) => return e,
+    };
     let (result, hash) = if meta.is_dir() {
         if !a.bool("recursive") {
             return Receipt::error(
@@ -389,17 +422,17 @@ pub(crate) fn delete_file(ctx: &ToolContext, a: &Args) -> Receipt {
             )
             .with_context(json!({ "path": r.rel, "type": "dir" }));
         }
-        (fs::remove_dir_all(&r.abs), None)
+        (ws.remove(&r.rel), None)
     } else {
         let hash = if meta.is_file() {
-            fs::read(&r.abs).ok().map(|b| sha256_tagged(&b))
+            ws.hash(&r.rel, u64::MAX).ok()
         } else {
             None
         };
-        (fs::remove_file(&r.abs), hash)
+        (ws.remove(&r.rel), hash)
     };
     if let Err(e) = result {
-        return io_error("delete", &r.rel, &e);
+        return beneath_error(&r.rel, e);
     }
     Receipt::success(json!({ "path": r.rel, "type": kind, "deleted": true, "sha256": hash }))
         .with_evidence(evidence(EvidenceKind::FileDelete, &r.rel, hash, started))
@@ -448,18 +481,17 @@ pub(crate) fn move_file(ctx: &ToolContext, a: &Args) -> Receipt {
             format!("cannot move `{}` into itself (`{}`)", from.rel, to.rel),
         );
     }
+    let ws = match beneath(ctx) {
+        Ok(ws) => ws,
+        Err(e) => return e,
+    };
     let hash = if meta.is_file() {
-        fs::read(&from.abs).ok().map(|b| sha256_tagged(&b))
+        ws.hash(&from.rel, u64::MAX).ok()
     } else {
         None
     };
-    if let Some(parent) = to.abs.parent() {
-        if let Err(e) = fs::create_dir_all(parent) {
-            return io_error("create the parent directories of", &to.rel, &e);
-        }
-    }
-    if let Err(e) = fs::rename(&from.abs, &to.abs) {
-        return io_error(&format!("move `{}` to", from.rel), &to.rel, &e);
+    if let Err(e) = ws.rename(&from.rel, &to.rel) {
+        return beneath_error(&from.rel, e);
     }
     if !Path::new(&to.abs).exists() && fs::symlink_metadata(&to.abs).is_err() {
         return Receipt::error(

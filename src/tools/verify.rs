@@ -98,12 +98,12 @@ fn file_contains(ctx: &ToolContext, target: &str, expected: Option<&str>) -> Res
         .map_err(|e| Receipt::error(ErrorCode::InvalidInput, format!("`expected` is not a valid regex: {e}")))?;
     let conf = confine(ctx)?;
     let r = conf.resolve(target, true).map_err(path_error)?;
-    if std::fs::metadata(&r.abs).is_ok_and(|m| !m.is_file()) {
-        return Err(super::files::not_regular(&r.rel));
-    }
-    let bytes = match std::fs::read(&r.abs) {
+    let bytes = match super::files::read_existing(ctx, &r) {
         Ok(b) => b,
-        Err(e) => {
+        // Not a file the tools read (a FIFO, device, directory): bad input, as for read_file.
+        Err(receipt) if receipt.error_code() == Some(ErrorCode::InvalidInput) => return Err(receipt),
+        Err(receipt) => {
+            let e = receipt.errors.first().map(|e| e.message.clone()).unwrap_or_default();
             return Ok(Check {
                 passed: false,
                 expected: json!(pattern),
@@ -111,7 +111,7 @@ fn file_contains(ctx: &ToolContext, target: &str, expected: Option<&str>) -> Res
                 message: format!("`{}` cannot be read ({e}), so it does not contain /{pattern}/", r.rel),
                 details: Value::Null,
                 hash: None,
-            })
+            });
         }
     };
     let text = String::from_utf8_lossy(&bytes);

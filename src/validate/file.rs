@@ -1,132 +1,124 @@
 //! File validators: `file_exists` (the path exists and is readable) and `file_contains` (a regex
 //! matches the file's content, in multi-line mode: `^`/`$` match at line boundaries, as in grep).
-//! Paths are relative to the workspace; a path that leaves it (`..`, an absolute path elsewhere,
-//! a symlink pointing out) is refused as failed, with an error.
+//!
+//! Paths are relative to the workspace (an absolute path inside it is accepted and made
+//! relative). The workspace is the agent's, so the harness reads it through
+//! [`Beneath`](crate::sandbox::Beneath): `..` above the root is refused, no symlink is followed
+//! (a link is reported as a link, whatever it points at), FIFOs and devices are never opened,
+//! and at most [`MAX_READ`] bytes are read.
 
-use std::fs;
-use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::{compile_pattern, first_chars, Observation};
+use crate::sandbox::{Beneath, BeneathError, EntryKind};
 
 /// How many bytes of a file `file_contains` reads at most.
 pub const MAX_READ: u64 = 16 * 1024 * 1024;
 
-/// Why a validator path cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
-    #[error("path `{0}` leaves the workspace; validator paths must stay inside it (write it relative to the workspace, without `..` above the root)")]
-    Escapes(String),
-    #[error("path `{path}` resolves through a symlink to {target}, outside the workspace")]
-    SymlinkEscapes { path: String, target: PathBuf },
-    #[error("path is empty; name a file relative to the workspace")]
-    Empty,
-}
-
-/// Resolves a workspace-relative `path` lexically (`.` and `..` folded) and refuses any result
-/// outside `workspace`. When the path exists, symlinks are resolved too and must stay inside.
-pub fn resolve_in_workspace(workspace: &Path, path: &str) -> Result<PathBuf, PathError> {
+/// `path` relative to `workspace`: an absolute path must lie inside it.
+fn relative<'a>(workspace: &Path, path: &'a str) -> Result<std::borrow::Cow<'a, str>, String> {
     if path.trim().is_empty() {
-        return Err(PathError::Empty);
+        return Err("path is empty; name a file relative to the workspace".into());
     }
-    let root = normalize(workspace);
-    let joined = normalize(&root.join(path));
-    if !joined.starts_with(&root) {
-        return Err(PathError::Escapes(path.to_string()));
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Ok(path.into());
     }
-    if let (Ok(real_root), Ok(real)) = (root.canonicalize(), joined.canonicalize()) {
-        if !real.starts_with(&real_root) {
-            return Err(PathError::SymlinkEscapes {
-                path: path.to_string(),
-                target: real,
-            });
-        }
+    match p.strip_prefix(workspace) {
+        Ok(rel) if rel.as_os_str().is_empty() => Ok(".".into()),
+        Ok(rel) => Ok(rel.to_string_lossy().into_owned().into()),
+        Err(_) => Err(format!(
+            "path `{path}` leaves the workspace; validator paths must stay inside it (write it relative to the workspace, without `..` above the root)"
+        )),
     }
-    Ok(joined)
 }
 
-/// Folds `.` and `..` without touching the file system; `..` never climbs above the root.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match out.components().next_back() {
-                // "/.." is "/", as on a real file system.
-                Some(Component::RootDir) | Some(Component::Prefix(_)) => {}
-                // A relative path climbing above its start keeps the `..` (then refused).
-                None | Some(Component::ParentDir) => out.push(".."),
-                Some(_) => {
-                    out.pop();
-                }
-            },
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-fn refused(path: &str, e: PathError) -> Observation {
+fn refused(path: &str, why: String) -> Observation {
     Observation::failed(
         format!("refused to look at `{path}`"),
         100,
-        e.to_string(),
+        why,
         format!("{path} inside the workspace"),
-        "a path outside the workspace",
+        "a path outside the workspace, or through a link",
     )
 }
 
-/// `file_exists`: the path exists and can be read (a file opened, a directory listed).
-pub(crate) fn file_exists(workspace: &Path, path: &str) -> Observation {
-    let full = match resolve_in_workspace(workspace, path) {
-        Ok(p) => p,
-        Err(e) => return refused(path, e),
-    };
-    let meta = match fs::metadata(&full) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Observation::failed(
-                format!("{path} does not exist"),
-                100,
-                format!("{path} not found in the workspace"),
-                format!("{path} exists"),
-                "not found",
-            )
-        }
-        Err(e) => {
-            return Observation::failed(
-                format!("cannot stat {path}: {e}"),
-                100,
-                format!("cannot read {path}: {e}"),
-                format!("{path} exists and is readable"),
-                e.to_string(),
-            )
-        }
-    };
-    let readable = if meta.is_dir() {
-        fs::read_dir(&full).map(|_| ())
-    } else {
-        fs::File::open(&full).map(|_| ())
-    };
-    match readable {
-        Ok(()) if meta.is_dir() => Observation::passed(format!("{path} exists (directory)"), 100),
-        Ok(()) => Observation::passed(format!("{path} exists (file, {} bytes)", meta.len()), 100),
-        Err(e) => Observation::failed(
-            format!("{path} exists but cannot be read: {e}"),
+/// The workspace opened, and `path` made relative to it.
+fn open<'a>(workspace: &Path, path: &'a str) -> Result<(Beneath, std::borrow::Cow<'a, str>), Observation> {
+    let rel = relative(workspace, path).map_err(|why| refused(path, why))?;
+    let ws = Beneath::open(workspace).map_err(|e| {
+        Observation::failed(
+            format!("cannot open the workspace: {e}"),
             100,
-            format!("{path} is not readable: {e}"),
+            format!("cannot open the workspace: {e}"),
+            format!("{path} exists"),
+            e.to_string(),
+        )
+    })?;
+    Ok((ws, rel))
+}
+
+/// `file_exists`: the path exists and can be read (a regular file opened, a directory listed).
+/// A symlink, FIFO or device is not readable to the harness, so it fails with what it is.
+pub(crate) fn file_exists(workspace: &Path, path: &str) -> Observation {
+    let (ws, rel) = match open(workspace, path) {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let unreadable = |why: String| {
+        Observation::failed(
+            format!("{path} exists but cannot be read: {why}"),
+            100,
+            format!("{path} is not readable: {why}"),
             format!("{path} exists and is readable"),
-            format!("exists, unreadable ({e})"),
+            format!("exists, unreadable ({why})"),
+        )
+    };
+    match ws.entry(&rel) {
+        Ok(None) => Observation::failed(
+            format!("{path} does not exist"),
+            100,
+            format!("{path} not found in the workspace"),
+            format!("{path} exists"),
+            "not found",
         ),
+        Err(e @ (BeneathError::Outside(_) | BeneathError::Symlink(_))) => refused(path, e.to_string()),
+        Err(e) => Observation::failed(
+            format!("cannot stat {path}: {e}"),
+            100,
+            format!("cannot read {path}: {e}"),
+            format!("{path} exists and is readable"),
+            e.to_string(),
+        ),
+        Ok(Some(m)) => match m.kind {
+            EntryKind::Dir => match ws.walk(
+                crate::sandbox::WalkLimits {
+                    max_entries: 1,
+                    max_depth: 0,
+                },
+                |_, _| false,
+            ) {
+                Ok(_) => Observation::passed(format!("{path} exists (directory)"), 100),
+                Err(e) => unreadable(e.to_string()),
+            },
+            EntryKind::File => match ws.read(&rel, 0) {
+                // Opened (the bound of 0 bytes only cuts the read short).
+                Ok(_) | Err(BeneathError::TooLarge { .. }) => {
+                    Observation::passed(format!("{path} exists (file, {} bytes)", m.size), 100)
+                }
+                Err(e) => unreadable(e.to_string()),
+            },
+            EntryKind::Symlink | EntryKind::Special => unreadable(format!(
+                "it is a {}, which the harness does not follow or open",
+                m.kind.describe()
+            )),
+        },
     }
 }
 
-/// `file_contains`: `pattern` (a regex) matches the file's content.
+/// `file_contains`: `pattern` (a regex) matches the file's content (its first [`MAX_READ`]
+/// bytes).
 pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Observation {
-    let full = match resolve_in_workspace(workspace, path) {
-        Ok(p) => p,
-        Err(e) => return refused(path, e),
-    };
     let re = match compile_pattern(pattern) {
         Ok(re) => re,
         Err(e) => {
@@ -139,23 +131,29 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
             )
         }
     };
-    let mut bytes = Vec::new();
-    let read = fs::File::open(&full).and_then(|f| f.take(MAX_READ).read_to_end(&mut bytes));
-    if let Err(e) = read {
-        let actual = if e.kind() == std::io::ErrorKind::NotFound {
-            "file not found".to_string()
-        } else {
-            e.to_string()
-        };
-        return Observation::failed(
-            format!("cannot read {path}: {e}"),
-            100,
-            format!("cannot read {path}: {e}"),
-            pattern,
-            actual,
-        );
-    }
-    let text = String::from_utf8_lossy(&bytes);
+    let (ws, rel) = match open(workspace, path) {
+        Ok(x) => x,
+        Err(o) => return o,
+    };
+    let bytes = match ws.read(&rel, u64::MAX) {
+        Err(e @ (BeneathError::Outside(_) | BeneathError::Symlink(_))) => return refused(path, e.to_string()),
+        Err(e) => {
+            let actual = if e.is_not_found() {
+                "file not found".to_string()
+            } else {
+                e.to_string()
+            };
+            return Observation::failed(
+                format!("cannot read {path}: {e}"),
+                100,
+                format!("cannot read {path}: {e}"),
+                pattern,
+                actual,
+            );
+        }
+        Ok(b) => b,
+    };
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_READ as usize)]);
     match re.find(&text) {
         Some(m) => Observation::passed(
             format!(
@@ -179,25 +177,30 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
 mod tests {
     use super::*;
 
-    #[test]
-    fn normalize_folds_dots() {
-        assert_eq!(normalize(Path::new("/w/a/./b/../c")), PathBuf::from("/w/a/c"));
-        assert_eq!(normalize(Path::new("/w/../../x")), PathBuf::from("/x"));
-        assert_eq!(normalize(Path::new("w/../../../w/x")), PathBuf::from("../../w/x"));
+    use crate::validate::ValidationStatus;
+
+    fn ok(o: &Observation) -> bool {
+        o.status == ValidationStatus::Passed
     }
 
     #[test]
-    fn escapes_are_refused() {
-        let ws = Path::new("/work/ws");
-        assert!(resolve_in_workspace(ws, "a/b.txt").is_ok());
-        assert!(resolve_in_workspace(ws, "a/../b.txt").is_ok());
-        assert_eq!(
-            resolve_in_workspace(ws, "../secret"),
-            Err(PathError::Escapes("../secret".into()))
-        );
-        assert!(resolve_in_workspace(ws, "/etc/passwd").is_err());
-        assert!(resolve_in_workspace(ws, "/work/ws/inside").is_ok());
-        assert!(resolve_in_workspace(ws, "a/../../ws2/x").is_err());
-        assert_eq!(resolve_in_workspace(ws, " "), Err(PathError::Empty));
+    fn escapes_and_links_are_refused_and_special_files_never_opened() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("secret"), "TOP-SECRET-42").unwrap();
+        let ws = t.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(ws.join("a.txt"), "hello").unwrap();
+        std::os::unix::fs::symlink(t.path().join("secret"), ws.join("link")).unwrap();
+        std::os::unix::fs::symlink("a.txt", ws.join("inner")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", ws.join("zero")).unwrap();
+        assert!(ok(&file_exists(&ws, "a.txt")));
+        assert!(ok(&file_exists(&ws, &ws.join("a.txt").display().to_string())));
+        assert!(ok(&file_contains(&ws, "./x/../a.txt", "hel+o")));
+        for p in ["../secret", "/etc/passwd", "link", "inner", "zero", " "] {
+            assert!(!ok(&file_exists(&ws, p)), "{p}");
+            let o = file_contains(&ws, p, ".");
+            assert!(!ok(&o), "{p}");
+            assert!(!format!("{o:?}").contains("s3cret\""), "{p}: {o:?}");
+        }
     }
 }
