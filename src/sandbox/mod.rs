@@ -258,6 +258,9 @@ pub struct SandboxConfig {
     pub isolation: Isolation,
     /// Extra directories readable (and executable) in `strict` mode, e.g. a toolchain.
     pub read_paths: Vec<PathBuf>,
+    /// Extra directories writable in `strict` mode besides the workspace and the private temp
+    /// dir, e.g. the report folder of a judged test run (outside the agent's workspace).
+    pub write_paths: Vec<PathBuf>,
     /// Whether each command gets its own cgroup (process-count and memory limits that hold for
     /// root, named hits, complete cleanup of escaped processes). `None` = the level's default:
     /// on for `strict`, off for `process` (a cgroup costs 0.3 ms per command on a quiet
@@ -279,6 +282,7 @@ impl SandboxConfig {
             env: Vec::new(),
             isolation: Isolation::Process,
             read_paths: Vec::new(),
+            write_paths: Vec::new(),
             cgroup: None,
         }
     }

@@ -99,6 +99,7 @@ pub(crate) fn run_shell_unchecked(
                 &root,
                 &tmp.0,
                 &cfg.read_paths,
+                &cfg.write_paths,
                 cfg.network,
                 cfg.limits
                     .processes

@@ -214,10 +214,11 @@ pub(crate) fn prepare(
     workspace: &Path,
     tmp: &Path,
     read_paths: &[PathBuf],
+    write_paths: &[PathBuf],
     network: bool,
     processes_without_cgroup: Option<u64>,
 ) -> Result<StrictPrep, String> {
-    let ruleset = landlock_ruleset(workspace, tmp, read_paths)?;
+    let ruleset = landlock_ruleset(workspace, tmp, read_paths, write_paths)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
     let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
         Ok((d, n)) => (d, n),
@@ -241,7 +242,12 @@ pub(crate) fn prepare(
     })
 }
 
-fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Result<OwnedFd, String> {
+fn landlock_ruleset(
+    workspace: &Path,
+    tmp: &Path,
+    read_paths: &[PathBuf],
+    write_paths: &[PathBuf],
+) -> Result<OwnedFd, String> {
     let abi = ABI::V3;
     let all = AccessFs::from_all(abi);
     let read = AccessFs::from_read(abi);
@@ -273,6 +279,9 @@ fn landlock_ruleset(workspace: &Path, tmp: &Path, read_paths: &[PathBuf]) -> Res
     )?;
     add(workspace, all, true)?;
     add(tmp, all, true)?;
+    for p in write_paths {
+        add(p, all, true)?;
+    }
     // Scopes (Landlock ABI 6, Linux 6.12; dropped where the kernel is older): no connecting to
     // abstract Unix sockets made outside the sandbox (dbus, X11 and friends are reachable that
     // way when the network namespace is not created), no signals to processes outside it.

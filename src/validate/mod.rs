@@ -21,6 +21,7 @@
 
 pub mod command;
 pub mod file;
+pub mod judged;
 pub mod net;
 
 use std::collections::HashMap;

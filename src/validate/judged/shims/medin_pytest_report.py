@@ -1,0 +1,65 @@
+"""medin's pytest reporter for judged runs (loaded through PYTEST_PLUGINS; see sitecustomize.py).
+
+Records every test's outcome by node id, and collection errors, and writes them to
+MEDIN_REPORT_DIR when the session finishes. A session that never finishes writes nothing.
+"""
+
+import json
+import os
+
+_DIR = os.environ.get("MEDIN_REPORT_DIR")
+_MAX_MESSAGE = 4000
+_ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+_tests = {}
+
+
+def _add(test_id, outcome, message=""):
+    old = _tests.get(test_id)
+    if old is None or _ORDER[outcome] > _ORDER[old[0]]:
+        _tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:])
+
+
+def _text(report):
+    try:
+        return str(report.longreprtext)
+    except Exception:  # noqa: BLE001
+        return str(getattr(report, "longrepr", ""))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        if report.passed:
+            _add(report.nodeid, "failed" if hasattr(report, "wasxfail") else "passed",
+                 "unexpectedly passed (xpass)" if hasattr(report, "wasxfail") else "")
+        elif report.skipped:
+            _add(report.nodeid, "skipped", _text(report))
+        else:
+            _add(report.nodeid, "failed", _text(report))
+    elif report.skipped:
+        _add(report.nodeid, "skipped", _text(report))
+    elif report.failed:
+        _add(report.nodeid, "error", "%s failed: %s" % (report.when, _text(report)))
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _add(report.nodeid or "<collection>", "error", "collection failed: " + _text(report))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _DIR:
+        return
+    path = os.path.join(_DIR, "result-%d.json" % os.getpid())
+    payload = {
+        "runner": "pytest",
+        "pid": os.getpid(),
+        "complete": True,
+        "exit_status": int(exitstatus),
+        "tests": [{"id": k, "outcome": v[0], "message": v[1]} for k, v in sorted(_tests.items())],
+    }
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass

@@ -1,0 +1,220 @@
+"""medin's judged-run shim for Python (written by the harness outside the workspace).
+
+`site` imports this module at the start of every Python process of a judged test run (the
+harness puts its folder first on PYTHONPATH and sets PYTHONSAFEPATH=1). It:
+
+- imports the test runner (unittest; pytest when the command runs it) from the toolchain before
+  any workspace directory is on sys.path, so a workspace `unittest/` package or `pytest.py`
+  cannot stand in for it;
+- puts the directory Python would have put first on sys.path (the script's, or the working
+  directory for -m) at the end instead, behind the standard library and installed packages;
+- records, in MEDIN_REPORT_DIR, that a runner started and what every test did. The harness
+  reads these files from outside the workspace: a runner that started but never wrote its
+  results (the code under test exited the process early) is not a pass, and what a test printed
+  to look like a runner's summary is not read at all.
+
+Code under test still runs inside the runner's process; this shim makes forging a verdict take
+deliberate work against medin, it cannot make it impossible. Hidden checks are the strongest
+defence (see the README).
+"""
+
+import os as _os
+import sys as _sys
+
+_REPORT_DIR = _os.environ.get("MEDIN_REPORT_DIR")
+_MAX_MESSAGE = 4000
+
+
+def _invocation(argv):
+    """('module', name) | ('script', path) | ('command', None) | ('stdin', None) from orig_argv."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            i += 1
+            break
+        if a == "-" or not a.startswith("-"):
+            break
+        if a.startswith("--"):
+            # --check-hash-based-pycs takes a value; other long options do not.
+            i += 2 if a == "--check-hash-based-pycs" else 1
+            continue
+        # A cluster of one-letter options: -B, -u, -Bu, -c CMD, -mMOD, -W arg, -Xopt.
+        j = 1
+        while j < len(a):
+            ch = a[j]
+            rest = a[j + 1:]
+            if ch in "cmWX":
+                value = rest if rest else (argv[i + 1] if i + 1 < len(argv) else "")
+                if ch == "c":
+                    return "command", None
+                if ch == "m":
+                    return "module", value
+                i += 1 if rest else 2
+                break
+            j += 1
+        else:
+            i += 1
+    if i < len(argv) and argv[i] != "-":
+        return "script", argv[i]
+    return "stdin", None
+
+
+def _write(name, payload):
+    if not _REPORT_DIR:
+        return
+    import json
+
+    path = _os.path.join(_REPORT_DIR, name)
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        _os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+class _Results:
+    """What one runner process saw, test by test (the worst outcome of a test wins)."""
+
+    ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.tests = {}
+
+    def add(self, test_id, outcome, message=""):
+        old = self.tests.get(test_id)
+        if old is None or self.ORDER[outcome] > self.ORDER[old[0]]:
+            self.tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:])
+
+    def finish(self):
+        _write(
+            "result-%d.json" % _os.getpid(),
+            {
+                "runner": self.runner,
+                "pid": _os.getpid(),
+                "complete": True,
+                "tests": [
+                    {"id": k, "outcome": v[0], "message": v[1]} for k, v in sorted(self.tests.items())
+                ],
+            },
+        )
+
+
+def _patch_unittest():
+    import unittest
+    import unittest.main  # noqa: F401  (the runner `-m unittest` runs, from the toolchain)
+    import unittest.runner
+
+    base = unittest.TestResult
+    state = {"results": None}
+
+    def results():
+        if state["results"] is None:
+            state["results"] = _Results("unittest")
+        return state["results"]
+
+    def text(self, err, test):
+        try:
+            return self._exc_info_to_string(err, test)
+        except Exception:  # noqa: BLE001
+            return repr(err[1]) if err else ""
+
+    orig = {
+        n: getattr(base, n)
+        for n in (
+            "addSuccess",
+            "addFailure",
+            "addError",
+            "addSkip",
+            "addExpectedFailure",
+            "addUnexpectedSuccess",
+            "addSubTest",
+        )
+    }
+
+    def addSuccess(self, test):
+        results().add(test.id(), "passed")
+        return orig["addSuccess"](self, test)
+
+    def addFailure(self, test, err):
+        results().add(test.id(), "failed", text(self, err, test))
+        return orig["addFailure"](self, test, err)
+
+    def addError(self, test, err):
+        results().add(test.id(), "error", text(self, err, test))
+        return orig["addError"](self, test, err)
+
+    def addSkip(self, test, reason):
+        results().add(test.id(), "skipped", str(reason))
+        return orig["addSkip"](self, test, reason)
+
+    def addExpectedFailure(self, test, err):
+        results().add(test.id(), "skipped", "expected failure")
+        return orig["addExpectedFailure"](self, test, err)
+
+    def addUnexpectedSuccess(self, test):
+        results().add(test.id(), "failed", "unexpected success")
+        return orig["addUnexpectedSuccess"](self, test)
+
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            failed = issubclass(err[0], test.failureException)
+            results().add(test.id(), "failed" if failed else "error", text(self, err, test))
+        return orig["addSubTest"](self, test, subtest, err)
+
+    for name, fn in list(locals().items()):
+        if name in orig:
+            setattr(base, name, fn)
+
+    run = unittest.runner.TextTestRunner.run
+
+    def run_and_report(self, test):
+        result = run(self, test)
+        results().finish()
+        return result
+
+    unittest.runner.TextTestRunner.run = run_and_report
+
+
+def _setup():
+    argv = list(getattr(_sys, "orig_argv", None) or _sys.argv)
+    mode, target = _invocation(argv)
+    runner = None
+    if mode == "module" and target and (target == "unittest" or target.startswith("unittest.")):
+        runner = "unittest"
+    elif mode == "module" and target in ("pytest", "py.test"):
+        runner = "pytest"
+    elif mode == "script" and target and _os.path.basename(target) in ("pytest", "py.test"):
+        runner = "pytest"
+    # The runner, from the toolchain, before the workspace is on the path.
+    if runner == "pytest":
+        try:
+            import pytest  # noqa: F401
+            import _pytest.main  # noqa: F401
+        except Exception:  # noqa: BLE001  (not installed: the command fails on its own)
+            runner = None
+    _patch_unittest()
+    # What Python would have put first on sys.path, at the end instead.
+    if getattr(_sys.flags, "safe_path", False):
+        if mode == "module":
+            first = _os.getcwd()
+        elif mode == "script" and target:
+            first = _os.path.dirname(_os.path.realpath(target))
+        else:
+            first = ""
+        if first not in _sys.path:
+            _sys.path.append(first)
+    if runner:
+        _write(
+            "start-%d.json" % _os.getpid(),
+            {"runner": runner, "pid": _os.getpid(), "argv": argv[:64]},
+        )
+
+
+try:
+    _setup()
+except Exception as _e:  # noqa: BLE001  (never break the interpreter the tests run in)
+    _write("shim-error-%d.json" % _os.getpid(), {"error": repr(_e)[:_MAX_MESSAGE]})
