@@ -25,6 +25,7 @@ use crate::log::{ActivityEntry, ActivityLog, EntryStatus, JsonlLog};
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt, ToolContext};
+use crate::validate::judged::{Hidden, Protection, RunnerShims};
 use crate::validate::{self, ValidateContext, ValidationStatus};
 
 pub use expect::Mismatch;
@@ -303,6 +304,7 @@ struct Attempt<'a> {
     /// The workspace, opened once: the harness's own reads and writes in it go through this
     /// handle and never follow the agent's links.
     ws: sandbox::Beneath,
+    judging: Judging,
     fixture: Option<PathBuf>,
     sandbox: SandboxConfig,
     receipts: JsonlLog,
@@ -344,12 +346,24 @@ impl<'a> Attempt<'a> {
                 ));
             }
         }
+        // What judged runs rely on, taken now that setup is done and before the agent acts.
+        let judging = Judging {
+            shims: RunnerShims::install(run_dir)
+                .map_err(|e| format!("cannot install the runner shims in {}: {e}", run_dir.display()))?,
+            protection: Protection::capture(&ws, task.protected.as_deref()).map_err(|e| e.to_string())?,
+            hidden: task
+                .hidden
+                .as_ref()
+                .map(|h| Hidden::load(&spec_dir(&file.path).join(h)))
+                .transpose()?,
+        };
         Ok(Attempt {
             task,
             source,
             task_id: file.trial_name(),
             workspace,
             ws,
+            judging,
             fixture,
             sandbox,
             receipts,
@@ -386,7 +400,7 @@ impl<'a> Attempt<'a> {
             prp::run(&mut self, &clock, &mut tracker, &mut record)?;
         } else if self.task.kind == TaskKind::Tdd {
             let tdd = tdd::run(&mut self, &clock, &mut tracker, &mut record)?;
-            record.validations = self.validate();
+            record.validations = self.validate(&mut record)?;
             record.tdd = Some(tdd);
         } else {
             let brief = self.brief(clock.task_timeout, self.task.prompt.clone());
@@ -394,7 +408,7 @@ impl<'a> Attempt<'a> {
             let mut agent = agent::start(self.source, &brief, &self.task.solution, &self.sandbox);
             let end = self.run_round(agent.as_mut(), &clock, &mut tracker, &mut record)?;
             agent.finish();
-            record.validations = self.validate();
+            record.validations = self.validate(&mut record)?;
             record.outcome = Some(match end {
                 RoundEnd::Reported(f) => {
                     record.final_report = Some(f);
@@ -415,14 +429,63 @@ impl<'a> Attempt<'a> {
         Ok(record)
     }
 
-    /// Validates the real end state, whatever the agent claimed.
-    fn validate(&self) -> Vec<validate::ValidationResult> {
-        let vctx = ValidateContext {
-            workspace: self.workspace.clone(),
-            sandbox: self.sandbox.clone(),
-            default_timeout: Duration::from_secs(5),
+    /// Validates the real end state, whatever the agent claimed: a judged phase (protected
+    /// files restored, hidden checks in, command validators through the runner shims).
+    fn validate(&mut self, record: &mut AttemptRecord) -> Result<Vec<validate::ValidationResult>, String> {
+        if self.task.expect.validate.is_empty() {
+            // Nothing runs, but tampering is still looked for: the verdict must not rest on it.
+            return self.judged(record, "judging", |_, _| Vec::new());
+        }
+        self.judged(record, "the validators", |att, _| {
+            let vctx = ValidateContext {
+                workspace: att.workspace.clone(),
+                sandbox: att.sandbox.clone(),
+                default_timeout: Duration::from_secs(5),
+                shims: Some(att.judging.shims.clone()),
+            };
+            validate::run_all(&att.task.expect.validate, &vctx)
+        })
+    }
+
+    /// Runs `body` as a judged phase: protected files put back first (the agent's changes to
+    /// them recorded as tampering, with a receipt), hidden checks placed for the phase and
+    /// taken out after it. `what` names the phase in the receipt.
+    fn judged<T>(
+        &mut self,
+        record: &mut AttemptRecord,
+        what: &str,
+        body: impl FnOnce(&mut Self, &mut AttemptRecord) -> T,
+    ) -> Result<T, String> {
+        let found = self.judging.protection.restore(&self.ws);
+        if !found.is_empty() {
+            let list = found
+                .iter()
+                .map(|t| format!("{} ({})", t.path, t.change))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let mut receipt = Receipt::error(
+                ErrorCode::VerificationFailed,
+                format!("the agent changed protected files: {list}; they were put back before {what}, and the attempt cannot pass"),
+            );
+            receipt.data = serde_json::json!({ "tampering": found });
+            let action = Action {
+                id: String::new(),
+                tool: "medin.protect".into(),
+                input: ActionInput::Json(serde_json::json!({ "before": what })),
+            };
+            self.push_record(record, &action, Passage::harness(), receipt)?;
+            record.metrics.tampering = record.metrics.tampering.saturating_add(found.len() as u32);
+            record.tampering.extend(found);
+        }
+        let placed = match &self.judging.hidden {
+            Some(h) => Some(h.place(&self.ws)?),
+            None => None,
         };
-        validate::run_all(&self.task.expect.validate, &vctx)
+        let out = body(self, record);
+        if let (Some(h), Some(d)) = (&self.judging.hidden, placed) {
+            h.remove(&self.ws, d);
+        }
+        Ok(out)
     }
 
     /// One round: the agent acts (each call through guard → sandbox → log) until it reports,
@@ -778,6 +841,10 @@ impl<'a> Attempt<'a> {
 /// The outcome of an attempt whose agent sent a final report: nothing is complete without a
 /// validation that ran and passed.
 fn judge(record: &AttemptRecord) -> Outcome {
+    // A verdict reached after the agent changed what it is judged by is not trusted.
+    if !record.tampering.is_empty() {
+        return Outcome::Failure;
+    }
     match record.final_report.as_ref().map(|f| f.result) {
         Some(FinalResult::Success) => {
             if record.validations.iter().any(|v| v.status == ValidationStatus::Failed) {
@@ -793,6 +860,21 @@ fn judge(record: &AttemptRecord) -> Outcome {
         Some(FinalResult::Error | FinalResult::Issue) => Outcome::Failure,
         None => Outcome::Error,
     }
+}
+
+/// What an attempt's judged runs rely on (see [`crate::validate::judged`]).
+#[derive(Debug)]
+struct Judging {
+    shims: RunnerShims,
+    protection: Protection,
+    hidden: Option<Hidden>,
+}
+
+/// One line naming what the agent changed among the protected files.
+pub(crate) fn tampering_summary(t: &[crate::validate::judged::Tampering]) -> String {
+    let mut seen: Vec<String> = t.iter().map(|t| format!("{} ({})", t.path, t.change)).collect();
+    seen.dedup();
+    format!("the agent changed protected files: {}", seen.join(", "))
 }
 
 /// How an action fared on its way through policy, guard, limits and tool.

@@ -179,11 +179,15 @@ pub(super) fn run(
     agent.finish();
 
     rec.artifacts = artifacts(&before, &snapshot(&att.ws), &record.actions);
-    record.validations = att.validate();
+    record.validations = att.validate(record)?;
     let outcome = match stop {
         Some((o, reason)) => {
             record.stop_reason = Some(reason);
             o
+        }
+        None if !record.tampering.is_empty() => {
+            record.stop_reason = Some(super::tampering_summary(&record.tampering));
+            Outcome::Failure
         }
         None => judge_prp(&rec, record),
     };
@@ -208,9 +212,15 @@ fn gate_loop(
     max_fix: u32,
 ) -> Result<Option<(Outcome, String)>, String> {
     loop {
-        let run = run_gates(att, prp, clock, record)?;
+        let run = att.judged(record, "the gates", |att, record| run_gates(att, prp, clock, record))??;
         let passed = run.iter().all(|g| g.success);
         rec.runs.push(run);
+        // The tests were put back before the gates ran; a coder that changed them has failed.
+        if !record.tampering.is_empty() {
+            let why = super::tampering_summary(&record.tampering);
+            rec.error = Some(why.clone());
+            return Ok(Some((Outcome::Failure, why)));
+        }
         if passed {
             rec.success = true;
             return Ok(None);
@@ -503,15 +513,34 @@ fn run_gates(
         // A gate never runs past the task's own deadline either.
         cfg.timeout = timeout.min(clock.remaining().max(Duration::from_millis(1)));
         let started = Instant::now();
-        let result = match sandbox::run_shell(&cfg, &command, None) {
-            Ok(out) => {
+        let result = match att.judging.shims.run(&cfg, &command) {
+            Ok(judged) => {
+                let out = judged.outcome;
+                // A test runner's own report decides over its exit code: one that never
+                // finished (the code under test exited it) or reported a failure is no pass.
+                let runner = judged.evidence.recognised().then(|| judged.evidence.to_report(None));
+                let runner_failed = runner
+                    .as_ref()
+                    .is_some_and(|r| r.status != crate::testparse::Status::Passed);
                 let outcome = if out.timed_out {
                     GateOutcome::Timeout
-                } else if out.success() {
+                } else if out.success() && !runner_failed {
                     GateOutcome::Passed
                 } else {
                     GateOutcome::Failed
                 };
+                let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
+                if let Some(r) = runner.filter(|_| runner_failed) {
+                    let first = r
+                        .failures
+                        .first()
+                        .map(|f| format!("{}: {}", f.name, tail(&f.message, 500)))
+                        .unwrap_or_default();
+                    stderr = format!(
+                        "medin: the {} runner reported {:?} ({} passed, {} failed): {first}\n{stderr}",
+                        r.framework, r.status, r.passed, r.failed
+                    );
+                }
                 GateResult {
                     level,
                     description: gate.description.clone(),
@@ -524,7 +553,7 @@ fn run_gates(
                         sandbox::ExitKind::Signal(_) => None,
                     },
                     stdout: tail(&out.stdout.text, TAIL_CHARS),
-                    stderr: tail(&out.stderr.text, TAIL_CHARS),
+                    stderr,
                     duration_ms: out.duration_ms,
                 }
             }

@@ -70,6 +70,9 @@ pub struct AttemptMetrics {
     pub guard_blocks: u32,
     pub guard_warnings: u32,
     pub malformed: u32,
+    /// Changes the agent made to protected files (each found before a judged run).
+    #[serde(default)]
+    pub tampering: u32,
     pub duration_ms: u64,
     pub usage: Usage,
 }
@@ -91,6 +94,8 @@ pub struct AttemptRecord {
     pub fixture: Option<PathBuf>,
     /// Path → `sha256:<hex>` of every workspace file when the agent started (after setup).
     pub initial: std::collections::BTreeMap<String, String>,
+    /// Changes the agent made to protected files, as found before each judged run.
+    pub tampering: Vec<crate::validate::judged::Tampering>,
     /// PRP tasks: gate runs, fix attempts, retries, artifacts.
     pub prp: Option<PrpRecord>,
     /// TDD tasks: exit tag, iterations, stop reason, fix levels.

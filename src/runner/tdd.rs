@@ -21,7 +21,7 @@
 //!   write-then-rename, so an interrupted run (Ctrl-C) leaves whole files; a corrupted file is
 //!   moved to `tdd-state/backup/`, re-initialised, and the incident logged.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -136,9 +136,12 @@ pub(super) fn run(
     let breaker = spec.breaker.unwrap_or(DEFAULT_BREAKER).max(1);
     let mut rec = TddRecord::default();
 
-    // Iteration 0: where the project stands before any fix.
-    let (mut report, raw) = match run_tests(att, &spec, framework) {
-        TestRun::Report(r, raw) => (r, raw),
+    // Iteration 0: where the project stands before any fix. The tests its runner reports by
+    // id are the baseline every later run must report again.
+    let (mut report, raw, baseline) = match att.judged(record, "the baseline test run", |att, _| {
+        run_tests(att, &spec, framework, None)
+    })? {
+        TestRun::Report(r, raw, ids) => (r, raw, ids.filter(|ids| !ids.is_empty())),
         TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
     };
     state.write_results(&spec.test, &report, &raw, 0)?;
@@ -227,25 +230,40 @@ pub(super) fn run(
         } else if level == FixLevel::L2 {
             analysis.push_str("; L2: applied and flagged for review");
         }
-        let build_failure = match &spec.build {
-            Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
-                Ok(out) if out.success() => None,
-                Ok(out) => Some(format!(
-                    "build `{build}` failed ({:?}): {}",
-                    out.exit,
-                    tail(&out.stderr.text, 2000)
-                )),
-                Err(e) => return Err(format!("build `{build}` could not run: {e}")),
-            },
-            None => None,
-        };
+        // The judged phase: protected files put back (a change to them is prohibited), hidden
+        // checks in, then the build and the tests.
+        let tampered_before = record.tampering.len();
+        let judged = att.judged(record, "the test run", |att, _| {
+            let build_failure = match &spec.build {
+                Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
+                    Ok(out) if out.success() => None,
+                    Ok(out) => Some(format!(
+                        "build `{build}` failed ({:?}): {}",
+                        out.exit,
+                        tail(&out.stderr.text, 2000)
+                    )),
+                    Err(e) => return Err(format!("build `{build}` could not run: {e}")),
+                },
+                None => None,
+            };
+            Ok(match build_failure {
+                Some(message) => TestRun::Report(build_error_report(message.clone()), message, None),
+                None => run_tests(att, &spec, framework, baseline.as_ref()),
+            })
+        })??;
+        if record.tampering.len() > tampered_before {
+            break (
+                StopReason::ProhibitedAction,
+                format!(
+                    "{} (put back before the tests ran)",
+                    super::tampering_summary(&record.tampering[tampered_before..])
+                ),
+            );
+        }
         let raw;
-        (report, raw) = match build_failure {
-            Some(message) => (build_error_report(message.clone()), message),
-            None => match run_tests(att, &spec, framework) {
-                TestRun::Report(r, raw) => (r, raw),
-                TestRun::Infrastructure(why) => break (StopReason::Infrastructure, why),
-            },
+        (report, raw) = match judged {
+            TestRun::Report(r, raw, _) => (r, raw),
+            TestRun::Infrastructure(why) => break (StopReason::Infrastructure, why),
         };
         state.write_results(&spec.test, &report, &raw, n)?;
         if spec.coverage {
@@ -332,17 +350,26 @@ fn converged(r: &TestReport) -> bool {
 }
 
 enum TestRun {
-    /// The parsed report and the raw output it was parsed from.
-    Report(TestReport, String),
+    /// The report, the raw output, and the ids of the tests that ran when the runner reported
+    /// them itself (see [`crate::validate::judged`]).
+    Report(TestReport, String, Option<BTreeSet<String>>),
     /// The tests could not run at all: not the code's fault, not a signature.
     Infrastructure(String),
 }
 
-fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>) -> TestRun {
-    let out = match sandbox::run_shell(&att.sandbox, &spec.test, None) {
-        Ok(out) => out,
+/// Runs the test command as a judged run. When the runner reported its tests itself, the
+/// report comes from that (and must hold every `baseline` id); otherwise from its output.
+fn run_tests(
+    att: &Attempt<'_>,
+    spec: &TddSpec,
+    framework: Option<Framework>,
+    baseline: Option<&BTreeSet<String>>,
+) -> TestRun {
+    let judged = match att.judging.shims.run(&att.sandbox, &spec.test) {
+        Ok(j) => j,
         Err(e) => return TestRun::Infrastructure(format!("the test command could not start: {e}")),
     };
+    let out = &judged.outcome;
     if out.timed_out {
         return TestRun::Infrastructure(format!(
             "the test command `{}` ran past its {:?} timeout",
@@ -365,7 +392,11 @@ fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>) ->
         ));
     }
     let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
-    TestRun::Report(testparse::parse(&text, Some(code), framework), text)
+    if judged.evidence.recognised() {
+        let ids = judged.evidence.ran_ids();
+        return TestRun::Report(judged.evidence.to_report(baseline), text, Some(ids));
+    }
+    TestRun::Report(testparse::parse(&text, Some(code), framework), text, None)
 }
 
 fn build_error_report(message: String) -> TestReport {

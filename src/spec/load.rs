@@ -111,6 +111,7 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
     check_regexes(&spec, text, path)?;
     check_steps(&spec, text, path)?;
     check_workspace(&spec, text, path)?;
+    check_protected(&spec, text, path)?;
     Ok(spec)
 }
 
@@ -1520,37 +1521,65 @@ fn type_problem(v: &serde_json::Value, prop: &serde_json::Value) -> Option<Strin
 
 /// A `workspace:` fixture must be an existing directory, relative to the spec file.
 fn check_workspace(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
-    let Some(ws) = &spec.workspace else {
-        return Ok(());
-    };
+    if let Some(ws) = &spec.workspace {
+        check_spec_dir("workspace", ws, text, path)?;
+    }
+    if let Some(hidden) = &spec.hidden {
+        check_spec_dir("hidden", hidden, text, path)?;
+    }
+    Ok(())
+}
+
+/// `protected:` globs compile; a bad one is located at its line.
+fn check_protected(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    for glob in spec.protected.iter().flatten() {
+        if let Err(e) = globset::Glob::new(glob) {
+            let src = Source::new(text);
+            let pos = src
+                .locate_value_plain("protected", glob)
+                .or_else(|| src.locate_key("protected", Some(1)))
+                .unwrap_or((1, 1));
+            return Err(SpecError::invalid(
+                path,
+                pos,
+                format!("protected: `{glob}` is not a valid glob: {e}"),
+                Some("write workspace-relative globs such as `tests/**` or `conftest.py`".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A directory named by top-level `key` (relative to the spec file) exists.
+fn check_spec_dir(key: &str, ws: &str, text: &str, path: &Path) -> Result<(), SpecError> {
     let dir = path.parent().unwrap_or(Path::new("")).join(ws);
     if dir.is_dir() {
         return Ok(());
     }
     let src = Source::new(text);
     let pos = src
-        .locate_key("workspace", Some(1))
-        .map(|(l, c)| (l, c + "workspace:".len() + 1))
+        .locate_key(key, Some(1))
+        .map(|(l, c)| (l, c + key.len() + 2))
         .unwrap_or((1, 1));
     let pos = src
         .line(pos.0)
-        .map(|l| {
-            (
-                pos.0,
-                l.find(ws.as_str()).map(|b| l[..b].chars().count() + 1).unwrap_or(pos.1),
-            )
-        })
+        .map(|l| (pos.0, l.find(ws).map(|b| l[..b].chars().count() + 1).unwrap_or(pos.1)))
         .unwrap_or(pos);
     let what = if dir.exists() {
         "is not a directory"
     } else {
         "does not exist"
     };
+    let (noun, help) = if key == "workspace" {
+        ("workspace fixture", "`workspace:` names a directory relative to the spec file; fix the path or create the directory (leave `workspace:` out for an empty workspace)")
+    } else {
+        ("hidden checks folder", "`hidden:` names a directory relative to the spec file whose files are copied in only for judged runs; fix the path or create the directory")
+    };
     Err(SpecError::invalid(
         path,
         pos,
-        format!("workspace fixture `{ws}` {what} (looked for {})", tidy(&dir).display()),
-        Some("`workspace:` names a directory relative to the spec file; fix the path or create the directory (leave `workspace:` out for an empty workspace)".into()),
+        format!("{noun} `{ws}` {what} (looked for {})", tidy(&dir).display()),
+        Some(help.into()),
     ))
 }
 

@@ -68,6 +68,16 @@ pub struct TaskSpec {
     /// put on the sandbox's PATH, with the variables they need to find themselves.
     #[serde(default)]
     pub toolchains: Vec<Toolchain>,
+    /// Workspace paths (globs, e.g. `tests/**`, `conftest.py`) put back as the agent found them
+    /// before every judged run (TDD test runs, PRP gates, `command` validators); any change the
+    /// agent made to them is tampering and fails the attempt. Unset: the test modules and
+    /// test-runner configuration the workspace ships (see README, "Judging"); `[]`: nothing.
+    #[serde(default)]
+    pub protected: Option<Vec<String>>,
+    /// A folder of hidden checks, relative to the spec file: its files are copied into the
+    /// workspace only for judged runs and taken out after them, so the agent never sees them.
+    #[serde(default)]
+    pub hidden: Option<String>,
 }
 
 /// A host toolchain a task may use inside the sandbox.

@@ -16,8 +16,16 @@ use crate::spec::CommandCheck;
 /// Confidence of a command's verdict: the command judges, medin only reads its answer.
 const CONFIDENCE: u8 = 95;
 
-/// Runs `check` through the sandbox with `timeout` as its wall-clock limit.
-pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration) -> Observation {
+/// Runs `check` through the sandbox with `timeout` as its wall-clock limit; with `shims`, as a
+/// judged run (see [`super::judged`]): a test runner that started and never finished its
+/// report fails the check whatever the exit code, and one that reported a failing test fails a
+/// check that expects exit 0.
+pub(crate) fn run(
+    base: &SandboxConfig,
+    shims: Option<&super::judged::RunnerShims>,
+    check: &CommandCheck,
+    timeout: Duration,
+) -> Observation {
     let stdout_re = match check.stdout.as_deref().map(compile_pattern).transpose() {
         Ok(re) => re,
         Err(e) => {
@@ -33,7 +41,11 @@ pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration)
     };
     let mut cfg = base.clone();
     cfg.timeout = timeout;
-    let outcome = match sandbox::run_shell(&cfg, &check.run, None) {
+    let ran = match shims {
+        Some(shims) => shims.run(&cfg, &check.run).map(|j| (j.outcome, Some(j.evidence))),
+        None => sandbox::run_shell(&cfg, &check.run, None).map(|o| (o, None)),
+    };
+    let (outcome, evidence) = match ran {
         Ok(o) => o,
         Err(e) => {
             return Observation::pending(
@@ -42,6 +54,31 @@ pub(crate) fn run(base: &SandboxConfig, check: &CommandCheck, timeout: Duration)
             )
         }
     };
+    if let Some(ev) = evidence.filter(|ev| ev.recognised() && !outcome.timed_out) {
+        let report = ev.to_report(None);
+        let broken =
+            !ev.unfinished.is_empty() || (check.exit_code == 0 && report.status != crate::testparse::Status::Passed);
+        if broken {
+            let first = report
+                .failures
+                .first()
+                .map(|f| format!("{}: {}", f.name, first_chars(&f.message, 300)))
+                .unwrap_or_else(|| format!("{:?}", report.status));
+            return Observation::failed(
+                format!(
+                    "`{}`: the {} runner reported {} passed, {} failed ({:?}); {first}",
+                    check.run, report.framework, report.passed, report.failed, report.status
+                ),
+                CONFIDENCE,
+                format!("the test runner's own report is not a pass: {first}"),
+                "every test reported passed",
+                format!(
+                    "{:?}: {} passed, {} failed",
+                    report.status, report.passed, report.failed
+                ),
+            );
+        }
+    }
     let out = &outcome.stdout.text;
     let err = &outcome.stderr.text;
     let streams = describe_streams(out, err);

@@ -76,6 +76,8 @@ pub struct ValidateContext {
     pub sandbox: SandboxConfig,
     /// Per-validator timeout when the spec gives none (5 s).
     pub default_timeout: Duration,
+    /// Runner shims for judged `command` validators (see [`judged`]); `None` runs them plainly.
+    pub shims: Option<judged::RunnerShims>,
 }
 
 impl ValidateContext {
@@ -86,6 +88,7 @@ impl ValidateContext {
             sandbox: SandboxConfig::new(workspace.clone()),
             workspace,
             default_timeout: DEFAULT_TIMEOUT,
+            shims: None,
         }
     }
 }
@@ -218,7 +221,7 @@ pub fn run_one(spec: &ValidatorSpec, ctx: &ValidateContext) -> ValidationResult 
     let obs = match spec {
         ValidatorSpec::FileExists(path) => file::file_exists(&ctx.workspace, path),
         ValidatorSpec::FileContains(c) => file::file_contains(&ctx.workspace, &c.path, &c.pattern),
-        ValidatorSpec::Command(c) => command::run(&ctx.sandbox, c, timeout),
+        ValidatorSpec::Command(c) => command::run(&ctx.sandbox, ctx.shims.as_ref(), c, timeout),
         ValidatorSpec::PortListening(p) => net::port_listening(p, timeout),
         ValidatorSpec::Http(h) => net::http(h, timeout),
     };
