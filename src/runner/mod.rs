@@ -412,6 +412,9 @@ impl<'a> Attempt<'a> {
             record.outcome = Some(match end {
                 RoundEnd::Reported(f) => {
                     record.final_report = Some(f);
+                    if !record.tampering.is_empty() {
+                        record.stop_reason = Some(tampering_summary(&record.tampering));
+                    }
                     judge(&record)
                 }
                 RoundEnd::AgentFailed(failure) => {
