@@ -122,8 +122,10 @@ impl RunnerShims {
     /// runners reported. `Err` is the sandbox failing, never the command.
     pub fn run(&self, base: &SandboxConfig, command: &str) -> Result<JudgedRun, SandboxError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
-        let report_dir = self.reports.join(format!("run-{n}"));
-        std::fs::create_dir_all(&report_dir).map_err(|source| SandboxError::Workspace {
+        // A fresh folder no earlier command could have seeded: an unguessable name, and
+        // `create_dir` fails if it exists.
+        let report_dir = self.reports.join(format!("run-{n}-{:016x}", fastrand::u64(..)));
+        std::fs::create_dir(&report_dir).map_err(|source| SandboxError::Workspace {
             path: report_dir.clone(),
             source,
         })?;
