@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use super::record::{ActionRecord, AttemptRecord};
 use crate::guard::Recommendation;
@@ -218,8 +218,8 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
 
 /// Patterns in specs match in multi-line mode: `^` and `$` match at line boundaries, so
 /// `^42$` matches the output `42\n`.
-pub fn text_regex(pattern: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(pattern).multi_line(true).build()
+pub fn text_regex(pattern: &str) -> Result<Regex, crate::spec::pattern::PatternError> {
+    crate::spec::pattern::compile(pattern)
 }
 
 fn check_prp(pe: &crate::spec::PrpExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {

@@ -107,10 +107,7 @@ pub fn load_suite(dir: &Path) -> Result<Suite, SpecError> {
             config: SuiteConfig::default(),
         });
     }
-    let text = std::fs::read_to_string(&path).map_err(|source| SpecError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = super::limits::read(&path)?;
     let config = parse_suite(&text, &path)?;
     Ok(Suite {
         root: dir.to_path_buf(),
