@@ -772,7 +772,8 @@ impl<'a> Attempt<'a> {
             "to_agent",
             serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }),
         )?;
-        record.actions.push(rec);
+        // The files have it all; memory keeps a bounded copy.
+        record.actions.push(rec.retained());
         Ok(())
     }
 }
