@@ -83,33 +83,7 @@ fn a_flooding_agent_cannot_spend_medins_memory() {
     write(&root.join("tasks/flood-2.yaml"), TASK);
 
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_medin"))
-        .args(["run", "--jobs", "2", "--agent", "process:python3 agent.py"])
-        .current_dir(root)
-        .env_remove("MEDIN_AGENT")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("medin runs");
-    let pid = child.id();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = vm_hwm_kib(pid) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(180), "medin did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = child.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (status, text, peak) = run_measured(root, "process:python3 agent.py");
     eprintln!(
         "medin peak RSS under flood: {} MiB in {:.1}s",
         peak / 1024,
@@ -143,4 +117,81 @@ fn a_flooding_agent_cannot_spend_medins_memory() {
     let entries = entries.as_array().unwrap();
     assert_eq!(entries.len(), 2, "{entries:?}");
     assert!(entries.iter().all(|e| e["status"] == "passed"), "{entries:?}");
+}
+
+/// Runs `medin run` in `root` with `agent`, returning its exit status, output and peak VmHWM.
+fn run_measured(root: &Path, agent: &str) -> (std::process::ExitStatus, String, u64) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(["run", "--jobs", "2", "--agent", agent])
+        .current_dir(root)
+        .env_remove("MEDIN_AGENT")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("medin runs");
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kib) = vm_hwm_kib(pid) {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(180), "medin did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (status, text, peak)
+}
+
+#[test]
+fn a_huge_file_in_the_workspace_is_hashed_and_checked_in_bounded_memory() {
+    // A PRP run snapshots every workspace file, and `expect.files` reads the file it checks:
+    // a 200 MB file the agent made must cost medin neither its size nor copies of it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(&root.join("medin.yaml"), "suites: [tasks]\n");
+    write(
+        &root.join("agent.py"),
+        r#"
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"type": "tool_call", "id": "1", "tool": "bash", "input": {"command": "head -c 200000000 /dev/zero > big.bin"}}), flush=True)
+sys.stdin.readline()
+print(json.dumps({"type": "final", "result": "success", "message": "done"}), flush=True)
+sys.stdin.readline()
+"#,
+    );
+    write(
+        &root.join("tasks/big.yaml"),
+        r#"
+kind: prp
+description: the coder leaves a 200 MB file behind
+limits: { command_timeout: 60s, timeout: 120s }
+prp:
+  task_id: PRP-BIG
+  objective: make a big file
+  gates: [ { level: 1, description: "it is there", command: "test -s big.bin" } ]
+expect:
+  outcome: success
+  files: { big.bin: { contains: "\0" } }
+  prp: { success: true, artifacts: { created: [big.bin] } }
+"#,
+    );
+    let (status, text, peak) = run_measured(root, "process:python3 agent.py");
+    eprintln!("medin peak RSS with a 200 MB workspace file: {} MiB", peak / 1024);
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(
+        peak > 0 && peak < 128 * 1024,
+        "medin's peak RSS was {} MiB\n{text}",
+        peak / 1024
+    );
 }

@@ -401,7 +401,13 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
         return;
     }
     let full = record.workspace.join(path);
-    let content = std::fs::read(&full).ok();
+    // At most what `file_contains` reads: a file an agent made huge must not cost medin its size.
+    let content = std::fs::File::open(&full).ok().and_then(|f| {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, crate::validate::file::MAX_READ), &mut bytes)
+            .ok()
+            .map(|_| bytes)
+    });
     let exists = full.symlink_metadata().is_ok();
     if fe.absent && exists {
         out.push(Mismatch::new(
@@ -459,7 +465,7 @@ fn check_file(path: &str, fe: &FileExpect, record: &AttemptRecord, out: &mut Vec
         // Compared with the workspace as the agent found it (after setup), not the fixture on
         // disk, which a setup step or an escaped command may have changed since.
         let before = record.initial.get(path).cloned();
-        let now = content.as_ref().map(|c| crate::tools::receipt::sha256_tagged(c));
+        let now = crate::tools::receipt::sha256_file(&full).ok();
         if before != now {
             let show = |h: &Option<String>| h.clone().unwrap_or_else(|| "<absent>".into());
             out.push(Mismatch::new(format!("{key}.unchanged"), show(&before), show(&now)));

@@ -36,7 +36,6 @@ use crate::guard::policy::{self, Decision};
 use crate::guard::{self, GuardContext};
 use crate::sandbox;
 use crate::spec::{BackoffSpec, FinalResult, GateOutcome, Outcome, PrpSpec, RetrySpec};
-use crate::tools::receipt::sha256_tagged;
 use crate::tools::{ActionInput, ErrorCode, EvidenceKind, Receipt};
 use crate::validate::ValidationStatus;
 
@@ -683,8 +682,9 @@ pub(super) fn snapshot(root: &Path) -> BTreeMap<String, String> {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
-        if let Ok(bytes) = std::fs::read(entry.path()) {
-            out.insert(rel, sha256_tagged(&bytes));
+        // Hashed in pieces: a file an agent made huge costs time, not memory.
+        if let Ok(hash) = crate::tools::receipt::sha256_file(entry.path()) {
+            out.insert(rel, hash);
         }
     }
     out
@@ -746,11 +746,12 @@ fn artifacts(
 /// `validation-results.json`, `execution-summary.md`, `artifacts-list.json`.
 fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), String> {
     let write = |name: &str, text: String| {
-        // The summary quotes the coder and its file names: markdown for people, made inert.
+        // The summary quotes the coder and its file names: markdown for people, made inert;
+        // the JSON files keep the exact text, escaped.
         let text = if name.ends_with(".md") {
             crate::inert::text(&text).into_owned()
         } else {
-            text
+            crate::inert::json(&text).into_owned()
         };
         std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
     };

@@ -684,11 +684,12 @@ impl State {
 
     /// Writes whole files only: a temp file renamed into place.
     fn write(&self, name: &str, text: &str) -> Result<(), String> {
-        // The markdown files quote test output and diffs of the agent's code: made inert.
+        // The markdown files quote test output and diffs of the agent's code: made inert; the
+        // JSON files keep the exact text, escaped.
         let text: &str = &if name.ends_with(".md") {
             crate::inert::text(text)
         } else {
-            text.into()
+            crate::inert::json(text)
         };
         let tmp = self.path(&format!(".{name}.tmp"));
         std::fs::write(&tmp, text)
