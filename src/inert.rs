@@ -59,24 +59,23 @@ pub fn text(s: &str) -> Cow<'_, str> {
     if is_inert(s) {
         return Cow::Borrowed(s);
     }
-    let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(c) = s[i..].chars().next() {
+        let next = i + c.len_utf8();
         if !is_unsafe(c) {
             out.push(c);
-            i += 1;
+            i = next;
             continue;
         }
         i = match c {
-            '\r' if chars.get(i + 1) == Some(&'\n') => i + 1,
-            '\u{1b}' => skip_escape(&chars, i + 1),
-            '\u{9b}' => skip_csi(&chars, i + 1),
-            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&chars, i + 1),
+            '\r' if s[next..].starts_with('\n') => next,
+            '\u{1b}' => skip_escape(s, next),
+            '\u{9b}' => skip_csi(s, next),
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(s, next),
             _ => {
                 out.push(REPLACEMENT);
-                i + 1
+                next
             }
         };
     }
@@ -93,38 +92,43 @@ pub fn line(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// The index after the escape sequence whose ESC was just before `i`.
-fn skip_escape(chars: &[char], i: usize) -> usize {
-    match chars.get(i) {
-        Some('[') => skip_csi(chars, i + 1),
-        Some(']' | 'P' | 'X' | '^' | '_') => skip_string(chars, i + 1),
+/// The byte at `i` of `s`, if it is ASCII (every byte of a sequence's body is).
+fn ascii_at(s: &str, i: usize) -> Option<u8> {
+    s.as_bytes().get(i).copied().filter(u8::is_ascii)
+}
+
+/// The index after the escape sequence whose ESC ends just before `i`.
+fn skip_escape(s: &str, i: usize) -> usize {
+    match ascii_at(s, i) {
+        Some(b'[') => skip_csi(s, i + 1),
+        Some(b']' | b'P' | b'X' | b'^' | b'_') => skip_string(s, i + 1),
         // nF escapes: intermediates, then one final byte (`ESC ( B`).
-        Some(' '..='/') => {
+        Some(b' '..=b'/') => {
             let mut j = i;
-            while matches!(chars.get(j), Some(' '..='/')) {
+            while matches!(ascii_at(s, j), Some(b' '..=b'/')) {
                 j += 1;
             }
-            if matches!(chars.get(j), Some('0'..='~')) {
+            if matches!(ascii_at(s, j), Some(b'0'..=b'~')) {
                 j + 1
             } else {
                 j
             }
         }
         // Two-byte escapes (`ESC c`, `ESC 7`, `ESC M`).
-        Some('0'..='~') => i + 1,
+        Some(b'0'..=b'~') => i + 1,
         _ => i,
     }
 }
 
 /// A control sequence after its introducer: parameter bytes, intermediates, one final byte.
-fn skip_csi(chars: &[char], mut i: usize) -> usize {
-    while matches!(chars.get(i), Some('0'..='?')) {
+fn skip_csi(s: &str, mut i: usize) -> usize {
+    while matches!(ascii_at(s, i), Some(b'0'..=b'?')) {
         i += 1;
     }
-    while matches!(chars.get(i), Some(' '..='/')) {
+    while matches!(ascii_at(s, i), Some(b' '..=b'/')) {
         i += 1;
     }
-    if matches!(chars.get(i), Some('@'..='~')) {
+    if matches!(ascii_at(s, i), Some(b'@'..=b'~')) {
         i + 1
     } else {
         i
@@ -132,17 +136,18 @@ fn skip_csi(chars: &[char], mut i: usize) -> usize {
 }
 
 /// An OSC / DCS / SOS / PM / APC string after its introducer, through its terminator (BEL,
-/// `ESC \` or U+009C ST); without one, through the end of the line.
-fn skip_string(chars: &[char], mut i: usize) -> usize {
-    while let Some(&c) = chars.get(i) {
+/// `ESC \` or U+009C ST); without one, up to the end of the line.
+fn skip_string(s: &str, i: usize) -> usize {
+    for (at, c) in s[i..].char_indices() {
+        let at = i + at;
         match c {
-            '\u{7}' | '\u{9c}' => return i + 1,
-            '\u{1b}' if chars.get(i + 1) == Some(&'\\') => return i + 2,
-            '\n' => return i,
-            _ => i += 1,
+            '\u{7}' | '\u{9c}' => return at + c.len_utf8(),
+            '\u{1b}' if s[at + 1..].starts_with('\\') => return at + 2,
+            '\n' => return at,
+            _ => {}
         }
     }
-    i
+    s.len()
 }
 
 /// At most `max` bytes of `s` (cut at a character boundary), followed by
@@ -225,6 +230,24 @@ mod tests {
     fn clip_cuts_at_a_char_boundary_and_counts() {
         assert_eq!(clip("hello", 10), "hello");
         assert_eq!(clip("héllo", 2), "h… [5 more bytes]");
+    }
+
+    proptest::proptest! {
+        /// Whatever the mix of escapes, controls and text, the output is inert, stable under a
+        /// second pass, and one line when asked.
+        #[test]
+        fn any_text_comes_out_inert(chars in proptest::collection::vec(proptest::sample::select(vec![
+            '\u{1b}', '[', ']', '\u{7}', '\\', '\u{9b}', '\u{9c}', '\u{9d}', '\u{90}', '\r', '\n', '\t', 'a', 'P',
+            '_', '^', 'X', '0', ';', '(', '\u{202e}', '\u{2066}', '\u{200f}', '\u{7f}', '\u{85}', '\u{0}', 'é', '✅',
+        ]), 0..80)) {
+            let s: String = chars.into_iter().collect();
+            let once = text(&s).into_owned();
+            proptest::prop_assert!(is_inert(&once), "{:?} -> {:?}", s, once);
+            proptest::prop_assert_eq!(text(&once).into_owned(), once.clone());
+            proptest::prop_assert!(!line(&s).contains(['\n', '\t']));
+            let j = serde_json::to_string(&s).unwrap();
+            proptest::prop_assert_eq!(serde_json::from_str::<String>(&json(&j)).unwrap(), s);
+        }
     }
 
     #[test]
