@@ -208,7 +208,7 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
             if !configured {
                 continue;
             }
-            let text = std::fs::read_to_string(&suite_file).unwrap_or_default();
+            let text = super::limits::read(&suite_file).unwrap_or_default();
             let pos = locate_value(&text, folder).unwrap_or_else(|| locate_key(&text, "suites"));
             return Err(SpecError::invalid(
                 &suite_file,
