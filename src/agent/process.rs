@@ -22,8 +22,9 @@
 //! **What the agent can make medin hold** is bounded, whatever it prints: a line is read up to
 //! [`MAX_LINE_BYTES`] (the rest is counted, dropped, and the line reported malformed), blank
 //! lines are dropped as they are read, at most [`LINE_QUEUE`] lines wait for the runner (then the
-//! reader stops reading and the agent's own writes block), and stderr keeps a tail of
-//! [`STDERR_TAIL_BYTES`]. Numbers are checked: a token count must be a whole number from 0 to
+//! reader stops reading and the agent's own writes block), stderr keeps a tail of
+//! [`STDERR_TAIL_BYTES`], and at most [`WRITE_QUEUE`] messages wait for an agent that does not
+//! read its stdin (one more is [`AgentFailure::NotReading`]). Numbers are checked: a token count must be a whole number from 0 to
 //! [`MAX_REPORTED_TOKENS`], a tool name at most [`MAX_TOOL_NAME`] bytes and a call id at most
 //! [`MAX_CALL_ID`] bytes, else the line is malformed.
 //!
@@ -34,7 +35,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -60,6 +61,8 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 pub const MAX_LINE_BYTES: u64 = 4 * 1024 * 1024;
 /// Lines read ahead of the runner; beyond them the reader waits (and so does the agent).
 pub const LINE_QUEUE: usize = 2;
+/// Messages held for an agent that is not reading its stdin (beyond what its pipe holds).
+pub const WRITE_QUEUE: usize = 8;
 /// Largest token count one `usage` message may report.
 pub const MAX_REPORTED_TOKENS: u64 = 1_000_000_000_000;
 /// Longest tool name in a `tool_call`, in bytes.
@@ -84,7 +87,7 @@ pub struct ProcessAgent {
     child: PipedChild,
     pgid: i32,
     lines: Receiver<Out>,
-    writer: Option<Sender<String>>,
+    writer: Option<SyncSender<String>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     stderr_done: Arc<AtomicBool>,
     reply_timeout: Duration,
@@ -134,7 +137,7 @@ impl ProcessAgent {
             let (tail, done) = (Arc::clone(&stderr_tail), Arc::clone(&stderr_done));
             thread::spawn(move || read_stderr(stderr, tail, done));
         }
-        let (writer, write_rx) = mpsc::channel::<String>();
+        let (writer, write_rx) = mpsc::sync_channel::<String>(WRITE_QUEUE);
         thread::spawn(move || write_lines(stdin, write_rx));
 
         let mut agent = ProcessAgent {
@@ -163,11 +166,17 @@ impl ProcessAgent {
     }
 
     /// Queues one JSON line for the agent's stdin. A closed stdin is not an error here: the
-    /// next read reports how the agent ended.
+    /// next read reports how the agent ended. A full queue is: the agent is not reading.
     fn send(&mut self, msg: &Value) {
         if let Some(w) = &self.writer {
-            if w.send(format!("{msg}\n")).is_err() {
-                self.writer = None;
+            match w.try_send(format!("{msg}\n")) {
+                Ok(()) => {}
+                Err(TrySendError::Disconnected(_)) => self.writer = None,
+                Err(TrySendError::Full(_)) => {
+                    self.writer = None;
+                    self.failed
+                        .get_or_insert(AgentFailure::NotReading { unread: WRITE_QUEUE });
+                }
             }
         }
     }
@@ -442,6 +451,9 @@ impl Agent for ProcessAgent {
                 |e| json!({"status": "error", "errors": [{"code": "PARSE_ERROR", "message": e.to_string()}]}),
             );
             self.send(&json!({ "type": "tool_result", "id": id, "receipt": receipt }));
+            if let Some(f) = &self.failed {
+                return AgentEvent::Failed(f.clone());
+            }
         }
         let deadline = Instant::now() + self.reply_timeout;
         loop {

@@ -883,7 +883,9 @@ fn failure_code(failure: &AgentFailure) -> ErrorCode {
     match failure {
         AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
         AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
-        AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
+        AgentFailure::Exited { .. } | AgentFailure::NoFinal | AgentFailure::NotReading { .. } => {
+            ErrorCode::MalformedOutput
+        }
     }
 }
 
