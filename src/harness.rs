@@ -12,6 +12,9 @@
 //! }
 //! ```
 //!
+//! Everything printed is inert ([`crate::inert`]): trial names (a task file may be named with
+//! escape sequences) and failure messages ([`TaskResult::failure_message`]).
+//!
 //! Thresholds apply to whole runs only: when a filter, `--exact` or `--skip` narrows the trials
 //! (as nextest does, one trial per process), the metrics are still printed but not gated, since
 //! a rate over a hand-picked subset says nothing about the suite.
@@ -209,7 +212,7 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
         Ok(p) => p,
         Err(e) => {
             // One failing trial carries the message, so `cargo test` shows it in place.
-            let msg = e.to_string();
+            let msg = crate::inert::text(&e.to_string()).into_owned();
             let trial = Trial::test("suite::medin.yaml", move || Err(Failed::from(msg)));
             return libtest_mimic::run(&args, vec![trial]).exit_code();
         }
@@ -226,7 +229,8 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     for file in &plan.files {
         for attempt in 1..=plan.repeat {
             let (file, settings, results) = (file.clone(), Arc::clone(&settings), Arc::clone(&results));
-            let name = trial_name(&file, attempt, plan.repeat);
+            // libtest prints the name as it is: a file name is anyone's text.
+            let name = crate::inert::line(&trial_name(&file, attempt, plan.repeat)).into_owned();
             trials.push(Trial::test(name, move || {
                 let result = runner::run_spec_file(&file, &settings, attempt);
                 let message = result.failure_message();

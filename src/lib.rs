@@ -14,12 +14,14 @@
 //! - [`runner`] runs one task end to end and judges it;
 //! - [`report`] turns results into suite metrics and threshold verdicts;
 //! - [`harness`] makes a suite into libtest trials, for `cargo test`;
+//! - [`inert`] decides what of an agent's or a command's text may reach a terminal or a report;
 //! - [`testparse`] reads what real test runners print (cargo test, pytest, jest, go test, …)
 //!   into one report, for loops that run an agent's tests.
 
 pub mod agent;
 pub mod guard;
 pub mod harness;
+pub mod inert;
 pub mod log;
 pub mod report;
 pub mod runner;

@@ -1,4 +1,5 @@
-//! The `medin` command line: a thin layer over the library.
+//! The `medin` command line: a thin layer over the library. What it prints of a task's,
+//! an agent's or a command's text is inert ([`medin::inert`]).
 //!
 //! Exit codes (stable, documented in the README):
 //! - 0: every trial passed and every threshold held (or the command succeeded);
@@ -18,7 +19,7 @@ use medin::harness;
 use medin::log::status::{self, StatusFilter, StatusFormat};
 use medin::log::ActivityLog;
 use medin::runner::{self, TaskResult, TrialVerdict};
-use medin::{report, spec};
+use medin::{inert, report, spec};
 
 const EXIT_FAILED: u8 = 100;
 const EXIT_HARNESS: u8 = 2;
@@ -180,11 +181,11 @@ fn main() -> ExitCode {
             exit_code,
         } => match medin::testparse::parse_tests_command(&input, framework.as_deref(), exit_code) {
             Ok(json) => {
-                println!("{json}");
+                println!("{}", inert::json(&json));
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("medin: {e}");
+                eprintln!("medin: {}", inert::text(&e.to_string()));
                 ExitCode::from(EXIT_HARNESS)
             }
         },
@@ -201,7 +202,7 @@ fn cmd_run(
     let plan = match harness::plan(root, agent, paths, repeat) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("medin: {e}");
+            eprintln!("medin: {}", inert::text(&e.to_string()));
             return ExitCode::from(EXIT_HARNESS);
         }
     };
@@ -240,7 +241,8 @@ fn cmd_run(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some((file, attempt)) = work.get(i) else { break };
                 let result = runner::run_spec_file(file, &plan.settings, *attempt);
-                let name = harness::trial_name(file, *attempt, plan.repeat);
+                // A task file's name is anyone's text; the failure message is inert already.
+                let name = inert::line(&harness::trial_name(file, *attempt, plan.repeat)).into_owned();
                 match result.failure_message() {
                     None => bar.suspend(|| println!("ok     {name}")),
                     Some(m) => bar.suspend(|| println!("FAILED {name}\n{m}")),
@@ -290,7 +292,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
                 .filter(|p| p.exists())
                 .collect(),
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("{}", inert::text(&e.to_string()));
                 return ExitCode::from(EXIT_HARNESS);
             }
         }
@@ -316,7 +318,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
     for (_, r) in &results {
         if let Err(e) = r {
             errors += 1;
-            eprintln!("{e}\n");
+            eprintln!("{}\n", inert::text(&e.to_string()));
         }
     }
     println!(
@@ -363,7 +365,7 @@ fn cmd_status(
         }
     };
     for w in &warnings {
-        eprintln!("medin: warning: {w}");
+        eprintln!("medin: warning: {}", inert::line(w));
     }
     let limit = limit.or(if format == StatusFormat::Table { Some(10) } else { None });
     let filter = StatusFilter {

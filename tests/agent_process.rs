@@ -515,3 +515,25 @@ fn a_reply_message_carries_free_text_and_a_reply_without_text_is_malformed() {
         Some(AgentEvent::Malformed { .. })
     ));
 }
+
+#[test]
+fn an_agent_that_does_not_read_its_stdin_fails_instead_of_filling_medins_memory() {
+    // Forty calls without reading one result, each answered with a 1 MiB receipt: medin holds
+    // a few for it, then reports the agent, instead of queueing 40 MiB.
+    let script = "import json,sys,time\nsys.stdin.readline()\nfor i in range(40):\n    print(json.dumps({'type':'tool_call','id':str(i),'tool':'bash','input':{'command':'true'}}), flush=True)\ntime.sleep(30)\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deaf.py"), script).unwrap();
+    let command = format!("python3 {}", dir.path().join("deaf.py").display());
+    let mut agent = spawn(&command, "p", Duration::from_secs(10));
+    let big = "o".repeat(1 << 20);
+    let events = drive(&mut agent, |_| Receipt::success(json!({ "stdout": big })));
+    let calls = events.iter().filter(|e| matches!(e, AgentEvent::Call(_))).count();
+    match events.last() {
+        Some(AgentEvent::Failed(f @ AgentFailure::NotReading { .. })) => {
+            assert!(f.to_string().contains("stopped reading its stdin"), "{f}")
+        }
+        other => panic!("expected NotReading, got {other:?}"),
+    }
+    assert!(calls <= 12, "{calls} calls were answered");
+    agent.finish();
+}

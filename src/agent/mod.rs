@@ -64,6 +64,9 @@ pub enum AgentFailure {
     TimedOut { after: Duration },
     #[error("agent ended without a final report")]
     NoFinal,
+    /// The agent left more than `unread` messages unread on its stdin (medin holds no more).
+    #[error("agent stopped reading its stdin (more than {unread} messages unread); read each tool_result before the next call")]
+    NotReading { unread: usize },
 }
 
 /// What an agent is told at the start.

@@ -19,6 +19,15 @@
 //! error. [`Agent::finish`] (or drop) ends the whole process group: SIGTERM, a 2 s grace,
 //! SIGKILL.
 //!
+//! **What the agent can make medin hold** is bounded, whatever it prints: a line is read up to
+//! [`MAX_LINE_BYTES`] (the rest is counted, dropped, and the line reported malformed), blank
+//! lines are dropped as they are read, at most [`LINE_QUEUE`] lines wait for the runner (then the
+//! reader stops reading and the agent's own writes block), stderr keeps a tail of
+//! [`STDERR_TAIL_BYTES`], and at most [`WRITE_QUEUE`] messages wait for an agent that does not
+//! read its stdin (one more is [`AgentFailure::NotReading`]). Numbers are checked: a token count must be a whole number from 0 to
+//! [`MAX_REPORTED_TOKENS`], a tool name at most [`MAX_TOOL_NAME`] bytes and a call id at most
+//! [`MAX_CALL_ID`] bytes, else the line is malformed.
+//!
 //! This module spawns its own process rather than going through the sandbox: the agent is the
 //! party under test, not an action; its actions go through guard → sandbox like any other.
 
@@ -26,7 +35,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -45,14 +54,30 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Lines of stderr kept for the failure message.
 pub const STDERR_TAIL_LINES: usize = 20;
-/// Longest line read from an agent (bytes); the rest of a longer line is discarded, so the
-/// line arrives cut and is reported as malformed.
-pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
+/// Bytes of stderr kept for the failure message (the last ones).
+pub const STDERR_TAIL_BYTES: usize = 4096;
+/// Longest line read from an agent (4 MiB); the rest of a longer line is counted and dropped,
+/// and the line is reported as malformed.
+pub const MAX_LINE_BYTES: u64 = 4 * 1024 * 1024;
+/// Lines read ahead of the runner; beyond them the reader waits (and so does the agent).
+pub const LINE_QUEUE: usize = 2;
+/// Messages held for an agent that is not reading its stdin (beyond what its pipe holds).
+pub const WRITE_QUEUE: usize = 8;
+/// Largest token count one `usage` message may report.
+pub const MAX_REPORTED_TOKENS: u64 = 1_000_000_000_000;
+/// Longest tool name in a `tool_call`, in bytes.
+pub const MAX_TOOL_NAME: usize = 128;
+/// Longest call id in a `tool_call`, in bytes.
+pub const MAX_CALL_ID: usize = 256;
 /// Longest malformed line quoted back (characters).
 pub const MALFORMED_LINE_MAX: usize = 500;
 
 enum Out {
-    Line(String),
+    /// A line without its newline; `cut` bytes past [`MAX_LINE_BYTES`] were dropped.
+    Line {
+        text: String,
+        cut: u64,
+    },
     Eof,
 }
 
@@ -62,7 +87,7 @@ pub struct ProcessAgent {
     child: PipedChild,
     pgid: i32,
     lines: Receiver<Out>,
-    writer: Option<Sender<String>>,
+    writer: Option<SyncSender<String>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     stderr_done: Arc<AtomicBool>,
     reply_timeout: Duration,
@@ -104,7 +129,7 @@ impl ProcessAgent {
             return Err(spawn_err("its stdin/stdout/stderr could not be piped".into()));
         };
 
-        let (line_tx, lines) = mpsc::channel();
+        let (line_tx, lines) = mpsc::sync_channel(LINE_QUEUE);
         thread::spawn(move || read_lines(stdout, line_tx));
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_done = Arc::new(AtomicBool::new(false));
@@ -112,7 +137,7 @@ impl ProcessAgent {
             let (tail, done) = (Arc::clone(&stderr_tail), Arc::clone(&stderr_done));
             thread::spawn(move || read_stderr(stderr, tail, done));
         }
-        let (writer, write_rx) = mpsc::channel::<String>();
+        let (writer, write_rx) = mpsc::sync_channel::<String>(WRITE_QUEUE);
         thread::spawn(move || write_lines(stdin, write_rx));
 
         let mut agent = ProcessAgent {
@@ -141,11 +166,17 @@ impl ProcessAgent {
     }
 
     /// Queues one JSON line for the agent's stdin. A closed stdin is not an error here: the
-    /// next read reports how the agent ended.
+    /// next read reports how the agent ended. A full queue is: the agent is not reading.
     fn send(&mut self, msg: &Value) {
         if let Some(w) = &self.writer {
-            if w.send(format!("{msg}\n")).is_err() {
-                self.writer = None;
+            match w.try_send(format!("{msg}\n")) {
+                Ok(()) => {}
+                Err(TrySendError::Disconnected(_)) => self.writer = None,
+                Err(TrySendError::Full(_)) => {
+                    self.writer = None;
+                    self.failed
+                        .get_or_insert(AgentFailure::NotReading { unread: WRITE_QUEUE });
+                }
             }
         }
     }
@@ -200,32 +231,50 @@ fn describe_status(st: std::process::ExitStatus) -> String {
     }
 }
 
-fn read_lines(stdout: impl Read, tx: Sender<Out>) {
-    let mut reader = BufReader::new(stdout);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                if buf.last() != Some(&b'\n') && buf.len() as u64 >= MAX_LINE_BYTES {
-                    // Too long: drop the rest of the line.
-                    let mut rest = Vec::new();
-                    loop {
-                        rest.clear();
-                        match (&mut reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut rest) {
-                            Ok(0) | Err(_) => break,
-                            Ok(_) if rest.last() == Some(&b'\n') => break,
-                            Ok(_) => {}
-                        }
-                    }
-                }
-                let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
-                if tx.send(Out::Line(line)).is_err() {
-                    return;
-                }
-            }
+/// Reads stdout into lines of at most [`MAX_LINE_BYTES`], dropping blank lines, and hands them
+/// to the runner through a queue of [`LINE_QUEUE`]: memory stays bounded whatever the agent
+/// prints, and an agent that floods faster than medin reads is slowed by its own full pipe.
+fn read_lines(stdout: impl Read, tx: SyncSender<Out>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let cap = usize::try_from(MAX_LINE_BYTES).unwrap_or(usize::MAX);
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = 0u64;
+    // Hands a finished line over; false when the runner is gone.
+    let emit = |line: &mut Vec<u8>, cut: &mut u64| -> bool {
+        if line.last() == Some(&b'\r') {
+            line.pop();
         }
+        let blank = *cut == 0 && line.iter().all(u8::is_ascii_whitespace);
+        let taken = std::mem::take(line);
+        let dropped = std::mem::take(cut);
+        if blank {
+            return true;
+        }
+        let text = String::from_utf8(taken).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        tx.send(Out::Line { text, cut: dropped }).is_ok()
+    };
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let (segment, ends) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1),
+            None => (chunk, chunk.len()),
+        };
+        let room = cap.saturating_sub(line.len()).min(segment.len());
+        line.extend_from_slice(&segment[..room]);
+        cut += (segment.len() - room) as u64;
+        let newline = ends > segment.len();
+        reader.consume(ends);
+        if newline && !emit(&mut line, &mut cut) {
+            return;
+        }
+    }
+    if (!line.is_empty() || cut > 0) && !emit(&mut line, &mut cut) {
+        return;
     }
     let _ = tx.send(Out::Eof);
 }
@@ -244,14 +293,27 @@ fn read_stderr(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>, done: Arc<
                     Ok(t) => t,
                     Err(p) => p.into_inner(),
                 };
-                t.push_back(line);
-                while t.len() > STDERR_TAIL_LINES {
-                    t.pop_front();
+                t.push_back(line_tail(line, STDERR_TAIL_BYTES));
+                let mut bytes: usize = t.iter().map(String::len).sum();
+                while t.len() > STDERR_TAIL_LINES || (bytes > STDERR_TAIL_BYTES && t.len() > 1) {
+                    bytes -= t.pop_front().map(|l| l.len()).unwrap_or(0);
                 }
             }
         }
     }
     done.store(true, Ordering::Release);
+}
+
+/// The last `max` bytes of `line` (at a character boundary), marked with `…` when cut.
+fn line_tail(line: String, max: usize) -> String {
+    if line.len() <= max {
+        return line;
+    }
+    let mut start = line.len() - max;
+    while !line.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &line[start..])
 }
 
 fn write_lines(mut stdin: impl Write, rx: Receiver<String>) {
@@ -301,9 +363,18 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
                 Some(Value::Number(n)) => n.to_string(),
                 _ => return malformed("tool_call needs a non-empty `id`".into()),
             };
+            if id.len() > MAX_CALL_ID {
+                return malformed(format!("tool_call `id` is {} bytes; at most {MAX_CALL_ID}", id.len()));
+            }
             let Some(tool) = obj.get("tool").and_then(Value::as_str).filter(|t| !t.is_empty()) else {
                 return malformed("tool_call needs a string `tool`".into());
             };
+            if tool.len() > MAX_TOOL_NAME {
+                return malformed(format!(
+                    "tool_call `tool` is {} bytes; tool names are at most {MAX_TOOL_NAME}",
+                    tool.len()
+                ));
+            }
             let input = match obj.get("input") {
                 None => ActionInput::Json(json!({})),
                 Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
@@ -334,11 +405,17 @@ pub fn parse_line(line: &str) -> Option<AgentEvent> {
             Some(AgentEvent::Final(FinalReport { code, result, message }))
         }
         "usage" => {
-            let (Some(input_tokens), Some(output_tokens)) = (
-                obj.get("input_tokens").and_then(Value::as_u64),
-                obj.get("output_tokens").and_then(Value::as_u64),
-            ) else {
-                return malformed("usage needs non-negative integers `input_tokens` and `output_tokens`".into());
+            // Whole numbers from 0 to a bound no real count reaches: a negative, fractional,
+            // textual or absurd count is not a count.
+            let count = |key: &str| {
+                obj.get(key)
+                    .and_then(Value::as_u64)
+                    .filter(|n| *n <= MAX_REPORTED_TOKENS)
+            };
+            let (Some(input_tokens), Some(output_tokens)) = (count("input_tokens"), count("output_tokens")) else {
+                return malformed(format!(
+                    "usage needs `input_tokens` and `output_tokens` as whole numbers from 0 to {MAX_REPORTED_TOKENS}"
+                ));
             };
             Some(AgentEvent::Usage(Usage {
                 input_tokens,
@@ -374,15 +451,28 @@ impl Agent for ProcessAgent {
                 |e| json!({"status": "error", "errors": [{"code": "PARSE_ERROR", "message": e.to_string()}]}),
             );
             self.send(&json!({ "type": "tool_result", "id": id, "receipt": receipt }));
+            if let Some(f) = &self.failed {
+                return AgentEvent::Failed(f.clone());
+            }
         }
         let deadline = Instant::now() + self.reply_timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(Out::Line(line)) => {
-                    if let Some(event) = parse_line(&line) {
+                Ok(Out::Line { text, cut: 0 }) => {
+                    if let Some(event) = parse_line(&text) {
                         return event;
                     }
+                }
+                Ok(Out::Line { text, cut: dropped }) => {
+                    return AgentEvent::Malformed {
+                        reason: format!(
+                            "a line of {} bytes, over the {} MiB limit for one message; the rest was dropped",
+                            text.len() as u64 + dropped,
+                            MAX_LINE_BYTES / (1024 * 1024)
+                        ),
+                        line: cut(&text),
+                    };
                 }
                 Ok(Out::Eof) | Err(RecvTimeoutError::Disconnected) => {
                     let f = self.exited();

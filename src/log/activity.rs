@@ -29,7 +29,10 @@
 //! <!-- medin:end -->
 //! ```
 //!
-//! The markdown body is for people. The `medin:data` comment carries the description,
+//! Agent- and command-controlled text is made inert ([`crate::inert`]) in the front matter and
+//! the markdown body, so neither a terminal `cat` nor an editor sees a live escape sequence or
+//! bidi control; the `medin:data` line keeps the exact text, inert by JSON escaping
+//! ([`crate::inert::json`]). The markdown body is for people. The `medin:data` comment carries the description,
 //! validations and failures as one line of JSON (with `<` and `>` escaped, so it can never close
 //! the comment), which is what [`ActivityLog::read`] takes back, exactly. Free text in the body
 //! is made harmless: description lines that could look like structure (`---`, `#`, `<!--`) get a
@@ -338,17 +341,20 @@ fn ends_with_newline(file: &File) -> io::Result<bool> {
 
 /// The text of one entry, from its opening `---` to its end marker and a blank line.
 pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
+    // Everything shown to people is made inert; the data line keeps the exact text, inert by
+    // JSON escaping.
+    let inert = |t: &str| crate::inert::text(t).into_owned();
     let fm = FrontMatter {
         timestamp: entry.timestamp,
-        task_id: entry.task_id.clone(),
-        category: entry.category.clone(),
+        task_id: inert(&entry.task_id),
+        category: inert(&entry.category),
         status: entry.status,
-        outcome: entry.outcome.clone(),
+        outcome: entry.outcome.as_deref().map(inert),
         duration_ms: entry.duration_ms,
         attempt: entry.attempt,
-        run_id: entry.run_id.clone(),
-        run_dir: entry.run_dir.clone(),
-        agent: entry.agent.clone(),
+        run_id: inert(&entry.run_id),
+        run_dir: inert(&entry.run_dir),
+        agent: inert(&entry.agent),
     };
     let yaml = serde_yaml_ng::to_string(&fm).map_err(io::Error::other)?;
     let data = BodyData {
@@ -356,8 +362,7 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
         validations: entry.validations.clone(),
         failures: entry.failures.clone(),
     };
-    let json = serde_json::to_string(&data)
-        .map_err(io::Error::other)?
+    let json = crate::inert::json(&serde_json::to_string(&data).map_err(io::Error::other)?)
         .replace('<', "\\u003c")
         .replace('>', "\\u003e");
 
@@ -369,7 +374,8 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
     s.push_str(FENCE);
     s.push('\n');
     s.push_str(&format!("## {}\n\n", one_line(&entry.task_id)));
-    let description = entry.description.trim_matches('\n');
+    let description = crate::inert::text(&entry.description);
+    let description = description.trim_matches('\n');
     if !description.is_empty() {
         for line in description.split('\n') {
             s.push_str(&escape_line(line));
@@ -394,6 +400,7 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
     if !entry.failures.is_empty() {
         s.push_str("### Failures\n");
         for f in &entry.failures {
+            let f = crate::inert::text(f);
             let mut lines = f.trim_end_matches('\n').split('\n');
             s.push_str(&format!(
                 "- {}\n",
@@ -416,9 +423,9 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
     Ok(s)
 }
 
-/// Newlines (and carriage returns) folded to spaces.
+/// Made inert, newlines and tabs folded to spaces.
 fn one_line(text: &str) -> String {
-    text.trim().replace("\r\n", " ").replace(['\n', '\r'], " ")
+    crate::inert::line(text.trim()).into_owned()
 }
 
 /// A description line that could look like structure gets a markdown backslash.

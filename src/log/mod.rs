@@ -9,6 +9,10 @@
 //! - [`activity`]: `ACTIVITY_LOG.md` (append under `flock`, read, archive, JSON export);
 //! - [`status`]: `medin status` filters and table / JSON / markdown rendering.
 //!
+//! Evidence is kept exact: receipts and transcripts hold the agent's raw text, inert by JSON
+//! escaping; what is shown to people (the activity log's markdown, `medin status`) is made inert
+//! by [`crate::inert`].
+//!
 //! The log never judges: it records what the runner and the validators decided.
 
 pub mod activity;
@@ -37,9 +41,11 @@ impl JsonlLog {
         })
     }
 
-    /// Appends one value as a line and flushes it to the OS.
+    /// Appends one value as a line and flushes it to the OS. The line is inert
+    /// ([`crate::inert::json`]): the exact text, with every control and bidi character escaped.
     pub fn append<T: serde::Serialize>(&mut self, value: &T) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
+        let mut line = crate::inert::json(&text).into_owned().into_bytes();
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.file.flush()

@@ -2,7 +2,8 @@
 //! green / red / yellow by status when colour is wanted.
 //!
 //! This module only shapes entries already read by [`super::ActivityLog::read`]; it never
-//! touches the log file.
+//! touches the log file. Every rendering is inert: table and markdown cells through
+//! [`crate::inert::line`], JSON with control and bidi characters escaped.
 
 use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, NaiveDateTime, Utc};
 
@@ -86,7 +87,7 @@ pub fn render(entries: &[ActivityEntry], format: StatusFormat, color: bool) -> S
     match format {
         StatusFormat::Table => render_table(entries, color),
         StatusFormat::Json => {
-            let mut s = export_json(entries);
+            let mut s = crate::inert::json(&export_json(entries)).into_owned();
             s.push('\n');
             s
         }
@@ -107,8 +108,9 @@ fn cells(e: &ActivityEntry) -> [String; 6] {
     ]
 }
 
+/// Made inert ([`crate::inert`]) on one line: the log may hold anything an agent wrote.
 fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r', '\t'], " ")
+    crate::inert::line(s).into_owned()
 }
 
 fn render_table(entries: &[ActivityEntry], color: bool) -> String {

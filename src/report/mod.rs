@@ -69,13 +69,16 @@ impl GroupMetrics {
         if matches!(r.verdict, TrialVerdict::HarnessError(_)) {
             self.harness_errors += 1;
         }
+        // Token counts are what agents reported: summed saturating, like every count here.
         let m = &r.metrics;
-        self.tool_calls += m.by_tool.values().map(|t| t.calls).sum::<u32>();
-        self.tool_errors += m.by_tool.values().map(|t| t.errors).sum::<u32>();
-        self.turns += m.turns;
-        self.guard_blocks += m.guard_blocks;
-        self.input_tokens += m.usage.input_tokens;
-        self.output_tokens += m.usage.output_tokens;
+        let calls = m.by_tool.values().fold(0u32, |n, t| n.saturating_add(t.calls));
+        let errors = m.by_tool.values().fold(0u32, |n, t| n.saturating_add(t.errors));
+        self.tool_calls = self.tool_calls.saturating_add(calls);
+        self.tool_errors = self.tool_errors.saturating_add(errors);
+        self.turns = self.turns.saturating_add(m.turns);
+        self.guard_blocks = self.guard_blocks.saturating_add(m.guard_blocks);
+        self.input_tokens = self.input_tokens.saturating_add(m.usage.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(m.usage.output_tokens);
     }
 }
 
@@ -95,8 +98,8 @@ pub fn compute(results: &[TaskResult]) -> SuiteMetrics {
         s.by_category.entry(r.category.clone()).or_default().add(r);
         for (tool, t) in &r.metrics.by_tool {
             let e = s.by_tool.entry(tool.clone()).or_default();
-            e.calls += t.calls;
-            e.errors += t.errors;
+            e.calls = e.calls.saturating_add(t.calls);
+            e.errors = e.errors.saturating_add(t.errors);
         }
     }
     s
@@ -201,7 +204,9 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
         .max()
         .unwrap_or(7)
         + 1;
+    // Category and tool names come from folder names and from agents: shown inert.
     let row = |s: &mut String, label: &str, name: &str, rate: f64, detail: String| {
+        let name = crate::inert::line(name);
         let _ = writeln!(s, "  {label:<14} {name:<width$}{:>6.1}%  ({detail})", rate * 100.0);
     };
     let _ = writeln!(s, "medin metrics");
@@ -243,7 +248,7 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
     }
     let _ = writeln!(s, "  average turns  {:.2}", o.avg_turns());
     let _ = writeln!(s, "  guard blocks   {}", o.guard_blocks);
-    if o.input_tokens + o.output_tokens > 0 {
+    if o.input_tokens > 0 || o.output_tokens > 0 {
         let _ = writeln!(s, "  tokens         {} in, {} out", o.input_tokens, o.output_tokens);
     }
     match breaches {
@@ -284,11 +289,11 @@ pub fn conclude(
         .and_then(|_| {
             std::fs::write(
                 run_folder.join("summary.json"),
-                serde_json::to_string_pretty(&summary).unwrap_or_default(),
+                crate::inert::json(&serde_json::to_string_pretty(&summary).unwrap_or_default()).as_ref(),
             )
         })
         .map_err(|e| format!("cannot write the run summary in {}: {e}", run_folder.display()))?;
-    println!("  run folder     {}", run_folder.display());
+    println!("  run folder     {}", crate::inert::line(&run_folder.to_string_lossy()));
     Ok(breaches)
 }
 
@@ -394,6 +399,19 @@ mod tests {
         assert!(breaches[0].to_string().contains("50.0% is below the minimum 90.0%"));
         let text = render_text(&m, Some(&breaches));
         assert!(text.contains("1 breached"), "{text}");
+    }
+
+    #[test]
+    fn sums_saturate_instead_of_wrapping() {
+        let mut a = result("golden", true, u32::MAX, u32::MAX, u32::MAX);
+        a.metrics.usage.input_tokens = u64::MAX;
+        a.metrics.usage.output_tokens = u64::MAX - 1;
+        let m = compute(&[a.clone(), a]);
+        assert_eq!(m.overall.input_tokens, u64::MAX);
+        assert_eq!(m.overall.output_tokens, u64::MAX);
+        assert_eq!(m.overall.turns, u32::MAX);
+        assert_eq!(m.by_tool["bash"].calls, u32::MAX);
+        assert!(render_text(&m, None).contains(&format!("{} in, {} out", u64::MAX, u64::MAX)));
     }
 
     #[test]

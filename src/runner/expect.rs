@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use super::record::{ActionRecord, AttemptRecord};
 use crate::guard::Recommendation;
@@ -236,8 +236,8 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
 
 /// Patterns in specs match in multi-line mode: `^` and `$` match at line boundaries, so
 /// `^42$` matches the output `42\n`.
-pub fn text_regex(pattern: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(pattern).multi_line(true).build()
+pub fn text_regex(pattern: &str) -> Result<Regex, crate::spec::pattern::PatternError> {
+    crate::spec::pattern::compile(pattern)
 }
 
 fn check_prp(pe: &crate::spec::PrpExpect, record: &AttemptRecord, out: &mut Vec<Mismatch>) {
@@ -464,15 +464,21 @@ fn check_file(
         }
     }
     let needs_content = fe.contains.is_some() || fe.matches.is_some() || fe.equals.is_some();
-    let content: Result<Vec<u8>, String> = match entry {
+    // At most the first MAX_EXPECTED_FILE bytes are read (as `file_contains` does): a file the
+    // agent made huge costs medin neither its size nor time.
+    let content: Result<(Vec<u8>, bool), String> = match entry {
         None => Err("no such file".into()),
         Some(m) if m.kind != EntryKind::File => Err(format!(
             "a {} (the harness does not follow links or open special files)",
             m.kind.describe()
         )),
-        Some(_) => root.read(path, MAX_EXPECTED_FILE).map_err(|e| e.to_string()),
+        Some(_) => root.read_head(path, MAX_EXPECTED_FILE).map_err(|e| e.to_string()),
     };
-    let text = content.as_ref().ok().map(|c| String::from_utf8_lossy(c).into_owned());
+    let cut = content.as_ref().is_ok_and(|(_, more)| *more);
+    let text = content
+        .as_ref()
+        .ok()
+        .map(|(c, _)| String::from_utf8_lossy(c).into_owned());
     if needs_content {
         if let Err(why) = &content {
             out.push(Mismatch::new(key, "a readable regular file", why.clone()));
@@ -500,7 +506,13 @@ fn check_file(
             }
         }
         if let Some(want) = &fe.equals {
-            if want != text {
+            if cut {
+                out.push(Mismatch::new(
+                    format!("{key}.equals"),
+                    format!("{} bytes", want.len()),
+                    format!("more than {MAX_EXPECTED_FILE} bytes"),
+                ));
+            } else if want != text {
                 out.push(Mismatch::text(format!("{key}.equals"), want, text));
             }
         }

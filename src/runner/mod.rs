@@ -31,6 +31,10 @@ use crate::validate::{self, ValidateContext, ValidationStatus};
 pub use expect::Mismatch;
 pub use record::{ActionRecord, AttemptMetrics, AttemptRecord, ToolTally};
 
+/// Longest text of one failed expectation shown in a failure message or an activity log
+/// entry, in bytes (the run folder's files keep all of it).
+pub const MESSAGE_CLIP: usize = 16 * 1024;
+
 /// Defaults that apply when a task's `limits` say nothing.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,28 +100,30 @@ impl TaskResult {
     }
 
     /// The message a failing trial shows: each expectation that did not hold, and the run folder.
+    ///
+    /// It is made for a terminal: agent-controlled text in it is made inert ([`crate::inert`])
+    /// and each expectation is cut at [`MESSAGE_CLIP`] bytes (the run folder keeps everything).
     pub fn failure_message(&self) -> Option<String> {
+        let show = |text: &str| crate::inert::text(&crate::inert::clip(text, MESSAGE_CLIP)).into_owned();
+        let (trial, agent) = (crate::inert::line(&self.trial), crate::inert::line(&self.agent));
+        let run_dir = crate::inert::line(&self.run_dir.to_string_lossy()).into_owned();
         match &self.verdict {
             TrialVerdict::Passed => None,
             TrialVerdict::Failed(ms) => {
                 let mut s = format!(
-                    "{} failed (agent {}): {} expectation{} did not hold\n",
-                    self.trial,
-                    self.agent,
+                    "{trial} failed (agent {agent}): {} expectation{} did not hold\n",
                     ms.len(),
                     if ms.len() == 1 { "" } else { "s" }
                 );
                 for m in ms {
-                    s.push_str(&format!("  - {}\n", m.to_string().trim_end()));
+                    s.push_str(&format!("  - {}\n", show(m.to_string().trim_end())));
                 }
-                s.push_str(&format!("  run folder: {}", self.run_dir.display()));
+                s.push_str(&format!("  run folder: {run_dir}"));
                 Some(s)
             }
             TrialVerdict::HarnessError(e) => Some(format!(
-                "{}: harness error (not the agent's failure): {}\n  run folder: {}",
-                self.trial,
-                e,
-                self.run_dir.display()
+                "{trial}: harness error (not the agent's failure): {}\n  run folder: {run_dir}",
+                show(e)
             )),
         }
     }
@@ -263,14 +269,15 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
 
 fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    std::fs::write(path, text + "\n")
+    std::fs::write(path, crate::inert::json(&text).into_owned() + "\n")
 }
 
 fn log_activity(result: &TaskResult, settings: &RunSettings, validations: &[validate::ValidationResult]) {
+    let clip = |text: &str| crate::inert::clip(text, MESSAGE_CLIP).into_owned();
     let (status, failures) = match &result.verdict {
         TrialVerdict::Passed => (EntryStatus::Passed, Vec::new()),
-        TrialVerdict::Failed(ms) => (EntryStatus::Failed, ms.iter().map(|m| m.to_string()).collect()),
-        TrialVerdict::HarnessError(e) => (EntryStatus::Error, vec![e.clone()]),
+        TrialVerdict::Failed(ms) => (EntryStatus::Failed, ms.iter().map(|m| clip(&m.to_string())).collect()),
+        TrialVerdict::HarnessError(e) => (EntryStatus::Error, vec![clip(e)]),
     };
     let entry = ActivityEntry {
         timestamp: chrono::Utc::now(),
@@ -513,8 +520,10 @@ impl<'a> Attempt<'a> {
             last = None;
             match event {
                 AgentEvent::Usage(u) => {
-                    record.metrics.usage.input_tokens += u.input_tokens;
-                    record.metrics.usage.output_tokens += u.output_tokens;
+                    // Counts an agent reports are its word: summed saturating, never wrapped.
+                    let usage = &mut record.metrics.usage;
+                    usage.input_tokens = usage.input_tokens.saturating_add(u.input_tokens);
+                    usage.output_tokens = usage.output_tokens.saturating_add(u.output_tokens);
                     self.log_transcript("from_agent", serde_json::json!({ "type": "usage", "input_tokens": u.input_tokens, "output_tokens": u.output_tokens }))?;
                 }
                 AgentEvent::Final(f) => {
@@ -836,7 +845,8 @@ impl<'a> Attempt<'a> {
             "to_agent",
             serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }),
         )?;
-        record.actions.push(rec);
+        // The files have it all; memory keeps a bounded copy.
+        record.actions.push(rec.retained());
         Ok(())
     }
 }
@@ -965,7 +975,9 @@ fn failure_code(failure: &AgentFailure) -> ErrorCode {
     match failure {
         AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
         AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
-        AgentFailure::Exited { .. } | AgentFailure::NoFinal => ErrorCode::MalformedOutput,
+        AgentFailure::Exited { .. } | AgentFailure::NoFinal | AgentFailure::NotReading { .. } => {
+            ErrorCode::MalformedOutput
+        }
     }
 }
 

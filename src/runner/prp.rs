@@ -747,6 +747,13 @@ fn artifacts(
 /// `validation-results.json`, `execution-summary.md`, `artifacts-list.json`.
 fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), String> {
     let write = |name: &str, text: String| {
+        // The summary quotes the coder and its file names: markdown for people, made inert;
+        // the JSON files keep the exact text, escaped.
+        let text = if name.ends_with(".md") {
+            crate::inert::text(&text).into_owned()
+        } else {
+            crate::inert::json(&text).into_owned()
+        };
         std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
     };
     let results = serde_json::json!({

@@ -49,6 +49,157 @@ impl ActionRecord {
     pub fn is_agent_call(&self) -> bool {
         !self.harness && !self.tool.is_empty()
     }
+
+    /// The record as an attempt keeps it in memory, once `receipts.jsonl` has the whole of it:
+    /// the input and the receipt's data and error contexts cut to [`RETAINED_JSON_BYTES`] each
+    /// (strings to [`RETAINED_TEXT_BYTES`]), messages and lists cut likewise. A cut string ends
+    /// with its full length and SHA-256, like cut command output. So an agent's thousands of
+    /// calls with megabyte inputs cost medin kilobytes each, and expectations still see every
+    /// tool, status, error code, evidence entry and the start of every value.
+    pub fn retained(mut self) -> Self {
+        let text = |t: &mut String| {
+            if t.len() > RETAINED_TEXT_BYTES {
+                *t = cut_text(t, RETAINED_TEXT_BYTES);
+            }
+        };
+        let json = |v: &mut serde_json::Value| *v = cap_json(v, &mut Budget::new());
+        text(&mut self.action_id);
+        text(&mut self.tool);
+        json(&mut self.input);
+        if let Some(j) = &mut self.justification {
+            text(j);
+        }
+        if let Some(l) = &mut self.limit {
+            text(l);
+        }
+        if let Some(g) = &mut self.guard {
+            g.violations.truncate(RETAINED_ITEMS);
+            for v in &mut g.violations {
+                text(&mut v.matched);
+                text(&mut v.description);
+                text(&mut v.rule);
+            }
+            if let Some(a) = &mut g.alternative {
+                text(a);
+            }
+        }
+        let r = &mut self.receipt;
+        json(&mut r.data);
+        r.errors.truncate(RETAINED_ITEMS);
+        for e in &mut r.errors {
+            text(&mut e.message);
+            json(&mut e.context);
+        }
+        for list in [&mut r.warnings, &mut r.next_actions] {
+            list.truncate(RETAINED_ITEMS);
+            list.iter_mut().for_each(text);
+        }
+        r.receipts.truncate(RETAINED_ITEMS);
+        for e in &mut r.receipts {
+            text(&mut e.source);
+        }
+        r.would_affect.truncate(RETAINED_ITEMS);
+        for w in &mut r.would_affect {
+            text(&mut w.target);
+        }
+        self
+    }
+}
+
+/// Bytes of one JSON value (an input, a receipt's data) an attempt keeps in memory.
+pub const RETAINED_JSON_BYTES: usize = 32 * 1024;
+/// Bytes of one string an attempt keeps in memory.
+pub const RETAINED_TEXT_BYTES: usize = 4 * 1024;
+/// Entries of one list (errors, warnings, evidence, …) an attempt keeps in memory.
+pub const RETAINED_ITEMS: usize = 256;
+
+/// What is left to keep of one JSON value: bytes, and nodes (so a million `null`s cost too).
+struct Budget {
+    bytes: usize,
+    nodes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            bytes: RETAINED_JSON_BYTES,
+            nodes: RETAINED_JSON_BYTES / 16,
+        }
+    }
+
+    /// Takes `bytes` for one node; false when the budget is spent.
+    fn take(&mut self, bytes: usize) -> bool {
+        if self.nodes == 0 || self.bytes == 0 {
+            return false;
+        }
+        self.nodes -= 1;
+        self.bytes = self.bytes.saturating_sub(bytes.max(1));
+        true
+    }
+}
+
+/// `text` cut to `max` bytes, with its full length and hash.
+fn cut_text(text: &str, max: usize) -> String {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… [cut by medin: {} bytes in all, {}]",
+        &text[..end],
+        text.len(),
+        crate::tools::receipt::sha256_tagged(text.as_bytes())
+    )
+}
+
+/// A copy of `v` within `budget`: strings cut, entries past the budget replaced by one marker.
+fn cap_json(v: &serde_json::Value, budget: &mut Budget) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let keep = s.len().min(RETAINED_TEXT_BYTES).min(budget.bytes);
+            budget.take(keep);
+            if keep < s.len() {
+                Value::String(cut_text(s, keep))
+            } else {
+                v.clone()
+            }
+        }
+        Value::Array(items) => {
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                if !budget.take(8) {
+                    out.push(Value::String(format!(
+                        "… [cut by medin: {} more items]",
+                        items.len() - i
+                    )));
+                    break;
+                }
+                out.push(cap_json(item, budget));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (i, (k, item)) in map.iter().enumerate() {
+                if !budget.take(8 + k.len().min(RETAINED_TEXT_BYTES)) {
+                    out.insert(
+                        "…".into(),
+                        Value::String(format!("cut by medin: {} more keys", map.len() - i)),
+                    );
+                    break;
+                }
+                let key = if k.len() > RETAINED_TEXT_BYTES {
+                    cut_text(k, 256)
+                } else {
+                    k.clone()
+                };
+                out.insert(key, cap_json(item, budget));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
 }
 
 /// Calls and errors of one tool.
@@ -154,4 +305,48 @@ pub struct PrpRecord {
     pub replies: Vec<crate::spec::FinalReport>,
     pub error: Option<String>,
     pub artifacts: Artifacts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Receipt;
+    use serde_json::json;
+
+    #[test]
+    fn a_retained_record_is_small_and_keeps_what_expectations_read() {
+        let big = "z".repeat(3 << 20);
+        let mut receipt =
+            Receipt::success(json!({ "exit_code": 0, "stdout": big, "lines": vec![json!(null); 100_000] }));
+        receipt.warnings = vec!["w".repeat(10_000); 1000];
+        let rec = ActionRecord {
+            seq: 1,
+            action_id: "1".into(),
+            tool: "write_file".into(),
+            input: json!({ "path": "a.txt", "content": big }),
+            guard: None,
+            decision: "allow".into(),
+            justification: None,
+            limit: None,
+            receipt,
+            timestamp: String::new(),
+            ran: true,
+            harness: false,
+        }
+        .retained();
+        let size = serde_json::to_string(&rec).unwrap().len();
+        assert!(
+            size < 4 * RETAINED_JSON_BYTES + RETAINED_ITEMS * (RETAINED_TEXT_BYTES + 200),
+            "{size}"
+        );
+        assert_eq!(rec.input["path"], "a.txt");
+        assert!(rec.input["content"]
+            .as_str()
+            .unwrap()
+            .contains("3145728 bytes in all, sha256:"));
+        assert_eq!(rec.receipt.data["exit_code"], 0);
+        assert_eq!(rec.tool, "write_file");
+        let small = json!({ "command": "ls", "n": [1, 2, 3] });
+        assert_eq!(cap_json(&small, &mut Budget::new()), small);
+    }
 }

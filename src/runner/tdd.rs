@@ -718,6 +718,13 @@ impl State {
 
     /// Writes whole files only: a temp file renamed into place; then the agent's copy.
     fn write(&self, name: &str, text: &str) -> Result<(), String> {
+        // The markdown files quote test output and diffs of the agent's code: made inert; the
+        // JSON files keep the exact text, escaped.
+        let text: &str = &if name.ends_with(".md") {
+            crate::inert::text(text)
+        } else {
+            crate::inert::json(text)
+        };
         let tmp = self.path(&format!(".{name}.tmp"));
         std::fs::write(&tmp, text)
             .and_then(|_| std::fs::rename(&tmp, self.path(name)))

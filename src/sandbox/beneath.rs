@@ -553,6 +553,19 @@ impl Beneath {
         Ok(out)
     }
 
+    /// The first `limit` bytes of regular file `rel`, and whether the file holds more.
+    pub fn read_head(&self, rel: &str, limit: u64) -> Result<(Vec<u8>, bool), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let (file, meta) = self.open_regular(&r)?;
+        let mut out = Vec::with_capacity(meta.size.min(limit) as usize);
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|e| self.map_err(e, "read", &r))?;
+        let more = out.len() as u64 > limit;
+        out.truncate(limit.min(out.len() as u64) as usize);
+        Ok((out, more))
+    }
+
     /// `sha256:<hex>` of regular file `rel`, streamed (no size bound on memory; `limit` bounds
     /// the bytes hashed: a larger file is [`BeneathError::TooLarge`]).
     pub fn hash(&self, rel: &str, limit: u64) -> Result<String, BeneathError> {

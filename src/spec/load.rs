@@ -89,10 +89,7 @@ fn format_located(path: &Path, line: usize, column: usize, message: &str, help: 
 
 /// Reads and parses the task file at `path`.
 pub fn load_task(path: &Path) -> Result<TaskSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = super::limits::read(path)?;
     parse_task(&text, path)
 }
 
@@ -179,11 +176,14 @@ pub(crate) fn is_blank(text: &str) -> bool {
 /// Deserializes `text` as `T` (enums as one-key maps), turning every error into a located
 /// [`SpecError::Invalid`].
 pub(crate) fn from_yaml<T: DeserializeOwned>(text: &str, path: &Path, doc: Doc) -> Result<T, SpecError> {
+    // Pass 0: the limits (nesting, entries, values after aliases), before anything is built.
+    let structure = super::limits::check_structure(text, path)?;
+    let translate = |e: serde_yaml_ng::Error| translate(&e, text, path, doc, structure);
     // Pass 1: syntax, several documents, duplicate keys.
-    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text).map_err(|e| translate(&e, text, path, doc))?;
+    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text).map_err(translate)?;
     // Pass 2: the typed model.
     serde_yaml_ng::with::singleton_map_recursive::deserialize(serde_yaml_ng::Deserializer::from_str(text))
-        .map_err(|e| translate(&e, text, path, doc))
+        .map_err(translate)
 }
 
 // ------------------------------------------------------------------ error translation
@@ -312,8 +312,25 @@ fn did_you_mean(word: &str, valid: &[&str], what: &str) -> String {
     }
 }
 
-fn translate(e: &serde_yaml_ng::Error, text: &str, path: &Path, doc: Doc) -> SpecError {
+fn translate(
+    e: &serde_yaml_ng::Error,
+    text: &str,
+    path: &Path,
+    doc: Doc,
+    structure: super::limits::Structure,
+) -> SpecError {
     let Raw { at, message, pos } = split_error(e);
+    // The library's own guards against alias loops carry no position: the aliases are where
+    // to look.
+    if message.contains("repetition limit exceeded") || (message.contains("recursion limit exceeded") && pos.is_none())
+    {
+        return SpecError::invalid(
+            path,
+            structure.first_alias.or(pos).unwrap_or((1, 1)),
+            "aliases (`*name`) in this file repeat their anchors too often to load (the YAML library's limit)".into(),
+            Some("an alias repeats its anchor's whole value each time it is used: use fewer aliases, or anchors on smaller values".into()),
+        );
+    }
     let mut pos0 = pos.unwrap_or((1, 1));
     if message.contains("end of stream") {
         // An unterminated quote or bracket: the place it was opened is the useful one.
@@ -1374,22 +1391,21 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
     }
     let src = Source::new(text);
     for (at, anchors, key, re) in regexes {
-        if let Err(e) = regex::Regex::new(re) {
-            let detail = match &e {
-                regex::Error::Syntax(s) => s
-                    .lines()
-                    .rev()
-                    .find_map(|l| l.strip_prefix("error: "))
-                    .unwrap_or(s)
-                    .to_string(),
-                other => other.to_string(),
-            };
+        if let Err(e) = super::pattern::compile(re) {
             let pos = src.locate_value_under(&anchors, key, re).unwrap_or((1, 1));
+            let help = match e {
+                super::pattern::PatternError::TooLong { .. } => "a pattern need not spell out the whole text: match a short, distinctive part of it",
+                _ => "this value is a regular expression (Rust regex syntax): escape special characters such as `(`, `[`, `+`, `*` with `\\` (`\\\\` inside double quotes)",
+            };
             return Err(SpecError::invalid(
                 path,
                 pos,
-                format!("invalid regex `{re}` in `{at}`: {detail}"),
-                Some("this value is a regular expression (Rust regex syntax): escape special characters such as `(`, `[`, `+`, `*` with `\\` (`\\\\` inside double quotes)".into()),
+                format!(
+                    "invalid regex `{}` in `{at}`: {}",
+                    crate::inert::clip(re, 80),
+                    e.detail()
+                ),
+                Some(help.into()),
             ));
         }
     }
@@ -1416,14 +1432,15 @@ fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError
         let names: Vec<&str> = props
             .map(|p| p.keys().map(String::as_str).collect())
             .unwrap_or_default();
-        let item = src.list_item("solution", i);
+        // Located only when there is an error: finding an item scans the text.
+        let item = || src.list_item("solution", i);
         let unchecked = format!("(to send it anyway, write `call: {{tool: {tool}, input: ..}}`)");
         for (k, v) in obj {
             let Some(prop) = props.and_then(|p| p.get(k)) else {
                 if schema.get("additionalProperties") == Some(&serde_json::Value::Bool(false)) {
-                    let pos = item
+                    let pos = item()
                         .and_then(|(l, end)| src.key_between(k, l, end))
-                        .or(item.map(|(l, _)| (l, 1)))
+                        .or(item().map(|(l, _)| (l, 1)))
                         .unwrap_or((1, 1));
                     let hint = match nearest(k, &names) {
                         Some(n) => format!("did you mean `{n}`? {unchecked}"),
@@ -1439,9 +1456,9 @@ fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError
                 continue;
             };
             if let Some(problem) = type_problem(v, prop) {
-                let pos = item
+                let pos = item()
                     .and_then(|(l, end)| src.key_between(k, l, end))
-                    .or(item.map(|(l, _)| (l, 1)))
+                    .or(item().map(|(l, _)| (l, 1)))
                     .unwrap_or((1, 1));
                 return Err(SpecError::invalid(
                     path,
@@ -1459,7 +1476,7 @@ fn check_steps(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError
             .filter_map(|r| r.as_str())
         {
             if !obj.contains_key(req) {
-                let pos = item.map(|(l, _)| src.item_start(l)).unwrap_or((1, 1));
+                let pos = item().map(|(l, _)| src.item_start(l)).unwrap_or((1, 1));
                 return Err(SpecError::invalid(
                     path,
                     pos,

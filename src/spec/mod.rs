@@ -1,12 +1,15 @@
-//! Task specs: the YAML task model, loading with `file:line:col` errors, the suite file
-//! (`medin.yaml`), discovery of task files, and the published JSON Schema.
+//! Task specs: the YAML task model, loading with limits and `file:line:col` errors, the suite
+//! file (`medin.yaml`), discovery of task files, the published JSON Schema, and the one way
+//! regexes from specs are compiled ([`pattern`]).
 //!
 //! This module owns the meaning of the YAML and every message about a malformed one. It never
 //! runs anything: a loaded task is plain data for the runner.
 
 pub mod check;
+pub mod limits;
 pub mod load;
 pub mod model;
+pub mod pattern;
 pub mod schema;
 pub mod suite;
 pub mod values;

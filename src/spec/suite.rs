@@ -107,10 +107,7 @@ pub fn load_suite(dir: &Path) -> Result<Suite, SpecError> {
             config: SuiteConfig::default(),
         });
     }
-    let text = std::fs::read_to_string(&path).map_err(|source| SpecError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = super::limits::read(&path)?;
     let config = parse_suite(&text, &path)?;
     Ok(Suite {
         root: dir.to_path_buf(),
@@ -211,7 +208,7 @@ pub fn discover(suite: &Suite) -> Result<Vec<SpecFile>, SpecError> {
             if !configured {
                 continue;
             }
-            let text = std::fs::read_to_string(&suite_file).unwrap_or_default();
+            let text = super::limits::read(&suite_file).unwrap_or_default();
             let pos = locate_value(&text, folder).unwrap_or_else(|| locate_key(&text, "suites"));
             return Err(SpecError::invalid(
                 &suite_file,

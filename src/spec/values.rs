@@ -203,8 +203,8 @@ impl<'de> Deserialize<'de> for Step {
                         }
                     }
                     tool => {
-                        let Some(info) = crate::tools::registry().into_iter().find(|t| t.name == tool) else {
-                            let names: Vec<&str> = crate::tools::registry()
+                        let Some(info) = registry().iter().find(|t| t.name == tool) else {
+                            let names: Vec<&str> = registry()
                                 .iter()
                                 .map(|t| t.name)
                                 .chain(["final", "reply", "call"])
@@ -410,6 +410,12 @@ impl JsonSchema for CommandCheck {
             ]
         })
     }
+}
+
+/// The tool registry, built once: a solution may hold thousands of steps.
+fn registry() -> &'static [crate::tools::ToolInfo] {
+    static REGISTRY: std::sync::OnceLock<Vec<crate::tools::ToolInfo>> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(crate::tools::registry)
 }
 
 #[cfg(test)]

@@ -235,6 +235,24 @@ pub fn sha256_tagged(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
+/// `sha256:<hex>` of the content of the file at `path`, read in pieces: the same value as
+/// [`sha256_tagged`] of its bytes, in constant memory whatever the file's size.
+pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -251,6 +269,15 @@ mod tests {
         assert_eq!(ErrorCode::ToolExecutionFailed.as_str(), "TOOL_EXECUTION_FAILED");
         let back: ErrorCode = serde_json::from_str("\"INVARIANT_BROKEN\"").unwrap();
         assert_eq!(back, ErrorCode::InvariantBroken);
+    }
+
+    #[test]
+    fn a_file_hashes_like_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(sha256_file(&path).unwrap(), sha256_tagged(&bytes));
     }
 
     #[test]

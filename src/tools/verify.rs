@@ -92,9 +92,7 @@ fn file_contains(ctx: &ToolContext, target: &str, expected: Option<&str>) -> Res
             "verify file_contains needs `expected`: the regex the file must match",
         ));
     };
-    let re = regex::RegexBuilder::new(pattern)
-        .multi_line(true)
-        .build()
+    let re = crate::spec::pattern::compile(pattern)
         .map_err(|e| Receipt::error(ErrorCode::InvalidInput, format!("`expected` is not a valid regex: {e}")))?;
     let conf = confine(ctx)?;
     let r = conf.resolve(target, true).map_err(path_error)?;

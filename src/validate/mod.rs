@@ -185,9 +185,10 @@ pub(crate) fn first_chars(text: &str, n: usize) -> String {
 }
 
 /// Compiles a validator pattern in multi-line mode, as `grep` reads text: `^` and `$` match at
-/// every line start and end, so `^v\d+$` matches the output `v42\n`.
-pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
-    regex::RegexBuilder::new(pattern).multi_line(true).build()
+/// every line start and end, so `^v\d+$` matches the output `v42\n`. Within the limits of
+/// [`crate::spec::pattern`].
+pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, crate::spec::pattern::PatternError> {
+    crate::spec::pattern::compile(pattern)
 }
 
 /// The short label of a validator, e.g. `file_exists hello.txt`.
