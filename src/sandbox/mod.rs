@@ -386,12 +386,16 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod exec;
+#[cfg(target_os = "linux")]
+mod hostscan;
 mod probe;
 mod process;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
 mod tree;
+#[cfg(target_os = "linux")]
+mod view;
 mod workspace;
 
 pub use exec::{exec_main, shell_quote, ExecArgs};
