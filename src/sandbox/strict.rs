@@ -1,6 +1,14 @@
-//! Strict isolation on Linux: what is prepared before the fork (Landlock ruleset, seccomp BPF)
-//! and the code that runs in the forked children (namespaces, the PID-1 reaper, entering
+//! Strict isolation on Linux: what is prepared before the fork (the view's mount plan from
+//! [`super::view`], the Landlock ruleset, seccomp BPF) and the code that runs in the forked
+//! children (namespaces, the PID-1 reaper that builds the view and pivots into it, entering
 //! Landlock and seccomp). See the module documentation of [`super`] for the sequence.
+//!
+//! The Landlock ruleset is defence in depth under the built view: rules attach to inodes, so
+//! the parent's rules on host paths (`/usr`, `/etc` leaf by leaf, the workspace, `TMPDIR`,
+//! read paths) hold for the binds of those paths inside, while the view's own filesystems
+//! (`/`, `/proc`, `/dev`, `/dev/shm`, `/tmp`) are new inodes whose rules `C` adds once they
+//! exist. There is no rule for the host's `/dev` any more: nothing of it is in the view but
+//! the nodes the view binds.
 //!
 //! Everything after the fork uses raw, async-signal-safe syscalls on values computed before
 //! it: the harness is multi-threaded, so the child must not allocate or take locks.
