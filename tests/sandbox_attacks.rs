@@ -854,6 +854,13 @@ fn strict_host_unix_sockets_are_unreachable_by_path() {
         }
     }
     let _cleanup = Cleanup(dirs.clone());
+    // And one in a directory the command may read (a toolchain's, say): the view has it, with
+    // its sockets covered.
+    let readable = tempfile::tempdir().unwrap();
+    let readable = readable.path().canonicalize().unwrap();
+    let mut c = c;
+    c.read_paths.push(readable.clone());
+    dirs.push(readable.join("run"));
     let mut listeners = Vec::new();
     let mut paths = Vec::new();
     for d in &dirs {

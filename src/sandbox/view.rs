@@ -442,12 +442,11 @@ pub(crate) fn plan(workspace: &Path, tmp: &Path, read_paths: &[PathBuf], network
         src: Source<'a>,
         write: bool,
     }
-    let mut canonical_reads: Vec<PathBuf> = Vec::new();
-    for r in read_paths {
-        if let Ok(c) = r.canonicalize() {
-            canonical_reads.push(c);
-        }
-    }
+    // A read path that does not exist is left out here; the Landlock ruleset names it.
+    let canonical_reads: Vec<(&PathBuf, PathBuf)> = read_paths
+        .iter()
+        .filter_map(|r| Some((r, r.canonicalize().ok()?)))
+        .collect();
     let mut wants = vec![
         Want {
             at: workspace.to_path_buf(),
@@ -460,7 +459,7 @@ pub(crate) fn plan(workspace: &Path, tmp: &Path, read_paths: &[PathBuf], network
             write: true,
         },
     ];
-    for (r, canonical) in read_paths.iter().zip(&canonical_reads) {
+    for (r, canonical) in &canonical_reads {
         let given = normalize(r).filter(|g| g != canonical);
         for at in [Some(canonical.clone()), given].into_iter().flatten() {
             wants.push(Want {
