@@ -468,3 +468,32 @@ fn strict_view_builds_a_tiny_crate_offline_with_the_host_toolchain() {
     let o = sandbox::run_shell(&c, "cargo build --offline -q && ./target/debug/tiny", None).unwrap();
     assert_eq!(o.stdout.text, "tiny-ok\n", "{o:?}");
 }
+
+#[test]
+fn strict_view_shows_read_paths_at_their_given_and_canonical_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut c) = strict_with(dir.path(), &[]) else {
+        return;
+    };
+    let tools = tempfile::tempdir().unwrap();
+    let tools = tools.path().canonicalize().unwrap();
+    fs::create_dir_all(tools.join("real/bin")).unwrap();
+    fs::write(tools.join("real/bin/tool"), "#!/bin/sh\necho tool-ok\n").unwrap();
+    fs::set_permissions(tools.join("real/bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(tools.join("real"), tools.join("link")).unwrap();
+    c.read_paths = vec![tools.join("link")];
+    let t = tools.display();
+    let o = sandbox::run_shell(
+        &c,
+        &format!("{t}/link/bin/tool; {t}/real/bin/tool; echo x > {t}/real/new"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(o.stdout.text, "tool-ok\ntool-ok\n", "{o:?}");
+    assert!(!tools.join("real/new").exists(), "a read path was writable");
+    // A read path that would cover the view's own system trees is refused, with the reason.
+    c.read_paths = vec!["/".into()];
+    let e = sandbox::run_shell(&c, "true", None).unwrap_err();
+    assert!(matches!(e, SandboxError::Unsupported { .. }), "{e}");
+    assert!(e.to_string().contains("would hide the system directories"), "{e}");
+}
