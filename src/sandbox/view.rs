@@ -304,11 +304,13 @@ fn build_fixed() -> Result<Fixed, String> {
             }
         }
     }
-    // Special files in scanned trees nested in a bound one (`/usr/local` in `/usr`).
+    // Special files in scanned trees nested in a bound one (`/usr/local` in `/usr`), by their
+    // canonical paths (a mount on a path through a symlink would land where the host's link
+    // leads, outside the new root).
     for t in hostscan::SCANNED_TREES {
-        let t = Path::new(t);
-        if trees.iter().any(|s| t.starts_with(s) && t != s) && t.is_dir() {
-            for special in hostscan::special_files_cached(t).iter() {
+        let Ok(t) = Path::new(t).canonicalize() else { continue };
+        if trees.iter().any(|s| t.starts_with(s) && t != *s) && t.is_dir() {
+            for special in hostscan::special_files_cached(&t).iter() {
                 p.mask(special, false)?;
             }
         }
