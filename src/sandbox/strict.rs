@@ -648,14 +648,14 @@ unsafe fn confine(raw: RawStrict) -> io::Result<()> {
     // made them), so their rules are added here: the root may be listed (what it holds is the
     // allowlist; files in it are read only where a rule says so), /proc read, the private
     // /dev read and written (its few nodes; no new ones), /dev/shm and /tmp fully.
-    for (path, access, required) in [
-        (c"/", LANDLOCK_READ_DIR, true),
-        (c"/proc", LANDLOCK_READ, true),
-        (c"/dev", LANDLOCK_DEV, true),
-        (c"/dev/shm", LANDLOCK_ALL_V3, true),
-        (c"/tmp", LANDLOCK_ALL_V3, true),
+    for (path, access) in [
+        (c"/", LANDLOCK_READ_DIR),
+        (c"/proc", LANDLOCK_READ),
+        (c"/dev", LANDLOCK_DEV),
+        (c"/dev/shm", LANDLOCK_ALL_V3),
+        (c"/tmp", LANDLOCK_ALL_V3),
     ] {
-        if !add_path_rule(raw.ruleset_fd, path, access)? && required {
+        if !add_path_rule(raw.ruleset_fd, path, access)? {
             return Err(io::Error::last_os_error());
         }
     }
