@@ -293,7 +293,9 @@ fn build_fixed() -> Result<Fixed, String> {
                 p.step(Op::Symlink(cstring(target)?), path, NONE)?;
             }
             SystemEntry::Dir(dir) => {
-                let scanned = hostscan::SCANNED_TREES.iter().any(|t| Path::new(t) == dir);
+                let scanned = hostscan::SCANNED_TREES
+                    .iter()
+                    .any(|t| Path::new(t).canonicalize().is_ok_and(|c| c == *dir));
                 let special = if scanned {
                     hostscan::special_files_cached(dir)
                 } else {
