@@ -210,7 +210,9 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
     let out = exec(
         &[],
         &format!(
-            "id -u; echo in > f; cat f; echo out > {}; echo out > /etc/medin-nobody; ps -e | wc -l",
+            "id -u; echo in > f; cat f; echo out > {}; echo out > /etc/medin-nobody; \
+             test -e /dev/kmsg && echo host-dev; test -e /root && echo host-root; \
+             python3 -c 'import pty; pty.openpty()' || echo no-pty; ps -e | wc -l",
             outside.display()
         ),
     );
@@ -229,7 +231,9 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
     let lines: Vec<&str> = r["stdout"]["text"].as_str().unwrap().lines().map(str::trim).collect();
     // Still nobody inside (no capability after exec), the workspace writable, nothing outside,
     // and only its own processes in sight (ps, sh, wc, the reaper and the header line).
+    // The built view holds in a user namespace too: no host device or home, a private devpts.
     assert_eq!(lines[..2], ["65534", "in"], "{r}");
+    assert_eq!(lines.len(), 3, "{r}");
     assert!(lines[2].parse::<u32>().unwrap() <= 6, "{r}");
     // A path beside the workspace lies in the view's private /tmp (the host file never
     // appears); the system trees are read-only.
