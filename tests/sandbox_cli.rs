@@ -276,3 +276,41 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 }
+
+#[test]
+fn exec_strict_works_wherever_the_harness_keeps_its_temporary_files() {
+    // The harness's TMPDIR decides where each command's private TMPDIR (and the probe's
+    // workspace) lies; the built view must show it at that path, also through /var/tmp, which
+    // the view makes a link to its /tmp, and outside both.
+    if !medin::sandbox::probe().strict.is_ok() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let var_tmp = std::path::Path::new("/var/tmp");
+    let mut homes = vec![elsewhere.path().to_path_buf()];
+    let under_var_tmp = var_tmp.is_dir().then(|| tempfile::tempdir_in(var_tmp).unwrap());
+    homes.extend(under_var_tmp.as_ref().map(|d| d.path().to_path_buf()));
+    for tmp in homes {
+        let out = medin()
+            .env("TMPDIR", &tmp)
+            .args(["exec", "--isolation", "strict", "--workspace"])
+            .arg(ws.path())
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "echo kept > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\"",
+            ])
+            .output()
+            .unwrap();
+        let r = json(&out.stdout);
+        let text = r["stdout"]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(&format!("kept\n{}/medin-sbx-", tmp.display())),
+            "{}: {r} {}",
+            tmp.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -333,8 +333,10 @@ fn build_fixed() -> Result<Fixed, String> {
     // it are made there); the command's TMPDIR, on disk, is attached in it per command.
     p.step(Op::Mkdir(0o755), Path::new("/run"), EXISTS)?;
     p.step(Op::Mkdir(0o755), Path::new("/var"), EXISTS)?;
-    p.step(Op::Symlink(c"/run".to_owned()), Path::new("/var/run"), EXISTS)?;
-    p.step(Op::Symlink(c"/tmp".to_owned()), Path::new("/var/tmp"), EXISTS)?;
+    // Relative, so that a path through them (a TMPDIR or workspace under /var/tmp) resolves
+    // inside the new root while it is being built, not on the host.
+    p.step(Op::Symlink(c"../run".to_owned()), Path::new("/var/run"), EXISTS)?;
+    p.step(Op::Symlink(c"../tmp".to_owned()), Path::new("/var/tmp"), EXISTS)?;
     p.step(Op::Mkdir(0o1777), Path::new("/tmp"), EXISTS)?;
     p.step(
         Op::Mount {
