@@ -465,8 +465,18 @@ pub(crate) fn plan(workspace: &Path, tmp: &Path, read_paths: &[PathBuf], network
             write: true,
         },
     ];
+    // The links the view recreates (`/bin -> usr/bin`) already lead from a given path through
+    // them to the canonical one, which is bound; a mount point made through such a link could
+    // land on the host while its root is still the root (the host's link may be absolute).
+    let links: Vec<&PathBuf> = hostscan::system_entries()
+        .iter()
+        .filter_map(|e| match e {
+            SystemEntry::Symlink { path, .. } => Some(path),
+            SystemEntry::Dir(_) => None,
+        })
+        .collect();
     for (r, canonical) in &canonical_reads {
-        let given = normalize(r).filter(|g| g != canonical);
+        let given = normalize(r).filter(|g| g != canonical && !links.iter().any(|l| g.starts_with(l)));
         for at in [Some(canonical.clone()), given].into_iter().flatten() {
             wants.push(Want {
                 at,
