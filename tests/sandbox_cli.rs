@@ -282,7 +282,7 @@ fn exec_strict_works_wherever_the_harness_keeps_its_temporary_files() {
     // The harness's TMPDIR decides where each command's private TMPDIR (and the probe's
     // workspace) lies; the built view must show it at that path, also through /var/tmp, which
     // the view makes a link to its /tmp, and outside both.
-    if !medin::sandbox::probe().strict.is_ok() {
+    if medin::sandbox::probe().strict.is_err() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
