@@ -107,6 +107,7 @@
 //!   `/etc` and special-file scans are computed once per harness process; a command adds its
 //!   workspace, `TMPDIR` and read paths. The new root is mounted on the command's (empty)
 //!   `TMPDIR`, which B first clones (`open_tree`) and later attaches (`move_mount`) inside.
+//!
 //!   The network namespace has no interface up (not even loopback), so with network off nothing
 //!   — not even a listener on the host's 127.0.0.1 — is reachable. With network allowed, the
 //!   network namespace is not created.
@@ -116,7 +117,7 @@
 //!   command, which is still the caller's uid, holds no capability once it execs. There, with
 //!   no pids cgroup (non-root users rarely have one), the process limit is RLIMIT_NPROC, set
 //!   after the namespace exists: since Linux 5.14 it counts only that namespace's processes.
-//!   The probe runs `true` through this whole path once, so "available" means "works here".
+//!   The probe runs a command through this whole path once, so "available" means "works here".
 //!   Strict mode needs namespaces (as root, or unprivileged user namespaces), Landlock and
 //!   seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
 //!   explaining why — never silently weaker (the runner checks before a task starts).
