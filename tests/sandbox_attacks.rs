@@ -94,6 +94,13 @@ fn assert_no_leftovers(needle: &str) {
     );
 }
 
+/// Whether a failed access shows in `stderr`: denied (Landlock), or absent from the built view.
+fn refused(stderr: &str) -> bool {
+    ["Permission denied", "No such file or directory", "nonexistent"]
+        .iter()
+        .any(|m| stderr.contains(m))
+}
+
 fn assert_outside_intact(outside: &Path) {
     let names: Vec<_> = fs::read_dir(outside)
         .unwrap()
@@ -120,7 +127,8 @@ fn strict_write_outside_by_absolute_path_dotdot_and_symlink_fails() {
     .unwrap());
     assert_eq!(o.isolation, Isolation::Strict);
     assert!(o.stdout.text.contains("wrote-inside"), "{o:?}");
-    assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
+    // The paths outside do not even exist in the built view.
+    assert!(refused(&o.stderr.text), "{o:?}");
     assert_outside_intact(&outside);
     assert_eq!(fs::read_to_string(ws.join("inside.txt")).unwrap(), "fine\n");
 }
@@ -164,7 +172,7 @@ fn strict_planted_secrets_are_unreadable() {
     .unwrap();
     assert!(!o.stdout.text.contains("SECRET"), "{o:?}");
     assert!(!o.stderr.text.contains("SECRET"), "{o:?}");
-    assert!(o.stderr.text.contains("Permission denied"), "{o:?}");
+    assert!(refused(&o.stderr.text), "{o:?}");
     // System secrets under /etc stay closed while the rest of /etc is readable.
     let o = sandbox::run_shell(
         &c,
@@ -785,4 +793,377 @@ fn the_grace_for_leftovers_does_not_count_against_the_timeout() {
         );
         assert_no_leftovers("sleep 3951");
     }
+}
+
+// ---- The built view (issue 9): nothing of the host is reachable that the allowlist leaves out.
+
+/// A name no other run uses.
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{prefix}-{}-{nanos:08x}", std::process::id())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Removes a path (file or tree) when dropped, so a failing test leaves nothing in /etc, /run
+/// or the home directory.
+struct Cleanup(Vec<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = fs::remove_dir_all(p).or_else(|_| fs::remove_file(p));
+        }
+    }
+}
+
+/// A Python one-liner that tries to connect to each Unix socket path and prints
+/// `connected <path>` or `refused <path>`.
+fn connect_script(paths: &[PathBuf]) -> String {
+    let list: Vec<String> = paths.iter().map(|p| format!("\"{}\"", p.display())).collect();
+    format!(
+        "python3 -c 'import socket\nfor p in [{}]:\n    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect(p); print(\"connected\", p)\n    except OSError as e:\n        print(\"refused\", p, e.errno)'",
+        list.join(", ")
+    )
+}
+
+#[test]
+fn strict_host_unix_sockets_are_unreachable_by_path() {
+    use std::os::unix::net::UnixListener;
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    // A server socket where host daemons keep theirs: the host's /tmp (tmux), /run and
+    // /var/run (docker, dbus), and a directory in the home directory.
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root".into());
+    let mut dirs = vec![
+        PathBuf::from("/tmp").join(unique("medin-sock")),
+        home.join(unique(".medin-sock")),
+    ];
+    if is_root() {
+        dirs.push(PathBuf::from("/run").join(unique("medin-sock")));
+        if Path::new("/var/run").is_dir() {
+            dirs.push(PathBuf::from("/var/run").join(unique("medin-sock")));
+        }
+    }
+    let _cleanup = Cleanup(dirs.clone());
+    // And one in a directory the command may read (a toolchain's, say): the view has it, with
+    // its sockets covered.
+    let readable = tempfile::tempdir().unwrap();
+    let readable = readable.path().canonicalize().unwrap();
+    let mut c = c;
+    c.read_paths.push(readable.clone());
+    dirs.push(readable.join("run"));
+    let mut listeners = Vec::new();
+    let mut paths = Vec::new();
+    for d in &dirs {
+        if fs::create_dir(d).is_err() {
+            continue;
+        }
+        let p = d.join("server.sock");
+        let l = UnixListener::bind(&p).unwrap();
+        l.set_nonblocking(true).unwrap();
+        listeners.push(l);
+        paths.push(p);
+    }
+    assert!(!paths.is_empty());
+    let script = connect_script(&paths);
+    // Outside the sandbox every one of them answers: they are there to be reached.
+    let mut plain = SandboxConfig::new(&ws);
+    plain.isolation = Isolation::None;
+    let o = sandbox::run_shell(&plain, &script, None).unwrap();
+    assert_eq!(o.stdout.text.matches("connected").count(), paths.len(), "{o:?}");
+    for l in &listeners {
+        while l.accept().is_ok() {}
+    }
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    assert_eq!(o.stdout.text.matches("refused").count(), paths.len(), "{o:?}");
+    assert!(!o.stdout.text.contains("connected"), "{o:?}");
+    for (l, p) in listeners.iter().zip(&paths) {
+        assert!(l.accept().is_err(), "{} got a connection from inside", p.display());
+    }
+}
+
+#[test]
+fn strict_host_devices_are_absent() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    // The console, the kernel log, the screen memory, physical memory and the host's disks.
+    let mut devices: Vec<String> = [
+        "kmsg", "tty1", "tty0", "console", "vcs1", "vcsa1", "mem", "kmem", "port", "loop0",
+    ]
+    .iter()
+    .map(|d| format!("/dev/{d}"))
+    .collect();
+    for e in fs::read_dir("/sys/block").into_iter().flatten().flatten() {
+        devices.push(format!("/dev/{}", e.file_name().to_string_lossy()));
+    }
+    let script: String = devices
+        .iter()
+        .map(|d| {
+            format!(
+                "test -e {d} && echo present {d}; echo '<1>medin forged' 2>/dev/null > {d} && echo wrote {d}; \
+                 head -c 1 {d} > /dev/null 2>&1 && echo read {d}; "
+            )
+        })
+        .collect();
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    for word in ["present", "wrote", "read"] {
+        assert!(!o.stdout.text.contains(word), "{o:?}");
+    }
+}
+
+#[test]
+fn strict_private_dev_has_the_usual_nodes_and_they_work() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let o = sandbox::run_shell(
+        &c,
+        "ls -A /dev | tr '\\n' ' '; echo; \
+         echo x > /dev/null && echo null-ok; head -c 3 /dev/zero | od -An -tx1; \
+         head -c 16 /dev/urandom | wc -c; head -c 16 /dev/random | wc -c; \
+         echo x > /dev/full || echo full-refuses; \
+         true < /dev/tty || echo tty-no-terminal; \
+         echo shm > /dev/shm/s && cat /dev/shm/s; readlink /dev/fd /dev/ptmx; \
+         python3 -c 'import os, pty\nm, s = pty.openpty()\nos.write(s, b\"pty-ok\\n\")\nprint(os.read(m, 100).decode().strip())'; \
+         ls -la /dev > /dev/null && echo ls-ok",
+        None,
+    )
+    .unwrap();
+    let lines: Vec<&str> = o.stdout.text.lines().map(str::trim).collect();
+    assert_eq!(
+        lines,
+        [
+            "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero",
+            "null-ok",
+            "00 00 00",
+            "16",
+            "16",
+            "full-refuses",
+            "tty-no-terminal",
+            "shm",
+            "/proc/self/fd",
+            "pts/ptmx",
+            "pty-ok",
+            "ls-ok",
+        ],
+        "{o:?}"
+    );
+    // No node can be added.
+    let o = sandbox::run_shell(&c, "echo x > /dev/medin-new; mknod /dev/medin-node c 1 3", None).unwrap();
+    assert!(!o.success(), "{o:?}");
+    assert!(!Path::new("/dev/medin-new").exists() && !Path::new("/dev/medin-node").exists());
+}
+
+#[test]
+fn strict_etc_secrets_are_hidden_by_mode_name_and_content() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::UnixListener;
+    if !is_root() || !strict_ok() {
+        return; // planting files in /etc needs root
+    }
+    let (_root, ws, _outside) = dirs();
+    let dir = PathBuf::from("/etc").join(unique("medin-test"));
+    let _cleanup = Cleanup(vec![dir.clone()]);
+    fs::create_dir(&dir).unwrap();
+    let plant = |name: &str, body: &str, mode: u32| {
+        let p = dir.join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, body).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+    };
+    plant("visible.conf", "VISIBLE-OK\n", 0o644);
+    plant("wg0.conf", "SECRET-BY-MODE\n", 0o600);
+    plant("wg0.key", "SECRET-BY-NAME\n", 0o644);
+    plant("ipsec.secrets", "SECRET-BY-NAME-2\n", 0o644);
+    plant(
+        "tls.pem",
+        "-----BEGIN PRIVATE KEY-----\nSECRET-BY-CONTENT\n-----END PRIVATE KEY-----\n",
+        0o644,
+    );
+    plant("closed/inner.conf", "SECRET-IN-A-CLOSED-DIR\n", 0o644);
+    fs::set_permissions(dir.join("closed"), fs::Permissions::from_mode(0o700)).unwrap();
+    let sock = dir.join("control.sock");
+    let listener = UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    // A fresh process: /etc is read once per process, and this one may have read it already.
+    let d = dir.display();
+    let script = format!(
+        "cat {d}/visible.conf; for f in wg0.conf wg0.key ipsec.secrets tls.pem closed/inner.conf; do cat {d}/$f; done; \
+         ls -la {d}/closed; {}",
+        connect_script(std::slice::from_ref(&sock))
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(["exec", "--isolation", "strict", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = r["stdout"]["text"].as_str().unwrap();
+    let stderr = r["stderr"]["text"].as_str().unwrap();
+    assert!(stdout.contains("VISIBLE-OK"), "{r}");
+    assert!(!stdout.contains("SECRET") && !stderr.contains("SECRET"), "{r}");
+    assert!(stdout.contains("refused"), "{r}");
+    assert!(listener.accept().is_err(), "the socket in /etc got a connection");
+    for f in ["wg0.conf", "wg0.key", "ipsec.secrets", "tls.pem", "closed/inner.conf"] {
+        let line = stderr.lines().find(|l| l.contains(f)).unwrap_or_default();
+        assert!(refused(line), "{f} was not refused: {r}");
+    }
+}
+
+#[test]
+fn strict_host_tmp_var_home_and_root_are_invisible() {
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root".into());
+    let mut planted = vec![
+        PathBuf::from("/tmp").join(unique("medin-visible")),
+        PathBuf::from("/var/tmp").join(unique("medin-visible")),
+        home.join(unique(".medin-visible")),
+    ];
+    if is_root() {
+        planted.push(PathBuf::from("/root").join(unique(".medin-visible")));
+    }
+    planted.dedup();
+    let _cleanup = Cleanup(planted.clone());
+    for p in &planted {
+        fs::write(p, "HOST-FILE").unwrap();
+    }
+    let mut script: String = planted
+        .iter()
+        .map(|p| format!("test -e {0} && echo seen {0}; cat {0} 2>/dev/null; ", p.display()))
+        .collect();
+    // Host trees that the view leaves out entirely.
+    for tree in [
+        "/home",
+        "/root",
+        "/srv",
+        "/mnt",
+        "/media",
+        "/boot",
+        "/var/lib",
+        "/var/log",
+        "/var/cache",
+    ] {
+        script.push_str(&format!("test -e {tree} && echo seen {tree}; "));
+    }
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    assert!(!o.stdout.text.contains("seen"), "{o:?}");
+    assert!(!o.stdout.text.contains("HOST-FILE"), "{o:?}");
+}
+
+/// Top-level names of the host's root that the view does not have.
+fn host_only_root_entries() -> Vec<String> {
+    let view = [
+        "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt", "proc", "run", "sbin", "sys", "tmp", "usr",
+        "var",
+    ];
+    fs::read_dir("/")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !view.contains(&n.as_str()) && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        .collect()
+}
+
+#[test]
+fn strict_cwd_cannot_walk_out_of_the_new_root() {
+    // std enters the working directory before the sandbox's hooks run; after the pivot the
+    // process must not keep a directory of the detached host tree, where `..` leads anywhere.
+    let (_root, ws, _outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let host_only = host_only_root_entries();
+    assert!(!host_only.is_empty(), "this host's / has nothing the view leaves out");
+    fs::create_dir_all(ws.join("a/b")).unwrap();
+    let tests: String = host_only
+        .iter()
+        .map(|n| format!("test -e {n} && echo escaped-to {n}; "))
+        .collect();
+    let script = format!(
+        "pwd; cd ../../../../../../../../../..; pwd; {tests} ls -a | tr '\\n' ' '; echo; \
+         cd /; cd ..; {tests} pwd -P"
+    );
+    let o = sandbox::run_shell(&c, &script, Some(Path::new("a/b"))).unwrap();
+    assert!(!o.stdout.text.contains("escaped-to"), "{o:?}");
+    let lines: Vec<&str> = o.stdout.text.lines().collect();
+    // It starts where it was asked to, at the workspace's host path, and `..` ends at the
+    // view's root.
+    assert_eq!(lines.first().copied(), ws.join("a/b").to_str(), "{o:?}");
+    assert_eq!(lines.get(1), Some(&"/"), "{o:?}");
+    assert_eq!(lines.last(), Some(&"/"), "{o:?}");
+    for n in &host_only {
+        assert!(!lines[2].split(' ').any(|e| e == n), "{n} is listed: {o:?}");
+    }
+}
+
+#[test]
+fn strict_proc_root_cwd_and_fd_links_stay_in_the_view() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_root, ws, outside) = dirs();
+    let Some(c) = strict(&ws) else { return };
+    let host_only = host_only_root_entries();
+    assert!(!host_only.is_empty(), "this host's / has nothing the view leaves out");
+    // A directory the harness holds open without O_CLOEXEC (as a supervisor might).
+    let path = std::ffi::CString::new(outside.as_os_str().as_bytes()).unwrap();
+    // SAFETY: open/dup2/close on descriptors this test owns.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
+    assert!(fd >= 0);
+    let high = 243;
+    assert_eq!(unsafe { libc::dup2(fd, high) }, high);
+    unsafe { libc::close(fd) };
+    let mut script = String::new();
+    for n in &host_only {
+        for base in [
+            "/proc/self/root",
+            "/proc/1/root",
+            "/proc/self/cwd/../../../../../..",
+            "/proc/1/cwd/../../../..",
+        ] {
+            script.push_str(&format!("test -e {base}/{n} && echo escaped {base}/{n}; "));
+        }
+    }
+    script.push_str(&format!(
+        "ls /proc/self/fd/{high}/ 2>/dev/null && echo listed-inherited; cat /proc/self/fd/{high}/victim.txt 2>/dev/null; \
+         cat /proc/1/root/etc/hostname 2>/dev/null && echo read-reaper-root; ls /proc/self/fd | tr '\\n' ' '"
+    ));
+    let o = sandbox::run_shell(&c, &script, None).unwrap();
+    unsafe { libc::close(high) };
+    assert!(!o.stdout.text.contains("escaped"), "{o:?}");
+    assert!(!o.stdout.text.contains("listed-inherited"), "{o:?}");
+    assert!(!o.stdout.text.contains("original"), "{o:?}");
+    assert!(!o.stdout.text.contains("read-reaper-root"), "{o:?}");
+    // Only stdin, stdout, stderr and the descriptor `ls` opened for the listing.
+    assert_eq!(o.stdout.text.trim_end().rsplit('\n').next(), Some("0 1 2 3"), "{o:?}");
+}
+
+#[test]
+fn strict_write_paths_are_writable_and_nothing_beside_them() {
+    let (root, ws, outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    let reports = root.path().join("reports");
+    fs::create_dir(&reports).unwrap();
+    let reports = reports.canonicalize().unwrap();
+    c.write_paths.push(reports.clone());
+    let cmd = format!(
+        // The report folder's parent is only a mount point in the view (under its private /tmp):
+        // what is written there never reaches the host.
+        "echo ok > {r}/result.json && ! echo no > {o}/victim.txt && ! ls {o} && (echo no > {r}/../escape.txt; true)",
+        r = reports.display(),
+        o = outside.display()
+    );
+    let o = sandbox::run_shell(&c, &cmd, None).unwrap();
+    assert!(o.success(), "{o:?}");
+    assert_eq!(fs::read_to_string(reports.join("result.json")).unwrap(), "ok\n");
+    assert!(!root.path().join("escape.txt").exists());
+    assert_outside_intact(&outside);
 }

@@ -210,7 +210,9 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
     let out = exec(
         &[],
         &format!(
-            "id -u; echo in > f; cat f; echo out > {}; ps -e | wc -l",
+            "id -u; echo in > f; cat f; echo out > {}; echo out > /etc/medin-nobody; \
+             test -e /dev/kmsg && echo host-dev; test -e /root && echo host-root; \
+             python3 -c 'import pty; pty.openpty()' || echo no-pty; ps -e | wc -l",
             outside.display()
         ),
     );
@@ -229,13 +231,20 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
     let lines: Vec<&str> = r["stdout"]["text"].as_str().unwrap().lines().map(str::trim).collect();
     // Still nobody inside (no capability after exec), the workspace writable, nothing outside,
     // and only its own processes in sight (ps, sh, wc, the reaper and the header line).
+    // The built view holds in a user namespace too: no host device or home, a private devpts.
     assert_eq!(lines[..2], ["65534", "in"], "{r}");
+    assert_eq!(lines.len(), 3, "{r}");
     assert!(lines[2].parse::<u32>().unwrap() <= 6, "{r}");
+    // A path beside the workspace lies in the view's private /tmp (the host file never
+    // appears); the system trees are read-only.
     assert!(!outside.exists(), "wrote outside the workspace: {r}");
+    let stderr = r["stderr"]["text"].as_str().unwrap();
     assert!(
-        r["stderr"]["text"].as_str().unwrap().contains("Permission denied"),
+        stderr.contains("/etc/medin-nobody: Read-only file system")
+            || stderr.contains("/etc/medin-nobody: Permission denied"),
         "{r}"
     );
+    assert!(!std::path::Path::new("/etc/medin-nobody").exists());
     // A fork bomb in a program meets the process limit, named, and leaves nothing behind.
     if caps["nproc_in_user_namespace"] == true {
         // A tag in the program text (it stays in every fork's command line) finds exactly this
@@ -265,5 +274,43 @@ fn strict_without_root_confines_through_a_user_namespace_or_fails_loudly() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+#[test]
+fn exec_strict_works_wherever_the_harness_keeps_its_temporary_files() {
+    // The harness's TMPDIR decides where each command's private TMPDIR (and the probe's
+    // workspace) lies; the built view must show it at that path, also through /var/tmp, which
+    // the view makes a link to its /tmp, and outside both.
+    if medin::sandbox::probe().strict.is_err() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let var_tmp = std::path::Path::new("/var/tmp");
+    let mut homes = vec![elsewhere.path().to_path_buf()];
+    let under_var_tmp = var_tmp.is_dir().then(|| tempfile::tempdir_in(var_tmp).unwrap());
+    homes.extend(under_var_tmp.as_ref().map(|d| d.path().to_path_buf()));
+    for tmp in homes {
+        let out = medin()
+            .env("TMPDIR", &tmp)
+            .args(["exec", "--isolation", "strict", "--workspace"])
+            .arg(ws.path())
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "echo kept > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\"",
+            ])
+            .output()
+            .unwrap();
+        let r = json(&out.stdout);
+        let text = r["stdout"]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(&format!("kept\n{}/medin-sbx-", tmp.display())),
+            "{}: {r} {}",
+            tmp.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

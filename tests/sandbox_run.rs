@@ -402,3 +402,98 @@ fn a_child_that_cannot_start_is_a_spawn_error_naming_the_step() {
         assert!(e.to_string().contains("working directory"), "{level:?}: {e}");
     }
 }
+
+/// A strict config for `ws` with the host toolchains `tools` (their directories as read
+/// paths, as the runner gives them), or None where strict cannot be had here.
+fn strict_with(ws: &Path, tools: &[medin::spec::Toolchain]) -> Option<SandboxConfig> {
+    if sandbox::probe().strict.is_err() {
+        return None;
+    }
+    let mut c = cfg(ws);
+    c.isolation = Isolation::Strict;
+    c.timeout = Duration::from_secs(120);
+    let setup = medin::runner::toolchain::toolchain_setup(tools, sandbox::SANDBOX_PATH);
+    c.env = setup.env;
+    c.read_paths = setup.read_paths;
+    Some(c)
+}
+
+#[test]
+fn strict_view_runs_everyday_programs() {
+    use medin::spec::Toolchain;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(c) = strict_with(dir.path(), &[Toolchain::Python, Toolchain::Node]) else {
+        return;
+    };
+    let script = "set -e; \
+        id -u >/dev/null; getent passwd root | cut -d: -f1; ls -la /dev >/dev/null; \
+        printf 'b\\na\\n' | sort | head -1; \
+        git init -q repo && cd repo && git config user.email t@t && git config user.name t && \
+        echo x > f && git add f && git commit -q -m first && git log --format=%s && cd .. ; \
+        python3 -c 'import ssl, sqlite3, pty, os; m, s = pty.openpty(); print(\"py\", ssl.OPENSSL_VERSION.split()[0])'; \
+        python3 -m pytest --version >/dev/null 2>&1 && echo pytest-ok || echo pytest-missing; \
+        if command -v node >/dev/null; then node -e 'console.log(\"node\", 1 + 1)'; else echo node 2; fi";
+    let o = sandbox::run_shell(&c, script, None).unwrap();
+    let lines: Vec<&str> = o.stdout.text.lines().collect();
+    assert!(o.success(), "{o:?}");
+    assert_eq!(lines[..4], ["root", "a", "first", "py OpenSSL"], "{o:?}");
+    assert_eq!(lines[5], "node 2", "{o:?}");
+    // pytest where the host's Python has it (the harness machine's pyenv does).
+    if std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert_eq!(lines[4], "pytest-ok", "{o:?}");
+    }
+}
+
+#[test]
+fn strict_view_builds_a_tiny_crate_offline_with_the_host_toolchain() {
+    use medin::spec::Toolchain;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(c) = strict_with(dir.path(), &[Toolchain::Rust]) else {
+        return;
+    };
+    if c.read_paths.is_empty() {
+        return; // no rustup toolchain on this machine's PATH
+    }
+    fs::create_dir(dir.path().join("src")).unwrap();
+    fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("src/main.rs"), "fn main() { println!(\"tiny-ok\"); }\n").unwrap();
+    let o = sandbox::run_shell(&c, "cargo build --offline -q && ./target/debug/tiny", None).unwrap();
+    assert_eq!(o.stdout.text, "tiny-ok\n", "{o:?}");
+}
+
+#[test]
+fn strict_view_shows_read_paths_at_their_given_and_canonical_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut c) = strict_with(dir.path(), &[]) else {
+        return;
+    };
+    let tools = tempfile::tempdir().unwrap();
+    let tools = tools.path().canonicalize().unwrap();
+    fs::create_dir_all(tools.join("real/bin")).unwrap();
+    fs::write(tools.join("real/bin/tool"), "#!/bin/sh\necho tool-ok\n").unwrap();
+    fs::set_permissions(tools.join("real/bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(tools.join("real"), tools.join("link")).unwrap();
+    c.read_paths = vec![tools.join("link")];
+    let t = tools.display();
+    let o = sandbox::run_shell(
+        &c,
+        &format!("{t}/link/bin/tool; {t}/real/bin/tool; echo x > {t}/real/new"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(o.stdout.text, "tool-ok\ntool-ok\n", "{o:?}");
+    assert!(!tools.join("real/new").exists(), "a read path was writable");
+    // A read path that would cover the view's own system trees is refused, with the reason.
+    c.read_paths = vec!["/".into()];
+    let e = sandbox::run_shell(&c, "true", None).unwrap_err();
+    assert!(matches!(e, SandboxError::Unsupported { .. }), "{e}");
+    assert!(e.to_string().contains("would hide the system directories"), "{e}");
+}

@@ -34,9 +34,8 @@
 //!      the grace period to relay the status), waits for `B`, and exits with the exact status `B`
 //!      relays through a pipe (re-raising a signal death so the harness sees the real signal).
 //!   2. `B` is PID 1 of the new PID namespace — the reaper. It sets `PDEATHSIG`, makes every
-//!      mount private, mounts a fresh `/proc` (so the command sees only its own tree), an empty
-//!      tmpfs over `/run` (host sockets: docker, systemd, dbus) and a fresh tmpfs on `/dev/shm`,
-//!      sets the hostname, installs a SIGTERM handler that forwards SIGTERM to every process of
+//!      mount private and **builds the command's filesystem** (`view.rs`, below), pivots into
+//!      it, sets the hostname, installs a SIGTERM handler that forwards SIGTERM to every process of
 //!      the namespace (`kill(-1)`: reaches children that called `setsid` and double-forked
 //!      daemons), and forks `C`. It then closes its descriptors and reaps every orphan. When `C`
 //!      exits, B reports its status at once (A relays it to the harness on a status pipe, so
@@ -48,22 +47,66 @@
 //!      `C`'s raw status to the pipe and exits. When PID 1 exits the kernel kills whatever is
 //!      left in the namespace, so nothing can outlive its command; if the harness dies,
 //!      `PDEATHSIG` chains A → B → all. B's memory is not readable from inside (Landlock
-//!      forbids ptrace-mode access to processes outside the domain: `/proc/1/environ` is denied).
-//!   3. `C` adds the private `/proc` (read) and `/dev/shm` (all) to the Landlock ruleset (they
-//!      did not exist when the parent built it), sets `NO_NEW_PRIVS`, enters the Landlock domain
-//!      (creates and writes only in the workspace, the private `TMPDIR` and `/dev/shm`, plus
-//!      writes to existing `/dev` nodes; reads and execs only in `/usr`, `/bin`, `/sbin`,
-//!      `/lib*`, `/opt`, `/sys`, `/dev`, `/proc`, `/etc` minus its secrets (`shadow`,
-//!      `gshadow`, `sudoers*`, `ssh/`, `ssl/` except `certs`), the workspace, and
-//!      [`SandboxConfig::read_paths`]; so `/root`, `/home` — hence `~/.ssh`, `~/.aws`,
-//!      `~/.config/gh`, `.netrc` — the harness's run folders of other tasks and the rest of
-//!      `/tmp` are unreadable; cross-directory hard links and renames need `REFER`, which no
-//!      outside directory grants), installs the seccomp filter (EPERM for ptrace,
-//!      process_vm_readv/writev, mount/umount2/pivot_root/chroot, unshare/setns and namespace
-//!      flags of clone, bpf, perf_event_open, keyctl/add_key/request_key, kexec_*, io_uring_*,
-//!      open_by_handle_at, init/finit/delete_module, userfaultfd, reboot, swapon/off; ENOSYS for
-//!      clone3 so libc falls back to clone, whose flags the filter can inspect), and returns to
-//!      `std`, which execs `/bin/sh -c`.
+//!      forbids ptrace-mode access to processes outside the domain: `/proc/1/environ`,
+//!      `/proc/1/root` and `/proc/1/cwd` are denied).
+//!   3. `C` adds the view's own filesystems to the Landlock ruleset (they did not exist when
+//!      the parent built it): `/` (list only), `/proc` (read), `/dev` (read and write its few
+//!      nodes, create none), `/dev/shm` and `/tmp` (all). It sets `NO_NEW_PRIVS`, enters the
+//!      Landlock domain — creates and writes only in the workspace, the private `TMPDIR`, `/tmp`
+//!      and `/dev/shm`; reads and execs only in `/usr`, `/bin`, `/sbin`, `/lib*`, `/opt`, `/sys`,
+//!      `/proc`, `/dev`, the workspace, [`SandboxConfig::read_paths`] and `/etc` at leaf
+//!      granularity (one rule per largest subtree without a hidden entry, none for a secret, none
+//!      for what appeared after the scan); cross-directory hard links and renames need `REFER`,
+//!      which no outside directory grants — and installs the seccomp filter (EPERM for ptrace,
+//!      process_vm_readv/writev, mount/umount2/pivot_root/chroot and the new mount API,
+//!      unshare/setns and namespace flags of clone, bpf, perf_event_open,
+//!      keyctl/add_key/request_key, kexec_*, io_uring_*, open_by_handle_at,
+//!      init/finit/delete_module, userfaultfd, reboot, swapon/off; ENOSYS for clone3 so libc
+//!      falls back to clone, whose flags the filter can inspect), and returns to `std`, which
+//!      execs `/bin/sh -c`.
+//!
+//!   **The filesystem is built, not filtered** (`view.rs`; the decision of issue 9, after a red
+//!   team reached a host tmux socket in `/tmp` by path — Landlock does not govern `connect` —,
+//!   wrote `/dev/kmsg` and a console, and read a mode-600 key in `/etc/wireguard`). The root is
+//!   a fresh tmpfs, read-only once built; what it holds is an allowlist:
+//!   - `/usr`, `/opt`, `/sys`, `/bin`, `/sbin`, `/lib*` (merged-usr symlinks recreated as
+//!     symlinks): recursive read-only, `nosuid`, `nodev` binds of the host's at the same paths;
+//!     every mount nested in them is sealed with the same `mount_setattr(AT_RECURSIVE)` call,
+//!     which only adds flags, so the flags a user namespace locks (`noexec`, atime) stay;
+//!   - `/etc`: the host's, read-only, minus its secrets (`hostscan.rs`): an entry is hidden when
+//!     it is not a symlink and is a socket, FIFO or device; or is not world-readable (a
+//!     directory: not world-readable and searchable — so a 0700 directory or a mode-600 key
+//!     anywhere below); or its name says so (`shadow*`, `gshadow*`, `sudoers*`, SSH host and
+//!     user private keys, `*.key`, `*.psk`, `*.keytab`, `*.p12`, `*.pfx`, `*.jks`,
+//!     `*.keystore`, `*secret*`, `*credential*`, `private/`, `wireguard/`, `.htpasswd`,
+//!     `.pgpass`, `.netrc`); or it is a file holding a private-key block (PEM, OpenSSH, PGP,
+//!     PuTTY — so a private `*.pem` outside `ssl/certs` is caught by what it holds). A hidden
+//!     entry is covered by an empty file or directory *and* has no Landlock rule;
+//!   - special files (sockets, FIFOs, devices) in `/etc`, `/opt`, `/usr/local` and every read
+//!     path are covered by an empty file. The rest of `/usr` is not scanned: it is
+//!     package-managed (no package ships a socket; a daemon binding one there needs root on
+//!     the host), and `/sys` holds none. The trees where hosts keep their sockets — `/tmp`,
+//!     `/run`, `/var/run`, `/var/lib`, home directories, host `/dev` (`/dev/log`) — are not in
+//!     the view at all;
+//!   - the workspace read-write at its host path (receipts and agents name host paths), the
+//!     read paths read-only at theirs, the private `TMPDIR` read-write at its host path inside
+//!     a fresh tmpfs `/tmp` (512 MiB; `/var/tmp -> /tmp`), an empty `/run` (`/var/run ->
+//!     /run`; with the network on, `/etc/resolv.conf`'s target when it lies under `/run`),
+//!     a fresh `/proc`;
+//!   - `/dev`: a read-only tmpfs with the host's `null`, `zero`, `full`, `random`, `urandom`
+//!     and `tty` bound in, a new devpts instance (`/dev/ptmx -> pts/ptmx`, mode 0666), a fresh
+//!     `/dev/shm`, and the `fd`/`stdin`/`stdout`/`stderr` links. No other host device.
+//!
+//!   Nothing else — the host's `/tmp`, `/run`, `/var`, `/home`, `/root`, `/srv`, `/mnt`,
+//!   `/media`, `/boot` — exists inside. B detaches the host's root (`MNT_DETACH`) after the
+//!   `pivot_root` and enters the working directory again by its path: `std` chdirs before the
+//!   fork hooks run, and a directory left in the detached tree would let `cd ..` walk the whole
+//!   host. The descriptors the harness holds are close-on-exec, and C marks every other one so
+//!   before the exec, so none leads back into the host tree (`/proc/self/fd`). The steps that
+//!   are the same for every command (the system trees, `/etc` and its masks, `/dev`) and the
+//!   `/etc` and special-file scans are computed once per harness process; a command adds its
+//!   workspace, `TMPDIR` and read paths. The new root is mounted on the command's (empty)
+//!   `TMPDIR`, which B first clones (`open_tree`) and later attaches (`move_mount`) inside.
 //!
 //!   The network namespace has no interface up (not even loopback), so with network off nothing
 //!   — not even a listener on the host's 127.0.0.1 — is reachable. With network allowed, the
@@ -74,22 +117,35 @@
 //!   command, which is still the caller's uid, holds no capability once it execs. There, with
 //!   no pids cgroup (non-root users rarely have one), the process limit is RLIMIT_NPROC, set
 //!   after the namespace exists: since Linux 5.14 it counts only that namespace's processes.
-//!   The probe runs `true` through this whole path once, so "available" means "works here".
+//!   The probe runs a command through this whole path once, so "available" means "works here".
 //!   Strict mode needs namespaces (as root, or unprivileged user namespaces), Landlock and
 //!   seccomp; when it cannot be had, [`run_shell`] fails with [`SandboxError::Unsupported`]
 //!   explaining why — never silently weaker (the runner checks before a task starts).
 //!
 //!   The cost is three forks instead of one (and `fork`, not the cheaper shared-memory clone
-//!   the other levels use: see `spawn.rs`); a command's wall time is measured from the first.
+//!   the other levels use: see `spawn.rs`) and about 40 mount-related syscalls (~0.6 ms);
+//!   a command's wall time is measured from the first fork.
 //!   Where the kernel has Landlock ABI 6 (Linux 6.12+), the domain is also scoped: no
 //!   connecting to abstract Unix sockets made outside it (they are shared with the host when
 //!   the network namespace is not created) and no signals to processes outside it.
 //!
-//!   Known gaps: a process inside may still read world-readable files of the allowed system
-//!   directories (`/etc/passwd`, `/sys`), Landlock does not govern connecting to pathname Unix
-//!   sockets (hence the `/run` tmpfs, but sockets elsewhere stay reachable), abstract sockets
-//!   are reachable with the network on before ABI 6, and agents started with [`spawn_piped`]
-//!   are not confined by these levels — only commands.
+//!   Where the mount namespace cannot deliver the view (a container that forbids a fresh
+//!   procfs or devpts, a user namespace that may not mount tmpfs, a seccomp policy around the
+//!   harness that denies `open_tree` or `mount_setattr`), or Landlock is missing, strict is not
+//!   offered: the probe runs a command through the whole path, checks the view from inside
+//!   (its own `/dev/null`, no `/dev/kmsg` or `/dev/mem`, its own `/proc`, a writable workspace
+//!   and `TMPDIR`), and `medin doctor` names the step that failed.
+//!
+//!   Known gaps: the view still shows the host's world-readable system files (`/etc/passwd`,
+//!   `/sys`, `/usr`, `/opt`); `/etc` and the special files are scanned once per harness
+//!   process, so a secret added afterwards under an `/etc` directory that held none when it was
+//!   scanned, or a socket created afterwards in `/etc`, `/opt`, `/usr/local` or a read path, is
+//!   not covered (a new entry directly in a directory that held a secret has no Landlock rule
+//!   and stays unreadable); sockets a host daemon binds in package-managed `/usr` are not
+//!   looked for; abstract sockets are reachable with the network on before Landlock ABI 6;
+//!   the view's `/tmp` is RAM (charged to the command's memory cgroup when it has one; at most
+//!   512 MiB); and agents started with [`spawn_piped`] are not confined by these levels — only
+//!   commands.
 //!
 //! # Ending
 //!
@@ -130,7 +186,9 @@
 //! Files: `process.rs` (one command from start to receipt, limit naming), `spawn.rs` (starting
 //! the first process: a `vfork`-style clone for `none`/`process`, fork for `strict`),
 //! `tree.rs` (finding and ending what is left), `strict.rs` (the strict-mode child side,
-//! Landlock and seccomp), `cgroup.rs` (per-command cgroups), `probe.rs` (what the machine
+//! Landlock and seccomp), `view.rs` (strict's built filesystem: the mount plan and the code
+//! that runs it), `hostscan.rs` (what of the host the view shows or hides: `/etc`'s secrets,
+//! special files), `cgroup.rs` (per-command cgroups), `probe.rs` (what the machine
 //! supports; `medin doctor`), `exec.rs` (`medin exec`), `capture.rs` (capped, hashed output),
 //! `workspace.rs` (fresh workspace from a fixture).
 
@@ -256,7 +314,10 @@ pub struct SandboxConfig {
     pub env: Vec<(String, String)>,
     /// How strongly commands are confined (default `process`).
     pub isolation: Isolation,
-    /// Extra directories readable (and executable) in `strict` mode, e.g. a toolchain.
+    /// Extra directories readable (and executable) in `strict` mode, e.g. a toolchain: bound
+    /// read-only into the command's view at their own paths (and at their canonical paths when
+    /// a symlink leads there), their sockets and FIFOs covered (scanned once per process).
+    /// An entry that would cover the view's system trees or `/tmp` (`/`, say) is refused.
     pub read_paths: Vec<PathBuf>,
     /// Extra directories writable in `strict` mode besides the workspace and the private temp
     /// dir, e.g. the report folder of a judged test run (outside the agent's workspace).
@@ -391,12 +452,16 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod exec;
+#[cfg(target_os = "linux")]
+mod hostscan;
 mod probe;
 mod process;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
 mod tree;
+#[cfg(target_os = "linux")]
+mod view;
 mod workspace;
 
 pub use beneath::{Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, WalkLimits};

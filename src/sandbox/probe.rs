@@ -31,8 +31,10 @@ pub struct Capabilities {
     pub nproc_in_user_namespace: bool,
     /// A memory cgroup limit (with OOM detection) holds.
     pub memory_cgroup: bool,
-    /// Whether `strict` can be had (`Err`: why not).
+    /// Whether `strict` can be had (`Err`: why not, naming the step that failed).
     pub strict: Result<(), String>,
+    /// What strict's built filesystem shows of the host and hides (when strict can be had).
+    pub strict_view: Option<String>,
     /// The strongest level this machine gives.
     pub best: Isolation,
 }
@@ -92,13 +94,20 @@ fn detect() -> Capabilities {
         } else {
             Isolation::Process
         },
+        strict_view: strict.is_ok().then(super::hostscan::describe),
         strict,
     }
 }
 
-/// Runs `true` through the real strict path once (namespaces, the private /proc, Landlock,
+/// What the probe command checks inside the built view: its own `/dev` (a node the view
+/// binds, none it leaves out), its own `/proc`, and a writable workspace and TMPDIR.
+const PROBE_VIEW: &str = "test -c /dev/null && ! test -e /dev/kmsg && ! test -e /dev/mem && test -d /proc/self/fd \
+     && : > \"$TMPDIR/.medin-probe\" && : > .medin-probe";
+
+/// Runs a command through the real strict path once (namespaces, the built view, Landlock,
 /// seccomp), so that "available" means "works here", not "the syscalls exist": a container
-/// may allow the namespaces but not a fresh /proc, for one.
+/// may allow the namespaces but not a fresh /proc, or a user namespace may refuse a mount of
+/// the view; the reason names the step that failed.
 #[cfg(target_os = "linux")]
 fn probe_strict_command() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("medin-strict-probe-{}", std::process::id()));
@@ -108,10 +117,16 @@ fn probe_strict_command() -> Result<(), String> {
     cfg.isolation = Isolation::Strict;
     cfg.cgroup = Some(false);
     cfg.timeout = std::time::Duration::from_secs(10);
-    let result = match super::process::run_shell_unchecked(&cfg, "true", None) {
+    let result = match super::process::run_shell_unchecked(&cfg, PROBE_VIEW, None) {
         Ok(o) if o.success() => Ok(()),
+        // 126: the sandbox's own children failed before the command ran; they said where.
+        Ok(o) if o.exit == super::ExitKind::Code(126) => Err(format!(
+            "a probe command under strict isolation could not be set up: {}",
+            o.stderr.text.trim()
+        )),
         Ok(o) => Err(format!(
-            "a probe command under strict isolation failed ({:?}): {}",
+            "the built view did not hold in a probe command (exit {:?}: it must have its own /dev \
+             with /dev/null but no /dev/kmsg or /dev/mem, its own /proc, a writable workspace and TMPDIR): {}",
             o.exit,
             o.stderr.text.trim()
         )),
@@ -178,6 +193,7 @@ fn detect() -> Capabilities {
         nproc_in_user_namespace: false,
         memory_cgroup: false,
         strict: Err(unsupported),
+        strict_view: None,
         best: Isolation::Process,
     }
 }
@@ -221,6 +237,9 @@ impl Capabilities {
             }
         ));
         s.push_str(&format!("strict           {}\n", res(&self.strict)));
+        if let Some(view) = &self.strict_view {
+            s.push_str(&format!("strict view      {view}\n"));
+        }
         s.push_str(&format!(
             "levels           none, process{}; tasks and `medin exec` get `{}` (the strongest available) unless they or the suite ask for another level\n",
             if self.strict.is_ok() { ", strict" } else { "" },
@@ -248,6 +267,7 @@ pub fn doctor_main(json: bool) -> u8 {
             "memory_cgroup": caps.memory_cgroup,
             "strict_ok": caps.strict.is_ok(),
             "strict_unavailable_because": caps.strict.as_ref().err(),
+            "strict_view": caps.strict_view,
             "best": caps.best,
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());

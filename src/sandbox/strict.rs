@@ -1,6 +1,14 @@
-//! Strict isolation on Linux: what is prepared before the fork (Landlock ruleset, seccomp BPF)
-//! and the code that runs in the forked children (namespaces, the PID-1 reaper, entering
+//! Strict isolation on Linux: what is prepared before the fork (the view's mount plan from
+//! [`super::view`], the Landlock ruleset, seccomp BPF) and the code that runs in the forked
+//! children (namespaces, the PID-1 reaper that builds the view and pivots into it, entering
 //! Landlock and seccomp). See the module documentation of [`super`] for the sequence.
+//!
+//! The Landlock ruleset is defence in depth under the built view: rules attach to inodes, so
+//! the parent's rules on host paths (`/usr`, `/etc` leaf by leaf, the workspace, `TMPDIR`,
+//! read paths) hold for the binds of those paths inside, while the view's own filesystems
+//! (`/`, `/proc`, `/dev`, `/dev/shm`, `/tmp`) are new inodes whose rules `C` adds once they
+//! exist. There is no rule for the host's `/dev` any more: nothing of it is in the view but
+//! the nodes the view binds.
 //!
 //! Everything after the fork uses raw, async-signal-safe syscalls on values computed before
 //! it: the harness is multi-threaded, so the child must not allocate or take locks.
@@ -15,48 +23,20 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 
-/// Directories readable (and executable) in strict mode besides the workspace. `/etc` is
-/// opened entry by entry, without [`ETC_SECRETS`].
-pub(crate) const SYSTEM_READ_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sys",
-];
-
-/// Entries of `/etc` that stay unreadable in strict mode (password hashes, sudo rules, host
-/// keys, private TLS keys). `/etc/ssl` is replaced by its public parts.
-const ETC_SECRETS: &[&str] = &[
-    "shadow",
-    "shadow-",
-    "gshadow",
-    "gshadow-",
-    "sudoers",
-    "sudoers.d",
-    "ssh",
-    "ssl",
-];
-
-/// Public parts of `/etc/ssl`.
-const ETC_SSL_PUBLIC: &[&str] = &["/etc/ssl/certs", "/etc/ssl/openssl.cnf"];
-
-/// The system read rules, opened once per process (O_PATH descriptors kept open).
+/// The system read rules, opened once per process (O_PATH descriptors kept open): the system
+/// trees of the view, and `/etc` at leaf granularity — one rule per largest subtree without a
+/// hidden entry (see [`super::hostscan::EtcScan`]), so a secret there has no rule at all.
 fn system_rules() -> &'static [(PathFd, bool)] {
     static RULES: std::sync::OnceLock<Vec<(PathFd, bool)>> = std::sync::OnceLock::new();
     RULES.get_or_init(|| {
-        let mut paths: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
-        if let Ok(entries) = std::fs::read_dir("/etc") {
-            for e in entries.flatten() {
-                let name = e.file_name();
-                if !ETC_SECRETS.iter().any(|s| name.to_str() == Some(*s)) {
-                    paths.push(e.path());
-                }
-            }
-        }
-        paths.extend(ETC_SSL_PUBLIC.iter().map(PathBuf::from));
+        let mut paths: Vec<(PathBuf, bool)> = super::hostscan::SYSTEM_ENTRIES
+            .iter()
+            .map(|p| (PathBuf::from(p), true))
+            .collect();
+        paths.extend(super::hostscan::etc().allowed.iter().cloned());
         paths
             .into_iter()
-            .filter_map(|p| {
-                let is_dir = std::fs::metadata(&p).ok()?.is_dir();
-                Some((PathFd::new(&p).ok()?, is_dir))
-            })
+            .filter_map(|(p, is_dir)| Some((PathFd::new(&p).ok()?, is_dir)))
             .collect()
     })
 }
@@ -70,6 +50,11 @@ struct PathBeneathAttr {
 
 /// LANDLOCK_ACCESS_FS_EXECUTE | READ_FILE | READ_DIR.
 const LANDLOCK_READ: u64 = 1 | (1 << 2) | (1 << 3);
+/// LANDLOCK_ACCESS_FS_READ_DIR.
+const LANDLOCK_READ_DIR: u64 = 1 << 3;
+/// The private /dev: LANDLOCK_ACCESS_FS_WRITE_FILE | READ_FILE | READ_DIR | TRUNCATE (no
+/// execute, no new nodes).
+const LANDLOCK_DEV: u64 = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 14);
 /// Every filesystem right of Landlock ABI 3 (the ABI the ruleset handles): bits 0..=14.
 const LANDLOCK_ALL_V3: u64 = (1 << 15) - 1;
 /// LANDLOCK_RULE_PATH_BENEATH.
@@ -150,6 +135,8 @@ fn denied_syscalls() -> Vec<i64> {
 /// What the strict-mode children need, prepared in the parent.
 pub(crate) struct StrictPrep {
     ruleset: OwnedFd,
+    /// The filesystem the reaper builds (read by the forked children).
+    view: super::view::ViewPlan,
     deny: &'static BpfProgram,
     nosys: &'static BpfProgram,
     pub(crate) network: bool,
@@ -191,6 +178,7 @@ impl StrictPrep {
         RawStrict {
             status_fd,
             ruleset_fd: self.ruleset.as_raw_fd(),
+            view: &self.view as *const super::view::ViewPlan as usize,
             deny: (self.deny.as_ptr() as usize, self.deny.len()),
             nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
             network: self.network,
@@ -209,7 +197,8 @@ impl StrictPrep {
     }
 }
 
-/// Builds the Landlock ruleset and the seccomp programs for one command.
+/// Builds the view's mount plan, the Landlock ruleset and the seccomp programs for one
+/// command. `tmp` is the command's private, empty temporary directory (its `TMPDIR`).
 pub(crate) fn prepare(
     workspace: &Path,
     tmp: &Path,
@@ -218,7 +207,11 @@ pub(crate) fn prepare(
     network: bool,
     processes_without_cgroup: Option<u64>,
 ) -> Result<StrictPrep, String> {
-    let ruleset = landlock_ruleset(workspace, tmp, read_paths, write_paths)?;
+    let tmp = tmp
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve the private TMPDIR {}: {e}", tmp.display()))?;
+    let view = super::view::plan(workspace, &tmp, read_paths, write_paths, network)?;
+    let ruleset = landlock_ruleset(workspace, &tmp, read_paths, write_paths, &view.extra_read)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
     let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
         Ok((d, n)) => (d, n),
@@ -234,6 +227,7 @@ pub(crate) fn prepare(
     let nproc = processes_without_cgroup.filter(|_| user_maps.is_some() && nproc_counts_per_user_namespace());
     Ok(StrictPrep {
         ruleset,
+        view,
         deny,
         nosys,
         network,
@@ -247,6 +241,7 @@ fn landlock_ruleset(
     tmp: &Path,
     read_paths: &[PathBuf],
     write_paths: &[PathBuf],
+    extra_read: &[PathBuf],
 ) -> Result<OwnedFd, String> {
     let abi = ABI::V3;
     let all = AccessFs::from_all(abi);
@@ -263,7 +258,7 @@ fn landlock_ruleset(
             Err(_) => Ok(()),
         }
     };
-    for p in read_paths {
+    for p in read_paths.iter().chain(extra_read) {
         let access = if p.is_dir() {
             read
         } else {
@@ -271,12 +266,6 @@ fn landlock_ruleset(
         };
         add(p, access, true)?;
     }
-    // /dev: read, and write to existing nodes (/dev/null, /dev/tty); no new files.
-    add(
-        Path::new("/dev"),
-        read | AccessFs::WriteFile | AccessFs::Truncate,
-        false,
-    )?;
     add(workspace, all, true)?;
     add(tmp, all, true)?;
     for p in write_paths {
@@ -351,6 +340,8 @@ fn seccomp_programs() -> Result<(BpfProgram, BpfProgram), String> {
 #[derive(Clone, Copy)]
 pub(crate) struct RawStrict {
     ruleset_fd: i32,
+    /// Address of the [`super::view::ViewPlan`] in the parent's memory (valid in the copy).
+    view: usize,
     deny: (usize, usize),
     nosys: (usize, usize),
     network: bool,
@@ -562,33 +553,10 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         say(b"medin sandbox: cannot make mounts private in the new mount namespace\n");
         libc::_exit(126);
     }
-    if libc::mount(
-        c"proc".as_ptr(),
-        c"/proc".as_ptr(),
-        c"proc".as_ptr(),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        std::ptr::null(),
-    ) != 0
-    {
-        say(b"medin sandbox: cannot mount a private /proc\n");
+    // The command's filesystem: a new root built from the allowlist, the host's detached.
+    if !super::view::build(&*(raw.view as *const super::view::ViewPlan)) {
         libc::_exit(126);
     }
-    // Host sockets (docker, systemd, dbus) live in /run: hide them behind an empty tmpfs. A
-    // fresh /dev/shm gives POSIX shared memory and semaphores a private, writable home.
-    libc::mount(
-        c"tmpfs".as_ptr(),
-        c"/run".as_ptr(),
-        c"tmpfs".as_ptr(),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        c"size=64k,mode=755".as_ptr().cast(),
-    );
-    libc::mount(
-        c"tmpfs".as_ptr(),
-        c"/dev/shm".as_ptr(),
-        c"tmpfs".as_ptr(),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        c"size=64m,mode=1777".as_ptr().cast(),
-    );
     let host = b"medin-sandbox";
     libc::sethostname(host.as_ptr().cast(), host.len());
     let c = libc::fork();
@@ -681,12 +649,21 @@ unsafe fn confine(raw: RawStrict) -> io::Result<()> {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         return Err(io::Error::last_os_error());
     }
-    // The private /proc exists only now (B mounted it), so its read rule is added here.
-    if !add_path_rule(raw.ruleset_fd, c"/proc", LANDLOCK_READ)? {
-        return Err(io::Error::last_os_error());
+    // The view's own filesystems (its root, /proc, /dev, /dev/shm, /tmp) exist only now (B
+    // made them), so their rules are added here: the root may be listed (what it holds is the
+    // allowlist; files in it are read only where a rule says so), /proc read, the private
+    // /dev read and written (its few nodes; no new ones), /dev/shm and /tmp fully.
+    for (path, access) in [
+        (c"/", LANDLOCK_READ_DIR),
+        (c"/proc", LANDLOCK_READ),
+        (c"/dev", LANDLOCK_DEV),
+        (c"/dev/shm", LANDLOCK_ALL_V3),
+        (c"/tmp", LANDLOCK_ALL_V3),
+    ] {
+        if !add_path_rule(raw.ruleset_fd, path, access)? {
+            return Err(io::Error::last_os_error());
+        }
     }
-    // The private /dev/shm (B mounted it; absent if that failed): full access.
-    add_path_rule(raw.ruleset_fd, c"/dev/shm", LANDLOCK_ALL_V3)?;
     if libc::syscall(libc::SYS_landlock_restrict_self, raw.ruleset_fd, 0u32) != 0 {
         return Err(io::Error::last_os_error());
     }
