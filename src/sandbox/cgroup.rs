@@ -103,7 +103,7 @@ fn probe_layout() -> Layout {
 
 /// Whether a child cgroup of `base` can be made and has `file`.
 fn usable(base: &Path, file: &str) -> bool {
-    let probe = base.join(format!("medin-probe-{}", std::process::id()));
+    let probe = base.join(format!("medin-probe-{}", super::reclaim::owner()));
     if fs::create_dir(&probe).is_err() {
         return false;
     }
@@ -129,7 +129,7 @@ impl CommandCgroup {
         let l = layout();
         let name = format!(
             "medin-{}-{}",
-            std::process::id(),
+            super::reclaim::owner(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let mut cg = CommandCgroup {
@@ -233,21 +233,54 @@ impl Drop for CommandCgroup {
         self.join_fds.clear();
         let dirs: Vec<PathBuf> = self.dirs().map(Path::to_path_buf).collect();
         for d in dirs {
-            // A member that is still exiting keeps the directory busy for a moment.
-            for _ in 0..50 {
-                match fs::remove_dir(&d) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                    Err(_) => {
-                        for pid in members(&d) {
-                            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                        }
-                        thread::sleep(Duration::from_millis(2));
-                    }
-                }
+            // A member that is still exiting keeps the directory busy for a moment; one that
+            // cannot be removed is taken back by a later medin process (`reclaim.rs`).
+            remove_killing_members(&d);
+        }
+    }
+}
+
+/// Removes the cgroups `dead(name)` says belong to a dead medin process, below each directory
+/// of the layout, after SIGKILLing their members (`reclaim.rs`). Returns how many went.
+pub(crate) fn reclaim(budget: &mut usize, dead: impl Fn(&str) -> bool) -> usize {
+    let l = layout();
+    let mut bases: Vec<&Path> = l.pids.iter().chain(l.memory.iter()).map(|(p, _)| p.as_path()).collect();
+    bases.dedup();
+    let mut removed = 0;
+    for base in bases {
+        let Ok(entries) = fs::read_dir(base) else { continue };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return removed;
+            }
+            let name = e.file_name();
+            if !name.to_str().is_some_and(&dead) || !e.path().is_dir() {
+                continue;
+            }
+            *budget -= 1;
+            if remove_killing_members(&e.path()) {
+                removed += 1;
             }
         }
     }
+    removed
+}
+
+/// SIGKILL to every member of `dir` until it can be removed (up to about a second).
+fn remove_killing_members(dir: &Path) -> bool {
+    for _ in 0..500 {
+        match fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(_) => {
+                for pid in members(dir) {
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+    false
 }
 
 fn open_procs(dir: &Path) -> io::Result<OwnedFd> {

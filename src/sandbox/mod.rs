@@ -386,8 +386,11 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod exec;
+#[cfg(target_os = "linux")]
+mod guardian;
 mod probe;
 mod process;
+mod reclaim;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
@@ -397,6 +400,7 @@ mod workspace;
 pub use exec::{exec_main, shell_quote, ExecArgs};
 pub use probe::{doctor_main, probe, Capabilities};
 pub use process::PipedChild;
+pub use reclaim::{claim_workspace, reclaim, Reclaimed, WorkspaceClaim};
 pub use tree::MARKER_VAR;
 
 /// The fixed `PATH` every sandboxed command sees.
