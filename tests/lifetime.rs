@@ -81,6 +81,16 @@ fn suite(tag: &str) -> (tempfile::TempDir, usize) {
     (dir, sleepers)
 }
 
+/// A running `medin`, killed (SIGKILL) when dropped, so a failing test leaves no run behind.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn medin(args: &[&str], cwd: &Path, tmp: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_medin"));
     c.args(args)
@@ -214,58 +224,61 @@ fn kill_9_of_medin_ends_everything_it_started_and_a_later_run_reclaims_what_it_l
     let tag = format!("5{:04}", std::process::id() % 10_000);
     let tmp = tempfile::tempdir().unwrap();
     let (dead_suite, n_sleepers) = suite(&tag);
-    let mut dead = medin(&["run", "--jobs", "3"], dead_suite.path(), tmp.path())
-        .spawn()
-        .unwrap();
-    wait_for_processes(&tag, n_sleepers, &mut dead);
+    let mut dead = Running(
+        medin(&["run", "--jobs", "3"], dead_suite.path(), tmp.path())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_processes(&tag, n_sleepers, &mut dead.0);
 
     // A second run that stays alive: its resources must survive the reclaim.
     let live_tag = format!("6{:04}", std::process::id() % 10_000);
     let (live_suite, live_sleepers) = suite(&live_tag);
-    let mut live = medin(&["run", "--jobs", "3"], live_suite.path(), tmp.path())
-        .spawn()
-        .unwrap();
-    wait_for_processes(&live_tag, live_sleepers, &mut live);
-
-    let (cg, temp, ws) = leftovers(dead.id(), tmp.path(), dead_suite.path());
-    assert!(
-        temp >= 3 && ws >= 2,
-        "the running medin has temp dirs and workspaces: {temp} {ws}"
+    let mut live = Running(
+        medin(&["run", "--jobs", "3"], live_suite.path(), tmp.path())
+            .spawn()
+            .unwrap(),
     );
-    let caps = medin::sandbox::probe();
-    if caps.memory_cgroup || caps.process_limit {
-        assert!(cg >= 1, "the memory-limited task runs in a cgroup");
-    }
-    let live_before = leftovers(live.id(), tmp.path(), live_suite.path());
+    wait_for_processes(&live_tag, live_sleepers, &mut live.0);
 
-    dead.kill().unwrap(); // SIGKILL
-    dead.wait().unwrap();
+    let (cg, temp, ws) = leftovers(dead.0.id(), tmp.path(), dead_suite.path());
+    let live_before = leftovers(live.0.id(), tmp.path(), live_suite.path());
+
+    dead.0.kill().unwrap(); // SIGKILL
+    dead.0.wait().unwrap();
     // Agents, their daemons, commands at every level and their escapees: all gone at once.
     assert_gone_within(&tag, Duration::from_secs(2));
     // The dead process could not clean up after itself.
-    let (cg_after_kill, temp_after_kill, ws_after_kill) = leftovers(dead.id(), tmp.path(), dead_suite.path());
-    assert_eq!((cg_after_kill, temp_after_kill, ws_after_kill), (cg, temp, ws));
+    assert!(
+        temp >= 3 && ws >= 2,
+        "the running medin had temp dirs and claimed workspaces: {temp} {ws}"
+    );
+    let caps = medin::sandbox::probe();
+    if caps.memory_cgroup || caps.process_limit {
+        assert!(cg >= 1, "the memory-limited task ran in a cgroup");
+    }
+    assert_eq!(leftovers(dead.0.id(), tmp.path(), dead_suite.path()), (cg, temp, ws));
 
     // A later medin process takes it all back, and leaves the live run alone.
     let later = medin(&["exec", "--", "true"], tmp.path(), tmp.path()).status().unwrap();
     assert!(later.success());
-    assert_eq!(leftovers(dead.id(), tmp.path(), dead_suite.path()), (0, 0, 0));
+    assert_eq!(leftovers(dead.0.id(), tmp.path(), dead_suite.path()), (0, 0, 0));
     let note = dirs_named(&dead_suite.path().join("target/medin/runs"), "attempt-", 4)
         .into_iter()
         .find(|a| a.join("workspace-reclaimed.txt").exists());
     let note = note.expect("a reclaimed attempt says why its workspace is gone");
     assert!(note.join("receipts.jsonl").exists() || note.join("transcript.jsonl").exists());
-    assert_eq!(leftovers(live.id(), tmp.path(), live_suite.path()), live_before);
+    assert_eq!(leftovers(live.0.id(), tmp.path(), live_suite.path()), live_before);
     assert_eq!(
         sleepers(&live_tag),
         live_sleepers,
         "the live run's processes were touched"
     );
 
-    live.kill().unwrap();
-    live.wait().unwrap();
+    live.0.kill().unwrap();
+    live.0.wait().unwrap();
     assert_gone_within(&live_tag, Duration::from_secs(2));
     let later = medin(&["exec", "--", "true"], tmp.path(), tmp.path()).status().unwrap();
     assert!(later.success());
-    assert_eq!(leftovers(live.id(), tmp.path(), live_suite.path()), (0, 0, 0));
+    assert_eq!(leftovers(live.0.id(), tmp.path(), live_suite.path()), (0, 0, 0));
 }
