@@ -1,13 +1,16 @@
 //! Per-command cgroups (Linux): a `pids` limit that holds for root (RLIMIT_NPROC does not) and a
 //! memory limit with an OOM-kill counter, so a hit can be named; membership lets the harness
 //! find and kill every process of a command, even one that left its session and cleared its
-//! environment.
+//! environment. On by default at `strict`, opt-in at `process`, where the guardian contains
+//! the tree without one (see the module documentation of `super` for the measured costs).
 //!
 //! Layouts: cgroup v1 (`/sys/fs/cgroup/pids`, `/sys/fs/cgroup/memory`, each below the cgroup
 //! the harness itself is in), or v2 when the controllers are enabled in the harness cgroup's
-//! `cgroup.subtree_control`. A command gets `medin-<pid>-<n>` directories that are removed when
-//! the command is over. The child joins them itself, before it can fork, by writing `0` to the
-//! `cgroup.procs` descriptors opened here (so no fork escapes the limit).
+//! `cgroup.subtree_control`. A command gets `medin-<owner>-<n>` directories (the owner is the
+//! medin process, `<pid>.<start>`: `reclaim.rs`) that are removed when the command is over; if
+//! the harness dies first, the next medin process removes them ([`reclaim`]). The child joins
+//! them itself, before it can fork, by writing `0` to the `cgroup.procs` descriptors opened
+//! here (so no fork escapes the limit).
 
 use std::fs;
 use std::io;

@@ -4,8 +4,11 @@
 //! its resource usage, and name the limit that ended it.
 //!
 //! The tree is always ended while the shell is still an unreaped zombie (its exit is observed
-//! with a pidfd or `waitid(WNOWAIT)`), so the process-group id cannot have been reused by an
-//! unrelated process when the signals are sent.
+//! with a pidfd or `waitid(WNOWAIT)`, or reported by its guardian, which reaps it only at the
+//! very end), so the process-group id cannot have been reused by an unrelated process when
+//! the signals are sent. Agents ([`spawn_piped`]) take the same start and end, without limits.
+//! The first command of a process first takes back what dead medin processes left
+//! (`reclaim.rs`).
 
 use std::ffi::OsStr;
 use std::io;

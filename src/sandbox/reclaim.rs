@@ -153,8 +153,9 @@ pub(crate) fn at_startup() {
     });
 }
 
-/// Takes back what dead medin processes left (see the module documentation); at most
-/// [`MAX_ITEMS`] items.
+/// Takes back what dead medin processes left (see the module documentation of
+/// `sandbox/reclaim.rs`); at most 1000 items per call. Runs by itself before the first command
+/// of every process; callable again, e.g. after another medin was killed.
 pub fn reclaim() -> Reclaimed {
     let mut done = Reclaimed::default();
     if !cfg!(target_os = "linux") || !Path::new("/proc/self/stat").exists() {

@@ -1,7 +1,9 @@
 //! Starting a sandboxed command's first process, and everything that process does between the
 //! fork and the `exec` of `/bin/sh` (its own session, `PDEATHSIG`, joining its cgroup, rlimits,
 //! dropping capabilities, and in strict mode entering the namespaces and the Landlock/seccomp
-//! domain).
+//! domain). For `none`/`process` commands and for agents on Linux, the first process is
+//! started by a guardian (`guardian.rs`), which runs [`vfork::Prepared::clone_child`] itself;
+//! elsewhere, by the calling thread.
 //!
 //! Why this module exists instead of `std::process::Command::pre_exec`: a `pre_exec` hook
 //! forces std onto `fork` + `exec`, which copies the harness's page tables on every command,

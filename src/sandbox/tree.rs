@@ -1,21 +1,31 @@
 //! Ending a command's process tree so that nothing outlives it: find what is left, SIGTERM it,
 //! give it the grace period, SIGKILL what remains, and wait until it is gone.
 //!
-//! "What is left" is found three ways, because a process can leave its process group:
+//! "What is left" is found four ways, because a process can leave its process group:
 //!
+//! - the descendants of the command's guardian (`guardian.rs`), when it has one: complete,
+//!   since the guardian is a child subreaper and every orphan of the tree is reparented to it
+//!   (found by walking parent links, read from `/proc/<pid>/stat`, up to the guardian);
 //! - the process group (the command's shell leads it): everything that did not call `setsid`;
 //! - an environment tag ([`MARKER_VAR`]) inherited by every descendant, so a `setsid`
-//!   double-forked daemon is still found (one that clears its environment is not);
+//!   double-forked daemon is still found (one that clears its environment is not); the tag
+//!   names the owning medin process (`<pid>.<start>-<n>`), so a later medin can end what a
+//!   dead one left (`reclaim.rs`);
 //! - the command's cgroup, when it has one: complete, whatever the process did.
 //!
-//! The first two read `/proc`. To keep a short command cheap, only pids allocated since the
-//! command's first process are read (`/proc/loadavg` names the last pid allocated, and every
-//! descendant's pid lies between the two) — one or two reads for `true` instead of a walk over
-//! every process of the machine; when the range wrapped or is wide, `/proc` is walked.
+//! The group and the tag are what remains where there is no guardian (other platforms), or if
+//! a command killed its guardian. The guardian then SIGKILLs whatever is still its child as the
+//! last step (`guardian.rs`), which catches what a `/proc` snapshot raced past (a pid hopper).
+//!
+//! All of it reads `/proc`. To keep a short command cheap, only pids allocated since the
+//! command's first process (its guardian's) are read (`/proc/loadavg` names the last pid
+//! allocated, and every descendant's pid lies between the two) — one or two reads for `true`
+//! instead of a walk over every process of the machine; when the range wrapped or is wide,
+//! `/proc` is walked.
 //!
 //! A zombie is dead and counts as gone (it only waits for its parent, often init, to reap it).
-//! The caller keeps the shell unreaped while the tree is ended, so the process-group id cannot
-//! be reused by an unrelated process while signals are sent to it.
+//! The shell is kept unreaped while the tree is ended (by the caller, or by its guardian), so
+//! the process-group id cannot be reused by an unrelated process while signals are sent to it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
