@@ -421,7 +421,12 @@ struct Totals {
 
 impl Totals {
     fn add(&mut self, ru: &libc::rusage) {
-        let us = |tv: libc::timeval| (tv.tv_sec.max(0) as u64).saturating_mul(1_000_000) + tv.tv_usec.max(0) as u64;
+        // Saturating everywhere: an overflow check would panic, and the guardian must not.
+        let us = |tv: libc::timeval| {
+            (tv.tv_sec.max(0) as u64)
+                .saturating_mul(1_000_000)
+                .saturating_add(tv.tv_usec.max(0) as u64)
+        };
         self.user_us = self.user_us.saturating_add(us(ru.ru_utime));
         self.system_us = self.system_us.saturating_add(us(ru.ru_stime));
         self.max_rss_kib = self.max_rss_kib.max(ru.ru_maxrss.max(0) as u64);
