@@ -111,7 +111,7 @@
 //! guardian (complete: reparenting keeps every process of the tree below the guardian), the
 //! process group, every process carrying [`MARKER_VAR`] and every member of the command's
 //! cgroup when it has one; in strict mode the reaper does the same for the whole PID
-//! namespace. Then the harness closes the guardian's control pipe and the guardian SIGKILLs
+//! namespace. Then the harness shuts its end of the guardian's socket and the guardian SIGKILLs
 //! and reaps whatever is still its child, repeatedly, until it has none — a pid hopper
 //! included, since each hop's orphan lands on the guardian — and exits. A command that left
 //! nothing running pays nothing for this: the shell's exit is reported by the guardian at
@@ -122,8 +122,8 @@
 //!
 //! If medin dies (`kill -9` included) everything it started dies with it:
 //!
-//! - `none`/`process` commands and agents ([`spawn_piped`]): the guardian's control pipe is
-//!   held by the harness alone; the kernel closes it when the harness dies, and the guardian
+//! - `none`/`process` commands and agents ([`spawn_piped`]): the harness's end of the
+//!   guardian's socket is held by the harness alone; the kernel closes it when the harness dies, and the guardian
 //!   sweeps the tree as above. This is tied to the process, not to a thread: the thread that
 //!   started an agent may end while the agent runs on.
 //! - `strict` commands: `A` has `PR_SET_PDEATHSIG`, which fires when the *thread* that forked

@@ -197,7 +197,10 @@ pub(crate) fn run_shell_unchecked(
         leader_exited: !timed_out && leader.exited(),
         forks_at_start,
     };
-    tree.end(cfg.grace);
+    // A guardian that saw nothing of the tree left has reaped it already: no search needed.
+    if !leader.tree_gone() {
+        tree.end(cfg.grace);
+    }
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // the cgroup adds the peak count
     let (status, mut usage) = leader.reap().map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
@@ -549,6 +552,15 @@ impl Leader {
                 let _ = linger;
                 wait_exit_polling(*pid, deadline)
             }
+        }
+    }
+
+    /// Whether the guardian reported that nothing of the tree is left (it reaped it all).
+    fn tree_gone(&mut self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => g.tree_gone(),
+            Leader::Child { .. } => false,
         }
     }
 

@@ -343,17 +343,38 @@ pub(super) mod vfork {
     }
 
     /// A stack from `mmap` for a process that shares the harness's memory, with a guard page
-    /// at its low end; unmapped on drop.
+    /// at its low end. Dropped, it goes back to a small pool (a fresh mapping costs page faults
+    /// on first use and, once the harness has several threads, a TLB shootdown when unmapped),
+    /// so it must only be dropped once the process that used it has exec'd or exited.
     pub(in crate::sandbox) struct Stack {
         base: *mut libc::c_void,
         len: usize,
     }
 
-    // SAFETY: a Stack is a plain mapping; whoever holds it decides when it is unmapped.
+    /// A mapping in the pool.
+    struct Mapping {
+        base: usize,
+        len: usize,
+    }
+
+    /// Stacks kept for reuse (at most [`POOLED`]).
+    static POOL: std::sync::Mutex<Vec<Mapping>> = std::sync::Mutex::new(Vec::new());
+    const POOLED: usize = 16;
+
+    // SAFETY: a Stack is a plain mapping; whoever holds it decides when it is released.
     unsafe impl Send for Stack {}
 
     impl Stack {
         pub(in crate::sandbox) fn new(len: usize) -> io::Result<Stack> {
+            if let Ok(mut pool) = POOL.lock() {
+                if let Some(i) = pool.iter().position(|m| m.len == len) {
+                    let m = pool.swap_remove(i);
+                    return Ok(Stack {
+                        base: m.base as *mut libc::c_void,
+                        len: m.len,
+                    });
+                }
+            }
             // SAFETY: a fresh anonymous private mapping; checked for failure below.
             let base = unsafe {
                 libc::mmap(
@@ -368,12 +389,16 @@ pub(super) mod vfork {
             if base == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            let stack = Stack { base, len };
             // SAFETY: the first page of our own mapping becomes inaccessible (stack grows down).
             if unsafe { libc::mprotect(base, 4096, libc::PROT_NONE) } != 0 {
-                return Err(io::Error::last_os_error());
+                let e = io::Error::last_os_error();
+                // SAFETY: our own mapping, used by nobody (not pooled: it has no guard page).
+                unsafe {
+                    libc::munmap(base, len);
+                }
+                return Err(e);
             }
-            Ok(stack)
+            Ok(Stack { base, len })
         }
 
         /// The initial stack pointer: the high end, 16-byte aligned.
@@ -385,6 +410,15 @@ pub(super) mod vfork {
 
     impl Drop for Stack {
         fn drop(&mut self) {
+            if let Ok(mut pool) = POOL.lock() {
+                if pool.len() < POOLED {
+                    pool.push(Mapping {
+                        base: self.base as usize,
+                        len: self.len,
+                    });
+                    return;
+                }
+            }
             // SAFETY: our own mapping; the process that used it has exec'd or exited.
             unsafe {
                 libc::munmap(self.base, self.len);
