@@ -7,10 +7,10 @@
 //! Layouts: cgroup v1 (`/sys/fs/cgroup/pids`, `/sys/fs/cgroup/memory`, each below the cgroup
 //! the harness itself is in), or v2 when the controllers are enabled in the harness cgroup's
 //! `cgroup.subtree_control`. A command gets `medin-<owner>-<n>` directories (the owner is the
-//! medin process, `<pid>.<start>`: `reclaim.rs`) that are removed when the command is over; if
-//! the harness dies first, the next medin process removes them ([`reclaim`]). The child joins
-//! them itself, before it can fork, by writing `0` to the `cgroup.procs` descriptors opened
-//! here (so no fork escapes the limit).
+//! medin process, `<pid>.<start>.<pidns>`: `reclaim.rs`) that are removed when the command is
+//! over; if the harness dies first, the next medin process removes them ([`reclaim`]). The
+//! child joins them itself, before it can fork, by writing `0` to the `cgroup.procs`
+//! descriptors opened here (so no fork escapes the limit).
 
 use std::fs;
 use std::io;

@@ -3,8 +3,8 @@
 //! nothing outlives the harness.
 //!
 //! ```text
-//! medin ──clone(CLONE_VM)──► guardian (PR_SET_CHILD_SUBREAPER) ──vfork──► /bin/sh -c CMD ──► ...
-//!   └──────── a socket pair: the guardian reports on it; medin's end closing = "finish" ──┘
+//! medin ─clone(CLONE_VM)─► guardian (child subreaper) ─vfork─► /bin/sh -c CMD ─► ...
+//!   └── one socket: the guardian reports on it; medin's end closing means "finish"
 //! ```
 //!
 //! - **Subreaper.** The guardian sets `PR_SET_CHILD_SUBREAPER`: a process of the command's tree

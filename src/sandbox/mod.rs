@@ -123,8 +123,8 @@
 //! If medin dies (`kill -9` included) everything it started dies with it:
 //!
 //! - `none`/`process` commands and agents ([`spawn_piped`]): the harness's end of the
-//!   guardian's socket is held by the harness alone; the kernel closes it when the harness dies, and the guardian
-//!   sweeps the tree as above. This is tied to the process, not to a thread: the thread that
+//!   guardian's socket is held by the harness alone; the kernel closes it when the harness
+//!   dies, and the guardian sweeps the tree as above. This is tied to the process, not to a thread: the thread that
 //!   started an agent may end while the agent runs on.
 //! - `strict` commands: `A` has `PR_SET_PDEATHSIG`, which fires when the *thread* that forked
 //!   it exits. That thread is inside [`run_shell`] until the command is over (it waits for it),
@@ -133,9 +133,9 @@
 //!   guardian (one thread).
 //!
 //! What cannot die with it stays on the host: cgroup directories, private `TMPDIR`s, claimed
-//! workspaces ([`claim_workspace`]). They are named after their owner, `<pid>.<start time>`,
-//! and the first command of every later medin process takes back what a dead owner left
-//! (`reclaim.rs`), never what a live one holds.
+//! workspaces ([`claim_workspace`]). They are named after their owner, `<pid>.<start
+//! time>.<pid namespace>`, and the first command of every later medin process takes back
+//! what a dead owner left (`reclaim.rs`), never what a live one holds.
 //!
 //! Without a guardian (other architectures and Unixes) a command's shell gets `PDEATHSIG`
 //! (Linux) but its escapees do not, and an agent's tree is ended only by [`PipedChild`]'s

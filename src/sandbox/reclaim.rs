@@ -1,9 +1,11 @@
 //! What a medin process leaves on the host, named so that a later medin process can tell a
 //! dead owner's leftovers from a live one's, and takes back when it starts.
 //!
-//! The owner tag is `<pid>.<start>`: the pid and the start time (clock ticks since boot, field
-//! 22 of `/proc/<pid>/stat`) of the medin process. An owner is alive when a process with that
-//! pid exists, is not a zombie, and started at that time, so a reused pid never passes for it.
+//! The owner tag is `<pid>.<start>.<pidns>`: the pid and the start time (clock ticks since boot,
+//! field 22 of `/proc/<pid>/stat`) of the medin process, and the inode of its PID namespace. An
+//! owner is alive when a process with that pid exists, is not a zombie, and started at that
+//! time, so a reused pid never passes for it. Only owners of the caller's own PID namespace are
+//! judged at all: a medin in another container that shares the temp directory is left alone.
 //! Named with it:
 //!
 //! - per-command cgroups, `medin-<owner>-<n>` (and `medin-probe-<owner>`), below the harness's
@@ -41,13 +43,28 @@ use std::time::{Duration, Instant};
 /// Dead items taken back per start at most.
 pub(crate) const MAX_ITEMS: usize = 1000;
 
-/// This process's owner tag, `<pid>.<start>` (`<pid>.0` where there is no `/proc`).
+/// This process's owner tag, `<pid>.<start>.<pidns>` (zeros for what `/proc` cannot tell).
 pub(crate) fn owner() -> &'static str {
     static OWNER: OnceLock<String> = OnceLock::new();
     OWNER.get_or_init(|| {
         let pid = std::process::id();
         let start = proc_state(pid).map_or(0, |(_, start)| start);
-        format!("{pid}.{start}")
+        format!("{pid}.{start}.{}", pid_namespace())
+    })
+}
+
+/// The inode of this process's PID namespace (`/proc/self/ns/pid` reads `pid:[N]`), 0 when
+/// unknown.
+fn pid_namespace() -> u64 {
+    static NS: OnceLock<u64> = OnceLock::new();
+    *NS.get_or_init(|| {
+        fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .and_then(|l| {
+                let l = l.to_string_lossy().into_owned();
+                l.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+            })
+            .unwrap_or(0)
     })
 }
 
@@ -65,25 +82,30 @@ fn proc_state(pid: u32) -> Option<(char, u64)> {
 /// Who owns an item, as its name says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
-    /// `<pid>.<start>`.
-    Tagged { pid: u32, start: u64 },
+    /// `<pid>.<start>.<pidns>`.
+    Tagged { pid: u32, start: u64, ns: u64 },
     /// An older name with a pid only.
     PidOnly(u32),
 }
 
 impl Owner {
     fn parse(tag: &str) -> Option<Owner> {
-        let (pid, start) = tag.split_once('.')?;
-        Some(Owner::Tagged {
-            pid: pid.parse().ok()?,
-            start: start.parse().ok()?,
-        })
+        let mut parts = tag.split('.');
+        let owner = Owner::Tagged {
+            pid: parts.next()?.parse().ok()?,
+            start: parts.next()?.parse().ok()?,
+            ns: parts.next()?.parse().ok()?,
+        };
+        parts.next().is_none().then_some(owner)
     }
 
+    /// Whether the owner may still be running: anything this process cannot judge (another
+    /// PID namespace, no `/proc`) counts as alive.
     fn alive(self) -> bool {
         match self {
-            Owner::Tagged { pid, start } => {
-                proc_state(pid).is_some_and(|(state, s)| s == start && state != 'Z' && state != 'X')
+            Owner::Tagged { pid, start, ns } => {
+                ns != pid_namespace()
+                    || proc_state(pid).is_some_and(|(state, s)| s == start && state != 'Z' && state != 'X')
             }
             // Without /proc nothing can be known: assume alive.
             Owner::PidOnly(pid) => {
@@ -270,13 +292,13 @@ fn reclaim_temp(tmp: &Path, budget: &mut usize) -> (usize, usize) {
 /// Removes `workspace` if its owner file still names `owner` (a later attempt that reuses the
 /// path writes its own), and leaves a note. Returns whether it was removed.
 fn release_dead_workspace(workspace: &Path, owner: Owner) -> bool {
-    let Owner::Tagged { pid, start } = owner else {
+    let Owner::Tagged { pid, start, ns } = owner else {
         return false;
     };
     let Some(marker) = owner_file(workspace) else {
         return false;
     };
-    let expected = format!("{pid}.{start}");
+    let expected = format!("{pid}.{start}.{ns}");
     if fs::read_to_string(&marker)
         .map(|t| t.trim().to_string())
         .ok()
@@ -366,10 +388,10 @@ mod tests {
 
     #[test]
     fn names_are_parsed_into_owners() {
-        let t = |pid, start| Some(Owner::Tagged { pid, start });
-        assert_eq!(owner_of_name("medin-12.345-7"), t(12, 345));
-        assert_eq!(owner_of_name("medin-12.345-claim-7"), t(12, 345));
-        assert_eq!(owner_of_name("medin-probe-12.345"), t(12, 345));
+        let t = |pid, start| Some(Owner::Tagged { pid, start, ns: 9 });
+        assert_eq!(owner_of_name("medin-12.345.9-7"), t(12, 345));
+        assert_eq!(owner_of_name("medin-12.345.9-claim-7"), t(12, 345));
+        assert_eq!(owner_of_name("medin-probe-12.345.9"), t(12, 345));
         assert_eq!(owner_of_name("medin-12-7"), Some(Owner::PidOnly(12)));
         assert_eq!(owner_of_name("medin-probe-12"), Some(Owner::PidOnly(12)));
         assert_eq!(owner_of_name("medin-sbx-12-3-1f2e"), Some(Owner::PidOnly(12)));
@@ -378,16 +400,18 @@ mod tests {
             "medin",
             "medin-",
             "medin-suite.schema.json",
-            "medin-12.x-1",
-            "medin-12.3-x",
+            "medin-12.x.9-1",
+            "medin-12.3.9-x",
+            "medin-12.345-7",
+            "medin-12.3.4.5-1",
             "medin-12-3-4",
             "medin-a-1",
-            "medin-12.345-claim-",
+            "medin-12.345.9-claim-",
             "tmp-medin-12-1",
         ] {
             assert_eq!(owner_of_name(other), None, "{other}");
         }
-        assert_eq!(owner_of_tag("12.345-7"), t(12, 345));
+        assert_eq!(owner_of_tag("12.345.9-7"), t(12, 345));
         assert_eq!(owner_of_tag("12-7-1f2e3d"), Some(Owner::PidOnly(12)));
         assert_eq!(owner_of_tag("x-1"), None);
     }
@@ -397,11 +421,23 @@ mod tests {
         let tag = owner();
         let owner = Owner::parse(tag).unwrap();
         assert!(owner.alive());
-        let Owner::Tagged { pid, start } = owner else {
+        let Owner::Tagged { pid, start, ns } = owner else {
             unreachable!()
         };
-        assert!(!Owner::Tagged { pid, start: start + 1 }.alive());
+        assert!(!Owner::Tagged {
+            pid,
+            start: start + 1,
+            ns
+        }
+        .alive());
         assert!(Owner::PidOnly(pid).alive());
+        // An owner in another PID namespace cannot be judged from here: left alone.
+        let elsewhere = Owner::Tagged {
+            pid: 4_194_305,
+            start: 1,
+            ns: ns + 1,
+        };
+        assert!(elsewhere.alive());
     }
 
     #[test]
@@ -425,7 +461,8 @@ mod tests {
         assert_eq!(reclaim_temp(&claims, &mut budget), (0, 0));
         assert!(ws.join("sub/f").exists());
         // A dead owner whose owner file names it: removed, the logs stay, a note says why.
-        let dead = "4194305.1";
+        let dead = format!("4194305.1.{}", pid_namespace());
+        let dead = dead.as_str();
         fs::write(owner_file(&ws).unwrap(), dead).unwrap();
         fs::write(
             claims.join(format!("medin-{dead}-claim-1")),

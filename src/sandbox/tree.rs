@@ -9,7 +9,7 @@
 //! - the process group (the command's shell leads it): everything that did not call `setsid`;
 //! - an environment tag ([`MARKER_VAR`]) inherited by every descendant, so a `setsid`
 //!   double-forked daemon is still found (one that clears its environment is not); the tag
-//!   names the owning medin process (`<pid>.<start>-<n>`), so a later medin can end what a
+//!   names the owning medin process (`<pid>.<start>.<pidns>-<n>`), so a later medin can end what a
 //!   dead one left (`reclaim.rs`);
 //! - the command's cgroup, when it has one: complete, whatever the process did.
 //!
