@@ -58,6 +58,37 @@ pub(crate) fn layout() -> &'static Layout {
     LAYOUT.get_or_init(probe_layout)
 }
 
+/// The directories below which this process would create its cgroups (its own cgroup in the
+/// v1 `pids` and `memory` hierarchies and in v2), without the probe of [`layout`] (which
+/// creates directories): what [`reclaim`] looks through.
+fn bases() -> Vec<PathBuf> {
+    let Ok(self_cg) = fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in self_cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        if ctrls.is_empty() {
+            for root in ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+                if Path::new(root).join("cgroup.controllers").exists() {
+                    out.push(Path::new(root).join(rel));
+                    break;
+                }
+            }
+        }
+        for c in ctrls.split(',').filter(|c| *c == "pids" || *c == "memory") {
+            out.push(Path::new("/sys/fs/cgroup").join(c).join(rel));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 fn probe_layout() -> Layout {
     let Ok(self_cg) = fs::read_to_string("/proc/self/cgroup") else {
         return Layout::default();
@@ -246,12 +277,9 @@ impl Drop for CommandCgroup {
 /// Removes the cgroups `dead(name)` says belong to a dead medin process, below each directory
 /// of the layout, after SIGKILLing their members (`reclaim.rs`). Returns how many went.
 pub(crate) fn reclaim(budget: &mut usize, dead: impl Fn(&str) -> bool) -> usize {
-    let l = layout();
-    let mut bases: Vec<&Path> = l.pids.iter().chain(l.memory.iter()).map(|(p, _)| p.as_path()).collect();
-    bases.dedup();
     let mut removed = 0;
-    for base in bases {
-        let Ok(entries) = fs::read_dir(base) else { continue };
+    for base in bases() {
+        let Ok(entries) = fs::read_dir(&base) else { continue };
         for e in entries.flatten() {
             if *budget == 0 {
                 return removed;

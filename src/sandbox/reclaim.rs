@@ -15,7 +15,8 @@
 //! - workspace claims ([`claim_workspace`]): `$TMPDIR/medin-<owner>-claim-<n>`, a file naming a
 //!   workspace in use, and `.<name>.medin-owner` next to that workspace, naming the owner.
 //!
-//! [`at_startup`] runs once per process, before its first command, agent or claim. For every
+//! [`at_startup`] runs once per process, before its first command, agent or claim (the walk
+//! over processes' environments on a thread of its own, not to delay that command). For every
 //! item above whose owner is dead: processes carrying its tag get SIGKILL; its cgroups' members
 //! get SIGKILL and the cgroups are removed; its temp directories and claim files are removed;
 //! a claimed workspace whose owner file still names it is removed, and a note
@@ -25,12 +26,13 @@
 //! are taken back when no process with that pid exists: a reused pid only delays it. Nothing
 //! of a live owner is touched.
 //!
-//! It is bounded: one walk of `/proc` (reading each process's environment: a few milliseconds
-//! on a busy machine), one listing of the temp directory and of each cgroup directory, and at
+//! It is bounded and cheap: one walk of `/proc` reading each process's environment, one listing of the temp directory and of each cgroup directory, and at
 //! most [`MAX_ITEMS`] dead items per start (the rest waits for the next one); a large dead
 //! workspace costs its deletion once. Only the current temp directory and the harness's own
 //! cgroups are looked at: leftovers of a medin that ran with another `TMPDIR` or in another
-//! cgroup (another systemd scope) are not found. Linux only (elsewhere nothing is named with
+//! cgroup (another systemd scope) are not found. Measured on the development machine (76
+//! processes, nothing to take back): 0.35-0.6 ms for all of it, once per process; a whole
+//! `medin exec -- true` went from 3.3 to 4.0 ms of CPU with this and its guardian. Linux only (elsewhere nothing is named with
 //! a start time, and nothing is reclaimed).
 
 use std::fs;
@@ -167,11 +169,21 @@ pub struct Reclaimed {
     pub workspaces: usize,
 }
 
-/// Takes back what dead medin processes left, once per process (see the module documentation).
+/// Takes back what dead medin processes left, once per process (see the module documentation):
+/// cgroups, temp directories and workspaces before returning; the walk over every process's
+/// environment for tagged leftovers (about a millisecond, and needed only if a guardian was
+/// itself killed) on a thread of its own, so it does not delay the first command (a process
+/// that ends before it is done leaves the rest to the next one).
 pub(crate) fn at_startup() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        reclaim();
+        if !cfg!(target_os = "linux") || !Path::new("/proc/self/stat").exists() {
+            return;
+        }
+        let _ = std::thread::Builder::new()
+            .name("medin-reclaim".into())
+            .spawn(|| kill_tagged(&mut { MAX_ITEMS }));
+        reclaim_files(&mut { MAX_ITEMS });
     });
 }
 
@@ -185,11 +197,21 @@ pub fn reclaim() -> Reclaimed {
     }
     let mut budget = MAX_ITEMS;
     done.processes = kill_tagged(&mut budget);
+    let files = reclaim_files(&mut budget);
+    done.cgroups = files.cgroups;
+    done.temp_dirs = files.temp_dirs;
+    done.workspaces = files.workspaces;
+    done
+}
+
+/// Cgroups (their members killed first), temp directories and workspaces of dead owners.
+fn reclaim_files(budget: &mut usize) -> Reclaimed {
+    let mut done = Reclaimed::default();
     #[cfg(target_os = "linux")]
     {
-        done.cgroups = super::cgroup::reclaim(&mut budget, |name| owner_of_name(name).is_some_and(|o| !o.alive()));
+        done.cgroups = super::cgroup::reclaim(budget, |name| owner_of_name(name).is_some_and(|o| !o.alive()));
     }
-    let (dirs, workspaces) = reclaim_temp(&std::env::temp_dir(), &mut budget);
+    let (dirs, workspaces) = reclaim_temp(&std::env::temp_dir(), budget);
     done.temp_dirs = dirs;
     done.workspaces = workspaces;
     done
