@@ -579,3 +579,26 @@ fn an_agent_outlives_the_thread_that_started_it() {
     agent.finish();
     assert_eq!(wait_until_gone("sleep 3993", Duration::from_secs(2)), Vec::<i32>::new());
 }
+
+#[test]
+fn an_agent_dies_with_its_guardian() {
+    // The agent's parent is its guardian (a child subreaper named medin-guardian); if the
+    // guardian is killed the agent gets PDEATHSIG, whatever thread started it.
+    let mut agent = spawn("exec sleep 3994", "p", Duration::from_millis(300));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", agent.pgid())).unwrap();
+    let ppid: i32 = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    if std::fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap().trim() != "medin-guardian" {
+        return; // no guardian on this platform
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(ppid), nix::sys::signal::Signal::SIGKILL).unwrap();
+    assert_eq!(wait_until_gone("sleep 3994", Duration::from_secs(2)), Vec::<i32>::new());
+    agent.finish();
+}

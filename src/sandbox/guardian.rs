@@ -171,7 +171,7 @@ impl Guardian {
         if !started || g.pending.first() != Some(&TAG_STARTED) {
             g.finish();
             return Err(io::Error::other(
-                "the guardian process ended before it started the command; see `medin doctor`",
+                "the guardian process ended before it started the command (was it killed, or out of memory?); run it again",
             ));
         }
         g.pending.remove(0);

@@ -129,8 +129,9 @@
 //! - `strict` commands: `A` has `PR_SET_PDEATHSIG`, which fires when the *thread* that forked
 //!   it exits. That thread is inside [`run_shell`] until the command is over (it waits for it),
 //!   so the signal fires only when the harness dies; `B` has it relative to `A` (one thread),
-//!   and PID 1's death ends the namespace. A command's shell has `PDEATHSIG` relative to its
-//!   guardian (one thread).
+//!   and PID 1's death ends the namespace. The first process of every guarded command and
+//!   agent has `PDEATHSIG` relative to its guardian (one thread): a killed guardian takes it
+//!   along (what that process had already started then goes to init).
 //!
 //! What cannot die with it stays on the host: cgroup directories, private `TMPDIR`s, claimed
 //! workspaces ([`claim_workspace`]). They are named after their owner, `<pid>.<start

@@ -161,6 +161,8 @@ pub(crate) fn run_shell_unchecked(
             fds
         },
         #[cfg(target_os = "linux")]
+        die_with_parent: false,
+        #[cfg(target_os = "linux")]
         strict: strict
             .as_ref()
             .map(|s| s.raw(cfg.grace, status_pipe.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()))),
@@ -382,6 +384,8 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         limits: None,
         #[cfg(target_os = "linux")]
         cgroup_fds: [-1, -1],
+        #[cfg(target_os = "linux")]
+        die_with_parent: false,
         #[cfg(target_os = "linux")]
         strict: None,
     };

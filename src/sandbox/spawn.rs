@@ -121,6 +121,12 @@ pub(super) struct ChildSetup {
     /// `cgroup.procs` descriptors to join (-1 = none).
     #[cfg(target_os = "linux")]
     pub(super) cgroup_fds: [i32; 2],
+    /// `PDEATHSIG` even without limits: set when a guardian (one thread) is the parent. A
+    /// thread of the harness is not a safe parent for it: an agent may outlive the thread
+    /// that started it. (With limits, the parent is the thread inside `run_shell`, which
+    /// waits for the command.)
+    #[cfg(target_os = "linux")]
+    pub(super) die_with_parent: bool,
     #[cfg(target_os = "linux")]
     pub(super) strict: Option<super::strict::RawStrict>,
 }
@@ -134,12 +140,18 @@ impl ChildSetup {
     /// Runs in the child: async-signal-safe syscalls only.
     fn apply(&self) -> io::Result<()> {
         setsid().map_err(errno_to_io)?;
+        #[cfg(target_os = "linux")]
+        if self.limits.is_some() || self.die_with_parent {
+            // SAFETY: prctl with plain integers.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            }
+        }
         let Some(limits) = self.limits else { return Ok(()) };
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: prctl and write(2) with plain integers and a static buffer.
+            // SAFETY: write(2) with plain integers and a static buffer.
             unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
                 for fd in self.cgroup_fds.iter().filter(|fd| **fd >= 0) {
                     if libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
                         return Err(io::Error::last_os_error());
@@ -536,7 +548,8 @@ pub(super) mod vfork {
         }
     }
 
-    pub(super) fn spawn(line: &CommandLine, setup: ChildSetup, stdin: Stdin, guarded: bool) -> io::Result<Spawned> {
+    pub(super) fn spawn(line: &CommandLine, mut setup: ChildSetup, stdin: Stdin, guarded: bool) -> io::Result<Spawned> {
+        setup.die_with_parent = guarded;
         let (stdin_child, stdin_parent): (OwnedFd, Option<OwnedFd>) = match stdin {
             Stdin::Null => (OwnedFd::from(std::fs::File::open("/dev/null")?), None),
             Stdin::Piped => {
