@@ -12,7 +12,9 @@
 //! 928 us, `process` 884 us (1.08x `sh -c true`, 1.19x `true`; 1.24 ms with the opt-in
 //! cgroup), `strict` 3.32 ms (3.15 ms without its cgroup, 2.52 ms also without a network
 //! namespace), bwrap `--unshare-all` 4.89 ms. Run to run the medians move by about 5%; on a
-//! loaded machine (load 5-8) every figure grows by up to 60%.
+//! loaded machine (load 5-8) every figure grows by up to 60%. `none` and `process` include the
+//! guardian (`src/sandbox/guardian.rs`): alternated with the code before it (load ~2),
+//! `process` 1.16/1.03 ms against 1.22/1.01 ms, i.e. within the noise.
 //!
 //! Since strict builds its filesystem (issue 9: a fresh root, binds of the system trees, a
 //! private /dev, /tmp and /proc, pivot_root), a strict command costs about 0.8 ms more:

@@ -535,5 +535,91 @@ fn an_agent_that_does_not_read_its_stdin_fails_instead_of_filling_medins_memory(
         other => panic!("expected NotReading, got {other:?}"),
     }
     assert!(calls <= 12, "{calls} calls were answered");
+}
+
+/// Live processes whose command line contains `needle`.
+fn pids_with(needle: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd =
+            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).replace('\0', " ");
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        if cmd.contains(needle) && !zombie && pid != std::process::id() as i32 {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_until_gone(needle: &str, within: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + within;
+    while !pids_with(needle).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pids_with(needle)
+}
+
+#[test]
+fn an_agents_daemons_do_not_outlive_it_even_without_session_and_environment() {
+    // The agent leaves its session and clears its environment in a daemon, double-forks
+    // another, then hangs reading stdin. Finishing the agent ends all of it.
+    let mut agent = spawn(
+        "setsid env -i sh -c 'exec sleep 3991' > /dev/null 2>&1 & \
+         (env -i sh -c '(exec sleep 3992) &' > /dev/null 2>&1 &); exec cat > /dev/null",
+        "p",
+        Duration::from_millis(300),
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids_with("sleep 399").len() < 2 {
+        assert!(Instant::now() < deadline, "the agent's daemons never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    agent.finish();
+    assert_eq!(wait_until_gone("sleep 399", Duration::from_secs(2)), Vec::<i32>::new());
+}
+
+#[test]
+fn an_agent_outlives_the_thread_that_started_it() {
+    // PR_SET_PDEATHSIG fires when the *thread* that forked a process exits: an agent started
+    // by a thread that then ends must run on until it is finished.
+    let mut agent = std::thread::spawn(|| spawn("exec sleep 3993", "p", Duration::from_millis(300)))
+        .join()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        group_alive(agent.pgid()),
+        "the agent died with the thread that started it"
+    );
+    assert_eq!(pids_with("sleep 3993").len(), 1);
+    agent.finish();
+    assert_eq!(wait_until_gone("sleep 3993", Duration::from_secs(2)), Vec::<i32>::new());
+}
+
+#[test]
+fn an_agent_dies_with_its_guardian() {
+    // The agent's parent is its guardian (a child subreaper named medin-guardian); if the
+    // guardian is killed the agent gets PDEATHSIG, whatever thread started it.
+    let mut agent = spawn("exec sleep 3994", "p", Duration::from_millis(300));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", agent.pgid())).unwrap();
+    let ppid: i32 = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    if std::fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap().trim() != "medin-guardian" {
+        return; // no guardian on this platform
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(ppid), nix::sys::signal::Signal::SIGKILL).unwrap();
+    assert_eq!(wait_until_gone("sleep 3994", Duration::from_secs(2)), Vec::<i32>::new());
     agent.finish();
 }

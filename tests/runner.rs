@@ -268,3 +268,47 @@ expect:
     let msg = changed.failure_message().expect("a changed file is not unchanged");
     assert!(msg.contains("expect.files.keep.txt.unchanged"), "{msg}");
 }
+
+#[test]
+fn every_receipt_says_how_the_agent_process_itself_is_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    // A process agent: one bash call, one malformed line, then its final report.
+    let agent = dir.path().join("agent.sh");
+    write(
+        &agent,
+        "read task\n\
+         echo '{\"type\":\"tool_call\",\"id\":\"1\",\"tool\":\"bash\",\"input\":{\"command\":\"echo hi\"}}'\n\
+         read result\n\
+         echo 'not json'\n\
+         read result\n\
+         echo '{\"type\":\"final\",\"result\":\"success\",\"message\":\"done\"}'\n\
+         read rest\n",
+    );
+    let (result, run_dir) = run(
+        dir.path(),
+        &format!(
+            "description: a process agent\nagent: {{ process: {{ command: \"sh {}\" }} }}\nprompt: say hi\nexpect: {{ outcome: pending }}\n",
+            agent.display()
+        ),
+    );
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    let lines = receipts(&run_dir);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["receipt"]["agent_isolation"], "unconfined", "{line}");
+    }
+    // The bash receipt also says how the command itself was confined.
+    assert!(lines[0]["receipt"]["data"]["isolation"].is_string(), "{}", lines[0]);
+    // What the agent was sent carries it too.
+    let transcript = std::fs::read_to_string(run_dir.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("\"agent_isolation\":\"unconfined\""));
+
+    // The oracle is medin itself: no agent process.
+    let (_, run_dir) = run(
+        dir.path(),
+        "description: oracle\nsolution:\n  - bash: echo hi\n  - final: { result: success }\nexpect: { outcome: pending }\n",
+    );
+    for line in receipts(&run_dir) {
+        assert_eq!(line["receipt"]["agent_isolation"], "builtin", "{line}");
+    }
+}

@@ -1167,3 +1167,78 @@ fn strict_write_paths_are_writable_and_nothing_beside_them() {
     assert!(!root.path().join("escape.txt").exists());
     assert_outside_intact(&outside);
 }
+
+/// Escapes that leave everything a search can see: their session (`setsid`), their
+/// environment (`env -i`: no tag), their parent (a double fork), and a "pid hopper" that forks
+/// and exits in a loop, so no pid of it lives long. Each has a marker in its command line.
+fn escapes(tag: &str) -> String {
+    format!(
+        "setsid env -i sh -c 'exec sleep {tag}1' > /dev/null 2>&1 & \
+         (env -i sh -c '(exec sleep {tag}2) &' > /dev/null 2>&1 &) & \
+         (setsid env -i sh -c ': hop{tag}; h() {{ sleep 0.005; h & exit 0; }}; h' > /dev/null 2>&1 &) & \
+         (setsid env -i sh -c ': fasthop{tag}; h() {{ h & exit 0; }}; h' > /dev/null 2>&1 &) & \
+         sleep 0.3; echo started"
+    )
+}
+
+fn assert_escapes_ended(tag: &str) {
+    for needle in [
+        format!("sleep {tag}1"),
+        format!("sleep {tag}2"),
+        format!("hop{tag}"),
+        format!("fasthop{tag}"),
+    ] {
+        assert_no_leftovers(&needle);
+    }
+}
+
+#[test]
+fn process_daemons_that_leave_session_environment_and_parent_do_not_outlive_the_command() {
+    // The default `process` level: no cgroup. The command's guardian is a child subreaper, so
+    // every escapee stays its descendant and is ended with the command.
+    let (_root, ws, _outside) = dirs();
+    let mut c = SandboxConfig::new(&ws);
+    c.grace = Duration::from_millis(300);
+    assert_eq!(c.cgroup, None);
+    let o = sandbox::run_shell(&c, &escapes("3971"), None).unwrap();
+    assert_eq!(o.stdout.text, "started\n", "{o:?}");
+    assert!(o.success(), "{o:?}");
+    assert!(o.duration_ms < 5000, "{o:?}");
+    assert_escapes_ended("3971");
+}
+
+#[test]
+fn escapees_of_a_command_that_times_out_do_not_outlive_it() {
+    let (_root, ws, _outside) = dirs();
+    let mut c = SandboxConfig::new(&ws);
+    c.grace = Duration::from_millis(300);
+    c.timeout = Duration::from_millis(1500);
+    let o = sandbox::run_shell(&c, &format!("{}; sleep 60", escapes("3972")), None).unwrap();
+    assert!(o.timed_out, "{o:?}");
+    assert_escapes_ended("3972");
+}
+
+#[test]
+fn isolation_none_commands_do_not_outlive_their_command_either() {
+    let (_root, ws, _outside) = dirs();
+    let mut c = SandboxConfig::new(&ws);
+    c.isolation = Isolation::None;
+    c.grace = Duration::from_millis(300);
+    let o = sandbox::run_shell(&c, &escapes("3973"), None).unwrap();
+    assert_eq!(o.stdout.text, "started\n", "{o:?}");
+    assert_escapes_ended("3973");
+}
+
+#[test]
+fn usage_and_exit_status_come_through_the_guardian() {
+    let (_root, ws, _outside) = dirs();
+    let c = SandboxConfig::new(&ws);
+    let o = sandbox::run_shell(&c, "(setsid sleep 5 &); exit 7", None).unwrap();
+    assert_eq!(o.exit, ExitKind::Code(7), "{o:?}");
+    let o = sandbox::run_shell(&c, "kill -USR1 $$", None).unwrap();
+    assert_eq!(o.exit, ExitKind::Signal(10), "{o:?}");
+    let o = sandbox::run_shell(&c, "head -c 30000000 /dev/zero | tail -c 1 > /dev/null", None).unwrap();
+    assert!(o.success(), "{o:?}");
+    // The tree's peak RSS, not the harness's (the guardian shares the harness's memory).
+    assert!(o.usage.max_rss_kib > 0 && o.usage.max_rss_kib < 200_000, "{o:?}");
+}

@@ -307,7 +307,7 @@ fn exec_strict_works_wherever_the_harness_keeps_its_temporary_files() {
         let r = json(&out.stdout);
         let text = r["stdout"]["text"].as_str().unwrap_or_default();
         assert!(
-            text.starts_with(&format!("kept\n{}/medin-sbx-", tmp.display())),
+            text.starts_with(&format!("kept\n{}/medin-", tmp.display())),
             "{}: {r} {}",
             tmp.display(),
             String::from_utf8_lossy(&out.stderr)

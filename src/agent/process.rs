@@ -16,8 +16,9 @@
 //! the tail of stderr; no line within the reply timeout is [`AgentFailure::TimedOut`]. The
 //! harness never blocks on the agent: stdout and stderr are read by threads, stdin is written
 //! by a thread (an agent that stops reading cannot stall medin), and a closed stdin is not an
-//! error. [`Agent::finish`] (or drop) ends the whole process group: SIGTERM, a 2 s grace,
-//! SIGKILL.
+//! error. [`Agent::finish`] (or drop) ends the agent's whole process tree — daemons that left
+//! its session and cleared their environment included — SIGTERM, a 2 s grace, SIGKILL; the
+//! tree also ends if medin dies (`sandbox::spawn_piped` starts it under a guardian).
 //!
 //! **What the agent can make medin hold** is bounded, whatever it prints: a line is read up to
 //! [`MAX_LINE_BYTES`] (the rest is counted, dropped, and the line reported malformed), blank

@@ -318,6 +318,9 @@ struct Attempt<'a> {
     transcript: JsonlLog,
     gate: ToolGate,
     run_dir: PathBuf,
+    /// The workspace is this process's until the attempt ends; if medin dies first, a later
+    /// medin process removes it (`sandbox::claim_workspace`). Best effort.
+    _claim: Option<sandbox::WorkspaceClaim>,
 }
 
 impl<'a> Attempt<'a> {
@@ -328,6 +331,7 @@ impl<'a> Attempt<'a> {
         }
         std::fs::create_dir_all(run_dir).map_err(|e| format!("cannot create run folder {}: {e}", run_dir.display()))?;
         let workspace = run_dir.join("workspace");
+        let claim = sandbox::claim_workspace(&workspace).ok();
         let fixture = task.workspace.as_ref().map(|w| spec_dir(&file.path).join(w));
         sandbox::prepare_workspace(fixture.as_deref(), &workspace).map_err(|e| e.to_string())?;
         let workspace = workspace
@@ -377,7 +381,17 @@ impl<'a> Attempt<'a> {
             transcript,
             gate,
             run_dir: run_dir.to_path_buf(),
+            _claim: claim,
         })
+    }
+
+    /// How the agent process itself is confined, for every receipt (`Receipt::agent_isolation`).
+    fn agent_isolation(&self) -> String {
+        match &self.source.spec {
+            AgentSpec::Process(_) => "unconfined".into(),
+            AgentSpec::Exec(_) => self.sandbox.isolation.to_string(),
+            AgentSpec::Oracle => "builtin".into(),
+        }
     }
 
     fn run_dir(&self) -> &Path {
@@ -515,6 +529,9 @@ impl<'a> Attempt<'a> {
                     humantime::format_duration(clock.task_timeout)
                 );
                 return Ok(RoundEnd::Stopped(Outcome::Timeout, reason));
+            }
+            if let Some((_, r)) = &mut last {
+                r.agent_isolation = Some(self.agent_isolation());
             }
             let event = agent.next(last.as_ref().map(|(a, r)| (a, r)));
             last = None;
@@ -806,8 +823,9 @@ impl<'a> Attempt<'a> {
         record: &mut AttemptRecord,
         action: &Action,
         passage: Passage,
-        receipt: Receipt,
+        mut receipt: Receipt,
     ) -> Result<(), String> {
+        receipt.agent_isolation = Some(self.agent_isolation());
         // Tool metrics count tool calls only; agent-level receipts (malformed output, a crash,
         // a hang) are logged but are not a tool's error.
         let m = &mut record.metrics;

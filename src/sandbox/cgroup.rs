@@ -1,13 +1,16 @@
 //! Per-command cgroups (Linux): a `pids` limit that holds for root (RLIMIT_NPROC does not) and a
 //! memory limit with an OOM-kill counter, so a hit can be named; membership lets the harness
 //! find and kill every process of a command, even one that left its session and cleared its
-//! environment.
+//! environment. On by default at `strict`, opt-in at `process`, where the guardian contains
+//! the tree without one (see the module documentation of `super` for the measured costs).
 //!
 //! Layouts: cgroup v1 (`/sys/fs/cgroup/pids`, `/sys/fs/cgroup/memory`, each below the cgroup
 //! the harness itself is in), or v2 when the controllers are enabled in the harness cgroup's
-//! `cgroup.subtree_control`. A command gets `medin-<pid>-<n>` directories that are removed when
-//! the command is over. The child joins them itself, before it can fork, by writing `0` to the
-//! `cgroup.procs` descriptors opened here (so no fork escapes the limit).
+//! `cgroup.subtree_control`. A command gets `medin-<owner>-<n>` directories (the owner is the
+//! medin process, `<pid>.<start>.<pidns>`: `reclaim.rs`) that are removed when the command is
+//! over; if the harness dies first, the next medin process removes them ([`reclaim`]). The
+//! child joins them itself, before it can fork, by writing `0` to the `cgroup.procs`
+//! descriptors opened here (so no fork escapes the limit).
 
 use std::fs;
 use std::io;
@@ -53,6 +56,37 @@ impl Layout {
 pub(crate) fn layout() -> &'static Layout {
     static LAYOUT: OnceLock<Layout> = OnceLock::new();
     LAYOUT.get_or_init(probe_layout)
+}
+
+/// The directories below which this process would create its cgroups (its own cgroup in the
+/// v1 `pids` and `memory` hierarchies and in v2), without the probe of [`layout`] (which
+/// creates directories): what [`reclaim`] looks through.
+fn bases() -> Vec<PathBuf> {
+    let Ok(self_cg) = fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in self_cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        if ctrls.is_empty() {
+            for root in ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+                if Path::new(root).join("cgroup.controllers").exists() {
+                    out.push(Path::new(root).join(rel));
+                    break;
+                }
+            }
+        }
+        for c in ctrls.split(',').filter(|c| *c == "pids" || *c == "memory") {
+            out.push(Path::new("/sys/fs/cgroup").join(c).join(rel));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn probe_layout() -> Layout {
@@ -103,7 +137,7 @@ fn probe_layout() -> Layout {
 
 /// Whether a child cgroup of `base` can be made and has `file`.
 fn usable(base: &Path, file: &str) -> bool {
-    let probe = base.join(format!("medin-probe-{}", std::process::id()));
+    let probe = base.join(format!("medin-probe-{}", super::reclaim::owner()));
     if fs::create_dir(&probe).is_err() {
         return false;
     }
@@ -129,7 +163,7 @@ impl CommandCgroup {
         let l = layout();
         let name = format!(
             "medin-{}-{}",
-            std::process::id(),
+            super::reclaim::owner(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let mut cg = CommandCgroup {
@@ -233,21 +267,51 @@ impl Drop for CommandCgroup {
         self.join_fds.clear();
         let dirs: Vec<PathBuf> = self.dirs().map(Path::to_path_buf).collect();
         for d in dirs {
-            // A member that is still exiting keeps the directory busy for a moment.
-            for _ in 0..50 {
-                match fs::remove_dir(&d) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                    Err(_) => {
-                        for pid in members(&d) {
-                            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                        }
-                        thread::sleep(Duration::from_millis(2));
-                    }
-                }
+            // A member that is still exiting keeps the directory busy for a moment; one that
+            // cannot be removed is taken back by a later medin process (`reclaim.rs`).
+            remove_killing_members(&d);
+        }
+    }
+}
+
+/// Removes the cgroups `dead(name)` says belong to a dead medin process, below each directory
+/// of the layout, after SIGKILLing their members (`reclaim.rs`). Returns how many went.
+pub(crate) fn reclaim(budget: &mut usize, dead: impl Fn(&str) -> bool) -> usize {
+    let mut removed = 0;
+    for base in bases() {
+        let Ok(entries) = fs::read_dir(&base) else { continue };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return removed;
+            }
+            let name = e.file_name();
+            if !name.to_str().is_some_and(&dead) || !e.path().is_dir() {
+                continue;
+            }
+            *budget -= 1;
+            if remove_killing_members(&e.path()) {
+                removed += 1;
             }
         }
     }
+    removed
+}
+
+/// SIGKILL to every member of `dir` until it can be removed (up to about a second).
+fn remove_killing_members(dir: &Path) -> bool {
+    for _ in 0..500 {
+        match fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(_) => {
+                for pid in members(dir) {
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+    false
 }
 
 fn open_procs(dir: &Path) -> io::Result<OwnedFd> {

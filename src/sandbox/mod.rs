@@ -1,33 +1,45 @@
 //! Where actions run: a fresh workspace per task attempt, and every command as its own process
 //! tree with cwd in the workspace, stdin closed, a scrubbed environment, its own session and
 //! process group, resource limits, captured output with a cap, and a timeout that kills the
-//! whole tree (SIGTERM, grace period, SIGKILL).
+//! whole tree (SIGTERM, grace period, SIGKILL). Nothing a command starts outlives it, and
+//! nothing the harness starts outlives the harness (see "Lifetime" below).
 //!
 //! The sandbox never decides policy: whatever reaches it has passed the guard.
 //!
 //! # Isolation levels ([`Isolation`])
 //!
-//! - `none`: own session/process group, scrubbed environment, private `TMPDIR`, timeout and
-//!   whole-group kill. No rlimits, no cgroup, no search for escaped processes. For debugging.
-//! - `process` (every platform; the default where `strict` cannot be had): `none` plus rlimits (address space, CPU, file
-//!   size, open files, no core dumps), `CAP_SYS_RESOURCE` dropped from the bounding set (so a
-//!   root command cannot raise its own hard limits after exec). Leftovers that left the process
-//!   group are found by an environment tag ([`MARKER_VAR`]). Opt-in ([`SandboxConfig::cgroup`];
-//!   default at `strict`): a per-command cgroup (v1 `pids` + `memory` hierarchies, or v2 when
-//!   its controllers are delegated) that caps the process count and memory even for root — the
-//!   only thing that contains a fork bomb run by root — names the limit that was hit, and lets
-//!   the harness kill every member at the end (escapees that called `setsid` or cleared their
-//!   environment included). It is off by default at `process` because creating, joining and
-//!   removing a cgroup costs about 0.3 ms per command on a quiet machine and up to ~10 ms on a
-//!   loaded one (the migration waits for an RCU grace period), against 0.9 ms for the whole
-//!   command, and `process` must stay within 1.3x of a plain spawn (`benches/sandbox.rs`). Files outside the
-//!   workspace are NOT protected at this level.
+//! - `none`: own session/process group, scrubbed environment, private `TMPDIR`, timeout, and
+//!   the guardian (below): the whole tree ends with the command and with the harness. No
+//!   rlimits, no cgroup, no search by environment tag. For debugging.
+//! - `process` (every platform; the default where `strict` cannot be had): `none` plus rlimits
+//!   (address space, CPU, file size, open files, no core dumps), `CAP_SYS_RESOURCE` dropped
+//!   from the bounding set (so a root command cannot raise its own hard limits after exec).
+//!   Nothing outlives the command: on Linux (x86_64, aarch64) the command runs under a
+//!   *guardian* (`guardian.rs`), a child subreaper, so every process it starts stays a
+//!   descendant of the guardian however it left its session, group or environment (`setsid`,
+//!   `env -i`, double forks, a pid hopper that forks and exits in a loop), and is ended with
+//!   it. Opt-in ([`SandboxConfig::cgroup`]; default at `strict`): a per-command cgroup (v1
+//!   `pids` + `memory` hierarchies, or v2 when its controllers are delegated) that caps the
+//!   process count and memory even for root — the only thing that contains a fork bomb run by
+//!   root — and names the limit that was hit. The decision, measured on the 2-core development
+//!   machine: containment comes from the guardian, not from a cgroup by default, because a
+//!   guardian costs about 0.03 ms per command while a cgroup costs 0.1-0.3 ms back to back and
+//!   1-2 ms (up to ~10 ms loaded) for a command after a pause, which is how agents issue them:
+//!   joining a cgroup waits for an RCU grace period unless another migration just happened
+//!   (`clone3(CLONE_INTO_CGROUP)` avoids the wait but needs cgroup v2 and still costs ~0.25 ms
+//!   for the directory and the new css_set). Files outside the workspace are NOT protected at
+//!   this level, and a command runs as the harness's user: it can kill or stop its guardian
+//!   (then only the process-group and environment-tag search remains, as without a guardian).
+//!   Where there is no guardian (other architectures; macOS, FreeBSD): leftovers are found by
+//!   process group and by an environment tag ([`MARKER_VAR`]), so a process that called
+//!   `setsid` *and* cleared its environment, or a `setsid` pid hopper, can outlive the command.
 //! - `strict` (Linux, as root or through an unprivileged user namespace; the default where
 //!   available, see [`default_isolation`]): `process` plus namespaces, Landlock and
 //!   seccomp, entered like this (all in the forked child, async-signal-safe syscalls only; every
 //!   allocation — Landlock ruleset fd, BPF program, cgroup fds, paths — is made before the fork):
 //!
-//!   1. `A` (the process `std::process::Command` forks): `setsid`, `PDEATHSIG=SIGKILL`, joins
+//!   1. `A` (the process `std::process::Command` forks): `setsid`, `PDEATHSIG=SIGKILL` (see
+//!      "Lifetime" for why a per-thread death signal is right here), joins
 //!      the cgroups (writes `0` to the pre-opened `cgroup.procs`), rlimits, drops dangerous
 //!      capabilities from the bounding set, `unshare(NEWPID|NEWNS|NEWIPC|NEWUTS[|NEWNET])`,
 //!      forks `B`. `A` then closes every inherited descriptor, ignores SIGTERM (it must outlive
@@ -145,23 +157,46 @@
 //!   looked for; abstract sockets are reachable with the network on before Landlock ABI 6;
 //!   the view's `/tmp` is RAM (charged to the command's memory cgroup when it has one; at most
 //!   512 MiB); and agents started with [`spawn_piped`] are not confined by these levels — only
-//!   commands.
+//!   commands (an agent's tree is ended with it and with the harness, and every receipt says
+//!   `agent_isolation: unconfined`).
 //!
 //! # Ending
 //!
 //! At the end of a command — its shell exited, or the timeout fired — whatever is left of its
-//! tree gets SIGTERM, `grace` to exit, then SIGKILL (`tree.rs`): the process group, every
-//! process carrying [`MARKER_VAR`] (children that called `setsid`, double-forked daemons) and
-//! every member of the command's cgroup when it has one (escapees that also cleared their
-//! environment); in strict mode the reaper does the same for the whole PID namespace. A command
-//! that left nothing running pays nothing for this: the shell's exit is awaited with a pidfd
-//! (no polling delay), the search for leftovers reads only the pids allocated since the command
-//! started, and the shell is reaped with `wait4` to report CPU time and peak RSS.
+//! tree gets SIGTERM, `grace` to exit, then SIGKILL (`tree.rs`): the descendants of its
+//! guardian (complete: reparenting keeps every process of the tree below the guardian), the
+//! process group, every process carrying [`MARKER_VAR`] and every member of the command's
+//! cgroup when it has one; in strict mode the reaper does the same for the whole PID
+//! namespace. Then the harness shuts its end of the guardian's socket and the guardian SIGKILLs
+//! and reaps whatever is still its child, repeatedly, until it has none — a pid hopper
+//! included, since each hop's orphan lands on the guardian — and exits. A command that left
+//! nothing running pays nothing for this: the shell's exit is reported by the guardian at
+//! once (no polling delay), the search for leftovers reads only the pids allocated since the
+//! command started, and the guardian reports the tree's CPU time and peak RSS from `wait4`.
 //!
-//! What the search cannot see: without a cgroup (`process` by default), a process that
-//! forks and exits in a tight loop (a "pid hopper") that also called `setsid` can stay ahead
-//! of the /proc snapshots; one that cleared its environment after `setsid` is not tagged. The
-//! cgroup (default at `strict`, opt-in at `process`) and strict's PID namespace contain both.
+//! # Lifetime: the harness outlives nothing, and nothing outlives the harness
+//!
+//! If medin dies (`kill -9` included) everything it started dies with it:
+//!
+//! - `none`/`process` commands and agents ([`spawn_piped`]): the harness's end of the
+//!   guardian's socket is held by the harness alone; the kernel closes it when the harness
+//!   dies, and the guardian sweeps the tree as above. This is tied to the process, not to a thread: the thread that
+//!   started an agent may end while the agent runs on.
+//! - `strict` commands: `A` has `PR_SET_PDEATHSIG`, which fires when the *thread* that forked
+//!   it exits. That thread is inside [`run_shell`] until the command is over (it waits for it),
+//!   so the signal fires only when the harness dies; `B` has it relative to `A` (one thread),
+//!   and PID 1's death ends the namespace. The first process of every guarded command and
+//!   agent has `PDEATHSIG` relative to its guardian (one thread): a killed guardian takes it
+//!   along (what that process had already started then goes to init).
+//!
+//! What cannot die with it stays on the host: cgroup directories, private `TMPDIR`s, claimed
+//! workspaces ([`claim_workspace`]). They are named after their owner, `<pid>.<start
+//! time>.<pid namespace>`, and the first command of every later medin process takes back
+//! what a dead owner left (`reclaim.rs`), never what a live one holds.
+//!
+//! Without a guardian (other architectures and Unixes) a command's shell gets `PDEATHSIG`
+//! (Linux) but its escapees do not, and an agent's tree is ended only by [`PipedChild`]'s
+//! drop: a `kill -9` of the harness leaves them running there.
 //!
 //! # Limits and how a hit is named ([`LimitHit`])
 //!
@@ -185,12 +220,13 @@
 //!
 //! Files: `process.rs` (one command from start to receipt, limit naming), `spawn.rs` (starting
 //! the first process: a `vfork`-style clone for `none`/`process`, fork for `strict`),
-//! `tree.rs` (finding and ending what is left), `strict.rs` (the strict-mode child side,
-//! Landlock and seccomp), `view.rs` (strict's built filesystem: the mount plan and the code
-//! that runs it), `hostscan.rs` (what of the host the view shows or hides: `/etc`'s secrets,
-//! special files), `cgroup.rs` (per-command cgroups), `probe.rs` (what the machine
-//! supports; `medin doctor`), `exec.rs` (`medin exec`), `capture.rs` (capped, hashed output),
-//! `workspace.rs` (fresh workspace from a fixture).
+//! `guardian.rs` (the subreaper between the harness and a command or agent), `tree.rs`
+//! (finding and ending what is left), `strict.rs` (the strict-mode child side, Landlock and
+//! seccomp), `view.rs` (strict's built filesystem: the mount plan and the code that runs it),
+//! `hostscan.rs` (what of the host the view shows or hides: `/etc`'s secrets, special files),
+//! `cgroup.rs` (per-command cgroups), `reclaim.rs` (owner names; taking back what a dead medin
+//! left), `probe.rs` (what the machine supports; `medin doctor`), `exec.rs` (`medin exec`),
+//! `capture.rs` (capped, hashed output), `workspace.rs` (fresh workspace from a fixture).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -323,10 +359,10 @@ pub struct SandboxConfig {
     /// dir, e.g. the report folder of a judged test run (outside the agent's workspace).
     pub write_paths: Vec<PathBuf>,
     /// Whether each command gets its own cgroup (process-count and memory limits that hold for
-    /// root, named hits, complete cleanup of escaped processes). `None` = the level's default:
-    /// on for `strict`, off for `process` (a cgroup costs 0.3 ms per command on a quiet
-    /// machine, up to ~10 ms on a loaded one, and `process` must stay as fast as a plain
-    /// spawn), never for `none`.
+    /// root, named hits). `None` = the level's default: on for `strict`, off for `process`
+    /// (containment comes from the guardian at 0.03 ms; a cgroup costs 0.1-0.3 ms back to back
+    /// and 1-2 ms, up to ~10 ms loaded, after a pause: see the module documentation), never
+    /// for `none`.
     pub cgroup: Option<bool>,
 }
 
@@ -453,9 +489,12 @@ mod capture;
 mod cgroup;
 mod exec;
 #[cfg(target_os = "linux")]
+mod guardian;
+#[cfg(target_os = "linux")]
 mod hostscan;
 mod probe;
 mod process;
+mod reclaim;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
@@ -468,6 +507,7 @@ pub use beneath::{Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, 
 pub use exec::{exec_main, shell_quote, ExecArgs};
 pub use probe::{doctor_main, probe, Capabilities};
 pub use process::PipedChild;
+pub use reclaim::{claim_workspace, reclaim, Reclaimed, WorkspaceClaim};
 pub use tree::MARKER_VAR;
 
 /// The fixed `PATH` every sandboxed command sees.
@@ -491,7 +531,10 @@ pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Resu
 
 /// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
 /// session and process group, stdin/stdout/stderr piped, and the current environment plus
-/// `cfg.env`. The returned [`PipedChild`] kills the whole tree when dropped.
+/// `cfg.env` and [`MARKER_VAR`]. It is not confined (no rlimits, no namespaces), but it runs
+/// under a guardian like a command: the returned [`PipedChild`] ends the whole tree when killed
+/// or dropped, daemons that left its session and environment included, and the tree ends
+/// with the harness. It may be moved to, and outlive, any thread.
 pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     process::spawn_piped(cfg, command, cwd)
 }

@@ -4,25 +4,28 @@
 //! its resource usage, and name the limit that ended it.
 //!
 //! The tree is always ended while the shell is still an unreaped zombie (its exit is observed
-//! with a pidfd or `waitid(WNOWAIT)`), so the process-group id cannot have been reused by an
-//! unrelated process when the signals are sent.
+//! with a pidfd or `waitid(WNOWAIT)`, or reported by its guardian, which reaps it only at the
+//! very end), so the process-group id cannot have been reused by an unrelated process when
+//! the signals are sent. Agents ([`spawn_piped`]) take the same start and end, without limits.
+//! The first command of a process first takes back what dead medin processes left
+//! (`reclaim.rs`).
 
 use std::ffi::OsStr;
 use std::io;
 #[cfg(target_os = "linux")]
 use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, ExitStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::unistd::{setsid, Pid};
+use nix::unistd::Pid;
 
 use super::capture::StreamReader;
-use super::spawn::{self, errno_to_io, ChildSetup, CommandLine, RawLimits};
+use super::spawn::{self, ChildSetup, CommandLine, RawLimits, Stdin};
 use super::tree::{after, Marker, Tree, GROUP_WAIT, MARKER_VAR};
 use super::{
     CommandOutcome, ExitKind, Isolation, LimitHit, ResourceLimits, ResourceUsage, SandboxConfig, SandboxError,
@@ -54,6 +57,7 @@ pub(crate) fn run_shell_unchecked(
     command: &str,
     cwd: Option<&Path>,
 ) -> Result<CommandOutcome, SandboxError> {
+    super::reclaim::at_startup();
     let spawn_err = |source: io::Error| SandboxError::Spawn {
         command: command.to_string(),
         workspace: cfg.workspace.clone(),
@@ -76,7 +80,7 @@ pub(crate) fn run_shell_unchecked(
             resolved
         }
     };
-    let tmp = PrivateTmp::create().map_err(spawn_err)?;
+    let tmp = PrivateTmp::create(&root).map_err(spawn_err)?;
     let marker = Marker::new();
     let level = cfg.isolation;
     let limited = level != Isolation::None;
@@ -158,18 +162,24 @@ pub(crate) fn run_shell_unchecked(
             fds
         },
         #[cfg(target_os = "linux")]
+        die_with_parent: false,
+        #[cfg(target_os = "linux")]
         strict: strict
             .as_ref()
             .map(|s| s.raw(cfg.grace, status_pipe.as_ref().map_or(-1, |(_, w)| w.as_raw_fd()))),
     };
     let start = Instant::now();
-    let spawned = spawn::spawn(&line, setup).map_err(spawn_err)?;
+    let spawned = spawn::spawn(&line, setup, Stdin::Null).map_err(spawn_err)?;
     // Read while the command runs (off its critical path); the few forks it may already have
     // made cannot matter to the wrap test, which needs thousands.
     let forks_at_start = super::tree::forks_so_far();
     let pgid = spawned.pid;
     let out = StreamReader::start(std::fs::File::from(spawned.stdout), cfg.output_cap);
     let err = StreamReader::start(std::fs::File::from(spawned.stderr), cfg.output_cap);
+    #[cfg(target_os = "linux")]
+    let mut leader = Leader::new(pgid, spawned.guardian);
+    #[cfg(not(target_os = "linux"))]
+    let mut leader = Leader::new(pgid);
 
     #[cfg(target_os = "linux")]
     let status_read = status_pipe.map(|(read, write)| {
@@ -178,12 +188,7 @@ pub(crate) fn run_shell_unchecked(
     });
     #[cfg(not(target_os = "linux"))]
     let status_read: Option<std::os::fd::OwnedFd> = None;
-    let timed_out = !wait_command(
-        pgid,
-        status_read.as_ref(),
-        after(start, cfg.timeout),
-        cfg.grace + GROUP_WAIT,
-    );
+    let timed_out = !leader.wait(status_read.as_ref(), after(start, cfg.timeout), cfg.grace + GROUP_WAIT);
     // The shell has exited (it is an unreaped zombie, so its pgid cannot be reused) or the
     // timeout fired: whatever is left of the tree gets SIGTERM, the grace period, SIGKILL.
     let tree = Tree {
@@ -191,12 +196,16 @@ pub(crate) fn run_shell_unchecked(
         marker: limited.then_some(&marker),
         #[cfg(target_os = "linux")]
         cgroup: cgroup.as_ref(),
-        leader_exited: !timed_out && has_exited(pgid),
+        guardian: leader.guardian_pid(),
+        leader_exited: !timed_out && leader.exited(),
         forks_at_start,
     };
-    tree.end(cfg.grace);
+    // A guardian that saw nothing of the tree left has reaped it already: no search needed.
+    if !leader.tree_gone() {
+        tree.end(cfg.grace);
+    }
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // the cgroup adds the peak count
-    let (status, mut usage) = wait_with_usage(pgid).map_err(spawn_err)?;
+    let (status, mut usage) = leader.reap().map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
     let (pids_hit, oom) = match &cgroup {
         Some(cg) => {
@@ -355,40 +364,63 @@ fn wait_with_usage(pid: Pid) -> io::Result<(ExitStatus, ResourceUsage)> {
 }
 
 pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
-    let marker = Marker::new();
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .envs(cfg.env.iter().map(|(k, v)| (k, v)))
-        .env(MARKER_VAR, &marker.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: setsid is an async-signal-safe syscall; nothing is allocated.
-    unsafe {
-        cmd.pre_exec(|| setsid().map(|_| ()).map_err(errno_to_io));
-    }
-    let child = cmd.spawn().map_err(|source| SandboxError::Spawn {
+    super::reclaim::at_startup();
+    let spawn_err = |source: io::Error| SandboxError::Spawn {
         command: command.to_string(),
         workspace: cwd.to_path_buf(),
         source,
-    })?;
-    let pgid = Pid::from_raw(child.id() as i32);
+    };
+    let marker = Marker::new();
+    // The harness's own environment (an agent needs its API keys), `cfg.env`, the tag last.
+    let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let env = vars
+        .iter()
+        .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+        .chain(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))))
+        .chain(std::iter::once((OsStr::new(MARKER_VAR), OsStr::new(&marker.0))));
+    let line = CommandLine::new("/bin/sh", &["-c", command], env, cwd).map_err(spawn_err)?;
+    // Its own session and process group, nothing else: an agent is not confined (see the
+    // module documentation of `super`), but under a guardian its tree ends with it.
+    let setup = ChildSetup {
+        limits: None,
+        #[cfg(target_os = "linux")]
+        cgroup_fds: [-1, -1],
+        #[cfg(target_os = "linux")]
+        die_with_parent: false,
+        #[cfg(target_os = "linux")]
+        strict: None,
+    };
+    let mut spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
+    let pgid = spawned.pid;
+    let missing = || spawn_err(io::Error::other("the agent's stdin was not piped"));
+    let stdin = ChildStdin::from(spawned.stdin.take().ok_or_else(missing)?);
     Ok(PipedChild {
-        child,
+        #[cfg(target_os = "linux")]
+        leader: Leader::new(pgid, spawned.guardian.take()),
+        #[cfg(not(target_os = "linux"))]
+        leader: Leader::new(pgid),
         pgid,
+        stdin: Some(stdin),
+        stdout: Some(ChildStdout::from(spawned.stdout)),
+        stderr: Some(ChildStderr::from(spawned.stderr)),
+        status: None,
         killed: false,
         marker,
     })
 }
 
-/// A long-running program in its own process group with piped stdio (see
-/// [`super::spawn_piped`]). Dropping it kills the whole group.
+/// A long-running program in its own session and process group with piped stdio, under a
+/// guardian where one can be had (see [`super::spawn_piped`]). Dropping it kills the whole
+/// tree.
 #[derive(Debug)]
 pub struct PipedChild {
-    child: Child,
+    leader: Leader,
     pgid: Pid,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    /// The leader's status, once known.
+    status: Option<ExitStatus>,
     /// The tree was already killed and the leader reaped.
     killed: bool,
     marker: Marker,
@@ -397,52 +429,52 @@ pub struct PipedChild {
 impl PipedChild {
     /// The program's stdin (once).
     pub fn take_stdin(&mut self) -> Option<ChildStdin> {
-        self.child.stdin.take()
+        self.stdin.take()
     }
 
     /// The program's stdout (once).
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
-        self.child.stdout.take()
+        self.stdout.take()
     }
 
     /// The program's stderr (once).
     pub fn take_stderr(&mut self) -> Option<ChildStderr> {
-        self.child.stderr.take()
+        self.stderr.take()
     }
 
     /// Process id of the shell, which is also the process-group id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.pgid.as_raw() as u32
     }
 
     /// The leader's exit status if it has exited (does not block). Processes it started may
     /// still run; [`PipedChild::kill_tree`] or dropping ends them.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.child.try_wait()
+        if self.status.is_none() {
+            self.status = self.leader.status_by(Some(Instant::now()));
+        }
+        Ok(self.status)
     }
 
     /// Blocks until the leader exits or `timeout` passes; `None` when it is still running.
     pub fn wait_timeout(&mut self, timeout: Duration) -> io::Result<Option<ExitStatus>> {
-        let deadline = after(Instant::now(), timeout);
-        loop {
-            if let Some(status) = self.child.try_wait()? {
-                return Ok(Some(status));
-            }
-            if Instant::now() >= deadline {
-                return Ok(None);
-            }
-            thread::sleep(Duration::from_millis(10));
+        if self.status.is_none() {
+            self.status = self.leader.status_by(Some(after(Instant::now(), timeout)));
         }
+        Ok(self.status)
     }
 
-    /// SIGTERM to the whole group, up to `grace` for the leader to exit, SIGKILL to the group,
-    /// then reaps the leader and returns its status.
+    /// SIGTERM to the whole tree, up to `grace` for it to exit, SIGKILL to what is left, then
+    /// reaps the leader and returns its status.
     pub fn kill_tree(&mut self, grace: Duration) -> io::Result<ExitStatus> {
         if !self.killed {
             self.tree().end(grace);
             self.killed = true;
+            let (status, _) = self.leader.reap()?;
+            self.status = Some(status);
         }
-        self.child.wait()
+        self.status
+            .ok_or_else(|| io::Error::other("the agent's exit status is unknown"))
     }
 
     fn tree(&self) -> Tree<'_> {
@@ -451,6 +483,7 @@ impl PipedChild {
             marker: Some(&self.marker),
             #[cfg(target_os = "linux")]
             cgroup: None,
+            guardian: self.leader.guardian_pid(),
             leader_exited: false,
             forks_at_start: None,
         }
@@ -462,7 +495,130 @@ impl Drop for PipedChild {
         if !self.killed {
             self.tree().kill_now();
             self.killed = true;
-            let _ = self.child.wait();
+            let _ = self.leader.reap();
+        }
+    }
+}
+
+/// The command's first process, as the harness waits for it: its own child, or the child of
+/// a guardian (see `guardian.rs`).
+#[derive(Debug)]
+enum Leader {
+    /// Our child, not yet reaped (strict mode; platforms without a guardian).
+    Child { pid: Pid, reaped: Option<ExitStatus> },
+    #[cfg(target_os = "linux")]
+    Guarded(super::guardian::Guardian),
+}
+
+impl Leader {
+    #[cfg(target_os = "linux")]
+    fn new(pid: Pid, guardian: Option<super::guardian::Guardian>) -> Leader {
+        match guardian {
+            Some(g) => Leader::Guarded(g),
+            None => Leader::Child { pid, reaped: None },
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn new(pid: Pid) -> Leader {
+        Leader::Child { pid, reaped: None }
+    }
+
+    fn guardian_pid(&self) -> Option<Pid> {
+        match self {
+            Leader::Child { .. } => None,
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => Some(g.pid()),
+        }
+    }
+
+    /// Waits for the command to end before `deadline`. In strict mode `status` is the pipe on
+    /// which the first process reports the command's own exit: once that arrives the command
+    /// is done, and its first process gets `linger` more to exit (the reaper's grace for
+    /// leftovers) without that counting as a timeout. Returns whether the command ended in
+    /// time.
+    fn wait(&mut self, status: Option<&std::os::fd::OwnedFd>, deadline: Instant, linger: Duration) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => {
+                // A guardian that vanished without a report took its command with it
+                // (the command's PDEATHSIG is relative to it).
+                g.leader_status(deadline).is_some() || g.gone()
+            }
+            Leader::Child { pid, .. } => {
+                #[cfg(target_os = "linux")]
+                if let Some(ended) = wait_end_pidfd(*pid, status, deadline) {
+                    if ended == End::CommandDone {
+                        wait_exit_until(*pid, after(Instant::now(), linger));
+                    }
+                    return ended != End::Deadline;
+                }
+                let _ = status;
+                let _ = linger;
+                wait_exit_polling(*pid, deadline)
+            }
+        }
+    }
+
+    /// Whether the guardian reported that nothing of the tree is left (it reaped it all).
+    fn tree_gone(&mut self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => g.tree_gone(),
+            Leader::Child { .. } => false,
+        }
+    }
+
+    /// Whether the first process has exited (it is not reaped).
+    fn exited(&mut self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => g.leader_status(Instant::now()).is_some(),
+            Leader::Child { pid, reaped } => reaped.is_some() || has_exited(*pid),
+        }
+    }
+
+    /// The first process's status once it has exited, waiting until `deadline` at most.
+    fn status_by(&mut self, deadline: Option<Instant>) -> Option<ExitStatus> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => g
+                .leader_status(deadline.unwrap_or_else(Instant::now))
+                .map(ExitStatus::from_raw),
+            Leader::Child { pid, reaped } => {
+                if reaped.is_none() {
+                    let exited = match deadline {
+                        Some(d) => wait_exit_polling(*pid, d),
+                        None => has_exited(*pid),
+                    };
+                    if exited {
+                        *reaped = wait_with_usage(*pid).ok().map(|(st, _)| st);
+                    }
+                }
+                *reaped
+            }
+        }
+    }
+
+    /// Reaps the first process (through its guardian, which first kills whatever is left of
+    /// the tree) and returns its status and the resources the tree used.
+    fn reap(&mut self) -> io::Result<(ExitStatus, ResourceUsage)> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Leader::Guarded(g) => {
+                let (status, usage) = g.finish();
+                // No report: the guardian was killed, and its command with it (PDEATHSIG).
+                let status = status.unwrap_or(libc::SIGKILL);
+                Ok((ExitStatus::from_raw(status), usage.unwrap_or_default()))
+            }
+            Leader::Child { pid, reaped } => match reaped {
+                Some(st) => Ok((*st, ResourceUsage::default())),
+                None => {
+                    let (st, usage) = wait_with_usage(*pid)?;
+                    *reaped = Some(st);
+                    Ok((st, usage))
+                }
+            },
         }
     }
 }
@@ -471,7 +627,7 @@ impl Drop for PipedChild {
 /// passes. Returns whether it exited. On Linux a pidfd is polled, so the exit is seen at once
 /// (polling with sleeps would add milliseconds to every short command).
 #[cfg(target_os = "linux")]
-fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
+pub(super) fn wait_exit_until(pid: Pid, deadline: Instant) -> bool {
     if let Some(ended) = wait_end_pidfd(pid, None, deadline) {
         return ended != End::Deadline;
     }
@@ -488,23 +644,6 @@ enum End {
     /// lingers while the reaper gives leftovers their grace period).
     CommandDone,
     Deadline,
-}
-
-/// Waits for the command started as `pid` to end before `deadline`. In strict mode `status`
-/// is the pipe on which the first process reports the command's own exit: once that arrives
-/// the command is done, and its first process gets `linger` more to exit (the reaper's grace
-/// for leftovers) without that counting as a timeout. Returns whether the command ended in time.
-fn wait_command(pid: Pid, status: Option<&std::os::fd::OwnedFd>, deadline: Instant, linger: Duration) -> bool {
-    #[cfg(target_os = "linux")]
-    if let Some(ended) = wait_end_pidfd(pid, status, deadline) {
-        if ended == End::CommandDone {
-            wait_exit_until(pid, after(Instant::now(), linger));
-        }
-        return ended != End::Deadline;
-    }
-    let _ = status;
-    let _ = linger;
-    wait_exit_polling(pid, deadline)
 }
 
 /// `None` when pidfds are not available (Linux < 5.3).
@@ -617,16 +756,31 @@ fn exit_kind(status: ExitStatus) -> ExitKind {
 struct PrivateTmp(PathBuf);
 
 impl PrivateTmp {
-    fn create() -> io::Result<PrivateTmp> {
+    /// A fresh directory under the harness's temp dir — or, when that lies inside `workspace`
+    /// (`cd /tmp && medin exec ...`), under the first of `/var/tmp`, `/tmp`, `/dev/shm` that
+    /// does not: a command's TMPDIR is never part of its workspace.
+    fn create(workspace: &Path) -> io::Result<PrivateTmp> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
+        let base = std::iter::once(std::env::temp_dir())
+            .chain(["/var/tmp", "/tmp", "/dev/shm"].map(PathBuf::from))
+            .find(|b| {
+                let b = b.canonicalize().unwrap_or_else(|_| b.clone());
+                !b.starts_with(workspace) && b.is_dir()
+            })
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "every temporary directory lies inside the workspace {}; run from another directory or set TMPDIR outside it",
+                        workspace.display()
+                    ),
+                )
+            })?;
         for _ in 0..16 {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let path = base.join(format!("medin-sbx-{}-{n}-{nanos:08x}", std::process::id()));
+            // Named after its owner, so a later medin process removes it if this one dies
+            // before it does (`reclaim.rs`).
+            let path = base.join(format!("medin-{}-{n}", super::reclaim::owner()));
             let mut builder = std::fs::DirBuilder::new();
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             match builder.create(&path) {

@@ -1,7 +1,9 @@
 //! Starting a sandboxed command's first process, and everything that process does between the
 //! fork and the `exec` of `/bin/sh` (its own session, `PDEATHSIG`, joining its cgroup, rlimits,
 //! dropping capabilities, and in strict mode entering the namespaces and the Landlock/seccomp
-//! domain).
+//! domain). For `none`/`process` commands and for agents on Linux, the first process is
+//! started by a guardian (`guardian.rs`), which runs [`vfork::Prepared::clone_child`] itself;
+//! elsewhere, by the calling thread.
 //!
 //! Why this module exists instead of `std::process::Command::pre_exec`: a `pre_exec` hook
 //! forces std onto `fork` + `exec`, which copies the harness's page tables on every command,
@@ -86,12 +88,29 @@ impl CommandLine {
     }
 }
 
-/// A started command: its pid (also its process-group id) and the read ends of its output.
-/// Nobody has waited for it; the caller reaps it.
+/// A started command: its first process (the leader of its session and process group), the
+/// parent's ends of its stdio, and its guardian when it has one.
+///
+/// Without a guardian the leader is the caller's child and nobody has waited for it: the
+/// caller reaps it. With one, the guardian is the caller's child and the leader is the
+/// guardian's (see [`super::guardian::Guardian`] for its status and usage).
 pub(super) struct Spawned {
     pub(super) pid: Pid,
+    #[cfg(target_os = "linux")]
+    pub(super) guardian: Option<super::guardian::Guardian>,
+    /// The write end of the command's stdin, when it was asked for ([`Stdin::Piped`]).
+    pub(super) stdin: Option<OwnedFd>,
     pub(super) stdout: OwnedFd,
     pub(super) stderr: OwnedFd,
+}
+
+/// Where the command's stdin comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stdin {
+    /// `/dev/null` (sandboxed commands).
+    Null,
+    /// A pipe whose write end the caller gets (agents).
+    Piped,
 }
 
 /// Everything the forked child does before exec, prepared before the fork.
@@ -102,6 +121,12 @@ pub(super) struct ChildSetup {
     /// `cgroup.procs` descriptors to join (-1 = none).
     #[cfg(target_os = "linux")]
     pub(super) cgroup_fds: [i32; 2],
+    /// `PDEATHSIG` even without limits: set when a guardian (one thread) is the parent. A
+    /// thread of the harness is not a safe parent for it: an agent may outlive the thread
+    /// that started it. (With limits, the parent is the thread inside `run_shell`, which
+    /// waits for the command.)
+    #[cfg(target_os = "linux")]
+    pub(super) die_with_parent: bool,
     #[cfg(target_os = "linux")]
     pub(super) strict: Option<super::strict::RawStrict>,
 }
@@ -115,12 +140,18 @@ impl ChildSetup {
     /// Runs in the child: async-signal-safe syscalls only.
     fn apply(&self) -> io::Result<()> {
         setsid().map_err(errno_to_io)?;
+        #[cfg(target_os = "linux")]
+        if self.limits.is_some() || self.die_with_parent {
+            // SAFETY: prctl with plain integers.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            }
+        }
         let Some(limits) = self.limits else { return Ok(()) };
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: prctl and write(2) with plain integers and a static buffer.
+            // SAFETY: write(2) with plain integers and a static buffer.
             unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
                 for fd in self.cgroup_fds.iter().filter(|fd| **fd >= 0) {
                     if libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
                         return Err(io::Error::last_os_error());
@@ -223,17 +254,19 @@ pub(super) fn errno_to_io(e: Errno) -> io::Error {
     io::Error::from_raw_os_error(e as i32)
 }
 
-/// Starts `line` with stdin from `/dev/null` and stdout/stderr piped, after `setup`.
-pub(super) fn spawn(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
+/// Starts `line` with stdin as asked and stdout/stderr piped, after `setup`: under a guardian
+/// where one can be had (Linux, `none`/`process`: see `guardian.rs`), else as the caller's
+/// direct child (strict mode, whose PID-namespace reaper does that job; other platforms).
+pub(super) fn spawn(line: &CommandLine, setup: ChildSetup, stdin: Stdin) -> io::Result<Spawned> {
     #[cfg(target_os = "linux")]
     if setup.strict.is_none() {
-        return vfork::spawn(line, setup);
+        return vfork::spawn(line, setup, stdin, super::guardian::available());
     }
-    spawn_with_fork(line, setup)
+    spawn_with_fork(line, setup, stdin)
 }
 
 /// std's `fork` + `pre_exec` + `exec` (strict mode, non-Linux).
-fn spawn_with_fork(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
+fn spawn_with_fork(line: &CommandLine, setup: ChildSetup, stdin: Stdin) -> io::Result<Spawned> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let os = |c: &CString| OsStr::from_bytes(c.as_bytes()).to_owned();
@@ -241,7 +274,10 @@ fn spawn_with_fork(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned>
     cmd.args(line.argv.iter().skip(1).map(os))
         .current_dir(os(&line.dir))
         .env_clear()
-        .stdin(Stdio::null())
+        .stdin(match stdin {
+            Stdin::Null => Stdio::null(),
+            Stdin::Piped => Stdio::piped(),
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for kv in &line.envp {
@@ -261,6 +297,9 @@ fn spawn_with_fork(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned>
     let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
     Ok(Spawned {
         pid: Pid::from_raw(child.id() as i32),
+        #[cfg(target_os = "linux")]
+        guardian: None,
+        stdin: child.stdin.take().map(OwnedFd::from),
         stdout,
         stderr,
     })
@@ -279,7 +318,7 @@ pub(super) fn cloexec_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 #[cfg(target_os = "linux")]
-mod vfork {
+pub(super) mod vfork {
     //! The shared-memory child (see the module documentation above).
 
     use std::ffi::CStr;
@@ -289,7 +328,9 @@ mod vfork {
 
     use nix::unistd::Pid;
 
-    use super::{cloexec_pipe, ChildSetup, CommandLine, Spawned};
+    use std::os::fd::OwnedFd;
+
+    use super::{cloexec_pipe, ChildSetup, CommandLine, Spawned, Stdin};
 
     /// Stack for the child: it runs a handful of small frames, then execs.
     const STACK_SIZE: usize = 128 * 1024;
@@ -313,19 +354,44 @@ mod vfork {
         stage: AtomicI32,
     }
 
-    /// A child stack from `mmap`, with a guard page at its low end; unmapped on drop.
-    struct Stack {
+    /// A stack from `mmap` for a process that shares the harness's memory, with a guard page
+    /// at its low end. Dropped, it goes back to a small pool (a fresh mapping costs page faults
+    /// on first use and, once the harness has several threads, a TLB shootdown when unmapped),
+    /// so it must only be dropped once the process that used it has exec'd or exited.
+    pub(in crate::sandbox) struct Stack {
         base: *mut libc::c_void,
         len: usize,
     }
 
+    /// A mapping in the pool.
+    struct Mapping {
+        base: usize,
+        len: usize,
+    }
+
+    /// Stacks kept for reuse (at most [`POOLED`]).
+    static POOL: std::sync::Mutex<Vec<Mapping>> = std::sync::Mutex::new(Vec::new());
+    const POOLED: usize = 16;
+
+    // SAFETY: a Stack is a plain mapping; whoever holds it decides when it is released.
+    unsafe impl Send for Stack {}
+
     impl Stack {
-        fn new() -> io::Result<Stack> {
+        pub(in crate::sandbox) fn new(len: usize) -> io::Result<Stack> {
+            if let Ok(mut pool) = POOL.lock() {
+                if let Some(i) = pool.iter().position(|m| m.len == len) {
+                    let m = pool.swap_remove(i);
+                    return Ok(Stack {
+                        base: m.base as *mut libc::c_void,
+                        len: m.len,
+                    });
+                }
+            }
             // SAFETY: a fresh anonymous private mapping; checked for failure below.
             let base = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
-                    STACK_SIZE,
+                    len,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
                     -1,
@@ -335,16 +401,20 @@ mod vfork {
             if base == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            let stack = Stack { base, len: STACK_SIZE };
             // SAFETY: the first page of our own mapping becomes inaccessible (stack grows down).
             if unsafe { libc::mprotect(base, 4096, libc::PROT_NONE) } != 0 {
-                return Err(io::Error::last_os_error());
+                let e = io::Error::last_os_error();
+                // SAFETY: our own mapping, used by nobody (not pooled: it has no guard page).
+                unsafe {
+                    libc::munmap(base, len);
+                }
+                return Err(e);
             }
-            Ok(stack)
+            Ok(Stack { base, len })
         }
 
         /// The initial stack pointer: the high end, 16-byte aligned.
-        fn top(&self) -> *mut libc::c_void {
+        pub(in crate::sandbox) fn top(&self) -> *mut libc::c_void {
             let end = self.base as usize + self.len;
             (end & !15) as *mut libc::c_void
         }
@@ -352,77 +422,82 @@ mod vfork {
 
     impl Drop for Stack {
         fn drop(&mut self) {
-            // SAFETY: our own mapping; the child that used it has exec'd or exited.
+            if let Ok(mut pool) = POOL.lock() {
+                if pool.len() < POOLED {
+                    pool.push(Mapping {
+                        base: self.base as usize,
+                        len: self.len,
+                    });
+                    return;
+                }
+            }
+            // SAFETY: our own mapping; the process that used it has exec'd or exited.
             unsafe {
                 libc::munmap(self.base, self.len);
             }
         }
     }
 
-    pub(super) fn spawn(line: &CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
-        let null = std::fs::File::open("/dev/null")?;
-        let (out_r, out_w) = cloexec_pipe()?;
-        let (err_r, err_w) = cloexec_pipe()?;
-        let mut argv: Vec<*const libc::c_char> = line.argv.iter().map(|a| a.as_ptr()).collect();
-        argv.push(std::ptr::null());
-        let mut envp: Vec<*const libc::c_char> = line.envp.iter().map(|e| e.as_ptr()).collect();
-        envp.push(std::ptr::null());
-        let args = ChildArgs {
-            program: &line.program,
-            argv: argv.as_ptr(),
-            envp: envp.as_ptr(),
-            dir: &line.dir,
-            stdio: [null.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
-            setup,
-            errno: AtomicI32::new(0),
-            stage: AtomicI32::new(0),
-        };
-        let stack = Stack::new()?;
+    /// Everything the child needs, built by the harness before any clone: its arguments, the
+    /// pointer arrays `execve` takes, and its stack. Cloned either by the harness thread
+    /// itself or, from a guardian, by [`Prepared::clone_child`].
+    pub(in crate::sandbox) struct Prepared<'a> {
+        args: ChildArgs<'a>,
+        _argv: Vec<*const libc::c_char>,
+        _envp: Vec<*const libc::c_char>,
+        stack: Stack,
+    }
 
-        // Block every signal across the clone, so no handler of the harness runs in the child
-        // (which shares the harness's memory) before the child has reset it. The raw syscall,
-        // because glibc's sigfillset leaves out its two internal signals (32, 33).
-        let all: u64 = !0;
-        let mut old: u64 = 0;
-        // SAFETY: rt_sigprocmask on the calling thread with 8-byte masks we own.
-        unsafe {
-            libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &all, &mut old, 8usize);
+    impl<'a> Prepared<'a> {
+        fn new(line: &'a CommandLine, setup: ChildSetup, stdio: [i32; 3]) -> io::Result<Prepared<'a>> {
+            let mut argv: Vec<*const libc::c_char> = line.argv.iter().map(|a| a.as_ptr()).collect();
+            argv.push(std::ptr::null());
+            let mut envp: Vec<*const libc::c_char> = line.envp.iter().map(|e| e.as_ptr()).collect();
+            envp.push(std::ptr::null());
+            Ok(Prepared {
+                args: ChildArgs {
+                    program: &line.program,
+                    argv: argv.as_ptr(),
+                    envp: envp.as_ptr(),
+                    dir: &line.dir,
+                    stdio,
+                    setup,
+                    errno: AtomicI32::new(0),
+                    stage: AtomicI32::new(0),
+                },
+                _argv: argv,
+                _envp: envp,
+                stack: Stack::new(STACK_SIZE)?,
+            })
         }
-        // SAFETY: `child_main` only reads `args` and writes its atomics; CLONE_VFORK suspends
-        // this thread until the child has exec'd or exited, so `args`, `argv`, `envp` and the
-        // stack outlive every use by the child.
-        let pid = unsafe {
-            libc::clone(
+
+        /// Clones the child (`CLONE_VM | CLONE_VFORK`): returns its pid, or `-errno` when the
+        /// clone failed. The caller is suspended until the child has exec'd or exited.
+        ///
+        /// # Safety
+        /// The caller must have every signal blocked (the child resets handlers before it
+        /// unblocks them). Callable from a guardian: no allocation, only libc's `clone`.
+        pub(in crate::sandbox) unsafe fn clone_child(&self) -> i32 {
+            let pid = libc::clone(
                 child_main,
-                stack.top(),
+                self.stack.top(),
                 libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-                &args as *const ChildArgs as *mut libc::c_void,
-            )
-        };
-        let clone_error = (pid < 0).then(io::Error::last_os_error);
-        // SAFETY: restores this thread's signal mask saved above.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigprocmask,
-                libc::SIG_SETMASK,
-                &old,
-                std::ptr::null_mut::<u64>(),
-                8usize,
+                &self.args as *const ChildArgs as *mut libc::c_void,
             );
-        }
-        drop(stack);
-        if let Some(e) = clone_error {
-            return Err(e);
-        }
-        let stage = args.stage.load(Ordering::SeqCst);
-        if stage != 0 {
-            let errno = args.errno.load(Ordering::SeqCst);
-            let mut status = 0;
-            // SAFETY: reaps our own child, which has exited.
-            unsafe {
-                libc::waitpid(pid, &mut status, 0);
+            if pid < 0 {
+                -last_errno()
+            } else {
+                pid
             }
-            let os = io::Error::from_raw_os_error(errno);
+        }
+
+        /// Once the child has exec'd or exited: why it failed, if it did (it then exited 127).
+        fn child_error(&self) -> Option<io::Error> {
+            let stage = self.args.stage.load(Ordering::SeqCst);
+            if stage == 0 {
+                return None;
+            }
+            let os = io::Error::from_raw_os_error(self.args.errno.load(Ordering::SeqCst));
             let what = match stage {
                 STAGE_SIGNALS => "resetting signal handlers",
                 STAGE_STDIO => "connecting stdin/stdout/stderr",
@@ -430,11 +505,102 @@ mod vfork {
                 STAGE_SETUP => "applying the session, cgroup and resource limits",
                 _ => "executing /bin/sh",
             };
-            return Err(io::Error::new(os.kind(), format!("{what}: {os}")));
+            Some(io::Error::new(os.kind(), format!("{what}: {os}")))
         }
-        drop((null, out_w, err_w));
+
+        /// The descriptors the child needs until it has exec'd (its stdio and cgroup files).
+        fn child_fds(&self) -> [i32; 5] {
+            let [a, b, c] = self.args.stdio;
+            let [d, e] = self.args.setup.cgroup_fds;
+            [a, b, c, d, e]
+        }
+    }
+
+    /// Blocks every signal of the calling thread until dropped, so no handler of the harness
+    /// runs in a child that shares its memory before that child has reset it. The raw
+    /// syscall, because glibc's sigfillset leaves out its two internal signals (32, 33).
+    pub(in crate::sandbox) struct SignalsBlocked(u64);
+
+    impl SignalsBlocked {
+        pub(in crate::sandbox) fn new() -> SignalsBlocked {
+            let all: u64 = !0;
+            let mut old: u64 = 0;
+            // SAFETY: rt_sigprocmask on the calling thread with 8-byte masks we own.
+            unsafe {
+                libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &all, &mut old, 8usize);
+            }
+            SignalsBlocked(old)
+        }
+    }
+
+    impl Drop for SignalsBlocked {
+        fn drop(&mut self) {
+            // SAFETY: restores this thread's signal mask saved in `new`.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigprocmask,
+                    libc::SIG_SETMASK,
+                    &self.0,
+                    std::ptr::null_mut::<u64>(),
+                    8usize,
+                );
+            }
+        }
+    }
+
+    pub(super) fn spawn(line: &CommandLine, mut setup: ChildSetup, stdin: Stdin, guarded: bool) -> io::Result<Spawned> {
+        setup.die_with_parent = guarded;
+        let (stdin_child, stdin_parent): (OwnedFd, Option<OwnedFd>) = match stdin {
+            Stdin::Null => (OwnedFd::from(std::fs::File::open("/dev/null")?), None),
+            Stdin::Piped => {
+                let (r, w) = cloexec_pipe()?;
+                (r, Some(w))
+            }
+        };
+        let (out_r, out_w) = cloexec_pipe()?;
+        let (err_r, err_w) = cloexec_pipe()?;
+        let prepared = Prepared::new(
+            line,
+            setup,
+            [stdin_child.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()],
+        )?;
+        if guarded {
+            let mut guardian = super::super::guardian::Guardian::start(&prepared, prepared.child_fds())?;
+            if let Some(e) = prepared.child_error() {
+                guardian.finish();
+                return Err(e);
+            }
+            drop((stdin_child, out_w, err_w));
+            return Ok(Spawned {
+                pid: guardian.leader(),
+                guardian: Some(guardian),
+                stdin: stdin_parent,
+                stdout: out_r,
+                stderr: err_r,
+            });
+        }
+        let pid = {
+            let _blocked = SignalsBlocked::new();
+            // SAFETY: every signal is blocked; CLONE_VFORK suspends this thread until the child
+            // has exec'd or exited, so `prepared` outlives every use by the child.
+            unsafe { prepared.clone_child() }
+        };
+        if pid < 0 {
+            return Err(io::Error::from_raw_os_error(-pid));
+        }
+        if let Some(e) = prepared.child_error() {
+            let mut status = 0;
+            // SAFETY: reaps our own child, which has exited.
+            unsafe {
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Err(e);
+        }
+        drop((stdin_child, out_w, err_w));
         Ok(Spawned {
             pid: Pid::from_raw(pid),
+            guardian: None,
+            stdin: stdin_parent,
             stdout: out_r,
             stderr: err_r,
         })

@@ -1,23 +1,33 @@
 //! Ending a command's process tree so that nothing outlives it: find what is left, SIGTERM it,
 //! give it the grace period, SIGKILL what remains, and wait until it is gone.
 //!
-//! "What is left" is found three ways, because a process can leave its process group:
+//! "What is left" is found four ways, because a process can leave its process group:
 //!
+//! - the descendants of the command's guardian (`guardian.rs`), when it has one: complete,
+//!   since the guardian is a child subreaper and every orphan of the tree is reparented to it
+//!   (found by walking parent links, read from `/proc/<pid>/stat`, up to the guardian);
 //! - the process group (the command's shell leads it): everything that did not call `setsid`;
 //! - an environment tag ([`MARKER_VAR`]) inherited by every descendant, so a `setsid`
-//!   double-forked daemon is still found (one that clears its environment is not);
+//!   double-forked daemon is still found (one that clears its environment is not); the tag
+//!   names the owning medin process (`<pid>.<start>.<pidns>-<n>`), so a later medin can end what a
+//!   dead one left (`reclaim.rs`);
 //! - the command's cgroup, when it has one: complete, whatever the process did.
 //!
-//! The first two read `/proc`. To keep a short command cheap, only pids allocated since the
-//! command's first process are read (`/proc/loadavg` names the last pid allocated, and every
-//! descendant's pid lies between the two) — one or two reads for `true` instead of a walk over
-//! every process of the machine; when the range wrapped or is wide, `/proc` is walked.
+//! The group and the tag are what remains where there is no guardian (other platforms), or if
+//! a command killed its guardian. The guardian then SIGKILLs whatever is still its child as the
+//! last step (`guardian.rs`), which catches what a `/proc` snapshot raced past (a pid hopper).
+//!
+//! All of it reads `/proc`. To keep a short command cheap, only pids allocated since the
+//! command's first process (its guardian's) are read (`/proc/loadavg` names the last pid
+//! allocated, and every descendant's pid lies between the two) — one or two reads for `true`
+//! instead of a walk over every process of the machine; when the range wrapped or is wide,
+//! `/proc` is walked.
 //!
 //! A zombie is dead and counts as gone (it only waits for its parent, often init, to reap it).
-//! The caller keeps the shell unreaped while the tree is ended, so the process-group id cannot
-//! be reused by an unrelated process while signals are sent to it.
+//! The shell is kept unreaped while the tree is ended (by the caller, or by its guardian), so
+//! the process-group id cannot be reused by an unrelated process while signals are sent to it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -42,11 +52,8 @@ impl Marker {
     pub(super) fn new() -> Marker {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        Marker(format!("{}-{n}-{nanos:x}", std::process::id()))
+        // The owner tag makes the tag unique and names its medin process (`reclaim.rs`).
+        Marker(format!("{}-{n}", super::reclaim::owner()))
     }
 
     fn needle(&self) -> Vec<u8> {
@@ -62,6 +69,9 @@ pub(super) struct Tree<'a> {
     pub(super) marker: Option<&'a Marker>,
     #[cfg(target_os = "linux")]
     pub(super) cgroup: Option<&'a super::cgroup::CommandCgroup>,
+    /// The command's guardian, when it has one (`guardian.rs`): every process of the command
+    /// is its descendant. The guardian itself is not part of the tree.
+    pub(super) guardian: Option<Pid>,
     /// The command's first process has exited (its pidfd said so: its whole thread group is
     /// gone), so it need not be looked at.
     pub(super) leader_exited: bool,
@@ -142,14 +152,22 @@ impl Tree<'_> {
         // SAFETY: getsid(0) only reads the caller's session id.
         let my_session = unsafe { libc::getsid(0) };
         let needle = self.marker.map(Marker::needle);
+        let guardian = self.guardian.map(Pid::as_raw);
         let mut found = BTreeSet::new();
-        for pid in candidates(self.pgid.as_raw(), self.forks_at_start) {
-            if pid == me || (self.leader_exited && pid == self.pgid.as_raw()) {
+        // (pid, parent) of every live process outside our session, for the guardian's tree.
+        let mut parents: HashMap<i32, i32> = HashMap::new();
+        // The guardian was created just before the first process: its pid starts the range.
+        let first = guardian.unwrap_or(self.pgid.as_raw());
+        for pid in candidates(first, self.forks_at_start) {
+            if pid == me || Some(pid) == guardian || (self.leader_exited && pid == self.pgid.as_raw()) {
                 continue;
             }
             let Some(stat) = read_stat(pid) else { continue };
             if !stat.alive || stat.session == my_session {
                 continue;
+            }
+            if guardian.is_some() {
+                parents.insert(pid, stat.ppid);
             }
             let tagged = || {
                 needle
@@ -159,6 +177,9 @@ impl Tree<'_> {
             if stat.pgrp == self.pgid.as_raw() || tagged() {
                 found.insert(pid);
             }
+        }
+        if let Some(g) = guardian {
+            found.extend(descendants(g, &parents));
         }
         #[cfg(target_os = "linux")]
         if let Some(cg) = self.cgroup {
@@ -172,10 +193,45 @@ impl Tree<'_> {
     }
 }
 
+/// The pids in `parents` (pid → parent pid) whose chain of parents reaches `root`. A chain
+/// only passes through live processes: a process that exits hands its children to the
+/// nearest subreaper (the guardian) at once.
+fn descendants(root: i32, parents: &HashMap<i32, i32>) -> Vec<i32> {
+    let mut known: HashMap<i32, bool> = HashMap::new();
+    let mut out = Vec::new();
+    for &pid in parents.keys() {
+        let mut chain = Vec::new();
+        let mut cur = pid;
+        let inside = loop {
+            if let Some(&k) = known.get(&cur) {
+                break k;
+            }
+            match parents.get(&cur) {
+                Some(&parent) if parent == root => break true,
+                // A cycle cannot happen (pids are unique), but a snapshot is not atomic.
+                Some(&parent) if chain.len() < parents.len() => {
+                    chain.push(cur);
+                    cur = parent;
+                }
+                _ => break false,
+            }
+        };
+        known.insert(cur, inside);
+        for p in chain {
+            known.insert(p, inside);
+        }
+        if inside {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 /// What `/proc/<pid>/stat` says that matters here.
 struct Stat {
     /// Not a zombie (Z) and not dead (X).
     alive: bool,
+    ppid: i32,
     pgrp: i32,
     session: i32,
 }
@@ -186,7 +242,8 @@ fn read_stat(pid: i32) -> Option<Stat> {
     let (_, rest) = text.rsplit_once(')')?;
     let mut fields = rest.split_whitespace();
     let state = fields.next()?;
-    let pgrp = fields.nth(1)?.parse().ok()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
     let session = fields.next()?.parse().ok()?;
     // A leader whose main thread exited shows `Z` while its other threads run on.
     let alive = match state {
@@ -194,7 +251,12 @@ fn read_stat(pid: i32) -> Option<Stat> {
         "Z" => std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|d| d.count() > 1),
         _ => true,
     };
-    Some(Stat { alive, pgrp, session })
+    Some(Stat {
+        alive,
+        ppid,
+        pgrp,
+        session,
+    })
 }
 
 /// The environment of process `pid`; read through one of its live threads when its leader

@@ -162,6 +162,14 @@ pub struct Receipt {
     pub next_actions: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub would_affect: Vec<WouldAffect>,
+    /// How the agent process that asked for this action is itself confined, set by the runner
+    /// on every receipt of an attempt: `unconfined` for a `process:` agent (its own session and
+    /// a guardian that ends its tree with the attempt and with medin, but no rlimits, no
+    /// namespaces, the harness's environment), the isolation level of its commands for an
+    /// `exec:` agent (it is one of them), `builtin` for the oracle (no agent process). The
+    /// level each command got is in `data.isolation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_isolation: Option<String>,
 }
 
 impl Receipt {
@@ -175,6 +183,7 @@ impl Receipt {
             receipts: Vec::new(),
             next_actions: Vec::new(),
             would_affect: Vec::new(),
+            agent_isolation: None,
         }
     }
 
