@@ -2,6 +2,8 @@
 //! `tests/data/agent/`, driven through the JSON-lines protocol. Tool results are receipts built
 //! here (protocol testing: nothing medin runs is mocked).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,7 @@ use medin::sandbox::SandboxConfig;
 use medin::spec::{AgentSpec, FinalReport, FinalResult, ProcessAgentSpec};
 use medin::tools::{ActionInput, ErrorCode, Receipt};
 use serde_json::{json, Value};
+use support::pids_with;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -535,26 +538,6 @@ fn an_agent_that_does_not_read_its_stdin_fails_instead_of_filling_medins_memory(
         other => panic!("expected NotReading, got {other:?}"),
     }
     assert!(calls <= 12, "{calls} calls were answered");
-}
-
-/// Live processes whose command line contains `needle`.
-fn pids_with(needle: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmd =
-            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).replace('\0', " ");
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if cmd.contains(needle) && !zombie && pid != std::process::id() as i32 {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 fn wait_until_gone(needle: &str, within: Duration) -> Vec<i32> {

@@ -1,18 +1,11 @@
 //! The `medin` binary end to end: run, check, status and schema on small suites built in temp
 //! directories, with the documented exit codes.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn medin(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_medin"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("MEDIN_AGENT")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("medin runs")
-}
+use support::medin;
 
 fn text(o: &Output) -> String {
     format!(

@@ -4,18 +4,11 @@
 //! live escape sequence, control character or bidi override; numbers it reports are checked.
 //! Every test drives the real `medin` binary against a real agent process.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-fn medin(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_medin"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("MEDIN_AGENT")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("medin runs")
-}
+use std::path::Path;
+use std::process::Output;
+use support::medin;
 
 fn write(path: &Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

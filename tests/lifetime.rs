@@ -7,10 +7,13 @@
 //! Each test uses a private `TMPDIR`, so temp directories are counted without interference;
 //! cgroups are counted by the dead process's pid in their names.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::pids_with;
 
 /// The agent: reads the task, forks a daemon that leaves its session and clears its
 /// environment, asks for the prompt as one bash call, then waits for medin forever.
@@ -102,26 +105,6 @@ fn medin(args: &[&str], cwd: &Path, tmp: &Path) -> Command {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     c
-}
-
-/// Live (not zombie) processes whose command line contains `needle`.
-fn pids_with(needle: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let mut out = Vec::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&fs::read(e.path().join("cmdline")).unwrap_or_default()).replace('\0', " ");
-        let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if pid != me && !zombie && cmd.contains(needle) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// Live `sleep <tag>.…` processes (the shells that started them mention the tag too).

@@ -8,6 +8,8 @@
 //! Strict-mode tests need root with namespaces and Landlock (`medin doctor`); where strict is not
 //! available they check that asking for it fails loudly instead.
 
+mod support;
+
 use std::fs;
 use std::io::Read;
 use std::net::TcpListener;
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use medin::sandbox::{self, ExitKind, Isolation, LimitHit, SandboxConfig, SandboxError};
+use support::pids_with;
 
 fn strict_ok() -> bool {
     sandbox::probe().strict.is_ok()
@@ -54,32 +57,6 @@ fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("victim.txt"), "original").unwrap();
     (root, ws.canonicalize().unwrap(), outside.canonicalize().unwrap())
-}
-
-/// Pids of live processes whose command line contains `needle`.
-fn pids_with(needle: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let mut out = Vec::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if cmd.contains(needle) && !zombie {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 fn assert_no_leftovers(needle: &str) {

@@ -3,12 +3,14 @@
 //! second with `file:line:col`, what is wrong and how to fix it — by `medin check`, and by
 //! `medin run`, where the other tasks of the suite still run.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use medin::spec::{load_task, SpecError, TaskSpec};
 use proptest::prelude::*;
+use support::medin;
 
 /// Every rejection must come within this time (debug build, shared 2-core machine).
 const BOUND: Duration = Duration::from_secs(1);
@@ -189,16 +191,6 @@ fn bytes_that_are_not_utf8_are_reported_at_their_line_and_column() {
             .as_slice(),
     );
     assert_eq!(e.location(), Some((1, 17)), "{e}");
-}
-
-fn medin(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_medin"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("MEDIN_AGENT")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("medin runs")
 }
 
 const GOOD: &str = "description: good\nprompt: write ok.txt\nsolution:\n  - write_file: { path: ok.txt, content: \"ok\\n\" }\n  - final: { result: success }\nexpect:\n  validate: [ { file_exists: ok.txt } ]\n";

@@ -1,0 +1,53 @@
+//! What several test files share: running the `medin` binary, writing files, finding live
+//! processes by their command line. Each test file includes it with `mod support;` and uses
+//! what it needs.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `medin` binary with `args` in `cwd` (no inherited `MEDIN_AGENT`, no colour).
+pub fn medin(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("MEDIN_AGENT")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("medin runs")
+}
+
+/// Writes `content` to `path`, creating its parent directories.
+pub fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().expect("a path with a parent")).expect("mkdir");
+    std::fs::write(path, content).expect("write");
+}
+
+/// Live (non-zombie) processes other than this one whose command line contains `needle`.
+pub fn pids_with(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        if cmd.contains(needle) && !zombie {
+            out.push(pid);
+        }
+    }
+    out
+}
