@@ -1369,3 +1369,20 @@ fn fourth_round_startup_remote_global_and_databases() {
         "truncate -s 0 logs/app.log",
     ]);
 }
+
+#[test]
+fn deeply_nested_input_is_blocked_at_once_instead_of_stalling_the_harness() {
+    // 3,000 nested command substitutions took the parser ~10 s per call: an agent could spend
+    // medin's time with them. Now they fail to parse (blocked) without reaching the parser.
+    for (open, close) in [("$(echo ", ")"), ("(", ")"), ("{ ", "; }"), ("[[ ", " ]]")] {
+        let cmd = format!("echo {}x{}", open.repeat(3000), close.repeat(3000));
+        let started = std::time::Instant::now();
+        let v = check(&cmd);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "{open}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(v.recommendation, Recommendation::Block, "{open}: {v:?}");
+    }
+}

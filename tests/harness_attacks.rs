@@ -198,3 +198,29 @@ expect:
         );
     }
 }
+
+#[test]
+fn no_set_id_program_outlives_the_attempt_and_its_folder_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let spec = r#"
+description: a command leaves a setuid copy of the shell in its workspace
+solution:
+  # Through a program (the guard blocks a plain `chmod 4755`).
+  - bash: "python3 -c \"import os, shutil; shutil.copy('/bin/sh', 'rsh'); os.chmod('rsh', 0o6755)\" && ls -l rsh"
+  - final: { result: success }
+expect:
+  outcome: pending
+  receipts: [ { tool: medin.cleanup } ]
+"#;
+    let result = run(&dir, spec);
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(result.run_dir.join("workspace/rsh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o6000, 0, "the set-id bits survived: {mode:o}");
+    let folder = std::fs::metadata(&result.run_dir).unwrap().permissions().mode();
+    assert_eq!(folder & 0o077, 0, "the attempt folder is open to others: {folder:o}");
+}

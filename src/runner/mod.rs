@@ -330,6 +330,13 @@ impl<'a> Attempt<'a> {
                 .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
         }
         std::fs::create_dir_all(run_dir).map_err(|e| format!("cannot create run folder {}: {e}", run_dir.display()))?;
+        // The attempt's folder is the harness's: nobody else on the host walks into it (a
+        // command may have left anything in its workspace).
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(run_dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot make run folder {} private: {e}", run_dir.display()))?;
+        }
         let workspace = run_dir.join("workspace");
         let claim = sandbox::claim_workspace(&workspace).ok();
         let fixture = task.workspace.as_ref().map(|w| spec_dir(&file.path).join(w));
@@ -450,6 +457,21 @@ impl<'a> Attempt<'a> {
         }
         record.metrics.turns = tracker.turns();
         record.metrics.duration_ms = clock.started.elapsed().as_millis() as u64;
+        // No set-id program outlives the attempt in its workspace.
+        match self.ws.clear_setid_bits() {
+            Ok(cleared) if !cleared.is_empty() => {
+                let receipt = Receipt::success(serde_json::json!({ "cleared_setid_bits": cleared }))
+                    .with_warning("set-id bits were cleared on files the agent's commands left in the workspace");
+                let action = Action {
+                    id: String::new(),
+                    tool: "medin.cleanup".into(),
+                    input: ActionInput::Json(serde_json::Value::Null),
+                };
+                self.push_record(&mut record, &action, Passage::harness(), receipt)?;
+            }
+            Ok(_) => {}
+            Err(e) => return Err(format!("cannot clear set-id bits in the workspace: {e}")),
+        }
         Ok(record)
     }
 

@@ -612,10 +612,11 @@ impl Beneath {
                 kind: m.kind,
             });
         }
+        // Permission bits only: the harness never writes a setuid, setgid or sticky file.
         let mode = mode
             .or(existing.filter(|m| m.kind == EntryKind::File).map(|m| m.mode))
             .unwrap_or(0o644)
-            & 0o7777;
+            & 0o777;
         let tmp =
             CString::new(format!(".medin-{}-{:x}.tmp", std::process::id(), fastrand::u64(..))).unwrap_or_default();
         let fd = openat(
@@ -668,6 +669,43 @@ impl Beneath {
             return Err(self.map_err(last_err(), "rename", &f));
         }
         Ok(())
+    }
+
+    /// Clears the setuid and setgid bits of every regular file below the root (links not
+    /// followed) and returns the files changed: a command that ran as root must not leave a
+    /// set-id program behind for whoever can reach the run folder on the host.
+    pub fn clear_setid_bits(&self) -> Result<Vec<String>, BeneathError> {
+        let walk = self.walk(
+            WalkLimits {
+                max_entries: 1_000_000,
+                max_depth: 256,
+            },
+            |_, _| false,
+        )?;
+        let mut changed = Vec::new();
+        for e in walk.entries {
+            if e.meta.kind != EntryKind::File || e.meta.mode & 0o6000 == 0 {
+                continue;
+            }
+            let r = RelPath::parse(&e.rel)?;
+            let Some((dir, name)) = self.parent_of(&r, false)? else {
+                continue;
+            };
+            // Looked at again through the parent: still a regular file, not a link.
+            let Ok(now) = fstatat_nofollow(dir.as_raw_fd(), &name) else {
+                continue;
+            };
+            if now.kind != EntryKind::File {
+                continue;
+            }
+            // SAFETY: a valid descriptor and C string; fchmodat on an entry just seen to be a
+            // regular file in a directory the harness holds open.
+            if unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), (now.mode & 0o1777) as libc::mode_t, 0) } != 0 {
+                return Err(self.map_err(last_err(), "clear the set-id bits of", &r));
+            }
+            changed.push(e.rel);
+        }
+        Ok(changed)
     }
 
     /// Removes the entry `rel` itself (a file, symlink or special file; a directory with

@@ -76,6 +76,7 @@ pub(crate) const STRICT_DROP_CAPS: &[i32] = &[
     25, // CAP_SYS_TIME
     27, // CAP_MKNOD
     30, // CAP_AUDIT_CONTROL
+    31, // CAP_SETFCAP (no file capabilities planted in the workspace)
     32, // CAP_MAC_OVERRIDE
     33, // CAP_MAC_ADMIN
     34, // CAP_SYSLOG
