@@ -45,18 +45,6 @@ thread_local! {
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
 
-/// Parses `text`.
-///
-/// Two rewrites keep the parse safe and cheap; both keep the length, so byte offsets still
-/// point into the original text (which is where words are read from):
-/// - non-ASCII bytes are given to the grammar as `x`: tree-sitter-bash 0.25's scanner
-///   crashes on some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes
-///   as word characters anyway;
-/// - single `|` pipe operators become `;` when there are two or more of them: the grammar's
-///   pipeline rule costs ~50-100 µs per extra stage, `;` costs nothing. Siblings separated by
-///   a `|` in the original text are joined into one pipeline again by the walker. When the
-///   rewritten text does not parse cleanly (or uses `case`, `[[`, `|&`, `>|`, where `|` means
-///   something else), the original text is parsed instead.
 /// Brackets nested deeper than this (`$(`, `(`, `{`, `[`, counted without regard to quoting)
 /// are not handed to the parser: tree-sitter's time grows faster than linearly with nesting
 /// (3,000 nested `$(echo …)` took ~10 s), and no real command nests this deep. Such input fails
@@ -81,6 +69,18 @@ fn nested_too_deep(bytes: &[u8]) -> bool {
     false
 }
 
+/// Parses `text`.
+///
+/// Two rewrites keep the parse safe and cheap; both keep the length, so byte offsets still
+/// point into the original text (which is where words are read from):
+/// - non-ASCII bytes are given to the grammar as `x`: tree-sitter-bash 0.25's scanner
+///   crashes on some code points (e.g. `{` followed by U+E01B5), and bash treats such bytes
+///   as word characters anyway;
+/// - single `|` pipe operators become `;` when there are two or more of them: the grammar's
+///   pipeline rule costs ~50-100 µs per extra stage, `;` costs nothing. Siblings separated by
+///   a `|` in the original text are joined into one pipeline again by the walker. When the
+///   rewritten text does not parse cleanly (or uses `case`, `[[`, `|&`, `>|`, where `|` means
+///   something else), the original text is parsed instead.
 fn parse_tree(text: &str) -> Option<Tree> {
     let bytes = text.as_bytes();
     if nested_too_deep(bytes) {
