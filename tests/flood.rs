@@ -183,6 +183,7 @@ prp:
 expect:
   outcome: success
   files: { big.bin: { contains: "\0" } }
+  validate: [ { file_contains: { path: big.bin, pattern: "\\x00" } } ]
   prp: { success: true, artifacts: { created: [big.bin] } }
 "#,
     );

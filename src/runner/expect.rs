@@ -418,9 +418,6 @@ fn check_final(fe: &crate::spec::FinalExpect, record: &AttemptRecord, out: &mut 
     }
 }
 
-/// Most bytes of a file an expectation reads.
-const MAX_EXPECTED_FILE: u64 = 16 * 1024 * 1024;
-
 /// One `files` expectation, read beneath `root` without following links: a symlink, FIFO or
 /// device exists but has no content the harness will read.
 fn check_file(
@@ -464,15 +461,14 @@ fn check_file(
         }
     }
     let needs_content = fe.contains.is_some() || fe.matches.is_some() || fe.equals.is_some();
-    // At most the first MAX_EXPECTED_FILE bytes are read (as `file_contains` does): a file the
-    // agent made huge costs medin neither its size nor time.
+    // At most the first MAX_READ bytes are read, as `file_contains` does.
     let content: Result<(Vec<u8>, bool), String> = match entry {
         None => Err("no such file".into()),
         Some(m) if m.kind != EntryKind::File => Err(format!(
             "a {} (the harness does not follow links or open special files)",
             m.kind.describe()
         )),
-        Some(_) => root.read_head(path, MAX_EXPECTED_FILE).map_err(|e| e.to_string()),
+        Some(_) => crate::validate::file::read_head(root, path).map_err(|e| e.to_string()),
     };
     let cut = content.as_ref().is_ok_and(|(_, more)| *more);
     let text = content
@@ -510,7 +506,7 @@ fn check_file(
                 out.push(Mismatch::new(
                     format!("{key}.equals"),
                     format!("{} bytes", want.len()),
-                    format!("more than {MAX_EXPECTED_FILE} bytes"),
+                    format!("more than {} bytes", crate::validate::file::MAX_READ),
                 ));
             } else if want != text {
                 out.push(Mismatch::text(format!("{key}.equals"), want, text));

@@ -15,6 +15,13 @@ use crate::sandbox::{Beneath, BeneathError, EntryKind};
 /// How many bytes of a file `file_contains` reads at most.
 pub const MAX_READ: u64 = 16 * 1024 * 1024;
 
+/// The first [`MAX_READ`] bytes of regular file `rel` beneath `ws`, and whether it holds more:
+/// what every check of a file's content reads (`file_contains`, `expect.files`), so a file an
+/// agent made huge costs medin neither its size nor the time to read it.
+pub(crate) fn read_head(ws: &Beneath, rel: &str) -> Result<(Vec<u8>, bool), BeneathError> {
+    ws.read_head(rel, MAX_READ)
+}
+
 /// `path` relative to `workspace`: an absolute path must lie inside it.
 fn relative<'a>(workspace: &Path, path: &'a str) -> Result<std::borrow::Cow<'a, str>, String> {
     if path.trim().is_empty() {
@@ -135,7 +142,7 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
         Ok(x) => x,
         Err(o) => return o,
     };
-    let bytes = match ws.read(&rel, u64::MAX) {
+    let bytes = match read_head(&ws, &rel).map(|(b, _)| b) {
         Err(e @ (BeneathError::Outside(_) | BeneathError::Symlink(_))) => return refused(path, e.to_string()),
         Err(e) => {
             let actual = if e.is_not_found() {
@@ -153,7 +160,7 @@ pub(crate) fn file_contains(workspace: &Path, path: &str, pattern: &str) -> Obse
         }
         Ok(b) => b,
     };
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_READ as usize)]);
+    let text = String::from_utf8_lossy(&bytes);
     match re.find(&text) {
         Some(m) => Observation::passed(
             format!(
