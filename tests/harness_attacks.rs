@@ -224,3 +224,47 @@ expect:
     let folder = std::fs::metadata(&result.run_dir).unwrap().permissions().mode();
     assert_eq!(folder & 0o077, 0, "the attempt folder is open to others: {folder:o}");
 }
+
+#[test]
+fn hidden_checks_never_reach_a_loop_agent_that_acts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    tdd_fixture(&dir);
+    write(
+        &dir.join("fixtures/hidden/test_secret_check.py"),
+        "import unittest\nfrom calc import add\n\n\nclass SecretCheck(unittest.TestCase):\n    def test_negative(self):\n        self.assertEqual(add(-7, 3), -4)\n",
+    );
+    let spec = r#"
+description: hidden checks stay out of the loop's rounds
+kind: tdd
+workspace: ../fixtures/calc
+hidden: ../fixtures/hidden
+toolchains: [python]
+prompt: Make every test pass.
+tdd: { test: python3 -m unittest, framework: unittest, max_iterations: 3 }
+solution:
+  - - bash: "! grep -rl -e SecretCheck -e secret_check . && ! ls test_secret_check.py"
+    - final: { result: success }
+  - - write_file: { path: calc.py, content: "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n" }
+    - final: { result: success }
+expect:
+  outcome: success
+  metrics: { tool_errors: { max: 0 } }
+  files: { test_secret_check.py: { absent: true } }
+  validate: [ { command: python3 -m unittest test_secret_check } ]
+"#;
+    let result = run(&dir, spec);
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    // Nothing the agent was shown names the hidden test (the solution's own grep names its
+    // class; the method name appears nowhere but in the hidden file).
+    let transcript = std::fs::read_to_string(result.run_dir.join("transcript.jsonl")).unwrap();
+    assert!(
+        !transcript.contains("test_negative"),
+        "the hidden check reached the agent"
+    );
+    let state = std::fs::read_to_string(result.run_dir.join("tdd-state/test-results.json")).unwrap();
+    assert!(
+        !state.contains("test_negative"),
+        "the hidden check reached the loop's state"
+    );
+}

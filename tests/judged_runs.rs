@@ -95,7 +95,11 @@ fn a_module_that_prints_a_fake_summary_and_exits_on_import_is_not_a_pass() {
         "the output looks like a pass: {parsed:?}"
     );
     // What the runner reported does not.
-    assert_eq!(run.evidence.unfinished, ["unittest"], "{run:?}");
+    assert_eq!(
+        run.evidence.unfinished,
+        ["the unittest runner started and never finished its report"],
+        "{run:?}"
+    );
     let report = run.evidence.to_report(None);
     assert_eq!(report.status, Status::Error);
     assert!(report.failures[0].message.contains("never finished"), "{report:?}");
@@ -107,8 +111,8 @@ fn the_baseline_ids_must_all_be_reported_again() {
         &[("calc.py", CALC_BAD), ("test_calc.py", TEST_CALC)],
         &[Toolchain::Python],
     );
-    let baseline = shims.run(&cfg, "python3 -m unittest").unwrap().evidence.ran_ids();
-    assert_eq!(baseline.len(), 2);
+    let baseline = shims.run(&cfg, "python3 -m unittest").unwrap().evidence.baseline();
+    assert_eq!(baseline.ids.len(), 2);
     // The agent's fix passes, but its run only runs one test.
     write(&ws.join("calc.py"), CALC_OK);
     let run = shims.run(&cfg, "python3 -m unittest test_calc.T.test_zero").unwrap();
@@ -191,4 +195,50 @@ fn a_node_planted_in_node_modules_bin_does_not_run_npm_test() {
     let run = shims.run(&cfg, "npm test").unwrap();
     assert!(!run.outcome.stdout.text.contains("planted node ran"), "{run:?}");
     assert!(!run.outcome.success(), "{run:?}");
+}
+
+#[test]
+fn an_honest_projects_own_modules_resolve_as_without_medin() {
+    // A `test/` package (the standard library has one too) and a module named like a
+    // standard-library one: the shims keep Python's usual path order once the runner is in.
+    let (_t, _ws, shims, cfg) = setup(
+        &[
+            ("calendar.py", "WHO = 'project'\n"),
+            ("test/__init__.py", ""),
+            (
+                "test/test_calc.py",
+                "import unittest\nimport calendar\n\n\nclass T(unittest.TestCase):\n    def test_own_module(self):\n        self.assertEqual(calendar.WHO, 'project')\n",
+            ),
+        ],
+        &[Toolchain::Python],
+    );
+    let plain = sandbox::run_shell(&cfg, "python3 -m unittest test.test_calc", None).unwrap();
+    assert!(plain.success(), "{plain:?}");
+    let run = shims.run(&cfg, "python3 -m unittest test.test_calc").unwrap();
+    assert!(run.outcome.success(), "{run:?}");
+    assert!(run.evidence.all_passed(None), "{run:?}");
+}
+
+#[test]
+fn a_module_that_did_not_import_in_the_baseline_must_bring_its_tests() {
+    let (_t, ws, shims, cfg) = setup(&[("test_calc.py", TEST_CALC)], &[Toolchain::Python]);
+    // calc.py does not exist yet: the baseline is an import error, not a test id.
+    let base = shims.run(&cfg, "python3 -m unittest").unwrap().evidence.baseline();
+    assert!(base.ids.is_empty(), "{base:?}");
+    assert_eq!(base.modules.iter().collect::<Vec<_>>(), ["test_calc."]);
+    write(&ws.join("calc.py"), CALC_OK);
+    let run = shims.run(&cfg, "python3 -m unittest").unwrap();
+    assert!(run.evidence.all_passed(Some(&base)), "{run:?}");
+}
+
+#[test]
+fn a_runner_asked_only_for_its_version_is_not_held_against_a_pass() {
+    if !pytest_available() {
+        return;
+    }
+    let (_t, _ws, shims, cfg) = setup(&[], &[Toolchain::Python]);
+    let run = shims.run(&cfg, "python3 -m pytest --version").unwrap();
+    assert!(run.outcome.success(), "{run:?}");
+    assert!(run.evidence.unfinished.is_empty(), "{run:?}");
+    assert!(!run.evidence.contradicts_a_pass(), "{run:?}");
 }

@@ -1219,3 +1219,38 @@ fn usage_and_exit_status_come_through_the_guardian() {
     // The tree's peak RSS, not the harness's (the guardian shares the harness's memory).
     assert!(o.usage.max_rss_kib > 0 && o.usage.max_rss_kib < 200_000, "{o:?}");
 }
+
+#[test]
+fn strict_credential_files_in_a_toolchain_directory_are_covered() {
+    // A toolchain read path such as ~/.cargo holds credentials.toml beside the binaries.
+    let (root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    let home = root.path().join("cargo-home");
+    fs::create_dir_all(home.join("bin")).unwrap();
+    fs::write(home.join("bin/tool"), "#!/bin/sh\necho tool-ok\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(home.join("bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(
+        home.join("credentials.toml"),
+        "[registry]\ntoken = \"TOKEN-DO-NOT-LEAK\"\n",
+    )
+    .unwrap();
+    fs::write(
+        home.join(".git-credentials"),
+        "https://u:TOKEN-DO-NOT-LEAK@example.com\n",
+    )
+    .unwrap();
+    fs::write(home.join("secrets.py"), "# a module, not a secret\n").unwrap();
+    let home = home.canonicalize().unwrap();
+    c.read_paths.push(home.clone());
+    let h = home.display();
+    let o = sandbox::run_shell(
+        &c,
+        &format!("{h}/bin/tool; cat {h}/credentials.toml {h}/.git-credentials; cat {h}/secrets.py"),
+        None,
+    )
+    .unwrap();
+    assert!(o.stdout.text.starts_with("tool-ok\n"), "{o:?}");
+    assert!(!o.stdout.text.contains("TOKEN-DO-NOT-LEAK"), "{o:?}");
+    assert!(o.stdout.text.contains("a module, not a secret"), "{o:?}");
+}

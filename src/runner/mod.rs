@@ -25,7 +25,7 @@ use crate::log::{ActivityEntry, ActivityLog, EntryStatus, JsonlLog};
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt, ToolContext};
-use crate::validate::judged::{Hidden, Protection, RunnerShims};
+use crate::validate::judged::{Hidden as HiddenChecks, Protection, RunnerShims};
 use crate::validate::{self, ValidateContext, ValidationStatus};
 
 pub use expect::Mismatch;
@@ -372,8 +372,9 @@ impl<'a> Attempt<'a> {
             hidden: task
                 .hidden
                 .as_ref()
-                .map(|h| Hidden::load(&spec_dir(&file.path).join(h)))
-                .transpose()?,
+                .map(|h| HiddenChecks::load(&spec_dir(&file.path).join(h)))
+                .transpose()
+                .map_err(|e| e.to_string())?,
         };
         Ok(Attempt {
             task,
@@ -475,14 +476,15 @@ impl<'a> Attempt<'a> {
         Ok(record)
     }
 
-    /// Validates the real end state, whatever the agent claimed: a judged phase (protected
-    /// files restored, hidden checks in, command validators through the runner shims).
+    /// Validates the real end state, whatever the agent claimed: the final judged phase
+    /// (protected files restored, hidden checks in, command validators through the runner
+    /// shims). The agent acts no more after it, so this is where hidden checks are placed.
     fn validate(&mut self, record: &mut AttemptRecord) -> Result<Vec<validate::ValidationResult>, String> {
         if self.task.expect.validate.is_empty() {
             // Nothing runs, but tampering is still looked for: the verdict must not rest on it.
-            return self.judged(record, "judging", |_, _| Vec::new());
+            return self.judged(record, "judging", Hidden::Out, |_, _| Vec::new());
         }
-        self.judged(record, "the validators", |att, _| {
+        self.judged(record, "the validators", Hidden::In, |att, _| {
             let vctx = ValidateContext {
                 workspace: att.workspace.clone(),
                 sandbox: att.sandbox.clone(),
@@ -493,13 +495,16 @@ impl<'a> Attempt<'a> {
         })
     }
 
-    /// Runs `body` as a judged phase: protected files put back first (the agent's changes to
-    /// them recorded as tampering, with a receipt), hidden checks placed for the phase and
-    /// taken out after it. `what` names the phase in the receipt.
+    /// Runs `body` as a judged phase: protected files put back first (what the agent changed
+    /// in them since the last judged phase recorded as tampering, with a receipt), hidden
+    /// checks placed for the phase when `hidden` says so (only the final phase: their names
+    /// and failures must not reach an agent that acts again), and the protected files'
+    /// state noted after it. `what` names the phase in the receipt.
     fn judged<T>(
         &mut self,
         record: &mut AttemptRecord,
         what: &str,
+        hidden: Hidden,
         body: impl FnOnce(&mut Self, &mut AttemptRecord) -> T,
     ) -> Result<T, String> {
         let found = self.judging.protection.restore(&self.ws);
@@ -523,14 +528,15 @@ impl<'a> Attempt<'a> {
             record.metrics.tampering = record.metrics.tampering.saturating_add(found.len() as u32);
             record.tampering.extend(found);
         }
-        let placed = match &self.judging.hidden {
-            Some(h) => Some(h.place(&self.ws)?),
-            None => None,
+        let placed = match (&self.judging.hidden, hidden) {
+            (Some(h), Hidden::In) => Some(h.place(&self.ws).map_err(|e| e.to_string())?),
+            _ => None,
         };
         let out = body(self, record);
         if let (Some(h), Some(d)) = (&self.judging.hidden, placed) {
-            h.remove(&self.ws, d);
+            h.remove(&self.ws, d).map_err(|e| e.to_string())?;
         }
+        self.judging.protection.observe(&self.ws);
         Ok(out)
     }
 
@@ -920,7 +926,14 @@ fn judge(record: &AttemptRecord) -> Outcome {
 struct Judging {
     shims: RunnerShims,
     protection: Protection,
-    hidden: Option<Hidden>,
+    hidden: Option<HiddenChecks>,
+}
+
+/// Whether a judged phase runs with the hidden checks in the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hidden {
+    In,
+    Out,
 }
 
 /// One line naming what the agent changed among the protected files.

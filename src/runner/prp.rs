@@ -212,7 +212,9 @@ fn gate_loop(
     max_fix: u32,
 ) -> Result<Option<(Outcome, String)>, String> {
     loop {
-        let run = att.judged(record, "the gates", |att, record| run_gates(att, prp, clock, record))??;
+        let run = att.judged(record, "the gates", super::Hidden::Out, |att, record| {
+            run_gates(att, prp, clock, record)
+        })??;
         let passed = run.iter().all(|g| g.success);
         rec.runs.push(run);
         // The tests were put back before the gates ran; a coder that changed them has failed.
@@ -518,10 +520,8 @@ fn run_gates(
                 let out = judged.outcome;
                 // A test runner's own report decides over its exit code: one that never
                 // finished (the code under test exited it) or reported a failure is no pass.
-                let runner = judged.evidence.recognised().then(|| judged.evidence.to_report(None));
-                let runner_failed = runner
-                    .as_ref()
-                    .is_some_and(|r| r.status != crate::testparse::Status::Passed);
+                let runner_failed = judged.evidence.recognised() && judged.evidence.contradicts_a_pass();
+                let runner = runner_failed.then(|| judged.evidence.to_report(None));
                 let outcome = if out.timed_out {
                     GateOutcome::Timeout
                 } else if out.success() && !runner_failed {
@@ -530,7 +530,7 @@ fn run_gates(
                     GateOutcome::Failed
                 };
                 let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
-                if let Some(r) = runner.filter(|_| runner_failed) {
+                if let Some(r) = runner {
                     let first = r
                         .failures
                         .first()

@@ -21,7 +21,7 @@
 //!   write-then-rename, so an interrupted run (Ctrl-C) leaves whole files; a corrupted file is
 //!   moved to `tdd-state/backup/`, re-initialised, and the incident logged.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -35,6 +35,7 @@ use crate::guard::Category;
 use crate::sandbox::{self, Beneath, ExitKind};
 use crate::spec::{Outcome, TddSpec};
 use crate::testparse::{self, Framework, Status, TestReport};
+use crate::validate::judged::{Baseline, NOT_SOURCE_DIRS};
 
 pub const EXIT_COMPLETE: &str = "TDD_RALPH_COMPLETE";
 pub const EXIT_STOPPED: &str = "TDD_RALPH_STOPPED";
@@ -44,15 +45,8 @@ const STATE_DIR: &str = "tdd-state";
 /// How much of the runner's raw output `test-results.json` keeps (the end, where summaries are).
 const RAW_OUTPUT_CHARS: usize = 64 * 1024;
 /// Folders left out of fix diffs: the loop's own state, build output, tool caches, VCS.
-const NOT_SOURCE: &[&str] = &[
-    STATE_DIR,
-    "target",
-    ".cargo",
-    "node_modules",
-    ".git",
-    "__pycache__",
-    ".pytest_cache",
-];
+/// Besides [`NOT_SOURCE_DIRS`]: the loop's own state, and cargo's home (HOME is the workspace).
+const NOT_SOURCE_HERE: &[&str] = &[STATE_DIR, ".cargo"];
 
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,12 +132,13 @@ pub(super) fn run(
 
     // Iteration 0: where the project stands before any fix. The tests its runner reports by
     // id are the baseline every later run must report again.
-    let (mut report, raw, baseline) = match att.judged(record, "the baseline test run", |att, _| {
-        run_tests(att, &spec, framework, None)
-    })? {
-        TestRun::Report(r, raw, ids) => (r, raw, ids.filter(|ids| !ids.is_empty())),
-        TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
-    };
+    let (mut report, raw, baseline) =
+        match att.judged(record, "the baseline test run", super::Hidden::Out, |att, _| {
+            run_tests(att, &spec, framework, None)
+        })? {
+            TestRun::Report(r, raw, base) => (r, raw, base.filter(|b| !b.is_empty())),
+            TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
+        };
     state.write_results(&spec.test, &report, &raw, 0)?;
     state.log_iteration(
         0,
@@ -233,7 +228,7 @@ pub(super) fn run(
         // The judged phase: protected files put back (a change to them is prohibited), hidden
         // checks in, then the build and the tests.
         let tampered_before = record.tampering.len();
-        let judged = att.judged(record, "the test run", |att, _| {
+        let judged = att.judged(record, "the test run", super::Hidden::Out, |att, _| {
             let build_failure = match &spec.build {
                 Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
                     Ok(out) if out.success() => None,
@@ -350,21 +345,16 @@ fn converged(r: &TestReport) -> bool {
 }
 
 enum TestRun {
-    /// The report, the raw output, and the ids of the tests that ran when the runner reported
-    /// them itself (see [`crate::validate::judged`]).
-    Report(TestReport, String, Option<BTreeSet<String>>),
+    /// The report, the raw output, and what later runs must report again when the runner
+    /// reported its tests itself (see [`crate::validate::judged`]).
+    Report(TestReport, String, Option<Baseline>),
     /// The tests could not run at all: not the code's fault, not a signature.
     Infrastructure(String),
 }
 
 /// Runs the test command as a judged run. When the runner reported its tests itself, the
 /// report comes from that (and must hold every `baseline` id); otherwise from its output.
-fn run_tests(
-    att: &Attempt<'_>,
-    spec: &TddSpec,
-    framework: Option<Framework>,
-    baseline: Option<&BTreeSet<String>>,
-) -> TestRun {
+fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>, baseline: Option<&Baseline>) -> TestRun {
     let judged = match att.judging.shims.run(&att.sandbox, &spec.test) {
         Ok(j) => j,
         Err(e) => return TestRun::Infrastructure(format!("the test command could not start: {e}")),
@@ -393,8 +383,8 @@ fn run_tests(
     }
     let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
     if judged.evidence.recognised() {
-        let ids = judged.evidence.ran_ids();
-        return TestRun::Report(judged.evidence.to_report(baseline), text, Some(ids));
+        let base = judged.evidence.baseline();
+        return TestRun::Report(judged.evidence.to_report(baseline), text, Some(base));
     }
     TestRun::Report(testparse::parse(&text, Some(code), framework), text, None)
 }
@@ -658,7 +648,7 @@ fn count_word(text: &str, word: &str) -> usize {
 
 /// Whether `rel` is left out of fix diffs and reverts (state, build output, caches, VCS).
 fn not_source(rel: &str) -> bool {
-    super::snapshot::has_component(rel, NOT_SOURCE)
+    super::snapshot::has_component(rel, NOT_SOURCE_DIRS) || super::snapshot::has_component(rel, NOT_SOURCE_HERE)
 }
 
 /// Source files (text) of the workspace, leaving out state, build output and caches.
@@ -677,7 +667,7 @@ fn restore(
 ) -> Result<(), String> {
     for (path, text) in before {
         if after.get(path) != Some(text) {
-            ws.write(path, text.as_bytes(), None)
+            ws.write_clearing(path, text.as_bytes(), None)
                 .map_err(|e| format!("cannot revert {path}: {e}"))?;
         }
     }

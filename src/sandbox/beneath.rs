@@ -156,6 +156,7 @@ pub struct Walk {
 }
 
 /// A relative path checked lexically: its normal components, `.` dropped, `..` applied.
+#[derive(Clone)]
 struct RelPath {
     parts: Vec<CString>,
     display: String,
@@ -671,6 +672,31 @@ impl Beneath {
         Ok(())
     }
 
+    /// [`Beneath::write`], after clearing the way: whatever is not a directory where one of
+    /// `rel`'s folders goes, and a directory where `rel` itself goes, is removed first. For the
+    /// harness's own restores (an L3 revert, a protected file): what the agent put in the way
+    /// cannot turn them into an error.
+    pub fn write_clearing(&self, rel: &str, bytes: &[u8], mode: Option<u32>) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        for i in 1..=r.parts.len() {
+            let at = RelPath {
+                parts: r.parts[..i].to_vec(),
+                display: r.display.clone(),
+            };
+            let Some((dir, name)) = self.parent_of(&at, false).ok().flatten() else {
+                break; // a missing folder: `write` creates it
+            };
+            let is_target = i == r.parts.len();
+            match fstatat_nofollow(dir.as_raw_fd(), &name) {
+                Ok(m) if (m.kind == EntryKind::Dir) == is_target => {
+                    self.remove_at(dir.as_raw_fd(), &name, &at, 0)?;
+                }
+                _ => {}
+            }
+        }
+        self.write(rel, bytes, mode)
+    }
+
     /// Clears the setuid and setgid bits of every regular file below the root (links not
     /// followed) and returns the files changed: a command that ran as root must not leave a
     /// set-id program behind for whoever can reach the run folder on the host.
@@ -758,20 +784,23 @@ impl Beneath {
     /// following links; `skip(rel, kind)` returning true leaves an entry (and what it holds) out.
     pub fn walk(&self, limits: WalkLimits, skip: impl Fn(&str, EntryKind) -> bool) -> Result<Walk, BeneathError> {
         let mut out = Walk::default();
-        let root = openat(self.root.as_raw_fd(), c".", libc::O_RDONLY | libc::O_DIRECTORY, 0).map_err(|e| {
-            BeneathError::Io {
-                op: "list",
-                path: ".".into(),
-                source: e,
-            }
-        })?;
-        let mut stack: Vec<(OwnedFd, String, usize)> = vec![(root, String::new(), 0)];
-        while let Some((dir, prefix, depth)) = stack.pop() {
-            let mut names = list_dir(dir.as_raw_fd()).map_err(|e| BeneathError::Io {
-                op: "list",
-                path: if prefix.is_empty() { ".".into() } else { prefix.clone() },
-                source: e,
-            })?;
+        // Directories still to list, by path: each is opened (beneath, no links) only when its
+        // turn comes, so the walk holds one directory open at a time however wide the tree.
+        let mut stack: Vec<(RelPath, usize)> = vec![(
+            RelPath {
+                parts: Vec::new(),
+                display: ".".into(),
+            },
+            0,
+        )];
+        while let Some((dir_rel, depth)) = stack.pop() {
+            let dir = match self.open_rel(&dir_rel, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+                Ok(d) => d,
+                // Removed since it was listed: nothing left to see there.
+                Err(BeneathError::NotFound(_)) if depth > 0 => continue,
+                Err(e) => return Err(e),
+            };
+            let mut names = list_dir(dir.as_raw_fd()).map_err(|e| self.map_err(e, "list", &dir_rel))?;
             names.sort();
             // Pushed in reverse so the stack pops them in order.
             let mut subdirs = Vec::new();
@@ -780,10 +809,10 @@ impl Beneath {
                     continue; // gone meanwhile
                 };
                 let shown = String::from_utf8_lossy(name.as_bytes());
-                let rel = if prefix.is_empty() {
+                let rel = if dir_rel.parts.is_empty() {
                     shown.into_owned()
                 } else {
-                    format!("{prefix}/{shown}")
+                    format!("{}/{shown}", dir_rel.display)
                 };
                 if skip(&rel, meta.kind) {
                     continue;
@@ -794,14 +823,9 @@ impl Beneath {
                 }
                 out.entries.push(WalkEntry { rel: rel.clone(), meta });
                 if meta.kind == EntryKind::Dir && depth < limits.max_depth {
-                    if let Ok(sub) = openat(
-                        dir.as_raw_fd(),
-                        &name,
-                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-                        0,
-                    ) {
-                        subdirs.push((sub, rel, depth + 1));
-                    }
+                    let mut parts = dir_rel.parts.clone();
+                    parts.push(name);
+                    subdirs.push((RelPath { parts, display: rel }, depth + 1));
                 }
             }
             if out.truncated {

@@ -67,6 +67,8 @@ use super::ResourceUsage;
 
 /// The guardian's stack: it runs a few small frames and clones the command from there.
 const STACK_SIZE: usize = 64 * 1024;
+/// How long the harness waits for a guardian to report that it started the command.
+const START_DEADLINE: Duration = Duration::from_secs(60);
 
 /// How long the harness waits for a guardian to finish its sweep before it kills it.
 pub(super) const FINISH_WAIT: Duration = Duration::from_secs(5);
@@ -167,7 +169,9 @@ impl Guardian {
             reaped: false,
         };
         // `S` comes once the command has exec'd or failed; end-of-file means the guardian died.
-        let started = g.read_until(None, |p| !p.is_empty());
+        // A guardian stopped before that (SIGSTOP from outside) must not hold this thread
+        // forever: after a minute it is given up on (and killed by `finish`).
+        let started = g.read_until(Some(Instant::now() + START_DEADLINE), |p| !p.is_empty());
         if !started || g.pending.first() != Some(&TAG_STARTED) {
             g.finish();
             return Err(io::Error::other(

@@ -205,7 +205,9 @@ pub(crate) fn special_files_cached(path: &Path) -> Arc<Vec<PathBuf>> {
     found
 }
 
-/// Sockets, FIFOs and device nodes below `root` (symlinks not followed).
+/// What is covered below `root` (symlinks not followed): sockets, FIFOs and device nodes, and
+/// credential files by their exact names ([`credential_file_name`]) — a toolchain directory
+/// such as `~/.cargo` keeps `credentials.toml` next to the binaries a command needs.
 pub(crate) fn special_files(root: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -213,10 +215,36 @@ pub(crate) fn special_files(root: &Path) -> Vec<PathBuf> {
         .flatten()
         .filter(|e| {
             let ft = e.file_type();
-            ft.is_socket() || ft.is_fifo() || ft.is_char_device() || ft.is_block_device()
+            ft.is_socket()
+                || ft.is_fifo()
+                || ft.is_char_device()
+                || ft.is_block_device()
+                || (ft.is_file() && credential_file_name(&e.file_name().to_string_lossy()))
         })
         .map(|e| e.into_path())
         .collect()
+}
+
+/// Whether a file of a scanned tree (`/opt`, `/usr/local`, a toolchain) is a credential store by
+/// its exact name: package-registry tokens (cargo's `credentials`/`credentials.toml`,
+/// `.pypirc`, `.npmrc`, `.gem/credentials`), `.netrc`, `.git-credentials`, `.pgpass`,
+/// `.htpasswd`, SSH private keys. Exact names only: these trees hold code, and a name rule as
+/// wide as `/etc`'s would hide modules such as Python's `secrets.py`.
+pub(crate) fn credential_file_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let exact = [
+        "credentials",
+        "credentials.toml",
+        ".credentials.toml",
+        ".pypirc",
+        ".npmrc",
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+        ".htpasswd",
+    ];
+    let key_files = ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
+    exact.contains(&n.as_str()) || (!n.ends_with(".pub") && key_files.iter().any(|k| n.starts_with(k)))
 }
 
 /// A top-level system entry as the view recreates it.

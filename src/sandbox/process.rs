@@ -757,12 +757,12 @@ struct PrivateTmp(PathBuf);
 
 impl PrivateTmp {
     /// A fresh directory under the harness's temp dir — or, when that lies inside `workspace`
-    /// (`cd /tmp && medin exec ...`), under the first of `/var/tmp`, `/tmp`, `/dev/shm` that
-    /// does not: a command's TMPDIR is never part of its workspace.
+    /// (`cd /tmp && medin exec ...`), under the first of `/var/tmp` and `/tmp` that does not: a
+    /// command's TMPDIR is never part of its workspace.
     fn create(workspace: &Path) -> io::Result<PrivateTmp> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let base = std::iter::once(std::env::temp_dir())
-            .chain(["/var/tmp", "/tmp", "/dev/shm"].map(PathBuf::from))
+            .chain(["/var/tmp", "/tmp"].map(PathBuf::from))
             .find(|b| {
                 let b = b.canonicalize().unwrap_or_else(|_| b.clone());
                 !b.starts_with(workspace) && b.is_dir()

@@ -522,6 +522,12 @@ pub(crate) fn plan(
         if p.covered(&w.at, w.write) {
             continue;
         }
+        if w.at.starts_with("/proc") || w.at.starts_with("/dev") {
+            return Err(format!(
+                "{} lies under /proc or /dev, which the view makes afresh; give a directory elsewhere",
+                w.at.display()
+            ));
+        }
         if system.iter().any(|s| s.starts_with(&w.at)) || w.at == Path::new("/tmp") {
             return Err(format!(
                 "{} would hide the system directories or /tmp of the view; give a directory below it",

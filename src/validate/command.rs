@@ -43,7 +43,9 @@ pub(crate) fn run(
     cfg.timeout = timeout;
     let ran = match shims {
         Some(shims) => shims.run(&cfg, &check.run).map(|j| (j.outcome, Some(j.evidence))),
-        None => sandbox::run_shell(&cfg, &check.run, None).map(|o| (o, None)),
+        None => sandbox::run_shell(&cfg, &check.run, None)
+            .map(|o| (o, None))
+            .map_err(super::judged::JudgedError::from),
     };
     let (outcome, evidence) = match ran {
         Ok(o) => o,
@@ -56,8 +58,7 @@ pub(crate) fn run(
     };
     if let Some(ev) = evidence.filter(|ev| ev.recognised() && !outcome.timed_out) {
         let report = ev.to_report(None);
-        let broken =
-            !ev.unfinished.is_empty() || (check.exit_code == 0 && report.status != crate::testparse::Status::Passed);
+        let broken = !ev.unfinished.is_empty() || (check.exit_code == 0 && ev.contradicts_a_pass());
         if broken {
             let first = report
                 .failures

@@ -5,22 +5,25 @@
 //!
 //! 1. **Protected files** ([`Protection`]): before every judged run the tests and test-runner
 //!    configuration the task shipped are put back as they were when the agent started, and
-//!    every agent change to them is reported as [`Tampering`] (the runner decides what
-//!    tampering means for the outcome).
+//!    what the agent changed in them since the previous judged run is reported as
+//!    [`Tampering`] (the runner decides what tampering means for the outcome).
 //! 2. **Hidden checks** ([`Hidden`]): files the task keeps out of the workspace (`hidden:`, a
-//!    folder next to the spec) are copied in only for the judged run and taken out after it.
-//!    The agent's commands never see them — the strongest defence, since nothing the agent
-//!    wrote can have been shaped against them.
+//!    folder next to the spec) are copied in only for the final judged phase — the validators,
+//!    after the agent's last action — and taken out after it. The agent never sees them, nor
+//!    their names or failures (TDD and PRP rounds run without them) — the strongest defence,
+//!    since nothing the agent wrote can have been shaped against them.
 //! 3. **The runner from the toolchain** ([`RunnerShims`]): Python processes of a judged run
-//!    import unittest/pytest from the toolchain before any workspace directory is on the import
-//!    path (`PYTHONSAFEPATH=1`, a `sitecustomize` shim on `PYTHONPATH`; the workspace goes to the
-//!    end of `sys.path`), and npm scripts find the toolchain's `node` before
-//!    `node_modules/.bin` (`npm_config_script_shell`). The workspace is never on `PATH`.
+//!    import unittest/pytest, the modules they load lazily and what the shim writes with from
+//!    the toolchain before any workspace directory is on the import path (`PYTHONSAFEPATH=1`,
+//!    a `sitecustomize` shim on `PYTHONPATH`), then get Python's usual path order back; npm
+//!    scripts find the toolchain's `node` before `node_modules/.bin`
+//!    (`npm_config_script_shell`). The workspace is never on `PATH`.
 //! 4. **Results from the runner, not from its output** ([`RunnerEvidence`]): the shims record
 //!    every test's outcome by id into a report folder outside the workspace (writable by the
 //!    judged command only, through the sandbox's `write_paths`); a runner that started and never
-//!    finished its report is not a pass, whatever it printed, and a run must report every test
-//!    the baseline run reported (TDD loops: iteration 0).
+//!    finished its report is not a pass, whatever it printed; a report folder that was tampered
+//!    with is never taken as "no report"; and a run must report every test the baseline run
+//!    reported ([`Baseline`], TDD loops: iteration 0).
 //!
 //! What this cannot do: the code under test runs inside the runner's process, so code written
 //! to defeat these shims specifically can still lie from within. Hidden checks and a task's own
@@ -34,8 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-pub use protect::{BadGlob, Protection, Tampering};
-pub use report::{RunnerEvidence, TestCase};
+pub use protect::{ProtectError, Protection, Tampering, NOT_SOURCE_DIRS};
+pub use report::{Baseline, RunnerEvidence, TestCase};
 
 use crate::sandbox::{self, Beneath, CommandOutcome, SandboxConfig, SandboxError};
 
@@ -50,6 +53,19 @@ pub struct RunnerShims {
     dir: PathBuf,
     reports: PathBuf,
     counter: Arc<AtomicU32>,
+}
+
+/// Why a judged run could not be made (the harness's failure, never the command's).
+#[derive(Debug, thiserror::Error)]
+pub enum JudgedError {
+    #[error("cannot create the report folder {path} of a judged run: {source}; check that the run folder is writable")]
+    ReportFolder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
 }
 
 /// One judged command's outcome and what its runners reported.
@@ -120,12 +136,12 @@ impl RunnerShims {
 
     /// Runs `command` as a judged run: through the sandbox with the shims, then reads what the
     /// runners reported. `Err` is the sandbox failing, never the command.
-    pub fn run(&self, base: &SandboxConfig, command: &str) -> Result<JudgedRun, SandboxError> {
+    pub fn run(&self, base: &SandboxConfig, command: &str) -> Result<JudgedRun, JudgedError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
         // A fresh folder no earlier command could have seeded: an unguessable name, and
         // `create_dir` fails if it exists.
         let report_dir = self.reports.join(format!("run-{n}-{:016x}", fastrand::u64(..)));
-        std::fs::create_dir(&report_dir).map_err(|source| SandboxError::Workspace {
+        std::fs::create_dir(&report_dir).map_err(|source| JudgedError::ReportFolder {
             path: report_dir.clone(),
             source,
         })?;
@@ -140,11 +156,8 @@ impl RunnerShims {
     }
 }
 
-/// A file's content and permission bits.
-type FileCopy = (Vec<u8>, u32);
-
 /// Hidden checks: a folder next to the spec whose files are copied into the workspace only for
-/// judged runs.
+/// the final judged phase (the validators), after the agent's last action.
 #[derive(Debug, Clone)]
 pub struct Hidden {
     /// Relative path → content and mode.
@@ -154,19 +167,47 @@ pub struct Hidden {
 /// Largest hidden check folder, in bytes.
 const MAX_HIDDEN_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Files displaced while hidden checks are in the workspace, put back by [`Hidden::remove`].
+/// Why hidden checks could not be read, placed or taken out.
+#[derive(Debug, thiserror::Error)]
+pub enum HiddenError {
+    #[error("cannot read the hidden checks in {dir}: {source}")]
+    Load {
+        dir: PathBuf,
+        #[source]
+        source: sandbox::BeneathError,
+    },
+    #[error("the hidden checks in {dir} hold more than {MAX_HIDDEN_BYTES} bytes; keep only the checks there")]
+    TooLarge { dir: PathBuf },
+    #[error("cannot place hidden check {rel} in the workspace: {source}")]
+    Place {
+        rel: String,
+        #[source]
+        source: sandbox::BeneathError,
+    },
+    #[error("cannot take hidden check {rel} out of the workspace again: {source}")]
+    Remove {
+        rel: String,
+        #[source]
+        source: sandbox::BeneathError,
+    },
+}
+
+/// What placing the hidden checks changed in the workspace, undone by [`Hidden::remove`].
 #[derive(Debug, Default)]
 pub struct Displaced {
-    files: Vec<(String, Option<FileCopy>)>,
+    /// Agent files that stood where a hidden check (or one of its folders) goes: put back.
+    files: Vec<(String, Vec<u8>, u32)>,
 }
 
 impl Hidden {
     /// Reads every regular file below `dir` (links are not followed).
-    pub fn load(dir: &Path) -> Result<Hidden, String> {
-        let root = Beneath::open(dir).map_err(|e| format!("hidden checks {}: {e}", dir.display()))?;
-        let walk = root
-            .walk(sandbox::WalkLimits::default(), |_, _| false)
-            .map_err(|e| format!("hidden checks {}: {e}", dir.display()))?;
+    pub fn load(dir: &Path) -> Result<Hidden, HiddenError> {
+        let load = |source| HiddenError::Load {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        let root = Beneath::open(dir).map_err(load)?;
+        let walk = root.walk(sandbox::WalkLimits::default(), |_, _| false).map_err(load)?;
         let mut files = Vec::new();
         let mut total = 0u64;
         for e in walk.entries {
@@ -175,52 +216,68 @@ impl Hidden {
             }
             total = total.saturating_add(e.meta.size);
             if total > MAX_HIDDEN_BYTES {
-                return Err(format!(
-                    "hidden checks {} hold more than {MAX_HIDDEN_BYTES} bytes; keep only the checks there",
-                    dir.display()
-                ));
+                return Err(HiddenError::TooLarge { dir: dir.to_path_buf() });
             }
-            let bytes = root
-                .read(&e.rel, MAX_HIDDEN_BYTES)
-                .map_err(|err| format!("hidden checks {}: {err}", dir.display()))?;
+            let bytes = root.read(&e.rel, MAX_HIDDEN_BYTES).map_err(load)?;
             files.push((e.rel, bytes, e.meta.mode));
         }
         Ok(Hidden { files })
     }
 
-    /// Copies the hidden files into the workspace, keeping whatever they displace.
-    pub fn place(&self, ws: &Beneath) -> Result<Displaced, String> {
+    /// Copies the hidden files into the workspace. Whatever the agent left in their way — a
+    /// file, a link or a FIFO where a hidden check or one of its folders goes, a directory where
+    /// a check goes — is moved out of the way first (its regular files kept, to be put back by
+    /// [`Hidden::remove`]): the agent cannot keep the checks out, nor turn them into a harness
+    /// error.
+    pub fn place(&self, ws: &Beneath) -> Result<Displaced, HiddenError> {
         let mut displaced = Displaced::default();
         for (rel, bytes, mode) in &self.files {
-            let before = match ws.entry(rel) {
-                Ok(Some(m)) if m.kind == sandbox::EntryKind::File => {
-                    ws.read(rel, MAX_HIDDEN_BYTES).ok().map(|b| (b, m.mode))
-                }
-                Ok(Some(_)) => {
-                    let _ = ws.remove(rel);
-                    None
-                }
-                _ => None,
+            let place = |source| HiddenError::Place {
+                rel: rel.clone(),
+                source,
             };
-            displaced.files.push((rel.clone(), before));
-            ws.write(rel, bytes, Some(*mode))
-                .map_err(|e| format!("cannot place hidden check {rel}: {e}"))?;
+            // Each folder on the way must be a folder; the target itself a file or nothing.
+            let parts: Vec<&str> = rel.split('/').collect();
+            for i in 1..=parts.len() {
+                let at = parts[..i].join("/");
+                let is_target = i == parts.len();
+                let in_the_way = match ws.entry(&at).map_err(place)? {
+                    None => false,
+                    Some(m) if m.kind == sandbox::EntryKind::Dir => is_target,
+                    Some(m) if m.kind == sandbox::EntryKind::File => {
+                        if let Ok(b) = ws.read(&at, MAX_HIDDEN_BYTES) {
+                            displaced.files.push((at.clone(), b, m.mode));
+                        }
+                        !is_target
+                    }
+                    Some(_) => true,
+                };
+                if in_the_way {
+                    ws.remove(&at).map_err(place)?;
+                }
+            }
+            ws.write(rel, bytes, Some(*mode)).map_err(place)?;
         }
         Ok(displaced)
     }
 
-    /// Takes the hidden files out again and puts back what they displaced.
-    pub fn remove(&self, ws: &Beneath, displaced: Displaced) {
-        for (rel, before) in displaced.files {
-            match before {
-                Some((bytes, mode)) => {
-                    let _ = ws.write(&rel, &bytes, Some(mode));
-                }
-                None => {
-                    let _ = ws.remove(&rel);
-                }
-            }
+    /// Takes the hidden files out again and puts back the agent files they displaced.
+    pub fn remove(&self, ws: &Beneath, displaced: Displaced) -> Result<(), HiddenError> {
+        for (rel, _, _) in &self.files {
+            ws.remove(rel).map_err(|source| HiddenError::Remove {
+                rel: rel.clone(),
+                source,
+            })?;
         }
+        for (rel, bytes, mode) in displaced.files {
+            // A folder the checks needed may stand where an agent file was: it goes first.
+            if matches!(ws.entry(&rel), Ok(Some(m)) if m.kind == sandbox::EntryKind::Dir) {
+                let _ = ws.remove(&rel);
+            }
+            ws.write(&rel, &bytes, Some(mode))
+                .map_err(|source| HiddenError::Remove { rel, source })?;
+        }
+        Ok(())
     }
 
     /// How many files the hidden checks hold.

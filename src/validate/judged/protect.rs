@@ -9,24 +9,51 @@
 //! - **whole files** (a test module, `conftest.py`, `pytest.ini`, a jest config,
 //!   `.cargo/config.toml`, …): a pristine one the agent changed, replaced by a link or a
 //!   directory, or deleted is written back; for *runner configuration* patterns, one the agent
-//!   added is removed (a new `conftest.py` can turn failures into passes; a new test module
-//!   cannot hide a protected test's failure, so it stays);
-//! - **sections** of files that hold more than test configuration (`pyproject.toml`'s
-//!   `[tool.pytest…]` tables, `setup.cfg`/`tox.ini`'s `[pytest]`/`[tool:pytest]`, `package.json`'s
-//!   `scripts.test*`, `jest`, `mocha`, `ava`, `c8`, `nyc`): only those sections are put back,
-//!   the agent's other edits (dependencies, metadata) stay;
+//!   added is removed (a new `conftest.py` reconfigures the runner without being asked to). A
+//!   test module the agent adds stays: it runs inside the runner like the code under test,
+//!   which is the known limit hidden checks answer (see [`super`]);
+//! - **sections** of files that hold more than test configuration, read with real parsers:
+//!   `pyproject.toml`'s `tool.pytest` (whatever the TOML spelling: dotted or quoted keys),
+//!   `Cargo.toml`'s `lib.test`/`lib.harness`/`lib.doctest`, `package.autotests` and `[[test]]`
+//!   targets, `setup.cfg`/`tox.ini`'s `[pytest]`/`[tool:pytest]` sections (INI: a header starts a
+//!   line), `package.json`'s `scripts.test`, `pretest`, `posttest`, the pristine `test:*`
+//!   scripts and the `jest`, `mocha`, `ava`, `c8`, `nyc`, `vitest` keys. Only those are put
+//!   back; the agent's other edits (dependencies, metadata, new scripts of its own) stay;
 //! - nothing else: the agent's own code is what is being judged.
+//!
+//! **Attribution.** Everything is put back to pristine before every judged run, but only what
+//! changed *since the end of the previous judged run* is reported as the agent's tampering: a
+//! test that writes its own fixture file under `testdata/` is not the agent changing the tests.
+//! A mode-only change (`chmod +x`) is put back without being reported.
+//!
+//! **Fail closed.** A workspace too large to search for added runner configuration (more than
+//! [`MAX_WALK`] entries outside [`NOT_SOURCE_DIRS`]) or one that cannot be searched is reported
+//! as tampering (`unchecked`), never taken as clean.
 //!
 //! The defaults apply when the task does not set `protected:` and the pristine workspace holds
 //! at least one file they match ("the test files the fixture ships"); a task's own globs replace
 //! them (whole-file protection, agent-added matches removed); `protected: []` turns it off.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use globset::{GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use crate::sandbox::{Beneath, EntryKind, WalkLimits};
+use crate::sandbox::{Beneath, BeneathError, EntryKind, WalkLimits};
+
+/// Folders that are never anyone's source: VCS metadata, dependency folders, build output and
+/// caches. The one list of them: protection does not look inside, and TDD fix diffs leave them
+/// out (with the loop's own state and cargo's home on top).
+pub const NOT_SOURCE_DIRS: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".pytest_cache",
+    ".venv",
+    "venv",
+];
 
 /// Test modules and test data: restored when changed, never removed when added.
 const TEST_FILES: &[&str] = &[
@@ -65,42 +92,71 @@ const RUNNER_CONFIG: &[&str] = &[
     ".config/nextest.toml",
 ];
 
-/// Files whose test sections (only) are protected.
-const SECTION_FILES: &[(&str, SectionKind)] = &[
+/// A file of which only some parts configure the tests, and how to read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sections {
+    /// TOML: these key paths.
+    Toml(&'static [&'static [&'static str]]),
+    /// INI: these `[section]` names.
+    Ini(&'static [&'static str]),
+    /// `package.json`.
+    PackageJson,
+}
+
+/// The files whose test sections (only) are protected.
+const SECTION_FILES: &[(&str, Sections)] = &[
+    ("pyproject.toml", Sections::Toml(&[&["tool", "pytest"]])),
     (
-        "pyproject.toml",
-        SectionKind::Headers(&["tool.pytest", "tool.pytest.ini_options"]),
+        "Cargo.toml",
+        Sections::Toml(&[
+            &["lib", "test"],
+            &["lib", "harness"],
+            &["lib", "doctest"],
+            &["package", "autotests"],
+            &["test"],
+        ]),
     ),
-    ("setup.cfg", SectionKind::Headers(&["tool:pytest"])),
-    ("tox.ini", SectionKind::Headers(&["pytest", "tool:pytest"])),
-    ("package.json", SectionKind::Json),
+    ("setup.cfg", Sections::Ini(&["tool:pytest"])),
+    ("tox.ini", Sections::Ini(&["pytest", "tool:pytest"])),
+    ("package.json", Sections::PackageJson),
 ];
 
 /// Top-level `package.json` keys that configure test runners.
 const PACKAGE_JSON_KEYS: &[&str] = &["jest", "mocha", "ava", "c8", "nyc", "vitest"];
 
-/// Largest protected file kept in memory; protection stops at this total.
+/// Most bytes of protected files kept in memory.
 const MAX_PRISTINE_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy)]
-enum SectionKind {
-    /// `[header]` sections of TOML or INI files, matched by header name (a TOML header also
-    /// covers its sub-tables: `tool.pytest` covers `[tool.pytest.ini_options]`).
-    Headers(&'static [&'static str]),
-    /// `package.json`: `scripts.test*`, `scripts.pretest*`, `scripts.posttest*` and
-    /// [`PACKAGE_JSON_KEYS`].
-    Json,
-}
+/// Most entries searched for added runner configuration before the search fails closed.
+pub const MAX_WALK: usize = 200_000;
 
 /// One change the agent made to a protected path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tampering {
-    /// Workspace-relative path.
+    /// Workspace-relative path (`.` for the workspace as a whole).
     pub path: String,
     /// `modified`, `deleted`, `replaced` (by a link, a directory, a special file), `added`
-    /// (runner configuration the task did not ship) or `section` (test configuration inside a
-    /// larger file).
+    /// (runner configuration the task did not ship), `section` (test configuration inside a
+    /// larger file), `unrestorable: …` or `unchecked: …` (the harness could not put it back or
+    /// could not look: never taken as clean).
     pub change: String,
+}
+
+/// A protected path's state: its content's hash, or what stands there instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Absent,
+    File([u8; 32]),
+    /// A directory, link or special file, or a file too large or unreadable.
+    Other,
+}
+
+/// What the protected paths looked like right after a judged run.
+#[derive(Debug, Clone, Default)]
+struct Observed {
+    files: BTreeMap<String, State>,
+    sections: BTreeMap<String, State>,
+    added: BTreeSet<String>,
 }
 
 /// What the task protects, and the pristine copies to restore it from.
@@ -114,49 +170,68 @@ pub struct Protection {
     remove_added: Option<GlobSet>,
     /// Section protection is on (the defaults, not a task's own list).
     with_sections: bool,
+    /// The protected paths after the last judged run (`None` before the first).
+    after_last: Option<Observed>,
+    /// Most entries searched for added runner configuration ([`MAX_WALK`]).
+    walk_limit: usize,
 }
 
-/// A `protected:` glob that does not compile.
+/// A `protected:` glob that does not compile, or a workspace that cannot be read.
 #[derive(Debug, thiserror::Error)]
-#[error("protected: `{glob}` is not a valid glob ({source}); write paths relative to the workspace, e.g. `tests/**` or `conftest.py`")]
-pub struct BadGlob {
-    glob: String,
-    #[source]
-    source: globset::Error,
+pub enum ProtectError {
+    #[error("protected: `{glob}` is not a valid glob ({source}); write paths relative to the workspace, e.g. `tests/**` or `conftest.py`")]
+    BadGlob {
+        glob: String,
+        #[source]
+        source: globset::Error,
+    },
+    #[error("cannot read the workspace to capture its protected files: {0}")]
+    Workspace(#[from] BeneathError),
 }
 
-fn globset(patterns: &[&str]) -> Result<GlobSet, BadGlob> {
+fn globset(patterns: &[&str]) -> Result<GlobSet, ProtectError> {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
         let g = globset::GlobBuilder::new(p)
             .literal_separator(true)
             .build()
-            .map_err(|source| BadGlob {
+            .map_err(|source| ProtectError::BadGlob {
                 glob: (*p).to_string(),
                 source,
             })?;
         b.add(g);
     }
-    b.build().map_err(|source| BadGlob {
+    b.build().map_err(|source| ProtectError::BadGlob {
         glob: patterns.join(", "),
         source,
     })
 }
 
-/// Never protected: VCS metadata, dependency folders and caches.
-fn ignored(rel: &str) -> bool {
-    rel.split('/').any(|c| {
-        matches!(
-            c,
-            ".git" | "node_modules" | "target" | "__pycache__" | ".pytest_cache" | ".venv" | "venv"
-        )
-    })
+/// Whether `rel` lies in a folder that is never source.
+fn not_source(rel: &str) -> bool {
+    rel.split('/').any(|c| NOT_SOURCE_DIRS.contains(&c))
+}
+
+fn hash(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// The state of `rel` now.
+fn state(ws: &Beneath, rel: &str) -> State {
+    match ws.entry(rel) {
+        Ok(None) => State::Absent,
+        Ok(Some(m)) if m.kind == EntryKind::File => match ws.read(rel, MAX_PRISTINE_BYTES) {
+            Ok(b) => State::File(hash(&b)),
+            Err(_) => State::Other,
+        },
+        _ => State::Other,
+    }
 }
 
 impl Protection {
     /// Captures the protected files of the workspace as the agent finds it. `task_globs` is the
     /// task's `protected:` list (`None`: the defaults).
-    pub fn capture(ws: &Beneath, task_globs: Option<&[String]>) -> Result<Protection, BadGlob> {
+    pub fn capture(ws: &Beneath, task_globs: Option<&[String]>) -> Result<Protection, ProtectError> {
         let (keep, remove_added, with_sections) = match task_globs {
             Some(globs) => {
                 let list: Vec<&str> = globs.iter().map(String::as_str).collect();
@@ -171,11 +246,16 @@ impl Protection {
         let mut p = Protection {
             remove_added,
             with_sections,
+            walk_limit: MAX_WALK,
             ..Default::default()
         };
-        let walk = ws
-            .walk(WalkLimits::default(), |rel, _| ignored(rel))
-            .unwrap_or_default();
+        let walk = ws.walk(
+            WalkLimits {
+                max_entries: MAX_WALK,
+                max_depth: 64,
+            },
+            |rel, _| not_source(rel),
+        )?;
         let mut total = 0u64;
         for e in walk.entries {
             if e.meta.kind != EntryKind::File || total.saturating_add(e.meta.size) > MAX_PRISTINE_BYTES {
@@ -185,9 +265,7 @@ impl Protection {
             if !section && !keep.is_match(&e.rel) {
                 continue;
             }
-            let Ok(bytes) = ws.read(&e.rel, MAX_PRISTINE_BYTES) else {
-                continue;
-            };
+            let bytes = ws.read(&e.rel, MAX_PRISTINE_BYTES)?;
             total += bytes.len() as u64;
             if section {
                 p.sections.insert(e.rel, bytes);
@@ -214,11 +292,70 @@ impl Protection {
         self.files.keys().map(String::as_str)
     }
 
-    /// Puts every protected path back as it was and returns what the agent had changed.
-    /// Errors writing the workspace are returned as tampering entries too (`unrestorable: …`),
-    /// never silently: a verdict must not be judged on files that could not be restored.
+    /// Agent-added runner configuration now in the workspace, or why it cannot be known.
+    fn added(&self, ws: &Beneath) -> Result<BTreeSet<String>, String> {
+        let Some(added) = &self.remove_added else {
+            return Ok(BTreeSet::new());
+        };
+        let walk = ws
+            .walk(
+                WalkLimits {
+                    max_entries: self.walk_limit,
+                    max_depth: 64,
+                },
+                |rel, _| not_source(rel),
+            )
+            .map_err(|e| e.to_string())?;
+        if walk.truncated {
+            return Err(format!(
+                "the workspace holds more than {} entries outside dependency and build folders",
+                self.walk_limit
+            ));
+        }
+        Ok(walk
+            .entries
+            .into_iter()
+            .filter(|e| e.meta.kind != EntryKind::Dir && !self.files.contains_key(&e.rel) && added.is_match(&e.rel))
+            .map(|e| e.rel)
+            .collect())
+    }
+
+    /// What the protected paths look like now.
+    fn observe_now(&self, ws: &Beneath) -> Observed {
+        Observed {
+            files: self.files.keys().map(|r| (r.clone(), state(ws, r))).collect(),
+            sections: if self.with_sections {
+                SECTION_FILES
+                    .iter()
+                    .map(|(name, _)| ((*name).to_string(), state(ws, name)))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            },
+            added: self.added(ws).unwrap_or_default(),
+        }
+    }
+
+    /// Records the protected paths as a judged run left them: what changes after this, and
+    /// before the next judged run, is the agent's.
+    pub fn observe(&mut self, ws: &Beneath) {
+        if self.is_active() {
+            self.after_last = Some(self.observe_now(ws));
+        }
+    }
+
+    /// Puts every protected path back as it was and returns what the agent changed since the
+    /// last judged run. Errors writing the workspace are returned as tampering entries too
+    /// (`unrestorable: …`), never silently: a verdict must not be judged on files that could
+    /// not be restored.
     pub fn restore(&self, ws: &Beneath) -> Vec<Tampering> {
         let mut out = Vec::new();
+        // Reported only when the agent made the change: it differs from what the last judged
+        // run left (or, before the first, from pristine).
+        let agents = |path: &str, now: &State, kind: fn(&Observed) -> &BTreeMap<String, State>| match &self.after_last {
+            Some(o) => kind(o).get(path) != Some(now),
+            None => true,
+        };
         let mut note = |path: &str, change: String| {
             out.push(Tampering {
                 path: path.to_string(),
@@ -226,57 +363,64 @@ impl Protection {
             })
         };
         for (rel, (bytes, mode)) in &self.files {
-            let change = match ws.entry(rel) {
-                Ok(None) => Some("deleted"),
-                Ok(Some(m)) if m.kind == EntryKind::File => match ws.read(rel, MAX_PRISTINE_BYTES) {
-                    Ok(now) if now == *bytes && m.mode == *mode => None,
-                    _ => Some("modified"),
-                },
-                Ok(Some(_)) | Err(_) => Some("replaced"),
+            let now_state = state(ws, rel);
+            let entry = ws.entry(rel);
+            let (change, mode_only) = match (&now_state, &entry) {
+                (State::Absent, _) => (Some("deleted"), false),
+                (State::File(h), Ok(Some(m))) if *h == hash(bytes) => (None, (m.mode & 0o777) != (*mode & 0o777)),
+                (State::File(_), _) => (Some("modified"), false),
+                (State::Other, _) => (Some("replaced"), false),
             };
-            if let Some(change) = change {
-                if matches!(ws.entry(rel), Ok(Some(m)) if m.kind == EntryKind::Dir) {
-                    let _ = ws.remove(rel);
+            if change.is_none() && !mode_only {
+                continue;
+            }
+            match ws.write_clearing(rel, bytes, Some(*mode)) {
+                Ok(()) => {
+                    if let Some(c) = change.filter(|_| agents(rel, &now_state, |o| &o.files)) {
+                        note(rel, c.to_string());
+                    }
                 }
-                match ws.write(rel, bytes, Some(*mode)) {
-                    Ok(()) => note(rel, change.to_string()),
-                    Err(e) => note(rel, format!("unrestorable: {e}")),
-                }
+                Err(e) => note(rel, format!("unrestorable: {e}")),
             }
         }
-        if let Some(added) = &self.remove_added {
-            let walk = ws
-                .walk(WalkLimits::default(), |rel, _| ignored(rel))
-                .unwrap_or_default();
-            for e in walk.entries {
-                if e.meta.kind == EntryKind::Dir || self.files.contains_key(&e.rel) || !added.is_match(&e.rel) {
-                    continue;
-                }
-                match ws.remove(&e.rel) {
-                    Ok(_) => note(&e.rel, "added".into()),
-                    Err(err) => note(&e.rel, format!("unrestorable: {err}")),
+        match self.added(ws) {
+            Ok(added) => {
+                for rel in added {
+                    let by_agent = self.after_last.as_ref().is_none_or(|o| !o.added.contains(&rel));
+                    match ws.remove(&rel) {
+                        Ok(_) if by_agent => note(&rel, "added".into()),
+                        Ok(_) => {}
+                        Err(e) => note(&rel, format!("unrestorable: {e}")),
+                    }
                 }
             }
+            Err(why) => note(
+                ".",
+                format!("unchecked: {why}; added runner configuration cannot be ruled out"),
+            ),
         }
         if self.with_sections {
             for (name, kind) in SECTION_FILES {
                 let pristine = self.sections.get(*name);
-                let now = match ws.entry(name) {
-                    Ok(Some(m)) if m.kind == EntryKind::File => ws.read(name, MAX_PRISTINE_BYTES).ok(),
-                    _ => None,
+                let now_state = state(ws, name);
+                let now = match now_state {
+                    State::File(_) => ws.read(name, MAX_PRISTINE_BYTES).ok(),
+                    State::Absent => continue, // nothing there can configure the runner
+                    State::Other => None,
                 };
-                let Some(now) = now else {
-                    continue; // deleted or never there: nothing can configure the runner
+                let judged = match now {
+                    None => Some(pristine.cloned().unwrap_or_default()),
+                    Some(now) => match kind {
+                        Sections::Toml(keys) => merge_toml(pristine.map(Vec::as_slice), &now, keys),
+                        Sections::Ini(names) => merge_ini(pristine.map(Vec::as_slice), &now, names),
+                        Sections::PackageJson => merge_package_json(pristine.map(Vec::as_slice), &now),
+                    },
                 };
-                let judged = match kind {
-                    SectionKind::Headers(headers) => merge_headers(pristine.map(Vec::as_slice), &now, headers),
-                    SectionKind::Json => merge_package_json(pristine.map(Vec::as_slice), &now),
-                };
-                if let Some(judged) = judged {
-                    match ws.write(name, &judged, None) {
-                        Ok(()) => note(name, "section".into()),
-                        Err(e) => note(name, format!("unrestorable: {e}")),
-                    }
+                let Some(judged) = judged else { continue };
+                match ws.write_clearing(name, &judged, None) {
+                    Ok(()) if agents(name, &now_state, |o| &o.sections) => note(name, "section".into()),
+                    Ok(()) => {}
+                    Err(e) => note(name, format!("unrestorable: {e}")),
                 }
             }
         }
@@ -284,51 +428,110 @@ impl Protection {
     }
 }
 
-/// Whether TOML/INI header `h` (without brackets) is one of `protected` or a sub-table of one.
-fn protected_header(h: &str, protected: &[&str]) -> bool {
-    let h = h.trim().trim_matches(|c| c == '[' || c == ']').trim();
-    let h = h.trim_matches('"');
-    protected
-        .iter()
-        .any(|p| h == *p || (h.starts_with(p) && h[p.len()..].starts_with('.')))
+/// The TOML document's values at `keys` (each a key path), as JSON for a comparison that
+/// ignores spelling (dotted or quoted keys, spacing, comments). `None`: not TOML.
+fn toml_parts(text: &str, keys: &[&[&str]]) -> Option<Vec<Option<serde_json::Value>>> {
+    let v: serde_json::Value = toml_edit::de::from_str(text).ok()?;
+    Some(
+        keys.iter()
+            .map(|path| {
+                let mut cur = &v;
+                for k in *path {
+                    cur = cur.get(k)?;
+                }
+                Some(cur.clone())
+            })
+            .collect(),
+    )
 }
 
-/// The file split into (header, lines) sections; the first has no header.
-fn sections(text: &str) -> Vec<(Option<String>, String)> {
+/// The judged version of a TOML file: the agent's document with the pristine values at `keys`
+/// (or without them where pristine had none). `None` when nothing differs. An agent file that
+/// is not TOML is replaced by the pristine one (or emptied).
+fn merge_toml(pristine: Option<&[u8]>, now: &[u8], keys: &[&[&str]]) -> Option<Vec<u8>> {
+    let pristine_text = pristine.map(String::from_utf8_lossy).unwrap_or_default();
+    let now_text = String::from_utf8_lossy(now);
+    let want = toml_parts(&pristine_text, keys).unwrap_or_else(|| vec![None; keys.len()]);
+    let Some(have) = toml_parts(&now_text, keys) else {
+        return Some(pristine.map(<[u8]>::to_vec).unwrap_or_default());
+    };
+    if want == have {
+        return None;
+    }
+    let pristine_doc: toml_edit::DocumentMut = pristine_text.parse().unwrap_or_default();
+    let Ok(mut doc) = now_text.parse::<toml_edit::DocumentMut>() else {
+        return Some(pristine.map(<[u8]>::to_vec).unwrap_or_default());
+    };
+    for path in keys {
+        let Some((last, parents)) = path.split_last() else {
+            continue;
+        };
+        // Take the agent's value out (through whatever spelling it used).
+        let mut table: Option<&mut dyn toml_edit::TableLike> = Some(doc.as_table_mut());
+        for k in parents {
+            table = table.and_then(|t| t.get_mut(k)).and_then(|i| i.as_table_like_mut());
+        }
+        if let Some(t) = table {
+            t.remove(last);
+        }
+        // Put the pristine one in, if there was one.
+        let mut src = Some(pristine_doc.as_item());
+        for k in *path {
+            src = src.and_then(|i| i.get(k));
+        }
+        if let Some(item) = src {
+            let mut dst = doc.as_item_mut();
+            for k in parents {
+                if dst.get(k).is_none() {
+                    dst[*k] = toml_edit::table();
+                }
+                dst = &mut dst[*k];
+            }
+            dst[*last] = item.clone();
+        }
+    }
+    Some(doc.to_string().into_bytes())
+}
+
+/// INI sections (`name`, lines) as Python's configparser reads them: a header is a line that
+/// starts with `[` at column 0; everything else (indented continuations included) belongs to
+/// the section above.
+fn ini_sections(text: &str) -> Vec<(Option<String>, String)> {
     let mut out: Vec<(Option<String>, String)> = vec![(None, String::new())];
     for line in text.split_inclusive('\n') {
-        let t = line.trim_start();
-        if t.starts_with('[') {
-            let header = t.trim_end().to_string();
-            out.push((Some(header), line.to_string()));
-        } else if let Some(last) = out.last_mut() {
+        if let Some(rest) = line.strip_prefix('[') {
+            if let Some(end) = rest.find(']') {
+                out.push((Some(rest[..end].trim().to_string()), line.to_string()));
+                continue;
+            }
+        }
+        if let Some(last) = out.last_mut() {
             last.1.push_str(line);
         }
     }
     out
 }
 
-/// The protected sections of `text`, concatenated (for comparison).
-fn protected_part(text: &str, headers: &[&str]) -> String {
-    sections(text)
+fn ini_protected(text: &str, names: &[&str]) -> String {
+    ini_sections(text)
         .into_iter()
-        .filter(|(h, _)| h.as_deref().is_some_and(|h| protected_header(h, headers)))
+        .filter(|(h, _)| h.as_deref().is_some_and(|h| names.contains(&h)))
         .map(|(_, body)| body)
         .collect()
 }
 
-/// The judged version of a TOML/INI file: the agent's file with the pristine test sections in
+/// The judged version of an INI file: the agent's file with the pristine test sections in
 /// place of its own. `None` when nothing differs.
-fn merge_headers(pristine: Option<&[u8]>, now: &[u8], headers: &[&str]) -> Option<Vec<u8>> {
+fn merge_ini(pristine: Option<&[u8]>, now: &[u8], names: &[&str]) -> Option<Vec<u8>> {
     let now = String::from_utf8_lossy(now);
     let pristine = pristine.map(String::from_utf8_lossy).unwrap_or_default();
-    let (want, have) = (protected_part(&pristine, headers), protected_part(&now, headers));
+    let (want, have) = (ini_protected(&pristine, names), ini_protected(&now, names));
     if want == have {
         return None;
     }
-    let mut out: String = sections(&now)
+    let mut out: String = ini_sections(&now)
         .into_iter()
-        .filter(|(h, _)| !h.as_deref().is_some_and(|h| protected_header(h, headers)))
+        .filter(|(h, _)| !h.as_deref().is_some_and(|h| names.contains(&h)))
         .map(|(_, body)| body)
         .collect();
     if !want.is_empty() {
@@ -340,37 +543,36 @@ fn merge_headers(pristine: Option<&[u8]>, now: &[u8], headers: &[&str]) -> Optio
     Some(out.into_bytes())
 }
 
-/// Whether `package.json` key `scripts.<name>` is test configuration.
-fn test_script(name: &str) -> bool {
-    ["test", "pretest", "posttest"]
-        .iter()
-        .any(|p| name == *p || name.starts_with(&format!("{p}:")))
+/// Whether `package.json` script `name` is test configuration: what `npm test` runs
+/// (`test`, `pretest`, `posttest`), and the `test:*` scripts the task shipped.
+fn test_script(name: &str, pristine: &serde_json::Value) -> bool {
+    matches!(name, "test" | "pretest" | "posttest")
+        || (name.starts_with("test:") && pristine.get("scripts").and_then(|s| s.get(name)).is_some())
 }
 
 /// The judged version of `package.json`: the agent's file with the pristine test scripts and
-/// runner keys. `None` when nothing differs. An agent file that is not JSON is replaced by the
-/// pristine one whole (or emptied of meaning: `{}` when there was none).
+/// runner keys. `None` when nothing differs. An agent file that is not a JSON object is
+/// replaced by the pristine one (or `{}` when there was none).
 fn merge_package_json(pristine: Option<&[u8]>, now: &[u8]) -> Option<Vec<u8>> {
     use serde_json::{Map, Value};
     let pristine: Value = pristine
         .and_then(|b| serde_json::from_slice(b).ok())
         .unwrap_or(Value::Object(Map::new()));
-    let Ok(mut now) = serde_json::from_slice::<Value>(now) else {
-        return Some(serde_json::to_vec_pretty(&pristine).unwrap_or_default());
+    let mut now: Value = match serde_json::from_slice::<Value>(now) {
+        Ok(v) if v.is_object() => v,
+        _ => return Some(serde_json::to_vec_pretty(&pristine).unwrap_or_default()),
     };
     let pick = |v: &Value| -> Value {
         let mut m = Map::new();
-        if let Some(o) = v.as_object() {
-            for k in PACKAGE_JSON_KEYS {
-                if let Some(x) = o.get(*k) {
-                    m.insert((*k).to_string(), x.clone());
-                }
+        for k in PACKAGE_JSON_KEYS {
+            if let Some(x) = v.get(*k) {
+                m.insert((*k).to_string(), x.clone());
             }
-            if let Some(s) = o.get("scripts").and_then(Value::as_object) {
-                for (k, x) in s {
-                    if test_script(k) {
-                        m.insert(format!("scripts.{k}"), x.clone());
-                    }
+        }
+        if let Some(s) = v.get("scripts").and_then(Value::as_object) {
+            for (k, x) in s {
+                if test_script(k, &pristine) {
+                    m.insert(format!("scripts.{k}"), x.clone());
                 }
             }
         }
@@ -379,9 +581,7 @@ fn merge_package_json(pristine: Option<&[u8]>, now: &[u8]) -> Option<Vec<u8>> {
     if pick(&pristine) == pick(&now) {
         return None;
     }
-    let Some(obj) = now.as_object_mut() else {
-        return Some(serde_json::to_vec_pretty(&pristine).unwrap_or_default());
-    };
+    let obj = now.as_object_mut()?;
     for k in PACKAGE_JSON_KEYS {
         match pristine.get(*k) {
             Some(v) => {
@@ -397,10 +597,10 @@ fn merge_package_json(pristine: Option<&[u8]>, now: &[u8]) -> Option<Vec<u8>> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    scripts.retain(|k, _| !test_script(k));
+    scripts.retain(|k, _| !test_script(k, &pristine));
     if let Some(s) = pristine.get("scripts").and_then(Value::as_object) {
         for (k, v) in s {
-            if test_script(k) {
+            if test_script(k, &pristine) {
                 scripts.insert(k.clone(), v.clone());
             }
         }
@@ -532,5 +732,127 @@ mod tests {
         assert_eq!(pkg["scripts"]["build"], "b");
         assert_eq!(pkg["dependencies"]["z"], "1");
         assert!(pkg.get("jest").is_none());
+    }
+
+    #[test]
+    fn test_config_is_found_whatever_its_toml_or_ini_spelling() {
+        let (t, b) = ws();
+        let p = t.path();
+        std::fs::write(p.join("test_a.py"), "t\n").unwrap();
+        std::fs::write(p.join("pyproject.toml"), "[project]\nname = \"x\"\n").unwrap();
+        std::fs::write(p.join("setup.cfg"), "[metadata]\nname = x\n").unwrap();
+        std::fs::write(
+            p.join("Cargo.toml"),
+            "[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[dependencies]\n",
+        )
+        .unwrap();
+        let prot = Protection::capture(&b, None).unwrap();
+        for (file, text) in [
+            (
+                "pyproject.toml",
+                "[project]\nname = \"x\"\n\n[tool.\"pytest\".ini_options]\naddopts = \"-k 'not test_add'\"\n",
+            ),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"x\"\n\n[tool . pytest]\naddopts = \"-x\"\n",
+            ),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"x\"\n\n[tool]\npytest.ini_options.addopts = \"-k nothing\"\n",
+            ),
+            (
+                "Cargo.toml",
+                "[package]\nname = \"x\"\nversion = \"0.1.0\"\nautotests = false\n\n[lib]\ntest = false\n",
+            ),
+        ] {
+            std::fs::write(p.join(file), text).unwrap();
+            let got = prot.restore(&b);
+            assert_eq!(got.len(), 1, "{file}: {text}: {got:?}");
+            assert_eq!(got[0].change, "section");
+            let back = std::fs::read_to_string(p.join(file)).unwrap();
+            assert!(
+                !back.contains("pytest") && !back.contains("test = false") && !back.contains("autotests"),
+                "{back}"
+            );
+            assert!(back.contains("name = \"x\""), "the agent's other keys stay: {back}");
+            prot.restore(&b);
+        }
+        // INI: an indented line that starts with `[` continues the section above.
+        std::fs::write(
+            p.join("setup.cfg"),
+            "[metadata]\nname = x\n[tool:pytest]\naddopts =\n  -p no:x\n  [not a header]\n",
+        )
+        .unwrap();
+        assert_eq!(prot.restore(&b).len(), 1);
+        let back = std::fs::read_to_string(p.join("setup.cfg")).unwrap();
+        assert_eq!(back, "[metadata]\nname = x\n");
+    }
+
+    #[test]
+    fn what_a_judged_run_changes_is_put_back_without_blaming_the_agent() {
+        let (t, b) = ws();
+        let p = t.path();
+        std::fs::create_dir(p.join("testdata")).unwrap();
+        std::fs::write(p.join("testdata/last_run.txt"), "never\n").unwrap();
+        std::fs::write(p.join("test_a.py"), "t\n").unwrap();
+        let mut prot = Protection::capture(&b, None).unwrap();
+        assert!(prot.restore(&b).is_empty());
+        // The tests write their own record while they run...
+        std::fs::write(p.join("testdata/last_run.txt"), "just now\n").unwrap();
+        prot.observe(&b);
+        // ...which is put back before the next run, but is not the agent's doing.
+        assert!(prot.restore(&b).is_empty());
+        assert_eq!(
+            std::fs::read_to_string(p.join("testdata/last_run.txt")).unwrap(),
+            "never\n"
+        );
+        prot.observe(&b);
+        // The agent's own edit between runs is.
+        std::fs::write(p.join("test_a.py"), "weakened\n").unwrap();
+        assert_eq!(prot.restore(&b)[0].change, "modified");
+        // A mode-only change is put back silently.
+        prot.observe(&b);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p.join("test_a.py"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(prot.restore(&b).is_empty());
+        let mode = std::fs::metadata(p.join("test_a.py")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
+
+    #[test]
+    fn new_npm_scripts_of_the_agent_are_its_own_and_a_workspace_too_big_to_search_fails_closed() {
+        let (t, b) = ws();
+        let p = t.path();
+        std::fs::write(p.join("calc.test.js"), "t\n").unwrap();
+        std::fs::write(
+            p.join("package.json"),
+            "{\"scripts\": {\"test\": \"node --test\", \"test:unit\": \"node --test\"}}",
+        )
+        .unwrap();
+        let mut prot = Protection::capture(&b, None).unwrap();
+        prot.walk_limit = 100;
+        std::fs::write(
+            p.join("package.json"),
+            "{\"scripts\": {\"test\": \"node --test\", \"test:unit\": \"node --test\", \"test:watch\": \"node --test --watch\"}}",
+        )
+        .unwrap();
+        assert!(
+            prot.restore(&b).is_empty(),
+            "a script of its own is the agent's business"
+        );
+        std::fs::write(
+            p.join("package.json"),
+            "{\"scripts\": {\"test\": \"node --test\", \"test:unit\": \"true\"}}",
+        )
+        .unwrap();
+        assert_eq!(prot.restore(&b).len(), 1, "a shipped test:* script is protected");
+        // More entries than the search may look at: not taken as clean.
+        let d = p.join("many");
+        std::fs::create_dir(&d).unwrap();
+        for j in 0..101 {
+            std::fs::write(d.join(format!("f{j}")), "").unwrap();
+        }
+        let got = prot.restore(&b);
+        assert!(got.iter().any(|t| t.change.starts_with("unchecked")), "{got:?}");
     }
 }

@@ -1,7 +1,9 @@
 """medin's pytest reporter for judged runs (loaded through PYTEST_PLUGINS; see sitecustomize.py).
 
 Records every test's outcome by node id, and collection errors, and writes them to
-MEDIN_REPORT_DIR when the session finishes. A session that never finishes writes nothing.
+MEDIN_REPORT_DIR when pytest's command-line main returns — after a session, and after
+`--version`, `--help` or `--collect-only` alike. A process that ends before that (the code under
+test exited it) writes nothing, which the harness holds against it.
 """
 
 import json
@@ -11,12 +13,15 @@ _DIR = os.environ.get("MEDIN_REPORT_DIR")
 _MAX_MESSAGE = 4000
 _ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 _tests = {}
+# Read by the sitecustomize shim at exit: a session that started must write its own result.
+_session_started = False
+_written = False
 
 
-def _add(test_id, outcome, message=""):
+def _add(test_id, outcome, message="", kind="test"):
     old = _tests.get(test_id)
     if old is None or _ORDER[outcome] > _ORDER[old[0]]:
-        _tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:])
+        _tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:], kind)
 
 
 def _text(report):
@@ -43,10 +48,24 @@ def pytest_runtest_logreport(report):
 
 def pytest_collectreport(report):
     if report.failed:
-        _add(report.nodeid or "<collection>", "error", "collection failed: " + _text(report))
+        _add(report.nodeid or "<collection>", "error", "collection failed: " + _text(report), "collection")
 
 
-def pytest_sessionfinish(session, exitstatus):
+import pytest as _pytest
+
+
+def pytest_sessionstart(session):
+    global _session_started
+    _session_started = True
+
+
+@_pytest.hookimpl(hookwrapper=True)
+def pytest_cmdline_main(config):
+    outcome = yield
+    try:
+        status = outcome.get_result()
+    except BaseException:  # noqa: BLE001  (pytest itself failed: no result to vouch for)
+        return
     if not _DIR:
         return
     path = os.path.join(_DIR, "result-%d.json" % os.getpid())
@@ -54,12 +73,16 @@ def pytest_sessionfinish(session, exitstatus):
         "runner": "pytest",
         "pid": os.getpid(),
         "complete": True,
-        "exit_status": int(exitstatus),
-        "tests": [{"id": k, "outcome": v[0], "message": v[1]} for k, v in sorted(_tests.items())],
+        "exit_status": int(status) if status is not None else None,
+        "tests": [
+            {"id": k, "outcome": v[0], "message": v[1], "kind": v[2]} for k, v in sorted(_tests.items())
+        ],
     }
     try:
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(payload, f)
         os.replace(path + ".tmp", path)
+        global _written
+        _written = True
     except OSError:
         pass

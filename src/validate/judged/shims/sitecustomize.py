@@ -3,11 +3,13 @@
 `site` imports this module at the start of every Python process of a judged test run (the
 harness puts its folder first on PYTHONPATH and sets PYTHONSAFEPATH=1). It:
 
-- imports the test runner (unittest; pytest when the command runs it) from the toolchain before
-  any workspace directory is on sys.path, so a workspace `unittest/` package or `pytest.py`
-  cannot stand in for it;
-- puts the directory Python would have put first on sys.path (the script's, or the working
-  directory for -m) at the end instead, behind the standard library and installed packages;
+- imports the test runner (unittest; pytest when the command runs it), the modules it imports
+  lazily, and what this shim writes its report with, from the toolchain before any workspace
+  directory is on sys.path, so a workspace `unittest/` package, `pytest.py` or `json.py`
+  cannot stand in for them;
+- then puts the directory Python would have put first on sys.path (the script's, or the
+  working directory for -m) back in its usual first place, so an honest project's own modules
+  (a `test/` package, a `calendar.py`) resolve as they would without medin;
 - records, in MEDIN_REPORT_DIR, that a runner started and what every test did. The harness
   reads these files from outside the workspace: a runner that started but never wrote its
   results (the code under test exited the process early) is not a pass, and what a test printed
@@ -20,6 +22,14 @@ defence (see the README).
 
 import os as _os
 import sys as _sys
+
+# What the runners and this shim use, from the toolchain, before the workspace is on the path.
+import argparse as _argparse  # noqa: F401
+import difflib as _difflib  # noqa: F401
+import fnmatch as _fnmatch  # noqa: F401
+import json as _json
+import pprint as _pprint  # noqa: F401
+import traceback as _traceback  # noqa: F401
 
 _REPORT_DIR = _os.environ.get("MEDIN_REPORT_DIR")
 _MAX_MESSAGE = 4000
@@ -63,13 +73,11 @@ def _invocation(argv):
 def _write(name, payload):
     if not _REPORT_DIR:
         return
-    import json
-
     path = _os.path.join(_REPORT_DIR, name)
     tmp = path + ".tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(payload, f)
+            _json.dump(payload, f)
         _os.replace(tmp, path)
     except OSError:
         pass
@@ -84,10 +92,10 @@ class _Results:
         self.runner = runner
         self.tests = {}
 
-    def add(self, test_id, outcome, message=""):
+    def add(self, test_id, outcome, message="", kind="test"):
         old = self.tests.get(test_id)
         if old is None or self.ORDER[outcome] > self.ORDER[old[0]]:
-            self.tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:])
+            self.tests[test_id] = (outcome, (message or "")[-_MAX_MESSAGE:], kind)
 
     def finish(self):
         _write(
@@ -97,7 +105,8 @@ class _Results:
                 "pid": _os.getpid(),
                 "complete": True,
                 "tests": [
-                    {"id": k, "outcome": v[0], "message": v[1]} for k, v in sorted(self.tests.items())
+                    {"id": k, "outcome": v[0], "message": v[1], "kind": v[2]}
+                    for k, v in sorted(self.tests.items())
                 ],
             },
         )
@@ -105,8 +114,12 @@ class _Results:
 
 def _patch_unittest():
     import unittest
+    import unittest.case  # noqa: F401
+    import unittest.loader
     import unittest.main  # noqa: F401  (the runner `-m unittest` runs, from the toolchain)
+    import unittest.result  # noqa: F401
     import unittest.runner
+    import unittest.suite
 
     base = unittest.TestResult
     state = {"results": None}
@@ -143,8 +156,17 @@ def _patch_unittest():
         results().add(test.id(), "failed", text(self, err, test))
         return orig["addFailure"](self, test, err)
 
+    def kind(test):
+        # A module that failed to import, or a class/module set-up that failed: a failure of
+        # the run, not a test id later runs must report again.
+        if isinstance(test, unittest.loader._FailedTest):
+            return "collection"
+        if isinstance(test, unittest.suite._ErrorHolder):
+            return "fixture"
+        return "test"
+
     def addError(self, test, err):
-        results().add(test.id(), "error", text(self, err, test))
+        results().add(test.id(), "error", text(self, err, test), kind(test))
         return orig["addError"](self, test, err)
 
     def addSkip(self, test, reason):
@@ -166,7 +188,7 @@ def _patch_unittest():
         return orig["addSubTest"](self, test, subtest, err)
 
     for name, fn in list(locals().items()):
-        if name in orig:
+        if name in orig and callable(fn):
             setattr(base, name, fn)
 
     run = unittest.runner.TextTestRunner.run
@@ -197,7 +219,8 @@ def _setup():
         except Exception:  # noqa: BLE001  (not installed: the command fails on its own)
             runner = None
     _patch_unittest()
-    # What Python would have put first on sys.path, at the end instead.
+    # What Python would have put first on sys.path (PYTHONSAFEPATH kept it off until the
+    # runner was in), back in its usual place.
     if getattr(_sys.flags, "safe_path", False):
         if mode == "module":
             first = _os.getcwd()
@@ -206,12 +229,35 @@ def _setup():
         else:
             first = ""
         if first not in _sys.path:
-            _sys.path.append(first)
+            _sys.path.insert(0, first)
     if runner:
         _write(
             "start-%d.json" % _os.getpid(),
             {"runner": runner, "pid": _os.getpid(), "argv": argv[:64]},
         )
+    if runner == "pytest" and any(a in _INFO_ONLY for a in argv):
+        import atexit
+
+        atexit.register(_pytest_info_exit)
+
+
+# pytest options that print information and run no test (pytest answers `--version` before
+# loading any plugin, so the reporter cannot vouch for it).
+_INFO_ONLY = ("--version", "-V", "--help", "-h", "--fixtures", "--markers", "--funcargs")
+
+
+def _pytest_info_exit():
+    """pytest was asked for information only: nothing ran that a report could vouch for, and
+    nothing was cut short either. Any other pytest process that ends without its reporter's
+    result (a session exited early, a conftest that called sys.exit) writes nothing here, and
+    the harness holds that against it."""
+    plugin = _sys.modules.get("medin_pytest_report")
+    if plugin is not None and (getattr(plugin, "_written", False) or getattr(plugin, "_session_started", False)):
+        return
+    _write(
+        "result-%d.json" % _os.getpid(),
+        {"runner": "pytest", "pid": _os.getpid(), "complete": True, "tests": []},
+    )
 
 
 try:
