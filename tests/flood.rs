@@ -196,3 +196,67 @@ expect:
         peak / 1024
     );
 }
+
+#[test]
+fn a_workspace_of_giant_sparse_files_costs_medin_neither_memory_nor_minutes() {
+    // A TDD round that leaves 300 sparse 1 MiB text files behind (no disk for the agent): the
+    // fix diff, the usage count and the work log must stay bounded.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(&root.join("medin.yaml"), "suites: [tasks]\n");
+    write(
+        &root.join("fixtures/calc/calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    );
+    write(
+        &root.join("fixtures/calc/test_calc.py"),
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    );
+    let names: String = (0..200).map(|i| format!("def f{i}(): pass\\n")).collect();
+    write(
+        &root.join("tasks/sparse.yaml"),
+        &format!(
+            r#"
+description: a round leaves giant sparse files and many definitions behind
+kind: tdd
+workspace: ../fixtures/calc
+toolchains: [python]
+limits: {{ timeout: 120s, command_timeout: 60s }}
+prompt: Make every test pass.
+tdd: {{ test: python3 -m unittest, framework: unittest, max_iterations: 1 }}
+solution:
+  - - bash: "python3 -c \"[open('f%d.txt' % i, 'wb').truncate(1 << 20) for i in range(300)]\""
+    - write_file: {{ path: defs.py, content: "{names}" }}
+    - final: {{ result: success }}
+expect:
+  outcome: failure
+  tdd: {{ exit: TDD_RALPH_STOPPED, iterations: 1 }}
+"#
+        ),
+    );
+    let started = Instant::now();
+    let (status, text, peak) = run_measured(root, "oracle");
+    eprintln!(
+        "medin peak RSS with 300 sparse MiB files: {} MiB in {:?}",
+        peak / 1024,
+        started.elapsed()
+    );
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}\n{text}",
+        started.elapsed()
+    );
+    assert!(
+        peak > 0 && peak < 256 * 1024,
+        "medin's peak RSS was {} MiB\n{text}",
+        peak / 1024
+    );
+    let log = walkdir::WalkDir::new(root.join("target/medin/runs"))
+        .into_iter()
+        .flatten()
+        .find(|e| e.file_name() == "work-log.md")
+        .expect("the loop kept its work log");
+    let size = std::fs::metadata(log.path()).unwrap().len();
+    assert!(size < 1024 * 1024, "work-log.md is {size} bytes");
+}

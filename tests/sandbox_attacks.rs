@@ -1254,3 +1254,64 @@ fn strict_credential_files_in_a_toolchain_directory_are_covered() {
     assert!(!o.stdout.text.contains("TOKEN-DO-NOT-LEAK"), "{o:?}");
     assert!(o.stdout.text.contains("a module, not a secret"), "{o:?}");
 }
+
+#[test]
+fn a_very_deep_tree_in_tmpdir_or_the_workspace_does_not_crash_the_cleanup() {
+    // 40,000 nested directories made in a second: a recursive removal overflows the thread's
+    // stack and aborts the harness (and the next one that reclaims the folder).
+    let (_root, ws, _outside) = dirs();
+    let mut cfgs = vec![process(&ws)];
+    cfgs.extend(strict(&ws));
+    for mut c in cfgs {
+        // Under strict each level costs more (Landlock walks the path): whatever depth the
+        // command reaches before its timeout, the cleanup must survive it.
+        c.timeout = Duration::from_secs(8);
+        let o = sandbox::run_shell(
+            &c,
+            "cd \"$TMPDIR\" && python3 -c \"import os\nfor _ in range(40000):\n    os.mkdir('d'); os.chdir('d')\" && echo built",
+            None,
+        )
+        .unwrap();
+        assert!(o.stdout.text.contains("built") || o.timed_out, "{o:?}");
+    }
+    // The harness is still here: a later run of the same tree is fine too.
+    let o = sandbox::run_shell(&process(&ws), "true", None).unwrap();
+    assert!(o.success());
+}
+
+#[test]
+fn strict_root_gets_no_real_time_priority_and_no_way_past_file_modes() {
+    let (root, ws, _outside) = dirs();
+    let Some(mut c) = strict(&ws) else { return };
+    // Another user's private directory inside a tree the view shows (a read path here).
+    let tree = root.path().join("tree");
+    let private = tree.join("private-of-another");
+    fs::create_dir_all(&private).unwrap();
+    fs::write(private.join("data"), "NOT-YOURS\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).unwrap();
+    // SAFETY: chown(2) on a path we made; as root it succeeds, otherwise the test says so.
+    let c_path = std::ffi::CString::new(private.as_os_str().as_encoded_bytes()).unwrap();
+    if unsafe { libc::chown(c_path.as_ptr(), 65534, 65534) } != 0 {
+        eprintln!("not root: the file-mode half of this test is skipped");
+    }
+    c.read_paths.push(tree.canonicalize().unwrap());
+    let o = sandbox::run_shell(
+        &c,
+        &format!(
+            "chrt -f 99 true && echo got-rt; cat {}/data 2>/dev/null; echo done",
+            private.canonicalize().unwrap().display()
+        ),
+        None,
+    )
+    .unwrap();
+    assert!(o.stdout.text.contains("done"), "{o:?}");
+    assert!(
+        !o.stdout.text.contains("got-rt"),
+        "real-time scheduling was granted: {o:?}"
+    );
+    assert!(
+        !o.stdout.text.contains("NOT-YOURS"),
+        "a 0700 directory of another user was read: {o:?}"
+    );
+}

@@ -326,7 +326,7 @@ struct Attempt<'a> {
 impl<'a> Attempt<'a> {
     fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
         if run_dir.exists() {
-            std::fs::remove_dir_all(run_dir)
+            sandbox::remove_tree(run_dir)
                 .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
         }
         std::fs::create_dir_all(run_dir).map_err(|e| format!("cannot create run folder {}: {e}", run_dir.display()))?;

@@ -2,9 +2,12 @@
 //! state (`expect.files.unchanged`), PRP artifacts, TDD fix diffs and L3 reverts.
 //!
 //! Everything goes through [`Beneath`]: no symlink is followed, FIFOs and devices are never
-//! opened, and what is read is bounded (entries, depth, bytes per file). A symlink is recorded
-//! as `symlink:<target text>` (its target is never read); a file too large to hash as
-//! `size:<bytes>`.
+//! opened, and what is read is bounded — entries, depth, bytes per file, and bytes per walk
+//! (1 GiB hashed, 32 MiB of source text), so a workspace an agent filled with sparse giant files
+//! costs medin neither memory nor minutes. A symlink is recorded as `symlink:<target text>` (its
+//! target is never read); a file too large to hash, or past the walk's budget, as
+//! `size:<bytes>`. Source texts past the budget are left out of fix diffs (and so of an L3
+//! revert).
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,10 @@ const MAX_HASHED: u64 = 256 * 1024 * 1024;
 const MAX_TEXT: u64 = 1024 * 1024;
 /// Most source files read for fix diffs.
 const MAX_TEXT_FILES: usize = 5000;
+/// Most bytes of source text read per walk.
+const MAX_TEXT_TOTAL: u64 = 32 * 1024 * 1024;
+/// Most bytes hashed per walk.
+const MAX_HASHED_TOTAL: u64 = 1024 * 1024 * 1024;
 
 /// Path → `sha256:<hex>` (or `symlink:…`, `size:…`) of every file and symlink below the root,
 /// leaving out what `skip(rel)` names (and everything under it).
@@ -24,7 +31,15 @@ pub(crate) fn hashes(ws: &Beneath, skip: impl Fn(&str) -> bool) -> BTreeMap<Stri
     let Ok(walk) = ws.walk(WalkLimits::default(), |rel, _| skip(rel)) else {
         return out;
     };
+    let mut hashed = 0u64;
     for e in walk.entries {
+        if e.meta.kind == EntryKind::File {
+            hashed = hashed.saturating_add(e.meta.size);
+            if hashed > MAX_HASHED_TOTAL {
+                out.insert(e.rel, format!("size:{}", e.meta.size));
+                continue;
+            }
+        }
         if let Some(state) = state_of(ws, &e.rel, e.meta.kind, e.meta.size) {
             out.insert(e.rel, state);
         }
@@ -53,14 +68,19 @@ pub(crate) fn texts(ws: &Beneath, skip: impl Fn(&str) -> bool) -> BTreeMap<Strin
     let Ok(walk) = ws.walk(WalkLimits::default(), |rel, _| skip(rel)) else {
         return out;
     };
+    let mut total = 0u64;
     for e in walk.entries {
         if out.len() >= MAX_TEXT_FILES {
             break;
         }
-        if e.meta.kind != EntryKind::File || e.meta.size > MAX_TEXT {
+        if e.meta.kind != EntryKind::File
+            || e.meta.size > MAX_TEXT
+            || total.saturating_add(e.meta.size) > MAX_TEXT_TOTAL
+        {
             continue;
         }
         if let Ok(Ok(text)) = ws.read(&e.rel, MAX_TEXT).map(String::from_utf8) {
+            total += text.len() as u64;
             out.insert(e.rel, text);
         }
     }

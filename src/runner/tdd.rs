@@ -44,7 +44,11 @@ const DEFAULT_BREAKER: u32 = 3;
 const STATE_DIR: &str = "tdd-state";
 /// How much of the runner's raw output `test-results.json` keeps (the end, where summaries are).
 const RAW_OUTPUT_CHARS: usize = 64 * 1024;
-/// Folders left out of fix diffs: the loop's own state, build output, tool caches, VCS.
+/// Most changed definitions whose uses are counted for a fix level.
+const MAX_NAMES_COUNTED: usize = 32;
+/// Most bytes of a round's diff kept in the work log (the whole diff is in the agent's receipts).
+const MAX_DIFF_LOGGED: usize = 64 * 1024;
+
 /// Besides [`NOT_SOURCE_DIRS`]: the loop's own state, and cargo's home (HOME is the workspace).
 const NOT_SOURCE_HERE: &[&str] = &[STATE_DIR, ".cargo"];
 
@@ -386,6 +390,23 @@ fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>, ba
         let base = judged.evidence.baseline();
         return TestRun::Report(judged.evidence.to_report(baseline), text, Some(base));
     }
+    if baseline.is_some() {
+        // The runner reported its tests itself in the baseline run; a run that leaves no
+        // report is not one that can be believed from its output.
+        let mut r = testparse::parse(&text, Some(code), framework);
+        r.status = Status::Error;
+        r.failures.insert(
+            0,
+            testparse::Failure {
+                name: "<runner>".into(),
+                file: None,
+                line: None,
+                message: "the runner reported its tests in the baseline run but left no report this time (its report was removed, or the process ended before the runner started)".into(),
+                stack: None,
+            },
+        );
+        return TestRun::Report(r, text, None);
+    }
     TestRun::Report(testparse::parse(&text, Some(code), framework), text, None)
 }
 
@@ -504,7 +525,11 @@ impl FixChange {
                 continue;
             }
             c.files += 1;
-            let diff = similar::TextDiff::from_lines(old, new);
+            // Each file's diff has a deadline: past it, `similar` gives a coarser (still correct)
+            // diff instead of spending the agent's turn's worth of time on a pathological pair.
+            let diff = similar::TextDiff::configure()
+                .timeout(std::time::Duration::from_millis(200))
+                .diff_lines(old, new);
             for change in diff.iter_all_changes() {
                 if change.tag() == similar::ChangeTag::Equal {
                     continue;
@@ -519,15 +544,28 @@ impl FixChange {
                     }
                 }
             }
-            let _ = write!(
-                c.diff,
-                "{}",
-                diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}"))
-            );
+            if c.diff.len() < MAX_DIFF_LOGGED {
+                let _ = write!(
+                    c.diff,
+                    "{}",
+                    diff.unified_diff().header(&format!("a/{path}"), &format!("b/{path}"))
+                );
+                if c.diff.len() > MAX_DIFF_LOGGED {
+                    let mut at = MAX_DIFF_LOGGED;
+                    while !c.diff.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    c.diff.truncate(at);
+                    c.diff.push_str("\n... (the rest of the diff is left out of the log)\n");
+                }
+            }
         }
         if c.lines_changed > 5 {
             c.construct = c.construct.max(2);
         }
+        // The usage count reads every source text once per name: a handful of names is all a
+        // fix level needs, and an agent that defines thousands must not buy minutes with them.
+        defined.truncate(MAX_NAMES_COUNTED);
         if !defined.is_empty() {
             // `after` is the whole source tree as it is now.
             c.usages = defined

@@ -748,36 +748,11 @@ impl Beneath {
         self.remove_at(dir.as_raw_fd(), &name, &r, 0)
     }
 
-    fn remove_at(&self, dir: i32, name: &std::ffi::CStr, r: &RelPath, depth: usize) -> Result<bool, BeneathError> {
-        let meta = match fstatat_nofollow(dir, name) {
-            Ok(m) => m,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
-            Err(e) => return Err(self.map_err(e, "inspect", r)),
-        };
-        if meta.kind == EntryKind::Dir {
-            if depth > 256 {
-                return Err(BeneathError::Io {
-                    op: "remove",
-                    path: r.display.clone(),
-                    source: io::Error::other("directories nested more than 256 deep"),
-                });
-            }
-            let sub = openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)
-                .map_err(|e| self.map_err(e, "open", r))?;
-            for child in list_dir(sub.as_raw_fd()).map_err(|e| self.map_err(e, "list", r))? {
-                self.remove_at(sub.as_raw_fd(), &child, r, depth + 1)?;
-            }
-            // SAFETY: valid descriptor and C string.
-            if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                return Err(self.map_err(last_err(), "remove", r));
-            }
-        } else {
-            // SAFETY: valid descriptor and C string; unlinks the entry, never a link's target.
-            if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
-                return Err(self.map_err(last_err(), "remove", r));
-            }
+    fn remove_at(&self, dir: i32, name: &std::ffi::CStr, r: &RelPath, _depth: usize) -> Result<bool, BeneathError> {
+        match remove_entry_at(dir, name) {
+            Ok(removed) => Ok(removed),
+            Err(e) => Err(self.map_err(e, "remove", r)),
         }
-        Ok(true)
     }
 
     /// Every entry below the root (not the root itself), depth first, sorted by path, without
@@ -836,6 +811,123 @@ impl Beneath {
         out.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
         Ok(out)
     }
+}
+
+/// Removes entry `name` of directory `dir` — a file, a link (never its target) or a whole tree
+/// — without recursion and without following links: the tree is walked down one directory
+/// descriptor at a time and climbed back through `..`, each step checked against the device
+/// and inode it came from, so a 40,000-deep chain of directories costs neither stack nor
+/// descriptors. `Ok(false)` when nothing was there.
+fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
+    let meta = match fstatat_nofollow(dir, name) {
+        Ok(m) => m,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if meta.kind != EntryKind::Dir {
+        // SAFETY: valid descriptor and C string; unlinks the entry, never a link's target.
+        if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+            return Err(last_err());
+        }
+        return Ok(true);
+    }
+    let dev_ino = |fd: i32| -> io::Result<(u64, u64)> {
+        // SAFETY: `st` is written by the kernel before it is read.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor and buffer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(last_err());
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        Ok((st.st_dev as u64, st.st_ino as u64))
+    };
+    let top_parent = dev_ino(dir)?;
+    let mut cur = openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
+    // Where we came from: each directory's name in its parent, and the parent's identity.
+    let mut path: Vec<(CString, (u64, u64))> = Vec::new();
+    loop {
+        let mut down: Option<CString> = None;
+        for child in list_dir(cur.as_raw_fd())? {
+            let Ok(m) = fstatat_nofollow(cur.as_raw_fd(), &child) else {
+                continue;
+            };
+            if m.kind == EntryKind::Dir {
+                down = Some(child);
+                break;
+            }
+            // SAFETY: valid descriptor and C string.
+            if unsafe { libc::unlinkat(cur.as_raw_fd(), child.as_ptr(), 0) } != 0 {
+                let e = last_err();
+                if e.raw_os_error() != Some(libc::ENOENT) {
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(child) = down {
+            let here = dev_ino(cur.as_raw_fd())?;
+            let next = openat(
+                cur.as_raw_fd(),
+                &child,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                0,
+            )?;
+            path.push((child, here));
+            cur = next;
+            continue;
+        }
+        // `cur` is empty: remove it from its parent, and go on there.
+        match path.pop() {
+            None => {
+                drop(cur);
+                if dev_ino(dir)? != top_parent {
+                    return Err(io::Error::other("the directory moved while it was being removed"));
+                }
+                // SAFETY: valid descriptor and C string.
+                if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                    return Err(last_err());
+                }
+                return Ok(true);
+            }
+            Some((child, parent_id)) => {
+                let up = openat(cur.as_raw_fd(), c"..", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+                if dev_ino(up.as_raw_fd())? != parent_id {
+                    return Err(io::Error::other("a directory moved while it was being removed"));
+                }
+                drop(cur);
+                // SAFETY: valid descriptor and C string.
+                if unsafe { libc::unlinkat(up.as_raw_fd(), child.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                    return Err(last_err());
+                }
+                cur = up;
+            }
+        }
+    }
+}
+
+/// Removes `path` and everything below it, without following links and without recursion
+/// (see [`remove_entry_at`]): for the harness's own trees — private temp dirs, old run folders,
+/// what a dead medin left — whose insides a command may have shaped. A missing path is `Ok`.
+pub fn remove_tree(path: &Path) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Some(name) = path.file_name() else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "refusing to remove a root or `..`",
+        ));
+    };
+    let parent = CString::new(parent.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let name = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let dir = match openat(libc::AT_FDCWD, &parent, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    remove_entry_at(dir.as_raw_fd(), &name).map(|_| ())
 }
 
 /// The names in directory `dir` (without `.` and `..`), read through a duplicate descriptor.
@@ -1000,6 +1092,48 @@ mod tests {
         assert!(t.path().join("moved/g").exists());
         assert!(!t.path().join("g").exists());
         assert!(matches!(Beneath::open(&ws), Err(BeneathError::Symlink(_))));
+    }
+
+    #[test]
+    fn a_very_deep_tree_is_removed_without_recursion() {
+        let t = tempfile::tempdir().unwrap();
+        let top = t.path().join("deep");
+        std::fs::create_dir(&top).unwrap();
+        // 20,000 levels: far past any thread's stack for a recursive removal, and past
+        // PATH_MAX, so it is built one level at a time through descriptors.
+        let mut fd = openat(
+            libc::AT_FDCWD,
+            &CString::new(top.as_os_str().as_bytes()).unwrap(),
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )
+        .unwrap();
+        for i in 0..20_000 {
+            // SAFETY: valid descriptor and C string.
+            assert_eq!(unsafe { libc::mkdirat(fd.as_raw_fd(), c"d".as_ptr(), 0o755) }, 0);
+            if i % 1000 == 0 {
+                // SAFETY: as above.
+                let f = unsafe {
+                    libc::openat(
+                        fd.as_raw_fd(),
+                        c"f".as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                        0o644,
+                    )
+                };
+                assert!(f >= 0);
+                // SAFETY: a descriptor we own.
+                unsafe { libc::close(f) };
+            }
+            fd = openat(fd.as_raw_fd(), c"d", libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
+        }
+        drop(fd);
+        std::os::unix::fs::symlink(t.path(), top.join("d/link")).unwrap();
+        std::fs::write(t.path().join("keep"), "k").unwrap();
+        remove_tree(&top).unwrap();
+        assert!(!top.exists());
+        assert!(t.path().join("keep").exists(), "the link's target survived");
+        remove_tree(&top).unwrap();
     }
 
     #[test]

@@ -503,7 +503,7 @@ mod tree;
 mod view;
 mod workspace;
 
-pub use beneath::{Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, WalkLimits};
+pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, WalkLimits};
 pub use exec::{exec_main, shell_quote, ExecArgs};
 pub use probe::{doctor_main, probe, Capabilities};
 pub use process::PipedChild;

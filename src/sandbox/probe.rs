@@ -111,7 +111,7 @@ const PROBE_VIEW: &str = "test -c /dev/null && ! test -e /dev/kmsg && ! test -e 
 #[cfg(target_os = "linux")]
 fn probe_strict_command() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("medin-strict-probe-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = super::beneath::remove_tree(&dir);
     std::fs::create_dir(&dir).map_err(|e| format!("cannot create a probe workspace {}: {e}", dir.display()))?;
     let mut cfg = super::SandboxConfig::new(&dir);
     cfg.isolation = Isolation::Strict;
@@ -132,7 +132,7 @@ fn probe_strict_command() -> Result<(), String> {
         )),
         Err(e) => Err(format!("a probe command under strict isolation could not start: {e}")),
     };
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = super::beneath::remove_tree(&dir);
     result
 }
 

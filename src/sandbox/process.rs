@@ -803,7 +803,7 @@ impl PrivateTmp {
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = super::beneath::remove_tree(&self.0);
     }
 }
 

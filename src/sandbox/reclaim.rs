@@ -288,7 +288,7 @@ fn reclaim_temp(tmp: &Path, budget: &mut usize) -> (usize, usize) {
             continue;
         }
         if meta.is_dir() {
-            if fs::remove_dir_all(e.path()).is_ok() {
+            if super::beneath::remove_tree(&e.path()).is_ok() {
                 dirs += 1;
                 *budget -= 1;
             }
@@ -317,6 +317,12 @@ fn release_dead_workspace(workspace: &Path, owner: Owner) -> bool {
     let Owner::Tagged { pid, start, ns } = owner else {
         return false;
     };
+    // A claim is a file in a shared directory that a command at `process` level can write:
+    // only what has the shape of an attempt's workspace (`…/attempt-N/workspace`, reached
+    // through no symlink) is ever removed on its word.
+    if !is_attempt_workspace(workspace) {
+        return false;
+    }
     let Some(marker) = owner_file(workspace) else {
         return false;
     };
@@ -330,7 +336,7 @@ fn release_dead_workspace(workspace: &Path, owner: Owner) -> bool {
         return false;
     }
     let removed = match fs::symlink_metadata(workspace) {
-        Ok(m) if m.is_dir() => fs::remove_dir_all(workspace).is_ok(),
+        Ok(m) if m.is_dir() => super::beneath::remove_tree(workspace).is_ok(),
         Ok(_) => false,
         Err(_) => true,
     };
@@ -352,6 +358,22 @@ fn release_dead_workspace(workspace: &Path, owner: Owner) -> bool {
         }
     }
     removed
+}
+
+/// Whether `path` is an absolute `…/attempt-<n>/workspace` whose every component is a real
+/// directory (no symlink on the way).
+fn is_attempt_workspace(path: &Path) -> bool {
+    let Some(parent) = path.parent() else { return false };
+    let named = path.file_name().is_some_and(|n| n == "workspace")
+        && parent
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("attempt-"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    named
+        && path.is_absolute()
+        && path.canonicalize().is_ok_and(|c| c == path)
+        && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// `<parent>/.<name>.medin-owner` for workspace `<parent>/<name>`.
@@ -496,6 +518,19 @@ mod tests {
         assert!(attempt.join("receipts.jsonl").exists());
         assert!(attempt.join("workspace-reclaimed.txt").exists());
         assert!(!claims.join(format!("medin-{dead}-claim-1")).exists());
+        // A forged claim and owner file for a directory that is not an attempt's workspace (a
+        // command at `process` level can write both): left alone.
+        let victim = tmp.path().join("precious");
+        fs::create_dir(&victim).unwrap();
+        fs::write(victim.join("data"), "keep").unwrap();
+        fs::write(owner_file(&victim).unwrap(), dead).unwrap();
+        fs::write(
+            claims.join(format!("medin-{dead}-claim-2")),
+            format!("{}\n", victim.display()),
+        )
+        .unwrap();
+        assert_eq!(reclaim_temp(&claims, &mut budget), (0, 0));
+        assert!(victim.join("data").exists());
         // A dead owner's claim on a path another process has since taken: kept.
         fs::create_dir_all(&ws).unwrap();
         fs::write(owner_file(&ws).unwrap(), owner()).unwrap();

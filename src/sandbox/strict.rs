@@ -62,6 +62,8 @@ const LANDLOCK_RULE_PATH_BENEATH: i32 = 1;
 
 /// Capabilities removed from the bounding set in strict mode (lost at exec).
 pub(crate) const STRICT_DROP_CAPS: &[i32] = &[
+    1, // CAP_DAC_OVERRIDE (root reads only what file modes let it: a 0700 directory of another
+    //     user in /usr or /sys stays closed; the workspace and temp dirs are its own)
     2,  // CAP_DAC_READ_SEARCH (open_by_handle_at)
     9,  // CAP_LINUX_IMMUTABLE
     12, // CAP_NET_ADMIN
@@ -72,6 +74,7 @@ pub(crate) const STRICT_DROP_CAPS: &[i32] = &[
     19, // CAP_SYS_PTRACE
     21, // CAP_SYS_ADMIN
     22, // CAP_SYS_BOOT
+    23, // CAP_SYS_NICE (no real-time scheduling: `chrt -f 99` could starve the host)
     24, // CAP_SYS_RESOURCE
     25, // CAP_SYS_TIME
     27, // CAP_MKNOD

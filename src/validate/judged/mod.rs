@@ -120,6 +120,15 @@ impl RunnerShims {
             .join(":");
         cfg.env.extend([
             ("PYTHONSAFEPATH".to_string(), "1".to_string()),
+            // No start-up code from the agent's HOME (the workspace): user site-packages and
+            // their `.pth` files run before any shim could look.
+            ("PYTHONNOUSERSITE".to_string(), "1".to_string()),
+            // Bytecode only from a fresh folder of this run: a `__pycache__` the agent planted
+            // (an unchecked-hash .pyc, or one stamped with a test's mtime) is never loaded.
+            (
+                "PYTHONPYCACHEPREFIX".to_string(),
+                report_dir.join("pycache").display().to_string(),
+            ),
             ("PYTHONPATH".to_string(), python_path),
             ("PYTEST_PLUGINS".to_string(), "medin_pytest_report".to_string()),
             ("MEDIN_REPORT_DIR".to_string(), report_dir.display().to_string()),
@@ -147,13 +156,55 @@ impl RunnerShims {
         })?;
         let cfg = self.config(base, &report_dir);
         let outcome = sandbox::run_shell(&cfg, command, None)?;
-        let evidence = RunnerEvidence::read(&report_dir);
+        let mut evidence = RunnerEvidence::read(&report_dir);
+        // A command that plainly runs a runner the shims report for, with no report at all:
+        // the report was removed, or the runner never got going — either way, not a pass.
+        if !evidence.recognised() && !outcome.timed_out {
+            if let Some(runner) = expected_runner(command) {
+                evidence
+                    .unfinished
+                    .push(format!("the command runs {runner}, but no runner reported anything"));
+            }
+        }
         Ok(JudgedRun {
             outcome,
             evidence,
             report_dir,
         })
     }
+}
+
+/// The runner a command plainly runs and the shims report for: `python3 -m unittest`,
+/// `python -m pytest`, `pytest`, a script named like a test (`python3 test_calc.py`), read with
+/// the guard's shell parser (wrappers such as `env` and `timeout` unwrapped).
+fn expected_runner(command: &str) -> Option<&'static str> {
+    let parsed = crate::guard::parse_shell(command, None);
+    for cmd in parsed.pipelines.iter().flatten() {
+        let name = cmd.name();
+        if matches!(name, "pytest" | "py.test") {
+            return Some("pytest");
+        }
+        let python = name == "python" || name.starts_with("python3") || name.starts_with("python2");
+        if !python {
+            continue;
+        }
+        let args = &cmd.argv[1..];
+        if let Some(i) = args.iter().position(|a| a == "-m") {
+            match args.get(i + 1).map(String::as_str) {
+                Some("unittest") => return Some("unittest"),
+                Some("pytest") | Some("py.test") => return Some("pytest"),
+                _ => {}
+            }
+        }
+        let script = args.iter().find(|a| !a.starts_with('-'));
+        if let Some(script) = script {
+            let base = script.rsplit('/').next().unwrap_or(script);
+            if base.ends_with(".py") && (base.starts_with("test") || base.ends_with("_test.py")) {
+                return Some("a test script");
+            }
+        }
+    }
+    None
 }
 
 /// Hidden checks: a folder next to the spec whose files are copied into the workspace only for

@@ -35,7 +35,8 @@ const MAX_FILES: usize = 1024;
 pub struct TestCase {
     /// The runner's id (`test_calc.T.test_add`, `tests/test_a.py::test_x`).
     pub id: String,
-    /// `passed`, `failed`, `error` or `skipped`.
+    /// `passed`, `failed`, `error`, `skipped` (the test did not run) or `xfail` (it failed as
+    /// the test itself declares it expects to).
     pub outcome: String,
     #[serde(default)]
     pub message: String,
@@ -178,7 +179,8 @@ impl RunnerEvidence {
                     serde_json::from_slice::<ResultFile>(&b).ok()
                 });
             match parsed {
-                Some(r) if r.complete && r.runner == runner => {
+                // A test script (`python3 test_calc.py`) runs whichever runner it calls.
+                Some(r) if r.complete && (r.runner == runner || runner == "script") => {
                     ev.runner.get_or_insert(r.runner);
                     for t in r.tests {
                         let worse = ev.tests.get(&t.id).is_none_or(|old| rank(&t) > rank(old));
@@ -250,6 +252,7 @@ impl RunnerEvidence {
             let ran_in_baseline = baseline.is_some_and(|b| b.ids.contains(&t.id));
             match t.outcome.as_str() {
                 "passed" => r.passed += 1,
+                "xfail" => r.skipped += 1,
                 "skipped" if !ran_in_baseline => r.skipped += 1,
                 "skipped" => fail(
                     &mut r,
@@ -308,11 +311,13 @@ impl RunnerEvidence {
         r
     }
 
-    /// Whether the runners' own report stands against a pass: a runner did not finish, or a
-    /// test failed. (Zero tests is not held against a gate or a validator: `pytest --version`
-    /// runs none.)
+    /// Whether the runners' own report stands against a pass of a gate or a validator: a runner
+    /// did not finish, a test failed, or a test was skipped — code under test can raise
+    /// `SkipTest` for the cases it cannot answer, so a skip is not a pass (a test that declares
+    /// its own expected failure, `xfail`, is). Zero tests is not held against it:
+    /// `pytest --version` runs none.
     pub fn contradicts_a_pass(&self) -> bool {
-        !self.unfinished.is_empty() || self.tests.values().any(TestCase::failed)
+        !self.unfinished.is_empty() || self.tests.values().any(|t| t.failed() || t.outcome == "skipped")
     }
 
     /// Whether every test passed (or was skipped), at least one passed, every runner finished,
@@ -325,7 +330,7 @@ impl RunnerEvidence {
 fn rank(t: &TestCase) -> u8 {
     match t.outcome.as_str() {
         "passed" => 0,
-        "skipped" => 1,
+        "skipped" | "xfail" => 1,
         "failed" => 2,
         _ => 3,
     }

@@ -11,7 +11,7 @@ import os
 
 _DIR = os.environ.get("MEDIN_REPORT_DIR")
 _MAX_MESSAGE = 4000
-_ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+_ORDER = {"passed": 0, "xfail": 1, "skipped": 1, "failed": 2, "error": 3}
 _tests = {}
 # Read by the sitecustomize shim at exit: a session that started must write its own result.
 _session_started = False
@@ -32,16 +32,16 @@ def _text(report):
 
 
 def pytest_runtest_logreport(report):
+    xfail = hasattr(report, "wasxfail")
     if report.when == "call":
         if report.passed:
-            _add(report.nodeid, "failed" if hasattr(report, "wasxfail") else "passed",
-                 "unexpectedly passed (xpass)" if hasattr(report, "wasxfail") else "")
+            _add(report.nodeid, "failed" if xfail else "passed", "unexpectedly passed (xpass)" if xfail else "")
         elif report.skipped:
-            _add(report.nodeid, "skipped", _text(report))
+            _add(report.nodeid, "xfail" if xfail else "skipped", _text(report))
         else:
             _add(report.nodeid, "failed", _text(report))
     elif report.skipped:
-        _add(report.nodeid, "skipped", _text(report))
+        _add(report.nodeid, "xfail" if xfail else "skipped", _text(report))
     elif report.failed:
         _add(report.nodeid, "error", "%s failed: %s" % (report.when, _text(report)))
 

@@ -86,7 +86,7 @@ def _write(name, payload):
 class _Results:
     """What one runner process saw, test by test (the worst outcome of a test wins)."""
 
-    ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+    ORDER = {"passed": 0, "xfail": 1, "skipped": 1, "failed": 2, "error": 3}
 
     def __init__(self, runner):
         self.runner = runner
@@ -174,7 +174,7 @@ def _patch_unittest():
         return orig["addSkip"](self, test, reason)
 
     def addExpectedFailure(self, test, err):
-        results().add(test.id(), "skipped", "expected failure")
+        results().add(test.id(), "xfail", "expected failure")
         return orig["addExpectedFailure"](self, test, err)
 
     def addUnexpectedSuccess(self, test):
@@ -194,11 +194,36 @@ def _patch_unittest():
     run = unittest.runner.TextTestRunner.run
 
     def run_and_report(self, test):
+        # A runner started from code (`unittest.main()` in a script) says so here, if the
+        # command line did not already.
+        start = _os.path.join(_REPORT_DIR or "", "start-%d.json" % _os.getpid())
+        if _REPORT_DIR and not _os.path.exists(start):
+            _write("start-%d.json" % _os.getpid(), {"runner": "unittest", "pid": _os.getpid()})
         result = run(self, test)
         results().finish()
         return result
 
     unittest.runner.TextTestRunner.run = run_and_report
+
+
+def _is_test_script(name):
+    return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
+
+
+def _toolchain_pytest_plugins():
+    """pytest loads every installed distribution's `pytest11` entry point, and it looks for
+    distributions on sys.path — where the workspace will be, so a `*.dist-info` planted there
+    would be loaded as a plugin. The toolchain's plugins are read now, while the workspace is
+    not on the path, and named explicitly; autoloading is off for this run."""
+    try:
+        from importlib.metadata import entry_points
+
+        names = [ep.value.split(":")[0].strip() for ep in entry_points(group="pytest11")]
+    except Exception:  # noqa: BLE001
+        names = []
+    given = [p for p in _os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+    _os.environ["PYTEST_PLUGINS"] = ",".join(dict.fromkeys(given + [n for n in names if n]))
+    _os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
 
 def _setup():
@@ -211,6 +236,10 @@ def _setup():
         runner = "pytest"
     elif mode == "script" and target and _os.path.basename(target) in ("pytest", "py.test"):
         runner = "pytest"
+    elif mode == "script" and target and _is_test_script(_os.path.basename(target)):
+        # `python3 test_calc.py`: the test module is the script and runs its runner itself
+        # (unittest.main, pytest.main). Its runner's result must follow, or it ended early.
+        runner = "script"
     # The runner, from the toolchain, before the workspace is on the path.
     if runner == "pytest":
         try:
@@ -218,6 +247,8 @@ def _setup():
             import _pytest.main  # noqa: F401
         except Exception:  # noqa: BLE001  (not installed: the command fails on its own)
             runner = None
+        else:
+            _toolchain_pytest_plugins()
     _patch_unittest()
     # What Python would have put first on sys.path (PYTHONSAFEPATH kept it off until the
     # runner was in), back in its usual place.
