@@ -189,6 +189,7 @@ impl RelPath {
     }
 
     /// The path as one C string (`.` for the root).
+    #[cfg(target_os = "linux")]
     fn joined(&self) -> CString {
         if self.parts.is_empty() {
             return c".".to_owned();

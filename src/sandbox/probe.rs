@@ -101,6 +101,7 @@ fn detect() -> Capabilities {
 
 /// What the probe command checks inside the built view: its own `/dev` (a node the view
 /// binds, none it leaves out), its own `/proc`, and a writable workspace and TMPDIR.
+#[cfg(target_os = "linux")]
 const PROBE_VIEW: &str = "test -c /dev/null && ! test -e /dev/kmsg && ! test -e /dev/mem && test -d /proc/self/fd \
      && : > \"$TMPDIR/.medin-probe\" && : > .medin-probe";
 
