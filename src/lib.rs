@@ -19,10 +19,12 @@
 //!   into one report, for loops that run an agent's tests.
 
 pub mod agent;
+pub mod error;
 pub mod guard;
 pub mod harness;
 pub mod inert;
 pub mod log;
+pub mod pipeline;
 pub mod report;
 pub mod runner;
 pub mod sandbox;

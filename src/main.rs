@@ -271,7 +271,7 @@ fn cmd_run(
     println!("\n{passed} passed, {} failed", results.len() - passed);
     if results
         .iter()
-        .any(|r| matches!(r.verdict, TrialVerdict::HarnessError(_)))
+        .any(|r| matches!(r.verdict, TrialVerdict::HarnessError { .. }))
     {
         ExitCode::from(EXIT_HARNESS)
     } else if passed < results.len() || !breaches.is_empty() {

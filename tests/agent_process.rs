@@ -47,7 +47,7 @@ fn drive(agent: &mut dyn Agent, mut respond: impl FnMut(&Action) -> Receipt) -> 
     let mut events = Vec::new();
     let mut pending: Option<(Action, Receipt)> = None;
     for _ in 0..40 {
-        let ev = agent.next(pending.as_ref().map(|(a, r)| (a, r)));
+        let ev = agent.next(pending.as_ref().map(|(a, r)| (a, r)), far());
         pending = None;
         match &ev {
             AgentEvent::Call(action) => pending = Some((action.clone(), respond(action))),
@@ -292,7 +292,7 @@ fn garbage_lines_are_malformed_then_the_final_counts() {
 #[test]
 fn crash_is_reported_with_exit_status_and_stderr_tail() {
     let mut agent = spawn("python3 tests/data/agent/crash.py", "p", Duration::from_secs(10));
-    match agent.next(None) {
+    match agent.next(None, far()) {
         AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
             assert_eq!(status, "exit code 3");
             assert!(
@@ -316,7 +316,7 @@ fn crash_is_reported_with_exit_status_and_stderr_tail() {
     };
     let r = Receipt::success(json!({}));
     assert!(matches!(
-        agent.next(Some((&a, &r))),
+        agent.next(Some((&a, &r)), far()),
         AgentEvent::Failed(AgentFailure::Exited { .. })
     ));
     agent.finish();
@@ -332,7 +332,7 @@ fn exit_without_final_after_a_write_to_closed_stdin() {
         input: ActionInput::Json(json!({})),
     };
     let r = Receipt::success(json!({"big": "x".repeat(200_000)}));
-    match agent.next(Some((&a, &r))) {
+    match agent.next(Some((&a, &r)), far()) {
         AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
             assert_eq!(status, "exit code 0");
             assert_eq!(stderr_tail, "(empty)");
@@ -346,7 +346,7 @@ fn exit_without_final_after_a_write_to_closed_stdin() {
 fn hang_times_out_within_the_reply_timeout() {
     let mut agent = spawn("python3 tests/data/agent/hang.py", "p", Duration::from_millis(500));
     let t = Instant::now();
-    let ev = agent.next(None);
+    let ev = agent.next(None, far());
     let took = t.elapsed();
     assert_eq!(
         ev,
@@ -360,7 +360,7 @@ fn hang_times_out_within_the_reply_timeout() {
     );
     let t = Instant::now();
     assert!(matches!(
-        agent.next(None),
+        agent.next(None, far()),
         AgentEvent::Failed(AgentFailure::TimedOut { .. })
     ));
     assert!(
@@ -396,7 +396,7 @@ fn finish_kills_the_whole_group_even_children_that_ignore_sigterm() {
     let cmd = format!("python3 tests/data/agent/fork_and_hang.py {}", pidfile.display());
     let mut agent = spawn(&cmd, "p", Duration::from_millis(500));
     assert!(matches!(
-        agent.next(None),
+        agent.next(None, far()),
         AgentEvent::Failed(AgentFailure::TimedOut { .. })
     ));
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -444,7 +444,7 @@ fn start_reports_a_spawn_failure_as_an_agent_failure() {
         base_dir: PathBuf::from("/nonexistent/medin/dir"),
     };
     let mut agent = start(&source, &brief("p"), &[], &SandboxConfig::new("/tmp"));
-    match agent.next(None) {
+    match agent.next(None, far()) {
         AgentEvent::Failed(AgentFailure::Spawn { command, reason }) => {
             assert_eq!(command, "python3 agent.py");
             assert!(reason.contains("/nonexistent/medin/dir"), "{reason}");
@@ -496,7 +496,7 @@ fn an_overlong_line_is_cut_and_malformed() {
 #[test]
 fn a_command_that_does_not_exist_exits_127_with_the_shell_message() {
     let mut agent = spawn("no-such-agent-binary-medin", "p", Duration::from_secs(5));
-    match agent.next(None) {
+    match agent.next(None, far()) {
         AgentEvent::Failed(AgentFailure::Exited { status, stderr_tail }) => {
             assert_eq!(status, "exit code 127");
             assert!(stderr_tail.contains("not found"), "{stderr_tail}");
@@ -605,4 +605,9 @@ fn an_agent_dies_with_its_guardian() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(ppid), nix::sys::signal::Signal::SIGKILL).unwrap();
     assert_eq!(wait_until_gone("sleep 3994", Duration::from_secs(2)), Vec::<i32>::new());
     agent.finish();
+}
+
+/// A task deadline far away: these tests exercise the agent's own reply timeout.
+fn far() -> std::time::Instant {
+    std::time::Instant::now() + std::time::Duration::from_secs(3600)
 }

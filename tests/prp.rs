@@ -226,19 +226,20 @@ expect: { outcome: pending, prp: { success: true, gates: [[skipped]] } }
 #[test]
 fn replies_parse_raw_or_fenced_and_anything_else_is_an_error_quoting_it() {
     use medin::spec::FinalResult;
-    let ok = runner::parse_reply(r#"{"result": "success", "message": "done"}"#).unwrap();
+    let ok = medin::agent::parse_reply(r#"{"result": "success", "message": "done"}"#).unwrap();
     assert_eq!((ok.result, ok.message.as_str()), (FinalResult::Success, "done"));
-    let fenced =
-        runner::parse_reply("Here you go:\n```json\n{\"result\": \"issue\", \"message\": \"which db?\"}\n```\nbye")
-            .unwrap();
+    let fenced = medin::agent::parse_reply(
+        "Here you go:\n```json\n{\"result\": \"issue\", \"message\": \"which db?\"}\n```\nbye",
+    )
+    .unwrap();
     assert_eq!(fenced.result, FinalResult::Issue);
-    let bare_fence = runner::parse_reply("```\n{\"result\": \"error\", \"message\": \"no\"}\n```").unwrap();
+    let bare_fence = medin::agent::parse_reply("```\n{\"result\": \"error\", \"message\": \"no\"}\n```").unwrap();
     assert_eq!(bare_fence.result, FinalResult::Error);
-    let bad = runner::parse_reply("I think it works").unwrap_err();
+    let bad = medin::agent::parse_reply("I think it works").unwrap_err();
     assert_eq!(bad.result, FinalResult::Error);
     assert!(bad.message.contains("I think it works"));
     assert!(
-        runner::parse_reply(r#"{"result": "great"}"#).is_err(),
+        medin::agent::parse_reply(r#"{"result": "great"}"#).is_err(),
         "unknown result values are not success"
     );
 }

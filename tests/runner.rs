@@ -136,7 +136,7 @@ solution: [ { final: { result: success } } ]
 "#,
     );
     match &result.verdict {
-        TrialVerdict::HarnessError(m) => assert!(m.contains("setup command `exit 3` failed"), "{m}"),
+        TrialVerdict::HarnessError { message: m, .. } => assert!(m.contains("setup command `exit 3` failed"), "{m}"),
         other => panic!("expected a harness error, got {other:?}"),
     }
 }
@@ -311,4 +311,182 @@ fn every_receipt_says_how_the_agent_process_itself_is_confined() {
     for line in receipts(&run_dir) {
         assert_eq!(line["receipt"]["agent_isolation"], "builtin", "{line}");
     }
+}
+
+#[test]
+fn a_missing_test_runner_is_an_infrastructure_error_that_names_it_and_costs_no_iteration() {
+    let dir = tempfile::tempdir().unwrap();
+    // What a fresh machine without pytest answers to `python3 -m pytest`, with a module that
+    // exists nowhere standing in for pytest.
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: the TDD runner is not installed
+kind: tdd
+prompt: Make every test pass.
+tdd: { test: python3 -m pytest_not_installed_here -q, max_iterations: 3 }
+solution:
+  - - final: { result: success, message: never asked }
+expect: { outcome: success }
+"#,
+    );
+    assert_eq!(
+        result.cause(),
+        Some(medin::error::Cause::Infrastructure),
+        "{:?}",
+        result.verdict
+    );
+    let message = result.failure_message().unwrap();
+    assert!(
+        message.contains("pytest_not_installed_here is not installed for python3"),
+        "{message}"
+    );
+    assert!(message.contains("scripts/setup.sh"), "{message}");
+    assert!(message.contains("not the agent's failure"), "{message}");
+    // The agent was never started: no fix round, no iteration, no breaker signature.
+    let transcript = std::fs::read_to_string(run_dir.join("transcript.jsonl")).unwrap_or_default();
+    assert!(
+        !transcript.contains("\"type\":\"task\""),
+        "the agent was started: {transcript}"
+    );
+    let lines = receipts(&run_dir);
+    assert!(lines.iter().all(|l| l["origin"] != "agent"), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l["origin"] == "test"),
+        "the test command has its receipt: {lines:?}"
+    );
+}
+
+#[test]
+fn a_test_runner_the_shell_cannot_find_is_infrastructure_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: TDD — a test runner that is not there is an infrastructure error, never a signature or a pass
+kind: tdd
+prompt: Make every test pass.
+tdd: { test: medin-no-such-test-runner --all, max_iterations: 3 }
+solution:
+  - - final: { result: success, message: never asked }
+expect: { outcome: error }
+"#,
+    );
+    assert_eq!(
+        result.cause(),
+        Some(medin::error::Cause::Infrastructure),
+        "{:?}",
+        result.verdict
+    );
+    let message = result.failure_message().unwrap();
+    assert!(
+        message.contains("medin-no-such-test-runner is not installed"),
+        "{message}"
+    );
+}
+
+#[test]
+fn every_command_of_the_author_passes_the_guard_and_leaves_a_receipt_with_its_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: setup and validators are actions too
+setup: [ "echo seeded > seed.txt" ]
+solution:
+  - bash: cat seed.txt
+  - final: { result: success }
+expect:
+  outcome: success
+  validate: [ { command: "grep -q seeded seed.txt" } ]
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let lines = receipts(&run_dir);
+    let origin_of = |tool: &str| {
+        lines
+            .iter()
+            .find(|l| l["tool"] == tool)
+            .map(|l| (l["origin"].clone(), l["decision"].clone(), l["guard"].is_object()))
+    };
+    assert_eq!(
+        origin_of("medin.setup"),
+        Some(("setup".into(), "allow".into(), true)),
+        "{lines:?}"
+    );
+    assert_eq!(
+        origin_of("bash"),
+        Some(("agent".into(), "allow".into(), true)),
+        "{lines:?}"
+    );
+    assert_eq!(
+        origin_of("medin.validate"),
+        Some(("validator".into(), "allow".into(), true)),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_destructive_setup_command_is_denied_like_any_other_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: the author's commands are guarded too
+setup: [ "rm -rf /" ]
+solution: [ { final: { result: success } } ]
+"#,
+    );
+    match &result.verdict {
+        TrialVerdict::HarnessError { message, .. } => assert!(message.contains("was denied"), "{message}"),
+        other => panic!("expected the setup to be denied, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_agent_that_stops_answering_ends_as_timeout_at_the_task_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/agent/hang.py");
+    let started = std::time::Instant::now();
+    let (result, _) = run(
+        dir.path(),
+        &format!(
+            r#"
+description: an agent that never answers, under a 2 s task limit (its own reply timeout is 30 s)
+agent: {{ process: {{ command: "python3 {}" }} }}
+limits: {{ timeout: 2s }}
+expect: {{ outcome: timeout }}
+"#,
+            hang.display()
+        ),
+    );
+    let took = started.elapsed();
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert!(
+        took < std::time::Duration::from_secs(2 + 2 + 2),
+        "the task held on for {took:?}, past its 2 s deadline and the 2 s grace"
+    );
+}
+
+#[test]
+fn a_command_asking_for_more_time_than_the_task_has_is_cut_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (result, _) = run(
+        dir.path(),
+        r#"
+description: timeout_ms does not outlive the task
+limits: { timeout: 1s, command_timeout: 30s }
+solution:
+  - bash: { command: "sleep 20", timeout_ms: 60000 }
+  - final: { result: success }
+expect: { outcome: timeout }
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the command outlived the task: {:?}",
+        started.elapsed()
+    );
 }

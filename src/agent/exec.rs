@@ -13,7 +13,7 @@
 //! succeeded (exit 0), `error` otherwise, with the last non-empty line of stdout (or stderr) as
 //! the message.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -90,14 +90,14 @@ impl Agent for ExecAgent {
         format!("exec:{}", self.command)
     }
 
-    fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent {
+    fn next(&mut self, last: Option<(&Action, &Receipt)>, _deadline: Instant) -> AgentEvent {
         if self.waiting {
             if let Some((_, receipt)) = last {
                 self.waiting = false;
                 // A CLI coder that prints its result as `{"result", "message"}` JSON (raw or
                 // fenced) is heard as a reply; otherwise the exit status is the report.
                 let stdout = stream(&receipt.data, "stdout");
-                if receipt.status == ReceiptStatus::Success && crate::runner::parse_reply(&stdout).is_ok() {
+                if receipt.status == ReceiptStatus::Success && super::parse_reply(&stdout).is_ok() {
                     return AgentEvent::Reply(stdout);
                 }
                 let ok = receipt.status == ReceiptStatus::Success;
@@ -131,6 +131,10 @@ impl Agent for ExecAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn far() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(3600)
+    }
     use std::path::PathBuf;
 
     fn brief(prompt: &str, limits: Value) -> TaskBrief {
@@ -146,7 +150,7 @@ mod tests {
     #[test]
     fn first_call_runs_the_command_with_the_prompt_exported() {
         let mut a = ExecAgent::new("./agent.sh", &brief("it's \"quoted\" $HOME", json!({"timeout": "30s"})));
-        let AgentEvent::Call(action) = a.next(None) else {
+        let AgentEvent::Call(action) = a.next(None, far()) else {
             panic!("expected a call")
         };
         assert_eq!(action.id, "exec-1");
@@ -168,7 +172,7 @@ mod tests {
     #[test]
     fn receipt_becomes_the_final_report() {
         let mut a = ExecAgent::new("x", &brief("p", json!({})));
-        let AgentEvent::Call(action) = a.next(None) else {
+        let AgentEvent::Call(action) = a.next(None, far()) else {
             panic!()
         };
         let ActionInput::Json(input) = &action.input else {
@@ -177,21 +181,21 @@ mod tests {
         assert!(input.get("timeout_ms").is_none());
         let r = Receipt::success(json!({"exit_code": 0, "stdout": "working\nall done\n\n", "stderr": ""}));
         assert_eq!(
-            a.next(Some((&action, &r))),
+            a.next(Some((&action, &r)), far()),
             AgentEvent::Final(FinalReport {
                 code: None,
                 result: FinalResult::Success,
                 message: "all done".into()
             })
         );
-        let AgentEvent::Call(again) = a.next(None) else {
+        let AgentEvent::Call(again) = a.next(None, far()) else {
             panic!()
         };
         assert_eq!(again.id, "exec-2");
         let mut r = Receipt::error(crate::tools::ErrorCode::ToolExecutionFailed, "exit 2");
         r.data = json!({"stdout": {"text": ""}, "stderr": {"text": "boom\n"}});
         assert_eq!(
-            a.next(Some((&again, &r))),
+            a.next(Some((&again, &r)), far()),
             AgentEvent::Final(FinalReport {
                 code: None,
                 result: FinalResult::Error,
@@ -203,11 +207,11 @@ mod tests {
     #[test]
     fn a_printed_json_result_is_a_reply() {
         let mut a = ExecAgent::new("x", &brief("p", json!({})));
-        let AgentEvent::Call(action) = a.next(None) else {
+        let AgentEvent::Call(action) = a.next(None, far()) else {
             panic!()
         };
         let out = "thinking...\n```json\n{\"result\": \"issue\", \"message\": \"which db?\"}\n```\n";
         let r = Receipt::success(json!({"exit_code": 0, "stdout": out, "stderr": ""}));
-        assert_eq!(a.next(Some((&action, &r))), AgentEvent::Reply(out.into()));
+        assert_eq!(a.next(Some((&action, &r)), far()), AgentEvent::Reply(out.into()));
     }
 }

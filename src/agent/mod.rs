@@ -9,6 +9,8 @@
 //! An agent never touches the workspace itself and never sees the guard: it only proposes.
 
 pub mod exec;
+mod reply;
+pub use reply::parse_reply;
 pub mod oracle;
 pub mod process;
 
@@ -90,7 +92,11 @@ pub trait Agent: Send {
     ///
     /// The answer to a [`AgentEvent::Malformed`] line is passed as `last` with an [`Action`]
     /// whose `id` is empty: a process agent then receives a `tool_result` with `"id": null`.
-    fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent;
+    ///
+    /// `deadline` is the task's: an agent never waits for its own answer past it (a process
+    /// agent that is still silent then reports [`AgentFailure::TimedOut`], which the runner
+    /// turns into the task's timeout).
+    fn next(&mut self, last: Option<(&Action, &Receipt)>, deadline: std::time::Instant) -> AgentEvent;
 
     /// Multi-round kinds: feedback before the next round (test failures, failed gates).
     fn feedback(&mut self, feedback: &serde_json::Value) {
@@ -185,7 +191,7 @@ impl Agent for BrokenAgent {
         self.name.clone()
     }
 
-    fn next(&mut self, _last: Option<(&Action, &Receipt)>) -> AgentEvent {
+    fn next(&mut self, _last: Option<(&Action, &Receipt)>, _deadline: std::time::Instant) -> AgentEvent {
         AgentEvent::Failed(self.failure.clone())
     }
 

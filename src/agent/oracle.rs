@@ -34,7 +34,7 @@ impl Agent for OracleAgent {
         "oracle".into()
     }
 
-    fn next(&mut self, _last: Option<(&Action, &Receipt)>) -> AgentEvent {
+    fn next(&mut self, _last: Option<(&Action, &Receipt)>, _deadline: std::time::Instant) -> AgentEvent {
         let Some(step) = self.steps.get(self.next_step) else {
             return AgentEvent::Failed(AgentFailure::NoFinal);
         };
@@ -61,6 +61,10 @@ impl Agent for OracleAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn far() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(3600)
+    }
     use crate::spec::{FinalReport, FinalResult};
     use serde_json::json;
 
@@ -82,7 +86,7 @@ mod tests {
             }),
         ]);
         assert_eq!(
-            a.next(None),
+            a.next(None, far()),
             AgentEvent::Call(Action {
                 id: "call-1".into(),
                 tool: "bash".into(),
@@ -96,7 +100,7 @@ mod tests {
             input: ActionInput::Json(json!({})),
         };
         assert_eq!(
-            a.next(Some((&prev, &r))),
+            a.next(Some((&prev, &r)), far()),
             AgentEvent::Call(Action {
                 id: "call-2".into(),
                 tool: "write_file".into(),
@@ -104,14 +108,14 @@ mod tests {
             })
         );
         assert!(matches!(
-            a.next(None),
+            a.next(None, far()),
             AgentEvent::Final(FinalReport {
                 code: None,
                 result: FinalResult::Success,
                 ..
             })
         ));
-        assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
+        assert_eq!(a.next(None, far()), AgentEvent::Failed(AgentFailure::NoFinal));
     }
 
     #[test]
@@ -120,10 +124,10 @@ mod tests {
             tool: "bash".into(),
             input: json!({"command": "ls"}),
         }]);
-        assert!(matches!(a.next(None), AgentEvent::Call(_)));
-        assert_eq!(a.next(None), AgentEvent::Failed(AgentFailure::NoFinal));
+        assert!(matches!(a.next(None, far()), AgentEvent::Call(_)));
+        assert_eq!(a.next(None, far()), AgentEvent::Failed(AgentFailure::NoFinal));
         assert_eq!(
-            OracleAgent::new(vec![]).next(None),
+            OracleAgent::new(vec![]).next(None, far()),
             AgentEvent::Failed(AgentFailure::NoFinal)
         );
     }

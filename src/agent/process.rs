@@ -438,7 +438,7 @@ impl Agent for ProcessAgent {
         format!("process:{}", self.command)
     }
 
-    fn next(&mut self, last: Option<(&Action, &Receipt)>) -> AgentEvent {
+    fn next(&mut self, last: Option<(&Action, &Receipt)>, task_deadline: Instant) -> AgentEvent {
         if let Some(f) = &self.failed {
             return AgentEvent::Failed(f.clone());
         }
@@ -456,7 +456,8 @@ impl Agent for ProcessAgent {
                 return AgentEvent::Failed(f.clone());
             }
         }
-        let deadline = Instant::now() + self.reply_timeout;
+        let started = Instant::now();
+        let deadline = (started + self.reply_timeout).min(task_deadline);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -480,9 +481,8 @@ impl Agent for ProcessAgent {
                     return self.fail(f);
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return self.fail(AgentFailure::TimedOut {
-                        after: self.reply_timeout,
-                    });
+                    let after = self.reply_timeout.min(started.elapsed());
+                    return self.fail(AgentFailure::TimedOut { after });
                 }
             }
         }

@@ -158,7 +158,26 @@ pub fn check_action(tool: &str, input: &serde_json::Value, ctx: &GuardContext<'_
             let alternative = rules::alternative_for(&violations);
             Verdict::from_violations(violations, alternative)
         }
-        _ => Verdict::allow(),
+        "read_file" | "list_dir" | "verify" => Verdict::allow(),
+        // A tool the guard does not know is a tool it cannot judge: it does not run.
+        unknown => Verdict::from_violations(
+            vec![Violation {
+                category: Category::Parse,
+                rule: "tool.unknown".into(),
+                severity: Risk::High,
+                matched: unknown.to_string(),
+                description: format!("`{unknown}` is not a tool the guard knows, so it cannot be judged"),
+                recommendation: Recommendation::Block,
+            }],
+            Some(format!(
+                "use one of the registered tools: {}",
+                crate::tools::registry()
+                    .iter()
+                    .map(|t| t.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        ),
     }
 }
 

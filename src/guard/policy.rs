@@ -1,5 +1,10 @@
 //! The task's tool policy (allow/deny globs) and what a guard verdict means for the task
 //! (allow, warn, deny, or bypass with a logged justification).
+//!
+//! This is the one place that decides: [`Rules::decide`] turns a verdict into a [`Decision`]
+//! for an action of a given [`Origin`], with the ask mode resolved once per run and the
+//! prohibitions of the task's kind (a TDD loop forbids test tampering). The pipeline asks;
+//! nothing else compares decisions or reads the environment.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -70,6 +75,16 @@ fn similar_tools(tool: &str) -> &'static [&'static str] {
 }
 
 impl ToolGate {
+    /// Every tool allowed (an empty policy).
+    pub fn allow_all() -> Self {
+        ToolGate {
+            allow: GlobSet::empty(),
+            allow_globs: Vec::new(),
+            deny: GlobSet::empty(),
+            deny_globs: Vec::new(),
+        }
+    }
+
     pub fn new(policy: &ToolPolicy) -> Result<Self, PolicyError> {
         Ok(ToolGate {
             allow: compile(&policy.allow)?,
@@ -139,6 +154,103 @@ impl ToolGate {
     }
 }
 
+/// Who asked for an action. Every action takes the same path whatever its origin; the origin
+/// decides only what a warning means and is written on every receipt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A tool call of the agent under test (and receipts about the agent itself).
+    #[default]
+    Agent,
+    /// A `setup:` command of the task.
+    Setup,
+    /// A TDD loop's test command.
+    Test,
+    /// A TDD loop's build command.
+    Build,
+    /// A PRP validation gate.
+    Gate,
+    /// A `command:` validator.
+    Validator,
+    /// A step of the harness itself (`medin.*`: put-back of protected files, a backoff delay,
+    /// cleanup); it runs no command and is recorded for the log.
+    Harness,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Agent => "agent",
+            Origin::Setup => "setup",
+            Origin::Test => "test",
+            Origin::Build => "build",
+            Origin::Gate => "gate",
+            Origin::Validator => "validator",
+            Origin::Harness => "harness",
+        }
+    }
+
+    /// Written by the task's author (setup, test, build, gate, validator), not by the agent.
+    pub fn is_authored(self) -> bool {
+        !matches!(self, Origin::Agent | Origin::Harness)
+    }
+}
+
+/// The decision rules of one task, resolved once: its policy, the run's ask mode, and what the
+/// task's kind prohibits.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    policy: Policy,
+    ask: Ask,
+    /// A TDD loop is judged by its tests: any test tampering by the agent is prohibited.
+    prohibit_test_tampering: bool,
+}
+
+impl Rules {
+    pub fn new(policy: &Policy, ask: Ask, prohibit_test_tampering: bool) -> Self {
+        Rules {
+            policy: policy.clone(),
+            ask,
+            prohibit_test_tampering,
+        }
+    }
+
+    /// What `verdict` means for an action of `origin`:
+    ///
+    /// - the agent's actions: [`decide_with`] under the run's ask mode, then the kind's
+    ///   prohibitions (test tampering in a TDD loop is denied);
+    /// - the author's commands (setup, tests, build, gates, validators): a block is denied
+    ///   unless the task's policy bypasses the rule with a justification, as for the agent; a
+    ///   warning runs with the warning on its receipt, since the author wrote the command and
+    ///   nobody needs to be asked;
+    /// - the harness's own steps run no command: allowed.
+    pub fn decide(&self, verdict: &Verdict, origin: Origin) -> Decision {
+        match origin {
+            Origin::Harness => Decision::Allow,
+            o if o.is_authored() => decide(verdict, &self.policy),
+            _ => {
+                let decision = decide_with(verdict, &self.policy, self.ask);
+                if matches!(decision, Decision::Deny { .. }) || !self.prohibit_test_tampering {
+                    return decision;
+                }
+                match verdict
+                    .violations
+                    .iter()
+                    .find(|v| v.category == super::Category::TestTampering)
+                {
+                    Some(v) => Decision::Deny {
+                        message: format!(
+                            "prohibited in a TDD loop: {} ({}); fix the code, not the tests",
+                            v.description, v.rule
+                        ),
+                    },
+                    None => decision,
+                }
+            }
+        }
+    }
+}
+
 /// What a verdict means for this task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -150,6 +262,22 @@ pub enum Decision {
     Deny { message: String },
     /// Run it although a rule blocked it: the task's written justification, logged.
     Bypassed { rules: Vec<String>, justification: String },
+}
+
+impl Decision {
+    /// The name written in a receipt's `decision`: allow | warn | deny | bypassed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Warn(_) => "warn",
+            Decision::Deny { .. } => "deny",
+            Decision::Bypassed { .. } => "bypassed",
+        }
+    }
+
+    pub fn is_deny(&self) -> bool {
+        matches!(self, Decision::Deny { .. })
+    }
 }
 
 /// What an unapproved warning means: someone may be asked, or nobody is there to answer.

@@ -66,7 +66,7 @@ impl GroupMetrics {
         if r.passed() {
             self.trials.passed += 1;
         }
-        if matches!(r.verdict, TrialVerdict::HarnessError(_)) {
+        if matches!(r.verdict, TrialVerdict::HarnessError { .. }) {
             self.harness_errors += 1;
         }
         // Token counts are what agents reported: summed saturating, like every count here.
@@ -306,7 +306,7 @@ pub fn summary_json(metrics: &SuiteMetrics, breaches: &[Breach], results: &[Task
                 "trial": r.trial,
                 "attempt": r.attempt,
                 "passed": r.passed(),
-                "harness_error": matches!(r.verdict, TrialVerdict::HarnessError(_)),
+                "harness_error": matches!(r.verdict, TrialVerdict::HarnessError { .. }),
                 "outcome": r.outcome,
                 "agent": r.agent,
                 "run_dir": r.run_dir,

@@ -678,7 +678,7 @@ mod tests {
             receipt,
             timestamp: String::new(),
             ran: true,
-            harness: false,
+            origin: crate::guard::policy::Origin::Agent,
         }
     }
 

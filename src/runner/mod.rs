@@ -15,16 +15,19 @@ pub mod tdd;
 pub mod toolchain;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentSource, TaskBrief};
-use crate::guard::limits::{LimitTracker, LimitViolation, RuntimeLimits};
-use crate::guard::policy::{self, Decision, ToolGate};
-use crate::guard::{self, GuardContext, Recommendation};
-use crate::log::{ActivityEntry, ActivityLog, EntryStatus, JsonlLog};
+use crate::error::{Cause, RunError};
+use crate::guard::limits::{LimitTracker, RuntimeLimits};
+use crate::guard::policy::{Ask, Rules, ToolGate};
+use crate::guard::Recommendation;
+use crate::log::{ActivityEntry, ActivityLog, EntryStatus};
+use crate::pipeline::{self, CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
-use crate::tools::{self, ActionInput, ErrorCode, Receipt, ToolContext};
+use crate::tools::{self, ActionInput, ErrorCode, Receipt};
 use crate::validate::judged::{Hidden as HiddenChecks, Protection, RunnerShims};
 use crate::validate::{self, ValidateContext, ValidationStatus};
 
@@ -52,6 +55,9 @@ pub struct RunSettings {
     /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
     /// this machine supports ([`sandbox::default_isolation`]).
     pub isolation: Option<crate::sandbox::Isolation>,
+    /// What an unapproved guard warning means for the agent's actions, resolved once per run
+    /// (`CI=true` → deny: nobody can be asked).
+    pub ask: Ask,
 }
 
 impl RunSettings {
@@ -64,6 +70,7 @@ impl RunSettings {
             default_agent,
             activity_log,
             isolation: None,
+            ask: Ask::from_env(),
         }
     }
 }
@@ -75,8 +82,19 @@ pub enum TrialVerdict {
     Passed,
     /// These expectations did not hold: the agent's (or the task's) failure.
     Failed(Vec<Mismatch>),
-    /// The harness could not run the task; the message says what to fix.
-    HarnessError(String),
+    /// The harness could not run the task (a [`RunError`], rendered): not the agent's failure.
+    /// `cause` says whose problem it is; the message says what to fix.
+    HarnessError { cause: Cause, message: String },
+}
+
+impl TrialVerdict {
+    /// The one place where a harness failure crosses into a trial's verdict.
+    pub fn from_run_error(e: &RunError) -> Self {
+        TrialVerdict::HarnessError {
+            cause: e.cause(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// The result of one attempt of one task.
@@ -97,6 +115,19 @@ pub struct TaskResult {
 impl TaskResult {
     pub fn passed(&self) -> bool {
         self.verdict == TrialVerdict::Passed
+    }
+
+    /// The harness could not run this trial (not the agent's failure).
+    pub fn is_harness_error(&self) -> bool {
+        matches!(self.verdict, TrialVerdict::HarnessError { .. })
+    }
+
+    /// Whose problem a harness error is (`None` when the trial ran).
+    pub fn cause(&self) -> Option<Cause> {
+        match &self.verdict {
+            TrialVerdict::HarnessError { cause, .. } => Some(*cause),
+            _ => None,
+        }
     }
 
     /// The message a failing trial shows: each expectation that did not hold, and the run folder.
@@ -121,9 +152,10 @@ impl TaskResult {
                 s.push_str(&format!("  run folder: {run_dir}"));
                 Some(s)
             }
-            TrialVerdict::HarnessError(e) => Some(format!(
-                "{trial}: harness error (not the agent's failure): {}\n  run folder: {run_dir}",
-                show(e)
+            TrialVerdict::HarnessError { cause, message } => Some(format!(
+                "{trial}: harness error, cause {} (not the agent's failure): {}\n  run folder: {run_dir}",
+                cause.as_str(),
+                show(message)
             )),
         }
     }
@@ -132,15 +164,15 @@ impl TaskResult {
 /// Loads the spec of `file` and runs attempt `attempt` of it. A spec that does not load is a
 /// harness error of this trial alone, carrying the `file:line:col` message.
 pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
-    let harness_error = |description: String, message: String| {
+    let harness_error = |description: String, error: RunError| {
         let result = TaskResult {
             trial: file.trial_name(),
             category: file.category.clone(),
             description,
             attempt,
             agent: "-".into(),
-            verdict: TrialVerdict::HarnessError(message),
-            outcome: None,
+            verdict: TrialVerdict::from_run_error(&error),
+            outcome: Some(Outcome::Error),
             metrics: AttemptMetrics::default(),
             run_dir: run_dir_for(file, settings, attempt),
         };
@@ -157,13 +189,10 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                harness_error(
-                    task.description.clone(),
-                    format!("medin panicked while running this task ({what}); this is a medin bug, please report it with the spec"),
-                )
+                harness_error(task.description.clone(), RunError::Panic(what))
             })
         }
-        Err(e) => harness_error(String::new(), format!("invalid task spec:\n{e}")),
+        Err(e) => harness_error(String::new(), RunError::Spec(e.to_string())),
     }
 }
 
@@ -231,10 +260,12 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         metrics: AttemptMetrics::default(),
         run_dir: run_dir.clone(),
     };
-    let record = match Attempt::prepare(task, file, &run_dir, &source).and_then(|a| a.run()) {
+    // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
+    let record = match Attempt::prepare(task, file, &run_dir, &source, settings).and_then(|a| a.run()) {
         Ok(record) => record,
         Err(e) => {
-            result.verdict = TrialVerdict::HarnessError(e);
+            result.verdict = TrialVerdict::from_run_error(&e);
+            result.outcome = Some(Outcome::Error);
             log_activity(&result, settings, &[]);
             return result;
         }
@@ -261,7 +292,7 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         "tdd": record.tdd,
     });
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
-        result.verdict = TrialVerdict::HarnessError(format!("cannot write metrics.json: {e}"));
+        result.verdict = TrialVerdict::from_run_error(&RunError::log(run_dir.join("metrics.json"), e));
     }
     log_activity(&result, settings, &record.validations);
     result
@@ -277,7 +308,7 @@ fn log_activity(result: &TaskResult, settings: &RunSettings, validations: &[vali
     let (status, failures) = match &result.verdict {
         TrialVerdict::Passed => (EntryStatus::Passed, Vec::new()),
         TrialVerdict::Failed(ms) => (EntryStatus::Failed, ms.iter().map(|m| clip(&m.to_string())).collect()),
-        TrialVerdict::HarnessError(e) => (EntryStatus::Error, vec![clip(e)]),
+        TrialVerdict::HarnessError { message, .. } => (EntryStatus::Error, vec![clip(message)]),
     };
     let entry = ActivityEntry {
         timestamp: chrono::Utc::now(),
@@ -313,10 +344,8 @@ struct Attempt<'a> {
     ws: sandbox::Beneath,
     judging: Judging,
     fixture: Option<PathBuf>,
-    sandbox: SandboxConfig,
-    receipts: JsonlLog,
-    transcript: JsonlLog,
-    gate: ToolGate,
+    /// The one path every action of this attempt takes (shared with validator threads).
+    pipe: Arc<Pipeline>,
     run_dir: PathBuf,
     /// The workspace is this process's until the attempt ends; if medin dies first, a later
     /// medin process removes it (`sandbox::claim_workspace`). Best effort.
@@ -324,57 +353,87 @@ struct Attempt<'a> {
 }
 
 impl<'a> Attempt<'a> {
-    fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
+    fn prepare(
+        task: &'a TaskSpec,
+        file: &SpecFile,
+        run_dir: &Path,
+        source: &'a AgentSource,
+        settings: &RunSettings,
+    ) -> Result<Self, RunError> {
         if run_dir.exists() {
             sandbox::remove_tree(run_dir)
-                .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
+                .map_err(|e| RunError::harness(format!("cannot clear old run folder {}", run_dir.display()), e))?;
         }
-        std::fs::create_dir_all(run_dir).map_err(|e| format!("cannot create run folder {}: {e}", run_dir.display()))?;
+        std::fs::create_dir_all(run_dir)
+            .map_err(|e| RunError::harness(format!("cannot create run folder {}", run_dir.display()), e))?;
         // The attempt's folder is the harness's: nobody else on the host walks into it (a
         // command may have left anything in its workspace).
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(run_dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| format!("cannot make run folder {} private: {e}", run_dir.display()))?;
+                .map_err(|e| RunError::harness(format!("cannot make run folder {} private", run_dir.display()), e))?;
         }
         let workspace = run_dir.join("workspace");
         let claim = sandbox::claim_workspace(&workspace).ok();
         let fixture = task.workspace.as_ref().map(|w| spec_dir(&file.path).join(w));
-        sandbox::prepare_workspace(fixture.as_deref(), &workspace).map_err(|e| e.to_string())?;
+        sandbox::prepare_workspace(fixture.as_deref(), &workspace).map_err(RunError::Fixture)?;
         let workspace = workspace
             .canonicalize()
-            .map_err(|e| format!("cannot resolve workspace {}: {e}", workspace.display()))?;
-        let ws = sandbox::Beneath::open(&workspace).map_err(|e| format!("cannot open the workspace: {e}"))?;
+            .map_err(|e| RunError::harness(format!("cannot resolve workspace {}", workspace.display()), e))?;
+        let ws = sandbox::Beneath::open(&workspace).map_err(|e| RunError::harness("cannot open the workspace", e))?;
         let sandbox = sandbox_config(task, &workspace);
-        sandbox::check_isolation(sandbox.isolation).map_err(|e| e.to_string())?;
-        let gate = ToolGate::new(&task.policy.tools).map_err(|e| e.to_string())?;
-        let receipts =
-            JsonlLog::open(&run_dir.join("receipts.jsonl")).map_err(|e| format!("cannot open receipts.jsonl: {e}"))?;
-        let transcript = JsonlLog::open(&run_dir.join("transcript.jsonl"))
-            .map_err(|e| format!("cannot open transcript.jsonl: {e}"))?;
+        sandbox::check_isolation(sandbox.isolation).map_err(RunError::Isolation)?;
+        let gate = ToolGate::new(&task.policy.tools).map_err(|e| RunError::Spec(e.to_string()))?;
+        let ledger = Ledger::open(run_dir, agent_isolation(source, &sandbox))?;
+        let deadline = Deadline::start(task_timeout(&task.limits));
+        let rules = Rules::new(&task.policy, settings.ask, task.kind == TaskKind::Tdd);
+        let limits = runtime_limits(&task.limits, deadline.timeout);
+        let tracker = LimitTracker::new(limits, deadline.started);
+        let mut pipe = Pipeline::new(&workspace, sandbox, gate, rules, deadline, tracker, ledger);
         for cmd in &task.setup {
-            let out = sandbox::run_shell(&sandbox, cmd, None)
-                .map_err(|e| format!("setup command `{cmd}` could not run: {e}"))?;
-            if !out.success() {
-                return Err(format!(
-                    "setup command `{cmd}` failed ({:?}{}): {}",
-                    out.exit,
-                    if out.timed_out { ", timed out" } else { "" },
-                    out.stderr.text.trim()
-                ));
+            let options = CommandOptions {
+                timeout: None,
+                judged: false,
+            };
+            match pipe.command(Origin::Setup, "medin.setup", cmd, options)? {
+                CommandPassed::Denied { message } => {
+                    return Err(RunError::Setup {
+                        command: cmd.clone(),
+                        detail: format!("was denied: {message}"),
+                    })
+                }
+                CommandPassed::Ran { outcome, .. } if !outcome.success() => {
+                    return Err(RunError::Setup {
+                        command: cmd.clone(),
+                        detail: format!(
+                            "failed ({:?}{}): {}",
+                            outcome.exit,
+                            if outcome.timed_out { ", timed out" } else { "" },
+                            outcome.stderr.text.trim()
+                        ),
+                    })
+                }
+                CommandPassed::Ran { .. } => {}
             }
         }
+        // The agent's time starts now that setup is done.
+        pipe.start_clock(limits);
         // What judged runs rely on, taken now that setup is done and before the agent acts.
+        pipe.set_shims(
+            RunnerShims::install(run_dir).map_err(|e| {
+                RunError::harness(format!("cannot install the runner shims in {}", run_dir.display()), e)
+            })?,
+        );
+        let pipe = Arc::new(pipe);
         let judging = Judging {
-            shims: RunnerShims::install(run_dir)
-                .map_err(|e| format!("cannot install the runner shims in {}: {e}", run_dir.display()))?,
-            protection: Protection::capture(&ws, task.protected.as_deref()).map_err(|e| e.to_string())?,
+            protection: Protection::capture(&ws, task.protected.as_deref())
+                .map_err(|e| RunError::harness("cannot capture the protected files", e))?,
             hidden: task
                 .hidden
                 .as_ref()
                 .map(|h| HiddenChecks::load(&spec_dir(&file.path).join(h)))
                 .transpose()
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| RunError::Spec(e.to_string()))?,
         };
         Ok(Attempt {
             task,
@@ -384,39 +443,22 @@ impl<'a> Attempt<'a> {
             ws,
             judging,
             fixture,
-            sandbox,
-            receipts,
-            transcript,
-            gate,
+            pipe,
             run_dir: run_dir.to_path_buf(),
             _claim: claim,
         })
-    }
-
-    /// How the agent process itself is confined, for every receipt (`Receipt::agent_isolation`).
-    fn agent_isolation(&self) -> String {
-        match &self.source.spec {
-            AgentSpec::Process(_) => "unconfined".into(),
-            AgentSpec::Exec(_) => self.sandbox.isolation.to_string(),
-            AgentSpec::Oracle => "builtin".into(),
-        }
     }
 
     fn run_dir(&self) -> &Path {
         &self.run_dir
     }
 
-    fn log_transcript(&mut self, direction: &str, event: serde_json::Value) -> Result<(), String> {
-        let line =
-            serde_json::json!({ "timestamp": chrono::Utc::now().to_rfc3339(), "direction": direction, "event": event });
-        self.transcript
-            .append(&line)
-            .map_err(|e| format!("cannot write transcript.jsonl: {e}"))
+    fn log_transcript(&self, direction: &str, event: serde_json::Value) -> Result<(), RunError> {
+        self.pipe.transcript(direction, event)
     }
 
-    fn run(mut self) -> Result<AttemptRecord, String> {
-        let clock = Clock::start(&self.task.limits);
-        let mut tracker = LimitTracker::new(clock.runtime_limits(&self.task.limits), clock.started);
+    fn run(mut self) -> Result<AttemptRecord, RunError> {
+        let clock = self.pipe.deadline();
         let mut record = AttemptRecord {
             workspace: self.workspace.clone(),
             run_dir: self.run_dir.clone(),
@@ -426,16 +468,16 @@ impl<'a> Attempt<'a> {
             ..Default::default()
         };
         if self.task.kind == TaskKind::Prp {
-            prp::run(&mut self, &clock, &mut tracker, &mut record)?;
+            prp::run(&mut self, &clock, &mut record)?;
         } else if self.task.kind == TaskKind::Tdd {
-            let tdd = tdd::run(&mut self, &clock, &mut tracker, &mut record)?;
+            let tdd = tdd::run(&mut self, &clock, &mut record)?;
             record.validations = self.validate(&mut record)?;
             record.tdd = Some(tdd);
         } else {
-            let brief = self.brief(clock.task_timeout, self.task.prompt.clone());
+            let brief = self.brief(clock.timeout, self.task.prompt.clone());
             self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-            let mut agent = agent::start(self.source, &brief, &self.task.solution, &self.sandbox);
-            let end = self.run_round(agent.as_mut(), &clock, &mut tracker, &mut record)?;
+            let mut agent = agent::start(self.source, &brief, &self.task.solution, self.pipe.sandbox());
+            let end = self.run_round(agent.as_mut(), &clock)?;
             agent.finish();
             record.validations = self.validate(&mut record)?;
             record.outcome = Some(match end {
@@ -456,43 +498,46 @@ impl<'a> Attempt<'a> {
                 }
             });
         }
-        record.metrics.turns = tracker.turns();
-        record.metrics.duration_ms = clock.started.elapsed().as_millis() as u64;
         // No set-id program outlives the attempt in its workspace.
         match self.ws.clear_setid_bits() {
             Ok(cleared) if !cleared.is_empty() => {
                 let receipt = Receipt::success(serde_json::json!({ "cleared_setid_bits": cleared }))
                     .with_warning("set-id bits were cleared on files the agent's commands left in the workspace");
-                let action = Action {
-                    id: String::new(),
-                    tool: "medin.cleanup".into(),
-                    input: ActionInput::Json(serde_json::Value::Null),
-                };
-                self.push_record(&mut record, &action, Passage::harness(), receipt)?;
+                self.pipe
+                    .note(&harness_action("medin.cleanup", serde_json::Value::Null), receipt)?;
             }
             Ok(_) => {}
-            Err(e) => return Err(format!("cannot clear set-id bits in the workspace: {e}")),
+            Err(e) => return Err(RunError::harness("cannot clear set-id bits in the workspace", e)),
         }
+        let (actions, metrics, turns) = self.pipe.finish();
+        record.actions = actions;
+        let tampering = record.metrics.tampering;
+        record.metrics = AttemptMetrics {
+            turns,
+            tampering,
+            duration_ms: clock.started.elapsed().as_millis() as u64,
+            ..metrics
+        };
         Ok(record)
     }
 
     /// Validates the real end state, whatever the agent claimed: the final judged phase
     /// (protected files restored, hidden checks in, command validators through the runner
-    /// shims). The agent acts no more after it, so this is where hidden checks are placed.
-    fn validate(&mut self, record: &mut AttemptRecord) -> Result<Vec<validate::ValidationResult>, String> {
+    /// shims and the pipeline). The agent acts no more after it, so this is where hidden
+    /// checks are placed.
+    fn validate(&mut self, record: &mut AttemptRecord) -> Result<Vec<validate::ValidationResult>, RunError> {
         if self.task.expect.validate.is_empty() {
             // Nothing runs, but tampering is still looked for: the verdict must not rest on it.
-            return self.judged(record, "judging", Hidden::Out, |_, _| Vec::new());
+            return self.judged(record, "judging", Hidden::Out, |_, _| Ok(Vec::new()))?;
         }
         self.judged(record, "the validators", Hidden::In, |att, _| {
             let vctx = ValidateContext {
                 workspace: att.workspace.clone(),
-                sandbox: att.sandbox.clone(),
                 default_timeout: Duration::from_secs(5),
-                shims: Some(att.judging.shims.clone()),
+                pipeline: att.pipe.clone(),
             };
-            validate::run_all(&att.task.expect.validate, &vctx)
-        })
+            Ok(validate::run_all(&att.task.expect.validate, &vctx))
+        })?
     }
 
     /// Runs `body` as a judged phase: protected files put back first (what the agent changed
@@ -506,7 +551,7 @@ impl<'a> Attempt<'a> {
         what: &str,
         hidden: Hidden,
         body: impl FnOnce(&mut Self, &mut AttemptRecord) -> T,
-    ) -> Result<T, String> {
+    ) -> Result<T, RunError> {
         let found = self.judging.protection.restore(&self.ws);
         if !found.is_empty() {
             let list = found
@@ -519,56 +564,55 @@ impl<'a> Attempt<'a> {
                 format!("the agent changed protected files: {list}; they were put back before {what}, and the attempt cannot pass"),
             );
             receipt.data = serde_json::json!({ "tampering": found });
-            let action = Action {
-                id: String::new(),
-                tool: "medin.protect".into(),
-                input: ActionInput::Json(serde_json::json!({ "before": what })),
-            };
-            self.push_record(record, &action, Passage::harness(), receipt)?;
+            self.pipe.note(
+                &harness_action("medin.protect", serde_json::json!({ "before": what })),
+                receipt,
+            )?;
             record.metrics.tampering = record.metrics.tampering.saturating_add(found.len() as u32);
             record.tampering.extend(found);
         }
         let placed = match (&self.judging.hidden, hidden) {
-            (Some(h), Hidden::In) => Some(h.place(&self.ws).map_err(|e| e.to_string())?),
+            (Some(h), Hidden::In) => Some(
+                h.place(&self.ws)
+                    .map_err(|e| RunError::harness("cannot place the hidden checks", e))?,
+            ),
             _ => None,
         };
         let out = body(self, record);
         if let (Some(h), Some(d)) = (&self.judging.hidden, placed) {
-            h.remove(&self.ws, d).map_err(|e| e.to_string())?;
+            h.remove(&self.ws, d)
+                .map_err(|e| RunError::harness("cannot remove the hidden checks", e))?;
         }
         self.judging.protection.observe(&self.ws);
         Ok(out)
     }
 
-    /// One round: the agent acts (each call through guard → sandbox → log) until it reports,
-    /// breaks, or the harness stops it.
-    fn run_round(
-        &mut self,
-        agent: &mut dyn Agent,
-        clock: &Clock,
-        tracker: &mut LimitTracker,
-        record: &mut AttemptRecord,
-    ) -> Result<RoundEnd, String> {
+    /// One round: the agent acts (each call through the pipeline) until it reports, breaks,
+    /// or the harness stops it. The agent never waits past the task's deadline for its reply.
+    fn run_round(&mut self, agent: &mut dyn Agent, clock: &Deadline) -> Result<RoundEnd, RunError> {
         let mut last: Option<(Action, Receipt)> = None;
+        let timed_out = || {
+            RoundEnd::Stopped(
+                Outcome::Timeout,
+                format!("task timeout of {} reached", humantime::format_duration(clock.timeout)),
+            )
+        };
         loop {
-            if clock.started.elapsed() > clock.task_timeout {
-                let reason = format!(
-                    "task timeout of {} reached",
-                    humantime::format_duration(clock.task_timeout)
-                );
-                return Ok(RoundEnd::Stopped(Outcome::Timeout, reason));
+            if clock.passed() {
+                return Ok(timed_out());
             }
             if let Some((_, r)) = &mut last {
-                r.agent_isolation = Some(self.agent_isolation());
+                r.agent_isolation = Some(agent_isolation(self.source, self.pipe.sandbox()));
             }
-            let event = agent.next(last.as_ref().map(|(a, r)| (a, r)));
+            let event = agent.next(last.as_ref().map(|(a, r)| (a, r)), clock.at());
             last = None;
             match event {
                 AgentEvent::Usage(u) => {
                     // Counts an agent reports are its word: summed saturating, never wrapped.
-                    let usage = &mut record.metrics.usage;
-                    usage.input_tokens = usage.input_tokens.saturating_add(u.input_tokens);
-                    usage.output_tokens = usage.output_tokens.saturating_add(u.output_tokens);
+                    self.pipe.metrics(|m| {
+                        m.usage.input_tokens = m.usage.input_tokens.saturating_add(u.input_tokens);
+                        m.usage.output_tokens = m.usage.output_tokens.saturating_add(u.output_tokens);
+                    });
                     self.log_transcript("from_agent", serde_json::json!({ "type": "usage", "input_tokens": u.input_tokens, "output_tokens": u.output_tokens }))?;
                 }
                 AgentEvent::Final(f) => {
@@ -577,11 +621,11 @@ impl<'a> Attempt<'a> {
                 }
                 AgentEvent::Reply(text) => {
                     self.log_transcript("from_agent", serde_json::json!({ "type": "reply", "text": text }))?;
-                    let report = match parse_reply(&text) {
+                    let report = match agent::parse_reply(&text) {
                         Ok(report) => report,
                         Err(report) => {
                             let receipt = Receipt::error(ErrorCode::ParseError, report.message.clone());
-                            self.push_record(record, &agent_action(), Passage::not_checked(), receipt)?;
+                            self.pipe.note_agent(&agent_action(), receipt, None)?;
                             report
                         }
                     };
@@ -592,9 +636,17 @@ impl<'a> Attempt<'a> {
                         "from_agent",
                         serde_json::json!({ "type": "failed", "error": failure.to_string() }),
                     )?;
+                    // An agent that stopped answering at the task's deadline ran out of the
+                    // task's time: that is a timeout, not a broken agent.
+                    if matches!(failure, AgentFailure::TimedOut { .. }) && clock.remaining().is_zero() {
+                        let end = timed_out();
+                        let receipt = Receipt::error(ErrorCode::Timeout, failure.to_string());
+                        self.pipe.note_agent(&agent_action(), receipt, None)?;
+                        return Ok(end);
+                    }
                     // The agent's own failure gets a receipt too, so the log says what happened.
                     let receipt = Receipt::error(failure_code(&failure), failure.to_string());
-                    self.push_record(record, &agent_action(), Passage::not_checked(), receipt)?;
+                    self.pipe.note_agent(&agent_action(), receipt, None)?;
                     return Ok(RoundEnd::AgentFailed(failure));
                 }
                 AgentEvent::Malformed { line, reason } => {
@@ -602,7 +654,7 @@ impl<'a> Attempt<'a> {
                         "from_agent",
                         serde_json::json!({ "type": "malformed", "line": line, "reason": reason }),
                     )?;
-                    record.metrics.malformed += 1;
+                    self.pipe.metrics(|m| m.malformed += 1);
                     let receipt = Receipt::error(
                         ErrorCode::MalformedOutput,
                         format!("agent output is not a protocol message ({reason}); send one JSON object per line: tool_call, final, reply or usage"),
@@ -613,33 +665,26 @@ impl<'a> Attempt<'a> {
                         tool: String::new(),
                         input: ActionInput::Raw(line),
                     };
-                    let stop = tracker.begin_turn().err();
-                    let passage = Passage {
-                        limit: stop.as_ref().map(|v| v.to_string()),
-                        ..Passage::not_checked()
-                    };
-                    self.push_record(record, &action, passage, receipt.clone())?;
+                    let stop = self.pipe.begin_turn().err();
+                    self.pipe
+                        .note_agent(&action, receipt.clone(), stop.as_ref().map(|v| v.to_string()))?;
                     if let Some(v) = stop {
                         return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
                     last = Some((action, receipt));
                 }
                 AgentEvent::Call(action) => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": input_json(&action.input) }))?;
-                    if let Err(v) = tracker.begin_turn() {
+                    self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input) }))?;
+                    if let Err(v) = self.pipe.begin_turn() {
                         let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                        let passage = Passage {
-                            limit: Some(v.to_string()),
-                            ..Passage::not_checked()
-                        };
-                        self.push_record(record, &action, passage, receipt)?;
+                        self.pipe.note_agent(&action, receipt, Some(v.to_string()))?;
                         return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                     }
-                    let (receipt, stop) = self.act(&action, clock, tracker, record)?;
-                    if let Some((outcome, reason)) = stop {
-                        return Ok(RoundEnd::Stopped(outcome, reason));
+                    let passed = self.pipe.pass(Origin::Agent, &action)?;
+                    if let Some(stop) = passed.stop {
+                        return Ok(RoundEnd::Stopped(stop.outcome, stop.reason));
                     }
-                    last = Some((action, receipt));
+                    last = Some((action, passed.receipt));
                 }
             }
         }
@@ -648,7 +693,7 @@ impl<'a> Attempt<'a> {
     fn brief(&self, task_timeout: Duration, prompt: String) -> TaskBrief {
         let tools = tools::registry()
             .into_iter()
-            .filter(|t| self.gate.check(t.name).is_ok())
+            .filter(|t| self.pipe.gate().check(t.name).is_ok())
             .map(
                 |t| serde_json::json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }),
             )
@@ -667,233 +712,23 @@ impl<'a> Attempt<'a> {
             workspace: self.workspace.clone(),
         }
     }
+}
 
-    /// guard → limits → tool (sandbox) → limits → log, for one call. Returns the receipt and,
-    /// when the task must stop, why.
-    fn act(
-        &mut self,
-        action: &Action,
-        clock: &Clock,
-        tracker: &mut LimitTracker,
-        record: &mut AttemptRecord,
-    ) -> Result<(Receipt, Option<(Outcome, String)>), String> {
-        // A command never runs past the task's own deadline.
-        let mut sandbox = self.sandbox.clone();
-        sandbox.timeout = sandbox.timeout.min(clock.remaining().max(Duration::from_millis(1)));
-        let tctx = ToolContext {
-            workspace: self.workspace.clone(),
-            sandbox,
-            dry_run: false,
-        };
-        // 1. Tool policy.
-        if let Err(denial) = self.gate.check(&action.tool) {
-            record.metrics.guard_blocks += 1;
-            let mut receipt = Receipt::error(ErrorCode::PermissionDenied, denial.message.clone());
-            // Always a way forward: a similar allowed tool, or else asking for permission.
-            let alt = denial.alternative.clone().unwrap_or_else(|| {
-                format!(
-                    "no allowed tool does this: end the round with a `final` of result `issue` asking for `{}` to be allowed",
-                    action.tool
-                )
-            });
-            receipt.data = serde_json::json!({ "alternative": alt });
-            receipt.next_actions.push(alt);
-            self.push_record(
-                record,
-                action,
-                Passage {
-                    decision: "deny",
-                    ..Default::default()
-                },
-                receipt.clone(),
-            )?;
-            return Ok((receipt, None));
-        }
-        // 2. The constitutional pre-check, on the input exactly as the tool will read it. Input
-        //    that does not validate reaches no tool: the call below only reports why.
-        let canonical = tools::canonical_input(&action.tool, &action.input);
-        let (verdict, decision) = match &canonical {
-            Some(input) => {
-                let verdict = guard::check_action(
-                    &action.tool,
-                    input,
-                    &GuardContext {
-                        workspace: &self.workspace,
-                    },
-                );
-                let mut decision = policy::decide_with(&verdict, &self.task.policy, policy::Ask::from_env());
-                // A TDD loop is judged by its tests: any test tampering is prohibited there.
-                if self.task.kind == TaskKind::Tdd && !matches!(decision, Decision::Deny { .. }) {
-                    if let Some(v) = verdict
-                        .violations
-                        .iter()
-                        .find(|v| v.category == crate::guard::Category::TestTampering)
-                    {
-                        decision = Decision::Deny {
-                            message: format!(
-                                "prohibited in a TDD loop: {} ({}); fix the code, not the tests",
-                                v.description, v.rule
-                            ),
-                        };
-                    }
-                }
-                (Some(verdict), Some(decision))
-            }
-            None => (None, None),
-        };
-        let input = canonical.map(ActionInput::Json).unwrap_or_else(|| action.input.clone());
-        let mut warnings = Vec::new();
-        let mut justification = None;
-        let decision_name = match decision {
-            None => "not_checked",
-            Some(Decision::Allow) => "allow",
-            Some(Decision::Warn(w)) => {
-                record.metrics.guard_warnings += 1;
-                warnings = w;
-                "warn"
-            }
-            Some(Decision::Bypassed {
-                rules,
-                justification: j,
-            }) => {
-                warnings.push(format!(
-                    "guard rule(s) {} bypassed by task policy: {j}",
-                    rules.join(", ")
-                ));
-                justification = Some(j);
-                "bypassed"
-            }
-            Some(Decision::Deny { message }) => {
-                record.metrics.guard_blocks += 1;
-                let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message);
-                if let Some(v) = &verdict {
-                    receipt.errors[0].context = serde_json::to_value(v).unwrap_or_default();
-                    if let Some(alt) = &v.alternative {
-                        receipt.next_actions.push(alt.clone());
-                    }
-                }
-                let passage = Passage {
-                    guard: verdict,
-                    decision: "deny",
-                    ..Default::default()
-                };
-                self.push_record(record, action, passage, receipt.clone())?;
-                return Ok((receipt, None));
-            }
-        };
-        // 3. Runtime limits, before.
-        let affected = tools::would_affect(&tctx, &action.tool, &input);
-        if let Err(v) = tracker.check_before(&affected) {
-            let receipt = limit_receipt(&v);
-            let passage = Passage {
-                guard: verdict,
-                decision: decision_name,
-                justification,
-                limit: Some(v.to_string()),
-                ..Default::default()
-            };
-            self.push_record(record, action, passage, receipt.clone())?;
-            return Ok((receipt, Some((limit_outcome(&v), v.to_string()))));
-        }
-        // 4. Run it (the sandbox confines it).
-        let mut receipt = tools::call(&tctx, &action.tool, &input);
-        receipt.warnings.extend(warnings);
-        // A dry run changed nothing: it counts toward no limit.
-        if !matches!(
-            receipt.status,
-            crate::tools::ReceiptStatus::Error | crate::tools::ReceiptStatus::DryRun
-        ) {
-            tracker.record(&affected);
-        }
-        // 5. Runtime limits, after; invariants.
-        let mut stop = None;
-        let mut limit = None;
-        if let Err(v) = tracker.check_after() {
-            receipt.warnings.push(format!("{v}; the task is stopped"));
-            limit = Some(v.to_string());
-            stop = Some((limit_outcome(&v), v.to_string()));
-        }
-        // The one invariant every task has: its workspace exists. An action that removed it
-        // breaks every later step and every validation, so the task stops here.
-        if !self.workspace.is_dir() {
-            receipt.status = crate::tools::ReceiptStatus::Error;
-            receipt.errors.insert(
-                0,
-                crate::tools::receipt::ToolError {
-                    code: ErrorCode::InvariantBroken,
-                    message: format!(
-                        "the workspace {} no longer exists after this action; the task is stopped",
-                        self.workspace.display()
-                    ),
-                    context: serde_json::Value::Null,
-                },
-            );
-        }
-        if let Some(e) = receipt.errors.iter().find(|e| e.code == ErrorCode::InvariantBroken) {
-            stop = Some((Outcome::Stopped, format!("INVARIANT_BROKEN: {}", e.message)));
-        }
-        let passage = Passage {
-            guard: verdict,
-            decision: decision_name,
-            justification,
-            limit,
-            ran: true,
-            harness: false,
-        };
-        self.push_record(record, action, passage, receipt.clone())?;
-        Ok((receipt, stop))
+/// How the agent process itself is confined, for every receipt (`Receipt::agent_isolation`).
+fn agent_isolation(source: &AgentSource, sandbox: &SandboxConfig) -> String {
+    match &source.spec {
+        AgentSpec::Process(_) => "unconfined".into(),
+        AgentSpec::Exec(_) => sandbox.isolation.to_string(),
+        AgentSpec::Oracle => "builtin".into(),
     }
+}
 
-    /// Logs one action with its receipt: appended and flushed to `receipts.jsonl` (and the
-    /// transcript) before the next action runs.
-    fn push_record(
-        &mut self,
-        record: &mut AttemptRecord,
-        action: &Action,
-        passage: Passage,
-        mut receipt: Receipt,
-    ) -> Result<(), String> {
-        receipt.agent_isolation = Some(self.agent_isolation());
-        // Tool metrics count tool calls only; agent-level receipts (malformed output, a crash,
-        // a hang) are logged but are not a tool's error.
-        let m = &mut record.metrics;
-        if !action.tool.is_empty() && !passage.harness {
-            let tally = m.by_tool.entry(action.tool.clone()).or_default();
-            tally.calls += 1;
-            if receipt.is_error() {
-                tally.errors += 1;
-                m.tool_errors += 1;
-            }
-        }
-        let rec = ActionRecord {
-            seq: record.actions.len() as u32 + 1,
-            action_id: action.id.clone(),
-            tool: action.tool.clone(),
-            input: input_json(&action.input),
-            guard: passage.guard,
-            decision: if passage.decision.is_empty() {
-                "not_checked"
-            } else {
-                passage.decision
-            }
-            .to_string(),
-            justification: passage.justification,
-            limit: passage.limit,
-            receipt,
-            timestamp: chrono::Utc::now().to_rfc3339(),
-            ran: passage.ran,
-            harness: passage.harness,
-        };
-        self.receipts
-            .append(&rec)
-            .map_err(|e| format!("cannot write receipts.jsonl: {e}"))?;
-        self.log_transcript(
-            "to_agent",
-            serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }),
-        )?;
-        // The files have it all; memory keeps a bounded copy.
-        record.actions.push(rec.retained());
-        Ok(())
+/// The action of a harness step's record (`medin.protect`, `medin.cleanup`, `medin.backoff` …).
+pub(crate) fn harness_action(tool: &str, input: serde_json::Value) -> Action {
+    Action {
+        id: String::new(),
+        tool: tool.into(),
+        input: ActionInput::Json(input),
     }
 }
 
@@ -924,7 +759,6 @@ fn judge(record: &AttemptRecord) -> Outcome {
 /// What an attempt's judged runs rely on (see [`crate::validate::judged`]).
 #[derive(Debug)]
 struct Judging {
-    shims: RunnerShims,
     protection: Protection,
     hidden: Option<HiddenChecks>,
 }
@@ -943,45 +777,6 @@ pub(crate) fn tampering_summary(t: &[crate::validate::judged::Tampering]) -> Str
     format!("the agent changed protected files: {}", seen.join(", "))
 }
 
-/// How an action fared on its way through policy, guard, limits and tool.
-#[derive(Debug, Default)]
-struct Passage {
-    guard: Option<crate::guard::Verdict>,
-    /// allow | warn | deny | bypassed | not_checked
-    decision: &'static str,
-    justification: Option<String>,
-    limit: Option<String>,
-    /// The tool was invoked.
-    ran: bool,
-    /// A step of the harness itself (named `medin.*`), not an agent's call.
-    harness: bool,
-}
-
-impl Passage {
-    fn not_checked() -> Self {
-        Passage {
-            decision: "not_checked",
-            ..Default::default()
-        }
-    }
-
-    fn harness() -> Self {
-        Passage {
-            decision: "not_checked",
-            harness: true,
-            ..Default::default()
-        }
-    }
-}
-
-/// A broken time limit is a timeout; any other limit stops the task.
-fn limit_outcome(v: &LimitViolation) -> Outcome {
-    match v {
-        LimitViolation::Time { .. } => Outcome::Timeout,
-        _ => Outcome::Stopped,
-    }
-}
-
 /// How a round ended.
 #[derive(Debug)]
 enum RoundEnd {
@@ -993,33 +788,18 @@ enum RoundEnd {
     Stopped(Outcome, String),
 }
 
-/// The task's clock and time limit.
-#[derive(Debug, Clone, Copy)]
-struct Clock {
-    started: Instant,
-    task_timeout: Duration,
+/// The task's time limit, its default applied.
+fn task_timeout(limits: &crate::spec::Limits) -> Duration {
+    limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT)
 }
 
-impl Clock {
-    fn start(limits: &crate::spec::Limits) -> Self {
-        Clock {
-            started: Instant::now(),
-            task_timeout: limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT),
-        }
-    }
-
-    /// Time left before the task's deadline.
-    fn remaining(&self) -> Duration {
-        self.task_timeout.saturating_sub(self.started.elapsed())
-    }
-
-    fn runtime_limits(&self, limits: &crate::spec::Limits) -> RuntimeLimits {
-        RuntimeLimits {
-            max_files: limits.max_files,
-            max_changes: limits.max_changes,
-            timeout: Some(self.task_timeout),
-            max_turns: Some(limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
-        }
+/// The runtime limits the pipeline checks around every action.
+fn runtime_limits(limits: &crate::spec::Limits, timeout: Duration) -> RuntimeLimits {
+    RuntimeLimits {
+        max_files: limits.max_files,
+        max_changes: limits.max_changes,
+        timeout: Some(timeout),
+        max_turns: Some(limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
     }
 }
 
@@ -1040,65 +820,6 @@ fn agent_action() -> Action {
         id: String::new(),
         tool: String::new(),
         input: ActionInput::Json(serde_json::Value::Null),
-    }
-}
-
-/// Reads a free-text reply as `{"result": "success|error|issue", "message": ..}`, raw or inside
-/// a fenced markdown block (```json ... ``` or ``` ... ```). Anything else is an `error` report
-/// that quotes the raw reply (the `Err` side, so the caller can log a PARSE_ERROR).
-pub fn parse_reply(text: &str) -> Result<crate::spec::FinalReport, crate::spec::FinalReport> {
-    use crate::spec::{FinalReport, FinalResult};
-    let fenced = fenced_block(text);
-    let candidate = fenced.unwrap_or(text).trim();
-    let parsed = serde_json::from_str::<serde_json::Value>(candidate).ok().and_then(|v| {
-        let result = match v.get("result")?.as_str()? {
-            "success" => FinalResult::Success,
-            "error" => FinalResult::Error,
-            "issue" => FinalResult::Issue,
-            _ => return None,
-        };
-        let message = match v.get("message") {
-            None | Some(serde_json::Value::Null) => String::new(),
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-        };
-        let code = v.get("code").and_then(|c| serde_json::from_value(c.clone()).ok());
-        Some(FinalReport { code, result, message })
-    });
-    parsed.ok_or_else(|| {
-        let quoted: String = text.chars().take(2000).collect();
-        FinalReport { code: None,
-            result: FinalResult::Error,
-            message: format!("could not parse the agent's reply as {{\"result\": \"success|error|issue\", \"message\": ..}} (raw or in a ```json fence); the reply was: {quoted}"),
-        }
-    })
-}
-
-/// The body of the first fenced code block in `text`, if any.
-fn fenced_block(text: &str) -> Option<&str> {
-    let start = text.find("```")?;
-    let after = &text[start + 3..];
-    let body_start = after.find('\n').map(|i| i + 1)?;
-    let body = &after[body_start..];
-    let end = body.find("```")?;
-    Some(&body[..end])
-}
-
-fn limit_receipt(v: &LimitViolation) -> Receipt {
-    let kind = match v {
-        LimitViolation::Files { .. } => "files",
-        LimitViolation::Changes { .. } => "changes",
-        LimitViolation::Time { .. } => "time",
-        LimitViolation::Turns { .. } => "turns",
-    };
-    Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"))
-        .with_context(serde_json::json!({ "limit": kind }))
-}
-
-fn input_json(input: &ActionInput) -> serde_json::Value {
-    match input {
-        ActionInput::Json(v) => v.clone(),
-        ActionInput::Raw(s) => serde_json::json!({ "raw": s }),
     }
 }
 

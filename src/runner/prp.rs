@@ -26,17 +26,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::record::{Artifact, Artifacts, AttemptRecord, GateResult, PrpRecord};
-use super::{Attempt, Clock, Passage, RoundEnd};
+use super::{Attempt, RoundEnd};
 use crate::agent::{self, Action, Agent, AgentFailure};
-use crate::guard::limits::LimitTracker;
-use crate::guard::policy::{self, Decision};
-use crate::guard::{self, GuardContext};
-use crate::sandbox;
-use crate::spec::{BackoffSpec, FinalResult, GateOutcome, Outcome, PrpSpec, RetrySpec};
+use crate::error::RunError;
+use crate::pipeline::Deadline as Clock;
+use crate::pipeline::{CommandOptions, CommandPassed, Origin};
+use crate::sandbox::{self, CommandOutcome};
+use crate::spec::{BackoffSpec, FinalResult, GateOutcome, GateSpec, Outcome, PrpSpec, RetrySpec};
 use crate::tools::{ActionInput, ErrorCode, EvidenceKind, Receipt};
+use crate::validate::judged::RunnerEvidence;
 use crate::validate::ValidationStatus;
 
 /// The execute prompt; `$PRP_FILE_PATH` is replaced by the PRP's workspace path.
@@ -112,12 +113,7 @@ impl Backoff {
 }
 
 /// Runs a PRP task end to end and fills `record` (outcome, PRP record, validations).
-pub(super) fn run(
-    att: &mut Attempt<'_>,
-    clock: &Clock,
-    tracker: &mut LimitTracker,
-    record: &mut AttemptRecord,
-) -> Result<(), String> {
+pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptRecord) -> Result<(), RunError> {
     let prp = att.task.prp.clone().ok_or_else(|| {
         "`kind: prp` needs a `prp:` block with `objective` and `gates`; see README (PRP tasks)".to_string()
     })?;
@@ -141,12 +137,12 @@ pub(super) fn run(
     let max_fix = prp.fix_attempts.unwrap_or(DEFAULT_FIX_ATTEMPTS);
     let prompt = EXECUTE_PROMPT.replace("$PRP_FILE_PATH", &prp_rel);
 
-    let brief = att.brief(clock.task_timeout, prompt.clone());
+    let brief = att.brief(clock.timeout, prompt.clone());
     att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+    let mut agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
     let mut stop: Option<(Outcome, String)> = None;
 
-    match round_with_retry(att, &mut agent, &prompt, None, clock, tracker, record, &mut rec, &retry)? {
+    match round_with_retry(att, &mut agent, &prompt, None, clock, &mut rec, &retry)? {
         RoundEnd::Reported(report) => {
             let result = report.result;
             rec.replies.push(report.clone());
@@ -163,7 +159,6 @@ pub(super) fn run(
                     att,
                     &prp,
                     clock,
-                    tracker,
                     record,
                     &mut rec,
                     &mut agent,
@@ -178,7 +173,7 @@ pub(super) fn run(
     }
     agent.finish();
 
-    rec.artifacts = artifacts(&before, &snapshot(&att.ws), &record.actions);
+    rec.artifacts = artifacts(&before, &snapshot(&att.ws), &att.pipe.actions_since(0));
     record.validations = att.validate(record)?;
     let outcome = match stop {
         Some((o, reason)) => {
@@ -203,18 +198,15 @@ fn gate_loop(
     att: &mut Attempt<'_>,
     prp: &PrpSpec,
     clock: &Clock,
-    tracker: &mut LimitTracker,
     record: &mut AttemptRecord,
     rec: &mut PrpRecord,
     agent: &mut Box<dyn Agent>,
     retry: &RetryPolicy,
     fix_backoff: Backoff,
     max_fix: u32,
-) -> Result<Option<(Outcome, String)>, String> {
+) -> Result<Option<(Outcome, String)>, RunError> {
     loop {
-        let run = att.judged(record, "the gates", super::Hidden::Out, |att, record| {
-            run_gates(att, prp, clock, record)
-        })??;
+        let run = att.judged(record, "the gates", super::Hidden::Out, |att, _| run_gates(att, prp))??;
         let passed = run.iter().all(|g| g.success);
         rec.runs.push(run);
         // The tests were put back before the gates ran; a coder that changed them has failed.
@@ -240,16 +232,12 @@ fn gate_loop(
         if !sleep_within(
             att,
             clock,
-            record,
             rec,
             "medin.backoff",
             delay,
             serde_json::json!({ "fix_attempt": n }),
         )? {
-            let reason = format!(
-                "task timeout of {} reached",
-                humantime::format_duration(clock.task_timeout)
-            );
+            let reason = format!("task timeout of {} reached", humantime::format_duration(clock.timeout));
             return Ok(Some((Outcome::Timeout, reason)));
         }
         let failed: Vec<&GateResult> = rec
@@ -274,17 +262,7 @@ fn gate_loop(
             serde_json::json!({ "type": "feedback", "feedback": feedback }),
         )?;
         agent.feedback(&feedback);
-        match round_with_retry(
-            att,
-            agent,
-            &fix_prompt,
-            Some(&feedback),
-            clock,
-            tracker,
-            record,
-            rec,
-            retry,
-        )? {
+        match round_with_retry(att, agent, &fix_prompt, Some(&feedback), clock, rec, retry)? {
             RoundEnd::Reported(report) => {
                 let result = report.result;
                 rec.replies.push(report.clone());
@@ -347,14 +325,12 @@ fn round_with_retry(
     prompt: &str,
     feedback: Option<&serde_json::Value>,
     clock: &Clock,
-    tracker: &mut LimitTracker,
-    record: &mut AttemptRecord,
     rec: &mut PrpRecord,
     retry: &RetryPolicy,
-) -> Result<RoundEnd, String> {
+) -> Result<RoundEnd, RunError> {
     let mut attempt = 1;
     loop {
-        let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        let end = att.run_round(agent.as_mut(), clock)?;
         let why = match &end {
             RoundEnd::AgentFailed(failure) if is_transient(failure) => failure.to_string(),
             RoundEnd::Reported(r) if r.result == FinalResult::Error && r.code.is_some_and(is_transient_code) => {
@@ -367,7 +343,7 @@ fn round_with_retry(
         }
         let delay = retry.backoff.delay(attempt, fastrand::f64());
         let context = serde_json::json!({ "attempt": attempt + 1, "of": retry.attempts, "after": why });
-        if !sleep_within(att, clock, record, rec, "medin.retry", delay, context)? {
+        if !sleep_within(att, clock, rec, "medin.retry", delay, context)? {
             return Ok(end);
         }
         rec.retries += 1;
@@ -375,12 +351,12 @@ fn round_with_retry(
         if matches!(end, RoundEnd::AgentFailed(_)) {
             // The agent is gone: start a new one on the round's prompt.
             agent.finish();
-            let brief = att.brief(clock.task_timeout, prompt.to_string());
+            let brief = att.brief(clock.timeout, prompt.to_string());
             att.log_transcript(
                 "to_agent",
                 serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
             )?;
-            *agent = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+            *agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
             if let Some(f) = feedback {
                 agent.feedback(f);
             }
@@ -398,13 +374,12 @@ fn round_with_retry(
 fn sleep_within(
     att: &mut Attempt<'_>,
     clock: &Clock,
-    record: &mut AttemptRecord,
     rec: &mut PrpRecord,
     what: &str,
     delay: Duration,
     context: serde_json::Value,
-) -> Result<bool, String> {
-    let left = clock.task_timeout.saturating_sub(clock.started.elapsed());
+) -> Result<bool, RunError> {
+    let left = clock.timeout.saturating_sub(clock.started.elapsed());
     let fits = delay < left;
     let slept = delay.min(left);
     std::thread::sleep(slept);
@@ -420,17 +395,12 @@ fn sleep_within(
         tool: what.to_string(),
         input: ActionInput::Json(serde_json::Value::Null),
     };
-    att.push_record(record, &action, Passage::harness(), receipt)?;
+    att.pipe.note(&action, receipt)?;
     Ok(fits)
 }
 
 /// Runs the gates sorted by level, stopping at the first failure.
-fn run_gates(
-    att: &mut Attempt<'_>,
-    prp: &PrpSpec,
-    clock: &Clock,
-    record: &mut AttemptRecord,
-) -> Result<Vec<GateResult>, String> {
+fn run_gates(att: &mut Attempt<'_>, prp: &PrpSpec) -> Result<Vec<GateResult>, RunError> {
     let mut gates: Vec<_> = prp.gates.iter().collect();
     gates.sort_by_key(|g| g.level);
     let timeout = prp.gate_timeout.map(|d| d.0).unwrap_or(DEFAULT_GATE_TIMEOUT);
@@ -463,145 +433,47 @@ fn run_gates(
                         "level {level} gate skipped ({})",
                         if gate.manual { "manual" } else { "no command" }
                     ));
-                att.push_record(record, &action, Passage::harness(), receipt)?;
+                att.pipe.note(&action, receipt)?;
                 results.push(result);
                 continue;
             }
         };
-        // The gate's command takes the same path as any command: guard, then sandbox.
-        let verdict = guard::check_command(
-            &command,
-            &GuardContext {
-                workspace: &att.workspace,
-            },
-        );
-        let (decision, justification) = match policy::decide_with(&verdict, &att.task.policy, policy::Ask::from_env()) {
-            Decision::Allow => ("allow", None),
-            Decision::Warn(_) => {
-                record.metrics.guard_warnings += 1;
-                ("warn", None)
-            }
-            Decision::Bypassed { justification, .. } => ("bypassed", Some(justification)),
-            Decision::Deny { message } => ("deny", Some(message)),
+        // The gate's command takes the same path as any command: the pipeline (guard,
+        // decision, sandbox under the deadline, receipt), judged through the runner shims.
+        let options = CommandOptions {
+            timeout: Some(timeout),
+            judged: true,
         };
-        if decision == "deny" {
-            let message = justification.unwrap_or_default();
-            let result = GateResult {
-                level,
-                description: gate.description.clone(),
-                command: Some(command.clone()),
-                outcome: GateOutcome::Blocked,
-                success: false,
-                skipped: false,
-                exit_code: None,
-                stdout: String::new(),
-                stderr: message.clone(),
-                duration_ms: 0,
-            };
-            let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message);
-            receipt.data = serde_json::to_value(&result).unwrap_or_default();
-            record.metrics.guard_blocks += 1;
-            let passage = Passage {
-                guard: Some(verdict),
-                decision: "deny",
-                harness: true,
-                ..Default::default()
-            };
-            att.push_record(record, &action, passage, receipt)?;
-            results.push(result);
-            break;
-        }
-        let mut cfg = att.sandbox.clone();
-        // A gate never runs past the task's own deadline either.
-        cfg.timeout = timeout.min(clock.remaining().max(Duration::from_millis(1)));
-        let started = Instant::now();
-        let result = match att.judging.shims.run(&cfg, &command) {
-            Ok(judged) => {
-                let out = judged.outcome;
-                // A test runner's own report decides over its exit code: one that never
-                // finished (the code under test exited it) or reported a failure is no pass.
-                let runner_failed = judged.evidence.recognised() && judged.evidence.contradicts_a_pass();
-                let runner = runner_failed.then(|| judged.evidence.to_report(None));
-                let outcome = if out.timed_out {
-                    GateOutcome::Timeout
-                } else if out.success() && !runner_failed {
-                    GateOutcome::Passed
-                } else {
-                    GateOutcome::Failed
-                };
-                let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
-                if let Some(r) = runner {
-                    let first = r
-                        .failures
-                        .first()
-                        .map(|f| format!("{}: {}", f.name, tail(&f.message, 500)))
-                        .unwrap_or_default();
-                    stderr = format!(
-                        "medin: the {} runner reported {:?} ({} passed, {} failed): {first}\n{stderr}",
-                        r.framework, r.status, r.passed, r.failed
-                    );
-                }
-                GateResult {
+        let mut result = None;
+        let passed = att
+            .pipe
+            .command_with(Origin::Gate, &action, &command, options, |out, evidence| {
+                let r = gate_result(gate, &command, out, evidence);
+                let receipt = gate_receipt(&r, &command, timeout);
+                result = Some(r);
+                receipt
+            })?;
+        let result = match (passed, result) {
+            (CommandPassed::Denied { message }, _) => {
+                results.push(GateResult {
                     level,
                     description: gate.description.clone(),
                     command: Some(command.clone()),
-                    outcome,
-                    success: outcome == GateOutcome::Passed,
+                    outcome: GateOutcome::Blocked,
+                    success: false,
                     skipped: false,
-                    exit_code: match out.exit {
-                        sandbox::ExitKind::Code(c) => Some(c),
-                        sandbox::ExitKind::Signal(_) => None,
-                    },
-                    stdout: tail(&out.stdout.text, TAIL_CHARS),
-                    stderr,
-                    duration_ms: out.duration_ms,
-                }
+                    exit_code: None,
+                    stdout: String::new(),
+                    stderr: message,
+                    duration_ms: 0,
+                });
+                break;
             }
-            Err(e) => GateResult {
-                level,
-                description: gate.description.clone(),
-                command: Some(command.clone()),
-                outcome: GateOutcome::Failed,
-                success: false,
-                skipped: false,
-                exit_code: None,
-                stdout: String::new(),
-                stderr: format!("the gate could not run: {e}"),
-                duration_ms: started.elapsed().as_millis() as u64,
-            },
-        };
-        let data = serde_json::to_value(&result).unwrap_or_default();
-        let receipt = match result.outcome {
-            GateOutcome::Passed => Receipt::success(data),
-            GateOutcome::Timeout => {
-                let mut r = Receipt::error(
-                    ErrorCode::Timeout,
-                    format!(
-                        "level {level} gate `{command}` ran past its {} timeout",
-                        humantime::format_duration(timeout)
-                    ),
-                );
-                r.data = data;
-                r
-            }
-            _ => {
-                let mut r = Receipt::error(
-                    ErrorCode::VerificationFailed,
-                    format!("level {level} gate `{command}` failed (exit {:?})", result.exit_code),
-                );
-                r.data = data;
-                r
+            (CommandPassed::Ran { .. }, Some(r)) => r,
+            (CommandPassed::Ran { outcome, evidence }, None) => {
+                gate_result(gate, &command, &outcome, evidence.as_ref())
             }
         };
-        let passage = Passage {
-            guard: Some(verdict),
-            decision,
-            justification,
-            ran: true,
-            harness: true,
-            limit: None,
-        };
-        att.push_record(record, &action, passage, receipt)?;
         let stop = !result.success;
         results.push(result);
         if stop {
@@ -609,6 +481,69 @@ fn run_gates(
         }
     }
     Ok(results)
+}
+
+/// What a gate's command that ran says: a test runner's own report decides over its exit
+/// code (one that never finished, or reported a failure, is no pass).
+fn gate_result(gate: &GateSpec, command: &str, out: &CommandOutcome, evidence: Option<&RunnerEvidence>) -> GateResult {
+    let runner_failed = evidence.is_some_and(|e| e.recognised() && e.contradicts_a_pass());
+    let runner = evidence.filter(|_| runner_failed).map(|e| e.to_report(None));
+    let outcome = if out.timed_out {
+        GateOutcome::Timeout
+    } else if out.success() && !runner_failed {
+        GateOutcome::Passed
+    } else {
+        GateOutcome::Failed
+    };
+    let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
+    if let Some(r) = runner {
+        let first = r
+            .failures
+            .first()
+            .map(|f| format!("{}: {}", f.name, tail(&f.message, 500)))
+            .unwrap_or_default();
+        stderr = format!(
+            "medin: the {} runner reported {:?} ({} passed, {} failed): {first}\n{stderr}",
+            r.framework, r.status, r.passed, r.failed
+        );
+    }
+    GateResult {
+        level: gate.level.0,
+        description: gate.description.clone(),
+        command: Some(command.to_string()),
+        outcome,
+        success: outcome == GateOutcome::Passed,
+        skipped: false,
+        exit_code: match out.exit {
+            sandbox::ExitKind::Code(c) => Some(c),
+            sandbox::ExitKind::Signal(_) => None,
+        },
+        stdout: tail(&out.stdout.text, TAIL_CHARS),
+        stderr,
+        duration_ms: out.duration_ms,
+    }
+}
+
+/// A gate's receipt: success, TIMEOUT, or VERIFICATION_FAILED, with the gate result as data.
+fn gate_receipt(result: &GateResult, command: &str, timeout: Duration) -> Receipt {
+    let level = result.level;
+    let data = serde_json::to_value(result).unwrap_or_default();
+    let mut receipt = match result.outcome {
+        GateOutcome::Passed => return Receipt::success(data),
+        GateOutcome::Timeout => Receipt::error(
+            ErrorCode::Timeout,
+            format!(
+                "level {level} gate `{command}` ran past its {} timeout",
+                humantime::format_duration(timeout)
+            ),
+        ),
+        _ => Receipt::error(
+            ErrorCode::VerificationFailed,
+            format!("level {level} gate `{command}` failed (exit {:?})", result.exit_code),
+        ),
+    };
+    receipt.data = data;
+    receipt
 }
 
 /// The outcome of a PRP run that was not stopped: success needs the gates to pass and at least

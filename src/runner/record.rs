@@ -23,6 +23,9 @@ pub struct ActionRecord {
     pub tool: String,
     /// The input as JSON, or `{"raw": text}` when it was not JSON.
     pub input: serde_json::Value,
+    /// Who asked for it: agent | setup | test | build | gate | validator | harness.
+    #[serde(default)]
+    pub origin: crate::guard::policy::Origin,
     /// The guard's verdict, when the action reached the guard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<Verdict>,
@@ -39,15 +42,12 @@ pub struct ActionRecord {
     /// The tool was invoked (not refused by policy, guard or a limit), whatever its result.
     #[serde(default)]
     pub ran: bool,
-    /// A step of the harness itself (PRP gate, backoff delay, retry), not an agent's call.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub harness: bool,
 }
 
 impl ActionRecord {
     /// An agent's tool call (not the harness's own step, not a receipt about the agent).
     pub fn is_agent_call(&self) -> bool {
-        !self.harness && !self.tool.is_empty()
+        self.origin == crate::guard::policy::Origin::Agent && !self.tool.is_empty()
     }
 
     /// The record as an attempt keeps it in memory, once `receipts.jsonl` has the whole of it:
@@ -331,7 +331,7 @@ mod tests {
             receipt,
             timestamp: String::new(),
             ran: true,
-            harness: false,
+            origin: crate::guard::policy::Origin::Agent,
         }
         .retained();
         let size = serde_json::to_string(&rec).unwrap().len();

@@ -28,11 +28,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::record::AttemptRecord;
-use super::{Attempt, Clock, RoundEnd};
+use super::{Attempt, RoundEnd};
 use crate::agent::{self, Agent};
-use crate::guard::limits::LimitTracker;
+use crate::error::RunError;
 use crate::guard::Category;
-use crate::sandbox::{self, Beneath, ExitKind};
+use crate::pipeline::Deadline as Clock;
+use crate::pipeline::{CommandOptions, CommandPassed, Origin};
+use crate::sandbox::{Beneath, ExitKind};
 use crate::spec::{Outcome, TddSpec};
 use crate::testparse::{self, Framework, Status, TestReport};
 use crate::validate::judged::{Baseline, NOT_SOURCE_DIRS};
@@ -110,12 +112,7 @@ struct HistoryEntry {
 }
 
 /// Runs a TDD task and fills `record`.
-pub(super) fn run(
-    att: &mut Attempt<'_>,
-    clock: &Clock,
-    tracker: &mut LimitTracker,
-    record: &mut AttemptRecord,
-) -> Result<TddRecord, String> {
+pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptRecord) -> Result<TddRecord, RunError> {
     let spec = att.task.tdd.clone().ok_or_else(|| {
         "`kind: tdd` needs a `tdd:` block with at least `test: <the project's test command>`; see README (TDD tasks)"
             .to_string()
@@ -139,9 +136,8 @@ pub(super) fn run(
     let (mut report, raw, baseline) =
         match att.judged(record, "the baseline test run", super::Hidden::Out, |att, _| {
             run_tests(att, &spec, framework, None)
-        })? {
+        })?? {
             TestRun::Report(r, raw, base) => (r, raw, base.filter(|b| !b.is_empty())),
-            TestRun::Infrastructure(why) => return Ok(stop(&state, &mut rec, StopReason::Infrastructure, why, record)),
         };
     state.write_results(&spec.test, &report, &raw, 0)?;
     state.log_iteration(
@@ -165,9 +161,9 @@ pub(super) fn run(
     }
 
     let mut history = state.read_history()?;
-    let brief = att.brief(clock.task_timeout, round_prompt(&att.task.prompt, &spec.test, &report));
+    let brief = att.brief(clock.timeout, round_prompt(&att.task.prompt, &spec.test, &report));
     att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, &att.sandbox);
+    let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
     let outcome = loop {
         if rec.iterations >= max_iterations {
             break (
@@ -196,8 +192,8 @@ pub(super) fn run(
         }
         let before = source_snapshot(&att.ws);
         let entries_before = super::snapshot::entries(&att.ws, not_source);
-        let actions_before = record.actions.len();
-        let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        let actions_before = att.pipe.action_count();
+        let end = att.run_round(agent.as_mut(), clock)?;
         match end {
             RoundEnd::Reported(r) => record.final_report = Some(r),
             RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),
@@ -211,7 +207,7 @@ pub(super) fn run(
                 return Ok(out);
             }
         }
-        if let Some(what) = prohibited(&record.actions[actions_before..]) {
+        if let Some(what) = prohibited(&att.pipe.actions_since(actions_before)) {
             break (StopReason::ProhibitedAction, what);
         }
         let after = source_snapshot(&att.ws);
@@ -234,21 +230,27 @@ pub(super) fn run(
         let tampered_before = record.tampering.len();
         let judged = att.judged(record, "the test run", super::Hidden::Out, |att, _| {
             let build_failure = match &spec.build {
-                Some(build) => match sandbox::run_shell(&att.sandbox, build, None) {
-                    Ok(out) if out.success() => None,
-                    Ok(out) => Some(format!(
-                        "build `{build}` failed ({:?}): {}",
-                        out.exit,
-                        tail(&out.stderr.text, 2000)
-                    )),
-                    Err(e) => return Err(format!("build `{build}` could not run: {e}")),
-                },
+                Some(build) => {
+                    let options = CommandOptions {
+                        timeout: None,
+                        judged: false,
+                    };
+                    match att.pipe.command(Origin::Build, "medin.build", build, options)? {
+                        CommandPassed::Ran { outcome, .. } if outcome.success() => None,
+                        CommandPassed::Ran { outcome, .. } => Some(format!(
+                            "build `{build}` failed ({:?}): {}",
+                            outcome.exit,
+                            tail(&outcome.stderr.text, 2000)
+                        )),
+                        CommandPassed::Denied { message } => Some(format!("build `{build}` was denied: {message}")),
+                    }
+                }
                 None => None,
             };
-            Ok(match build_failure {
-                Some(message) => TestRun::Report(build_error_report(message.clone()), message, None),
+            match build_failure {
+                Some(message) => Ok(TestRun::Report(build_error_report(message.clone()), message, None)),
                 None => run_tests(att, &spec, framework, baseline.as_ref()),
-            })
+            }
         })??;
         if record.tampering.len() > tampered_before {
             break (
@@ -262,7 +264,6 @@ pub(super) fn run(
         let raw;
         (report, raw) = match judged {
             TestRun::Report(r, raw, _) => (r, raw),
-            TestRun::Infrastructure(why) => break (StopReason::Infrastructure, why),
         };
         state.write_results(&spec.test, &report, &raw, n)?;
         if spec.coverage {
@@ -352,43 +353,76 @@ enum TestRun {
     /// The report, the raw output, and what later runs must report again when the runner
     /// reported its tests itself (see [`crate::validate::judged`]).
     Report(TestReport, String, Option<Baseline>),
-    /// The tests could not run at all: not the code's fault, not a signature.
-    Infrastructure(String),
 }
 
-/// Runs the test command as a judged run. When the runner reported its tests itself, the
-/// report comes from that (and must hold every `baseline` id); otherwise from its output.
-fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>, baseline: Option<&Baseline>) -> TestRun {
-    let judged = match att.judging.shims.run(&att.sandbox, &spec.test) {
-        Ok(j) => j,
-        Err(e) => return TestRun::Infrastructure(format!("the test command could not start: {e}")),
+/// Runs the test command as a judged run through the pipeline. When the runner reported its
+/// tests itself, the report comes from that (and must hold every `baseline` id); otherwise from
+/// its output. Tests that could not run at all (no runner, a runner that hung or was killed)
+/// are a harness failure, never a signature or a fix round.
+fn run_tests(
+    att: &Attempt<'_>,
+    spec: &TddSpec,
+    framework: Option<Framework>,
+    baseline: Option<&Baseline>,
+) -> Result<TestRun, RunError> {
+    let options = CommandOptions {
+        timeout: None,
+        judged: true,
+    };
+    let (outcome, evidence) = match att.pipe.command(Origin::Test, "medin.test", &spec.test, options)? {
+        CommandPassed::Ran { outcome, evidence } => (outcome, evidence.unwrap_or_default()),
+        CommandPassed::Denied { message } => {
+            return Err(RunError::Setup {
+                command: spec.test.clone(),
+                detail: format!("(the TDD test command) was denied: {message}"),
+            })
+        }
+    };
+    let judged = JudgedOutput {
+        outcome: *outcome,
+        evidence,
     };
     let out = &judged.outcome;
     if out.timed_out {
-        return TestRun::Infrastructure(format!(
-            "the test command `{}` ran past its {:?} timeout",
-            spec.test, att.sandbox.timeout
+        return Err(RunError::harness(
+            format!("the test command `{}`", spec.test),
+            format!(
+                "ran past its {} timeout; raise limits.command_timeout or make the tests faster",
+                humantime::format_duration(att.pipe.sandbox().timeout)
+            ),
         ));
     }
     let code = match out.exit {
         ExitKind::Code(c) => c,
         ExitKind::Signal(s) => {
-            return TestRun::Infrastructure(format!(
-                "the test runner was killed by signal {s} (out of memory or a limit?)"
+            return Err(RunError::harness(
+                format!("the test runner of `{}`", spec.test),
+                format!("was killed by signal {s} (out of memory or a limit?)"),
             ));
         }
     };
+    let output = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    if let Some(missing) = testparse::missing_runner(&output, code) {
+        return Err(RunError::RunnerMissing {
+            fix: missing.fix(),
+            runner: missing.runner,
+            toolchain: missing.toolchain,
+            command: spec.test.clone(),
+        });
+    }
     if code == 127 || code == 126 {
-        return TestRun::Infrastructure(format!(
-            "the test command `{}` was not found or not executable (exit {code}): {}",
-            spec.test,
-            tail(&out.stderr.text, 500)
+        return Err(RunError::harness(
+            format!("the test command `{}`", spec.test),
+            format!(
+                "was not found or not executable (exit {code}): {}; install it or fix tdd.test",
+                tail(&out.stderr.text, 500)
+            ),
         ));
     }
-    let text = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    let text = output;
     if judged.evidence.recognised() {
         let base = judged.evidence.baseline();
-        return TestRun::Report(judged.evidence.to_report(baseline), text, Some(base));
+        return Ok(TestRun::Report(judged.evidence.to_report(baseline), text, Some(base)));
     }
     if baseline.is_some() {
         // The runner reported its tests itself in the baseline run; a run that leaves no
@@ -405,9 +439,19 @@ fn run_tests(att: &Attempt<'_>, spec: &TddSpec, framework: Option<Framework>, ba
                 stack: None,
             },
         );
-        return TestRun::Report(r, text, None);
+        return Ok(TestRun::Report(r, text, None));
     }
-    TestRun::Report(testparse::parse(&text, Some(code), framework), text, None)
+    Ok(TestRun::Report(
+        testparse::parse(&text, Some(code), framework),
+        text,
+        None,
+    ))
+}
+
+/// A judged command's outcome and what its runners reported.
+struct JudgedOutput {
+    outcome: crate::sandbox::CommandOutcome,
+    evidence: crate::validate::judged::RunnerEvidence,
 }
 
 fn build_error_report(message: String) -> TestReport {

@@ -39,6 +39,7 @@ pub mod gotest;
 pub mod jest;
 pub mod junit;
 pub mod libtest;
+mod missing;
 pub mod nextest;
 pub mod node;
 pub mod pytest;
@@ -46,6 +47,8 @@ pub mod signature;
 pub mod tap;
 pub mod unittest;
 mod xml;
+
+pub use missing::{missing_runner, MissingRunner};
 
 use std::fmt;
 use std::str::FromStr;

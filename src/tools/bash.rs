@@ -19,12 +19,17 @@ use super::{ErrorCode, Evidence, EvidenceKind, Receipt, ToolContext};
 use crate::sandbox::{self, CommandOutcome, ExitKind, SandboxConfig, SandboxError};
 
 /// The sandbox configuration for a tool call: the context's, rooted at the tool workspace,
-/// with an optional timeout override.
+/// with the call's own `timeout_ms` when it gives one — never past the task's deadline
+/// ([`ToolContext::deadline`]): an agent may shorten its command's time, not outlive the task.
 pub(crate) fn sandbox_config(ctx: &ToolContext, timeout_ms: Option<u64>) -> SandboxConfig {
     let mut cfg = ctx.sandbox.clone();
     cfg.workspace = ctx.workspace.clone();
     if let Some(ms) = timeout_ms {
         cfg.timeout = Duration::from_millis(ms);
+    }
+    if let Some(deadline) = ctx.deadline {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        cfg.timeout = cfg.timeout.min(left.max(Duration::from_millis(1)));
     }
     cfg
 }

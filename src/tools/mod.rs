@@ -12,8 +12,8 @@
 //! base64-encoded (offset/limit do not apply; a warning says so). Text answers have
 //! `encoding: "utf-8"`.
 //!
-//! Tools never bypass the guard: the runner calls [`call`] only after the guard allowed it.
-//! Commands run through the sandbox.
+//! Tools never bypass the guard: [`call`] takes only a [`Cleared`] action, which only the
+//! pipeline ([`crate::pipeline`]) makes. Commands run through the sandbox.
 
 // Internal helpers return the finished error receipt as `Err`; it is built once per call, so
 // its size does not matter and boxing it would only add noise.
@@ -29,6 +29,7 @@ mod verify;
 
 use std::path::PathBuf;
 
+use crate::pipeline::Cleared;
 use crate::sandbox::SandboxConfig;
 pub use receipt::{ErrorCode, Evidence, EvidenceKind, Receipt, ReceiptStatus, WouldAffect};
 
@@ -48,6 +49,8 @@ pub struct ToolContext {
     pub sandbox: SandboxConfig,
     /// Report `would_affect` and change nothing.
     pub dry_run: bool,
+    /// The task's deadline: no command runs past it, whatever `timeout_ms` a call asks for.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What the registry knows about one tool.
@@ -164,8 +167,12 @@ pub fn is_known(name: &str) -> bool {
     registry().iter().any(|t| t.name == name)
 }
 
-/// Runs one tool call and returns its receipt. Never panics on any input.
-pub fn call(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
+/// Runs one cleared tool call and returns its receipt. Never panics on any input.
+///
+/// Only the pipeline makes a [`Cleared`] action (tool policy, guard, decision and limits
+/// passed), so no caller can reach a tool around the guard.
+pub fn call(ctx: &ToolContext, action: &Cleared<'_>) -> Receipt {
+    let (tool, input) = (action.tool(), action.input());
     let run = std::panic::AssertUnwindSafe(|| call_inner(ctx, tool, input));
     match std::panic::catch_unwind(run) {
         Ok(r) => r,
@@ -174,6 +181,19 @@ pub fn call(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
             format!("tool `{tool}` failed with an internal error (a medin bug); the workspace may be partly changed, check it with list_dir"),
         ),
     }
+}
+
+/// The answer to a call of a tool that does not exist: TOOL_NOT_FOUND with the nearest name.
+pub fn unknown_tool_receipt(tool: &str) -> Receipt {
+    let reg = registry();
+    let names: Vec<&str> = reg.iter().map(|t| t.name).collect();
+    let nearest = args::nearest(tool, &names);
+    let hint = nearest.map(|n| format!(" did you mean `{n}`?")).unwrap_or_default();
+    Receipt::error(
+        ErrorCode::ToolNotFound,
+        format!("no tool named `{tool}`;{hint} available tools: {}", names.join(", ")),
+    )
+    .with_context(serde_json::json!({ "tool": tool, "nearest": nearest, "available": names }))
 }
 
 /// What a call would touch (its dry-run targets), without running it. Used by the runtime-limit
@@ -204,14 +224,7 @@ pub fn canonical_input(tool: &str, input: &ActionInput) -> Option<serde_json::Va
 fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
     let reg = registry();
     let Some(info) = reg.iter().find(|t| t.name == tool) else {
-        let names: Vec<&str> = reg.iter().map(|t| t.name).collect();
-        let nearest = args::nearest(tool, &names);
-        let hint = nearest.map(|n| format!(" did you mean `{n}`?")).unwrap_or_default();
-        return Receipt::error(
-            ErrorCode::ToolNotFound,
-            format!("no tool named `{tool}`;{hint} available tools: {}", names.join(", ")),
-        )
-        .with_context(serde_json::json!({ "tool": tool, "nearest": nearest, "available": names }));
+        return unknown_tool_receipt(tool);
     };
     let a = match args::parse(info, input) {
         Ok(a) => a,
@@ -322,4 +335,13 @@ fn lexical_plan(tool: &str, a: &args::Args) -> Vec<WouldAffect> {
         },
         _ => Vec::new(),
     }
+}
+
+// The tools' own defences (confinement, input checks, dry runs), tested below the guard: the
+// calls are cleared for the test, as only the pipeline clears them otherwise.
+#[cfg(test)]
+mod tests {
+    mod bash;
+    mod files;
+    mod input;
 }

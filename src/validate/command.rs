@@ -10,22 +10,18 @@
 use std::time::Duration;
 
 use super::{compile_pattern, first_chars, human, Observation};
-use crate::sandbox::{self, ExitKind, SandboxConfig};
+use crate::pipeline::{CommandOptions, CommandPassed, Origin, Pipeline};
+use crate::sandbox::ExitKind;
 use crate::spec::CommandCheck;
 
 /// Confidence of a command's verdict: the command judges, medin only reads its answer.
 const CONFIDENCE: u8 = 95;
 
-/// Runs `check` through the sandbox with `timeout` as its wall-clock limit; with `shims`, as a
-/// judged run (see [`super::judged`]): a test runner that started and never finished its
+/// Runs `check` through the pipeline (guard, decision, sandbox, receipt) with `timeout` as its
+/// wall-clock limit, as a judged run when the pipeline has runner shims (see [`super::judged`]): a test runner that started and never finished its
 /// report fails the check whatever the exit code, and one that reported a failing test fails a
 /// check that expects exit 0.
-pub(crate) fn run(
-    base: &SandboxConfig,
-    shims: Option<&super::judged::RunnerShims>,
-    check: &CommandCheck,
-    timeout: Duration,
-) -> Observation {
+pub(crate) fn run(pipeline: &Pipeline, check: &CommandCheck, timeout: Duration) -> Observation {
     let stdout_re = match check.stdout.as_deref().map(compile_pattern).transpose() {
         Ok(re) => re,
         Err(e) => {
@@ -39,16 +35,18 @@ pub(crate) fn run(
             );
         }
     };
-    let mut cfg = base.clone();
-    cfg.timeout = timeout;
-    let ran = match shims {
-        Some(shims) => shims.run(&cfg, &check.run).map(|j| (j.outcome, Some(j.evidence))),
-        None => sandbox::run_shell(&cfg, &check.run, None)
-            .map(|o| (o, None))
-            .map_err(super::judged::JudgedError::from),
+    let options = CommandOptions {
+        timeout: Some(timeout),
+        judged: true,
     };
-    let (outcome, evidence) = match ran {
-        Ok(o) => o,
+    let (outcome, evidence) = match pipeline.command(Origin::Validator, "medin.validate", &check.run, options) {
+        Ok(CommandPassed::Ran { outcome, evidence }) => (*outcome, evidence),
+        Ok(CommandPassed::Denied { message }) => {
+            return Observation::pending(
+                format!("`{}` did not run", check.run),
+                format!("the guard denied the command: {message}; add a justified bypass to the task's policy if it is intended"),
+            )
+        }
         Err(e) => {
             return Observation::pending(
                 format!("`{}` did not run", check.run),

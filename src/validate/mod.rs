@@ -4,7 +4,7 @@
 //! nothing is complete without a validation that ran and passed.
 //!
 //! This module owns the checks and their evidence; it never decides policy (the guard does) and
-//! never spawns a process itself (commands go through [`crate::sandbox::run_shell`]).
+//! never spawns a process itself (commands go through the pipeline, [`crate::pipeline`]).
 //!
 //! Each validator lives in its own file: [`mod@file`] (`file_exists`, `file_contains`), [`command`]
 //! (a shell command through the sandbox), [`net`] (`port_listening`, `http`). [`ValidationCache`]
@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::SandboxConfig;
 use crate::spec::ValidatorSpec;
 
 /// Whether a validation ran and held.
@@ -68,27 +67,26 @@ pub struct ValidationResult {
     pub actual: Option<String>,
 }
 
-/// Where validators look.
+/// Where validators look, and the pipeline their commands pass through.
 #[derive(Debug, Clone)]
 pub struct ValidateContext {
     pub workspace: PathBuf,
-    /// Commands run through this sandbox configuration.
-    pub sandbox: SandboxConfig,
     /// Per-validator timeout when the spec gives none (5 s).
     pub default_timeout: Duration,
-    /// Runner shims for judged `command` validators (see [`judged`]); `None` runs them plainly.
-    pub shims: Option<judged::RunnerShims>,
+    /// `command` validators are actions like any other: guard, decision, sandbox (judged
+    /// through the runner shims when the pipeline has them), receipt.
+    pub pipeline: std::sync::Arc<crate::pipeline::Pipeline>,
 }
 
 impl ValidateContext {
-    /// A context for `workspace` with a default sandbox there and the 5 s default timeout.
+    /// A context for `workspace` on its own: a standalone pipeline there
+    /// ([`crate::pipeline::Pipeline::standalone`]) and the 5 s default timeout.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         let workspace = workspace.into();
         ValidateContext {
-            sandbox: SandboxConfig::new(workspace.clone()),
+            pipeline: std::sync::Arc::new(crate::pipeline::Pipeline::standalone(&workspace)),
             workspace,
             default_timeout: DEFAULT_TIMEOUT,
-            shims: None,
         }
     }
 }
@@ -222,7 +220,7 @@ pub fn run_one(spec: &ValidatorSpec, ctx: &ValidateContext) -> ValidationResult 
     let obs = match spec {
         ValidatorSpec::FileExists(path) => file::file_exists(&ctx.workspace, path),
         ValidatorSpec::FileContains(c) => file::file_contains(&ctx.workspace, &c.path, &c.pattern),
-        ValidatorSpec::Command(c) => command::run(&ctx.sandbox, ctx.shims.as_ref(), c, timeout),
+        ValidatorSpec::Command(c) => command::run(&ctx.pipeline, c, timeout),
         ValidatorSpec::PortListening(p) => net::port_listening(p, timeout),
         ValidatorSpec::Http(h) => net::http(h, timeout),
     };
@@ -238,7 +236,7 @@ fn now_rfc3339() -> String {
 fn watchdog(spec: &ValidatorSpec, ctx: &ValidateContext, timeout: Duration) -> Duration {
     let slack = Duration::from_secs(1);
     match spec {
-        ValidatorSpec::Command(_) => timeout + ctx.sandbox.grace + slack + slack,
+        ValidatorSpec::Command(_) => timeout + ctx.pipeline.sandbox().grace + slack + slack,
         _ => timeout + slack,
     }
 }

@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use medin::sandbox::SandboxConfig;
-use medin::tools::{self, ActionInput, ErrorCode, ReceiptStatus, ToolContext};
+use crate::pipeline::Cleared;
+use crate::sandbox::SandboxConfig;
+use crate::tools::{self, ActionInput, ErrorCode, ReceiptStatus, ToolContext};
 use serde_json::json;
 
 fn ctx(dir: &Path) -> ToolContext {
@@ -11,6 +12,7 @@ fn ctx(dir: &Path) -> ToolContext {
         workspace: dir.to_path_buf(),
         sandbox: SandboxConfig::new(dir),
         dry_run: false,
+        deadline: None,
     }
 }
 
@@ -19,8 +21,7 @@ fn raw_text_is_invalid_input_with_a_hint() {
     let ws = tempfile::tempdir().unwrap();
     let r = tools::call(
         &ctx(ws.path()),
-        "read_file",
-        &ActionInput::Raw("{path: hello.txt".into()),
+        &Cleared::for_test("read_file", &ActionInput::Raw("{path: hello.txt".into())),
     );
     assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput));
     let m = &r.errors[0].message;
@@ -30,8 +31,7 @@ fn raw_text_is_invalid_input_with_a_hint() {
     std::fs::write(ws.path().join("a"), "A").unwrap();
     let r = tools::call(
         &ctx(ws.path()),
-        "read_file",
-        &ActionInput::Raw("{\"path\": \"a\"}".into()),
+        &Cleared::for_test("read_file", &ActionInput::Raw("{\"path\": \"a\"}".into())),
     );
     assert_eq!(r.data["content"], "A", "{r:?}");
 }
@@ -58,7 +58,7 @@ fn schema_violations_name_the_key() {
         ("write_file", json!(null), "JSON object"),
     ];
     for (tool, input, needle) in cases {
-        let r = tools::call(&c, tool, &ActionInput::Json(input.clone()));
+        let r = tools::call(&c, &Cleared::for_test(tool, &ActionInput::Json(input.clone())));
         assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput), "{tool} {input}: {r:?}");
         assert!(
             r.errors[0].message.contains(needle),
@@ -71,7 +71,10 @@ fn schema_violations_name_the_key() {
 #[test]
 fn unknown_tool_suggests_the_nearest() {
     let ws = tempfile::tempdir().unwrap();
-    let r = tools::call(&ctx(ws.path()), "read_fiel", &ActionInput::Json(json!({"path": "a"})));
+    let r = tools::call(
+        &ctx(ws.path()),
+        &Cleared::for_test("read_fiel", &ActionInput::Json(json!({"path": "a"}))),
+    );
     assert_eq!(r.error_code(), Some(ErrorCode::ToolNotFound));
     assert!(
         r.errors[0].message.contains("did you mean `read_file`"),
@@ -85,7 +88,10 @@ fn unknown_tool_suggests_the_nearest() {
 #[test]
 fn list_dir_accepts_no_input() {
     let ws = tempfile::tempdir().unwrap();
-    let r = tools::call(&ctx(ws.path()), "list_dir", &ActionInput::Json(json!(null)));
+    let r = tools::call(
+        &ctx(ws.path()),
+        &Cleared::for_test("list_dir", &ActionInput::Json(json!(null))),
+    );
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
 }
 
@@ -110,7 +116,7 @@ fn junk_never_panics() {
     ];
     for t in tools::registry() {
         for j in &junk {
-            let r = tools::call(&c, t.name, &ActionInput::Json(j.clone()));
+            let r = tools::call(&c, &Cleared::for_test(t.name, &ActionInput::Json(j.clone())));
             assert!(
                 r.status == ReceiptStatus::Success || !r.errors.is_empty(),
                 "{} {j}: {r:?}",
@@ -124,14 +130,19 @@ fn junk_never_panics() {
             );
             let _ = tools::would_affect(&c, t.name, &ActionInput::Json(j.clone()));
         }
-        let r = tools::call(&c, t.name, &ActionInput::Raw("\u{0}\u{ffff}".into()));
+        let r = tools::call(
+            &c,
+            &Cleared::for_test(t.name, &ActionInput::Raw("\u{0}\u{ffff}".into())),
+        );
         assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput));
     }
     // A huge timeout must not overflow; a fifo must not hang the file tools.
     let r = tools::call(
         &c,
-        "bash",
-        &ActionInput::Json(json!({"command": "mkfifo p", "timeout_ms": u64::MAX})),
+        &Cleared::for_test(
+            "bash",
+            &ActionInput::Json(json!({"command": "mkfifo p", "timeout_ms": u64::MAX})),
+        ),
     );
     assert_eq!(r.status, ReceiptStatus::Success, "{r:?}");
     for (tool, input) in [
@@ -143,7 +154,7 @@ fn junk_never_panics() {
             json!({"type": "file_contains", "target": "p", "expected": "x"}),
         ),
     ] {
-        let r = tools::call(&c, tool, &ActionInput::Json(input));
+        let r = tools::call(&c, &Cleared::for_test(tool, &ActionInput::Json(input)));
         assert_eq!(r.error_code(), Some(ErrorCode::InvalidInput), "{tool}: {r:?}");
     }
     // The workspace itself is never removed by junk.

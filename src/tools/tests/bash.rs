@@ -5,8 +5,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use medin::sandbox::SandboxConfig;
-use medin::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
+use crate::pipeline::Cleared;
+use crate::sandbox::SandboxConfig;
+use crate::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
 use serde_json::{json, Value};
 
 fn ctx(dir: &Path) -> ToolContext {
@@ -21,11 +22,12 @@ fn ctx(dir: &Path) -> ToolContext {
         workspace: dir.to_path_buf(),
         sandbox,
         dry_run: false,
+        deadline: None,
     }
 }
 
 fn call(ctx: &ToolContext, tool: &str, input: Value) -> Receipt {
-    tools::call(ctx, tool, &ActionInput::Json(input))
+    tools::call(ctx, &Cleared::for_test(tool, &ActionInput::Json(input)))
 }
 
 fn bash(ctx: &ToolContext, command: &str) -> Receipt {
@@ -54,7 +56,7 @@ fn bash_shorthand_string_and_cwd() {
     let ws = tempfile::tempdir().unwrap();
     fs::create_dir(ws.path().join("sub")).unwrap();
     let c = ctx(ws.path());
-    let r = tools::call(&c, "bash", &ActionInput::Json(json!("echo short")));
+    let r = tools::call(&c, &Cleared::for_test("bash", &ActionInput::Json(json!("echo short"))));
     assert_eq!(r.data["stdout"], "short\n", "{r:?}");
     let r = call(&c, "bash", json!({"command": "basename \"$PWD\"", "cwd": "sub"}));
     assert_eq!(r.data["stdout"], "sub\n");

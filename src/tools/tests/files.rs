@@ -6,9 +6,10 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::Duration;
 
-use medin::sandbox::SandboxConfig;
-use medin::tools::receipt::sha256_tagged;
-use medin::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
+use crate::pipeline::Cleared;
+use crate::sandbox::SandboxConfig;
+use crate::tools::receipt::sha256_tagged;
+use crate::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
 use serde_json::{json, Value};
 
 fn ctx(dir: &Path) -> ToolContext {
@@ -19,11 +20,12 @@ fn ctx(dir: &Path) -> ToolContext {
         workspace: dir.to_path_buf(),
         sandbox,
         dry_run: false,
+        deadline: None,
     }
 }
 
 fn call(ctx: &ToolContext, tool: &str, input: Value) -> Receipt {
-    tools::call(ctx, tool, &ActionInput::Json(input))
+    tools::call(ctx, &Cleared::for_test(tool, &ActionInput::Json(input)))
 }
 
 fn code(r: &Receipt) -> Option<ErrorCode> {

@@ -1,0 +1,708 @@
+//! The one action path. Every action of an attempt, whatever its [`Origin`] — the agent's tool
+//! call, a `setup:` command, a TDD test or build command, a PRP gate, a `command:` validator —
+//! passes [`Pipeline::pass`] or [`Pipeline::command`], which run the same steps in the same
+//! order:
+//!
+//! 1. **tool policy** (the task's allow/deny globs; agent calls only);
+//! 2. **guard verdict** on the input exactly as the tool will read it (unknown tools are
+//!    blocked: what the guard cannot judge does not run);
+//! 3. **policy decision** ([`Rules::decide`]: the one place that says what a verdict means for
+//!    this task and this origin, with the ask mode resolved once per run);
+//! 4. **runtime limits** before (files, changes, time, turns);
+//! 5. **the tool or the sandbox**, under the task's deadline: no command runs past it;
+//! 6. **runtime limits** after, and the attempt's invariant (its workspace exists);
+//! 7. **the receipt**, with its origin, guard verdict and decision, appended and flushed to
+//!    `receipts.jsonl` before anything else happens ([`ledger`]).
+//!
+//! Nothing else in medin calls the tools or runs a command for an attempt: the runner, the
+//! loops and the validators hand their commands to the pipeline. A harness failure on the way
+//! (a log that cannot be written, a sandbox that cannot start a command) is a [`RunError`],
+//! never a receipt blamed on the agent.
+//!
+//! The pipeline is `Sync`: validators run in parallel and pass their commands through the same
+//! pipeline; the ledger and the limit tracker sit behind one lock each.
+
+mod ledger;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::agent::Action;
+use crate::error::RunError;
+use crate::guard::limits::{LimitTracker, LimitViolation};
+use crate::guard::policy::{Decision, Rules, ToolGate};
+use crate::guard::{self, GuardContext, Verdict};
+use crate::runner::record::{ActionRecord, AttemptMetrics};
+use crate::sandbox::{CommandOutcome, SandboxConfig};
+use crate::spec::Outcome;
+use crate::tools::{self, ActionInput, ErrorCode, Receipt, ReceiptStatus, ToolContext};
+use crate::validate::judged::{RunnerEvidence, RunnerShims};
+
+pub use crate::guard::policy::Origin;
+pub(crate) use ledger::{input_json, Ledger};
+
+/// When an attempt must be over: the task's `limits.timeout` from its start. Every command,
+/// gate, validator and agent reply is bounded by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    pub started: Instant,
+    pub timeout: Duration,
+}
+
+impl Deadline {
+    pub fn start(timeout: Duration) -> Self {
+        Deadline {
+            started: Instant::now(),
+            timeout,
+        }
+    }
+
+    /// The instant the attempt's time is up.
+    pub fn at(&self) -> Instant {
+        self.started + self.timeout
+    }
+
+    pub fn remaining(&self) -> Duration {
+        self.timeout.saturating_sub(self.started.elapsed())
+    }
+
+    pub fn passed(&self) -> bool {
+        self.started.elapsed() > self.timeout
+    }
+
+    /// `limit`, cut to what is left before the deadline (at least 1 ms, so a command that
+    /// must not run still gets a well-formed timeout and is killed at once).
+    pub fn clip(&self, limit: Duration) -> Duration {
+        limit.min(self.remaining().max(Duration::from_millis(1)))
+    }
+}
+
+/// Why the attempt must stop after an action, and as what outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    pub outcome: Outcome,
+    pub reason: String,
+}
+
+/// What became of a tool call.
+#[derive(Debug, Clone)]
+pub struct Passed {
+    /// What the agent is answered (also in `receipts.jsonl`).
+    pub receipt: Receipt,
+    /// Set when the attempt must stop after this action.
+    pub stop: Option<Stop>,
+}
+
+/// What became of a command handed to the pipeline.
+#[derive(Debug)]
+pub enum CommandPassed {
+    /// It ran (whatever its exit status).
+    Ran {
+        outcome: Box<CommandOutcome>,
+        /// What the test runners in it reported (judged runs only).
+        evidence: Option<RunnerEvidence>,
+    },
+    /// The policy denied it; nothing ran.
+    Denied { message: String },
+}
+
+/// How a command is run.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandOptions {
+    /// Its own time limit (else the task's command timeout); cut to the deadline either way.
+    pub timeout: Option<Duration>,
+    /// Through the runner shims, so that what the test runners report is read from a place
+    /// the command cannot write (see [`crate::validate::judged`]).
+    pub judged: bool,
+}
+
+/// An action the tool policy, the guard, the decision and the limits cleared. Only the
+/// pipeline makes one, so a tool can only be called on an action that took the whole path.
+#[derive(Debug)]
+pub struct Cleared<'a> {
+    tool: &'a str,
+    input: &'a ActionInput,
+}
+
+impl<'a> Cleared<'a> {
+    pub fn tool(&self) -> &'a str {
+        self.tool
+    }
+
+    pub fn input(&self) -> &'a ActionInput {
+        self.input
+    }
+
+    /// A call cleared for a unit test of the tools' own defences (below the guard).
+    #[cfg(test)]
+    pub(crate) fn for_test(tool: &'a str, input: &'a ActionInput) -> Self {
+        Cleared { tool, input }
+    }
+}
+
+/// Everything an attempt's actions pass through. Built once per attempt by the runner.
+#[derive(Debug)]
+pub struct Pipeline {
+    workspace: PathBuf,
+    sandbox: SandboxConfig,
+    gate: ToolGate,
+    rules: Rules,
+    deadline: Deadline,
+    shims: Option<RunnerShims>,
+    tracker: Mutex<LimitTracker>,
+    ledger: Mutex<Ledger>,
+}
+
+/// How an action fared on its way, for its record.
+#[derive(Debug, Default)]
+struct Passage {
+    guard: Option<Verdict>,
+    decision: Option<&'static str>,
+    justification: Option<String>,
+    limit: Option<String>,
+    ran: bool,
+}
+
+impl Pipeline {
+    pub(crate) fn new(
+        workspace: &Path,
+        sandbox: SandboxConfig,
+        gate: ToolGate,
+        rules: Rules,
+        deadline: Deadline,
+        tracker: LimitTracker,
+        ledger: Ledger,
+    ) -> Self {
+        Pipeline {
+            workspace: workspace.to_path_buf(),
+            sandbox,
+            gate,
+            rules,
+            deadline,
+            shims: None,
+            tracker: Mutex::new(tracker),
+            ledger: Mutex::new(ledger),
+        }
+    }
+
+    /// A pipeline outside any attempt, for checking a workspace on its own (`medin`'s
+    /// validators run standalone, as in tests): the default policy with warnings run, no
+    /// runtime limits, an hour's deadline, no runner shims, records kept in memory.
+    pub fn standalone(workspace: &Path) -> Self {
+        let deadline = Deadline::start(Duration::from_secs(3600));
+        let limits = crate::guard::limits::RuntimeLimits::default();
+        let gate = ToolGate::allow_all();
+        let rules = Rules::new(&crate::spec::Policy::default(), crate::guard::policy::Ask::Warn, false);
+        Pipeline::new(
+            workspace,
+            SandboxConfig::new(workspace),
+            gate,
+            rules,
+            deadline,
+            LimitTracker::new(limits, deadline.started),
+            Ledger::in_memory(),
+        )
+    }
+
+    /// The agent's time starts now (after setup): the deadline and the time limit restart.
+    pub(crate) fn start_clock(&mut self, limits: crate::guard::limits::RuntimeLimits) {
+        self.deadline = Deadline::start(self.deadline.timeout);
+        self.tracker = Mutex::new(LimitTracker::new(limits, self.deadline.started));
+    }
+
+    /// Judged commands go through these shims from now on.
+    pub(crate) fn set_shims(&mut self, shims: RunnerShims) {
+        self.shims = Some(shims);
+    }
+
+    pub fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+
+    pub fn sandbox(&self) -> &SandboxConfig {
+        &self.sandbox
+    }
+
+    pub fn gate(&self) -> &ToolGate {
+        &self.gate
+    }
+
+    fn ledger(&self) -> MutexGuard<'_, Ledger> {
+        // A panic while the lock was held left the ledger as it was after its last whole
+        // append: still consistent, so keep using it.
+        self.ledger.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn tracker(&self) -> MutexGuard<'_, LimitTracker> {
+        self.tracker.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The agent starts a turn (a tool call or a malformed line): counted against `max_turns`.
+    pub fn begin_turn(&self) -> Result<(), LimitViolation> {
+        self.tracker().begin_turn()
+    }
+
+    pub fn turns(&self) -> u32 {
+        self.tracker().turns()
+    }
+
+    /// One tool call of `origin` through the whole path.
+    pub fn pass(&self, origin: Origin, action: &Action) -> Result<Passed, RunError> {
+        let tctx = ToolContext {
+            workspace: self.workspace.clone(),
+            sandbox: {
+                let mut s = self.sandbox.clone();
+                s.timeout = self.deadline.clip(s.timeout);
+                s
+            },
+            dry_run: false,
+            deadline: Some(self.deadline.at()),
+        };
+        // 1. Tool policy.
+        if let Err(denial) = self.gate.check(&action.tool) {
+            self.ledger().metrics.guard_blocks += 1;
+            let mut receipt = Receipt::error(ErrorCode::PermissionDenied, denial.message.clone());
+            // Always a way forward: a similar allowed tool, or else asking for permission.
+            let alt = denial.alternative.clone().unwrap_or_else(|| {
+                format!(
+                    "no allowed tool does this: end the round with a `final` of result `issue` asking for `{}` to be allowed",
+                    action.tool
+                )
+            });
+            receipt.data = serde_json::json!({ "alternative": alt });
+            receipt.next_actions.push(alt);
+            let passage = Passage {
+                decision: Some("deny"),
+                ..Default::default()
+            };
+            self.record(origin, action, passage, receipt.clone())?;
+            return Ok(Passed { receipt, stop: None });
+        }
+        // 2. The guard, on the input exactly as the tool will read it. Input that does not
+        //    validate is judged as the agent wrote it and reaches no tool: the tool's own
+        //    answer below only says why.
+        let canonical = tools::canonical_input(&action.tool, &action.input);
+        let judged_input = match (&canonical, &action.input) {
+            (Some(v), _) => v.clone(),
+            (None, ActionInput::Json(v)) => v.clone(),
+            (None, ActionInput::Raw(s)) => serde_json::json!({ "raw": s }),
+        };
+        let verdict = guard::check_action(
+            &action.tool,
+            &judged_input,
+            &GuardContext {
+                workspace: &self.workspace,
+            },
+        );
+        // 3. The decision.
+        let decision = self.rules.decide(&verdict, origin);
+        let mut warnings = Vec::new();
+        let mut justification = None;
+        match &decision {
+            Decision::Allow => {}
+            Decision::Warn(w) => {
+                self.ledger().metrics.guard_warnings += 1;
+                warnings = w.clone();
+            }
+            Decision::Bypassed {
+                rules,
+                justification: j,
+            } => {
+                warnings.push(format!(
+                    "guard rule(s) {} bypassed by task policy: {j}",
+                    rules.join(", ")
+                ));
+                justification = Some(j.clone());
+            }
+            Decision::Deny { message } => {
+                self.ledger().metrics.guard_blocks += 1;
+                let mut receipt = if tools::is_known(&action.tool) {
+                    Receipt::error(ErrorCode::PermissionDenied, message.clone())
+                } else {
+                    tools::unknown_tool_receipt(&action.tool)
+                };
+                receipt.errors[0].context = serde_json::to_value(&verdict).unwrap_or_default();
+                if let Some(alt) = &verdict.alternative {
+                    receipt.next_actions.push(alt.clone());
+                }
+                let passage = Passage {
+                    guard: Some(verdict),
+                    decision: Some("deny"),
+                    ..Default::default()
+                };
+                self.record(origin, action, passage, receipt.clone())?;
+                return Ok(Passed { receipt, stop: None });
+            }
+        }
+        let input = canonical.map(ActionInput::Json).unwrap_or_else(|| action.input.clone());
+        // 4. Runtime limits, before.
+        let affected = tools::would_affect(&tctx, &action.tool, &input);
+        if let Err(v) = self.tracker().check_before(&affected) {
+            let receipt = limit_receipt(&v);
+            let passage = Passage {
+                guard: Some(verdict),
+                decision: Some(decision.name()),
+                justification,
+                limit: Some(v.to_string()),
+                ran: false,
+            };
+            self.record(origin, action, passage, receipt.clone())?;
+            return Ok(Passed {
+                receipt,
+                stop: Some(limit_stop(&v)),
+            });
+        }
+        // 5. Run it (the sandbox confines it; the deadline bounds it).
+        let cleared = Cleared {
+            tool: &action.tool,
+            input: &input,
+        };
+        let mut receipt = tools::call(&tctx, &cleared);
+        receipt.warnings.extend(warnings);
+        // A dry run changed nothing: it counts toward no limit.
+        if !matches!(receipt.status, ReceiptStatus::Error | ReceiptStatus::DryRun) {
+            self.tracker().record(&affected);
+        }
+        // 6. Runtime limits, after; the invariant.
+        let mut stop = None;
+        let mut limit = None;
+        if let Err(v) = self.tracker().check_after() {
+            receipt.warnings.push(format!("{v}; the task is stopped"));
+            limit = Some(v.to_string());
+            stop = Some(limit_stop(&v));
+        }
+        // The one invariant every task has: its workspace exists. An action that removed it
+        // breaks every later step and every validation, so the task stops here.
+        if !self.workspace.is_dir() {
+            receipt.status = ReceiptStatus::Error;
+            receipt.errors.insert(
+                0,
+                tools::receipt::ToolError {
+                    code: ErrorCode::InvariantBroken,
+                    message: format!(
+                        "the workspace {} no longer exists after this action; the task is stopped",
+                        self.workspace.display()
+                    ),
+                    context: serde_json::Value::Null,
+                },
+            );
+        }
+        if let Some(e) = receipt.errors.iter().find(|e| e.code == ErrorCode::InvariantBroken) {
+            stop = Some(Stop {
+                outcome: Outcome::Stopped,
+                reason: format!("INVARIANT_BROKEN: {}", e.message),
+            });
+        }
+        // 7. The receipt.
+        let passage = Passage {
+            guard: Some(verdict),
+            decision: Some(decision.name()),
+            justification,
+            limit,
+            ran: true,
+        };
+        self.record(origin, action, passage, receipt.clone())?;
+        Ok(Passed { receipt, stop })
+    }
+
+    /// A command of the task's author (`origin` is setup, test, build, gate or validator)
+    /// through guard → decision → sandbox (under the deadline) → receipt. `tool` names it in
+    /// the receipt (`medin.setup`, `medin.test`, `medin.validate` …).
+    pub fn command(
+        &self,
+        origin: Origin,
+        tool: &str,
+        command: &str,
+        options: CommandOptions,
+    ) -> Result<CommandPassed, RunError> {
+        let action = Action {
+            id: String::new(),
+            tool: tool.to_string(),
+            input: ActionInput::Json(serde_json::json!({ "command": command })),
+        };
+        self.command_with(origin, &action, command, options, command_receipt)
+    }
+
+    /// [`Pipeline::command`] for a caller that describes the action itself and words the
+    /// receipt of a command that ran (a PRP gate: its level, its verdict).
+    pub fn command_with(
+        &self,
+        origin: Origin,
+        action: &Action,
+        command: &str,
+        options: CommandOptions,
+        receipt_for: impl FnOnce(&CommandOutcome, Option<&RunnerEvidence>) -> Receipt,
+    ) -> Result<CommandPassed, RunError> {
+        let verdict = guard::check_command(
+            command,
+            &GuardContext {
+                workspace: &self.workspace,
+            },
+        );
+        let decision = self.rules.decide(&verdict, origin);
+        let justification = match &decision {
+            Decision::Deny { message } => {
+                self.ledger().metrics.guard_blocks += 1;
+                let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message.clone());
+                receipt.errors[0].context = serde_json::to_value(&verdict).unwrap_or_default();
+                let passage = Passage {
+                    guard: Some(verdict),
+                    decision: Some("deny"),
+                    ..Default::default()
+                };
+                self.record(origin, action, passage, receipt)?;
+                return Ok(CommandPassed::Denied {
+                    message: message.clone(),
+                });
+            }
+            Decision::Warn(_) => {
+                self.ledger().metrics.guard_warnings += 1;
+                None
+            }
+            Decision::Bypassed { justification, .. } => Some(justification.clone()),
+            Decision::Allow => None,
+        };
+        let mut cfg = self.sandbox.clone();
+        cfg.timeout = self.deadline.clip(options.timeout.unwrap_or(cfg.timeout));
+        let ran = match (&self.shims, options.judged) {
+            (Some(shims), true) => shims
+                .run(&cfg, command)
+                .map(|j| (j.outcome, Some(j.evidence)))
+                .map_err(|e| e.to_string()),
+            _ => crate::sandbox::run_shell(&cfg, command, None)
+                .map(|o| (o, None))
+                .map_err(|e| e.to_string()),
+        };
+        let (outcome, evidence) = match ran {
+            Ok(r) => r,
+            Err(detail) => {
+                let receipt = Receipt::error(
+                    ErrorCode::DependencyFail,
+                    format!("the sandbox could not start it: {detail}"),
+                );
+                let passage = Passage {
+                    guard: Some(verdict),
+                    decision: Some(decision.name()),
+                    justification,
+                    ..Default::default()
+                };
+                self.record(origin, action, passage, receipt)?;
+                return Err(RunError::sandbox_start(
+                    format!("the {} command `{command}`", origin.as_str()),
+                    detail,
+                ));
+            }
+        };
+        let mut receipt = receipt_for(&outcome, evidence.as_ref());
+        if let Decision::Warn(w) = &decision {
+            receipt.warnings.extend(w.iter().cloned());
+        }
+        let passage = Passage {
+            guard: Some(verdict),
+            decision: Some(decision.name()),
+            justification,
+            limit: None,
+            ran: true,
+        };
+        self.record(origin, action, passage, receipt)?;
+        Ok(CommandPassed::Ran {
+            outcome: Box::new(outcome),
+            evidence,
+        })
+    }
+
+    /// Records a step of the harness itself (`medin.*`: protected files put back, a backoff
+    /// delay, cleanup): it ran no command and no tool.
+    pub fn note(&self, action: &Action, receipt: Receipt) -> Result<(), RunError> {
+        self.record(Origin::Harness, action, Passage::default(), receipt)
+    }
+
+    /// Records a receipt about the agent itself (malformed output, a crash, a hang, a reply
+    /// that does not parse), with the turn limit it broke, if any.
+    pub fn note_agent(&self, action: &Action, receipt: Receipt, limit: Option<String>) -> Result<(), RunError> {
+        let passage = Passage {
+            limit,
+            ..Default::default()
+        };
+        self.record(Origin::Agent, action, passage, receipt)
+    }
+
+    /// Appends one event to `transcript.jsonl`.
+    pub fn transcript(&self, direction: &str, event: serde_json::Value) -> Result<(), RunError> {
+        self.ledger().transcript(direction, event)
+    }
+
+    /// Updates the attempt's metrics (usage, malformed lines, tampering).
+    pub fn metrics<T>(&self, f: impl FnOnce(&mut AttemptMetrics) -> T) -> T {
+        f(&mut self.ledger().metrics)
+    }
+
+    /// How many actions are recorded so far.
+    pub fn action_count(&self) -> usize {
+        self.ledger().actions.len()
+    }
+
+    /// The records from position `from` on (as kept in memory: see [`ActionRecord::retained`]).
+    pub fn actions_since(&self, from: usize) -> Vec<ActionRecord> {
+        self.ledger().actions.get(from..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+
+    /// Hands over every action record, the metrics and the turns counted so far (a validator
+    /// thread the watchdog gave up on may still hold the pipeline, so it is not consumed).
+    pub(crate) fn finish(&self) -> (Vec<ActionRecord>, AttemptMetrics, u32) {
+        let turns = self.turns();
+        let mut ledger = self.ledger();
+        (
+            std::mem::take(&mut ledger.actions),
+            std::mem::take(&mut ledger.metrics),
+            turns,
+        )
+    }
+
+    fn record(&self, origin: Origin, action: &Action, passage: Passage, receipt: Receipt) -> Result<(), RunError> {
+        self.ledger().record(origin, action, passage.into_parts(), receipt)
+    }
+}
+
+impl Passage {
+    fn into_parts(self) -> ledger::Parts {
+        ledger::Parts {
+            guard: self.guard,
+            decision: self.decision.unwrap_or("not_checked"),
+            justification: self.justification,
+            limit: self.limit,
+            ran: self.ran,
+        }
+    }
+}
+
+/// A broken time limit is a timeout; any other limit stops the task.
+fn limit_stop(v: &LimitViolation) -> Stop {
+    Stop {
+        outcome: match v {
+            LimitViolation::Time { .. } => Outcome::Timeout,
+            _ => Outcome::Stopped,
+        },
+        reason: v.to_string(),
+    }
+}
+
+fn limit_receipt(v: &LimitViolation) -> Receipt {
+    let kind = match v {
+        LimitViolation::Files { .. } => "files",
+        LimitViolation::Changes { .. } => "changes",
+        LimitViolation::Time { .. } => "time",
+        LimitViolation::Turns { .. } => "turns",
+    };
+    Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"))
+        .with_context(serde_json::json!({ "limit": kind }))
+}
+
+/// The receipt of an author's command that ran: its exit, timing, isolation and output tails;
+/// an error receipt when it did not succeed.
+fn command_receipt(outcome: &CommandOutcome, _evidence: Option<&RunnerEvidence>) -> Receipt {
+    let mut receipt = Receipt::success(serde_json::json!({
+        "exit": outcome.exit,
+        "timed_out": outcome.timed_out,
+        "duration_ms": outcome.duration_ms,
+        "isolation": outcome.isolation,
+        "stdout_tail": tail(&outcome.stdout.text, 2000),
+        "stderr_tail": tail(&outcome.stderr.text, 2000),
+    }));
+    if !outcome.success() {
+        receipt.status = ReceiptStatus::Error;
+    }
+    receipt
+}
+
+/// The last `max` bytes of `text` (on a char boundary).
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &text[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, input: serde_json::Value) -> Action {
+        Action {
+            id: "1".into(),
+            tool: tool.into(),
+            input: ActionInput::Json(input),
+        }
+    }
+
+    #[test]
+    fn an_unknown_tool_is_denied_by_the_guard_and_never_reaches_a_tool() {
+        let ws = tempfile::tempdir().unwrap();
+        let pipe = Pipeline::standalone(ws.path());
+        let passed = pipe
+            .pass(
+                Origin::Agent,
+                &call("shell_exec", serde_json::json!({ "command": "id" })),
+            )
+            .unwrap();
+        assert_eq!(
+            passed.receipt.error_code(),
+            Some(ErrorCode::ToolNotFound),
+            "{:?}",
+            passed.receipt
+        );
+        let (actions, metrics, _) = pipe.finish();
+        assert_eq!(actions[0].decision, "deny");
+        assert!(!actions[0].ran);
+        assert_eq!(actions[0].guard.as_ref().unwrap().violations[0].rule, "tool.unknown");
+        assert_eq!(metrics.guard_blocks, 1);
+    }
+
+    #[test]
+    fn every_record_carries_its_origin_and_the_guard_verdict() {
+        let ws = tempfile::tempdir().unwrap();
+        let pipe = Pipeline::standalone(ws.path());
+        pipe.pass(
+            Origin::Agent,
+            &call("bash", serde_json::json!({ "command": "echo hi" })),
+        )
+        .unwrap();
+        let options = CommandOptions {
+            timeout: None,
+            judged: false,
+        };
+        let ran = pipe
+            .command(Origin::Validator, "medin.validate", "true", options)
+            .unwrap();
+        assert!(matches!(ran, CommandPassed::Ran { .. }));
+        let denied = pipe.command(Origin::Setup, "medin.setup", "rm -rf /", options).unwrap();
+        assert!(matches!(denied, CommandPassed::Denied { .. }), "{denied:?}");
+        let (actions, _, _) = pipe.finish();
+        let seen: Vec<_> = actions
+            .iter()
+            .map(|a| (a.origin, a.decision.as_str(), a.guard.is_some()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Origin::Agent, "allow", true),
+                (Origin::Validator, "allow", true),
+                (Origin::Setup, "deny", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_deadline_cuts_every_limit_to_what_is_left() {
+        let d = Deadline::start(Duration::from_millis(200));
+        assert!(d.clip(Duration::from_secs(30)) <= Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(d.passed());
+        assert_eq!(d.clip(Duration::from_secs(30)), Duration::from_millis(1));
+    }
+}
