@@ -55,6 +55,13 @@ pub enum RunError {
         command: String,
         fix: String,
     },
+    /// A command the task's author wrote (setup, test, build) was denied by the guard.
+    #[error("the {} command `{command}` was denied: {message}; add a justified bypass to the task's policy if it is intended", origin.as_str())]
+    Denied {
+        origin: crate::guard::policy::Origin,
+        command: String,
+        message: String,
+    },
     /// A `setup:` command of the task failed: the task cannot start as written.
     #[error("setup command `{command}` {detail}; fix the task's `setup:` or the fixture it needs")]
     Setup { command: String, detail: String },
@@ -87,7 +94,9 @@ impl RunError {
     /// Whose problem this is.
     pub fn cause(&self) -> Cause {
         match self {
-            RunError::Spec(_) | RunError::Fixture(_) | RunError::Setup { .. } => Cause::InvalidTask,
+            RunError::Spec(_) | RunError::Fixture(_) | RunError::Setup { .. } | RunError::Denied { .. } => {
+                Cause::InvalidTask
+            }
             _ => Cause::Infrastructure,
         }
     }

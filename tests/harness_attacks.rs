@@ -6,32 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use medin::agent::AgentSource;
-use medin::runner::{self, RunSettings, TrialVerdict};
-use medin::spec::{AgentSpec, SpecFile};
+use medin::runner::{self, TrialVerdict};
 
-fn write(path: &Path, content: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
+mod support;
+use support::write;
 
 /// Runs `spec` (written as `<dir>/adversarial/task.yaml`, fixtures relative to it) with the oracle.
 fn run(dir: &Path, spec: &str) -> runner::TaskResult {
-    let path = dir.join("adversarial/task.yaml");
-    write(&path, spec);
-    let settings = RunSettings::new(
-        dir.join("out"),
-        AgentSource {
-            spec: AgentSpec::Oracle,
-            base_dir: dir.to_path_buf(),
-        },
-    );
-    let file = SpecFile {
-        category: "adversarial".into(),
-        name: "task".into(),
-        path,
-    };
-    runner::run_spec_file(&file, &settings, 1)
+    support::run_task(dir, "adversarial", spec)
 }
 
 /// Every file below `root` (following nothing), with its content.

@@ -3,31 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use medin::agent::AgentSource;
-use medin::runner::{self, RunSettings, TrialVerdict};
-use medin::spec::{AgentSpec, Outcome, SpecFile};
+use medin::runner::{self, TrialVerdict};
+use medin::spec::Outcome;
 
-fn write(path: &Path, content: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
+mod support;
+use support::write;
 
 fn run(dir: &Path, spec: &str) -> (runner::TaskResult, PathBuf) {
-    let path = dir.join("golden/task.yaml");
-    write(&path, spec);
-    let settings = RunSettings::new(
-        dir.join("out"),
-        AgentSource {
-            spec: AgentSpec::Oracle,
-            base_dir: dir.to_path_buf(),
-        },
-    );
-    let file = SpecFile {
-        category: "golden".into(),
-        name: "task".into(),
-        path,
-    };
-    let result = runner::run_spec_file(&file, &settings, 1);
+    let result = support::run_task(dir, "golden", spec);
     let run_dir = result.run_dir.clone();
     (result, run_dir)
 }
@@ -489,4 +472,41 @@ expect: { outcome: timeout }
         "the command outlived the task: {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn tests_the_agent_broke_after_a_fix_are_its_failure_not_infrastructure() {
+    // A hostile fix that makes the runner exit 127 ("not found") or hang is charged to the
+    // agent: only the baseline run, before the agent acted, can be the machine's problem.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tdd-python");
+    for (what, code) in [
+        ("exits like a missing runner", "import os\nos._exit(127)\n"),
+        (
+            "prints a missing runner",
+            "import sys\nsys.stderr.write('/usr/bin/python3: No module named pytest\\n')\nsys.exit(1)\n",
+        ),
+        ("hangs the runner", "import time\ntime.sleep(60)\n"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (result, _) = run(
+            dir.path(),
+            &format!(
+                r#"
+description: the fix breaks the runner ({what})
+kind: tdd
+workspace: {}
+prompt: Make every test pass.
+limits: {{ command_timeout: 3s }}
+tdd: {{ test: PYTHONDONTWRITEBYTECODE=1 python3 -m unittest, framework: unittest, max_iterations: 1 }}
+solution:
+  - - write_file: {{ path: calc.py, content: {} }}
+expect: {{ outcome: failure }}
+"#,
+                fixture.display(),
+                serde_json::to_string(code).unwrap()
+            ),
+        );
+        assert!(!result.is_harness_error(), "{what}: {:?}", result.verdict);
+        assert!(result.passed(), "{what}: {:?}", result.failure_message());
+    }
 }

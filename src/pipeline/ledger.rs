@@ -80,10 +80,16 @@ impl Ledger {
         mut receipt: Receipt,
     ) -> Result<(), RunError> {
         receipt.agent_isolation = Some(self.agent_isolation.clone());
-        // Tool metrics count the agent's tool calls only; receipts about the agent (malformed
-        // output, a crash, a hang) and the author's commands are logged but are no tool's error.
+        // Tool and guard metrics count the agent's tool calls only; receipts about the agent
+        // (malformed output, a crash, a hang) and the author's commands are logged but are no
+        // tool's error and none of the agent's blocked or warned actions.
         if origin == Origin::Agent && !action.tool.is_empty() {
             let m = &mut self.metrics;
+            match parts.decision {
+                "deny" => m.guard_blocks += 1,
+                "warn" => m.guard_warnings += 1,
+                _ => {}
+            }
             let tally = m.by_tool.entry(action.tool.clone()).or_default();
             tally.calls += 1;
             if receipt.is_error() {

@@ -261,7 +261,6 @@ impl Pipeline {
         };
         // 1. Tool policy.
         if let Err(denial) = self.gate.check(&action.tool) {
-            self.ledger().metrics.guard_blocks += 1;
             let mut receipt = Receipt::error(ErrorCode::PermissionDenied, denial.message.clone());
             // Always a way forward: a similar allowed tool, or else asking for permission.
             let alt = denial.alternative.clone().unwrap_or_else(|| {
@@ -301,10 +300,7 @@ impl Pipeline {
         let mut justification = None;
         match &decision {
             Decision::Allow => {}
-            Decision::Warn(w) => {
-                self.ledger().metrics.guard_warnings += 1;
-                warnings = w.clone();
-            }
+            Decision::Warn(w) => warnings = w.clone(),
             Decision::Bypassed {
                 rules,
                 justification: j,
@@ -316,7 +312,6 @@ impl Pipeline {
                 justification = Some(j.clone());
             }
             Decision::Deny { message } => {
-                self.ledger().metrics.guard_blocks += 1;
                 let mut receipt = if tools::is_known(&action.tool) {
                     Receipt::error(ErrorCode::PermissionDenied, message.clone())
                 } else {
@@ -443,7 +438,6 @@ impl Pipeline {
         let decision = self.rules.decide(&verdict, origin);
         let justification = match &decision {
             Decision::Deny { message } => {
-                self.ledger().metrics.guard_blocks += 1;
                 let mut receipt = Receipt::error(ErrorCode::PermissionDenied, message.clone());
                 receipt.errors[0].context = serde_json::to_value(&verdict).unwrap_or_default();
                 let passage = Passage {
@@ -456,10 +450,7 @@ impl Pipeline {
                     message: message.clone(),
                 });
             }
-            Decision::Warn(_) => {
-                self.ledger().metrics.guard_warnings += 1;
-                None
-            }
+            Decision::Warn(_) => None,
             Decision::Bypassed { justification, .. } => Some(justification.clone()),
             Decision::Allow => None,
         };

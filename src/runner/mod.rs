@@ -397,9 +397,10 @@ impl<'a> Attempt<'a> {
             };
             match pipe.command(Origin::Setup, "medin.setup", cmd, options)? {
                 CommandPassed::Denied { message } => {
-                    return Err(RunError::Setup {
+                    return Err(RunError::Denied {
+                        origin: Origin::Setup,
                         command: cmd.clone(),
-                        detail: format!("was denied: {message}"),
+                        message,
                     })
                 }
                 CommandPassed::Ran { outcome, .. } if !outcome.success() => {

@@ -34,9 +34,11 @@ use crate::error::RunError;
 use crate::guard::Category;
 use crate::pipeline::Deadline as Clock;
 use crate::pipeline::{CommandOptions, CommandPassed, Origin};
+use crate::sandbox::CommandOutcome;
 use crate::sandbox::{Beneath, ExitKind};
 use crate::spec::{Outcome, TddSpec};
 use crate::testparse::{self, Framework, Status, TestReport};
+use crate::validate::judged::RunnerEvidence;
 use crate::validate::judged::{Baseline, NOT_SOURCE_DIRS};
 
 pub const EXIT_COMPLETE: &str = "TDD_RALPH_COMPLETE";
@@ -135,7 +137,7 @@ pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptReco
     // id are the baseline every later run must report again.
     let (mut report, raw, baseline) =
         match att.judged(record, "the baseline test run", super::Hidden::Out, |att, _| {
-            run_tests(att, &spec, framework, None)
+            run_tests(att, &spec, framework, None, TestPhase::Baseline)
         })?? {
             TestRun::Report(r, raw, base) => (r, raw, base.filter(|b| !b.is_empty())),
         };
@@ -242,14 +244,20 @@ pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptReco
                             outcome.exit,
                             tail(&outcome.stderr.text, 2000)
                         )),
-                        CommandPassed::Denied { message } => Some(format!("build `{build}` was denied: {message}")),
+                        CommandPassed::Denied { message } => {
+                            return Err(RunError::Denied {
+                                origin: Origin::Build,
+                                command: build.clone(),
+                                message,
+                            })
+                        }
                     }
                 }
                 None => None,
             };
             match build_failure {
                 Some(message) => Ok(TestRun::Report(build_error_report(message.clone()), message, None)),
-                None => run_tests(att, &spec, framework, baseline.as_ref()),
+                None => run_tests(att, &spec, framework, baseline.as_ref(), TestPhase::AfterFix),
             }
         })??;
         if record.tampering.len() > tampered_before {
@@ -355,74 +363,57 @@ enum TestRun {
     Report(TestReport, String, Option<Baseline>),
 }
 
+/// Which run of the tests this is: only the baseline runs before the agent has acted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TestPhase {
+    /// Iteration 0, before any fix: tests that cannot run are the machine's problem.
+    Baseline,
+    /// After a fix round: the agent has had the workspace, so tests that cannot run (a runner
+    /// it deleted, code that hangs or exits the runner) are its failure, never infrastructure.
+    AfterFix,
+}
+
 /// Runs the test command as a judged run through the pipeline. When the runner reported its
 /// tests itself, the report comes from that (and must hold every `baseline` id); otherwise from
 /// its output. Tests that could not run at all (no runner, a runner that hung or was killed)
-/// are a harness failure, never a signature or a fix round.
+/// in the baseline run are a harness failure, never a signature or a fix round; after a fix
+/// round they are a failing report.
 fn run_tests(
     att: &Attempt<'_>,
     spec: &TddSpec,
     framework: Option<Framework>,
     baseline: Option<&Baseline>,
+    phase: TestPhase,
 ) -> Result<TestRun, RunError> {
     let options = CommandOptions {
         timeout: None,
         judged: true,
     };
-    let (outcome, evidence) = match att.pipe.command(Origin::Test, "medin.test", &spec.test, options)? {
-        CommandPassed::Ran { outcome, evidence } => (outcome, evidence.unwrap_or_default()),
+    let (out, evidence) = match att.pipe.command(Origin::Test, "medin.test", &spec.test, options)? {
+        CommandPassed::Ran { outcome, evidence } => (*outcome, evidence.unwrap_or_default()),
         CommandPassed::Denied { message } => {
-            return Err(RunError::Setup {
+            return Err(RunError::Denied {
+                origin: Origin::Test,
                 command: spec.test.clone(),
-                detail: format!("(the TDD test command) was denied: {message}"),
+                message,
             })
         }
     };
-    let judged = JudgedOutput {
-        outcome: *outcome,
-        evidence,
-    };
-    let out = &judged.outcome;
-    if out.timed_out {
-        return Err(RunError::harness(
-            format!("the test command `{}`", spec.test),
-            format!(
-                "ran past its {} timeout; raise limits.command_timeout or make the tests faster",
-                humantime::format_duration(att.pipe.sandbox().timeout)
-            ),
-        ));
-    }
-    let code = match out.exit {
-        ExitKind::Code(c) => c,
-        ExitKind::Signal(s) => {
-            return Err(RunError::harness(
-                format!("the test runner of `{}`", spec.test),
-                format!("was killed by signal {s} (out of memory or a limit?)"),
-            ));
+    let output = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    let code = match exit_of_a_real_run(spec, &out, &output, &evidence) {
+        Ok(code) => code,
+        Err(broken) if phase == TestPhase::Baseline => return Err(broken),
+        Err(broken) => {
+            let mut r = build_error_report(format!("the tests did not run after the fix: {broken}"));
+            r.framework = "runner".into();
+            r.failures[0].name = "<runner>".into();
+            return Ok(TestRun::Report(r, output, None));
         }
     };
-    let output = format!("{}\n{}", out.stdout.text, out.stderr.text);
-    if let Some(missing) = testparse::missing_runner(&output, code) {
-        return Err(RunError::RunnerMissing {
-            fix: missing.fix(),
-            runner: missing.runner,
-            toolchain: missing.toolchain,
-            command: spec.test.clone(),
-        });
-    }
-    if code == 127 || code == 126 {
-        return Err(RunError::harness(
-            format!("the test command `{}`", spec.test),
-            format!(
-                "was not found or not executable (exit {code}): {}; install it or fix tdd.test",
-                tail(&out.stderr.text, 500)
-            ),
-        ));
-    }
     let text = output;
-    if judged.evidence.recognised() {
-        let base = judged.evidence.baseline();
-        return Ok(TestRun::Report(judged.evidence.to_report(baseline), text, Some(base)));
+    if evidence.recognised() {
+        let base = evidence.baseline();
+        return Ok(TestRun::Report(evidence.to_report(baseline), text, Some(base)));
     }
     if baseline.is_some() {
         // The runner reported its tests itself in the baseline run; a run that leaves no
@@ -448,10 +439,51 @@ fn run_tests(
     ))
 }
 
-/// A judged command's outcome and what its runners reported.
-struct JudgedOutput {
-    outcome: crate::sandbox::CommandOutcome,
-    evidence: crate::validate::judged::RunnerEvidence,
+/// The exit code of a test command's run that says something about the code, or why it says
+/// nothing: it ran past its timeout, was killed by a signal, or its runner is not there (named
+/// from the output, and only when no runner the shims watch started: one that started is there).
+fn exit_of_a_real_run(
+    spec: &TddSpec,
+    out: &CommandOutcome,
+    output: &str,
+    evidence: &RunnerEvidence,
+) -> Result<i32, RunError> {
+    let what = || format!("the test command `{}`", spec.test);
+    if out.timed_out {
+        return Err(RunError::harness(
+            what(),
+            "ran past its timeout; raise limits.command_timeout or make the tests faster",
+        ));
+    }
+    let code = match out.exit {
+        ExitKind::Code(c) => c,
+        ExitKind::Signal(s) => {
+            return Err(RunError::harness(
+                what(),
+                format!("was killed by signal {s} (out of memory or a limit?)"),
+            ))
+        }
+    };
+    if !evidence.recognised() {
+        if let Some(missing) = testparse::missing_runner(output, code) {
+            return Err(RunError::RunnerMissing {
+                fix: missing.fix(),
+                runner: missing.runner,
+                toolchain: missing.toolchain,
+                command: spec.test.clone(),
+            });
+        }
+    }
+    if code == 127 || code == 126 {
+        return Err(RunError::harness(
+            what(),
+            format!(
+                "was not found or not executable (exit {code}): {}; install it or fix tdd.test",
+                tail(&out.stderr.text, 500)
+            ),
+        ));
+    }
+    Ok(code)
 }
 
 fn build_error_report(message: String) -> TestReport {

@@ -344,4 +344,29 @@ mod tests {
     mod bash;
     mod files;
     mod input;
+
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::{ActionInput, Receipt, ToolContext};
+    use crate::pipeline::Cleared;
+    use crate::sandbox::SandboxConfig;
+
+    /// A context in `dir` whose commands get `timeout` and a short grace.
+    fn context(dir: &Path, timeout: Duration) -> ToolContext {
+        let mut sandbox = SandboxConfig::new(dir);
+        sandbox.timeout = timeout;
+        sandbox.grace = Duration::from_millis(200);
+        ToolContext {
+            workspace: dir.to_path_buf(),
+            sandbox,
+            dry_run: false,
+            deadline: None,
+        }
+    }
+
+    /// One call of `tool`, cleared for the test.
+    fn call(ctx: &ToolContext, tool: &str, input: serde_json::Value) -> Receipt {
+        super::call(ctx, &Cleared::for_test(tool, &ActionInput::Json(input)))
+    }
 }

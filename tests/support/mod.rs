@@ -23,6 +23,26 @@ pub fn write(path: &Path, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
+/// Runs `spec`, written as `<dir>/<category>/task.yaml` (fixtures relative to it), once with
+/// the oracle, through the library; the run writes below `<dir>/out`.
+pub fn run_task(dir: &Path, category: &str, spec: &str) -> medin::runner::TaskResult {
+    let path = dir.join(category).join("task.yaml");
+    write(&path, spec);
+    let settings = medin::runner::RunSettings::new(
+        dir.join("out"),
+        medin::agent::AgentSource {
+            spec: medin::spec::AgentSpec::Oracle,
+            base_dir: dir.to_path_buf(),
+        },
+    );
+    let file = medin::spec::SpecFile {
+        category: category.into(),
+        name: "task".into(),
+        path,
+    };
+    medin::runner::run_spec_file(&file, &settings, 1)
+}
+
 /// Live (non-zombie) processes other than this one whose command line contains `needle`.
 pub fn pids_with(needle: &str) -> Vec<i32> {
     let me = std::process::id() as i32;

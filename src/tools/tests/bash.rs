@@ -6,28 +6,22 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::pipeline::Cleared;
-use crate::sandbox::SandboxConfig;
 use crate::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
 use serde_json::{json, Value};
 
-fn ctx(dir: &Path) -> ToolContext {
-    let mut sandbox = SandboxConfig::new(dir);
-    sandbox.timeout = Duration::from_secs(20);
-    sandbox.grace = Duration::from_millis(200);
-    sandbox.env.push(("GIT_AUTHOR_NAME".into(), "t".into()));
-    sandbox.env.push(("GIT_AUTHOR_EMAIL".into(), "t@example.com".into()));
-    sandbox.env.push(("GIT_COMMITTER_NAME".into(), "t".into()));
-    sandbox.env.push(("GIT_COMMITTER_EMAIL".into(), "t@example.com".into()));
-    ToolContext {
-        workspace: dir.to_path_buf(),
-        sandbox,
-        dry_run: false,
-        deadline: None,
-    }
-}
+use super::call;
 
-fn call(ctx: &ToolContext, tool: &str, input: Value) -> Receipt {
-    tools::call(ctx, &Cleared::for_test(tool, &ActionInput::Json(input)))
+fn ctx(dir: &Path) -> ToolContext {
+    let mut c = super::context(dir, Duration::from_secs(20));
+    for (k, v) in [
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@example.com"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@example.com"),
+    ] {
+        c.sandbox.env.push((k.into(), v.into()));
+    }
+    c
 }
 
 fn bash(ctx: &ToolContext, command: &str) -> Receipt {

@@ -6,26 +6,14 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::pipeline::Cleared;
-use crate::sandbox::SandboxConfig;
 use crate::tools::receipt::sha256_tagged;
 use crate::tools::{self, ActionInput, ErrorCode, EvidenceKind, Receipt, ReceiptStatus, ToolContext};
 use serde_json::{json, Value};
 
-fn ctx(dir: &Path) -> ToolContext {
-    let mut sandbox = SandboxConfig::new(dir);
-    sandbox.timeout = Duration::from_secs(10);
-    sandbox.grace = Duration::from_millis(200);
-    ToolContext {
-        workspace: dir.to_path_buf(),
-        sandbox,
-        dry_run: false,
-        deadline: None,
-    }
-}
+use super::call;
 
-fn call(ctx: &ToolContext, tool: &str, input: Value) -> Receipt {
-    tools::call(ctx, &Cleared::for_test(tool, &ActionInput::Json(input)))
+fn ctx(dir: &Path) -> ToolContext {
+    super::context(dir, Duration::from_secs(10))
 }
 
 fn code(r: &Receipt) -> Option<ErrorCode> {
