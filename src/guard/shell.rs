@@ -4,24 +4,23 @@
 //! command node: pipelines, lists, subshells, `{ }` groups, control flow, function bodies,
 //! `$( )`, backticks and process substitutions. Each command becomes a [`SimpleCommand`]
 //! whose argv has quotes and escapes resolved (`r''m`, `"rm"`, `\rm` → `rm`), `$'..'` decoded,
-//! here-documents and here-strings kept as its stdin text, and wrappers unwrapped recursively
-//! (`sudo`, `env`, `nice`, `timeout`, `xargs`, `time -v`, `strace`, `systemd-run`, `screen`,
-//! `runuser -u`, ...). Scripts handed to another shell (`sh -c`, `eval`, `su -c`, `ssh host
-//! '..'`, `tmux new-session '..'`) are parsed as commands of their own.
+//! here-documents and here-strings kept as its stdin text, and redirections recorded apart
+//! from its arguments.
 //!
-//! Commands bash runs indirectly are parsed too: aliases and functions defined earlier in the
-//! line, at their call (`$1`/`"$@"` replaced by the call's words, as are `sh -c`'s `$0`..),
-//! brace-list words (`{rm,-rf,/}`), `for` bodies once per literal value, `find -exec`'s `{}`
-//! when find's first hit is its start path (`-maxdepth 0`, no test), programs git settings
-//! run (`-c core.sshCommand=..`, `config alias.x '!..'`), `tar --checkpoint-action=exec=`,
-//! `npm pkg set scripts.x=..`, a `package.json`/`Makefile` written earlier and then run by
-//! npm/make, crontab lines piped into `crontab -`, `cat <<EOF | sh`, and what `sudo -s` /
-//! `pkexec bash` (kept whole, not unwrapped) read on stdin. Also: git's `ext::` transport,
-//! `GIT_SSH_COMMAND=`/`PAGER=`/`EDITOR=`-style assignments, `vim -c ':!..'`, `gdb -ex 'shell
-//! ..'`, `expect -c 'spawn ..'`, GNU sed's `e CMD`, PowerShell's `Remove-Item -Recurse X` (as
-//! `rm -rf X`), text appended to shell startup files (`>> ~/.bashrc`), and the command of a
-//! container that mounts the root, a home or a system directory (`docker run -v ~:/d img rm
-//! -rf /d` is `rm -rf ~`).
+//! The walker models the shell language, not the commands: what `sudo`, `sh -c`, `find
+//! -exec`, `python -c` or `docker run` do with the rest of their words is `carriers`'
+//! knowledge. For each command the walker asks it for the real command word behind wrappers
+//! (`carriers::unwrap_command`) and for the scripts the command carries
+//! (`carriers::carried`), which it parses as commands of their own one level deeper
+//! (at most `MAX_DEPTH`), in the directory each one runs in; once the line is parsed it asks
+//! which scripts each pipeline feeds a shell on stdin (`carriers::scripts_fed_on_stdin`).
+//!
+//! What bash itself does indirectly is the walker's: aliases and functions defined earlier in
+//! the line run at their call (`$1`/`"$@"` replaced by the call's words), brace-list words
+//! (`{rm,-rf,/}`) are expanded, `for` bodies are walked once per literal value, variables given
+//! a literal value earlier in the line are expanded (`d=/; rm -rf $d`), `cd`/`pushd` move the
+//! lexically tracked directory, and files written earlier in the line are remembered
+//! (`WrittenFiles`) for the commands that later run or read them.
 //!
 //! Commands inside `$( )` or `<( )` are marked [`SimpleCommand::captured`]; `d=$(mktemp ..)`
 //! makes `$d` a temporary path.
@@ -29,6 +28,9 @@
 //! Words that are not literal keep their source text (`$HOME`, `$(..)`), so rules can tell a
 //! literal path from an expansion. A command word that is not literal sets
 //! [`SimpleCommand::dynamic_name`].
+//!
+//! Input that is malformed, nested too deeply (brackets, scripts or syntax) or that the parser
+//! gives up on sets [`ParsedShell::error`]; the guard fails closed on it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -36,7 +38,8 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::{basename, normalize, ParsedShell, Pipeline, ShellParseError, SimpleCommand};
+use super::carriers::{self, Carried, Runs, WrittenFiles};
+use super::{normalize, ParsedShell, Pipeline, ShellParseError, SimpleCommand};
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -158,7 +161,7 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
         nest: 0,
         captured: 0,
         vars: HashMap::new(),
-        written: HashMap::new(),
+        written: WrittenFiles::default(),
         aliases: HashMap::new(),
         functions: HashMap::new(),
     };
@@ -167,106 +170,14 @@ pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
     // is a script of its own: parse it too, wherever it sits in the line.
     let mut k = 0;
     while k < w.out.pipelines.len() && k < 256 {
-        let scripts = stdin_scripts(&w.out.pipelines[k]);
-        for (script, cwd) in scripts {
-            let saved = std::mem::replace(&mut w.cwd, cwd);
-            w.parse_into(&script, 1);
+        for fed in carriers::scripts_fed_on_stdin(&w.out.pipelines[k]) {
+            let saved = std::mem::replace(&mut w.cwd, fed.cwd);
+            w.parse_into(&fed.script, 1);
             w.cwd = saved;
         }
         k += 1;
     }
     out
-}
-
-/// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
-/// shell (or `at`/`batch`), or the literal words an upstream `echo`/`printf` prints into it.
-fn stdin_scripts(pipeline: &Pipeline) -> Vec<(String, Option<PathBuf>)> {
-    let mut out = Vec::new();
-    for (i, cmd) in pipeline.iter().enumerate() {
-        let name = cmd.name();
-        let cron = name == "crontab"
-            && cmd
-                .argv
-                .iter()
-                .skip(1)
-                .all(|a| a == "-" || a == "-u" || !a.starts_with('-'));
-        let runs_stdin = match name {
-            "at" | "batch" => !cmd.argv.iter().any(|a| a == "-f" || a == "-l" || a == "-c"),
-            // `sudo -s`, `pkexec bash` (kept whole by unwrap_command): a root shell.
-            "sudo" | "doas" | "pkexec" => true,
-            // `(crontab -l; echo '* * * * * CMD') | crontab -`: the jobs' commands.
-            "crontab" => cron,
-            n if is_shell(n) => {
-                let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-                let c = args
-                    .iter()
-                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains('c'));
-                !c && (args.iter().all(|a| a.starts_with('-')) || args.contains(&"-s"))
-            }
-            _ => false,
-        };
-        if !runs_stdin {
-            continue;
-        }
-        let mut texts = Vec::new();
-        if let Some(t) = &cmd.stdin_text {
-            texts.push(t.clone());
-        }
-        if i > 0 {
-            let up = &pipeline[i - 1];
-            // `cat <<EOF | sh`: cat prints its here-document.
-            let cat_doc = (up.name() == "cat" && up.argv.len() == 1)
-                .then(|| up.stdin_text.clone())
-                .flatten();
-            if let Some(text) = printed_text(up).or(cat_doc) {
-                texts.push(text);
-            }
-        }
-        for t in texts {
-            let t = if cron { cron_commands(&t) } else { t };
-            out.push((t, cmd.cwd.clone()));
-        }
-    }
-    out
-}
-
-/// The commands of crontab lines: each line without its schedule (five fields, or `@daily`).
-fn cron_commands(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('=') || l.starts_with('@'))
-        .map(|l| {
-            let skip = if l.starts_with('@') { 1 } else { 5 };
-            l.split_whitespace().skip(skip).collect::<Vec<_>>().join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The text an `echo`/`printf` of literal words prints (None for other commands, or when a
-/// word is not literal).
-pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
-    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-    let text = match cmd.name() {
-        "echo" => args
-            .iter()
-            .skip_while(|a| matches!(**a, "-n" | "-e" | "-E" | "-ne" | "-en"))
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" "),
-        "printf" => {
-            // The format's `\n` escapes are newlines; `%s` takes the following words in turn.
-            let (fmt, rest) = args.split_first()?;
-            let mut s = fmt.replace("\\n", "\n").replace("%s", "");
-            for r in rest {
-                s.push('\n');
-                s.push_str(r);
-            }
-            s
-        }
-        _ => return None,
-    };
-    (is_literal(&text) && !text.trim().is_empty()).then_some(text)
 }
 
 struct Walker<'o> {
@@ -278,9 +189,9 @@ struct Walker<'o> {
     captured: usize,
     /// Variables given a literal value earlier in the line (`d=/; rm -rf $d`).
     vars: HashMap<String, String>,
-    /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`), by
-    /// path as written, with their text: running one of them runs that text.
-    written: HashMap<String, String>,
+    /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`):
+    /// running or reading one of them runs or reads that text.
+    written: WrittenFiles,
     /// Aliases and shell functions defined earlier in the line, by name, with their text:
     /// calling one runs that text (`alias x='rm -rf'; x ~`, `f() { rm -rf "$1"; }; f /`).
     aliases: HashMap<String, String>,
@@ -625,7 +536,7 @@ impl Walker<'_> {
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
         let mut as_written = cmd.argv.clone();
-        super::unwrap_command(&mut as_written);
+        carriers::unwrap_command(&mut as_written);
         let written_word = as_written.first().filter(|w| !is_literal(w)).cloned();
         if !self.vars.is_empty() || cmd.argv.iter().any(|w| w.contains("${") || w.contains("$(echo")) {
             cmd.argv = cmd.argv.iter().map(|w| self.expand(w)).collect();
@@ -642,20 +553,12 @@ impl Walker<'_> {
         }
         // A file written earlier in the line and read here (`psql < x.sql`, `cat x.sql | psql`):
         // its text is what this command reads (and, for `cat`, prints).
-        if cmd.stdin_text.is_none() && !self.written.is_empty() {
-            let key = |w: &str| w.trim_start_matches("./").to_string();
-            let read = cmd
-                .inputs
-                .first()
-                .cloned()
-                .or_else(|| (cmd.argv.len() == 2 && basename(&cmd.argv[0]) == "cat").then(|| cmd.argv[1].clone()));
-            if let Some(text) = read.and_then(|f| self.written.get(&key(&f)).cloned()) {
-                cmd.stdin_text = Some(text);
-            }
+        if cmd.stdin_text.is_none() {
+            cmd.stdin_text = self.written.read_by(&cmd);
         }
         let before = cmd.argv.len();
         let original = cmd.argv.clone();
-        cmd.args_from_stdin = super::unwrap_command(&mut cmd.argv);
+        cmd.args_from_stdin = carriers::unwrap_command(&mut cmd.argv);
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
         cmd.assignments = original
@@ -690,136 +593,29 @@ impl Walker<'_> {
                 self.parse_into(&call, depth + 1);
             }
         }
-        // `GIT_SSH_COMMAND='cmd' git fetch`, `PAGER='cmd' git log`: variables naming a command
-        // the program runs.
-        const RUN_VARS: &[&str] = &[
-            "GIT_SSH_COMMAND",
-            "GIT_SSH",
-            "GIT_EXTERNAL_DIFF",
-            "GIT_PAGER",
-            "GIT_EDITOR",
-            "GIT_SEQUENCE_EDITOR",
-            "GIT_ASKPASS",
-            "SSH_ASKPASS",
-            "PAGER",
-            "EDITOR",
-            "VISUAL",
-            "LESSOPEN",
-            "PROMPT_COMMAND",
-        ];
-        let run_values: Vec<String> = cmd
-            .assignments
-            .iter()
-            .filter_map(|a| a.split_once('='))
-            .filter(|(n, v)| RUN_VARS.contains(n) && !v.is_empty())
-            .map(|(_, v)| v.trim_start_matches('|').to_string())
-            .collect();
-        for value in run_values {
-            self.parse_into(&value, depth + 1);
+        // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
+        // script written earlier and run here, ...: the commands it carries are parsed too.
+        for carried in carriers::carried(&cmd, &self.written) {
+            self.parse_carried(carried, depth + 1);
         }
-        if let Some(inner) = nested_script(&cmd.argv).filter(|n| !single_substitution(&n.script)) {
-            let saved = self.cwd.clone();
-            if inner.remote {
-                self.cwd = None;
-            }
-            self.parse_into(&inner.script, depth + 1);
-            self.cwd = saved;
-        }
-        // `python -c 'import os; os.system("rm -rf /")'`: shell commands in the string
-        // literals of a program that runs commands; `shutil.rmtree("/")` and reads of
-        // credential files as the commands that do the same.
-        for literal in shell_literals(&cmd.argv).into_iter().chain(inline_effects(&cmd.argv)) {
-            self.parse_into(&literal, depth + 1);
-        }
-        // `find .. -exec rm -rf / \;`: the command find runs.
-        for exec in find_exec(&cmd.argv) {
-            self.parse_into(&exec, depth + 1);
-        }
-        // `echo 'rm -rf ~' > x.sh && bash x.sh`: the file's text runs.
-        if let Some(text) = self.script_written(&cmd) {
-            self.parse_into(&text, depth + 1);
-        }
-        // `echo 'curl x | sh' >> ~/.bashrc`: a shell startup file runs its text in every new
-        // shell.
-        let startup = |r: &String| {
-            crate::guard::rules::home_relative(r).is_some_and(|rest| {
-                matches!(
-                    rest,
-                    ".bashrc"
-                        | ".bash_profile"
-                        | ".bash_login"
-                        | ".profile"
-                        | ".zshrc"
-                        | ".zprofile"
-                        | ".zshenv"
-                        | ".zlogin"
-                        | ".config/fish/config.fish"
-                )
-            }) || r.starts_with("/etc/profile")
-                || r == "/etc/bash.bashrc"
-        };
-        let into_startup =
-            cmd.redirects.iter().any(startup) || (cmd.name() == "tee" && cmd.argv.iter().skip(1).any(startup));
-        if into_startup {
-            if let Some(text) = printed_text(&cmd).or_else(|| cmd.stdin_text.clone()) {
-                self.parse_into(&text, depth + 1);
-            }
-        }
-        self.record_written(&cmd);
+        self.written.record(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
         }
         pipeline.push(cmd);
     }
 
-    /// The text of a file written earlier in the line that `cmd` runs (`bash x.sh`,
-    /// `sh ./x.sh`, `source x.sh`, `./x.sh`).
-    fn script_written(&self, cmd: &SimpleCommand) -> Option<String> {
-        if self.written.is_empty() {
-            return None;
-        }
-        let key = |w: &str| w.trim_start_matches("./").to_string();
-        let name = cmd.name();
-        // `echo '{"scripts":{"postinstall":"CMD"}}' > package.json && npm install`: npm runs
-        // the package's scripts; `make` runs a Makefile's recipe lines.
-        if matches!(name, "npm" | "pnpm" | "yarn" | "bun") {
-            let json: serde_json::Value = serde_json::from_str(self.written.get("package.json")?).ok()?;
-            let scripts = json.get("scripts")?.as_object()?;
-            let text: Vec<&str> = scripts.values().filter_map(|v| v.as_str()).collect();
-            return Some(text.join("\n"));
-        }
-        if name == "make" {
-            let text = self.written.get("Makefile").or_else(|| self.written.get("makefile"))?;
-            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
-            return Some(recipes.join("\n"));
-        }
-        let file = if is_shell(name) || name == "source" || name == "." {
-            cmd.argv.iter().skip(1).find(|a| !a.starts_with('-'))?
-        } else {
-            cmd.argv.first()?
+    /// Parses a script `cmd` carries, in the directory it runs in: a `cd` in a process of its
+    /// own ends with it, and a remote script has no local directory.
+    fn parse_carried(&mut self, carried: Carried, depth: usize) {
+        let saved = match carried.runs {
+            Runs::ThisShell => None,
+            Runs::Child => Some(self.cwd.clone()),
+            Runs::Remote => Some(self.cwd.take()),
         };
-        self.written.get(&key(file)).cloned()
-    }
-
-    /// Remembers the text `cmd` writes to its redirect targets, when it is known.
-    fn record_written(&mut self, cmd: &SimpleCommand) {
-        if cmd.redirects.is_empty() {
-            return;
-        }
-        let text = match cmd.name() {
-            "cat" | "tee" if cmd.stdin_text.is_some() => cmd.stdin_text.clone(),
-            _ => printed_text(cmd),
-        };
-        if let Some(text) = text {
-            for r in &cmd.redirects {
-                let k = r.trim_start_matches("./").to_string();
-                let entry = self.written.entry(k).or_default();
-                if !cmd.appends.contains(r) {
-                    entry.clear();
-                }
-                entry.push_str(&text);
-                entry.push('\n');
-            }
+        self.parse_into(&carried.script, depth);
+        if let Some(cwd) = saved {
+            self.cwd = cwd;
         }
     }
 
@@ -1128,238 +924,9 @@ fn unbalanced(text: &str) -> Option<String> {
     }
 }
 
-/// String literals of an inline program (`python -c`, `perl -e`, `ruby -e`, `node -e`) that
-/// runs commands (`os.system`, `subprocess`, `exec`, `system`, backticks, `child_process`).
-fn shell_literals(argv: &[String]) -> Vec<String> {
-    let Some(code) = inline_program(argv) else {
-        return Vec::new();
-    };
-    let runs = [
-        "system",
-        "subprocess",
-        "popen",
-        "exec",
-        "spawn",
-        "child_process",
-        "`",
-        "Popen",
-        "call(",
-    ]
-    .iter()
-    .any(|k| code.contains(k));
-    if !runs {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    // `subprocess.run(["rm", "-rf", "/"])`: one-word literals in order form an argv.
-    let mut words: Vec<String> = Vec::new();
-    let b: Vec<char> = code.chars().collect();
-    let mut k = 0;
-    while k < b.len() {
-        let q = b[k];
-        if q == '"' || q == '\'' || q == '`' {
-            let start = k + 1;
-            let mut j = start;
-            while j < b.len() && b[j] != q {
-                if b[j] == '\\' {
-                    j += 1;
-                }
-                j += 1;
-            }
-            let lit: String = b[start..j.min(b.len())].iter().collect();
-            if lit.contains(' ') {
-                out.push(lit);
-            } else if !lit.is_empty() {
-                words.push(shell_quote(&lit));
-            }
-            k = j + 1;
-        } else {
-            k += 1;
-        }
-    }
-    if words.len() > 1 {
-        out.push(words.join(" "));
-    }
-    out
-}
-
-/// The program text of an inline interpreter call (`python -c CODE`, `perl -e CODE`,
-/// `node -e CODE`, `awk 'PROGRAM'`), if `argv` is one.
-fn inline_program(argv: &[String]) -> Option<&String> {
-    let name = argv.first().map(|w| basename(w))?;
-    if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
-        if argv.iter().any(|a| a == "-f" || a.starts_with("--file")) {
-            return None;
-        }
-        let mut i = 1;
-        while let Some(a) = argv.get(i) {
-            match a.as_str() {
-                "-F" | "-v" => i += 2,
-                "--" => return argv.get(i + 1),
-                _ if a.starts_with('-') && a.len() > 1 => i += 1,
-                _ => return Some(a),
-            }
-        }
-        return None;
-    }
-    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
-    if !inline {
-        return None;
-    }
-    let i = argv.iter().position(|a| {
-        matches!(
-            a.as_str(),
-            "-c" | "-e" | "-r" | "--eval" | "-E" | "-pe" | "-ne" | "-pie"
-        )
-    })?;
-    argv.get(i + 1)
-}
-
-/// String literals of a program, in order, with the byte offset of their opening quote.
-fn string_literals(code: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut chars = code.char_indices();
-    while let Some((at, q)) = chars.next() {
-        if q != '"' && q != '\'' && q != '`' {
-            continue;
-        }
-        let mut lit = String::new();
-        while let Some((_, c)) = chars.next() {
-            if c == q {
-                break;
-            }
-            if c == '\\' {
-                if let Some((_, n)) = chars.next() {
-                    lit.push(n);
-                }
-                continue;
-            }
-            lit.push(c);
-        }
-        out.push((at, lit));
-    }
-    out
-}
-
-/// What an inline program does to files, as the shell commands that do the same, so the
-/// deletion and secrets rules judge it: `shutil.rmtree("/")` → `rm -rf /`,
-/// `os.remove(p)` → `rm -f p`, a credential file path in the program → `cat path`.
-fn inline_effects(argv: &[String]) -> Vec<String> {
-    let Some(code) = inline_program(argv) else {
-        return Vec::new();
-    };
-    // Calls that delete recursively, and ones that delete one file.
-    const RECURSIVE: &[&str] = &[
-        "rmtree(",
-        "rm_rf(",
-        "rm_r(",
-        "remove_tree(",
-        "rmSync(",
-        "rimraf(",
-        "removeSync(",
-        "remove_dir_all(",
-        "rmdirSync(",
-        "emptyDirSync(",
-    ];
-    const SINGLE: &[&str] = &["remove(", "unlink(", "unlinkSync(", "unlink ", "File.delete(", "rm_f("];
-    // Expressions for the home directory.
-    const HOME: &[&str] = &[
-        "Dir.home",
-        "homedir()",
-        "Path.home()",
-        "$ENV{HOME}",
-        "ENV['HOME']",
-        "ENV[\"HOME\"]",
-        "environ['HOME']",
-        "environ[\"HOME\"]",
-        "env.HOME",
-    ];
-    let literals = string_literals(code);
-    let mut out = Vec::new();
-    for (calls, flags) in [(RECURSIVE, "-rf"), (SINGLE, "-f")] {
-        for call in calls {
-            for (at, _) in code.match_indices(call) {
-                let start = at + call.len();
-                let rest = &code[start..];
-                let end = start + rest.find([')', ';', '\n']).unwrap_or(rest.len());
-                // The first string literal inside the call, else a home-directory expression.
-                // A module name (`require("os").homedir()`) is not a path.
-                let target = literals
-                    .iter()
-                    .find(|(pos, _)| (start..end).contains(pos) && !code[..*pos].ends_with("require("))
-                    .map(|(_, l)| l.clone())
-                    .or_else(|| {
-                        // The first argument (`require("os").homedir()`, `Path.home()`).
-                        let arg = code[start..].split([',', ';', '\n']).next().unwrap_or("");
-                        HOME.iter().any(|h| arg.contains(h)).then(|| "~".to_string())
-                    });
-                if let Some(t) = target {
-                    out.push(format!("rm {flags} {}", shell_quote(&t)));
-                }
-            }
-        }
-    }
-    for (_, lit) in &literals {
-        let path = ["~/", "/home/", "/root/", "/Users/", "/etc/"]
-            .iter()
-            .any(|p| lit.starts_with(p));
-        if path && !lit.contains(char::is_whitespace) {
-            out.push(format!("cat {}", shell_quote(lit)));
-        }
-    }
-    out
-}
-
-/// The commands `find .. -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`) runs, `{}`
-/// standing for each file found.
-fn find_exec(argv: &[String]) -> Vec<String> {
-    if argv.first().map(|w| basename(w)) != Some("find") {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    // `find ~ -maxdepth 0 -exec ..`: with no test before the action, the first file found is
-    // the start path itself, so `{}` is it.
-    let roots: Vec<&String> = argv[1..]
-        .iter()
-        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-        .collect();
-    let first_action = argv.iter().position(|a| a.starts_with("-exec") || a.starts_with("-ok"));
-    let untested = first_action.is_some_and(|k| {
-        let mut j = 1 + roots.len();
-        while j < k {
-            match argv[j].as_str() {
-                "-maxdepth" => j += 2,
-                "-xdev" | "-mount" | "-depth" | "-follow" | "-L" | "-H" | "-P" => j += 1,
-                _ => return false,
-            }
-        }
-        true
-    });
-    let root = (untested && roots.len() == 1).then(|| roots[0].as_str());
-    let mut i = 0;
-    while i < argv.len() {
-        if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words: Vec<String> = argv[i + 1..]
-                .iter()
-                .take_while(|w| *w != ";" && *w != "+")
-                .map(|w| match root {
-                    Some(r) => shell_quote(&w.replace("{}", r)),
-                    None => shell_quote(w),
-                })
-                .collect();
-            i += words.len() + 1;
-            if !words.is_empty() {
-                out.push(words.join(" "));
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
 /// `SCRIPT` with its positional parameters (`$1`, `"$1"`, `${1}`, `$@`, `$*`, and `$0` when
 /// `zero` is given) replaced by `args`, quoted.
-fn positional(script: &str, args: &[String]) -> String {
+pub(crate) fn positional(script: &str, args: &[String]) -> String {
     let mut s = script.to_string();
     let all = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
     for p in ["\"$@\"", "\"$*\"", "$@", "$*", "${@}"] {
@@ -1406,15 +973,8 @@ fn brace_words(text: &str) -> Option<String> {
 }
 
 /// Single-quotes a word for re-parsing.
-fn shell_quote(w: &str) -> String {
+pub(crate) fn shell_quote(w: &str) -> String {
     format!("'{}'", w.replace('\'', "'\\''"))
-}
-
-/// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
-/// time (the substitution itself is checked where it appears).
-fn single_substitution(script: &str) -> bool {
-    let s = script.trim();
-    (s.starts_with("$(") && s.ends_with(')')) || (s.starts_with('`') && s.ends_with('`') && s.len() > 1)
 }
 
 fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
@@ -1437,428 +997,10 @@ fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {
     cwd.map(|c| normalize(&c.join(arg)))
 }
 
-/// The shell command a git setting makes git run: `-c KEY=VALUE` or `config [--global] KEY
-/// VALUE` where KEY runs a program (`core.sshCommand`, `core.pager`, `core.editor`,
-/// `core.fsmonitor`, `diff.external`, ...) or is an alias starting with `!`.
-fn git_command_setting(argv: &[String]) -> Option<String> {
-    const RUNS: &[&str] = &[
-        "core.sshcommand",
-        "core.pager",
-        "core.editor",
-        "core.fsmonitor",
-        "core.hookspath",
-        "sequence.editor",
-        "diff.external",
-        "credential.helper",
-        "gpg.program",
-        "pager.log",
-        "pager.diff",
-    ];
-    let script = |key: &str, value: &str| -> Option<String> {
-        let key = key.to_ascii_lowercase();
-        if key.starts_with("alias.") || key == "credential.helper" {
-            return value.strip_prefix('!').map(String::from);
-        }
-        RUNS.contains(&key.as_str()).then(|| value.to_string())
-    };
-    let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if a == "-c" {
-            if let Some((k, v)) = argv.get(i + 1).and_then(|kv| kv.split_once('=')) {
-                if let Some(s) = script(k, v) {
-                    return Some(s);
-                }
-            }
-            i += 2;
-        } else if a == "config" {
-            let rest: Vec<&String> = argv[i + 1..].iter().filter(|w| !w.starts_with('-')).collect();
-            return match rest.as_slice() {
-                [k, v, ..] => script(k, v),
-                _ => None,
-            };
-        } else if a.starts_with('-') {
-            i += if matches!(a, "-C" | "--git-dir" | "--work-tree" | "--namespace") {
-                2
-            } else {
-                1
-            };
-        } else {
-            return None;
-        }
-    }
-    None
-}
-
-/// A script handed to another shell by a command.
-pub(crate) struct NestedScript {
-    pub script: String,
-    /// It runs on another machine (`ssh`): paths do not resolve against the workspace.
-    pub remote: bool,
-}
-
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "rbash"];
-
-/// Whether `name` is a shell interpreter.
-pub fn is_shell(name: &str) -> bool {
-    SHELLS.contains(&name)
-}
-
-/// The script of `sh -c SCRIPT`, `eval WORDS`, `su -c SCRIPT`, `ssh HOST SCRIPT..`,
-/// `busybox sh -c`, if `argv` is one.
-pub(crate) fn nested_script(argv: &[String]) -> Option<NestedScript> {
-    let name = argv.first().map(|w| basename(w))?;
-    let local = |s: String| {
-        Some(NestedScript {
-            script: s,
-            remote: false,
-        })
-    };
-    match name {
-        n if is_shell(n) || n == "busybox" => {
-            let mut i = 1;
-            if n == "busybox" {
-                if !argv.get(1).is_some_and(|a| is_shell(a)) {
-                    return None;
-                }
-                i = 2;
-            }
-            while i < argv.len() {
-                let a = &argv[i];
-                if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
-                    // `bash -c 'script' name args`: the first word after the options.
-                    let mut j = i + 1;
-                    while argv.get(j).is_some_and(|w| w.starts_with('-') && w.len() > 1) {
-                        j += 1;
-                    }
-                    // `sh -c 'rm -rf "$0"' ~`: the words after the script are `$0`, `$1`, ...
-                    let script = argv.get(j)?;
-                    let rest = &argv[j + 1..];
-                    let script = match rest.split_first() {
-                        Some((zero, more)) => {
-                            let z = shell_quote(zero);
-                            positional(script, more)
-                                .replace("\"$0\"", &z)
-                                .replace("${0}", &z)
-                                .replace("$0", &z)
-                        }
-                        None => script.clone(),
-                    };
-                    return local(script);
-                }
-                if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
-                    i += 2;
-                    continue;
-                }
-                if !a.starts_with('-') && !a.starts_with('+') {
-                    return None;
-                }
-                i += 1;
-            }
-            None
-        }
-        "eval" => (argv.len() > 1).then(|| argv[1..].join(" ")).and_then(local),
-        // `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`: git runs CMD.
-        "git" => git_command_setting(argv)
-            .or_else(|| {
-                // `git clone 'ext::sh -c cmd% args'`: the ext transport runs a command (`% ` is a space).
-                // Words split at unescaped spaces.
-                let c = argv.iter().find_map(|a| a.strip_prefix("ext::"))?;
-                let words: Vec<String> = c
-                    .replace("%%", "\u{1}")
-                    .replace("% ", "\u{0}")
-                    .split(' ')
-                    .filter(|w| !w.is_empty())
-                    .map(|w| shell_quote(&w.replace('\u{0}', " ").replace('\u{1}', "%")))
-                    .collect();
-                Some(words.join(" "))
-            })
-            .and_then(local),
-        // `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `-I CMD`.
-        "tar" | "gtar" | "bsdtar" => argv.iter().enumerate().find_map(|(i, a)| {
-            a.strip_prefix("--checkpoint-action=exec=")
-                .or_else(|| a.strip_prefix("--to-command="))
-                .or_else(|| a.strip_prefix("--use-compress-program="))
-                .map(String::from)
-                .or_else(|| (a == "-I").then(|| argv.get(i + 1).cloned()).flatten())
-                .and_then(local)
-        }),
-        // `npm pkg set scripts.test="CMD"`: the package script npm runs next.
-        "npm" | "pnpm" | "yarn" | "bun" => argv
-            .windows(2)
-            .position(|w| w[0] == "pkg" && w[1] == "set")
-            .and_then(|k| {
-                argv[k + 2..]
-                    .iter()
-                    .find_map(|a| a.strip_prefix("scripts.")?.split_once('='))
-            })
-            .map(|(_, v)| v.to_string())
-            .and_then(local),
-        // `script -qc 'cmd' /dev/null` runs the command under a pseudo-terminal.
-        "script" => {
-            let i = argv.iter().position(|a| {
-                a == "--command" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'))
-            })?;
-            argv.get(i + 1).cloned().and_then(local)
-        }
-        // `tmux new-session -d 'cmd'`: the session's shell command.
-        "tmux" => {
-            let k = argv.iter().position(|a| {
-                matches!(
-                    a.as_str(),
-                    "new-session"
-                        | "new"
-                        | "new-window"
-                        | "neww"
-                        | "split-window"
-                        | "splitw"
-                        | "respawn-pane"
-                        | "respawnp"
-                )
-            })?;
-            let with_value = ["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-f"];
-            let mut i = k + 1;
-            while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
-                i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
-            }
-            let rest = argv.get(i..).filter(|r| !r.is_empty())?;
-            local(rest.join(" "))
-        }
-        // `vim -c ':!cmd'`, `vim +'!cmd'`: an editor running a shell command.
-        "vi" | "vim" | "nvim" | "view" | "ex" => argv.iter().enumerate().find_map(|(i, a)| {
-            let c = if a == "-c" || a == "--cmd" {
-                argv.get(i + 1)?.as_str()
-            } else {
-                a.strip_prefix('+')?
-            };
-            let c = c.trim_start_matches(':').trim_start();
-            c.strip_prefix('!').map(String::from).and_then(local)
-        }),
-        // `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
-        "gdb" => argv.windows(2).find_map(|w| {
-            let c = (w[0] == "-ex" || w[0] == "--eval-command").then_some(w[1].trim())?;
-            c.strip_prefix("shell ")
-                .or_else(|| c.strip_prefix('!'))
-                .map(String::from)
-                .and_then(local)
-        }),
-        // `expect -c 'spawn cmd args; ...'`: the spawned command.
-        "expect" => argv.windows(2).find_map(|w| {
-            let c = (w[0] == "-c").then_some(w[1].as_str())?;
-            let spawn = c
-                .split([';', '\n'])
-                .find_map(|part| part.trim().strip_prefix("spawn "))?;
-            local(spawn.to_string())
-        }),
-        "docker" | "podman" => docker_mounted_command(argv).and_then(local),
-        // GNU sed's `e CMD` command runs CMD (`sed -n '1e rm -rf ~' f`).
-        "sed" | "gsed" => {
-            let scripts: Vec<&String> = if argv.iter().any(|a| a == "-e" || a == "--expression") {
-                argv.windows(2)
-                    .filter(|w| w[0] == "-e" || w[0] == "--expression")
-                    .map(|w| &w[1])
-                    .collect()
-            } else {
-                argv.iter().skip(1).find(|a| !a.starts_with('-')).into_iter().collect()
-            };
-            scripts.iter().flat_map(|s| s.split([';', '\n'])).find_map(|part| {
-                let cmd = part
-                    .trim_start()
-                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
-                cmd.strip_prefix("e ")
-                    .map(|c| c.trim().to_string())
-                    .filter(|c| !c.is_empty())
-            })
-        }
-        .and_then(local),
-        // `pwsh -Command "Remove-Item -Recurse -Force $HOME"`: PowerShell's recursive delete.
-        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell_removal(argv).and_then(local),
-        "su" | "runuser" => {
-            let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
-            argv.get(i + 1).cloned().and_then(local)
-        }
-        "ssh" => {
-            let with_value = [
-                "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R",
-                "-S", "-W", "-w", "-B",
-            ];
-            let mut i = 1;
-            while i < argv.len() {
-                let a = argv[i].as_str();
-                if with_value.contains(&a) {
-                    i += 2;
-                } else if a.starts_with('-') {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            // argv[i] is the host; the rest is the remote command line.
-            let rest = argv.get(i + 1..)?;
-            if rest.is_empty() {
-                return None;
-            }
-            Some(NestedScript {
-                script: rest.join(" "),
-                remote: true,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// `pwsh -Command "Remove-Item -Recurse -Force X"` (also `rm`/`ri`/`del`/`rmdir`/`rd` aliases)
-/// as the `rm -rf X` it amounts to; `$env:USERPROFILE` and `$HOME` are the home directory.
-fn powershell_removal(argv: &[String]) -> Option<String> {
-    let k = argv
-        .iter()
-        .position(|a| a.eq_ignore_ascii_case("-command") || a.eq_ignore_ascii_case("-c"))?;
-    let script = argv[k + 1..].join(" ");
-    let mut out = Vec::new();
-    for stmt in script.split([';', '\n', '|']) {
-        let words: Vec<&str> = stmt.split_whitespace().collect();
-        let Some((first, rest)) = words.split_first() else {
-            continue;
-        };
-        let removal =
-            ["remove-item", "rm", "ri", "del", "rmdir", "rd", "erase"].contains(&first.to_ascii_lowercase().as_str());
-        let recurse = rest.iter().any(|w| w.to_ascii_lowercase().starts_with("-r"));
-        if !removal || !recurse {
-            continue;
-        }
-        let mut i = 0;
-        let mut targets = Vec::new();
-        while i < rest.len() {
-            let w = rest[i];
-            let lw = w.to_ascii_lowercase();
-            if lw == "-path" || lw == "-literalpath" {
-                i += 1;
-                if let Some(t) = rest.get(i) {
-                    targets.push(*t);
-                }
-            } else if !w.starts_with('-') {
-                targets.push(w);
-            }
-            i += 1;
-        }
-        for t in targets {
-            let t = t.trim_matches(|c| c == '"' || c == '\'');
-            let t = if t.eq_ignore_ascii_case("$env:USERPROFILE") || t.eq_ignore_ascii_case("$HOME") {
-                "~".to_string()
-            } else if t.len() <= 3 && t.as_bytes().get(1) == Some(&b':') {
-                "/".to_string()
-            } else {
-                t.replace('\\', "/")
-            };
-            out.push(format!("rm -rf {}", shell_quote(&t)));
-        }
-    }
-    (!out.is_empty()).then(|| out.join("; "))
-}
-
-/// `docker run -v SRC:DST IMAGE cmd..` where SRC is the root, a home or a system directory:
-/// the container's command with DST rewritten to SRC, i.e. what it does to the host. None
-/// when no such directory is mounted (what a container does to its own files stays there).
-fn docker_mounted_command(argv: &[String]) -> Option<String> {
-    let run = argv.iter().position(|a| a == "run" || a == "exec" || a == "create")?;
-    let with_value = [
-        "-v",
-        "--volume",
-        "--mount",
-        "-w",
-        "--workdir",
-        "-e",
-        "--env",
-        "--env-file",
-        "--name",
-        "-p",
-        "--publish",
-        "--network",
-        "--net",
-        "--entrypoint",
-        "-u",
-        "--user",
-        "-l",
-        "--label",
-        "--platform",
-        "-h",
-        "--hostname",
-        "--cpus",
-        "-m",
-        "--memory",
-        "--add-host",
-        "--device",
-        "--cap-add",
-        "--cap-drop",
-        "--security-opt",
-        "--ulimit",
-        "--restart",
-        "--pull",
-        "--gpus",
-        "--shm-size",
-        "--ipc",
-        "--pid",
-        "--tmpfs",
-        "--log-driver",
-    ];
-    let mut mounts: Vec<(String, String)> = Vec::new();
-    let mut i = run + 1;
-    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
-        let (opt, value) = match a.split_once('=') {
-            Some((o, v)) if a.starts_with("--") => (o.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
-        let value = if with_value.contains(&opt.as_str()) && value.is_none() {
-            i += 1;
-            argv.get(i).cloned()
-        } else {
-            value
-        };
-        if let Some(v) = value.filter(|_| opt == "-v" || opt == "--volume") {
-            let mut parts = v.splitn(3, ':');
-            if let (Some(src), Some(dst)) = (parts.next(), parts.next()) {
-                mounts.push((src.to_string(), dst.to_string()));
-            }
-        }
-        i += 1;
-    }
-    let host = |src: &str| {
-        let src = src.trim_end_matches('/');
-        src.is_empty()
-            || matches!(
-                src,
-                "~" | "$HOME" | "${HOME}" | "/home" | "/Users" | "/root" | "/etc" | "/usr" | "/var"
-            )
-            || src.starts_with("~/")
-            || src.starts_with("$HOME/")
-            || src.starts_with("/home/")
-            || src.starts_with("/Users/")
-    };
-    let mounts: Vec<(String, String)> = mounts.into_iter().filter(|(s, _)| host(s)).collect();
-    if mounts.is_empty() {
-        return None;
-    }
-    // argv[i] is the image; the rest is the container's command.
-    let rest = argv.get(i + 1..).filter(|r| !r.is_empty())?;
-    let script = rest.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
-    let mut out = script;
-    for (src, dst) in &mounts {
-        let dst = dst.trim_end_matches('/');
-        if dst.is_empty() {
-            continue;
-        }
-        let src = src.trim_end_matches('/');
-        let with_slash = format!("{src}/");
-        out = out
-            .replace(&format!("{dst}/"), &with_slash)
-            .replace(dst, if src.is_empty() { "/" } else { src });
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guard::basename;
 
     fn argvs(text: &str) -> Vec<Vec<String>> {
         parse_shell(text, None)
@@ -2019,5 +1161,35 @@ mod tests {
         let p = parse_shell("cd sub && rm x", Some(PathBuf::from("/ws")));
         let cmds: Vec<_> = p.pipelines.into_iter().flatten().collect();
         assert_eq!(cmds[1].cwd.as_deref(), Some(Path::new("/ws/sub")));
+    }
+
+    /// The directory the command named `name` runs in.
+    fn cwd_of(line: &str, name: &str) -> Option<PathBuf> {
+        let p = parse_shell(line, Some(PathBuf::from("/ws")));
+        let cmd = p.pipelines.into_iter().flatten().rfind(|c| c.name() == name);
+        cmd.and_then(|c| c.cwd)
+    }
+
+    #[test]
+    fn carried_scripts_run_where_they_run() {
+        // `eval` and `source` run in this shell: their `cd` carries on.
+        assert_eq!(cwd_of("eval 'cd /etc'; rm -rf x", "rm"), Some(PathBuf::from("/etc")));
+        assert_eq!(
+            cwd_of("echo 'cd /etc' > x.sh; source x.sh; rm -rf x", "rm"),
+            Some(PathBuf::from("/etc"))
+        );
+        // A process of its own does not move the shell.
+        for line in [
+            "sh -c 'cd /etc'; rm -rf x",
+            "echo 'cd /etc' > x.sh; bash x.sh; rm -rf x",
+            "GIT_SSH_COMMAND='cd /etc' git fetch; rm -rf x",
+            "python3 -c \"import os; os.system('cd /etc && ls')\"; rm -rf x",
+        ] {
+            assert_eq!(cwd_of(line, "rm"), Some(PathBuf::from("/ws")), "{line}");
+        }
+        // Inside the carried script, its own `cd` holds.
+        assert_eq!(cwd_of("sh -c 'cd /etc && rm -rf x'", "rm"), Some(PathBuf::from("/etc")));
+        // A remote script has no local directory.
+        assert_eq!(cwd_of("ssh host 'rm -rf x'", "rm"), None);
     }
 }

@@ -19,11 +19,11 @@
 //! `crontab -r`; writing over a system program or library (`> /lib64/ld-linux..`, `tee
 //! /usr/bin/x`) or emptying a system file through `echo "" | tee` is blocked too.
 
-use std::path::{Path, PathBuf};
-
-use super::{block, cut, home_relative, violation, warn};
+use super::{block, cut, violation, warn};
+use crate::guard::carriers::printed_text;
+use crate::guard::targets::{classify_target, empty_expands_to_root, home_relative, Target};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
-use crate::guard::{basename, normalize, GuardContext, Pipeline, SimpleCommand};
+use crate::guard::{basename, GuardContext, Pipeline, SimpleCommand};
 
 pub const RECURSIVE_FORCE: &str = "deletion.recursive_force";
 pub const FIND_DELETE: &str = "deletion.find_delete";
@@ -65,7 +65,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
 
 /// The literal words an upstream `echo`/`printf` prints (what xargs will read).
 fn fed_targets(upstream: &SimpleCommand) -> Option<Vec<String>> {
-    let text = crate::guard::shell::printed_text(upstream)?;
+    let text = printed_text(upstream)?;
     Some(text.split_whitespace().map(String::from).collect())
 }
 
@@ -121,236 +121,6 @@ pub fn alternative(rule: &str) -> &'static str {
         SYSTEM_FILE => "leave system files alone; work on copies inside the workspace",
         _ => "delete the specific paths inside the workspace, e.g. rm -r build/",
     }
-}
-
-/// Top-level directories whose recursive deletion breaks the machine.
-const SYSTEM_DIRS: &[&str] = &[
-    "bin",
-    "boot",
-    "dev",
-    "etc",
-    "home",
-    "lib",
-    "lib32",
-    "lib64",
-    "libx32",
-    "opt",
-    "proc",
-    "root",
-    "run",
-    "sbin",
-    "srv",
-    "sys",
-    "usr",
-    "var",
-    "snap",
-    "nix",
-    "Applications",
-    "Library",
-    "System",
-    "Users",
-];
-
-// ------------------------------------------------------------------------------ deletion
-
-/// Where a deletion target points.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// `/`, `/*`.
-    Root,
-    /// `~`, `$HOME`.
-    Home,
-    /// A system directory or something under it.
-    System(PathBuf),
-    /// Outside the workspace.
-    Outside(PathBuf),
-    /// Everything at the workspace root: `*`, `./*`, or the workspace directory by name.
-    WorkspaceAll,
-    /// The workspace root itself: `.`.
-    WorkspaceDot,
-    /// A path inside the workspace.
-    Inside,
-    /// Inside a temp directory (`/tmp/x`, `/var/tmp/x`, `$TMPDIR/x`).
-    Temp,
-    /// A temp directory itself, or everything in it (`/tmp`, `/tmp/*`).
-    TempRoot,
-    /// Not a literal path (a variable, a substitution) or the directory is unknown.
-    Unknown,
-}
-
-/// Classifies a deletion target, lexically (never touches the file system).
-pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
-    let t = target.trim();
-    let in_home = |path: &str| {
-        let path = path.trim_matches('/');
-        if matches!(path, "" | "*" | "." | ".*") {
-            return Target::Home;
-        }
-        // Caches are disposable by definition (XDG, macOS): deleting inside one is cleanup.
-        let norm = normalize(Path::new(path));
-        for cache in HOME_CACHES {
-            let all = norm.parent() == Some(Path::new(cache)) && norm.file_name().is_some_and(|n| n == "*");
-            if norm == Path::new(cache) || all {
-                return Target::TempRoot;
-            }
-            if norm.starts_with(cache) {
-                return Target::Temp;
-            }
-        }
-        Target::Outside(PathBuf::from(t))
-    };
-    if let Some(rest) = t.strip_prefix('~') {
-        let (_user, path) = rest.split_once('/').unwrap_or((rest, ""));
-        return in_home(path);
-    }
-    for home in ["$HOME", "${HOME}"] {
-        if let Some(rest) = t.strip_prefix(home) {
-            if rest.is_empty() || rest.starts_with('/') {
-                return in_home(rest);
-            }
-        }
-    }
-    for tmp in ["$TMPDIR", "${TMPDIR}"] {
-        if let Some(rest) = t.strip_prefix(tmp) {
-            let rest = rest.trim_matches('/');
-            return if matches!(rest, "" | "*" | ".*") || rest.contains('$') {
-                Target::TempRoot
-            } else {
-                Target::Temp
-            };
-        }
-    }
-    if t.is_empty() {
-        return Target::Unknown;
-    }
-    if t.contains('$') || t.contains('`') {
-        return variable_suffix(t, cwd, workspace);
-    }
-    let full = if t.starts_with('/') {
-        PathBuf::from(t)
-    } else {
-        match cwd {
-            Some(c) => c.join(t),
-            None => return Target::Unknown,
-        }
-    };
-    let norm = normalize(&full);
-    let glob_all = matches!(norm.file_name().and_then(|n| n.to_str()), Some("*" | ".*"));
-    let base = if glob_all {
-        norm.parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("/"))
-    } else {
-        norm.clone()
-    };
-    let ws = normalize(workspace);
-    if base == ws {
-        // `rm -rf .` is refused by rm itself; any other spelling of the root (`*`, `../ws`,
-        // the absolute path) really deletes the whole workspace.
-        let dot = t.trim_end_matches('/') == "." || t.trim_end_matches('/').ends_with("/.");
-        return if dot && !glob_all {
-            Target::WorkspaceDot
-        } else {
-            Target::WorkspaceAll
-        };
-    }
-    if base.starts_with(&ws) {
-        return Target::Inside;
-    }
-    if base == Path::new("/") {
-        return Target::Root;
-    }
-    // An ancestor of the workspace holds the run folder (logs, receipts) and more: deleting it
-    // is never ordinary work, even when it sits in a temp directory.
-    if ws.starts_with(&base) {
-        return Target::Outside(base);
-    }
-    for tmp in ["/tmp", "/var/tmp", "/dev/shm", "/private/tmp"] {
-        if base == Path::new(tmp) {
-            return Target::TempRoot;
-        }
-        if base.starts_with(tmp) {
-            return Target::Temp;
-        }
-    }
-    let top = base
-        .components()
-        .nth(1)
-        .and_then(|c| c.as_os_str().to_str())
-        .unwrap_or("");
-    if SYSTEM_DIRS.contains(&top) {
-        Target::System(norm)
-    } else {
-        Target::Outside(norm)
-    }
-}
-
-/// Cache directories under home, relative to it.
-const HOME_CACHES: &[&str] = &[
-    ".cache",
-    "Library/Caches",
-    ".npm/_cacache",
-    ".gradle/caches",
-    ".cargo/registry/cache",
-];
-
-/// A path whose literal beginning already places it: `dist/$VERSION` is inside the workspace,
-/// `/tmp/pytest-of-$USER` inside a temp directory. The literal part must name a directory
-/// strictly inside the workspace or a temp directory (or a named entry of a temp root);
-/// anything else is unknown.
-fn variable_suffix(t: &str, cwd: Option<&Path>, workspace: &Path) -> Target {
-    let dynamic = t.find(['$', '`']).unwrap_or(0);
-    let rest = &t[dynamic..];
-    if rest.contains("..") {
-        return Target::Unknown;
-    }
-    let Some(slash) = t[..dynamic].rfind('/') else {
-        return Target::Unknown;
-    };
-    let (dir, partial) = (&t[..slash.max(1)], &t[slash + 1..dynamic]);
-    if dir.contains(['*', '?', '[']) {
-        return Target::Unknown;
-    }
-    match classify_target(dir, cwd, workspace) {
-        Target::Inside => Target::Inside,
-        Target::Temp => Target::Temp,
-        // `/tmp/name-$X`: a named entry of the temp directory, not the directory itself.
-        Target::TempRoot if !partial.is_empty() => Target::Temp,
-        _ => Target::Unknown,
-    }
-}
-
-/// `"$DIR"/*`, `"$ROOT/"*`, `${OUT}/`: nothing but variables before a final `/`, `/*` or `/.*`.
-/// When the variable is unset or empty (a typo, a step that failed earlier) the target is `/`
-/// or everything under it: the Steam and Bumblebee incidents. `${DIR:?}` (bash refuses to
-/// expand an unset variable) is not this shape.
-pub(crate) fn empty_expands_to_root(t: &str) -> bool {
-    let mut rest = t.trim_matches(|c| c == '"' || c == '\'');
-    let mut vars = 0;
-    loop {
-        rest = rest.trim_start_matches(['"', '\'']);
-        if let Some(r) = rest.strip_prefix("${") {
-            let Some(end) = r.find('}') else { return false };
-            let body = &r[..end];
-            if !body.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return false;
-            }
-            rest = &r[end + 1..];
-        } else if let Some(r) = rest.strip_prefix('$') {
-            let len = r
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(r.len());
-            if len == 0 {
-                return false;
-            }
-            rest = &r[len..];
-        } else {
-            break;
-        }
-        vars += 1;
-    }
-    let rest = rest.trim_matches(['"', '\'']);
-    vars > 0 && matches!(rest, "/" | "/*" | "/.*" | "/**")
 }
 
 /// `deletion.recursive_force`: `rm -r` (any spelling) on a target that is not inside the
@@ -595,14 +365,8 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
         let ops: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
         if let Some((dest, sources)) = ops.split_last() {
             let gone = sources.iter().find(|a| {
-                matches!(
-                    classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
-                    Target::Root | Target::Home | Target::System(_)
-                ) || (*dest == "/dev/null"
-                    && !matches!(
-                        classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
-                        Target::Inside | Target::Temp
-                    ))
+                let class = classify_target(a, cmd.cwd.as_deref(), ctx.workspace);
+                class.is_machine_or_home() || (*dest == "/dev/null" && !class.is_work_area())
             });
             if let Some(t) = gone {
                 out.push(block(
@@ -1015,31 +779,4 @@ fn rsync_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viola
         &cut(&cmd.display(), 200),
         format!("rsync --delete removes every file of {what} that the source lacks"),
     ));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_are_classified() {
-        let ws = Path::new("/work/ws");
-        let cwd = Some(ws);
-        assert_eq!(classify_target("/", cwd, ws), Target::Root);
-        assert_eq!(classify_target("/*", cwd, ws), Target::Root);
-        assert_eq!(classify_target("~", cwd, ws), Target::Home);
-        assert_eq!(classify_target("$HOME/", cwd, ws), Target::Home);
-        assert!(matches!(classify_target("/etc", cwd, ws), Target::System(_)));
-        assert!(matches!(classify_target("../other", cwd, ws), Target::Outside(_)));
-        assert_eq!(classify_target("/tmp/x", cwd, ws), Target::Temp);
-        assert_eq!(classify_target("/tmp/*", cwd, ws), Target::TempRoot);
-        assert_eq!(classify_target("$TMPDIR/x", cwd, ws), Target::Temp);
-        assert!(matches!(classify_target("/opt/x", cwd, ws), Target::System(_)));
-        assert_eq!(classify_target("*", cwd, ws), Target::WorkspaceAll);
-        assert_eq!(classify_target(".", cwd, ws), Target::WorkspaceDot);
-        assert_eq!(classify_target("./build/", cwd, ws), Target::Inside);
-        assert_eq!(classify_target("/work/ws/build", cwd, ws), Target::Inside);
-        assert_eq!(classify_target("$DIR", cwd, ws), Target::Unknown);
-        assert_eq!(classify_target("build", None, ws), Target::Unknown);
-    }
 }

@@ -5,8 +5,8 @@
 //! LVM volumes, LUKS headers and ZFS pools (`mdadm --stop`, `dmsetup remove`, `lvremove`,
 //! `cryptsetup luksFormat`, `zpool destroy`); their listing commands pass.
 
-use super::deletion::{classify_target, Target};
 use super::{block, warn};
+use crate::guard::targets::classify_target;
 use crate::guard::verdict::{Category, Risk, Violation};
 use crate::guard::{GuardContext, SimpleCommand};
 
@@ -117,12 +117,10 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                     cmd,
                     "creates a file system on a device, erasing it",
                 ));
-            } else if !operands.iter().all(|t| {
-                matches!(
-                    classify_target(t, cmd.cwd.as_deref(), ctx.workspace),
-                    Target::Inside | Target::Temp
-                )
-            }) {
+            } else if !operands
+                .iter()
+                .all(|t| classify_target(t, cmd.cwd.as_deref(), ctx.workspace).is_work_area())
+            {
                 out.push(warn(d, MKFS, cmd, "creates a file system"));
             }
         }
@@ -156,20 +154,17 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                     ));
                     return;
                 }
-                match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
-                    Target::Inside | Target::Temp => {
-                        out.push(warn(d, SHRED, cmd, format!("shreds `{t}` beyond recovery")))
-                    }
-                    _ => {
-                        out.push(block(
-                            d,
-                            SHRED,
-                            Risk::Critical,
-                            cmd,
-                            format!("shreds `{t}`, outside the workspace"),
-                        ));
-                        return;
-                    }
+                if classify_target(t, cmd.cwd.as_deref(), ctx.workspace).is_work_area() {
+                    out.push(warn(d, SHRED, cmd, format!("shreds `{t}` beyond recovery")));
+                } else {
+                    out.push(block(
+                        d,
+                        SHRED,
+                        Risk::Critical,
+                        cmd,
+                        format!("shreds `{t}`, outside the workspace"),
+                    ));
+                    return;
                 }
             }
         }

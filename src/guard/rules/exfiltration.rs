@@ -10,8 +10,8 @@
 //! and `/proc/*/environ` are credential files; `--post-file=F` is an upload of F. `publish`
 //! (warn): `npm publish`, `cargo publish`, `twine upload`, ... (not dry runs).
 
-use super::deletion::{classify_target, Target};
-use super::{block, home_relative, warn, NET_SENDERS};
+use super::{block, warn, NET_SENDERS};
+use crate::guard::targets::{classify_target, home_relative};
 use crate::guard::verdict::{Category, Risk, Violation};
 use crate::guard::{GuardContext, Pipeline, SimpleCommand};
 
@@ -233,18 +233,18 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
                 return;
             }
         }
-        if upload && file != "-" && !file.starts_with('{') {
-            if let Target::Outside(_) | Target::System(_) | Target::Home | Target::Root =
-                classify_target(file, cmd.cwd.as_deref(), ctx.workspace)
-            {
-                out.push(warn(
-                    e,
-                    UPLOAD_SECRET,
-                    cmd,
-                    format!("uploads `{file}`, a file outside the workspace"),
-                ));
-                return;
-            }
+        if upload
+            && file != "-"
+            && !file.starts_with('{')
+            && classify_target(file, cmd.cwd.as_deref(), ctx.workspace).is_beyond_workspace()
+        {
+            out.push(warn(
+                e,
+                UPLOAD_SECRET,
+                cmd,
+                format!("uploads `{file}`, a file outside the workspace"),
+            ));
+            return;
         }
     }
 }

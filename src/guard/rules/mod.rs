@@ -33,7 +33,7 @@ pub mod test_tampering;
 use super::verdict::{Category, Recommendation, Risk, Violation};
 use super::{GuardContext, Pipeline, SimpleCommand};
 
-pub use deletion::{classify_target, Target, FIND_DELETE, RECURSIVE_FORCE};
+pub use deletion::{FIND_DELETE, RECURSIVE_FORCE};
 
 pub const UNPARSEABLE: &str = "parse.unparseable";
 pub const DROP_TABLE: &str = database::DROP_TABLE;
@@ -153,22 +153,6 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
         s.push('…');
         s
     }
-}
-
-/// Home directory spellings a command may use.
-pub(crate) fn home_relative(path: &str) -> Option<&str> {
-    for p in ["~/", "$HOME/", "${HOME}/", "/root/"] {
-        if let Some(rest) = path.strip_prefix(p) {
-            return Some(rest);
-        }
-    }
-    if let Some(rest) = path.strip_prefix("/home/") {
-        return rest.split_once('/').map(|(_, r)| r);
-    }
-    if let Some(rest) = path.strip_prefix("/Users/") {
-        return rest.split_once('/').map(|(_, r)| r);
-    }
-    None
 }
 
 /// Commands that send data over the network.

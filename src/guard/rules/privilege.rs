@@ -9,8 +9,8 @@
 //! Warned: `ssh HOST 'sudo ..'` (`root_shell`, root on another machine) and `global_install`
 //! (`npm install -g`, `pnpm add -g`, `yarn global add`).
 
-use super::deletion::{classify_target, Target};
 use super::{block, warn};
+use crate::guard::targets::{classify_target, home_relative, startup_file, TEMP_DIRS};
 use crate::guard::verdict::{Category, Risk, Violation};
 use crate::guard::{GuardContext, SimpleCommand};
 
@@ -25,17 +25,6 @@ pub const SSH_ACCESS: &str = "privilege.ssh_access";
 pub const GLOBAL_INSTALL: &str = "privilege.global_install";
 pub const STARTUP_HIJACK: &str = "privilege.startup_hijack";
 
-/// A shell startup file under home (or the system's): what is appended runs in every shell.
-fn startup_file(w: &str) -> bool {
-    super::home_relative(w).is_some_and(|r| {
-        matches!(
-            r,
-            ".bashrc" | ".bash_profile" | ".bash_login" | ".profile" | ".zshrc" | ".zprofile" | ".zshenv" | ".zlogin"
-        )
-    }) || w.starts_with("/etc/profile")
-        || w == "/etc/bash.bashrc"
-}
-
 /// `export PATH=/tmp/x:$PATH`, `PATH=.:$PATH`, `alias sudo=..`: text that, in a startup file,
 /// puts a world-writable or relative directory first on the PATH or redefines `sudo`/`su`.
 fn hijacking_text(text: &str) -> bool {
@@ -47,8 +36,9 @@ fn hijacking_text(text: &str) -> bool {
                 .split(':')
                 .next()
                 .unwrap_or("");
-            return ["/tmp", "/var/tmp", "/dev/shm", "."]
+            return TEMP_DIRS
                 .iter()
+                .chain(&["."])
                 .any(|d| first == *d || first.starts_with(&format!("{d}/")))
                 || first.is_empty() && v.starts_with(':');
         }
@@ -60,7 +50,7 @@ fn hijacking_text(text: &str) -> bool {
 fn ssh_access_file(w: &str) -> bool {
     let w = w.trim_start_matches("of=");
     w.starts_with("/etc/ssh/sshd_config")
-        || super::home_relative(w).is_some_and(|r| r == ".ssh/authorized_keys" || r == ".ssh/authorized_keys2")
+        || home_relative(w).is_some_and(|r| r == ".ssh/authorized_keys" || r == ".ssh/authorized_keys2")
 }
 
 pub fn alternative(rule: &str) -> &'static str {
@@ -168,12 +158,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             .iter()
             .skip(1)
             .filter(|a| !a.starts_with('-') && !a.starts_with('+'))
-            .find(|a| {
-                matches!(
-                    classify_target(a, cmd.cwd.as_deref(), ctx.workspace),
-                    Target::Root | Target::Home | Target::System(_) | Target::Outside(_)
-                )
-            });
+            .find(|a| classify_target(a, cmd.cwd.as_deref(), ctx.workspace).is_beyond_workspace());
         if let Some(t) = outside {
             if recursive {
                 out.push(block(
@@ -264,30 +249,24 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             }
             if world_writable(mode) {
                 for t in targets {
-                    match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
-                        Target::Inside | Target::Temp => {
-                            out.push(warn(p, CHMOD_WORLD, cmd, format!("makes `{t}` writable by every user")));
-                        }
-                        _ => {
-                            out.push(block(
-                                p,
-                                CHMOD_WORLD,
-                                Risk::Critical,
-                                cmd,
-                                format!("makes `{t}` writable by every user"),
-                            ));
-                            return;
-                        }
+                    if classify_target(t, cmd.cwd.as_deref(), ctx.workspace).is_work_area() {
+                        out.push(warn(p, CHMOD_WORLD, cmd, format!("makes `{t}` writable by every user")));
+                    } else {
+                        out.push(block(
+                            p,
+                            CHMOD_WORLD,
+                            Risk::Critical,
+                            cmd,
+                            format!("makes `{t}` writable by every user"),
+                        ));
+                        return;
                     }
                 }
             }
         }
         "chown" | "chgrp" if recursive => {
             for t in operands.iter().skip(1) {
-                if matches!(
-                    classify_target(t, cmd.cwd.as_deref(), ctx.workspace),
-                    Target::Root | Target::System(_) | Target::Home
-                ) {
+                if classify_target(t, cmd.cwd.as_deref(), ctx.workspace).is_machine_or_home() {
                     out.push(block(
                         p,
                         CHOWN_SYSTEM,

@@ -12,7 +12,7 @@
 //! registry http://..`), where anyone on the path can swap the code.
 
 use super::{block, warn, FETCHERS};
-use crate::guard::shell::is_shell;
+use crate::guard::carriers::is_shell;
 use crate::guard::verdict::{Category, Risk, Violation};
 use crate::guard::{basename, Pipeline, SimpleCommand};
 

@@ -33,8 +33,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{home_relative, violation};
+use super::violation;
 use crate::guard::shell::is_literal;
+use crate::guard::targets::home_relative;
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::SimpleCommand;
 

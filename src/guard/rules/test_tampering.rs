@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use super::{block, violation, warn};
+use crate::guard::carriers::printed_text;
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, GuardContext, SimpleCommand};
 
@@ -211,9 +212,7 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
     }
     if let Some(r) = cmd.redirects.iter().find(|r| is_test_path(r)) {
         // Skip markers written into a test file (`printf 'pytestmark = pytest.mark.skip' >> t.py`).
-        let written = crate::guard::shell::printed_text(cmd)
-            .or_else(|| cmd.stdin_text.clone())
-            .unwrap_or_default();
+        let written = printed_text(cmd).or_else(|| cmd.stdin_text.clone()).unwrap_or_default();
         if count(&written, SKIP_MARKERS) > 0 {
             out.push(block(
                 t,
@@ -256,7 +255,7 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
         let b = basename(r).to_ascii_lowercase();
         b.contains("test") && (b.ends_with(".sh") || !b.contains('.'))
     }) {
-        let written = crate::guard::shell::printed_text(cmd).unwrap_or_default();
+        let written = printed_text(cmd).unwrap_or_default();
         let body: Vec<&str> = written
             .lines()
             .map(str::trim)

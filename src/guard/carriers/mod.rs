@@ -1,0 +1,250 @@
+//! Commands that carry other commands, and what they carry.
+//!
+//! The rules judge simple commands: `rm -rf /`, `curl .. | sh`. Most dangerous commands do not
+//! arrive that plainly. They arrive *carried*: wrapped in another command word (`sudo`, `env`,
+//! `timeout`, `xargs`), handed as text to another shell (`sh -c '..'`, `eval`, `su -c`,
+//! `ssh host '..'`), hidden in an option of a program that runs commands (`git -c
+//! core.sshCommand=..`, `tar --checkpoint-action=exec=..`, `find -exec`, `vim -c ':!..'`),
+//! written in another language (`python -c 'os.system(..)'`, PowerShell's `Remove-Item
+//! -Recurse`), mounted into a container (`docker run -v ~:/d img rm -rf /d`), fed on stdin
+//! (`echo 'rm -rf /' | sh`), or written to a file that runs later in the line (`echo .. >
+//! x.sh; bash x.sh`, a `package.json` script, `>> ~/.bashrc`). A *carrier* is such a command;
+//! this module is the one place that knows them.
+//!
+//! The shell walker ([`super::shell`]) parses a line into simple commands and knows nothing of
+//! what any command name means. For each command it builds, it asks this module three
+//! questions:
+//!
+//! 1. [`unwrap_command`]: *is this command word a wrapper?* `sudo -u x env A=1 nice rm -rf y`
+//!    is `rm -rf y` (with `A=1` as an assignment, and "more arguments come from stdin" after
+//!    `xargs`). The wrapper disappears: the rules see the real command in its place.
+//! 2. [`carried`]: *what other commands does it run?* Each answer is a [`Carried`] script —
+//!    always bash text, whatever the carrier's own language was (PowerShell and inline
+//!    programs are translated here into the shell commands that do the same), with where it
+//!    runs ([`Runs`]): in the same shell (`eval`, `source`: a `cd` carries on), in a process
+//!    of its own (`sh -c`, `find -exec`: a `cd` ends with it), or on another machine (`ssh`:
+//!    paths do not resolve against the workspace). The walker parses each script as commands
+//!    of their own, nested one level deeper (depth is bounded), and keeps the carrier too.
+//! 3. [`scripts_fed_on_stdin`]: *which scripts does this pipeline feed a shell?* (`echo .. |
+//!    sh`, `sh <<EOF`, `cat <<EOF | sh`, `.. | at now`, `.. | crontab -`, `sudo -s <<EOF`).
+//!    Asked once the whole line is parsed.
+//!
+//! [`WrittenFiles`] is the walker's memory of files written earlier in the line, which
+//! [`carried`] reads when a command runs one of them; [`printed_text`] (what `echo`/`printf`
+//! print) is shared with the rules.
+//!
+//! One file per family: [`wrappers`], [`shells`] (other shells and shell-like runners),
+//! [`programs`] (tools that run a command given in an option, a variable or a file they read),
+//! [`interpreters`] (inline programs), [`containers`], [`powershell`], [`text`].
+//!
+//! This module never parses shell text and never judges anything: it turns a command into the
+//! text of the commands it carries, and the walker and the rules do the rest.
+
+mod containers;
+mod interpreters;
+mod powershell;
+mod programs;
+mod shells;
+mod text;
+mod wrappers;
+
+use std::path::PathBuf;
+
+use super::{basename, Pipeline, SimpleCommand};
+
+pub(crate) use text::{printed_text, WrittenFiles};
+pub use wrappers::unwrap_command;
+
+/// Where a carried script runs, which decides what its `cd` and its paths mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// In the shell that runs the line (`eval ..`, `source x.sh`): a `cd` in it carries on to
+    /// the commands after it.
+    ThisShell,
+    /// In a process of its own on this machine, starting in the carrier's directory (`sh -c`,
+    /// `find -exec`, `os.system(..)`): a `cd` in it ends with it.
+    Child,
+    /// On another machine (`ssh HOST ..`): its paths do not resolve against the workspace.
+    Remote,
+}
+
+/// A script a command carries: bash text to be parsed as commands of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Carried {
+    pub script: String,
+    pub runs: Runs,
+}
+
+impl Carried {
+    fn child(script: impl Into<String>) -> Self {
+        Carried {
+            script: script.into(),
+            runs: Runs::Child,
+        }
+    }
+
+    fn this_shell(script: impl Into<String>) -> Self {
+        Carried {
+            script: script.into(),
+            runs: Runs::ThisShell,
+        }
+    }
+
+    fn remote(script: impl Into<String>) -> Self {
+        Carried {
+            script: script.into(),
+            runs: Runs::Remote,
+        }
+    }
+}
+
+/// A script a pipeline feeds a shell on stdin, with the directory the reading command runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StdinScript {
+    pub script: String,
+    pub cwd: Option<PathBuf>,
+}
+
+/// Every script `cmd` (already unwrapped, see [`unwrap_command`]) carries, in the order the
+/// walker parses them; `written` holds the files written earlier in the line.
+pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carried> {
+    let mut out = programs::run_variables(cmd);
+    out.extend(by_name(&cmd.argv));
+    out.extend(interpreters::carried(&cmd.argv));
+    out.extend(programs::find_exec(&cmd.argv));
+    out.extend(written_script(cmd, written));
+    out.extend(shells::startup_file_text(cmd));
+    out
+}
+
+/// Scripts that `pipeline` feeds to a shell (or `at`, `crontab`, a root shell) on stdin.
+pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
+    shells::fed_on_stdin(pipeline)
+}
+
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "rbash"];
+
+/// Whether `name` is a shell interpreter.
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
+/// The script a command hands over by its own name and arguments: `sh -c SCRIPT`, `eval
+/// WORDS`, `su -c`, `ssh HOST ..`, `git -c core.sshCommand=..`, `docker run -v ~:/d ..`, ...
+fn by_name(argv: &[String]) -> Option<Carried> {
+    let name = argv.first().map(|w| basename(w))?;
+    let carried = match name {
+        n if is_shell(n) || n == "busybox" => shells::dash_c(argv),
+        "eval" => shells::eval(argv),
+        "su" | "runuser" => shells::su_c(argv),
+        "ssh" => shells::ssh(argv),
+        "script" => shells::script_c(argv),
+        "tmux" => shells::tmux(argv),
+        "git" => programs::git(argv),
+        "tar" | "gtar" | "bsdtar" => programs::tar(argv),
+        "npm" | "pnpm" | "yarn" | "bun" => programs::npm_pkg_set(argv),
+        "vi" | "vim" | "nvim" | "view" | "ex" => programs::vim(argv),
+        "gdb" => programs::gdb(argv),
+        "expect" => programs::expect(argv),
+        "sed" | "gsed" => programs::sed(argv),
+        "docker" | "podman" => containers::mounted_command(argv),
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell::removal(argv),
+        _ => None,
+    }?;
+    (!single_substitution(&carried.script)).then_some(carried)
+}
+
+/// The text of a file written earlier in the line that `cmd` runs: a shell script (`bash
+/// x.sh`, `source x.sh`, `./x.sh`), a `package.json`'s scripts (npm), a Makefile's recipes.
+fn written_script(cmd: &SimpleCommand, written: &WrittenFiles) -> Option<Carried> {
+    if written.is_empty() {
+        return None;
+    }
+    match cmd.name() {
+        "npm" | "pnpm" | "yarn" | "bun" => programs::package_scripts(written),
+        "make" => programs::makefile_recipes(written),
+        _ => shells::script_file(cmd, written),
+    }
+}
+
+/// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
+/// time (the substitution itself is checked where it appears).
+fn single_substitution(script: &str) -> bool {
+    let s = script.trim();
+    (s.starts_with("$(") && s.ends_with(')')) || (s.starts_with('`') && s.ends_with('`') && s.len() > 1)
+}
+
+/// Test helpers shared by the families' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A command with `words` as its argv.
+    pub fn command(words: &[&str]) -> SimpleCommand {
+        SimpleCommand {
+            argv: words.iter().map(|w| w.to_string()).collect(),
+            ..SimpleCommand::default()
+        }
+    }
+
+    /// The scripts `words` carries, with no file written before it.
+    pub fn scripts(words: &[&str]) -> Vec<Carried> {
+        carried(&command(words), &WrittenFiles::default())
+    }
+
+    /// The one script `words` carries, which must run in `runs`.
+    #[track_caller]
+    pub fn script(words: &[&str], runs: Runs) -> String {
+        let got = scripts(words);
+        assert_eq!(got.len(), 1, "{words:?} carries {got:?}");
+        assert_eq!(got[0].runs, runs, "{words:?}");
+        got[0].script.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn plain_commands_carry_nothing() {
+        for words in [
+            &["ls", "-la"][..],
+            &["rm", "-rf", "build"],
+            &["git", "status"],
+            &["docker", "run", "img", "rm", "-rf", "/"],
+            &["python3", "x.py"],
+            &["sh", "x.sh"],
+        ] {
+            assert!(scripts(words).is_empty(), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn a_script_that_is_one_substitution_is_left_to_run_time() {
+        assert!(scripts(&["eval", "$(ssh-agent -s)"]).is_empty());
+        assert!(scripts(&["sh", "-c", "`cat x`"]).is_empty());
+        assert_eq!(script(&["eval", "$(a) b"], Runs::ThisShell), "$(a) b");
+    }
+
+    #[test]
+    fn carried_scripts_come_in_the_walker_order() {
+        // A variable naming a command first, then the command's own script.
+        let mut cmd = testing::command(&["sh", "-c", "rm -rf /"]);
+        cmd.assignments = vec!["PAGER=less".into()];
+        let got: Vec<String> = carried(&cmd, &WrittenFiles::default())
+            .into_iter()
+            .map(|c| c.script)
+            .collect();
+        assert_eq!(got, ["less", "rm -rf /"]);
+    }
+
+    #[test]
+    fn shells_are_known_by_name() {
+        for sh in ["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "rbash"] {
+            assert!(is_shell(sh), "{sh}");
+        }
+        assert!(!is_shell("python") && !is_shell("/bin/sh"));
+    }
+}

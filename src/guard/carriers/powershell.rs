@@ -1,0 +1,100 @@
+//! PowerShell: `pwsh -Command "Remove-Item -Recurse -Force X"` (also the `rm`, `ri`, `del`,
+//! `erase`, `rmdir`, `rd` aliases) is carried as the `rm -rf X` it amounts to, with
+//! `$env:USERPROFILE` and `$HOME` as the home directory and a drive root (`C:\`) as `/`.
+//! PowerShell's download cradles (`iwr URL | iex`) are the remote-execution rule's business.
+
+use super::Carried;
+use crate::guard::shell::shell_quote;
+
+/// The recursive deletions of a `-Command` script, as shell commands.
+pub(super) fn removal(argv: &[String]) -> Option<Carried> {
+    powershell_removal(argv).map(Carried::child)
+}
+
+/// `pwsh -Command "Remove-Item -Recurse -Force X"` (also `rm`/`ri`/`del`/`rmdir`/`rd` aliases)
+/// as the `rm -rf X` it amounts to; `$env:USERPROFILE` and `$HOME` are the home directory.
+fn powershell_removal(argv: &[String]) -> Option<String> {
+    let k = argv
+        .iter()
+        .position(|a| a.eq_ignore_ascii_case("-command") || a.eq_ignore_ascii_case("-c"))?;
+    let script = argv[k + 1..].join(" ");
+    let mut out = Vec::new();
+    for stmt in script.split([';', '\n', '|']) {
+        let words: Vec<&str> = stmt.split_whitespace().collect();
+        let Some((first, rest)) = words.split_first() else {
+            continue;
+        };
+        let removal =
+            ["remove-item", "rm", "ri", "del", "rmdir", "rd", "erase"].contains(&first.to_ascii_lowercase().as_str());
+        let recurse = rest.iter().any(|w| w.to_ascii_lowercase().starts_with("-r"));
+        if !removal || !recurse {
+            continue;
+        }
+        let mut i = 0;
+        let mut targets = Vec::new();
+        while i < rest.len() {
+            let w = rest[i];
+            let lw = w.to_ascii_lowercase();
+            if lw == "-path" || lw == "-literalpath" {
+                i += 1;
+                if let Some(t) = rest.get(i) {
+                    targets.push(*t);
+                }
+            } else if !w.starts_with('-') {
+                targets.push(w);
+            }
+            i += 1;
+        }
+        for t in targets {
+            let t = t.trim_matches(|c| c == '"' || c == '\'');
+            let t = if t.eq_ignore_ascii_case("$env:USERPROFILE") || t.eq_ignore_ascii_case("$HOME") {
+                "~".to_string()
+            } else if t.len() <= 3 && t.as_bytes().get(1) == Some(&b':') {
+                "/".to_string()
+            } else {
+                t.replace('\\', "/")
+            };
+            out.push(format!("rm -rf {}", shell_quote(&t)));
+        }
+    }
+    (!out.is_empty()).then(|| out.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{script, scripts};
+    use super::super::Runs;
+
+    #[test]
+    fn recursive_removal_becomes_rm_rf() {
+        assert_eq!(
+            script(&["pwsh", "-Command", "Remove-Item -Recurse -Force $HOME"], Runs::Child),
+            "rm -rf '~'"
+        );
+        assert_eq!(
+            script(
+                &[
+                    "powershell.exe",
+                    "-c",
+                    "ri -r -Path C:\\ ; rd -Recurse 'C:\\Users\\me\\src'"
+                ],
+                Runs::Child
+            ),
+            "rm -rf '/'; rm -rf 'C:/Users/me/src'"
+        );
+        assert_eq!(
+            script(
+                &["pwsh", "-Command", "del", "-Recurse", "$env:USERPROFILE"],
+                Runs::Child
+            ),
+            "rm -rf '~'"
+        );
+    }
+
+    #[test]
+    fn other_scripts_carry_nothing() {
+        assert!(scripts(&["pwsh", "-Command", "Remove-Item x.txt"]).is_empty());
+        assert!(scripts(&["pwsh", "-Command", "Get-ChildItem -Recurse"]).is_empty());
+        assert!(scripts(&["pwsh", "script.ps1"]).is_empty());
+    }
+}

@@ -1,0 +1,362 @@
+//! Programs that run a shell command given in an option, a setting, a variable or a file they
+//! read: git (`-c core.sshCommand=..`, `config alias.x '!..'`, the `ext::` transport), tar
+//! (`--checkpoint-action=exec=`), npm (`pkg set scripts.x=..`, a `package.json` written
+//! earlier), make (a Makefile written earlier), editors and debuggers (`vim -c ':!..'`, `gdb -ex
+//! 'shell ..'`, `expect -c 'spawn ..'`), GNU sed's `e CMD`, `find -exec`, and variables that
+//! name a command a program runs (`GIT_SSH_COMMAND=..`, `PAGER=..`, `EDITOR=..`).
+
+use super::text::WrittenFiles;
+use super::Carried;
+use crate::guard::shell::shell_quote;
+use crate::guard::{basename, SimpleCommand};
+
+/// Variables naming a command the program runs (`GIT_SSH_COMMAND='cmd' git fetch`,
+/// `PAGER='cmd' git log`).
+const RUN_VARS: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "LESSOPEN",
+    "PROMPT_COMMAND",
+];
+
+/// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`); a
+/// `LESSOPEN='|cmd %s'` pipe mark is dropped.
+pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
+    cmd.assignments
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .filter(|(n, v)| RUN_VARS.contains(n) && !v.is_empty())
+        .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
+        .collect()
+}
+
+/// `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`, `git clone 'ext::sh -c cmd%
+/// args'`: the command git runs.
+pub(super) fn git(argv: &[String]) -> Option<Carried> {
+    git_command_setting(argv)
+        .or_else(|| {
+            // The ext transport runs a command (`% ` is a space); words split at unescaped spaces.
+            let c = argv.iter().find_map(|a| a.strip_prefix("ext::"))?;
+            let words: Vec<String> = c
+                .replace("%%", "\u{1}")
+                .replace("% ", "\u{0}")
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(|w| shell_quote(&w.replace('\u{0}', " ").replace('\u{1}', "%")))
+                .collect();
+            Some(words.join(" "))
+        })
+        .map(Carried::child)
+}
+
+/// The shell command a git setting makes git run: `-c KEY=VALUE` or `config [--global] KEY
+/// VALUE` where KEY runs a program (`core.sshCommand`, `core.pager`, `core.editor`,
+/// `core.fsmonitor`, `diff.external`, ...) or is an alias starting with `!`.
+fn git_command_setting(argv: &[String]) -> Option<String> {
+    const RUNS: &[&str] = &[
+        "core.sshcommand",
+        "core.pager",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "sequence.editor",
+        "diff.external",
+        "credential.helper",
+        "gpg.program",
+        "pager.log",
+        "pager.diff",
+    ];
+    let script = |key: &str, value: &str| -> Option<String> {
+        let key = key.to_ascii_lowercase();
+        if key.starts_with("alias.") || key == "credential.helper" {
+            return value.strip_prefix('!').map(String::from);
+        }
+        RUNS.contains(&key.as_str()).then(|| value.to_string())
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "-c" {
+            if let Some((k, v)) = argv.get(i + 1).and_then(|kv| kv.split_once('=')) {
+                if let Some(s) = script(k, v) {
+                    return Some(s);
+                }
+            }
+            i += 2;
+        } else if a == "config" {
+            let rest: Vec<&String> = argv[i + 1..].iter().filter(|w| !w.starts_with('-')).collect();
+            return match rest.as_slice() {
+                [k, v, ..] => script(k, v),
+                _ => None,
+            };
+        } else if a.starts_with('-') {
+            i += if matches!(a, "-C" | "--git-dir" | "--work-tree" | "--namespace") {
+                2
+            } else {
+                1
+            };
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `--use-compress-program=CMD`,
+/// `-I CMD`.
+pub(super) fn tar(argv: &[String]) -> Option<Carried> {
+    argv.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--checkpoint-action=exec=")
+            .or_else(|| a.strip_prefix("--to-command="))
+            .or_else(|| a.strip_prefix("--use-compress-program="))
+            .map(String::from)
+            .or_else(|| (a == "-I").then(|| argv.get(i + 1).cloned()).flatten())
+            .map(Carried::child)
+    })
+}
+
+/// `npm pkg set scripts.test="CMD"`: the package script npm runs next.
+pub(super) fn npm_pkg_set(argv: &[String]) -> Option<Carried> {
+    argv.windows(2)
+        .position(|w| w[0] == "pkg" && w[1] == "set")
+        .and_then(|k| {
+            argv[k + 2..]
+                .iter()
+                .find_map(|a| a.strip_prefix("scripts.")?.split_once('='))
+        })
+        .map(|(_, v)| Carried::child(v))
+}
+
+/// `echo '{"scripts":{"postinstall":"CMD"}}' > package.json && npm install`: npm runs the
+/// package's scripts.
+pub(super) fn package_scripts(written: &WrittenFiles) -> Option<Carried> {
+    let json: serde_json::Value = serde_json::from_str(written.text("package.json")?).ok()?;
+    let scripts = json.get("scripts")?.as_object()?;
+    let text: Vec<&str> = scripts.values().filter_map(|v| v.as_str()).collect();
+    Some(Carried::child(text.join("\n")))
+}
+
+/// `printf 'all:\n\tCMD\n' > Makefile && make`: make runs the recipe lines.
+pub(super) fn makefile_recipes(written: &WrittenFiles) -> Option<Carried> {
+    let text = written.text("Makefile").or_else(|| written.text("makefile"))?;
+    let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
+    Some(Carried::child(recipes.join("\n")))
+}
+
+/// `vim -c ':!cmd'`, `vim +'!cmd'`: an editor running a shell command.
+pub(super) fn vim(argv: &[String]) -> Option<Carried> {
+    argv.iter().enumerate().find_map(|(i, a)| {
+        let c = if a == "-c" || a == "--cmd" {
+            argv.get(i + 1)?.as_str()
+        } else {
+            a.strip_prefix('+')?
+        };
+        let c = c.trim_start_matches(':').trim_start();
+        c.strip_prefix('!').map(Carried::child)
+    })
+}
+
+/// `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
+pub(super) fn gdb(argv: &[String]) -> Option<Carried> {
+    argv.windows(2).find_map(|w| {
+        let c = (w[0] == "-ex" || w[0] == "--eval-command").then_some(w[1].trim())?;
+        c.strip_prefix("shell ")
+            .or_else(|| c.strip_prefix('!'))
+            .map(Carried::child)
+    })
+}
+
+/// `expect -c 'spawn cmd args; ...'`: the spawned command.
+pub(super) fn expect(argv: &[String]) -> Option<Carried> {
+    argv.windows(2).find_map(|w| {
+        let c = (w[0] == "-c").then_some(w[1].as_str())?;
+        let spawn = c
+            .split([';', '\n'])
+            .find_map(|part| part.trim().strip_prefix("spawn "))?;
+        Some(Carried::child(spawn))
+    })
+}
+
+/// GNU sed's `e CMD` command runs CMD (`sed -n '1e rm -rf ~' f`).
+pub(super) fn sed(argv: &[String]) -> Option<Carried> {
+    let scripts: Vec<&String> = if argv.iter().any(|a| a == "-e" || a == "--expression") {
+        argv.windows(2)
+            .filter(|w| w[0] == "-e" || w[0] == "--expression")
+            .map(|w| &w[1])
+            .collect()
+    } else {
+        argv.iter().skip(1).find(|a| !a.starts_with('-')).into_iter().collect()
+    };
+    scripts.iter().flat_map(|s| s.split([';', '\n'])).find_map(|part| {
+        let cmd = part
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
+        cmd.strip_prefix("e ")
+            .map(|c| c.trim())
+            .filter(|c| !c.is_empty())
+            .map(Carried::child)
+    })
+}
+
+/// The commands `find .. -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`) runs, `{}`
+/// standing for each file found.
+pub(super) fn find_exec(argv: &[String]) -> Vec<Carried> {
+    if argv.first().map(|w| basename(w)) != Some("find") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // `find ~ -maxdepth 0 -exec ..`: with no test before the action, the first file found is
+    // the start path itself, so `{}` is it.
+    let roots: Vec<&String> = argv[1..]
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        .collect();
+    let first_action = argv.iter().position(|a| a.starts_with("-exec") || a.starts_with("-ok"));
+    let untested = first_action.is_some_and(|k| {
+        let mut j = 1 + roots.len();
+        while j < k {
+            match argv[j].as_str() {
+                "-maxdepth" => j += 2,
+                "-xdev" | "-mount" | "-depth" | "-follow" | "-L" | "-H" | "-P" => j += 1,
+                _ => return false,
+            }
+        }
+        true
+    });
+    let root = (untested && roots.len() == 1).then(|| roots[0].as_str());
+    let mut i = 0;
+    while i < argv.len() {
+        if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let words: Vec<String> = argv[i + 1..]
+                .iter()
+                .take_while(|w| *w != ";" && *w != "+")
+                .map(|w| match root {
+                    Some(r) => shell_quote(&w.replace("{}", r)),
+                    None => shell_quote(w),
+                })
+                .collect();
+            i += words.len() + 1;
+            if !words.is_empty() {
+                out.push(Carried::child(words.join(" ")));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{command, script, scripts};
+    use super::super::{carried, Runs};
+    use super::*;
+
+    #[test]
+    fn variables_naming_a_command() {
+        let mut cmd = command(&["git", "fetch"]);
+        cmd.assignments = vec![
+            "GIT_SSH_COMMAND=rm -rf ~".into(),
+            "LESSOPEN=|curl x %s".into(),
+            "HOME=/tmp".into(),
+            "PAGER=".into(),
+        ];
+        let got: Vec<String> = carried(&cmd, &WrittenFiles::default())
+            .into_iter()
+            .map(|c| c.script)
+            .collect();
+        assert_eq!(got, ["rm -rf ~", "curl x %s"]);
+    }
+
+    #[test]
+    fn git_settings_aliases_and_the_ext_transport() {
+        assert_eq!(
+            script(&["git", "-c", "core.sshCommand=rm -rf /", "fetch"], Runs::Child),
+            "rm -rf /"
+        );
+        assert_eq!(
+            script(&["git", "config", "--global", "alias.x", "!rm -rf ~"], Runs::Child),
+            "rm -rf ~"
+        );
+        assert_eq!(
+            script(&["git", "-C", "d", "config", "core.pager", "less"], Runs::Child),
+            "less"
+        );
+        assert_eq!(
+            script(&["git", "clone", "ext::sh -c rm% -rf% /"], Runs::Child),
+            "'sh' '-c' 'rm -rf /'"
+        );
+        assert!(scripts(&["git", "config", "alias.st", "status"]).is_empty());
+        assert!(scripts(&["git", "-c", "user.name=x", "commit"]).is_empty());
+    }
+
+    #[test]
+    fn tar_npm_editors_and_debuggers() {
+        assert_eq!(
+            script(
+                &["tar", "cf", "x.tar", "--checkpoint-action=exec=rm -rf /", "."],
+                Runs::Child
+            ),
+            "rm -rf /"
+        );
+        assert_eq!(script(&["tar", "-I", "sh x.sh", "-xf", "a"], Runs::Child), "sh x.sh");
+        assert_eq!(
+            script(&["npm", "pkg", "set", "scripts.test=rm -rf ~"], Runs::Child),
+            "rm -rf ~"
+        );
+        assert_eq!(script(&["vim", "-c", ":!rm -rf ~", "f"], Runs::Child), "rm -rf ~");
+        assert_eq!(script(&["nvim", "+!id"], Runs::Child), "id");
+        assert_eq!(script(&["gdb", "-ex", "shell rm -rf /"], Runs::Child), "rm -rf /");
+        assert_eq!(script(&["gdb", "-ex", "!id"], Runs::Child), "id");
+        assert_eq!(
+            script(&["expect", "-c", "spawn rm -rf ~; expect eof"], Runs::Child),
+            "rm -rf ~"
+        );
+        assert_eq!(script(&["sed", "-n", "1e rm -rf ~", "f"], Runs::Child), "rm -rf ~");
+        assert_eq!(script(&["gsed", "-e", "p", "-e", "e id"], Runs::Child), "id");
+        assert!(scripts(&["sed", "-i", "s/a/b/", "f"]).is_empty());
+        assert!(scripts(&["vim", "-c", ":wq", "f"]).is_empty());
+    }
+
+    #[test]
+    fn find_exec_with_its_start_path() {
+        assert_eq!(
+            script(
+                &["find", ".", "-name", "*.o", "-exec", "rm", "-f", "{}", ";"],
+                Runs::Child
+            ),
+            "'rm' '-f' '{}'"
+        );
+        assert_eq!(
+            script(
+                &["find", "/", "-maxdepth", "0", "-exec", "rm", "-rf", "{}", "+"],
+                Runs::Child
+            ),
+            "'rm' '-rf' '/'"
+        );
+        assert!(scripts(&["find", ".", "-delete"]).is_empty());
+    }
+
+    #[test]
+    fn package_scripts_and_makefiles_written_earlier() {
+        let mut written = WrittenFiles::default();
+        let mut pkg = command(&["echo", r#"{"scripts":{"postinstall":"rm -rf ~"}}"#]);
+        pkg.redirects = vec!["package.json".into()];
+        written.record(&pkg);
+        let mut make = command(&["printf", "all:\\n\trm -rf /\\n"]);
+        make.redirects = vec!["./Makefile".into()];
+        written.record(&make);
+        let run = |words: &[&str]| carried(&command(words), &written);
+        assert_eq!(run(&["npm", "install"]), [Carried::child("rm -rf ~")]);
+        assert_eq!(run(&["make"]), [Carried::child("rm -rf /")]);
+        assert!(carried(&command(&["npm", "install"]), &WrittenFiles::default()).is_empty());
+    }
+}

