@@ -241,7 +241,7 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     };
     result.outcome = record.outcome;
     result.metrics = record.metrics.clone();
-    let mismatches = expect::check(&task.expect, &record);
+    let mismatches = expect::check(&task.expect, &task.kind, &record);
     result.verdict = if mismatches.is_empty() {
         TrialVerdict::Passed
     } else {
@@ -425,10 +425,12 @@ impl<'a> Attempt<'a> {
             initial: prp::snapshot(&self.ws),
             ..Default::default()
         };
-        if self.task.kind == TaskKind::Prp {
-            prp::run(&mut self, &clock, &mut tracker, &mut record)?;
-        } else if self.task.kind == TaskKind::Tdd {
-            let tdd = tdd::run(&mut self, &clock, &mut tracker, &mut record)?;
+        // Dispatch on the kind: each kind's module runs with its own block.
+        let task = self.task;
+        if let TaskKind::Prp { prp, .. } = &task.kind {
+            prp::run(&mut self, prp.clone(), &clock, &mut tracker, &mut record)?;
+        } else if let TaskKind::Tdd { tdd, .. } = &task.kind {
+            let tdd = tdd::run(&mut self, tdd.clone(), &clock, &mut tracker, &mut record)?;
             record.validations = self.validate(&mut record)?;
             record.tdd = Some(tdd);
         } else {
@@ -723,7 +725,7 @@ impl<'a> Attempt<'a> {
                 );
                 let mut decision = policy::decide_with(&verdict, &self.task.policy, policy::Ask::from_env());
                 // A TDD loop is judged by its tests: any test tampering is prohibited there.
-                if self.task.kind == TaskKind::Tdd && !matches!(decision, Decision::Deny { .. }) {
+                if self.task.kind.prohibits_test_tampering() && !matches!(decision, Decision::Deny { .. }) {
                     if let Some(v) = verdict
                         .violations
                         .iter()
