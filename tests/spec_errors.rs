@@ -45,6 +45,17 @@ const BROKEN: &[(&str, usize, usize, &str, &str)] = &[
     ("step-wrong-input-type.yaml", 3, 31, "input `limit` of `read_file` in `solution[0]` must be a whole number, found `\"many\"`", "call: {tool: read_file"),
     ("limits-not-a-map.yaml", 2, 9, "`limits` must be a map, found the number 5", "its keys: command_timeout, cpu,"),
     ("syntax.yaml", 2, 9, "YAML syntax error: found unexpected end of stream", "add the closing quote"),
+    ("tdd-without-block.yaml", 2, 7, "`kind: tdd` needs a `tdd:` block: the project's test command the loop runs", "add a top-level `tdd:` block, such as `tdd: { test: \"cargo test --offline\" }`"),
+    ("prp-without-block.yaml", 3, 7, "`kind: prp` needs a `prp:` block: the requirement and the validation gates", "add a top-level `prp:` block, with `objective:` and `gates:`"),
+    ("tdd-block-on-plain-task.yaml", 3, 1, "a `tdd:` block belongs to a `kind: tdd` task, but this task has no `kind:`, so it is `kind: task`", "add `kind: tdd` if this task is a TDD loop, or remove the `tdd:` block"),
+    ("prp-block-on-tdd-task.yaml", 4, 1, "a `prp:` block belongs to a `kind: prp` task, but this task is `kind: tdd`", "change `kind: tdd` to `kind: prp` if this task is a PRP run, or remove the `prp:` block"),
+    ("expect-tdd-on-prp-task.yaml", 10, 3, "`expect.tdd` checks a TDD loop, but this task is `kind: prp`", "remove `expect.tdd`, or change `kind: prp` to `kind: tdd` and add its `tdd:` block"),
+    ("expect-prp-on-plain-task.yaml", 3, 29, "`expect.prp` checks a PRP run, but this task is `kind: task`", "remove `expect.prp`, or change `kind: task` to `kind: prp`"),
+    ("rounds-in-plain-task.yaml", 4, 3, "`solution[1]` is a round (a nested list of steps), but this task has no `kind:`, so it is `kind: task`, which plays one round", "write its steps directly under `solution:`"),
+    ("steps-after-final-in-plain-task.yaml", 6, 3, "`solution[2]` comes after `solution[1]` ended the round, but this task is `kind: task`, which plays one round", "remove the steps after it"),
+    ("unknown-tdd-framework.yaml", 5, 14, "unknown test framework `pytset` in `tdd.framework`", "did you mean `pytest`?"),
+    ("bad-regex-prp-error.yaml", 6, 12, "invalid regex `after (all fix attempts` in `expect.prp.error`", "regular expression"),
+    ("bad-regex-tdd-state.yaml", 7, 30, "invalid regex `converged[` in `expect.tdd.state.summary.md.matches`", "regular expression"),
 ];
 
 #[test]
@@ -143,7 +154,17 @@ fn design_example_loads_into_expected_values() {
 fn a_spec_with_every_key_loads() {
     let spec = load_task(&data("good/everything.yaml")).unwrap();
     assert_eq!(spec.id.as_deref(), Some("GT-900"));
-    assert_eq!(spec.kind, TaskKind::Tdd);
+    let TaskKind::Tdd { tdd, expect } = &spec.kind else {
+        panic!("expected a TDD task, got {:?}", spec.kind)
+    };
+    assert_eq!(tdd.test, "cargo test --offline");
+    assert_eq!(
+        (tdd.max_iterations, tdd.breaker, tdd.coverage),
+        (Some(3), Some(2), true)
+    );
+    let expect = expect.as_ref().expect("expect.tdd");
+    assert_eq!(expect.stop_reason.as_deref(), Some("converged"));
+    assert_eq!(expect.state["plan.md"].contains.as_deref(), Some("goal"));
     assert_eq!(spec.prompt, "Fix the bug.\nThen say so.\n");
     assert_eq!(spec.limits.command_timeout.unwrap().0, Duration::from_millis(500));
     assert_eq!(spec.limits.output.unwrap().0, 4096);
@@ -183,8 +204,57 @@ fn check_paths_reports_every_broken_file_and_accepts_good_ones() {
 }
 
 /// A small structural check against the schema: closed objects, required keys, known keys,
-/// `$ref`s followed. Enough to show the schema describes what the loader accepts.
+/// `$ref`s followed, simple types and values, and the `if`/`then`/`else` rules of the kind.
+/// Enough to show the schema describes what the loader accepts.
 fn conforms(value: &Value, schema: &Value, root: &Value, at: &str, errors: &mut Vec<String>) {
+    let holds = |schema: &Value| {
+        let mut e = Vec::new();
+        conforms(value, schema, root, at, &mut e);
+        e.is_empty()
+    };
+    if schema == &Value::Bool(false) {
+        errors.push(format!("{at}: not allowed here"));
+        return;
+    }
+    for rule in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        conforms(value, rule, root, at, errors);
+    }
+    if let Some(condition) = schema.get("if") {
+        let branch = if holds(condition) { "then" } else { "else" };
+        if let Some(s) = schema.get(branch) {
+            conforms(value, s, root, &format!("{at} ({branch})"), errors);
+        }
+    }
+    if let Some(not) = schema.get("not") {
+        if holds(not) {
+            errors.push(format!("{at}: matches `not` {not}"));
+        }
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+        if !options.contains(value) {
+            errors.push(format!("{at}: {value} is not one of {options:?}"));
+        }
+    }
+    if let Some(t) = schema.get("type") {
+        let is = |t: &str| match t {
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => true,
+        };
+        let ok = match t {
+            Value::String(t) => is(t),
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(is),
+            _ => true,
+        };
+        if !ok {
+            errors.push(format!("{at}: {value} is not of type {t}"));
+        }
+    }
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         let name = r.trim_start_matches("#/$defs/");
         return conforms(value, &root["$defs"][name], root, at, errors);
@@ -202,12 +272,14 @@ fn conforms(value: &Value, schema: &Value, root: &Value, at: &str, errors: &mut 
             return;
         }
     }
-    if let (Some(obj), Some(props)) = (value.as_object(), schema.get("properties").and_then(Value::as_object)) {
+    if let Some(obj) = value.as_object() {
         for req in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
             if !obj.contains_key(req.as_str().unwrap()) {
                 errors.push(format!("{at}: missing required {req}"));
             }
         }
+    }
+    if let (Some(obj), Some(props)) = (value.as_object(), schema.get("properties").and_then(Value::as_object)) {
         for (k, v) in obj {
             match props.get(k) {
                 Some(s) => conforms(v, s, root, &format!("{at}.{k}"), errors),
@@ -238,13 +310,47 @@ fn good_specs_conform_to_the_schema_and_typos_do_not() {
         "broken/unknown-top-key.yaml",
         "broken/missing-description.yaml",
         "broken/unknown-limits-key.yaml",
+        // What the kind decides, as the schema's `if`/`then` rules.
+        "broken/tdd-without-block.yaml",
+        "broken/prp-without-block.yaml",
+        "broken/tdd-block-on-plain-task.yaml",
+        "broken/prp-block-on-tdd-task.yaml",
+        "broken/expect-tdd-on-prp-task.yaml",
+        "broken/expect-prp-on-plain-task.yaml",
+        "broken/rounds-in-plain-task.yaml",
     ] {
         let text = std::fs::read_to_string(data(file)).unwrap();
         let value: Value = serde_yaml_ng::from_str(&text).unwrap();
         let mut errors = Vec::new();
         conforms(&value, &schema, &schema, "", &mut errors);
+        if std::env::var("DUMP").is_ok() {
+            println!("{file}: {errors:?}");
+        }
         assert!(!errors.is_empty(), "{file} should not conform");
     }
+}
+
+/// The schema describes the YAML users write: every task of the bundled suite fits it, the
+/// kind's `if`/`then` rules included (each kind is represented there).
+#[test]
+fn the_bundled_suite_conforms_to_the_schema() {
+    let schema: Value = serde_json::from_str(&task_schema_json()).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut errors = Vec::new();
+    for folder in ["golden", "adversarial", "regression"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let value: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            kinds.insert(value.get("kind").and_then(Value::as_str).unwrap_or("task").to_string());
+            conforms(&value, &schema, &schema, &path.display().to_string(), &mut errors);
+        }
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["prp", "task", "tdd"]);
 }
 
 /// Mangles the bundled-style specs line by line (drop, duplicate, indent, truncate, tab,

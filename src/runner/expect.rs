@@ -9,7 +9,7 @@ use regex::Regex;
 use super::record::{ActionRecord, AttemptRecord};
 use crate::guard::Recommendation;
 use crate::sandbox::{Beneath, BeneathError, EntryKind};
-use crate::spec::{BlockedExpect, Expect, FileExpect, Outcome, Range, ReceiptExpect};
+use crate::spec::{BlockedExpect, Expect, FileExpect, Outcome, Range, ReceiptExpect, TaskKind};
 use crate::validate::ValidationStatus;
 
 /// One expectation that did not hold.
@@ -66,8 +66,8 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// Checks every expectation of `expect` against `record`.
-pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
+/// Checks every expectation of `expect`, and those of the task's `kind`, against `record`.
+pub fn check(expect: &Expect, kind: &TaskKind, record: &AttemptRecord) -> Vec<Mismatch> {
     let mut out = Vec::new();
     let expected_outcome = expect.outcome.unwrap_or(Outcome::Success);
     match record.outcome {
@@ -204,11 +204,10 @@ pub fn check(expect: &Expect, record: &AttemptRecord) -> Vec<Mismatch> {
             out.push(m);
         }
     }
-    if let Some(pe) = &expect.prp {
-        check_prp(pe, record, &mut out);
-    }
-    if let Some(te) = &expect.tdd {
-        check_tdd(te, record, &mut out);
+    match kind {
+        TaskKind::Task => {}
+        TaskKind::Tdd { expect: te, .. } => te.iter().for_each(|te| check_tdd(te, record, &mut out)),
+        TaskKind::Prp { expect: pe, .. } => pe.iter().for_each(|pe| check_prp(pe, record, &mut out)),
     }
     let m = &record.metrics;
     check_range("expect.metrics.turns", &expect.metrics.turns, m.turns, &mut out);
@@ -710,20 +709,24 @@ mod tests {
     fn every_expectation_that_holds_gives_no_mismatch() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("hello.txt"), "hello\n").unwrap();
-        let expect: Expect = serde_yaml_ng::from_str(
+        let expect = crate::spec::parse_task(
             r#"
-            outcome: success
-            final: { result: success, message: "^created" }
-            files: { hello.txt: { exists: true, contains: hell, matches: "^hello$", equals: "hello\n" }, gone.txt: { absent: true } }
-            receipts: [ { type: file_write, source: hello.txt, hash: "sha256:abc" }, { tool: bash, error: TIMEOUT, message: "timed out" } ]
-            tool_calls: { sequence: [write_file, bash], contains: [bash], not_contains: [delete_file] }
-            metrics: { tool_errors: { min: 1, max: 1 } }
+            description: every expectation
+            expect:
+              outcome: success
+              final: { result: success, message: "^created" }
+              files: { hello.txt: { exists: true, contains: hell, matches: "^hello$", equals: "hello\n" }, gone.txt: { absent: true } }
+              receipts: [ { type: file_write, source: hello.txt, hash: "sha256:abc" }, { tool: bash, error: TIMEOUT, message: "timed out" } ]
+              tool_calls: { sequence: [write_file, bash], contains: [bash], not_contains: [delete_file] }
+              metrics: { tool_errors: { min: 1, max: 1 } }
             "#,
+            std::path::Path::new("every-expectation.yaml"),
         )
-        .unwrap();
+        .unwrap()
+        .expect;
         let mut rec = record(dir.path());
         rec.metrics.tool_errors = 1;
-        let ms = check(&expect, &rec);
+        let ms = check(&expect, &TaskKind::Task, &rec);
         assert!(ms.is_empty(), "{ms:#?}");
     }
 
@@ -755,7 +758,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let ms = check(&expect, &record(dir.path()));
+        let ms = check(&expect, &TaskKind::Task, &record(dir.path()));
         let whats: Vec<&str> = ms.iter().map(|m| m.what.as_str()).collect();
         assert_eq!(
             whats,
@@ -778,7 +781,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut rec = record(dir.path());
         rec.outcome = Some(Outcome::Pending);
-        let ms = check(&Expect::default(), &rec);
+        let ms = check(&Expect::default(), &TaskKind::Task, &rec);
         assert_eq!(ms.len(), 1);
         assert!(ms[0].actual.contains("add `expect.validate`"), "{}", ms[0]);
     }
@@ -798,7 +801,7 @@ mod tests {
             .into(),
             ..Default::default()
         };
-        let ms = check(&expect, &record(dir.path()));
+        let ms = check(&expect, &TaskKind::Task, &record(dir.path()));
         assert_eq!(ms.len(), 1);
         assert!(ms[0].actual.contains("leaving the workspace"));
     }
@@ -823,13 +826,13 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert!(check(&expect, &rec)
+        assert!(check(&expect, &TaskKind::Task, &rec)
             .iter()
             .any(|m| m.what == "expect.tool_calls.not_contains"));
         // A call the policy refused did not run.
         rec.actions[1].ran = false;
         rec.actions[1].decision = "deny".into();
-        assert!(!check(&expect, &rec)
+        assert!(!check(&expect, &TaskKind::Task, &rec)
             .iter()
             .any(|m| m.what == "expect.tool_calls.not_contains"));
     }
@@ -857,14 +860,14 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert!(check(&blocked(None), &rec)
+        assert!(check(&blocked(None), &TaskKind::Task, &rec)
             .iter()
             .any(|m| m.what == "expect.blocked[0]"));
-        assert!(!check(&blocked(Some("bypassed")), &rec)
+        assert!(!check(&blocked(Some("bypassed")), &TaskKind::Task, &rec)
             .iter()
             .any(|m| m.what == "expect.blocked[0]"));
         rec.actions[1].decision = "deny".into();
-        assert!(!check(&blocked(None), &rec)
+        assert!(!check(&blocked(None), &TaskKind::Task, &rec)
             .iter()
             .any(|m| m.what == "expect.blocked[0]"));
     }

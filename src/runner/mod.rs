@@ -272,7 +272,7 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     };
     result.outcome = record.outcome;
     result.metrics = record.metrics.clone();
-    let mismatches = expect::check(&task.expect, &record);
+    let mismatches = expect::check(&task.expect, &task.kind, &record);
     result.verdict = if mismatches.is_empty() {
         TrialVerdict::Passed
     } else {
@@ -386,7 +386,7 @@ impl<'a> Attempt<'a> {
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| RunError::Spec(e.to_string()))?;
         let ledger = Ledger::open(run_dir, agent_isolation(source, &sandbox))?;
         let deadline = Deadline::start(task_timeout(&task.limits));
-        let rules = Rules::new(&task.policy, settings.ask, task.kind == TaskKind::Tdd);
+        let rules = Rules::new(&task.policy, settings.ask, task.kind.prohibits_test_tampering());
         let limits = runtime_limits(&task.limits, deadline.timeout);
         let tracker = LimitTracker::new(limits, deadline.started);
         let mut pipe = Pipeline::new(&workspace, sandbox, gate, rules, deadline, tracker, ledger);
@@ -468,10 +468,12 @@ impl<'a> Attempt<'a> {
             initial: prp::snapshot(&self.ws),
             ..Default::default()
         };
-        if self.task.kind == TaskKind::Prp {
-            prp::run(&mut self, &clock, &mut record)?;
-        } else if self.task.kind == TaskKind::Tdd {
-            let tdd = tdd::run(&mut self, &clock, &mut record)?;
+        // Dispatch on the kind: each kind's module runs with its own block.
+        let task = self.task;
+        if let TaskKind::Prp { prp, .. } = &task.kind {
+            prp::run(&mut self, prp.clone(), &clock, &mut record)?;
+        } else if let TaskKind::Tdd { tdd, .. } = &task.kind {
+            let tdd = tdd::run(&mut self, tdd.clone(), &clock, &mut record)?;
             record.validations = self.validate(&mut record)?;
             record.tdd = Some(tdd);
         } else {

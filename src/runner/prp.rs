@@ -113,10 +113,7 @@ impl Backoff {
 }
 
 /// Runs a PRP task end to end and fills `record` (outcome, PRP record, validations).
-pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptRecord) -> Result<(), RunError> {
-    let prp = att.task.prp.clone().ok_or_else(|| {
-        "`kind: prp` needs a `prp:` block with `objective` and `gates`; see README (PRP tasks)".to_string()
-    })?;
+pub(super) fn run(att: &mut Attempt<'_>, prp: PrpSpec, clock: &Clock, record: &mut AttemptRecord) -> Result<(), RunError> {
     let task_id = prp
         .task_id
         .clone()

@@ -114,11 +114,12 @@ struct HistoryEntry {
 }
 
 /// Runs a TDD task and fills `record`.
-pub(super) fn run(att: &mut Attempt<'_>, clock: &Clock, record: &mut AttemptRecord) -> Result<TddRecord, RunError> {
-    let spec = att.task.tdd.clone().ok_or_else(|| {
-        "`kind: tdd` needs a `tdd:` block with at least `test: <the project's test command>`; see README (TDD tasks)"
-            .to_string()
-    })?;
+pub(super) fn run(
+    att: &mut Attempt<'_>,
+    spec: TddSpec,
+    clock: &Clock,
+    record: &mut AttemptRecord,
+) -> Result<TddRecord, RunError> {
     let framework = match spec.framework.as_deref() {
         Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
         None => None,

@@ -15,15 +15,7 @@ use crate::spec::{TaskSpec, Toolchain};
 /// the guard's shell parser (wrappers such as `timeout` or `env` unwrapped).
 pub fn toolchains_for(task: &TaskSpec) -> Vec<Toolchain> {
     let mut out = task.toolchains.clone();
-    let mut commands: Vec<&str> = Vec::new();
-    if let Some(tdd) = &task.tdd {
-        commands.push(&tdd.test);
-        commands.extend(tdd.build.as_deref());
-    }
-    if let Some(prp) = &task.prp {
-        commands.extend(prp.gates.iter().filter_map(|g| g.command.as_deref()));
-    }
-    for command in commands {
+    for command in task.kind.harness_commands() {
         let parsed = crate::guard::parse_shell(command, None);
         for cmd in parsed.pipelines.iter().flatten() {
             let needed = match cmd.name() {

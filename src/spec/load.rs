@@ -6,9 +6,12 @@
 //!
 //! 1. a generic pass into `serde_yaml_ng::Value` catches syntax errors, several documents and
 //!    duplicate keys;
-//! 2. the typed pass deserializes [`TaskSpec`] with enums written as one-key maps
-//!    (`- file_exists: a`, `agent: {process: {..}}`);
-//! 3. semantic checks: every regex in the expectations compiles, the `workspace:` fixture exists.
+//! 2. the typed pass deserializes the file as written (`spec::raw`) with enums written as
+//!    one-key maps (`- file_exists: a`, `agent: {process: {..}}`);
+//! 3. the kind: the file as written becomes a [`TaskSpec`] whose [`TaskKind`] carries the
+//!    kind's own blocks (`kind: tdd` needs `tdd:`, a block or `expect.*` of another kind is an
+//!    error, only multi-round kinds write `solution` as rounds);
+//! 4. semantic checks: every regex in the expectations compiles, the `workspace:` fixture exists.
 //!
 //! serde_yaml_ng's errors are rewritten into [`SpecError::Invalid`]: its dotted path becomes the
 //! "where", serde's wording (`unknown field`, `invalid type: ..., expected u32`) becomes plain
@@ -22,14 +25,16 @@
 //! - libyaml syntax errors are often noticed a line late (a key without `:`, an unclosed `{`,
 //!   one line indented differently): moved to the line that holds the mistake, or, where two
 //!   lines disagree on indentation, the help names the other line;
-//! - semantic errors (regexes, fixture dirs, tool inputs) have no position at all: found by
-//!   searching their section of the text for the value.
+//! - semantic errors (the kind's blocks, regexes, fixture dirs, tool inputs) have no position at
+//!   all: found by searching their section of the text for the key or the value.
 
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::model::{Step, TaskSpec, ValidatorSpec};
+use super::model::{Expect, FileExpect, Step, TaskKind, TaskSpec, ValidatorSpec};
+use super::raw::{RawExpect, RawKind, RawTask};
+use super::values::SolutionItem;
 pub use crate::suggest::nearest;
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
@@ -104,7 +109,8 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
             Some("a task needs at least `description:`, usually also `prompt:`, `solution:` and `expect:`; `medin schema` prints every key".into()),
         ));
     }
-    let spec: TaskSpec = from_yaml(text, path, Doc::Task)?;
+    let raw: RawTask = from_yaml(text, path, Doc::Task)?;
+    let spec = typed(raw, text, path)?;
     check_regexes(&spec, text, path)?;
     check_steps(&spec, text, path)?;
     check_workspace(&spec, text, path)?;
@@ -1281,25 +1287,32 @@ impl<'a> Source<'a> {
 
     /// Position of `key:` written as a key on lines `[from, to)`.
     fn key_between(&self, key: &str, from: usize, to: usize) -> Option<(usize, usize)> {
-        (from..to).find_map(|ln| {
-            let line = self.line(ln)?;
-            let mut search = 0;
-            while let Some(b) = line[search..].find(key) {
-                let s = search + b;
-                let before = line[..s].chars().last();
-                let after = line[s + key.len()..].trim_start_matches(['"', '\'']).trim_start();
-                let before_ok = match before {
-                    None => true,
-                    Some(c) => matches!(c, ' ' | '{' | ',' | '"' | '\'' | '-'),
-                };
-                if before_ok && after.starts_with(':') {
-                    let s = if matches!(before, Some('"' | '\'')) { s - 1 } else { s };
-                    return Some((ln, line[..s].chars().count() + 1));
-                }
-                search = s + key.len();
+        (from..to).find_map(|ln| self.key_on_line(key, ln, 1))
+    }
+
+    /// Position of the first `key:` written as a key on line `ln`, at column `from_col` or later.
+    fn key_on_line(&self, key: &str, ln: usize, from_col: usize) -> Option<(usize, usize)> {
+        let line = self.line(ln)?;
+        let mut search = line
+            .char_indices()
+            .nth(from_col.saturating_sub(1))
+            .map(|(b, _)| b)
+            .unwrap_or(line.len());
+        while let Some(b) = line[search..].find(key) {
+            let s = search + b;
+            let before = line[..s].chars().last();
+            let after = line[s + key.len()..].trim_start_matches(['"', '\'']).trim_start();
+            let before_ok = match before {
+                None => true,
+                Some(c) => matches!(c, ' ' | '{' | ',' | '"' | '\'' | '-'),
+            };
+            if before_ok && after.starts_with(':') {
+                let s = if matches!(before, Some('"' | '\'')) { s - 1 } else { s };
+                return Some((ln, line[..s].chars().count() + 1));
             }
-            None
-        })
+            search = s + key.len();
+        }
+        None
     }
 
     /// Position of the step's content on an item line `- write_file: ..` (after the `- `).
@@ -1308,6 +1321,71 @@ impl<'a> Source<'a> {
         let t = line.trim_start();
         let after_dash = t.strip_prefix('-').map(str::trim_start).unwrap_or(t);
         (ln, line.chars().count() - after_dash.chars().count() + 1)
+    }
+
+    /// The lines `[start, end)` (1-based) of the top-level key `section`: its own line and the
+    /// lines below it, up to the next line that starts at the first column.
+    fn section(&self, section: &str) -> Option<(usize, usize)> {
+        let (start, _) = self.locate_key(section, Some(1))?;
+        let end = (start + 1..=self.lines.len())
+            .find(|&n| {
+                let l = self.line(n).unwrap_or("");
+                let t = l.trim_start();
+                !t.is_empty() && !t.starts_with('#') && indent_of(l) == 0
+            })
+            .unwrap_or(self.lines.len() + 1);
+        Some((start, end))
+    }
+
+    /// Where `key:` is written as a key of the top-level map `section` (block or flow): of
+    /// every `key:` in the section, the least nested one (by indentation, then by open `{`/`[`
+    /// before it on its line), so `expect: {files: {tdd: ..}, tdd: ..}` finds the second.
+    fn key_in_section(&self, section: &str, key: &str) -> Option<(usize, usize)> {
+        let (start, end) = self.section(section)?;
+        let depth = |(ln, col): (usize, usize)| {
+            let line = self.line(ln).unwrap_or("");
+            let before: String = line.chars().take(col - 1).collect();
+            let open = before.matches(['{', '[']).count();
+            let closed = before.matches(['}', ']']).count();
+            (indent_of(line), open.saturating_sub(closed))
+        };
+        (start..end)
+            .flat_map(|ln| {
+                let mut found = Vec::new();
+                let mut from_col = 1;
+                while let Some(pos) = self.key_on_line(key, ln, from_col) {
+                    // Past the key (and a quote before it).
+                    from_col = pos.1 + key.chars().count() + 1;
+                    found.push(pos);
+                }
+                found
+            })
+            .min_by_key(|&pos| depth(pos))
+    }
+
+    /// The position of the value written after the key at `key_pos` on the same line; the key's
+    /// own position when the value is on the lines below.
+    fn value_after_key(&self, key_pos: (usize, usize)) -> (usize, usize) {
+        let Some(rest) = self.rest_at(key_pos) else {
+            return key_pos;
+        };
+        let Some(colon) = rest.find(':') else {
+            return key_pos;
+        };
+        let after = &rest[colon + 1..];
+        let value = after.trim_start();
+        if value.is_empty() || value.starts_with('#') {
+            return key_pos;
+        }
+        let skipped = rest[..colon + 1].chars().count() + (after.len() - value.len());
+        (key_pos.0, key_pos.1 + skipped)
+    }
+
+    /// The position of the `-` that opens the `index`-th item of the top-level list `list`.
+    fn list_item_dash(&self, list: &str, index: usize) -> Option<(usize, usize)> {
+        let (line, _) = self.list_item(list, index)?;
+        let text = self.line(line)?;
+        Some((line, indent_of(text) + 1))
     }
 
     /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
@@ -1336,6 +1414,306 @@ impl<'a> Source<'a> {
                 .find_map(|n| l.find(n.as_str()))
                 .map(|b| (i + 1, l[..b].chars().count() + 1))
         })
+    }
+}
+
+// ------------------------------------------------------------------ the kind
+
+/// Pass 3: the file as written → the typed task. The kind decides which blocks the task has:
+/// `kind: tdd` needs `tdd:` and `kind: prp` needs `prp:`; a block or `expect.tdd`/`expect.prp`
+/// of another kind is an error (a task has one kind); only a multi-round kind writes
+/// `solution` as rounds. Every error points at the key that is wrong or missing its partner.
+fn typed(raw: RawTask, text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
+    let RawTask {
+        id,
+        description,
+        kind,
+        tags,
+        workspace,
+        setup,
+        prompt,
+        limits,
+        policy,
+        isolation,
+        agent,
+        solution,
+        expect,
+        prp,
+        tdd,
+        toolchains,
+        protected,
+        hidden,
+    } = raw;
+    let RawExpect {
+        outcome,
+        final_report,
+        files,
+        receipts,
+        tool_calls,
+        blocked,
+        validate,
+        metrics,
+        prp: expect_prp,
+        tdd: expect_tdd,
+    } = expect;
+    let kinds = KindCheck {
+        kind,
+        src: Source::new(text),
+        path,
+    };
+    // Blocks of another kind first: a `prp:` block on a `kind: tdd` task more likely names the
+    // wrong kind than a missing `tdd:` block.
+    for (present, other) in [(tdd.is_some(), RawKind::Tdd), (prp.is_some(), RawKind::Prp)] {
+        if present && other != kind {
+            return Err(kinds.foreign_block(other));
+        }
+    }
+    for (present, other) in [
+        (expect_tdd.is_some(), RawKind::Tdd),
+        (expect_prp.is_some(), RawKind::Prp),
+    ] {
+        if present && other != kind {
+            return Err(kinds.foreign_expect(other));
+        }
+    }
+    let kind = match kind {
+        RawKind::Task => TaskKind::Task,
+        RawKind::Tdd => TaskKind::Tdd {
+            tdd: tdd.ok_or_else(|| {
+                kinds.missing_block(
+                    "the project's test command the loop runs",
+                    "such as `tdd: { test: \"cargo test --offline\" }` (`test:` is the project's real test command; see README, TDD tasks)",
+                )
+            })?,
+            expect: expect_tdd,
+        },
+        RawKind::Prp => TaskKind::Prp {
+            prp: prp.ok_or_else(|| {
+                kinds.missing_block(
+                    "the requirement and the validation gates that prove it",
+                    "with `objective:` and `gates:`, such as `gates: [{ level: 2, description: unit tests, command: \"cargo test\" }]` (see README, PRP tasks)",
+                )
+            })?,
+            expect: expect_prp,
+        },
+    };
+    if let TaskKind::Tdd { tdd, .. } = &kind {
+        kinds.check_framework(tdd.framework.as_deref())?;
+    }
+    if matches!(kind, TaskKind::Task) {
+        if let Some(i) = solution.iter().position(|item| matches!(item, SolutionItem::Round(_))) {
+            return Err(kinds.rounds_in_one_round_task(i));
+        }
+        let ends_round = |item: &SolutionItem| matches!(item, SolutionItem::Step(Step::Final(_) | Step::Reply(_)));
+        if let Some(end) = solution
+            .iter()
+            .position(ends_round)
+            .filter(|&end| end + 1 < solution.len())
+        {
+            return Err(kinds.steps_after_the_round(end, end + 1));
+        }
+    }
+    Ok(TaskSpec {
+        id,
+        description,
+        kind,
+        tags,
+        workspace,
+        setup,
+        prompt,
+        limits,
+        policy,
+        isolation,
+        agent,
+        solution: super::values::flatten_rounds(solution),
+        expect: Expect {
+            outcome,
+            final_report,
+            files,
+            receipts,
+            tool_calls,
+            blocked,
+            validate,
+            metrics,
+        },
+        toolchains,
+        protected,
+        hidden,
+    })
+}
+
+/// The errors of pass 3, located in the text.
+struct KindCheck<'a> {
+    /// The kind as written (`task` when `kind:` is left out).
+    kind: RawKind,
+    src: Source<'a>,
+    path: &'a Path,
+}
+
+impl KindCheck<'_> {
+    /// Where `kind:`'s value is written, if it is.
+    fn kind_value(&self) -> Option<(usize, usize)> {
+        self.src
+            .locate_key("kind", Some(1))
+            .map(|p| self.src.value_after_key(p))
+    }
+
+    /// "is `kind: prp`", or, with no `kind:` written, "has no `kind:`, so it is `kind: task`".
+    fn this_task_is(&self) -> String {
+        if self.kind_value().is_some() {
+            format!("this task is `kind: {}`", self.kind.name())
+        } else {
+            format!("this task has no `kind:`, so it is `kind: {}`", self.kind.name())
+        }
+    }
+
+    /// What to write to make the task `kind: other`.
+    fn make_it(&self, other: RawKind) -> String {
+        if self.kind_value().is_some() {
+            format!("change `kind: {}` to `kind: {}`", self.kind.name(), other.name())
+        } else {
+            format!("add `kind: {}`", other.name())
+        }
+    }
+
+    /// A top-level `tdd:`/`prp:` block on a task of another kind.
+    fn foreign_block(&self, other: RawKind) -> SpecError {
+        let block = other.name();
+        let pos = self.src.locate_key(block, Some(1)).unwrap_or((1, 1));
+        SpecError::invalid(
+            self.path,
+            pos,
+            format!(
+                "a `{block}:` block belongs to a `kind: {block}` task, but {}",
+                self.this_task_is()
+            ),
+            Some(format!(
+                "{} if this task is a {}, or remove the `{block}:` block (a task has one kind)",
+                self.make_it(other),
+                kind_noun(other)
+            )),
+        )
+    }
+
+    /// `expect.tdd`/`expect.prp` on a task of another kind.
+    fn foreign_expect(&self, other: RawKind) -> SpecError {
+        let key = other.name();
+        let pos = self
+            .src
+            .key_in_section("expect", key)
+            .or_else(|| self.src.locate_key("expect", Some(1)))
+            .unwrap_or((1, 1));
+        SpecError::invalid(
+            self.path,
+            pos,
+            format!(
+                "`expect.{key}` checks a {}, but {}",
+                kind_noun(other),
+                self.this_task_is()
+            ),
+            Some(format!(
+                "remove `expect.{key}`, or {} and add its `{key}:` block",
+                self.make_it(other)
+            )),
+        )
+    }
+
+    /// `kind: tdd` without `tdd:`, `kind: prp` without `prp:`: `needs` says what the block is
+    /// for, `example` how to write it.
+    fn missing_block(&self, needs: &str, example: &str) -> SpecError {
+        let kind = self.kind.name();
+        SpecError::invalid(
+            self.path,
+            self.kind_value().unwrap_or((1, 1)),
+            format!("`kind: {kind}` needs a `{kind}:` block: {needs}"),
+            Some(format!(
+                "add a top-level `{kind}:` block, {example}, or remove `kind: {kind}`"
+            )),
+        )
+    }
+
+    /// `tdd.framework` names a runner whose output medin reads.
+    fn check_framework(&self, framework: Option<&str>) -> Result<(), SpecError> {
+        let Some(name) = framework else {
+            return Ok(());
+        };
+        if name.parse::<crate::testparse::Framework>().is_ok() {
+            return Ok(());
+        }
+        let names: Vec<&str> = crate::testparse::Framework::ALL.iter().map(|f| f.name()).collect();
+        let pos = self
+            .src
+            .key_in_section("tdd", "framework")
+            .map(|p| self.src.value_after_key(p))
+            .or_else(|| self.src.locate_key("tdd", Some(1)))
+            .unwrap_or((1, 1));
+        let help = match nearest(name, &names) {
+            Some(n) => format!(
+                "did you mean `{n}`? (one of: {}; leave it out to detect the runner from the output)",
+                names.join(", ")
+            ),
+            None => format!(
+                "use one of {}, or leave it out to detect the runner from the output",
+                names.join(", ")
+            ),
+        };
+        Err(SpecError::invalid(
+            self.path,
+            pos,
+            format!("unknown test framework `{name}` in `tdd.framework`"),
+            Some(help),
+        ))
+    }
+
+    /// A round (nested list) in the solution of a task that plays one round.
+    fn rounds_in_one_round_task(&self, index: usize) -> SpecError {
+        let pos = self
+            .src
+            .list_item_dash("solution", index)
+            .or_else(|| self.src.locate_key("solution", Some(1)))
+            .unwrap_or((1, 1));
+        SpecError::invalid(
+            self.path,
+            pos,
+            format!(
+                "`solution[{index}]` is a round (a nested list of steps), but {}, which plays one round",
+                self.this_task_is()
+            ),
+            Some(
+                "write its steps directly under `solution:`, one `- step` each, or make it `kind: tdd` or `kind: prp` if it has several rounds"
+                    .into(),
+            ),
+        )
+    }
+
+    /// Steps after the `final`/`reply` that ends a one-round task's only round.
+    fn steps_after_the_round(&self, end: usize, first_after: usize) -> SpecError {
+        let pos = self
+            .src
+            .list_item_dash("solution", first_after)
+            .or_else(|| self.src.locate_key("solution", Some(1)))
+            .unwrap_or((1, 1));
+        SpecError::invalid(
+            self.path,
+            pos,
+            format!(
+                "`solution[{first_after}]` comes after `solution[{end}]` ended the round, but {}, which plays one round: the oracle would never play it",
+                self.this_task_is()
+            ),
+            Some(
+                "end the solution with its `final` (or `reply`) step and remove the steps after it, or make the task `kind: tdd` or `kind: prp` if it has several rounds"
+                    .into(),
+            ),
+        )
+    }
+}
+
+/// What a task of `kind` runs, for messages.
+fn kind_noun(kind: RawKind) -> &'static str {
+    match kind {
+        RawKind::Task => "one-round task",
+        RawKind::Tdd => "TDD loop",
+        RawKind::Prp => "PRP run",
     }
 }
 
@@ -1387,6 +1765,26 @@ fn check_regexes(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecErr
                 }
             }
             _ => {}
+        }
+    }
+    match &spec.kind {
+        TaskKind::Task => {}
+        TaskKind::Tdd { expect, .. } => {
+            for (file, fe) in expect.iter().flat_map(|e| &e.state) {
+                if let FileExpect { matches: Some(m), .. } = fe {
+                    regexes.push((
+                        format!("expect.tdd.state.{file}.matches"),
+                        vec!["expect", "tdd", "state", file.as_str()],
+                        "matches",
+                        m,
+                    ));
+                }
+            }
+        }
+        TaskKind::Prp { expect, .. } => {
+            if let Some(m) = expect.as_ref().and_then(|e| e.error.as_ref()) {
+                regexes.push(("expect.prp.error".into(), vec!["expect", "prp"], "error", m));
+            }
         }
     }
     let src = Source::new(text);
@@ -1764,6 +2162,48 @@ mod tests {
         );
         assert_eq!(tidy(Path::new("a/b/../c/./d")), PathBuf::from("a/c/d"));
         assert_eq!(tidy(Path::new("../x")), PathBuf::from("../x"));
+    }
+
+    #[test]
+    fn each_kind_carries_its_own_blocks() {
+        let load = |text: &str| parse_task(text, Path::new("t.yaml")).unwrap();
+        assert_eq!(load("description: x\n").kind, TaskKind::Task);
+        // Key order does not matter; `expect.tdd` travels with the loop.
+        let tdd = load("tdd: { test: pytest -q }\nexpect: { tdd: { iterations: 2 } }\ndescription: x\nkind: tdd\n");
+        match &tdd.kind {
+            TaskKind::Tdd { tdd, expect } => {
+                assert_eq!(tdd.test, "pytest -q");
+                assert_eq!(expect.as_ref().and_then(|e| e.iterations), Some(2));
+            }
+            other => panic!("expected a TDD task, got {other:?}"),
+        }
+        assert_eq!(tdd.kind.harness_commands(), ["pytest -q"]);
+        assert!(tdd.kind.prohibits_test_tampering());
+        let prp = load("description: x\nkind: prp\nprp:\n  objective: o\n  gates:\n    - { level: 1, description: lint, command: ruff check }\n    - { level: 4, description: review, manual: true }\n");
+        assert!(matches!(&prp.kind, TaskKind::Prp { prp, expect: None } if prp.objective == "o"));
+        assert_eq!(prp.kind.harness_commands(), ["ruff check"]);
+        assert!(!prp.kind.prohibits_test_tampering());
+    }
+
+    #[test]
+    fn a_block_of_another_kind_is_found_as_a_key_not_as_a_value() {
+        // `tdd` as a file name under `expect.files` and as a flow key: the real key is named.
+        let (l, c, m, _) = err("description: x\nexpect: { files: { tdd: { exists: true } }, tdd: {} }\n");
+        assert_eq!((l, c), (2, 45));
+        assert_eq!(
+            m,
+            "`expect.tdd` checks a TDD loop, but this task has no `kind:`, so it is `kind: task`"
+        );
+        let (l, c, m, h) = err("description: x\nprompt: p\nkind: task\nprp: { objective: o, gates: [] }\n");
+        assert_eq!((l, c), (4, 1));
+        assert_eq!(
+            m,
+            "a `prp:` block belongs to a `kind: prp` task, but this task is `kind: task`"
+        );
+        assert!(
+            h.starts_with("change `kind: task` to `kind: prp` if this task is a PRP run"),
+            "{h}"
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Task specs: the YAML task model, loading with limits and `file:line:col` errors, the suite
+//! Task specs: the YAML task model (typed: the kind carries its own blocks; the file as written
+//! lives in `raw`), loading with limits and `file:line:col` errors, the suite
 //! file (`medin.yaml`), discovery of task files, the published JSON Schema, and the one way
 //! regexes from specs are compiled ([`pattern`]).
 //!
@@ -10,6 +11,7 @@ pub mod limits;
 pub mod load;
 pub mod model;
 pub mod pattern;
+mod raw;
 pub mod schema;
 pub mod suite;
 pub mod values;

@@ -1,9 +1,11 @@
 //! The task model: what a YAML task file means once it is parsed.
 //!
-//! These types are the product's main interface. They are strict (`deny_unknown_fields`
-//! everywhere), small for the common case, and each derives a JSON Schema so editors can
-//! complete specs. Parsing, locations and suggestions live in `spec::load`; this file only
-//! says what a well-formed task is.
+//! These types are the product's main interface. The parts users write derive serde and a JSON
+//! Schema and are strict (`deny_unknown_fields` everywhere), small for the common case. The
+//! whole task ([`TaskSpec`]) and its [`Expect`] are typed: the kind carries its own blocks
+//! ([`TaskKind`]), so a loaded task is well-formed by construction. The file as written is
+//! `spec::raw`; parsing, locations and suggestions live in `spec::load`; this file only says
+//! what a well-formed task is.
 
 use std::collections::BTreeMap;
 
@@ -12,71 +14,41 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::receipt::{ErrorCode, EvidenceKind};
 
-/// One task file, as written.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// One task, loaded and checked: what the runner runs. `spec::load` builds it from the file as
+/// written (see `spec::raw` for the YAML shape and its documentation); every field here means
+/// what its key there says.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskSpec {
-    /// Stable id (e.g. `GT-002`); defaults to the file name.
-    #[serde(default)]
+    /// Stable id (e.g. `GT-002`); `None`: the file name stands for it (`spec::task_id`).
     pub id: Option<String>,
     /// One line: what the task checks.
     pub description: String,
-    /// `task` (default), `tdd` (TDD-Ralph loop) or `prp` (progressive validation gates).
-    #[serde(default)]
+    /// What kind of task it is, together with what only that kind has.
     pub kind: TaskKind,
-    #[serde(default)]
     pub tags: Vec<String>,
-    /// Fixture directory copied into a fresh workspace, relative to the spec file.
-    /// Default: an empty directory.
-    #[serde(default)]
+    /// Fixture directory copied into a fresh workspace, relative to the spec file (it exists).
     pub workspace: Option<String>,
-    /// Shell commands run in the workspace (through the sandbox) before the agent starts,
-    /// e.g. `git init`. A failing setup command is a harness error, not an agent failure.
-    #[serde(default)]
+    /// Shell commands run in the workspace before the agent starts.
     pub setup: Vec<String>,
     /// What the agent is asked to do.
-    #[serde(default)]
     pub prompt: String,
-    #[serde(default)]
     pub limits: Limits,
-    #[serde(default)]
     pub policy: Policy,
-    /// How strongly commands are confined: `none`, `process` or `strict` (Linux, root:
-    /// namespaces, Landlock, seccomp). Overrides the suite's `isolation`; unset in both, the
-    /// strongest level this machine supports. A level asked for that the machine cannot give
-    /// fails the task; `medin doctor` shows what is available.
-    #[serde(default)]
+    /// The confinement the task asks for; `None`: the suite's, else the strongest available.
     pub isolation: Option<crate::sandbox::Isolation>,
-    /// Pins the task to one agent (e.g. `oracle` for harness self-tests).
-    #[serde(default)]
+    /// The agent the task is pinned to, if any.
     pub agent: Option<AgentSpec>,
-    /// The reference solution the oracle agent plays, one step per list item (multi-round
-    /// kinds: each round ends with `final`, or is written as a nested list of steps).
-    #[serde(default, deserialize_with = "super::values::solution_steps")]
-    #[schemars(schema_with = "super::values::solution_schema")]
+    /// The reference solution the oracle agent plays, flat: in a multi-round kind each round
+    /// ends with a `final` or `reply` step (rounds written as nested lists are flattened so).
     pub solution: Vec<Step>,
-    #[serde(default)]
+    /// What must hold after the run, whatever the kind (the kind's own expectations are in
+    /// [`TaskKind`]).
     pub expect: Expect,
-    /// The product requirement prompt of a `kind: prp` task: what the coder implements and the
-    /// validation gates that prove it.
-    #[serde(default)]
-    pub prp: Option<PrpSpec>,
-    /// The test loop of a `kind: tdd` task.
-    #[serde(default)]
-    pub tdd: Option<TddSpec>,
-    /// Host toolchains the task's commands need (`rust`, `python`, `node`): their binaries are
-    /// put on the sandbox's PATH, with the variables they need to find themselves.
-    #[serde(default)]
+    /// Host toolchains the task lists.
     pub toolchains: Vec<Toolchain>,
-    /// Workspace paths (globs, e.g. `tests/**`, `conftest.py`) put back as the agent found them
-    /// before every judged run (TDD test runs, PRP gates, `command` validators); any change the
-    /// agent made to them is tampering and fails the attempt. Unset: the test modules and
-    /// test-runner configuration the workspace ships (see README, "Judging"); `[]`: nothing.
-    #[serde(default)]
+    /// Workspace globs restored before judged runs; `None`: the workspace's test files.
     pub protected: Option<Vec<String>>,
-    /// A folder of hidden checks, relative to the spec file: its files are copied into the
-    /// workspace only for judged runs and taken out after them, so the agent never sees them.
-    #[serde(default)]
+    /// A folder of hidden checks, relative to the spec file (it exists).
     pub hidden: Option<String>,
 }
 
@@ -200,13 +172,63 @@ pub struct RetrySpec {
     pub backoff: BackoffSpec,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+/// What kind of task it is, with the blocks only that kind has: a TDD task without its loop, or
+/// PRP expectations on a plain task, cannot be built. Adding a kind means a variant here (and
+/// its block in `spec::raw`, read by `spec::load`), its module in the runner and its arm where
+/// `Attempt::run` dispatches; every exhaustive `match` on the kind points at what else must
+/// learn it.
+// One value per loaded task, inside a `TaskSpec` that is larger still: boxing the blocks would
+// only add indirection to every match.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub enum TaskKind {
+    /// `kind: task` (the default): one round, then the end state is judged.
     #[default]
     Task,
-    Tdd,
-    Prp,
+    /// `kind: tdd`: a TDD-Ralph loop over the project's real tests.
+    Tdd {
+        /// The top-level `tdd:` block.
+        tdd: TddSpec,
+        /// `expect.tdd`.
+        expect: Option<TddExpect>,
+    },
+    /// `kind: prp`: a product requirement prompt and its progressive validation gates.
+    Prp {
+        /// The top-level `prp:` block.
+        prp: PrpSpec,
+        /// `expect.prp`.
+        expect: Option<PrpExpect>,
+    },
+}
+
+impl TaskKind {
+    /// The name written after `kind:`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskKind::Task => "task",
+            TaskKind::Tdd { .. } => "tdd",
+            TaskKind::Prp { .. } => "prp",
+        }
+    }
+
+    /// The shell commands the harness itself runs for this kind, in the workspace: the TDD test
+    /// and build commands, the PRP gates' commands.
+    pub fn harness_commands(&self) -> Vec<&str> {
+        match self {
+            TaskKind::Task => Vec::new(),
+            TaskKind::Tdd { tdd, .. } => std::iter::once(tdd.test.as_str()).chain(tdd.build.as_deref()).collect(),
+            TaskKind::Prp { prp, .. } => prp.gates.iter().filter_map(|g| g.command.as_deref()).collect(),
+        }
+    }
+
+    /// Whether every change to the tests is prohibited, whatever the policy says: a TDD loop is
+    /// judged by its tests.
+    pub fn prohibits_test_tampering(&self) -> bool {
+        match self {
+            TaskKind::Tdd { .. } => true,
+            TaskKind::Task | TaskKind::Prp { .. } => false,
+        }
+    }
 }
 
 /// A duration written as `"500ms"`, `"30s"`, `"2m"`.
@@ -392,37 +414,24 @@ pub enum Outcome {
     Error,
 }
 
-/// What must hold after the run.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// What must hold after the run, for every kind of task (`expect.tdd` and `expect.prp` live in
+/// their [`TaskKind`]).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Expect {
     /// Default: `success`.
-    #[serde(default)]
     pub outcome: Option<Outcome>,
-    #[serde(default, rename = "final")]
+    /// `final:`.
     pub final_report: Option<FinalExpect>,
     /// Workspace-relative path → what must hold for it.
-    #[serde(default)]
     pub files: BTreeMap<String, FileExpect>,
     /// Each entry must match at least one action's receipt.
-    #[serde(default)]
     pub receipts: Vec<ReceiptExpect>,
-    #[serde(default)]
     pub tool_calls: Option<ToolCallsExpect>,
     /// Guard verdicts this task expects (harness self-tests of the guard).
-    #[serde(default)]
     pub blocked: Vec<BlockedExpect>,
     /// Validations of the end state; the task is complete only if they ran and passed.
-    #[serde(default)]
     pub validate: Vec<ValidatorSpec>,
-    #[serde(default)]
     pub metrics: MetricsExpect,
-    /// PRP tasks: the gate runs, fix attempts and artifacts.
-    #[serde(default)]
-    pub prp: Option<PrpExpect>,
-    /// TDD tasks: the exit tag, iterations and stop reason.
-    #[serde(default)]
-    pub tdd: Option<TddExpect>,
 }
 
 /// What a TDD loop must show.

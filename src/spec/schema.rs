@@ -2,13 +2,14 @@
 //! editors through the yaml-language-server modeline
 //! (`# yaml-language-server: $schema=medin-task.schema.json`).
 //!
-//! The schemas are derived from the model types (schemars), so they cannot drift from what the
-//! loader accepts: every object is closed (`additionalProperties: false`), enums written as
-//! one-key maps appear as such.
+//! The schemas are derived from the types the YAML deserializes into (schemars; for a task, the
+//! file as written in `spec::raw`), so they cannot drift from what the loader accepts: every
+//! object is closed (`additionalProperties: false`), enums written as one-key maps appear as
+//! such. What the kind decides (`kind: tdd` needs `tdd:`, ...) is added as `if`/`then` rules.
 
-use schemars::{schema_for, JsonSchema, Schema};
+use schemars::{schema_for, Schema};
 
-use super::model::TaskSpec;
+use super::raw::RawTask;
 use super::suite::SuiteConfig;
 
 /// `$id` of the task schema.
@@ -18,24 +19,46 @@ pub const SUITE_SCHEMA_ID: &str = "urn:medin:schema:suite:v1";
 
 /// The task-file JSON Schema as pretty JSON.
 pub fn task_schema_json() -> String {
-    pretty::<TaskSpec>(
+    let mut schema: Schema = schema_for!(RawTask);
+    schema.insert("allOf".into(), kind_rules());
+    pretty(
+        schema,
         TASK_SCHEMA_ID,
         "medin task",
         "One medin task file: what the agent is asked, what it may do, and what must hold afterwards.",
     )
 }
 
+/// What the loader requires of the kind, for editors: `kind: tdd` needs a `tdd:` block and
+/// `kind: prp` a `prp:` block; a block or `expect.tdd`/`expect.prp` of another kind is refused;
+/// only `tdd` and `prp` write `solution` as rounds (nested lists).
+fn kind_rules() -> serde_json::Value {
+    let is = |kinds: &[&str]| serde_json::json!({ "required": ["kind"], "properties": { "kind": { "enum": kinds } } });
+    let block = |kind: &str| {
+        serde_json::json!({
+            "if": is(&[kind]),
+            "then": { "required": [kind] },
+            "else": { "properties": { kind: false, "expect": { "properties": { kind: false } } } }
+        })
+    };
+    serde_json::json!([
+        block("tdd"),
+        block("prp"),
+        { "if": is(&["tdd", "prp"]), "else": { "properties": { "solution": { "items": { "not": { "type": "array" } } } } } }
+    ])
+}
+
 /// The `medin.yaml` JSON Schema as pretty JSON.
 pub fn suite_schema_json() -> String {
-    pretty::<SuiteConfig>(
+    pretty(
+        schema_for!(SuiteConfig),
         SUITE_SCHEMA_ID,
         "medin suite (medin.yaml)",
         "The suite file: task folders, default agent, repeats and metric thresholds.",
     )
 }
 
-fn pretty<T: JsonSchema>(id: &str, title: &str, description: &str) -> String {
-    let mut schema: Schema = schema_for!(T);
+fn pretty(mut schema: Schema, id: &str, title: &str, description: &str) -> String {
     schema.insert("$id".into(), id.into());
     schema.insert("title".into(), title.into());
     schema.insert("description".into(), description.into());

@@ -1,6 +1,6 @@
 //! The small value types of the spec format and how they read and write: durations
-//! (`"500ms"`, `"30s"`, `"2m"`), sizes (`"64MiB"`), solution steps (one-key maps), and command
-//! checks (a string or a map). Their JSON Schemas are written by hand to match.
+//! (`"500ms"`, `"30s"`, `"2m"`), sizes (`"64MiB"`), solution steps (one-key maps) and rounds of
+//! them, and command checks (a string or a map). Their JSON Schemas are written by hand to match.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -250,39 +250,44 @@ impl<'de> Deserialize<'de> for Step {
     }
 }
 
-/// `solution:`: a list of steps, where a multi-round task (`kind: tdd` or `prp`) may also write
-/// each round as a nested list (DESIGN §3: "a list of rounds, each a list of actions"). Both
-/// read into one flat list: a nested round that does not end with `final` or `reply` gets an
-/// implicit `final: {result: success}`, which is how a round ends in the flat form.
-pub(crate) fn solution_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
-    enum Item {
-        Step(Step),
-        Round(Vec<Step>),
-    }
-    impl<'de> Deserialize<'de> for Item {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Item;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a step (a one-key map such as `bash: ls`) or a round (a list of steps)")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item, A::Error> {
-                    Step::deserialize(de::value::MapAccessDeserializer::new(map)).map(Item::Step)
-                }
-                fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Item, A::Error> {
-                    Vec::<Step>::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Item::Round)
-                }
+/// One item of `solution:` as written: a step, or (multi-round kinds, DESIGN §3: "a list of
+/// rounds, each a list of actions") a whole round as a nested list of steps. The loader checks
+/// that only a multi-round kind writes rounds, then flattens them with [`flatten_rounds`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum SolutionItem {
+    Step(Step),
+    Round(Vec<Step>),
+}
+
+impl<'de> Deserialize<'de> for SolutionItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SolutionItem;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a step (a one-key map such as `bash: ls`) or a round (a list of steps)")
             }
-            d.deserialize_any(V)
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<SolutionItem, A::Error> {
+                Step::deserialize(de::value::MapAccessDeserializer::new(map)).map(SolutionItem::Step)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<SolutionItem, A::Error> {
+                Vec::<Step>::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(SolutionItem::Round)
+            }
         }
+        d.deserialize_any(V)
     }
-    let items = Vec::<Item>::deserialize(d)?;
+}
+
+/// The flat list of steps the oracle plays: a nested round that does not end with `final` or
+/// `reply` gets an implicit `final: {result: success}`, which is how a round ends in the flat
+/// form.
+pub(crate) fn flatten_rounds(items: Vec<SolutionItem>) -> Vec<Step> {
     let mut steps = Vec::new();
     for item in items {
         match item {
-            Item::Step(step) => steps.push(step),
-            Item::Round(round) => {
+            SolutionItem::Step(step) => steps.push(step),
+            SolutionItem::Round(round) => {
                 let ends = matches!(round.last(), Some(Step::Final(_) | Step::Reply(_)));
                 steps.extend(round);
                 if !ends {
@@ -295,7 +300,7 @@ pub(crate) fn solution_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Step
             }
         }
     }
-    Ok(steps)
+    steps
 }
 
 /// The JSON Schema of `solution:` (steps, or rounds of steps).
