@@ -2,8 +2,12 @@
 //! leaves every completed log entry intact, harness errors stay apart from agent failures.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use medin::agent::AgentSource;
+use medin::log::ActivityLog;
+use medin::report::reporters::ActivityLogReporter;
+use medin::report::EventSink;
 use medin::runner::{self, RunSettings, TrialVerdict};
 use medin::spec::{AgentSpec, Outcome, SpecFile};
 
@@ -15,13 +19,19 @@ fn write(path: &Path, content: &str) {
 fn run(dir: &Path, spec: &str) -> (runner::TaskResult, PathBuf) {
     let path = dir.join("golden/task.yaml");
     write(&path, spec);
-    let settings = RunSettings::new(
+    let mut settings = RunSettings::new(
         dir.join("out"),
         AgentSource {
             spec: AgentSpec::Oracle,
             base_dir: dir.to_path_buf(),
         },
     );
+    // The runner writes no report itself: the activity log is a reporter on its events.
+    let log = ActivityLogReporter::new(
+        ActivityLog::new(dir.join("out/ACTIVITY_LOG.md")),
+        settings.run_id.clone(),
+    );
+    settings.events = EventSink::new(vec![Arc::new(log)]);
     let file = SpecFile {
         category: "golden".into(),
         name: "task".into(),

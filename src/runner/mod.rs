@@ -2,10 +2,11 @@
 //! guard → sandbox (tools) → log, validate the end state, and judge the attempt against the
 //! task's expectations.
 //!
-//! The runner never parses shell text (the guard does) and never decides policy (the guard's
-//! policy does). It keeps the agent's failures (a [`TrialVerdict::Failed`]) apart from its own
-//! (a [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable
-//! log).
+//! The runner never parses shell text (the guard does), never decides policy (the guard's
+//! policy does) and never prints or writes a report: it emits trial events
+//! ([`crate::report::events`]) to the reporters in [`RunSettings::events`]. It keeps the
+//! agent's failures (a [`TrialVerdict::Failed`]) apart from its own (a
+//! [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable log).
 
 pub mod expect;
 mod prp;
@@ -21,7 +22,8 @@ use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentSource, T
 use crate::guard::limits::{LimitTracker, LimitViolation, RuntimeLimits};
 use crate::guard::policy::{self, Decision, ToolGate};
 use crate::guard::{self, GuardContext, Recommendation};
-use crate::log::{ActivityEntry, ActivityLog, EntryStatus, JsonlLog};
+use crate::log::JsonlLog;
+use crate::report::events::{EventSink, RoundEndReason, TrialEvents};
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt, ToolContext};
@@ -48,21 +50,21 @@ pub struct RunSettings {
     pub output: PathBuf,
     /// The agent for tasks that do not pin one.
     pub default_agent: AgentSource,
-    pub activity_log: ActivityLog,
+    /// Where trial events go (the reporters of the run); none by default.
+    pub events: EventSink,
     /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
     /// this machine supports ([`sandbox::default_isolation`]).
     pub isolation: Option<crate::sandbox::Isolation>,
 }
 
 impl RunSettings {
-    /// Settings for a run writing below `output`, with a fresh run id.
+    /// Settings for a run writing below `output`, with a fresh run id and no reporters.
     pub fn new(output: PathBuf, default_agent: AgentSource) -> Self {
-        let activity_log = ActivityLog::new(output.join("ACTIVITY_LOG.md"));
         RunSettings {
             run_id: crate::log::new_run_id(),
             output,
             default_agent,
-            activity_log,
+            events: EventSink::none(),
             isolation: None,
         }
     }
@@ -99,6 +101,11 @@ impl TaskResult {
         self.verdict == TrialVerdict::Passed
     }
 
+    /// The harness could not run the trial (infrastructure): not the agent's failure.
+    pub fn is_harness_error(&self) -> bool {
+        matches!(self.verdict, TrialVerdict::HarnessError(_))
+    }
+
     /// The message a failing trial shows: each expectation that did not hold, and the run folder.
     ///
     /// It is made for a terminal: agent-controlled text in it is made inert ([`crate::inert`])
@@ -132,6 +139,7 @@ impl TaskResult {
 /// Loads the spec of `file` and runs attempt `attempt` of it. A spec that does not load is a
 /// harness error of this trial alone, carrying the `file:line:col` message.
 pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
+    let events = settings.events.trial(file.trial_name(), attempt);
     let harness_error = |description: String, message: String| {
         let result = TaskResult {
             trial: file.trial_name(),
@@ -144,7 +152,7 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
             metrics: AttemptMetrics::default(),
             run_dir: run_dir_for(file, settings, attempt),
         };
-        log_activity(&result, settings, &[]);
+        events.finished(&result, &[]);
         result
     };
     match spec::load_task(&file.path) {
@@ -163,7 +171,10 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
                 )
             })
         }
-        Err(e) => harness_error(String::new(), format!("invalid task spec:\n{e}")),
+        Err(e) => {
+            events.started("-");
+            harness_error(String::new(), format!("invalid task spec:\n{e}"))
+        }
     }
 }
 
@@ -220,6 +231,8 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         }
         _ => task,
     };
+    let events = settings.events.trial(file.trial_name(), attempt);
+    events.started(&agent_label(&source.spec));
     let mut result = TaskResult {
         trial: file.trial_name(),
         category: file.category.clone(),
@@ -231,11 +244,11 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         metrics: AttemptMetrics::default(),
         run_dir: run_dir.clone(),
     };
-    let record = match Attempt::prepare(task, file, &run_dir, &source).and_then(|a| a.run()) {
+    let record = match Attempt::prepare(task, file, &run_dir, &source, events.clone()).and_then(|a| a.run()) {
         Ok(record) => record,
         Err(e) => {
             result.verdict = TrialVerdict::HarnessError(e);
-            log_activity(&result, settings, &[]);
+            events.finished(&result, &[]);
             return result;
         }
     };
@@ -263,43 +276,13 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
         result.verdict = TrialVerdict::HarnessError(format!("cannot write metrics.json: {e}"));
     }
-    log_activity(&result, settings, &record.validations);
+    events.finished(&result, &record.validations);
     result
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     std::fs::write(path, crate::inert::json(&text).into_owned() + "\n")
-}
-
-fn log_activity(result: &TaskResult, settings: &RunSettings, validations: &[validate::ValidationResult]) {
-    let clip = |text: &str| crate::inert::clip(text, MESSAGE_CLIP).into_owned();
-    let (status, failures) = match &result.verdict {
-        TrialVerdict::Passed => (EntryStatus::Passed, Vec::new()),
-        TrialVerdict::Failed(ms) => (EntryStatus::Failed, ms.iter().map(|m| clip(&m.to_string())).collect()),
-        TrialVerdict::HarnessError(e) => (EntryStatus::Error, vec![clip(e)]),
-    };
-    let entry = ActivityEntry {
-        timestamp: chrono::Utc::now(),
-        task_id: result.trial.clone(),
-        category: result.category.clone(),
-        status,
-        outcome: result.outcome.map(|o| expect::outcome_name(o).to_string()),
-        duration_ms: result.metrics.duration_ms,
-        attempt: result.attempt,
-        run_id: settings.run_id.clone(),
-        run_dir: result.run_dir.display().to_string(),
-        agent: result.agent.clone(),
-        description: result.description.clone(),
-        validations: validations.to_vec(),
-        failures,
-    };
-    if let Err(e) = settings.activity_log.append(&entry) {
-        eprintln!(
-            "medin: warning: cannot append to {}: {e}",
-            settings.activity_log.path().display()
-        );
-    }
 }
 
 /// One attempt in progress.
@@ -318,13 +301,21 @@ struct Attempt<'a> {
     transcript: JsonlLog,
     gate: ToolGate,
     run_dir: PathBuf,
+    /// Where this attempt's events go.
+    events: TrialEvents,
     /// The workspace is this process's until the attempt ends; if medin dies first, a later
     /// medin process removes it (`sandbox::claim_workspace`). Best effort.
     _claim: Option<sandbox::WorkspaceClaim>,
 }
 
 impl<'a> Attempt<'a> {
-    fn prepare(task: &'a TaskSpec, file: &SpecFile, run_dir: &Path, source: &'a AgentSource) -> Result<Self, String> {
+    fn prepare(
+        task: &'a TaskSpec,
+        file: &SpecFile,
+        run_dir: &Path,
+        source: &'a AgentSource,
+        events: TrialEvents,
+    ) -> Result<Self, String> {
         if run_dir.exists() {
             sandbox::remove_tree(run_dir)
                 .map_err(|e| format!("cannot clear old run folder {}: {e}", run_dir.display()))?;
@@ -389,6 +380,7 @@ impl<'a> Attempt<'a> {
             transcript,
             gate,
             run_dir: run_dir.to_path_buf(),
+            events,
             _claim: claim,
         })
     }
@@ -887,6 +879,7 @@ impl<'a> Attempt<'a> {
         self.receipts
             .append(&rec)
             .map_err(|e| format!("cannot write receipts.jsonl: {e}"))?;
+        self.events.action(&rec);
         self.log_transcript(
             "to_agent",
             serde_json::json!({ "type": "tool_result", "id": rec.action_id, "receipt": rec.receipt }),
@@ -991,6 +984,20 @@ enum RoundEnd {
     AgentFailed(AgentFailure),
     /// The harness stopped the task (limit, invariant, task timeout).
     Stopped(Outcome, String),
+}
+
+impl RoundEnd {
+    /// How the round ended, as a round event says it.
+    fn reason(&self) -> RoundEndReason {
+        match self {
+            RoundEnd::Reported(f) => RoundEndReason::Reported(f.result),
+            RoundEnd::AgentFailed(failure) => RoundEndReason::AgentFailed(failure.to_string()),
+            RoundEnd::Stopped(outcome, reason) => RoundEndReason::Stopped {
+                outcome: *outcome,
+                reason: reason.clone(),
+            },
+        }
+    }
 }
 
 /// The task's clock and time limit.

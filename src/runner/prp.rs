@@ -355,6 +355,7 @@ fn round_with_retry(
     let mut attempt = 1;
     loop {
         let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        att.events.round_ended(rec.fix_attempts + 1, end.reason());
         let why = match &end {
             RoundEnd::AgentFailed(failure) if is_transient(failure) => failure.to_string(),
             RoundEnd::Reported(r) if r.result == FinalResult::Error && r.code.is_some_and(is_transient_code) => {

@@ -198,6 +198,7 @@ pub(super) fn run(
         let entries_before = super::snapshot::entries(&att.ws, not_source);
         let actions_before = record.actions.len();
         let end = att.run_round(agent.as_mut(), clock, tracker, record)?;
+        att.events.round_ended(n, end.reason());
         match end {
             RoundEnd::Reported(r) => record.final_report = Some(r),
             RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),

@@ -6,12 +6,14 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Runs the `medin` binary with `args` in `cwd` (no inherited `MEDIN_AGENT`, no colour).
+/// Runs the `medin` binary with `args` in `cwd` (no inherited `MEDIN_AGENT` or `MEDIN_RUN_ID`,
+/// no colour).
 pub fn medin(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_medin"))
         .args(args)
         .current_dir(cwd)
         .env_remove("MEDIN_AGENT")
+        .env_remove("MEDIN_RUN_ID")
         .env("NO_COLOR", "1")
         .output()
         .expect("medin runs")
