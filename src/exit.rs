@@ -5,8 +5,8 @@
 //!
 //! Two commands answer with codes of their own, because their exit code *is* their answer:
 //! `medin guard` (0 allow, 1 warn, 2 block: the contract of a Claude Code PreToolUse hook) and
-//! `medin exec` (the status of the command it ran). Their usage errors still exit
-//! [`ExitStatus::Usage`].
+//! `medin exec` (the status of the command it ran; 2 when it could not run it). A flag the
+//! command-line parser rejects exits [`ExitStatus::Usage`] for them too.
 
 use std::process::ExitCode;
 
