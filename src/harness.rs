@@ -1,8 +1,21 @@
-//! The `cargo test` integration: a suite of YAML tasks becomes libtest trials (via
-//! libtest-mimic), named `<category>::<path-without-extension>` and sorted, so `--list`,
-//! `--exact`, `--ignored`, name filters and `cargo nextest` (listing, one process per test,
-//! `--partition hash:m/n`) all work. After the trials, the suite metrics are printed and the
-//! thresholds of `medin.yaml` checked; a breach fails the run.
+//! Planning and driving a run — one driver for `medin run` and for the `cargo test`
+//! integration — and the `cargo test` integration itself.
+//!
+//! - [`plan`] resolves a run once: the suite, the task files, the agent, the run id
+//!   (`MEDIN_RUN_ID` when set), the repeats;
+//! - [`Driver`] runs one trial of the plan ([`Driver::run_trial`], emitting trial events to the
+//!   run's reporters) and finishes the run ([`Driver::finish`]: results merged from the run
+//!   folder, metrics, thresholds, `summary.json`, the exit status of [`crate::exit`]).
+//!   `medin run` schedules trials on its own threads, libtest-mimic schedules them under
+//!   `cargo test`; both go through these two functions;
+//! - [`report_run`] finishes a run whose trials ran elsewhere (`medin report`): every process
+//!   that shared its `MEDIN_RUN_ID` left its trials' results in the one run folder.
+//!
+//! Under `cargo test`, a suite of YAML tasks becomes libtest trials (via libtest-mimic), named
+//! `<category>::<path-without-extension>` and sorted, so `--list`, `--exact`, `--ignored`, name
+//! filters and `cargo nextest` (listing, one process per test, `--partition hash:m/n`) all
+//! work. After the trials, the suite metrics are printed and the thresholds of `medin.yaml`
+//! checked; a breach fails the run. The process exits by the table of [`crate::exit`].
 //!
 //! Any crate can run its own suite with a test target like this one (`harness = false`):
 //!
@@ -17,7 +30,8 @@
 //!
 //! Thresholds apply to whole runs only: when a filter, `--exact` or `--skip` narrows the trials
 //! (as nextest does, one trial per process), the metrics are still printed but not gated, since
-//! a rate over a hand-picked subset says nothing about the suite.
+//! a rate over a hand-picked subset says nothing about the suite. To gate a run made of many
+//! processes, give them one `MEDIN_RUN_ID` and run `medin report --run ID` after them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,7 +40,10 @@ use std::sync::{Arc, Mutex};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::agent::{self, AgentSource};
-use crate::report;
+use crate::exit::ExitStatus;
+use crate::log::ActivityLog;
+use crate::report::reporters::{trial_label, ActivityLogReporter, MetricsText, Output, ResultParts, SummaryFile};
+use crate::report::{self, Event, EventSink, Gate, Reporter, RunFolder, RunId, RunIdError};
 use crate::runner::{self, RunSettings, TaskResult};
 use crate::spec::{self, AgentSpec, SpecFile, Suite};
 
@@ -37,9 +54,11 @@ pub struct Plan {
     pub files: Vec<SpecFile>,
     pub settings: RunSettings,
     pub repeat: u32,
+    /// The run's id (`MEDIN_RUN_ID`, or fresh); `settings.run_id` is its text.
+    pub run_id: RunId,
 }
 
-/// Why a run could not be planned (exit code 2 territory).
+/// Why a run could not be planned.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error("{0}")]
@@ -52,16 +71,31 @@ pub enum PlanError {
     },
     #[error("{0} does not exist; give a task file or a folder of task files")]
     MissingPath(PathBuf),
+    #[error("{0}")]
+    RunId(#[from] RunIdError),
+}
+
+impl PlanError {
+    /// A value given on the command line or in the environment is a usage error; an
+    /// unreadable suite or a missing path means medin cannot do the run.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            PlanError::Agent { .. } | PlanError::RunId(_) => ExitStatus::Usage,
+            PlanError::Spec(_) | PlanError::MissingPath(_) => ExitStatus::Infrastructure,
+        }
+    }
 }
 
 /// Plans a run of the suite at `root`. `agent_arg` (`--agent`) wins over `MEDIN_AGENT`, which
 /// wins over `medin.yaml`; tasks that pin an agent keep theirs. `paths` narrows the run to
-/// those files or folders (default: every suite folder).
+/// those files or folders (default: every suite folder). The run id is `MEDIN_RUN_ID` when it
+/// is set (checked: a safe folder name), else a fresh one.
 pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Option<u32>) -> Result<Plan, PlanError> {
     // Absolute paths everywhere: run folders are logged and found again from any directory.
     let root = root
         .canonicalize()
         .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
+    let run_id = RunId::from_env()?;
     let suite = spec::load_suite(&root)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env_agent = std::env::var("MEDIN_AGENT").ok().filter(|s| !s.trim().is_empty());
@@ -95,12 +129,14 @@ pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Opt
         .join(suite.config.output.as_deref().unwrap_or("target/medin"));
     let mut settings = RunSettings::new(output, default_agent);
     settings.isolation = suite.config.isolation;
+    settings.run_id = run_id.to_string();
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
     Ok(Plan {
         suite,
         files,
         settings,
         repeat,
+        run_id,
     })
 }
 
@@ -171,13 +207,17 @@ fn name_of(rel: &Path) -> String {
 }
 
 /// Writes the JSON Schemas of task files and `medin.yaml` into the output folder, so the
-/// yaml-language-server modelines of the bundled suite resolve after the first run.
+/// yaml-language-server modelines of the bundled suite resolve after the first run. Atomic:
+/// the processes of one run all write them.
 pub fn write_schemas(output: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(output)?;
-    std::fs::write(output.join("medin-task.schema.json"), spec::schema::task_schema_json())?;
-    std::fs::write(
-        output.join("medin-suite.schema.json"),
-        spec::schema::suite_schema_json(),
+    use crate::report::run::atomic_write;
+    atomic_write(
+        &output.join("medin-task.schema.json"),
+        spec::schema::task_schema_json().as_bytes(),
+    )?;
+    atomic_write(
+        &output.join("medin-suite.schema.json"),
+        spec::schema::suite_schema_json().as_bytes(),
     )
 }
 
@@ -201,12 +241,181 @@ pub fn trial_name(file: &SpecFile, attempt: u32, repeat: u32) -> String {
     }
 }
 
-/// Runs the suite at `root` as a libtest harness, reading libtest's flags from the command line.
-pub fn run_suite_at(root: impl AsRef<Path>) -> ExitCode {
-    run_suite(root.as_ref(), Arguments::from_args())
+/// One trial of a plan: attempt `attempt` of `file`.
+#[derive(Debug, Clone)]
+pub struct PlannedTrial {
+    /// The name shown and filtered on (`<category>::<name>`, `#n` when repeating), inert.
+    pub name: String,
+    pub file: SpecFile,
+    pub attempt: u32,
 }
 
-/// Runs the suite at `root` with the given libtest arguments.
+/// Drives a planned run: runs its trials (whoever schedules them) and finishes it. The record
+/// of the run — `ACTIVITY_LOG.md`, the result part of each trial, `summary.json` — is always
+/// kept; how the run is shown is up to the reporters the caller adds.
+#[derive(Debug)]
+pub struct Driver {
+    plan: Plan,
+    folder: RunFolder,
+}
+
+impl Driver {
+    /// A driver for `plan` that reports to the run's record and then to `reporters`, in order.
+    pub fn new(mut plan: Plan, reporters: Vec<Arc<dyn Reporter>>) -> Self {
+        let output = &plan.settings.output;
+        let folder = RunFolder::new(output, plan.run_id.clone());
+        let mut all: Vec<Arc<dyn Reporter>> = vec![
+            Arc::new(ActivityLogReporter::new(
+                ActivityLog::new(output.join("ACTIVITY_LOG.md")),
+                plan.run_id.to_string(),
+            )),
+            Arc::new(ResultParts::new(folder.clone())),
+            Arc::new(SummaryFile),
+        ];
+        all.extend(reporters);
+        plan.settings.events = EventSink::new(all);
+        Driver { plan, folder }
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The run folder every trial of this run writes into.
+    pub fn folder(&self) -> &RunFolder {
+        &self.folder
+    }
+
+    /// The trials of the plan, sorted by name.
+    pub fn trials(&self) -> Vec<PlannedTrial> {
+        let repeat = self.plan.repeat;
+        let mut trials: Vec<PlannedTrial> = self
+            .plan
+            .files
+            .iter()
+            .flat_map(|f| {
+                (1..=repeat).map(move |attempt| PlannedTrial {
+                    name: trial_label(&f.trial_name(), attempt, repeat),
+                    file: f.clone(),
+                    attempt,
+                })
+            })
+            .collect();
+        trials.sort_by(|a, b| a.name.cmp(&b.name));
+        trials
+    }
+
+    /// Runs one trial, emitting its events to the run's reporters.
+    pub fn run_trial(&self, trial: &PlannedTrial) -> TaskResult {
+        runner::run_spec_file(&trial.file, &self.plan.settings, trial.attempt)
+    }
+
+    /// Finishes the run after this process ran the trials of `own`: merges every result of the
+    /// run folder (other processes' too, under a shared `MEDIN_RUN_ID`), computes the metrics,
+    /// checks the thresholds when `gate` says so, and reports the conclusion. The exit status
+    /// judges this process's own trials and the gate, so one process of a shared run is not
+    /// failed for another's trial; what the reporters failed to do is printed on stderr and
+    /// makes the run an infrastructure error.
+    pub fn finish(&self, own: &[TaskResult], gate: Gate) -> ExitStatus {
+        let own_status = report::trials_status(own.iter().map(report::TrialStatus::of));
+        let sink = &self.plan.settings.events;
+        let gate_status = conclude_and_report(sink, &self.folder, &self.plan.suite, gate)
+            .map(|run| run.gate_status())
+            .unwrap_or(ExitStatus::Infrastructure);
+        own_status.and(gate_status).and(report_errors(sink))
+    }
+}
+
+/// Concludes the run in `folder` and emits it; an error is printed (the run cannot be judged).
+fn conclude_and_report(
+    sink: &EventSink,
+    folder: &RunFolder,
+    suite: &Suite,
+    gate: Gate,
+) -> Option<report::RunConclusion> {
+    match report::conclude(folder, &suite.config.thresholds, gate) {
+        Ok(run) => {
+            sink.emit(&Event::RunFinished(&run));
+            Some(run)
+        }
+        Err(e) => {
+            eprintln!("medin: {}", crate::inert::text(&e.to_string()));
+            None
+        }
+    }
+}
+
+/// Prints what the reporters of `sink` failed to do; infrastructure if anything.
+fn report_errors(sink: &EventSink) -> ExitStatus {
+    let errors = sink.take_errors();
+    for e in &errors {
+        eprintln!("medin: error: {}", crate::inert::text(&e.to_string()));
+    }
+    if errors.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Infrastructure
+    }
+}
+
+/// Finishes a run whose trials ran elsewhere (`medin report`): run `run` (default: the run
+/// whose trial results were written last) of the suite at `root` is merged, gated by the
+/// thresholds of its `medin.yaml`, its `summary.json` written and the conclusion given to
+/// `reporters`. The status judges every trial of the run and the thresholds.
+pub fn report_run(root: &Path, run: Option<&str>, reporters: Vec<Arc<dyn Reporter>>) -> ExitStatus {
+    // Absolute, so the run folder it names is found again from anywhere.
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let suite = match spec::load_suite(&root) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("medin: {}", crate::inert::text(&e.to_string()));
+            return ExitStatus::Infrastructure;
+        }
+    };
+    let output = suite
+        .root
+        .join(suite.config.output.as_deref().unwrap_or("target/medin"));
+    let folder = match run.map(|text| RunId::parse(text, "--run")) {
+        Some(Err(e)) => {
+            eprintln!("medin: {e}");
+            return ExitStatus::Usage;
+        }
+        Some(Ok(id)) => RunFolder::existing(&output, id),
+        None => RunFolder::newest(&output),
+    };
+    let folder = match folder {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("medin: {}", crate::inert::text(&e.to_string()));
+            return ExitStatus::Infrastructure;
+        }
+    };
+    let mut all: Vec<Arc<dyn Reporter>> = vec![Arc::new(SummaryFile)];
+    all.extend(reporters);
+    let sink = EventSink::new(all);
+    let status = conclude_and_report(&sink, &folder, &suite, Gate::Thresholds)
+        .map(|run| run.run_status())
+        .unwrap_or(ExitStatus::Infrastructure);
+    status.and(report_errors(&sink))
+}
+
+/// Runs the suite at `root` as a libtest harness, reading libtest's flags from the command line
+/// (a wrong flag exits [`ExitStatus::Usage`]).
+pub fn run_suite_at(root: impl AsRef<Path>) -> ExitCode {
+    match <Arguments as clap::Parser>::try_parse() {
+        Ok(args) => run_suite(root.as_ref(), args),
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() {
+                ExitStatus::Usage.into()
+            } else {
+                ExitStatus::Success.into()
+            }
+        }
+    }
+}
+
+/// Runs the suite at `root` with the given libtest arguments; exits by [`crate::exit`].
 pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     let plan = match plan(root, None, &[], None) {
         Ok(p) => p,
@@ -214,7 +423,12 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
             // One failing trial carries the message, so `cargo test` shows it in place.
             let msg = crate::inert::text(&e.to_string()).into_owned();
             let trial = Trial::test("suite::medin.yaml", move || Err(Failed::from(msg)));
-            return libtest_mimic::run(&args, vec![trial]).exit_code();
+            let listed = libtest_mimic::run(&args, vec![trial]);
+            return if args.list {
+                listed.exit_code()
+            } else {
+                e.exit_status().into()
+            };
         }
     };
     if let Err(e) = write_schemas(&plan.settings.output) {
@@ -223,16 +437,16 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
             plan.settings.output.display()
         );
     }
+    // libtest prints the trial lines and the tally itself; the metrics are medin's.
+    let driver = Arc::new(Driver::new(plan, vec![Arc::new(MetricsText::new(Output::stdout()))]));
     let results: Arc<Mutex<Vec<TaskResult>>> = Arc::new(Mutex::new(Vec::new()));
-    let settings = Arc::new(plan.settings.clone());
-    let mut trials = Vec::new();
-    for file in &plan.files {
-        for attempt in 1..=plan.repeat {
-            let (file, settings, results) = (file.clone(), Arc::clone(&settings), Arc::clone(&results));
-            // libtest prints the name as it is: a file name is anyone's text.
-            let name = crate::inert::line(&trial_name(&file, attempt, plan.repeat)).into_owned();
-            trials.push(Trial::test(name, move || {
-                let result = runner::run_spec_file(&file, &settings, attempt);
+    let trials: Vec<Trial> = driver
+        .trials()
+        .into_iter()
+        .map(|planned| {
+            let (driver, results) = (Arc::clone(&driver), Arc::clone(&results));
+            Trial::test(planned.name.clone(), move || {
+                let result = driver.run_trial(&planned);
                 let message = result.failure_message();
                 if let Ok(mut all) = results.lock() {
                     all.push(result);
@@ -241,30 +455,24 @@ pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
                     None => Ok(()),
                     Some(m) => Err(Failed::from(m)),
                 }
-            }));
-        }
-    }
-    trials.sort_by(|a, b| a.name().cmp(b.name()));
+            })
+        })
+        .collect();
     let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.exact && !args.list && !args.ignored;
     let conclusion = libtest_mimic::run(&args, trials);
     if args.list {
         return conclusion.exit_code();
     }
     let results = results.lock().map(|r| r.clone()).unwrap_or_default();
-    if results.is_empty() {
-        return conclusion.exit_code();
-    }
-    let run_folder = settings.output.join("runs").join(&settings.run_id);
-    let breaches = match report::conclude(&results, &plan.suite.config.thresholds, whole_run, &run_folder) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("medin: warning: {e}");
-            Vec::new()
-        }
+    // A trial that libtest saw fail outside the runner (it cannot, but libtest would say so).
+    let libtest_status = if conclusion.has_failed() {
+        ExitStatus::Failed
+    } else {
+        ExitStatus::Success
     };
-    if !breaches.is_empty() {
-        eprintln!("medin: {} threshold(s) breached; failing the run", breaches.len());
-        return ExitCode::from(101);
+    if results.is_empty() {
+        return libtest_status.into();
     }
-    conclusion.exit_code()
+    let gate = if whole_run { Gate::Thresholds } else { Gate::NotChecked };
+    driver.finish(&results, gate).and(libtest_status).into()
 }

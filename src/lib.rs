@@ -12,14 +12,18 @@
 //! - [`validate`] checks the outcome for real;
 //! - [`log`] keeps receipts, transcripts, metrics and the activity log;
 //! - [`runner`] runs one task end to end and judges it;
-//! - [`report`] turns results into suite metrics and threshold verdicts;
-//! - [`harness`] makes a suite into libtest trials, for `cargo test`;
+//! - [`report`] holds the trial event stream and its reporters (activity log, result parts,
+//!   libtest line, progress, suite metrics, thresholds, `summary.json`);
+//! - [`harness`] plans a run and drives it (one driver for `medin run` and the libtest trials
+//!   of `cargo test`);
+//! - [`exit`] is the one exit-code table of every command and the harness;
 //! - [`inert`] decides what of an agent's or a command's text may reach a terminal or a report;
 //! - [`testparse`] reads what real test runners print (cargo test, pytest, jest, go test, …)
 //!   into one report, for loops that run an agent's tests.
 
 pub mod agent;
 pub mod error;
+pub mod exit;
 pub mod guard;
 pub mod harness;
 pub mod inert;

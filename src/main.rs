@@ -1,34 +1,33 @@
 //! The `medin` command line: a thin layer over the library. What it prints of a task's,
 //! an agent's or a command's text is inert ([`medin::inert`]).
 //!
-//! Exit codes (stable, documented in the README):
-//! - 0: every trial passed and every threshold held (or the command succeeded);
-//! - 100: a trial failed or a threshold was breached (`run`), or a spec has errors (`check`);
-//! - 2: the harness could not do what was asked: bad arguments, an unreadable suite, a trial
-//!   that ended in a harness error (broken spec, failing setup), an unreadable log.
+//! Every command exits by the one table of [`medin::exit::ExitStatus`] (documented in the
+//! README, "Exit codes"); a command line clap rejects exits [`ExitStatus::Usage`].
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use clap::{Parser, Subcommand};
 
-use medin::harness;
+use medin::exit::ExitStatus;
+use medin::harness::{self, Driver};
 use medin::log::status::{self, StatusFilter, StatusFormat};
 use medin::log::ActivityLog;
-use medin::runner::{self, TaskResult, TrialVerdict};
-use medin::{inert, report, spec};
-
-const EXIT_FAILED: u8 = 100;
-const EXIT_HARNESS: u8 = 2;
+use medin::report::reporters::{FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson};
+use medin::report::{Gate, Reporter};
+use medin::runner::TaskResult;
+use medin::testparse::ParseTestsError;
+use medin::{inert, spec};
 
 #[derive(Parser)]
 #[command(
     name = "medin",
     version,
-    about = "Evaluate AI coding agents the way cargo test evaluates code"
+    about = "Evaluate AI coding agents the way cargo test evaluates code",
+    after_help = medin::exit::HELP
 )]
 struct Cli {
     /// The suite directory (holding medin.yaml).
@@ -40,7 +39,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run tasks (default: the whole suite) and print the metrics.
+    /// Run tasks (default: the whole suite) and print the metrics. The run id is MEDIN_RUN_ID
+    /// when set (processes sharing it write into one run folder), else a fresh one.
+    #[command(after_help = medin::exit::HELP)]
     Run {
         /// Task files or folders (default: the suite folders of medin.yaml).
         paths: Vec<PathBuf>,
@@ -54,7 +55,18 @@ enum Command {
         #[arg(long)]
         repeat: Option<u32>,
     },
-    /// Lint task files: report every error with file:line:col.
+    /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID), print
+    /// the suite metrics, check the thresholds of medin.yaml, write the run's summary.json.
+    #[command(after_help = medin::exit::HELP)]
+    Report {
+        /// The run id (default: the run whose trial results were written last).
+        #[arg(long)]
+        run: Option<String>,
+        /// Print the run summary as JSON (what summary.json holds) instead of the metrics.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lint task files: report every error with file:line:col (exit 1 when any has errors).
     Check {
         /// Task files or folders (default: the suite folders).
         paths: Vec<PathBuf>,
@@ -127,15 +139,38 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version are answers; anything else is a wrong command line.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitStatus::Usage
+            } else {
+                ExitStatus::Success
+            }
+            .into();
+        }
+    };
     match cli.command {
         Command::Run {
             paths,
             agent,
             jobs,
             repeat,
-        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat),
-        Command::Check { paths } => cmd_check(&cli.suite, &paths),
+        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat).into(),
+        Command::Report { run, json } => {
+            let reporters: Vec<Arc<dyn Reporter>> = if json {
+                vec![Arc::new(SummaryJson::new(Output::stdout()))]
+            } else {
+                vec![
+                    Arc::new(FailureDigest::new(Output::stdout())),
+                    Arc::new(MetricsText::new(Output::stdout())),
+                ]
+            };
+            harness::report_run(&cli.suite, run.as_deref(), reporters).into()
+        }
+        Command::Check { paths } => cmd_check(&cli.suite, &paths).into(),
         Command::Status {
             task,
             failed,
@@ -143,7 +178,7 @@ fn main() -> ExitCode {
             limit,
             format,
             log,
-        } => cmd_status(&cli.suite, task, failed, since, limit, format, log),
+        } => cmd_status(&cli.suite, task, failed, since, limit, format, log).into(),
         Command::Guard {
             json,
             jsonl,
@@ -173,7 +208,7 @@ fn main() -> ExitCode {
                     spec::schema::task_schema_json()
                 }
             );
-            ExitCode::SUCCESS
+            ExitStatus::Success.into()
         }
         Command::ParseTests {
             input,
@@ -182,11 +217,15 @@ fn main() -> ExitCode {
         } => match medin::testparse::parse_tests_command(&input, framework.as_deref(), exit_code) {
             Ok(json) => {
                 println!("{}", inert::json(&json));
-                ExitCode::SUCCESS
+                ExitStatus::Success.into()
             }
             Err(e) => {
                 eprintln!("medin: {}", inert::text(&e.to_string()));
-                ExitCode::from(EXIT_HARNESS)
+                match e {
+                    ParseTestsError::Framework(_) => ExitStatus::Usage,
+                    _ => ExitStatus::Infrastructure,
+                }
+                .into()
             }
         },
     }
@@ -198,12 +237,12 @@ fn cmd_run(
     agent: Option<&str>,
     jobs: Option<usize>,
     repeat: Option<u32>,
-) -> ExitCode {
+) -> ExitStatus {
     let plan = match harness::plan(root, agent, paths, repeat) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("medin: {}", inert::text(&e.to_string()));
-            return ExitCode::from(EXIT_HARNESS);
+            return e.exit_status();
         }
     };
     if plan.files.is_empty() {
@@ -212,7 +251,7 @@ fn cmd_run(
             plan.suite.root.display(),
             plan.suite.config.suites.join(", ")
         );
-        return ExitCode::from(EXIT_HARNESS);
+        return ExitStatus::Infrastructure;
     }
     if let Err(e) = harness::write_schemas(&plan.settings.output) {
         eprintln!(
@@ -220,68 +259,44 @@ fn cmd_run(
             plan.settings.output.display()
         );
     }
-    let work: Vec<(spec::SpecFile, u32)> = plan
-        .files
-        .iter()
-        .flat_map(|f| (1..=plan.repeat).map(move |a| (f.clone(), a)))
-        .collect();
+    let total = plan.files.len() as u64 * u64::from(plan.repeat);
+    let progress = Progress::new(total);
+    let lines = LibtestLine::new(plan.repeat).through(progress.bar());
+    let reporters: Vec<Arc<dyn Reporter>> = vec![
+        Arc::new(progress),
+        Arc::new(MetricsText::new(Output::stdout())),
+        Arc::new(lines),
+    ];
+    let driver = Driver::new(plan, reporters);
+    let work = driver.trials();
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
         .max(1);
-    let bar = indicatif::ProgressBar::new(work.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<TaskResult>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs.min(work.len()) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((file, attempt)) = work.get(i) else { break };
-                let result = runner::run_spec_file(file, &plan.settings, *attempt);
-                // A task file's name is anyone's text; the failure message is inert already.
-                let name = inert::line(&harness::trial_name(file, *attempt, plan.repeat)).into_owned();
-                match result.failure_message() {
-                    None => bar.suspend(|| println!("ok     {name}")),
-                    Some(m) => bar.suspend(|| println!("FAILED {name}\n{m}")),
-                }
-                bar.set_message(name);
-                bar.inc(1);
+                let Some(trial) = work.get(i) else { break };
+                let result = driver.run_trial(trial);
                 if let Ok(mut all) = results.lock() {
                     all.push(result);
                 }
             });
         }
     });
-    bar.finish_and_clear();
-    let mut results = results.into_inner().unwrap_or_default();
-    results.sort_by(|a, b| (a.trial.as_str(), a.attempt).cmp(&(b.trial.as_str(), b.attempt)));
+    let results = results.into_inner().unwrap_or_default();
     // Thresholds judge whole suites: a run narrowed to some paths prints metrics, ungated.
-    let run_folder = plan.settings.output.join("runs").join(&plan.settings.run_id);
-    let breaches = match report::conclude(&results, &plan.suite.config.thresholds, paths.is_empty(), &run_folder) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("medin: {e}");
-            return ExitCode::from(EXIT_HARNESS);
-        }
-    };
-    let passed = results.iter().filter(|r| r.passed()).count();
-    println!("\n{passed} passed, {} failed", results.len() - passed);
-    if results
-        .iter()
-        .any(|r| matches!(r.verdict, TrialVerdict::HarnessError { .. }))
-    {
-        ExitCode::from(EXIT_HARNESS)
-    } else if passed < results.len() || !breaches.is_empty() {
-        ExitCode::from(EXIT_FAILED)
+    let gate = if paths.is_empty() {
+        Gate::Thresholds
     } else {
-        ExitCode::SUCCESS
-    }
+        Gate::NotChecked
+    };
+    driver.finish(&results, gate)
 }
 
-fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
+fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitStatus {
     let targets: Vec<PathBuf> = if paths.is_empty() {
         match spec::load_suite(root) {
             Ok(suite) => suite
@@ -293,7 +308,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
                 .collect(),
             Err(e) => {
                 eprintln!("{}", inert::text(&e.to_string()));
-                return ExitCode::from(EXIT_HARNESS);
+                return ExitStatus::Infrastructure;
             }
         }
     } else {
@@ -302,7 +317,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
                 "medin: {} does not exist; give task files or folders of task files",
                 missing.display()
             );
-            return ExitCode::from(EXIT_HARNESS);
+            return ExitStatus::Infrastructure;
         }
         paths.to_vec()
     };
@@ -312,7 +327,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
             "medin: no task files found in {}; give task files or folders, or a --suite whose medin.yaml names existing folders",
             root.display()
         );
-        return ExitCode::from(EXIT_HARNESS);
+        return ExitStatus::Infrastructure;
     }
     let mut errors = 0;
     for (_, r) in &results {
@@ -328,9 +343,9 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitCode {
         errors
     );
     if errors > 0 {
-        ExitCode::from(EXIT_FAILED)
+        ExitStatus::Failed
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     }
 }
 
@@ -342,7 +357,7 @@ fn cmd_status(
     limit: Option<usize>,
     format: StatusFormat,
     log: Option<PathBuf>,
-) -> ExitCode {
+) -> ExitStatus {
     let path = log.unwrap_or_else(|| {
         let output = spec::load_suite(root)
             .ok()
@@ -354,14 +369,14 @@ fn cmd_status(
         Ok(s) => s,
         Err(e) => {
             eprintln!("medin: --since: {e}");
-            return ExitCode::from(EXIT_HARNESS);
+            return ExitStatus::Usage;
         }
     };
     let (entries, warnings) = match ActivityLog::new(&path).read() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("medin: cannot read {}: {e}", path.display());
-            return ExitCode::from(EXIT_HARNESS);
+            return ExitStatus::Infrastructure;
         }
     };
     for w in &warnings {
@@ -379,5 +394,5 @@ fn cmd_status(
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     print!("{}", status::render(&shown, format, color));
-    ExitCode::SUCCESS
+    ExitStatus::Success
 }

@@ -1,5 +1,5 @@
-//! The `medin` binary end to end: run, check, status and schema on small suites built in temp
-//! directories, with the documented exit codes.
+//! The `medin` binary end to end: run, check, status, report and schema on small suites built
+//! in temp directories, with the exit codes of the one table (`medin::exit`).
 
 mod support;
 
@@ -80,15 +80,16 @@ fn a_broken_spec_fails_alone_with_file_line_col_and_exit_2() {
     assert!(out.contains("ok     golden::good"), "{out}");
     assert!(out.contains("broken.yaml:2:1"), "{out}");
     assert!(out.contains("prompt"), "the nearest key is suggested: {out}");
-    assert!(out.contains("1 passed, 1 failed"), "{out}");
+    assert!(out.contains("1 passed, 0 failed, 1 infrastructure error"), "{out}");
+    assert!(out.contains("1/1 trials, 1 infrastructure error not counted"), "{out}");
 }
 
 #[test]
-fn a_failing_task_gives_exit_100_with_expected_against_actual() {
+fn a_failing_task_gives_exit_1_with_expected_against_actual() {
     let s = suite(&[("golden/wrong.yaml", WRONG)], "suites: [golden]\n");
     let o = medin(&["run"], s.path());
     let out = text(&o);
-    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("expect.outcome: expected success, got failure"), "{out}");
     assert!(out.contains("run folder:"), "{out}");
 }
@@ -102,7 +103,7 @@ fn a_threshold_breach_fails_the_run_even_when_the_failures_are_expected_elsewher
     );
     let o = medin(&["run"], s.path());
     let out = text(&o);
-    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
         out.contains("overall.min_success_rate: 50.0% is below the minimum 90.0%"),
         "{out}"
@@ -110,7 +111,7 @@ fn a_threshold_breach_fails_the_run_even_when_the_failures_are_expected_elsewher
 }
 
 #[test]
-fn check_reports_every_broken_spec_and_exits_100() {
+fn check_reports_every_broken_spec_and_exits_1() {
     let s = suite(
         &[
             ("golden/good.yaml", GOOD),
@@ -121,7 +122,7 @@ fn check_reports_every_broken_spec_and_exits_100() {
     );
     let o = medin(&["check"], s.path());
     let out = text(&o);
-    assert_eq!(o.status.code(), Some(100), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("a.yaml:2:"), "{out}");
     assert!(out.contains("b.yaml:1:"), "{out}");
     assert!(out.contains("3 task file(s): 1 ok, 2 with errors"), "{out}");
@@ -190,10 +191,10 @@ fn schema_is_json_with_the_task_keys() {
 }
 
 #[test]
-fn an_unknown_agent_is_a_harness_error_with_the_forms_listed() {
+fn an_unknown_agent_is_a_usage_error_with_the_forms_listed() {
     let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
     let o = medin(&["run", "--agent", "robot"], s.path());
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(64), "{}", text(&o));
     assert!(text(&o).contains("process:"), "{}", text(&o));
 }
 
@@ -215,7 +216,7 @@ expect:
         "suites: [golden]\n",
     );
     let with_oracle = medin(&["run"], s.path());
-    assert_eq!(with_oracle.status.code(), Some(100), "{}", text(&with_oracle));
+    assert_eq!(with_oracle.status.code(), Some(1), "{}", text(&with_oracle));
     let agent = format!("process:python3 {}/examples/agent.py", env!("CARGO_MANIFEST_DIR"));
     let o = Command::new(env!("CARGO_BIN_EXE_medin"))
         .arg("run")

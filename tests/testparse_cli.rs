@@ -63,13 +63,15 @@ fn a_passing_parse_with_a_failing_exit_code_is_error() {
 }
 
 #[test]
-fn bad_arguments_say_what_to_do_and_exit_2() {
+fn bad_arguments_say_what_to_do_and_exit_by_the_table() {
+    // A framework medin does not know is a usage error (64); an input it cannot read is an
+    // infrastructure error (2).
     let out = medin()
         .args(["parse-tests", "--framework", "mocha", "-"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown test framework `mocha`"));
     let out = medin()
         .args(["parse-tests", "/nonexistent/output.txt"])

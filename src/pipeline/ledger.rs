@@ -9,6 +9,7 @@ use crate::error::RunError;
 use crate::guard::policy::Origin;
 use crate::guard::Verdict;
 use crate::log::JsonlLog;
+use crate::report::events::TrialEvents;
 use crate::runner::record::{ActionRecord, AttemptMetrics};
 use crate::tools::{ActionInput, Receipt};
 
@@ -30,13 +31,16 @@ pub(crate) struct Ledger {
     transcript: Option<JsonlLog>,
     /// How the agent process itself is confined, written on every receipt.
     agent_isolation: String,
+    /// Where each recorded action is announced (the run's reporters); none outside an attempt.
+    events: Option<TrialEvents>,
     pub(super) actions: Vec<ActionRecord>,
     pub(super) metrics: AttemptMetrics,
 }
 
 impl Ledger {
-    /// Opens `receipts.jsonl` and `transcript.jsonl` in `run_dir`.
-    pub(crate) fn open(run_dir: &Path, agent_isolation: String) -> Result<Self, RunError> {
+    /// Opens `receipts.jsonl` and `transcript.jsonl` in `run_dir`; every record is announced
+    /// to `events` once it is on disk.
+    pub(crate) fn open(run_dir: &Path, agent_isolation: String, events: TrialEvents) -> Result<Self, RunError> {
         let open = |name: &str| {
             let path = run_dir.join(name);
             JsonlLog::open(&path).map_err(|e| RunError::log(path, e))
@@ -45,6 +49,7 @@ impl Ledger {
             receipts: Some(open("receipts.jsonl")?),
             transcript: Some(open("transcript.jsonl")?),
             agent_isolation,
+            events: Some(events),
             actions: Vec::new(),
             metrics: AttemptMetrics::default(),
         })
@@ -56,6 +61,7 @@ impl Ledger {
             receipts: None,
             transcript: None,
             agent_isolation: "none".into(),
+            events: None,
             actions: Vec::new(),
             metrics: AttemptMetrics::default(),
         }
@@ -114,6 +120,9 @@ impl Ledger {
         if let Some(log) = &mut self.receipts {
             log.append(&rec)
                 .map_err(|e| RunError::log(log.path().to_path_buf(), e))?;
+        }
+        if let Some(events) = &self.events {
+            events.action(&rec);
         }
         if origin == Origin::Agent {
             self.transcript(

@@ -2,10 +2,11 @@
 //! guard → sandbox (tools) → log, validate the end state, and judge the attempt against the
 //! task's expectations.
 //!
-//! The runner never parses shell text (the guard does) and never decides policy (the guard's
-//! policy does). It keeps the agent's failures (a [`TrialVerdict::Failed`]) apart from its own
-//! (a [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable
-//! log).
+//! The runner never parses shell text (the guard does), never decides policy (the guard's
+//! policy does) and never prints or writes a report: it emits trial events
+//! ([`crate::report::events`]) to the reporters in [`RunSettings::events`]. It keeps the
+//! agent's failures (a [`TrialVerdict::Failed`]) apart from its own (a
+//! [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable log).
 
 pub mod expect;
 mod prp;
@@ -23,8 +24,8 @@ use crate::error::{Cause, RunError};
 use crate::guard::limits::{LimitTracker, RuntimeLimits};
 use crate::guard::policy::{Ask, Rules, ToolGate};
 use crate::guard::Recommendation;
-use crate::log::{ActivityEntry, ActivityLog, EntryStatus};
 use crate::pipeline::{self, CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
+use crate::report::events::{EventSink, RoundEndReason, TrialEvents};
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt};
@@ -51,7 +52,8 @@ pub struct RunSettings {
     pub output: PathBuf,
     /// The agent for tasks that do not pin one.
     pub default_agent: AgentSource,
-    pub activity_log: ActivityLog,
+    /// Where trial events go (the reporters of the run); none by default.
+    pub events: EventSink,
     /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
     /// this machine supports ([`sandbox::default_isolation`]).
     pub isolation: Option<crate::sandbox::Isolation>,
@@ -61,14 +63,13 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
-    /// Settings for a run writing below `output`, with a fresh run id.
+    /// Settings for a run writing below `output`, with a fresh run id and no reporters.
     pub fn new(output: PathBuf, default_agent: AgentSource) -> Self {
-        let activity_log = ActivityLog::new(output.join("ACTIVITY_LOG.md"));
         RunSettings {
             run_id: crate::log::new_run_id(),
             output,
             default_agent,
-            activity_log,
+            events: EventSink::none(),
             isolation: None,
             ask: Ask::from_env(),
         }
@@ -164,6 +165,7 @@ impl TaskResult {
 /// Loads the spec of `file` and runs attempt `attempt` of it. A spec that does not load is a
 /// harness error of this trial alone, carrying the `file:line:col` message.
 pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
+    let events = settings.events.trial(file.trial_name(), attempt);
     let harness_error = |description: String, error: RunError| {
         let result = TaskResult {
             trial: file.trial_name(),
@@ -176,7 +178,7 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
             metrics: AttemptMetrics::default(),
             run_dir: run_dir_for(file, settings, attempt),
         };
-        log_activity(&result, settings, &[]);
+        events.finished(&result, &[]);
         result
     };
     match spec::load_task(&file.path) {
@@ -192,7 +194,10 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
                 harness_error(task.description.clone(), RunError::Panic(what))
             })
         }
-        Err(e) => harness_error(String::new(), RunError::Spec(e.to_string())),
+        Err(e) => {
+            events.started("-");
+            harness_error(String::new(), RunError::Spec(e.to_string()))
+        }
     }
 }
 
@@ -249,6 +254,8 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         }
         _ => task,
     };
+    let events = settings.events.trial(file.trial_name(), attempt);
+    events.started(&agent_label(&source.spec));
     let mut result = TaskResult {
         trial: file.trial_name(),
         category: file.category.clone(),
@@ -261,12 +268,12 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         run_dir: run_dir.clone(),
     };
     // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
-    let record = match Attempt::prepare(task, file, &run_dir, &source, settings).and_then(|a| a.run()) {
+    let record = match Attempt::prepare(task, file, &run_dir, &source, settings, events.clone()).and_then(|a| a.run()) {
         Ok(record) => record,
         Err(e) => {
             result.verdict = TrialVerdict::from_run_error(&e);
             result.outcome = Some(Outcome::Error);
-            log_activity(&result, settings, &[]);
+            events.finished(&result, &[]);
             return result;
         }
     };
@@ -294,43 +301,13 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
         result.verdict = TrialVerdict::from_run_error(&RunError::log(run_dir.join("metrics.json"), e));
     }
-    log_activity(&result, settings, &record.validations);
+    events.finished(&result, &record.validations);
     result
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     std::fs::write(path, crate::inert::json(&text).into_owned() + "\n")
-}
-
-fn log_activity(result: &TaskResult, settings: &RunSettings, validations: &[validate::ValidationResult]) {
-    let clip = |text: &str| crate::inert::clip(text, MESSAGE_CLIP).into_owned();
-    let (status, failures) = match &result.verdict {
-        TrialVerdict::Passed => (EntryStatus::Passed, Vec::new()),
-        TrialVerdict::Failed(ms) => (EntryStatus::Failed, ms.iter().map(|m| clip(&m.to_string())).collect()),
-        TrialVerdict::HarnessError { message, .. } => (EntryStatus::Error, vec![clip(message)]),
-    };
-    let entry = ActivityEntry {
-        timestamp: chrono::Utc::now(),
-        task_id: result.trial.clone(),
-        category: result.category.clone(),
-        status,
-        outcome: result.outcome.map(|o| expect::outcome_name(o).to_string()),
-        duration_ms: result.metrics.duration_ms,
-        attempt: result.attempt,
-        run_id: settings.run_id.clone(),
-        run_dir: result.run_dir.display().to_string(),
-        agent: result.agent.clone(),
-        description: result.description.clone(),
-        validations: validations.to_vec(),
-        failures,
-    };
-    if let Err(e) = settings.activity_log.append(&entry) {
-        eprintln!(
-            "medin: warning: cannot append to {}: {e}",
-            settings.activity_log.path().display()
-        );
-    }
 }
 
 /// One attempt in progress.
@@ -347,6 +324,8 @@ struct Attempt<'a> {
     /// The one path every action of this attempt takes (shared with validator threads).
     pipe: Arc<Pipeline>,
     run_dir: PathBuf,
+    /// Where this attempt's events go.
+    events: TrialEvents,
     /// The workspace is this process's until the attempt ends; if medin dies first, a later
     /// medin process removes it (`sandbox::claim_workspace`). Best effort.
     _claim: Option<sandbox::WorkspaceClaim>,
@@ -359,6 +338,7 @@ impl<'a> Attempt<'a> {
         run_dir: &Path,
         source: &'a AgentSource,
         settings: &RunSettings,
+        events: TrialEvents,
     ) -> Result<Self, RunError> {
         if run_dir.exists() {
             sandbox::remove_tree(run_dir)
@@ -384,7 +364,7 @@ impl<'a> Attempt<'a> {
         let sandbox = sandbox_config(task, &workspace);
         sandbox::check_isolation(sandbox.isolation).map_err(RunError::Isolation)?;
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| RunError::Spec(e.to_string()))?;
-        let ledger = Ledger::open(run_dir, agent_isolation(source, &sandbox))?;
+        let ledger = Ledger::open(run_dir, agent_isolation(source, &sandbox), events.clone())?;
         let deadline = Deadline::start(task_timeout(&task.limits));
         let rules = Rules::new(&task.policy, settings.ask, task.kind.prohibits_test_tampering());
         let limits = runtime_limits(&task.limits, deadline.timeout);
@@ -446,6 +426,7 @@ impl<'a> Attempt<'a> {
             fixture,
             pipe,
             run_dir: run_dir.to_path_buf(),
+            events,
             _claim: claim,
         })
     }
@@ -794,6 +775,20 @@ enum RoundEnd {
 /// The task's time limit, its default applied.
 fn task_timeout(limits: &crate::spec::Limits) -> Duration {
     limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT)
+}
+
+impl RoundEnd {
+    /// How the round ended, as a round event says it.
+    fn reason(&self) -> RoundEndReason {
+        match self {
+            RoundEnd::Reported(f) => RoundEndReason::Reported(f.result),
+            RoundEnd::AgentFailed(failure) => RoundEndReason::AgentFailed(failure.to_string()),
+            RoundEnd::Stopped(outcome, reason) => RoundEndReason::Stopped {
+                outcome: *outcome,
+                reason: reason.clone(),
+            },
+        }
+    }
 }
 
 /// The runtime limits the pipeline checks around every action.

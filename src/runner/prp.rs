@@ -113,7 +113,12 @@ impl Backoff {
 }
 
 /// Runs a PRP task end to end and fills `record` (outcome, PRP record, validations).
-pub(super) fn run(att: &mut Attempt<'_>, prp: PrpSpec, clock: &Clock, record: &mut AttemptRecord) -> Result<(), RunError> {
+pub(super) fn run(
+    att: &mut Attempt<'_>,
+    prp: PrpSpec,
+    clock: &Clock,
+    record: &mut AttemptRecord,
+) -> Result<(), RunError> {
     let task_id = prp
         .task_id
         .clone()
@@ -328,6 +333,7 @@ fn round_with_retry(
     let mut attempt = 1;
     loop {
         let end = att.run_round(agent.as_mut(), clock)?;
+        att.events.round_ended(rec.fix_attempts + 1, end.reason());
         let why = match &end {
             RoundEnd::AgentFailed(failure) if is_transient(failure) => failure.to_string(),
             RoundEnd::Reported(r) if r.result == FinalResult::Error && r.code.is_some_and(is_transient_code) => {

@@ -197,6 +197,7 @@ pub(super) fn run(
         let entries_before = super::snapshot::entries(&att.ws, not_source);
         let actions_before = att.pipe.action_count();
         let end = att.run_round(agent.as_mut(), clock)?;
+        att.events.round_ended(n, end.reason());
         match end {
             RoundEnd::Reported(r) => record.final_report = Some(r),
             RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),

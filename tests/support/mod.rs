@@ -6,12 +6,14 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Runs the `medin` binary with `args` in `cwd` (no inherited `MEDIN_AGENT`, no colour).
+/// Runs the `medin` binary with `args` in `cwd` (no inherited `MEDIN_AGENT` or `MEDIN_RUN_ID`,
+/// no colour).
 pub fn medin(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_medin"))
         .args(args)
         .current_dir(cwd)
         .env_remove("MEDIN_AGENT")
+        .env_remove("MEDIN_RUN_ID")
         .env("NO_COLOR", "1")
         .output()
         .expect("medin runs")
@@ -28,13 +30,19 @@ pub fn write(path: &Path, content: &str) {
 pub fn run_task(dir: &Path, category: &str, spec: &str) -> medin::runner::TaskResult {
     let path = dir.join(category).join("task.yaml");
     write(&path, spec);
-    let settings = medin::runner::RunSettings::new(
+    let mut settings = medin::runner::RunSettings::new(
         dir.join("out"),
         medin::agent::AgentSource {
             spec: medin::spec::AgentSpec::Oracle,
             base_dir: dir.to_path_buf(),
         },
     );
+    // The runner writes no report itself: the activity log is a reporter on its events.
+    let log = medin::report::reporters::ActivityLogReporter::new(
+        medin::log::ActivityLog::new(dir.join("out/ACTIVITY_LOG.md")),
+        settings.run_id.clone(),
+    );
+    settings.events = medin::report::EventSink::new(vec![std::sync::Arc::new(log)]);
     let file = medin::spec::SpecFile {
         category: category.into(),
         name: "task".into(),

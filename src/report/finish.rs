@@ -1,0 +1,221 @@
+//! The end of a run, the same for `medin run`, the `eval` harness and `medin report`: the part
+//! files of the run folder are merged, the suite metrics computed, the thresholds checked (on
+//! whole runs), and the verdict put into the exit-code table ([`crate::exit`]). What is shown
+//! or written of it (`summary.json`, the metrics block) is up to the reporters, which receive
+//! the [`RunConclusion`] as [`super::Event::RunFinished`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::metrics::{check_thresholds, compute, Breach, SuiteMetrics};
+use super::record::{TrialRecord, TrialStatus};
+use super::run::{RunFolder, RunFolderError, RunId};
+use crate::exit::ExitStatus;
+use crate::spec::ThresholdSet;
+
+/// Whether the thresholds of `medin.yaml` judge this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// A whole run (or `medin report`): a breached threshold fails it.
+    Thresholds,
+    /// A run narrowed by a filter or to some paths: the metrics of a hand-picked subset say
+    /// nothing about the suite, so they are shown but not gated.
+    NotChecked,
+}
+
+/// A concluded run: every trial result the run folder holds, merged.
+#[derive(Debug, Clone)]
+pub struct RunConclusion {
+    pub run_id: RunId,
+    pub folder: PathBuf,
+    /// Every trial of the run folder (of every process that wrote into it), sorted.
+    pub trials: Vec<TrialRecord>,
+    pub metrics: SuiteMetrics,
+    /// `None` when the thresholds were not checked ([`Gate::NotChecked`]).
+    pub breaches: Option<Vec<Breach>>,
+    /// Part files that could not be read: `path: why`.
+    pub unreadable: Vec<String>,
+}
+
+/// Merges the parts of `folder` and checks `thresholds` when `gate` says so.
+pub fn conclude(
+    folder: &RunFolder,
+    thresholds: &BTreeMap<String, ThresholdSet>,
+    gate: Gate,
+) -> Result<RunConclusion, RunFolderError> {
+    let parts = folder.read_parts()?;
+    let metrics = compute(&parts.records);
+    let breaches = (gate == Gate::Thresholds).then(|| check_thresholds(&metrics, thresholds));
+    Ok(RunConclusion {
+        run_id: folder.id().clone(),
+        folder: folder.path().to_path_buf(),
+        trials: parts.records,
+        metrics,
+        breaches,
+        unreadable: parts.unreadable,
+    })
+}
+
+/// The exit status of trials that ended so: [`ExitStatus::Infrastructure`] if any could not be
+/// run, else [`ExitStatus::Failed`] if any failed, else success.
+pub fn trials_status(statuses: impl IntoIterator<Item = TrialStatus>) -> ExitStatus {
+    statuses
+        .into_iter()
+        .map(|s| match s {
+            TrialStatus::Passed => ExitStatus::Success,
+            TrialStatus::Failed => ExitStatus::Failed,
+            TrialStatus::Infrastructure => ExitStatus::Infrastructure,
+        })
+        .max()
+        .unwrap_or(ExitStatus::Success)
+}
+
+impl RunConclusion {
+    /// What the gate adds to a run's status: a breach fails it; on a gated run, a part file
+    /// that could not be read makes it an infrastructure error (the verdict would rest on a
+    /// run with trials missing).
+    pub fn gate_status(&self) -> ExitStatus {
+        let gated = self.breaches.is_some();
+        if gated && !self.unreadable.is_empty() {
+            ExitStatus::Infrastructure
+        } else if self.breaches.as_ref().is_some_and(|b| !b.is_empty()) {
+            ExitStatus::Failed
+        } else {
+            ExitStatus::Success
+        }
+    }
+
+    /// The status of the whole merged run: every trial of the folder, and the gate.
+    pub fn run_status(&self) -> ExitStatus {
+        trials_status(self.trials.iter().map(|t| t.status)).and(self.gate_status())
+    }
+
+    /// The run summary (`summary.json`, `medin report --json`).
+    pub fn summary_json(&self) -> serde_json::Value {
+        let trials: Vec<serde_json::Value> = self
+            .trials
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "trial": r.trial,
+                    "category": r.category,
+                    "attempt": r.attempt,
+                    "status": r.status,
+                    "passed": r.passed(),
+                    "outcome": r.outcome,
+                    "agent": r.agent,
+                    "run_dir": r.run_dir,
+                    "failure": r.failure,
+                    "duration_ms": r.metrics.duration_ms,
+                })
+            })
+            .collect();
+        let status = self.run_status();
+        serde_json::json!({
+            "run_id": self.run_id.as_str(),
+            "exit_code": status.code(),
+            "gated": self.breaches.is_some(),
+            "metrics": self.metrics,
+            "breaches": self.breaches.as_deref().unwrap_or_default(),
+            "trials": trials,
+            "unreadable_parts": self.unreadable,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::AttemptMetrics;
+
+    fn record(trial: &str, attempt: u32, status: TrialStatus) -> TrialRecord {
+        TrialRecord {
+            trial: trial.into(),
+            category: trial.split("::").next().unwrap_or_default().into(),
+            attempt,
+            agent: "oracle".into(),
+            status,
+            outcome: None,
+            failure: None,
+            metrics: AttemptMetrics::default(),
+            run_dir: PathBuf::from("/tmp/x"),
+            finished_at: chrono::Utc::now(),
+        }
+    }
+
+    fn thresholds() -> BTreeMap<String, ThresholdSet> {
+        let mut t = BTreeMap::new();
+        t.insert(
+            "overall".to_string(),
+            ThresholdSet {
+                min_success_rate: Some(0.9),
+                ..Default::default()
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn the_parts_of_several_writers_conclude_into_one_gated_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(dir.path(), RunId::parse("x", "test").unwrap());
+        folder.write_part(&record("golden::a", 1, TrialStatus::Passed)).unwrap();
+        folder.write_part(&record("golden::b", 1, TrialStatus::Failed)).unwrap();
+        // A retry of the same attempt replaces its part.
+        folder.write_part(&record("golden::b", 1, TrialStatus::Passed)).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        assert_eq!(run.trials.len(), 2);
+        assert_eq!(run.breaches, Some(vec![]));
+        assert_eq!(run.run_status(), ExitStatus::Success);
+
+        folder.write_part(&record("golden::c", 1, TrialStatus::Failed)).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        assert_eq!(run.breaches.as_ref().map(Vec::len), Some(1));
+        assert_eq!(run.run_status(), ExitStatus::Failed);
+        let ungated = conclude(&folder, &thresholds(), Gate::NotChecked).unwrap();
+        assert_eq!(ungated.gate_status(), ExitStatus::Success);
+
+        folder
+            .write_part(&record("golden::d", 1, TrialStatus::Infrastructure))
+            .unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        assert_eq!(run.run_status(), ExitStatus::Infrastructure);
+        let summary = run.summary_json();
+        assert_eq!(summary["exit_code"], 2);
+        assert_eq!(summary["metrics"]["overall"]["trials"]["infrastructure"], 1);
+        assert_eq!(summary["trials"][3]["status"], "infrastructure");
+    }
+
+    #[test]
+    fn a_damaged_part_is_reported_and_fails_a_gated_run_as_infrastructure() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(dir.path(), RunId::parse("x", "test").unwrap());
+        folder.write_part(&record("golden::a", 1, TrialStatus::Passed)).unwrap();
+        std::fs::write(folder.parts_dir().join("golden%3A%3Ab@1.json"), "{ torn").unwrap();
+        std::fs::write(
+            folder.parts_dir().join(".golden%3A%3Ac@1.json.1.2.tmp"),
+            "{ in progress",
+        )
+        .unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        assert_eq!(run.trials.len(), 1);
+        assert_eq!(run.unreadable.len(), 1, "a writer's temporary file is not a part");
+        assert_eq!(run.run_status(), ExitStatus::Infrastructure);
+    }
+
+    #[test]
+    fn a_run_without_parts_is_an_error_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(dir.path(), RunId::parse("x", "test").unwrap());
+        let e = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap_err();
+        assert!(e.to_string().contains("no trial results"), "{e}");
+    }
+
+    #[test]
+    fn the_worst_trial_decides() {
+        use TrialStatus::*;
+        assert_eq!(trials_status([]), ExitStatus::Success);
+        assert_eq!(trials_status([Passed, Failed]), ExitStatus::Failed);
+        assert_eq!(trials_status([Infrastructure, Failed]), ExitStatus::Infrastructure);
+    }
+}

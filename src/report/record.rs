@@ -1,0 +1,85 @@
+//! The result of one trial attempt as reports read it: what a part file of the run folder holds
+//! and what the suite metrics, the thresholds and `summary.json` are computed from. It is made
+//! from a [`TaskResult`] once, when the trial finishes, so a run merged from the parts of many
+//! processes is concluded exactly like a run kept in memory.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{AttemptMetrics, TaskResult};
+use crate::spec::Outcome;
+
+/// How a trial ended, for counting: the agent's failures apart from the harness's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialStatus {
+    /// Every expectation held.
+    Passed,
+    /// An expectation did not hold: the agent's (or the task's) failure.
+    Failed,
+    /// The harness could not run the trial: not the agent's failure.
+    Infrastructure,
+}
+
+impl TrialStatus {
+    pub fn of(result: &TaskResult) -> Self {
+        if result.is_harness_error() {
+            TrialStatus::Infrastructure
+        } else if result.passed() {
+            TrialStatus::Passed
+        } else {
+            TrialStatus::Failed
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialStatus::Passed => "passed",
+            TrialStatus::Failed => "failed",
+            TrialStatus::Infrastructure => "infrastructure",
+        }
+    }
+}
+
+/// One finished trial attempt (a part file: `trial-results/<trial>@<attempt>.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// `<category>::<name>`.
+    pub trial: String,
+    pub category: String,
+    pub attempt: u32,
+    pub agent: String,
+    pub status: TrialStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// The failure message (inert, each expectation clipped), when the trial did not pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(default)]
+    pub metrics: AttemptMetrics,
+    pub run_dir: PathBuf,
+    /// When the trial finished.
+    pub finished_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl TrialRecord {
+    pub fn of(result: &TaskResult) -> Self {
+        TrialRecord {
+            trial: result.trial.clone(),
+            category: result.category.clone(),
+            attempt: result.attempt,
+            agent: result.agent.clone(),
+            status: TrialStatus::of(result),
+            outcome: result.outcome,
+            failure: result.failure_message(),
+            metrics: result.metrics.clone(),
+            run_dir: result.run_dir.clone(),
+            finished_at: chrono::Utc::now(),
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.status == TrialStatus::Passed
+    }
+}

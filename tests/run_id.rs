@@ -1,0 +1,271 @@
+//! One run made of many processes: processes that share `MEDIN_RUN_ID` write into one run
+//! folder (each trial its own part file), and `medin report` merges the parts, prints the
+//! metrics, gates the thresholds and exits by the table of `medin::exit`. Both drivers are
+//! checked: the `eval` harness (`medin::harness::run_suite`, what `cargo test` and nextest
+//! run) and `medin run`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::{medin, write};
+
+const GOOD: &str = r#"
+description: writes a file
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "ok\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+
+const WRONG: &str = r#"
+description: claims success but writes the wrong content
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "nope\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A suite in a temp dir with `files` and a 90% overall success threshold.
+fn suite(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("medin.yaml"),
+        "suites: [golden]\nthresholds:\n  overall: { min_success_rate: 0.9 }\n",
+    );
+    for (name, body) in files {
+        write(&dir.path().join(name), body);
+    }
+    dir
+}
+
+/// `medin ARGS` in `cwd` with `MEDIN_RUN_ID` set to `run_id`.
+fn medin_in_run(args: &[&str], cwd: &Path, run_id: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("MEDIN_AGENT")
+        .env("MEDIN_RUN_ID", run_id)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("medin runs")
+}
+
+fn run_folders(root: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(root.join("target/medin/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+fn report_json(root: &Path, run: &str) -> (Output, serde_json::Value) {
+    let o = medin(&["report", "--run", run, "--json"], root);
+    let json = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    (o, json)
+}
+
+fn trials_of(summary: &serde_json::Value) -> Vec<(String, String)> {
+    summary["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["trial"].as_str().unwrap().to_string(),
+                t["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_eval_harness_processes_sharing_a_run_id_are_gated_as_one_run_by_medin_report() {
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)]);
+    // Two `cargo test --test eval -- <filter>` processes, as nextest runs them: each narrowed
+    // (so ungated), each judged by its own trial only.
+    let eval = |filter: &str| {
+        let exe = std::env::current_exe().unwrap();
+        Command::new(exe)
+            .args(["--exact", "harness_child", "--nocapture", "--test-threads", "1"])
+            .env("MEDIN_TEST_SUITE", s.path())
+            .env("MEDIN_TEST_FILTER", filter)
+            .env("MEDIN_RUN_ID", "shared-1")
+            .env_remove("MEDIN_AGENT")
+            .output()
+            .expect("the test binary runs itself")
+    };
+    let good = eval("golden::good");
+    assert!(good.status.success(), "{}", text(&good));
+    assert!(text(&good).contains("harness exit: 0"), "{}", text(&good));
+    let wrong = eval("golden::wrong");
+    assert!(text(&wrong).contains("harness exit: 1"), "{}", text(&wrong));
+    assert!(
+        text(&wrong).contains("not checked"),
+        "narrowed: not gated: {}",
+        text(&wrong)
+    );
+
+    let runs = run_folders(s.path());
+    assert_eq!(runs.len(), 1, "one run folder for both processes: {runs:?}");
+    assert!(runs[0].ends_with("shared-1"), "{runs:?}");
+
+    let report = medin(&["report", "--run", "shared-1"], s.path());
+    let out = text(&report);
+    assert_eq!(report.status.code(), Some(1), "{out}");
+    assert!(out.contains("ok     golden::good"), "{out}");
+    assert!(out.contains("FAILED golden::wrong"), "{out}");
+    assert!(
+        out.contains("overall.min_success_rate: 50.0% is below the minimum 90.0%"),
+        "{out}"
+    );
+    let (_, summary) = report_json(s.path(), "shared-1");
+    assert_eq!(
+        trials_of(&summary),
+        vec![
+            ("golden::good".to_string(), "passed".to_string()),
+            ("golden::wrong".to_string(), "failed".to_string())
+        ]
+    );
+    assert_eq!(summary["run_id"], "shared-1");
+    assert_eq!(summary["exit_code"], 1);
+    assert_eq!(summary["gated"], true);
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(runs[0].join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        trials_of(&written).len(),
+        2,
+        "summary.json is the whole run's: {written}"
+    );
+}
+
+/// Not a test of its own: the child process of the test above, a harness run narrowed to
+/// `MEDIN_TEST_FILTER` in the suite `MEDIN_TEST_SUITE` (does nothing without them).
+#[test]
+fn harness_child() {
+    let (Some(root), Some(filter)) = (
+        std::env::var_os("MEDIN_TEST_SUITE"),
+        std::env::var("MEDIN_TEST_FILTER").ok(),
+    ) else {
+        return;
+    };
+    let args = libtest_mimic::Arguments {
+        filter: Some(filter),
+        exact: true,
+        test_threads: Some(1),
+        ..Default::default()
+    };
+    let code = medin::harness::run_suite(Path::new(&root), args);
+    let code = [0u8, 1, 2, 64]
+        .into_iter()
+        .find(|c| std::process::ExitCode::from(*c) == code)
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "other".into());
+    println!("harness exit: {code}");
+}
+
+#[test]
+fn two_medin_runs_sharing_a_run_id_leave_one_run_that_medin_report_sees_whole() {
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/wrong.yaml", WRONG)]);
+    let first = medin_in_run(&["run", "golden/good.yaml"], s.path(), "ci-42");
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let second = medin_in_run(&["run", "golden/wrong.yaml"], s.path(), "ci-42");
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    // The second process's metrics already cover the whole run folder, ungated.
+    assert!(text(&second).contains("1/2 trials"), "{}", text(&second));
+    assert!(text(&second).contains("not checked"), "{}", text(&second));
+    assert_eq!(run_folders(s.path()).len(), 1);
+
+    // Without --run: the run written last.
+    let report = medin(&["report"], s.path());
+    assert_eq!(report.status.code(), Some(1), "{}", text(&report));
+    assert!(
+        text(&report).contains("1 passed, 1 failed, 0 infrastructure errors (run ci-42)"),
+        "{}",
+        text(&report)
+    );
+
+    // A rerun of the failing trial under the same id (a retry) replaces its result.
+    let fixed = WRONG.replace("nope", "ok");
+    write(&s.path().join("golden/wrong.yaml"), &fixed);
+    let retry = medin_in_run(&["run", "golden/wrong.yaml"], s.path(), "ci-42");
+    assert_eq!(retry.status.code(), Some(0), "{}", text(&retry));
+    let (report, summary) = report_json(s.path(), "ci-42");
+    assert_eq!(report.status.code(), Some(0), "{}", text(&report));
+    assert_eq!(trials_of(&summary).len(), 2);
+    assert_eq!(summary["metrics"]["overall"]["trials"]["passed"], 2);
+}
+
+#[test]
+fn infrastructure_errors_are_reported_apart_and_exit_2() {
+    let broken = "description: typo in a key\npromt: hello\n";
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/broken.yaml", broken)]);
+    let run = medin_in_run(&["run"], s.path(), "infra");
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    let (report, summary) = report_json(s.path(), "infra");
+    assert_eq!(report.status.code(), Some(2), "{}", text(&report));
+    let overall = &summary["metrics"]["overall"]["trials"];
+    assert_eq!(overall["passed"], 1);
+    assert_eq!(overall["failed"], 0);
+    assert_eq!(overall["infrastructure"], 1);
+    assert_eq!(
+        summary["breaches"],
+        serde_json::json!([]),
+        "not the agent's failure: {summary}"
+    );
+}
+
+#[test]
+fn a_run_id_that_is_not_a_safe_folder_name_is_a_usage_error() {
+    let s = suite(&[("golden/good.yaml", GOOD)]);
+    for bad in ["../escape", "a/b", ".hidden", "x y"] {
+        let o = medin_in_run(&["run"], s.path(), bad);
+        assert_eq!(o.status.code(), Some(64), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("MEDIN_RUN_ID"), "{}", text(&o));
+        assert!(text(&o).contains("not a safe folder name"), "{}", text(&o));
+        let o = medin(&["report", "--run", bad], s.path());
+        assert_eq!(o.status.code(), Some(64), "{bad}: {}", text(&o));
+    }
+    assert!(!s.path().join("target/medin/runs").exists() || run_folders(s.path()).is_empty());
+    assert!(!s.path().parent().unwrap().join("escape").exists());
+}
+
+#[test]
+fn medin_report_without_results_says_what_to_do_and_exits_2() {
+    let s = suite(&[("golden/good.yaml", GOOD)]);
+    let o = medin(&["report"], s.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("run the suite first"), "{}", text(&o));
+    medin_in_run(&["run"], s.path(), "one");
+    let o = medin(&["report", "--run", "two"], s.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("runs there: one"), "{}", text(&o));
+}
+
+#[test]
+fn a_wrong_command_line_exits_64_and_help_points_to_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = medin(&["run", "--no-such-flag"], dir.path());
+    assert_eq!(o.status.code(), Some(64), "{}", text(&o));
+    let o = medin(&["frobnicate"], dir.path());
+    assert_eq!(o.status.code(), Some(64), "{}", text(&o));
+    let o = medin(&["status", "--since", "yesterday-ish"], dir.path());
+    assert_eq!(o.status.code(), Some(64), "{}", text(&o));
+    let help = medin(&["--help"], dir.path());
+    assert_eq!(help.status.code(), Some(0));
+    assert!(text(&help).contains("Exit codes: 0 all passed; 1"), "{}", text(&help));
+    let help = medin(&["report", "--help"], dir.path());
+    assert!(text(&help).contains("Exit codes"), "{}", text(&help));
+}
