@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use medin::guard::{check_command, GuardContext};
+use medin::internal::guard::{check_command, GuardContext};
 
 fn corpus() -> Vec<String> {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/guard/corpus.tsv"))

@@ -13,10 +13,10 @@
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use medin::runner::toolchain::toolchain_setup;
-use medin::sandbox::{self, Beneath, SandboxConfig};
-use medin::spec::Toolchain;
-use medin::validate::judged::{Protection, RunnerShims};
+use medin::internal::runner::toolchain::toolchain_setup;
+use medin::internal::sandbox::{self, Beneath, SandboxConfig};
+use medin::internal::spec::Toolchain;
+use medin::internal::validate::judged::{Protection, RunnerShims};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 const TESTS: &str = "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";

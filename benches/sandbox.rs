@@ -28,7 +28,7 @@ use std::hint::black_box;
 use std::process::{Command, Stdio};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use medin::sandbox::{self, Isolation, SandboxConfig};
+use medin::internal::sandbox::{self, Isolation, SandboxConfig};
 
 fn plain(program: &str, args: &[&str]) {
     let status = Command::new(program)

@@ -17,11 +17,12 @@
 //! work. After the trials, the suite metrics are printed and the thresholds of `medin.yaml`
 //! checked; a breach fails the run. The process exits by the table of [`crate::exit`].
 //!
-//! Any crate can run its own suite with a test target like this one (`harness = false`):
+//! Any crate can run its own suite, with its own agents, through the [`Harness`] builder in a
+//! test target like the `eval` one (`harness = false`):
 //!
 //! ```no_run
 //! fn main() -> std::process::ExitCode {
-//!     medin::harness::run_suite_at(env!("CARGO_MANIFEST_DIR"))
+//!     medin::Harness::new(env!("CARGO_MANIFEST_DIR")).run()
 //! }
 //! ```
 //!
@@ -39,13 +40,13 @@ use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use crate::agent::{self, AgentSource};
+use crate::agent::{Agent, AgentContext, AgentRefError, AgentRegistry, AgentSource, AgentSpec, RegistryError};
 use crate::exit::ExitStatus;
 use crate::log::ActivityLog;
 use crate::report::reporters::{trial_label, ActivityLogReporter, MetricsText, Output, ResultParts, SummaryFile};
 use crate::report::{self, Event, EventSink, Gate, Reporter, RunFolder, RunId, RunIdError};
 use crate::runner::{self, RunSettings, TaskResult};
-use crate::spec::{self, AgentSpec, SpecFile, Suite};
+use crate::spec::{self, SpecFile, Suite};
 
 /// Everything a run needs: the suite, the task files, where output goes, who acts, how often.
 #[derive(Debug, Clone)]
@@ -63,11 +64,11 @@ pub struct Plan {
 pub enum PlanError {
     #[error("{0}")]
     Spec(#[from] spec::SpecError),
-    #[error("invalid agent `{text}` (from {origin}): {reason}")]
+    #[error("invalid agent `{text}` (from {origin}): {source}{}", source.help().map(|h| format!("\n  help: {h}")).unwrap_or_default())]
     Agent {
         text: String,
         origin: &'static str,
-        reason: String,
+        source: AgentRefError,
     },
     #[error("{0} does not exist; give a task file or a folder of task files")]
     MissingPath(PathBuf),
@@ -86,36 +87,51 @@ impl PlanError {
     }
 }
 
-/// Plans a run of the suite at `root`. `agent_arg` (`--agent`) wins over `MEDIN_AGENT`, which
-/// wins over `medin.yaml`; tasks that pin an agent keep theirs. `paths` narrows the run to
-/// those files or folders (default: every suite folder). The run id is `MEDIN_RUN_ID` when it
-/// is set (checked: a safe folder name), else a fresh one.
+/// Plans a run of the suite at `root` with the built-in agents (see [`plan_with`]).
 pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Option<u32>) -> Result<Plan, PlanError> {
+    plan_with(root, &AgentRegistry::builtin(), agent_arg, paths, repeat)
+}
+
+/// Plans a run of the suite at `root`, whose agents are named from `agents`. `agent_arg`
+/// (`--agent`) wins over `MEDIN_AGENT`, which wins over `medin.yaml`; tasks that pin an agent
+/// keep theirs. `paths` narrows the run to those files or folders (default: every suite
+/// folder). The run id is `MEDIN_RUN_ID` when it is set (checked: a safe folder name), else a
+/// fresh one.
+pub fn plan_with(
+    root: &Path,
+    agents: &AgentRegistry,
+    agent_arg: Option<&str>,
+    paths: &[PathBuf],
+    repeat: Option<u32>,
+) -> Result<Plan, PlanError> {
     // Absolute paths everywhere: run folders are logged and found again from any directory.
     let root = root
         .canonicalize()
         .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
     let run_id = RunId::from_env()?;
-    let suite = spec::load_suite(&root)?;
+    let suite = spec::load_suite_with(&root, agents)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env_agent = std::env::var("MEDIN_AGENT").ok().filter(|s| !s.trim().is_empty());
-    let default_agent = if let Some(text) = agent_arg {
-        let spec = agent::parse_agent_arg(text).map_err(|reason| PlanError::Agent {
+    let named = |text: &str, origin: &'static str| {
+        agents.parse(text).map_err(|source| PlanError::Agent {
             text: text.into(),
-            origin: "--agent",
-            reason,
-        })?;
-        AgentSource { spec, base_dir: cwd }
+            origin,
+            source,
+        })
+    };
+    let default_agent = if let Some(text) = agent_arg {
+        AgentSource {
+            spec: named(text, "--agent")?,
+            base_dir: cwd,
+        }
     } else if let Some(text) = env_agent {
-        let spec = agent::parse_agent_arg(&text).map_err(|reason| PlanError::Agent {
-            text: text.clone(),
-            origin: "MEDIN_AGENT",
-            reason,
-        })?;
-        AgentSource { spec, base_dir: cwd }
+        AgentSource {
+            spec: named(&text, "MEDIN_AGENT")?,
+            base_dir: cwd,
+        }
     } else {
         AgentSource {
-            spec: suite.config.agent.clone().unwrap_or(AgentSpec::Oracle),
+            spec: suite.agent.clone().unwrap_or_else(AgentSpec::oracle),
             base_dir: suite.root.clone(),
         }
     };
@@ -128,6 +144,7 @@ pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Opt
         .root
         .join(suite.config.output.as_deref().unwrap_or("target/medin"));
     let mut settings = RunSettings::new(output, default_agent);
+    settings.agents = agents.clone();
     settings.isolation = suite.config.isolation;
     settings.run_id = run_id.to_string();
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
@@ -310,6 +327,26 @@ impl Driver {
         runner::run_spec_file(&trial.file, &self.plan.settings, trial.attempt)
     }
 
+    /// Runs `trials` on `jobs` threads (at least one), each taking the next trial not yet
+    /// started; the results come back in the order the trials finished.
+    pub fn run_trials(&self, trials: &[PlannedTrial], jobs: usize) -> Vec<TaskResult> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Mutex<Vec<TaskResult>> = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..jobs.max(1).min(trials.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(trial) = trials.get(i) else { break };
+                    let result = self.run_trial(trial);
+                    if let Ok(mut all) = results.lock() {
+                        all.push(result);
+                    }
+                });
+            }
+        });
+        results.into_inner().unwrap_or_default()
+    }
+
     /// Finishes the run after this process ran the trials of `own`: merges every result of the
     /// run folder (other processes' too, under a shared `MEDIN_RUN_ID`), computes the metrics,
     /// checks the thresholds when `gate` says so, and reports the conclusion. The exit status
@@ -399,80 +436,238 @@ pub fn report_run(root: &Path, run: Option<&str>, reporters: Vec<Arc<dyn Reporte
     status.and(report_errors(&sink))
 }
 
-/// Runs the suite at `root` as a libtest harness, reading libtest's flags from the command line
-/// (a wrong flag exits [`ExitStatus::Usage`]).
-pub fn run_suite_at(root: impl AsRef<Path>) -> ExitCode {
-    match <Arguments as clap::Parser>::try_parse() {
-        Ok(args) => run_suite(root.as_ref(), args),
-        Err(e) => {
-            let _ = e.print();
-            if e.use_stderr() {
-                ExitStatus::Usage.into()
-            } else {
-                ExitStatus::Success.into()
-            }
+/// A harness for a suite of YAML tasks and the agents its tasks can name: how an embedding
+/// crate runs medin (re-exported as `medin::Harness`).
+///
+/// ```no_run
+/// use medin::{Agent, AgentContext, Harness};
+/// # fn my_agent(_: &AgentContext<'_>) -> Box<dyn Agent> { unimplemented!() }
+///
+/// fn main() -> std::process::ExitCode {
+///     Harness::new(env!("CARGO_MANIFEST_DIR"))
+///         .agent("mine", |context: &AgentContext<'_>| my_agent(context))
+///         .run()
+/// }
+/// ```
+pub struct Harness {
+    root: PathBuf,
+    agents: AgentRegistry,
+    /// The agent for tasks that do not pin one, as `--agent` names it.
+    default_agent: Option<String>,
+    /// The first agent that could not be registered: the harness runs nothing with it missing.
+    refused: Option<RegistryError>,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("root", &self.root)
+            .field("agents", &self.agents)
+            .field("default_agent", &self.default_agent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a [`Harness`] could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// An agent could not be registered (an invalid or a taken name).
+    #[error("cannot register the agent: {0}")]
+    Register(#[from] RegistryError),
+    /// The run could not be planned: `medin.yaml`, a path, the agent named, `MEDIN_RUN_ID`.
+    #[error("{message}")]
+    Plan { message: String, status: ExitStatus },
+}
+
+impl HarnessError {
+    /// The exit status this error ends a run with ([`crate::exit`]).
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            HarnessError::Register(_) => ExitStatus::Usage,
+            HarnessError::Plan { status, .. } => *status,
         }
     }
 }
 
-/// Runs the suite at `root` with the given libtest arguments; exits by [`crate::exit`].
-pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
-    let plan = match plan(root, None, &[], None) {
-        Ok(p) => p,
-        Err(e) => {
-            // One failing trial carries the message, so `cargo test` shows it in place.
-            let msg = crate::inert::text(&e.to_string()).into_owned();
-            let trial = Trial::test("suite::medin.yaml", move || Err(Failed::from(msg)));
-            let listed = libtest_mimic::run(&args, vec![trial]);
-            return if args.list {
-                listed.exit_code()
-            } else {
-                e.exit_status().into()
-            };
+impl From<PlanError> for HarnessError {
+    fn from(e: PlanError) -> Self {
+        HarnessError::Plan {
+            message: e.to_string(),
+            status: e.exit_status(),
         }
-    };
-    if let Err(e) = write_schemas(&plan.settings.output) {
-        eprintln!(
-            "medin: warning: cannot write the JSON Schemas to {}: {e}",
-            plan.settings.output.display()
-        );
     }
-    // libtest prints the trial lines and the tally itself; the metrics are medin's.
-    let driver = Arc::new(Driver::new(plan, vec![Arc::new(MetricsText::new(Output::stdout()))]));
-    let results: Arc<Mutex<Vec<TaskResult>>> = Arc::new(Mutex::new(Vec::new()));
-    let trials: Vec<Trial> = driver
-        .trials()
-        .into_iter()
-        .map(|planned| {
-            let (driver, results) = (Arc::clone(&driver), Arc::clone(&results));
-            Trial::test(planned.name.clone(), move || {
-                let result = driver.run_trial(&planned);
-                let message = result.failure_message();
-                if let Ok(mut all) = results.lock() {
-                    all.push(result);
+}
+
+impl Harness {
+    /// A harness for the suite at `root` (the folder of its `medin.yaml`), knowing the built-in
+    /// agents: `oracle`, `process:CMD`, `exec:CMD`.
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        Harness {
+            root: root.as_ref().to_path_buf(),
+            agents: AgentRegistry::builtin(),
+            default_agent: None,
+            refused: None,
+        }
+    }
+
+    /// Registers an agent written in Rust under `name`. `medin.yaml`'s `agent:`, a task's
+    /// `agent:`, `MEDIN_AGENT` and [`Harness::default_agent`] can then name it as `name`, or
+    /// `name:ARG` ([`AgentContext::arg`] gives `ARG`). `factory` makes one agent per attempt;
+    /// it runs in the harness process and every action it takes goes through the guard and
+    /// the sandbox like any other agent's.
+    ///
+    /// A name must start with a lowercase letter and hold only lowercase letters, digits, `-`
+    /// and `_`, and be free (`oracle`, `process` and `exec` are taken): otherwise the harness
+    /// refuses to run and says why.
+    pub fn agent<F>(mut self, name: &str, factory: F) -> Self
+    where
+        F: Fn(&AgentContext<'_>) -> Box<dyn Agent> + Send + Sync + 'static,
+    {
+        if let Err(e) = self.agents.register_factory(name, Arc::new(factory)) {
+            self.refused.get_or_insert(e);
+        }
+        self
+    }
+
+    /// The agent for tasks that do not pin one, written as `--agent` takes it (`mine`,
+    /// `process:python3 agent.py`). Like `--agent`, it wins over `MEDIN_AGENT` and over
+    /// `medin.yaml`'s `agent:`; without it, those decide (the oracle when neither is set).
+    pub fn default_agent(mut self, agent: &str) -> Self {
+        self.default_agent = Some(agent.to_string());
+        self
+    }
+
+    /// Runs the suite as a libtest harness (the `main` of a `harness = false` test target):
+    /// one trial per task, libtest's flags read from the command line (`--list`, `--exact`,
+    /// `--ignored`, filters; so `cargo nextest` works), the suite metrics printed and the
+    /// thresholds checked on a whole run. The exit code follows [`ExitStatus`].
+    pub fn run(self) -> ExitCode {
+        match <Arguments as clap::Parser>::try_parse() {
+            Ok(args) => self.run_libtest(args),
+            Err(e) => {
+                let _ = e.print();
+                if e.use_stderr() {
+                    ExitStatus::Usage.into()
+                } else {
+                    ExitStatus::Success.into()
                 }
-                match message {
-                    None => Ok(()),
-                    Some(m) => Err(Failed::from(m)),
-                }
+            }
+        }
+    }
+
+    /// Runs the task files (or folders of them) at `paths`, relative to the suite root when
+    /// they are relative, and returns their results without exiting: for a Rust test. The run
+    /// is recorded like any other (run folder, `ACTIVITY_LOG.md`, `summary.json`); thresholds
+    /// are not checked (a hand-picked set of tasks says nothing about the suite).
+    pub fn run_tasks<P: AsRef<Path>>(&self, paths: &[P]) -> Result<Vec<TaskResult>, HarnessError> {
+        let paths: Vec<PathBuf> = paths.iter().map(|p| self.root.join(p.as_ref())).collect();
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.run_selected(&paths, |_| true)
+    }
+
+    /// Runs the trials of the suite whose name contains `filter` (as `cargo test FILTER`
+    /// selects them: `golden::gt-002`) and returns their results without exiting. Recorded,
+    /// and not gated, as [`Harness::run_tasks`].
+    pub fn run_filtered(&self, filter: &str) -> Result<Vec<TaskResult>, HarnessError> {
+        self.run_selected(&[], |trial| trial.name.contains(filter))
+    }
+
+    fn plan(&self, paths: &[PathBuf]) -> Result<Plan, HarnessError> {
+        if let Some(e) = &self.refused {
+            return Err(HarnessError::Register(e.clone()));
+        }
+        Ok(plan_with(
+            &self.root,
+            &self.agents,
+            self.default_agent.as_deref(),
+            paths,
+            None,
+        )?)
+    }
+
+    fn run_selected(
+        &self,
+        paths: &[PathBuf],
+        keep: impl Fn(&PlannedTrial) -> bool,
+    ) -> Result<Vec<TaskResult>, HarnessError> {
+        let driver = Driver::new(self.plan(paths)?, Vec::new());
+        let trials: Vec<PlannedTrial> = driver.trials().into_iter().filter(|t| keep(t)).collect();
+        let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let results = driver.run_trials(&trials, jobs);
+        if !results.is_empty() {
+            // The run's record (summary.json); the verdicts are in the results.
+            driver.finish(&results, Gate::NotChecked);
+        }
+        Ok(results)
+    }
+
+    /// The libtest harness with the given arguments.
+    fn run_libtest(self, args: Arguments) -> ExitCode {
+        let plan = match self.plan(&[]) {
+            Ok(p) => p,
+            Err(e) => {
+                // One failing trial carries the message, so `cargo test` shows it in place.
+                let msg = crate::inert::text(&e.to_string()).into_owned();
+                let trial = Trial::test("suite::medin.yaml", move || Err(Failed::from(msg)));
+                let listed = libtest_mimic::run(&args, vec![trial]);
+                return if args.list {
+                    listed.exit_code()
+                } else {
+                    e.exit_status().into()
+                };
+            }
+        };
+        if let Err(e) = write_schemas(&plan.settings.output) {
+            eprintln!(
+                "medin: warning: cannot write the JSON Schemas to {}: {e}",
+                plan.settings.output.display()
+            );
+        }
+        // libtest prints the trial lines and the tally itself; the metrics are medin's.
+        let driver = Arc::new(Driver::new(plan, vec![Arc::new(MetricsText::new(Output::stdout()))]));
+        let results: Arc<Mutex<Vec<TaskResult>>> = Arc::new(Mutex::new(Vec::new()));
+        let trials: Vec<Trial> = driver
+            .trials()
+            .into_iter()
+            .map(|planned| {
+                let (driver, results) = (Arc::clone(&driver), Arc::clone(&results));
+                Trial::test(planned.name.clone(), move || {
+                    let result = driver.run_trial(&planned);
+                    let message = result.failure_message();
+                    if let Ok(mut all) = results.lock() {
+                        all.push(result);
+                    }
+                    match message {
+                        None => Ok(()),
+                        Some(m) => Err(Failed::from(m)),
+                    }
+                })
             })
-        })
-        .collect();
-    let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.exact && !args.list && !args.ignored;
-    let conclusion = libtest_mimic::run(&args, trials);
-    if args.list {
-        return conclusion.exit_code();
+            .collect();
+        let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.exact && !args.list && !args.ignored;
+        let conclusion = libtest_mimic::run(&args, trials);
+        if args.list {
+            return conclusion.exit_code();
+        }
+        let results = results.lock().map(|r| r.clone()).unwrap_or_default();
+        // A trial that libtest saw fail outside the runner (it cannot, but libtest would say so).
+        let libtest_status = if conclusion.has_failed() {
+            ExitStatus::Failed
+        } else {
+            ExitStatus::Success
+        };
+        if results.is_empty() {
+            return libtest_status.into();
+        }
+        let gate = if whole_run { Gate::Thresholds } else { Gate::NotChecked };
+        driver.finish(&results, gate).and(libtest_status).into()
     }
-    let results = results.lock().map(|r| r.clone()).unwrap_or_default();
-    // A trial that libtest saw fail outside the runner (it cannot, but libtest would say so).
-    let libtest_status = if conclusion.has_failed() {
-        ExitStatus::Failed
-    } else {
-        ExitStatus::Success
-    };
-    if results.is_empty() {
-        return libtest_status.into();
-    }
-    let gate = if whole_run { Gate::Thresholds } else { Gate::NotChecked };
-    driver.finish(&results, gate).and(libtest_status).into()
+}
+
+/// Runs the suite at `root`, with the built-in agents, as a libtest harness with the given
+/// arguments; exits by [`crate::exit`].
+pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
+    Harness::new(root).run_libtest(args)
 }

@@ -1,33 +1,34 @@
 //! The `medin` command line: a thin layer over the library. What it prints of a task's,
-//! an agent's or a command's text is inert ([`medin::inert`]).
+//! an agent's or a command's text is inert (`medin::internal::inert`).
 //!
-//! Every command exits by the one table of [`medin::exit::ExitStatus`] (documented in the
-//! README, "Exit codes"); a command line clap rejects exits [`ExitStatus::Usage`].
+//! Every command exits by the one table of [`medin::ExitStatus`] (documented in the README,
+//! "Exit codes"); a command line clap rejects exits [`ExitStatus::Usage`]. The command-line
+//! types (clap) live here and nowhere else: the library takes plain values.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
-use medin::exit::ExitStatus;
-use medin::harness::{self, Driver};
-use medin::log::status::{self, StatusFilter, StatusFormat};
-use medin::log::ActivityLog;
-use medin::report::reporters::{FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson};
-use medin::report::{Gate, Reporter};
-use medin::runner::TaskResult;
-use medin::testparse::ParseTestsError;
-use medin::{inert, spec};
+use medin::internal::exit::HELP;
+use medin::internal::harness::{self, Driver};
+use medin::internal::log::status::{self, StatusFilter, StatusFormat};
+use medin::internal::log::ActivityLog;
+use medin::internal::report::reporters::{FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson};
+use medin::internal::report::{Gate, Reporter};
+use medin::internal::sandbox::{ExecArgs, Isolation};
+use medin::internal::testparse::ParseTestsError;
+use medin::internal::{inert, spec};
+use medin::ExitStatus;
 
 #[derive(Parser)]
 #[command(
     name = "medin",
     version,
     about = "Evaluate AI coding agents the way cargo test evaluates code",
-    after_help = medin::exit::HELP
+    after_help = HELP
 )]
 struct Cli {
     /// The suite directory (holding medin.yaml).
@@ -41,7 +42,7 @@ struct Cli {
 enum Command {
     /// Run tasks (default: the whole suite) and print the metrics. The run id is MEDIN_RUN_ID
     /// when set (processes sharing it write into one run folder), else a fresh one.
-    #[command(after_help = medin::exit::HELP)]
+    #[command(after_help = HELP)]
     Run {
         /// Task files or folders (default: the suite folders of medin.yaml).
         paths: Vec<PathBuf>,
@@ -57,7 +58,7 @@ enum Command {
     },
     /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID), print
     /// the suite metrics, check the thresholds of medin.yaml, write the run's summary.json.
-    #[command(after_help = medin::exit::HELP)]
+    #[command(after_help = HELP)]
     Report {
         /// The run id (default: the run whose trial results were written last).
         #[arg(long)]
@@ -86,7 +87,7 @@ enum Command {
         #[arg(long)]
         limit: Option<usize>,
         #[arg(long, value_enum, default_value = "table")]
-        format: StatusFormat,
+        format: FormatArg,
         /// The activity log (default: <suite>/target/medin/ACTIVITY_LOG.md).
         #[arg(long)]
         log: Option<PathBuf>,
@@ -118,7 +119,7 @@ enum Command {
     },
     /// Run one command exactly as a task would and print its receipt as JSON:
     /// medin exec [--isolation strict] [--memory 64MiB] ... -- CMD ARGS...
-    Exec(medin::sandbox::ExecArgs),
+    Exec(ExecCli),
     /// Print the JSON Schema of task files (or of medin.yaml with --suite-file).
     Schema {
         #[arg(long)]
@@ -136,6 +137,101 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         exit_code: Option<i32>,
     },
+}
+
+/// `medin status --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    Table,
+    Json,
+    Markdown,
+}
+
+impl From<FormatArg> for StatusFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => StatusFormat::Table,
+            FormatArg::Json => StatusFormat::Json,
+            FormatArg::Markdown => StatusFormat::Markdown,
+        }
+    }
+}
+
+/// `--isolation` of `medin exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum IsolationArg {
+    None,
+    Process,
+    Strict,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(i: IsolationArg) -> Self {
+        match i {
+            IsolationArg::None => Isolation::None,
+            IsolationArg::Process => Isolation::Process,
+            IsolationArg::Strict => Isolation::Strict,
+        }
+    }
+}
+
+/// Arguments of `medin exec`.
+#[derive(Debug, Clone, clap::Args)]
+struct ExecCli {
+    /// The workspace the command runs in (default: the current directory).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// none | process | strict (default: the strongest this machine supports, as for tasks;
+    /// `medin doctor` names it).
+    #[arg(long, value_enum)]
+    isolation: Option<IsolationArg>,
+    /// Allow network access (strict mode otherwise gives the command no network).
+    #[arg(long)]
+    network: bool,
+    /// Memory limit, e.g. 64MiB (default 1GiB of address space per process; setting it puts
+    /// the command in a memory cgroup, where the limit holds for the whole tree).
+    #[arg(long)]
+    memory: Option<String>,
+    /// CPU-time limit, e.g. 5s (default none).
+    #[arg(long)]
+    cpu: Option<String>,
+    /// Wall-clock timeout, e.g. 10s (default 30s).
+    #[arg(long)]
+    timeout: Option<String>,
+    /// Largest file the command may write, e.g. 1MiB (default 256MiB).
+    #[arg(long)]
+    file_size: Option<String>,
+    /// Processes alive at once (default 1024; puts the command in its own cgroup, which is
+    /// otherwise done only at `strict`).
+    #[arg(long)]
+    max_procs: Option<u64>,
+    /// Put the command in its own cgroup (pids + memory) even at `process`.
+    #[arg(long)]
+    cgroup: bool,
+    /// Bytes of output kept per stream (default 1MiB).
+    #[arg(long)]
+    output: Option<String>,
+    /// The command and its arguments (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    command: Vec<String>,
+}
+
+impl From<ExecCli> for ExecArgs {
+    fn from(a: ExecCli) -> Self {
+        ExecArgs {
+            workspace: a.workspace,
+            isolation: a.isolation.map(Isolation::from),
+            network: a.network,
+            memory: a.memory,
+            cpu: a.cpu,
+            timeout: a.timeout,
+            file_size: a.file_size,
+            max_procs: a.max_procs,
+            cgroup: a.cgroup,
+            output: a.output,
+            command: a.command,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -178,15 +274,15 @@ fn main() -> ExitCode {
             limit,
             format,
             log,
-        } => cmd_status(&cli.suite, task, failed, since, limit, format, log).into(),
+        } => cmd_status(&cli.suite, task, failed, since, limit, format.into(), log).into(),
         Command::Guard {
             json,
             jsonl,
             hook,
             workspace,
             command,
-        } => ExitCode::from(medin::guard::cli::run(
-            &medin::guard::cli::GuardArgs {
+        } => ExitCode::from(medin::internal::guard::cli::run(
+            &medin::internal::guard::cli::GuardArgs {
                 json,
                 jsonl,
                 hook,
@@ -197,8 +293,8 @@ fn main() -> ExitCode {
             &mut std::io::stdout().lock(),
             &mut std::io::stderr().lock(),
         )),
-        Command::Doctor { json } => ExitCode::from(medin::sandbox::doctor_main(json)),
-        Command::Exec(args) => ExitCode::from(medin::sandbox::exec_main(&args)),
+        Command::Doctor { json } => ExitCode::from(medin::internal::sandbox::doctor_main(json)),
+        Command::Exec(args) => ExitCode::from(medin::internal::sandbox::exec_main(&args.into())),
         Command::Schema { suite_file } => {
             println!(
                 "{}",
@@ -214,7 +310,7 @@ fn main() -> ExitCode {
             input,
             framework,
             exit_code,
-        } => match medin::testparse::parse_tests_command(&input, framework.as_deref(), exit_code) {
+        } => match medin::internal::testparse::parse_tests_command(&input, framework.as_deref(), exit_code) {
             Ok(json) => {
                 println!("{}", inert::json(&json));
                 ExitStatus::Success.into()
@@ -268,25 +364,8 @@ fn cmd_run(
         Arc::new(lines),
     ];
     let driver = Driver::new(plan, reporters);
-    let work = driver.trials();
-    let jobs = jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<TaskResult>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.min(work.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(trial) = work.get(i) else { break };
-                let result = driver.run_trial(trial);
-                if let Ok(mut all) = results.lock() {
-                    all.push(result);
-                }
-            });
-        }
-    });
-    let results = results.into_inner().unwrap_or_default();
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+    let results = driver.run_trials(&driver.trials(), jobs);
     // Thresholds judge whole suites: a run narrowed to some paths prints metrics, ungated.
     let gate = if paths.is_empty() {
         Gate::Thresholds
@@ -321,7 +400,7 @@ fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitStatus {
         }
         paths.to_vec()
     };
-    let results = spec::check::check_paths(&targets);
+    let results = spec::check_paths(&targets);
     if results.is_empty() {
         eprintln!(
             "medin: no task files found in {}; give task files or folders, or a --suite whose medin.yaml names existing folders",

@@ -7,11 +7,11 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use medin::agent::process::{group_alive, ProcessAgent};
-use medin::agent::{start, Action, Agent, AgentEvent, AgentFailure, AgentSource, TaskBrief};
-use medin::sandbox::SandboxConfig;
-use medin::spec::{AgentSpec, FinalReport, FinalResult, ProcessAgentSpec};
-use medin::tools::{ActionInput, ErrorCode, Receipt};
+use medin::internal::agent::process::{group_alive, ProcessAgent};
+use medin::internal::agent::{start, Action, Agent, AgentEvent, AgentFailure, AgentRegistry, AgentSource, TaskBrief};
+use medin::internal::sandbox::SandboxConfig;
+use medin::internal::spec::{FinalReport, FinalResult};
+use medin::internal::tools::{ActionInput, ErrorCode, Receipt};
 use serde_json::{json, Value};
 use support::pids_with;
 
@@ -20,7 +20,7 @@ fn root() -> PathBuf {
 }
 
 fn brief(prompt: &str) -> TaskBrief {
-    let tools = medin::tools::registry()
+    let tools = medin::internal::tools::registry()
         .into_iter()
         .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
         .collect();
@@ -437,13 +437,10 @@ fn drop_kills_the_group() {
 #[test]
 fn start_reports_a_spawn_failure_as_an_agent_failure() {
     let source = AgentSource {
-        spec: AgentSpec::Process(ProcessAgentSpec {
-            command: "python3 agent.py".into(),
-            reply_timeout: None,
-        }),
+        spec: AgentRegistry::builtin().parse("process:python3 agent.py").unwrap(),
         base_dir: PathBuf::from("/nonexistent/medin/dir"),
     };
-    let mut agent = start(&source, &brief("p"), &[], &SandboxConfig::new("/tmp"));
+    let mut agent = start(&source, &brief("p"), &[], &SandboxConfig::new("/tmp"), far());
     match agent.next(None, far()) {
         AgentEvent::Failed(AgentFailure::Spawn { command, reason }) => {
             assert_eq!(command, "python3 agent.py");
@@ -457,10 +454,12 @@ fn start_reports_a_spawn_failure_as_an_agent_failure() {
 #[test]
 fn start_runs_the_example_agent_from_its_spec() {
     let source = AgentSource {
-        spec: medin::agent::parse_agent_arg("process:python3 examples/agent.py").unwrap(),
+        spec: AgentRegistry::builtin()
+            .parse("process:python3 examples/agent.py")
+            .unwrap(),
         base_dir: root(),
     };
-    let mut agent = start(&source, &brief("Run `true`"), &[], &SandboxConfig::new("/tmp"));
+    let mut agent = start(&source, &brief("Run `true`"), &[], &SandboxConfig::new("/tmp"), far());
     assert_eq!(agent.name(), "process:python3 examples/agent.py");
     let events = drive(agent.as_mut(), |_| {
         Receipt::success(json!({"exit_code": 0, "stdout": ""}))
@@ -508,7 +507,7 @@ fn a_command_that_does_not_exist_exits_127_with_the_shell_message() {
 
 #[test]
 fn a_reply_message_carries_free_text_and_a_reply_without_text_is_malformed() {
-    use medin::agent::process::parse_line;
+    use medin::internal::agent::process::parse_line;
     assert_eq!(
         parse_line(r#"{"type":"reply","text":"```json\n{}\n```"}"#),
         Some(AgentEvent::Reply("```json\n{}\n```".into()))

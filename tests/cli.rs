@@ -1,5 +1,5 @@
 //! The `medin` binary end to end: run, check, status, report and schema on small suites built
-//! in temp directories, with the exit codes of the one table (`medin::exit`).
+//! in temp directories, with the exit codes of the one table (`medin::internal::exit`).
 
 mod support;
 

@@ -5,12 +5,12 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use medin::agent::AgentSource;
-use medin::guard::policy::Origin;
-use medin::report::events::{Event, ReportError, Reporter, RoundEndReason};
-use medin::report::EventSink;
-use medin::runner::{self, RunSettings, TaskResult};
-use medin::spec::{AgentSpec, FinalResult, SpecFile};
+use medin::internal::agent::AgentSource;
+use medin::internal::guard::policy::Origin;
+use medin::internal::report::events::{Event, ReportError, Reporter, RoundEndReason};
+use medin::internal::report::EventSink;
+use medin::internal::runner::{self, RunSettings, TaskResult};
+use medin::internal::spec::{AgentSpec, FinalResult, SpecFile};
 
 /// What a reporter saw, one entry per event.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +60,7 @@ fn run_bundled(name: &str) -> (TaskResult, Vec<Seen>) {
     let mut settings = RunSettings::new(
         out.path().to_path_buf(),
         AgentSource {
-            spec: AgentSpec::Oracle,
+            spec: AgentSpec::oracle(),
             base_dir: root.to_path_buf(),
         },
     );
@@ -160,7 +160,7 @@ fn a_plain_task_has_no_round_events_and_a_broken_spec_still_starts_and_finishes(
     let mut settings = RunSettings::new(
         dir.path().join("out"),
         AgentSource {
-            spec: AgentSpec::Oracle,
+            spec: AgentSpec::oracle(),
             base_dir: dir.path().to_path_buf(),
         },
     );

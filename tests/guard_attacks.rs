@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use medin::guard::{check_action, check_command, GuardContext, Recommendation, Verdict};
+use medin::internal::guard::{check_action, check_command, GuardContext, Recommendation, Verdict};
 use serde_json::json;
 
 const WS: &str = "/work/medin-ws/task-1";

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use medin::guard::{check_command, GuardContext, Recommendation};
+use medin::internal::guard::{check_command, GuardContext, Recommendation};
 
 const WS: &str = "/work/medin-ws/task-1";
 

@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use medin::guard::policy::{decide, Decision, ToolGate};
-use medin::guard::{check_command, GuardContext};
-use medin::spec::{Bypass, Policy, ToolPolicy};
+use medin::internal::guard::policy::{decide, Decision, ToolGate};
+use medin::internal::guard::{check_command, GuardContext};
+use medin::internal::spec::{Bypass, Policy, ToolPolicy};
 
-fn verdict(cmd: &str) -> medin::guard::Verdict {
+fn verdict(cmd: &str) -> medin::internal::guard::Verdict {
     check_command(
         cmd,
         &GuardContext {

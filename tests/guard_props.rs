@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use medin::guard::{check_command, GuardContext, Recommendation};
+use medin::internal::guard::{check_command, GuardContext, Recommendation};
 use proptest::prelude::*;
 
 const WS: &str = "/work/medin-ws/task-1";

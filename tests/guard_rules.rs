@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use medin::guard::{check_action, check_command, GuardContext, Recommendation, Risk, Verdict};
+use medin::internal::guard::{check_action, check_command, GuardContext, Recommendation, Risk, Verdict};
 
 const WS: &str = "/work/medin-ws/task-1";
 
@@ -370,7 +370,7 @@ fn deleting_an_ancestor_of_the_workspace_is_blocked_even_in_temp() {
 
 #[test]
 fn rewriting_what_an_assertion_expects_is_warned_and_moving_it_is_not() {
-    use medin::guard::{check_action, GuardContext, Recommendation};
+    use medin::internal::guard::{check_action, GuardContext, Recommendation};
     let ws = tempfile::tempdir().unwrap();
     let ctx = GuardContext { workspace: ws.path() };
     let edit = |old: &str, new: &str| {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use medin::runner::{self, TrialVerdict};
+use medin::internal::runner::{self, TrialVerdict};
 
 mod support;
 use support::write;

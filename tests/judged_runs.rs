@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use medin::runner::toolchain::toolchain_setup;
-use medin::sandbox::{self, SandboxConfig};
-use medin::spec::Toolchain;
-use medin::testparse::Status;
-use medin::validate::judged::RunnerShims;
+use medin::internal::runner::toolchain::toolchain_setup;
+use medin::internal::sandbox::{self, SandboxConfig};
+use medin::internal::spec::Toolchain;
+use medin::internal::testparse::Status;
+use medin::internal::validate::judged::RunnerShims;
 
 fn write(path: &Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -88,7 +88,7 @@ fn a_module_that_prints_a_fake_summary_and_exits_on_import_is_not_a_pass() {
     let run = shims.run(&cfg, "python3 -m unittest").unwrap();
     assert!(run.outcome.success(), "the cheat exits 0: {run:?}");
     // What the output says would pass:
-    let parsed = medin::testparse::parse(&run.outcome.stderr.text, Some(0), None);
+    let parsed = medin::internal::testparse::parse(&run.outcome.stderr.text, Some(0), None);
     assert_eq!(
         parsed.status,
         Status::Passed,

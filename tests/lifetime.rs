@@ -34,7 +34,7 @@ fn write(path: &Path, text: &str) {
 }
 
 fn strict_ok() -> bool {
-    medin::sandbox::probe().strict.is_ok()
+    medin::internal::sandbox::probe().strict.is_ok()
 }
 
 /// Commands that escape every way a search by group or tag can miss; every process carries
@@ -236,7 +236,7 @@ fn kill_9_of_medin_ends_everything_it_started_and_a_later_run_reclaims_what_it_l
         temp >= 3 && ws >= 2,
         "the running medin had temp dirs and claimed workspaces: {temp} {ws}"
     );
-    let caps = medin::sandbox::probe();
+    let caps = medin::internal::sandbox::probe();
     if caps.memory_cgroup || caps.process_limit {
         assert!(cg >= 1, "the memory-limited task ran in a cgroup");
     }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::thread;
 
 use chrono::{DateTime, Duration, Utc};
-use medin::log::activity::{format_entry, END_MARKER};
-use medin::log::{export_json, parse_log, ActivityEntry, ActivityLog, EntryStatus};
-use medin::validate::{ValidationResult, ValidationStatus};
+use medin::internal::log::activity::{format_entry, END_MARKER};
+use medin::internal::log::{export_json, parse_log, ActivityEntry, ActivityLog, EntryStatus};
+use medin::internal::validate::{ValidationResult, ValidationStatus};
 
 fn validation(check: &str, status: ValidationStatus, evidence: &str) -> ValidationResult {
     ValidationResult {

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use medin::log::{read_jsonl, JsonlLog};
+use medin::internal::log::{read_jsonl, JsonlLog};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! `medin status`: filters and the three formats, as exact strings for a fixed entry list.
 
 use chrono::{DateTime, Utc};
-use medin::log::status::{filter_entries, parse_since, render, StatusFilter, StatusFormat};
-use medin::log::{ActivityEntry, EntryStatus};
+use medin::internal::log::status::{filter_entries, parse_since, render, StatusFilter, StatusFormat};
+use medin::internal::log::{ActivityEntry, EntryStatus};
 
 fn entry(task: &str, ts: &str, status: EntryStatus, outcome: Option<&str>, ms: u64, attempt: u32) -> ActivityEntry {
     ActivityEntry {

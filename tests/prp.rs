@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use medin::agent::AgentSource;
-use medin::runner::{self, RunSettings, TaskResult};
-use medin::spec::{AgentSpec, Outcome, SpecFile};
+use medin::internal::agent::AgentSource;
+use medin::internal::runner::{self, RunSettings, TaskResult};
+use medin::internal::spec::{AgentSpec, Outcome, SpecFile};
 
 fn run(dir: &Path, spec: &str) -> TaskResult {
     let path = dir.join("regression/task.yaml");
@@ -14,7 +14,7 @@ fn run(dir: &Path, spec: &str) -> TaskResult {
     let settings = RunSettings::new(
         dir.join("out"),
         AgentSource {
-            spec: AgentSpec::Oracle,
+            spec: AgentSpec::oracle(),
             base_dir: dir.to_path_buf(),
         },
     );
@@ -225,21 +225,22 @@ expect: { outcome: pending, prp: { success: true, gates: [[skipped]] } }
 
 #[test]
 fn replies_parse_raw_or_fenced_and_anything_else_is_an_error_quoting_it() {
-    use medin::spec::FinalResult;
-    let ok = medin::agent::parse_reply(r#"{"result": "success", "message": "done"}"#).unwrap();
+    use medin::internal::spec::FinalResult;
+    let ok = medin::internal::agent::parse_reply(r#"{"result": "success", "message": "done"}"#).unwrap();
     assert_eq!((ok.result, ok.message.as_str()), (FinalResult::Success, "done"));
-    let fenced = medin::agent::parse_reply(
+    let fenced = medin::internal::agent::parse_reply(
         "Here you go:\n```json\n{\"result\": \"issue\", \"message\": \"which db?\"}\n```\nbye",
     )
     .unwrap();
     assert_eq!(fenced.result, FinalResult::Issue);
-    let bare_fence = medin::agent::parse_reply("```\n{\"result\": \"error\", \"message\": \"no\"}\n```").unwrap();
+    let bare_fence =
+        medin::internal::agent::parse_reply("```\n{\"result\": \"error\", \"message\": \"no\"}\n```").unwrap();
     assert_eq!(bare_fence.result, FinalResult::Error);
-    let bad = medin::agent::parse_reply("I think it works").unwrap_err();
+    let bad = medin::internal::agent::parse_reply("I think it works").unwrap_err();
     assert_eq!(bad.result, FinalResult::Error);
     assert!(bad.message.contains("I think it works"));
     assert!(
-        medin::agent::parse_reply(r#"{"result": "great"}"#).is_err(),
+        medin::internal::agent::parse_reply(r#"{"result": "great"}"#).is_err(),
         "unknown result values are not success"
     );
 }

@@ -1,7 +1,7 @@
 //! One run made of many processes: processes that share `MEDIN_RUN_ID` write into one run
 //! folder (each trial its own part file), and `medin report` merges the parts, prints the
-//! metrics, gates the thresholds and exits by the table of `medin::exit`. Both drivers are
-//! checked: the `eval` harness (`medin::harness::run_suite`, what `cargo test` and nextest
+//! metrics, gates the thresholds and exits by the table of `medin::internal::exit`. Both drivers are
+//! checked: the `eval` harness (`medin::internal::harness::run_suite`, what `cargo test` and nextest
 //! run) and `medin run`.
 
 mod support;
@@ -167,7 +167,7 @@ fn harness_child() {
         test_threads: Some(1),
         ..Default::default()
     };
-    let code = medin::harness::run_suite(Path::new(&root), args);
+    let code = medin::internal::harness::run_suite(Path::new(&root), args);
     let code = [0u8, 1, 2, 64]
         .into_iter()
         .find(|c| std::process::ExitCode::from(*c) == code)

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use medin::runner::{self, TrialVerdict};
-use medin::spec::Outcome;
+use medin::internal::runner::{self, TrialVerdict};
+use medin::internal::spec::Outcome;
 
 mod support;
 use support::write;
@@ -315,7 +315,7 @@ expect: { outcome: success }
     );
     assert_eq!(
         result.cause(),
-        Some(medin::error::Cause::Infrastructure),
+        Some(medin::internal::error::Cause::Infrastructure),
         "{:?}",
         result.verdict
     );
@@ -357,7 +357,7 @@ expect: { outcome: error }
     );
     assert_eq!(
         result.cause(),
-        Some(medin::error::Cause::Infrastructure),
+        Some(medin::internal::error::Cause::Infrastructure),
         "{:?}",
         result.verdict
     );

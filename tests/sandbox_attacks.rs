@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use medin::sandbox::{self, ExitKind, Isolation, LimitHit, SandboxConfig, SandboxError};
+use medin::internal::sandbox::{self, ExitKind, Isolation, LimitHit, SandboxConfig, SandboxError};
 use support::pids_with;
 
 fn strict_ok() -> bool {

@@ -80,7 +80,7 @@ fn exec_strict_confines_or_fails_loudly() {
         .args(["--", "sh", "-c", "echo hi > f && cat /proc/1/environ; hostname"])
         .output()
         .unwrap();
-    if medin::sandbox::probe().strict.is_ok() {
+    if medin::internal::sandbox::probe().strict.is_ok() {
         let r = json(&out.stdout);
         assert_eq!(r["isolation"], "strict", "{r}");
         assert_eq!(r["stdout"]["text"], "medin-sandbox\n", "{r}");
@@ -127,7 +127,7 @@ fn doctor_reports_the_machine() {
     }
     let out = medin().args(["doctor", "--json"]).output().unwrap();
     let r = json(&out.stdout);
-    let caps = medin::sandbox::probe();
+    let caps = medin::internal::sandbox::probe();
     assert_eq!(r["root"], caps.root);
     assert_eq!(r["strict_ok"], caps.strict.is_ok());
     assert_eq!(r["best"], if caps.strict.is_ok() { "strict" } else { "process" });
@@ -152,7 +152,7 @@ fn suite_isolation_applies_to_tasks_that_do_not_set_their_own() {
     .unwrap();
     let out = medin().arg("--suite").arg(dir.path()).arg("run").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    if medin::sandbox::probe().strict.is_ok() {
+    if medin::internal::sandbox::probe().strict.is_ok() {
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -283,7 +283,7 @@ fn exec_strict_works_wherever_the_harness_keeps_its_temporary_files() {
     // The harness's TMPDIR decides where each command's private TMPDIR (and the probe's
     // workspace) lies; the built view must show it at that path, also through /var/tmp, which
     // the view makes a link to its /tmp, and outside both.
-    if medin::sandbox::probe().strict.is_err() {
+    if medin::internal::sandbox::probe().strict.is_err() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();

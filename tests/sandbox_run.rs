@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use medin::sandbox::{self, ExitKind, Isolation, SandboxConfig, SandboxError};
+use medin::internal::sandbox::{self, ExitKind, Isolation, SandboxConfig, SandboxError};
 use sha2::{Digest, Sha256};
 
 fn cfg(dir: &Path) -> SandboxConfig {
@@ -405,14 +405,14 @@ fn a_child_that_cannot_start_is_a_spawn_error_naming_the_step() {
 
 /// A strict config for `ws` with the host toolchains `tools` (their directories as read
 /// paths, as the runner gives them), or None where strict cannot be had here.
-fn strict_with(ws: &Path, tools: &[medin::spec::Toolchain]) -> Option<SandboxConfig> {
+fn strict_with(ws: &Path, tools: &[medin::internal::spec::Toolchain]) -> Option<SandboxConfig> {
     if sandbox::probe().strict.is_err() {
         return None;
     }
     let mut c = cfg(ws);
     c.isolation = Isolation::Strict;
     c.timeout = Duration::from_secs(120);
-    let setup = medin::runner::toolchain::toolchain_setup(tools, sandbox::SANDBOX_PATH);
+    let setup = medin::internal::runner::toolchain::toolchain_setup(tools, sandbox::SANDBOX_PATH);
     c.env = setup.env;
     c.read_paths = setup.read_paths;
     Some(c)
@@ -420,7 +420,7 @@ fn strict_with(ws: &Path, tools: &[medin::spec::Toolchain]) -> Option<SandboxCon
 
 #[test]
 fn strict_view_runs_everyday_programs() {
-    use medin::spec::Toolchain;
+    use medin::internal::spec::Toolchain;
     let dir = tempfile::tempdir().unwrap();
     let Some(c) = strict_with(dir.path(), &[Toolchain::Python, Toolchain::Node]) else {
         return;
@@ -450,7 +450,7 @@ fn strict_view_runs_everyday_programs() {
 
 #[test]
 fn strict_view_builds_a_tiny_crate_offline_with_the_host_toolchain() {
-    use medin::spec::Toolchain;
+    use medin::internal::spec::Toolchain;
     let dir = tempfile::tempdir().unwrap();
     let Some(c) = strict_with(dir.path(), &[Toolchain::Rust]) else {
         return;

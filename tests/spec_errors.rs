@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use medin::spec::{
-    check_paths, load_task, task_schema_json, AgentSpec, FinalResult, Outcome, SpecError, Step, TaskKind, ValidatorSpec,
+use medin::internal::spec::{
+    check_paths, load_task, task_schema_json, FinalResult, Outcome, SpecError, Step, TaskKind, ValidatorSpec,
 };
 use serde_json::{json, Value};
 
@@ -128,7 +128,7 @@ fn design_example_loads_into_expected_values() {
                 tool: "bash".into(),
                 input: json!({"command": "cat hello.txt"})
             },
-            Step::Final(medin::spec::FinalReport {
+            Step::Final(medin::internal::spec::FinalReport {
                 code: None,
                 result: FinalResult::Success,
                 message: "created hello.txt".into()
@@ -169,7 +169,10 @@ fn a_spec_with_every_key_loads() {
     assert_eq!(spec.limits.command_timeout.unwrap().0, Duration::from_millis(500));
     assert_eq!(spec.limits.output.unwrap().0, 4096);
     assert_eq!(spec.policy.bypass[0].rule, "deletion.recursive_force");
-    assert!(matches!(&spec.agent, Some(AgentSpec::Process(p)) if p.command == "python3 agent.py"));
+    assert_eq!(
+        spec.agent.as_ref().map(|a| a.label()).as_deref(),
+        Some("process:python3 agent.py")
+    );
     assert_eq!(
         spec.solution[0],
         Step::Tool {
@@ -379,7 +382,7 @@ fn mangled_specs_never_panic_and_errors_stay_inside_the_file() {
         }
         let n = lines.len() + 2;
         for v in variants {
-            let result = std::panic::catch_unwind(|| medin::spec::parse_task(&v, &path));
+            let result = std::panic::catch_unwind(|| medin::internal::spec::parse_task(&v, &path));
             let result = result.unwrap_or_else(|_| panic!("panicked on:\n{v}"));
             if let Err(e) = result {
                 if std::env::var("DUMP").is_ok() {
@@ -413,7 +416,7 @@ fn single_line_mistakes_are_reported_on_their_line() {
             for (name, f) in mangles {
                 let mut v: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
                 v[i] = f(lines[i]);
-                if let Err(e) = medin::spec::parse_task(&v.join("\n"), &path) {
+                if let Err(e) = medin::internal::spec::parse_task(&v.join("\n"), &path) {
                     let (l, _) = e.location().unwrap();
                     // Where the mistake is ambiguous (two lines disagree on indentation),
                     // the error may sit on the other line but must name this one.

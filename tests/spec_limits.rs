@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use medin::spec::{load_task, SpecError, TaskSpec};
+use medin::internal::spec::{load_task, SpecError, TaskSpec};
 use proptest::prelude::*;
 use support::medin;
 
@@ -109,7 +109,7 @@ fn a_hundred_thousand_steps_are_rejected_at_the_first_step_over_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     // Ten bytes a step, so the file stays under the size limit.
     let text = format!("description: long\nsolution:\n{}", "- bash: a\n".repeat(100_000));
-    assert!(text.len() < medin::spec::limits::MAX_SPEC_BYTES as usize);
+    assert!(text.len() < medin::internal::spec::limits::MAX_SPEC_BYTES as usize);
     let (e, _) = reject(dir.path(), "steps.yaml", text.as_bytes());
     assert_eq!(e.location(), Some((3 + 10_000, 3)), "{e}");
     assert!(e.to_string().contains("10000 entries"), "{e}");
@@ -128,7 +128,7 @@ fn a_hundred_thousand_steps_are_rejected_at_the_first_step_over_the_limit() {
 #[test]
 fn big_files_and_big_regexes_are_rejected_where_the_limit_is_crossed() {
     let dir = tempfile::tempdir().unwrap();
-    let limit = medin::spec::limits::MAX_SPEC_BYTES as usize;
+    let limit = medin::internal::spec::limits::MAX_SPEC_BYTES as usize;
     let mut big = b"description: x\nprompt: |\n".to_vec();
     while big.len() < 50_000_000 {
         big.extend_from_slice(format!("  {}\n", "x".repeat(98)).as_bytes());
@@ -327,7 +327,7 @@ proptest! {
         text.push_str(&body[cut..]);
         let path = Path::new("fuzz.yaml");
         let start = Instant::now();
-        let r = std::panic::catch_unwind(|| medin::spec::parse_task(&text, path));
+        let r = std::panic::catch_unwind(|| medin::internal::spec::parse_task(&text, path));
         let took = start.elapsed();
         prop_assert!(r.is_ok(), "panicked on {:?}", text);
         prop_assert!(took < BOUND, "took {:?} on {:?}", took, text);

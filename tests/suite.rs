@@ -6,11 +6,11 @@ use std::path::Path;
 #[test]
 fn every_bundled_task_loads_without_error() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let suite = medin::spec::load_suite(root).expect("medin.yaml loads");
-    let files = medin::spec::discover(&suite).expect("suite folders exist");
+    let suite = medin::internal::spec::load_suite(root).expect("medin.yaml loads");
+    let files = medin::internal::spec::discover(&suite).expect("suite folders exist");
     assert!(files.len() >= 19);
     for f in &files {
-        if let Err(e) = medin::spec::load_task(&f.path) {
+        if let Err(e) = medin::internal::spec::load_task(&f.path) {
             panic!("{e}");
         }
     }
@@ -19,8 +19,8 @@ fn every_bundled_task_loads_without_error() {
 #[test]
 fn trials_are_named_by_category_and_path_and_sorted() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let plan = medin::harness::plan(root, Some("oracle"), &[], None).expect("plan");
-    let names = medin::harness::trial_names(&plan);
+    let plan = medin::internal::harness::plan(root, Some("oracle"), &[], None).expect("plan");
+    let names = medin::internal::harness::trial_names(&plan);
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
@@ -57,13 +57,13 @@ fn trials_are_named_by_category_and_path_and_sorted() {
 #[test]
 fn at_least_three_bundled_tasks_use_the_example_process_agent() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let suite = medin::spec::load_suite(root).unwrap();
-    let users = medin::spec::discover(&suite)
+    let suite = medin::internal::spec::load_suite(root).unwrap();
+    let users = medin::internal::spec::discover(&suite)
         .unwrap()
         .iter()
         .filter(|f| {
-            matches!(medin::spec::load_task(&f.path).map(|t| t.agent),
-                Ok(Some(medin::spec::AgentSpec::Process(p))) if p.command.contains("examples/agent.py"))
+            matches!(medin::internal::spec::load_task(&f.path).map(|t| t.agent.map(|a| a.label())),
+                Ok(Some(label)) if label.starts_with("process:") && label.contains("examples/agent.py"))
         })
         .count();
     assert!(users >= 3, "{users}");

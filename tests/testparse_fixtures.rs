@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use medin::testparse::{error_signature, parse, Framework, Status, TestReport};
+use medin::internal::testparse::{error_signature, parse, Framework, Status, TestReport};
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/testparse")

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use medin::testparse::signature::{normalize_message, top_functions};
-use medin::testparse::{error_signature, parse, Failure, Status, TestReport};
+use medin::internal::testparse::signature::{normalize_message, top_functions};
+use medin::internal::testparse::{error_signature, parse, Failure, Status, TestReport};
 
 fn report(rel: &str) -> TestReport {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use medin::spec::{DurationSpec, FileContainsCheck, HttpCheck, PortCheck, ValidatorSpec};
-use medin::validate::{run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus};
+use medin::internal::spec::{DurationSpec, FileContainsCheck, HttpCheck, PortCheck, ValidatorSpec};
+use medin::internal::validate::{
+    run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus,
+};
 
 fn ctx(dir: &Path) -> ValidateContext {
     ValidateContext::new(dir)

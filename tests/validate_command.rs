@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use medin::spec::{CommandCheck, DurationSpec, ValidatorSpec};
-use medin::validate::{run_all, ValidateContext, ValidationResult, ValidationStatus};
+use medin::internal::spec::{CommandCheck, DurationSpec, ValidatorSpec};
+use medin::internal::validate::{run_all, ValidateContext, ValidationResult, ValidationStatus};
 
 fn cmd(run: &str) -> CommandCheck {
     CommandCheck {

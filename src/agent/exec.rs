@@ -13,14 +13,66 @@
 //! succeeded (exit 0), `error` otherwise, with the last non-empty line of stdout (or stderr) as
 //! the message.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::spec::{FinalReport, FinalResult};
+use crate::sandbox::SandboxConfig;
+use crate::spec::{AgentGiven, AgentRef, FinalReport, FinalResult};
 use crate::tools::{ActionInput, Receipt, ReceiptStatus};
 
-use super::{Action, Agent, AgentEvent, TaskBrief};
+use super::kind::{AgentConfinement, AgentContext, AgentKind};
+use super::registry::{self, AgentRefError};
+use super::{Action, Agent, AgentEvent, AgentFailure, TaskBrief};
+
+/// The options of `agent: {exec: {..}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExecOptions {
+    /// Shell command line run in the workspace; `$MEDIN_PROMPT` holds the prompt.
+    pub command: String,
+}
+
+/// The `exec` entry of the registry: `exec:CMD`, `{exec: CMD}` or `{exec: {command: CMD}}`.
+pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> {
+    let command = match &written.given {
+        AgentGiven::Nothing => String::new(),
+        AgentGiven::Arg(command) => command.clone(),
+        AgentGiven::Options(options) => registry::options::<ExecOptions>(written, options)?.command,
+    };
+    if command.trim().is_empty() {
+        return Err(AgentRefError::invalid(
+            written,
+            "has no command; write e.g. `exec:./run-agent.sh` or `{exec: {command: ./run-agent.sh}}`".into(),
+        ));
+    }
+    Ok(Arc::new(ExecKind {
+        command: command.trim().to_string(),
+    }))
+}
+
+/// The exec kind: a black-box command, run as an action inside the sandbox.
+#[derive(Debug)]
+struct ExecKind {
+    command: String,
+}
+
+impl AgentKind for ExecKind {
+    fn label(&self) -> String {
+        format!("exec:{}", self.command)
+    }
+
+    fn confinement(&self, sandbox: &SandboxConfig) -> AgentConfinement {
+        AgentConfinement::Sandboxed(sandbox.isolation)
+    }
+
+    fn start(&self, context: &AgentContext<'_>, _sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
+        Ok(Box::new(ExecAgent::new(&self.command, context.brief())))
+    }
+}
 
 /// Runs one black-box command per round.
 #[derive(Debug, Clone)]
@@ -64,11 +116,6 @@ impl ExecAgent {
             runs: 0,
             waiting: false,
         }
-    }
-
-    /// The command line the bash call runs (prompt export included).
-    pub fn script(&self) -> &str {
-        &self.script
     }
 }
 

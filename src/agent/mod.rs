@@ -6,20 +6,31 @@
 //! - [`process`]: any program speaking JSON lines on stdin/stdout (DESIGN §4).
 //! - [`exec`]: a black-box command run in the sandbox; only the end state is judged.
 //!
+//! Agents are found by name in an [`AgentRegistry`] (the three above are its built-in
+//! entries; an embedding crate adds its own), and each kind decides how it starts, its label
+//! and how its process is confined ([`kind`]); the runner calls [`start`] and never asks which
+//! kind it holds.
+//!
 //! An agent never touches the workspace itself and never sees the guard: it only proposes.
 
 pub mod exec;
-mod reply;
-pub use reply::parse_reply;
+mod kind;
 pub mod oracle;
 pub mod process;
+mod registry;
+mod reply;
+
+pub use kind::AgentContext;
+pub(crate) use registry::builtin_option_schemas;
+pub use registry::{AgentRefError, AgentRegistry, AgentSpec, RegistryError};
+pub use reply::parse_reply;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{AgentSpec, ExecAgentSpec, FinalReport, ProcessAgentSpec, Step};
+use crate::spec::{FinalReport, Step};
 use crate::tools::{ActionInput, Receipt};
 
 /// One tool call proposed by the agent.
@@ -115,68 +126,27 @@ pub struct AgentSource {
     pub base_dir: PathBuf,
 }
 
-/// The forms an agent argument can take, for error messages.
-pub const AGENT_FORMS: &str = "`oracle` (plays the task's solution), `process:CMD` (a program speaking JSON lines, e.g. `process:python3 examples/agent.py`) or `exec:CMD` (a black-box command run in the workspace)";
-
-/// Parses `oracle`, `process:CMD` or `exec:CMD` (the form of `MEDIN_AGENT` and `--agent`).
-pub fn parse_agent_arg(text: &str) -> Result<AgentSpec, String> {
-    let t = text.trim();
-    if t == "oracle" {
-        return Ok(AgentSpec::Oracle);
-    }
-    let command_of = |rest: &str, kind: &str| {
-        let cmd = rest.trim();
-        if cmd.is_empty() {
-            Err(format!(
-                "agent `{t}` has no command after `{kind}:`; write e.g. `{kind}:python3 agent.py`"
-            ))
-        } else {
-            Ok(cmd.to_string())
-        }
-    };
-    if let Some(rest) = t.strip_prefix("process:") {
-        return Ok(AgentSpec::Process(ProcessAgentSpec {
-            command: command_of(rest, "process")?,
-            reply_timeout: None,
-        }));
-    }
-    if let Some(rest) = t.strip_prefix("exec:") {
-        return Ok(AgentSpec::Exec(ExecAgentSpec {
-            command: command_of(rest, "exec")?,
-        }));
-    }
-    Err(format!("unknown agent `{t}`; use {AGENT_FORMS}"))
-}
-
-/// Starts the agent described by `source` for one task attempt.
-/// `solution` is the task's scripted solution (used by the oracle only).
+/// Starts the agent described by `source` for one task attempt: the one way the runner starts
+/// an agent, whatever its kind. `solution` is the task's scripted solution (the oracle plays
+/// it), `sandbox` the attempt's sandbox, `deadline` the end of the task's time.
 ///
-/// A process agent that cannot be started is returned as an agent whose first event is
-/// [`AgentFailure::Spawn`], so the runner reports it like any other agent failure.
+/// An agent that cannot be started is returned as an agent whose first event is its
+/// [`AgentFailure`] (e.g. [`AgentFailure::Spawn`]), so the runner reports it like any other
+/// agent failure.
 pub fn start(
     source: &AgentSource,
     brief: &TaskBrief,
     solution: &[Step],
     sandbox: &crate::sandbox::SandboxConfig,
+    deadline: std::time::Instant,
 ) -> Box<dyn Agent> {
-    let _ = sandbox;
-    match &source.spec {
-        AgentSpec::Oracle => Box::new(oracle::OracleAgent::new(solution.to_vec())),
-        AgentSpec::Process(spec) => {
-            let timeout = spec
-                .reply_timeout
-                .map(|d| d.0)
-                .unwrap_or(process::DEFAULT_REPLY_TIMEOUT);
-            match process::ProcessAgent::spawn(&spec.command, &source.base_dir, brief, timeout) {
-                Ok(agent) => Box::new(agent),
-                Err(failure) => Box::new(BrokenAgent {
-                    name: format!("process:{}", spec.command),
-                    failure,
-                }),
-            }
-        }
-        AgentSpec::Exec(spec) => Box::new(exec::ExecAgent::new(&spec.command, brief)),
-    }
+    let context = AgentContext::new(brief, &source.base_dir, deadline, solution);
+    source.spec.start(&context, sandbox).unwrap_or_else(|failure| {
+        Box::new(BrokenAgent {
+            name: source.spec.label(),
+            failure,
+        })
+    })
 }
 
 /// An agent that could not start: every event is its failure.
@@ -196,33 +166,4 @@ impl Agent for BrokenAgent {
     }
 
     fn finish(&mut self) {}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn agent_args_parse() {
-        assert_eq!(parse_agent_arg("oracle"), Ok(AgentSpec::Oracle));
-        assert_eq!(
-            parse_agent_arg("process:python3 examples/agent.py"),
-            Ok(AgentSpec::Process(ProcessAgentSpec {
-                command: "python3 examples/agent.py".into(),
-                reply_timeout: None
-            }))
-        );
-        assert_eq!(
-            parse_agent_arg(" exec: ./run.sh "),
-            Ok(AgentSpec::Exec(ExecAgentSpec {
-                command: "./run.sh".into()
-            }))
-        );
-        let err = parse_agent_arg("claude").unwrap_err();
-        assert!(
-            err.contains("unknown agent `claude`") && err.contains("process:CMD") && err.contains("exec:CMD"),
-            "{err}"
-        );
-        assert!(parse_agent_arg("process:  ").unwrap_err().contains("no command"));
-    }
 }

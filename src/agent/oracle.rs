@@ -6,10 +6,45 @@
 //! `call-1`, `call-2`, … in order. A solution that runs out without a `final` step ends with
 //! [`AgentFailure::NoFinal`]. The oracle ignores receipts: it is a script, not a planner.
 
-use crate::spec::Step;
+use std::sync::Arc;
+
+use crate::sandbox::SandboxConfig;
+use crate::spec::{AgentGiven, AgentRef, Step};
 use crate::tools::{ActionInput, Receipt};
 
+use super::kind::{AgentConfinement, AgentContext, AgentKind};
+use super::registry::AgentRefError;
 use super::{Action, Agent, AgentEvent, AgentFailure};
+
+/// The `oracle` entry of the registry: it takes no argument.
+pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> {
+    match &written.given {
+        AgentGiven::Nothing => Ok(Arc::new(OracleKind)),
+        AgentGiven::Options(options) if options.is_empty() => Ok(Arc::new(OracleKind)),
+        AgentGiven::Arg(_) | AgentGiven::Options(_) => Err(AgentRefError::invalid(
+            written,
+            "takes no argument: it plays the task's `solution`; write `oracle`".into(),
+        )),
+    }
+}
+
+/// The oracle kind: medin's own agent, playing the task's solution.
+#[derive(Debug)]
+pub(crate) struct OracleKind;
+
+impl AgentKind for OracleKind {
+    fn label(&self) -> String {
+        "oracle".into()
+    }
+
+    fn confinement(&self, _sandbox: &SandboxConfig) -> AgentConfinement {
+        AgentConfinement::Builtin
+    }
+
+    fn start(&self, context: &AgentContext<'_>, _sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
+        Ok(Box::new(OracleAgent::new(context.solution().to_vec())))
+    }
+}
 
 /// Plays a solution.
 #[derive(Debug, Clone)]

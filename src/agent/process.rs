@@ -41,13 +41,77 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::sandbox::{self, PipedChild, SandboxConfig};
-use crate::spec::{FinalReport, FinalResult};
+use crate::spec::{AgentGiven, AgentRef, DurationSpec, FinalReport, FinalResult};
 use crate::tools::{ActionInput, Receipt};
 
+use super::kind::{AgentConfinement, AgentContext, AgentKind};
+use super::registry::{self, AgentRefError};
 use super::{Action, Agent, AgentEvent, AgentFailure, TaskBrief, Usage};
+
+/// The options of `agent: {process: {..}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProcessOptions {
+    /// Shell command line that starts the agent. It runs with the directory of the file that
+    /// declared it as working directory.
+    pub command: String,
+    /// How long the agent may take to answer one message (default 30s).
+    #[serde(default)]
+    pub reply_timeout: Option<DurationSpec>,
+}
+
+/// The `process` entry of the registry: `process:CMD`, `{process: CMD}` or
+/// `{process: {command: CMD, reply_timeout: 10s}}`.
+pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> {
+    let options = match &written.given {
+        AgentGiven::Nothing => ProcessOptions {
+            command: String::new(),
+            reply_timeout: None,
+        },
+        AgentGiven::Arg(command) => ProcessOptions {
+            command: command.clone(),
+            reply_timeout: None,
+        },
+        AgentGiven::Options(options) => registry::options(written, options)?,
+    };
+    if options.command.trim().is_empty() {
+        return Err(AgentRefError::invalid(
+            written,
+            "has no command; write e.g. `process:python3 agent.py` or `{process: {command: python3 agent.py}}`".into(),
+        ));
+    }
+    Ok(Arc::new(ProcessKind {
+        command: options.command.trim().to_string(),
+        reply_timeout: options.reply_timeout.map(|d| d.0).unwrap_or(DEFAULT_REPLY_TIMEOUT),
+    }))
+}
+
+/// The process kind: a program of its own speaking JSON lines, started outside the sandbox.
+#[derive(Debug)]
+struct ProcessKind {
+    command: String,
+    reply_timeout: Duration,
+}
+
+impl AgentKind for ProcessKind {
+    fn label(&self) -> String {
+        format!("process:{}", self.command)
+    }
+
+    fn confinement(&self, _sandbox: &SandboxConfig) -> AgentConfinement {
+        AgentConfinement::Unconfined
+    }
+
+    fn start(&self, context: &AgentContext<'_>, _sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
+        let agent = ProcessAgent::spawn(&self.command, context.base_dir(), context.brief(), self.reply_timeout)?;
+        Ok(Box::new(agent))
+    }
+}
 
 /// How long an agent may take to send its next line, unless the spec says otherwise.
 pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -114,19 +114,10 @@ impl LimitTracker {
         self.turns
     }
 
-    /// Distinct files touched so far.
-    pub fn files(&self) -> u32 {
-        count(self.files.len())
-    }
-
     /// Changes made so far.
+    #[cfg(test)]
     pub fn changes(&self) -> u32 {
         self.changes
-    }
-
-    /// Time since the task started.
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
     }
 
     fn check(&self, files: u32, changes: u32) -> Result<(), LimitViolation> {

@@ -217,7 +217,6 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-pub use carriers::unwrap_command;
 pub use shell::parse_shell;
 
 pub(crate) fn is_assignment(word: &str) -> bool {

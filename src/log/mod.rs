@@ -87,11 +87,14 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, Vec<S
     (values, warnings)
 }
 
-/// A new run id: UTC time to the millisecond plus the process id, sortable.
+/// A new run id: UTC time to the millisecond plus the process id, sortable; a later id of the
+/// same process adds its sequence number, so two runs one process starts in the same
+/// millisecond (an embedding crate's tests, run in parallel) never share a run folder.
 pub fn new_run_id() -> String {
-    format!(
-        "{}-{}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ"),
-        std::process::id()
-    )
+    static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let time = chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ");
+    match STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => format!("{time}-{}", std::process::id()),
+        n => format!("{time}-{}-{n}", std::process::id()),
+    }
 }

@@ -9,7 +9,8 @@ use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, NaiveDateTime, Utc
 
 use super::activity::{export_json, ActivityEntry, EntryStatus};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// How `medin status` renders the entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusFormat {
     Table,
     Json,

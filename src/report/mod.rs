@@ -17,8 +17,7 @@ pub mod record;
 pub mod reporters;
 pub mod run;
 
-pub use events::{Event, EventSink, ReportError, Reporter, RoundEndReason, TrialEvents};
+pub use events::{Event, EventSink, Reporter};
 pub use finish::{conclude, trials_status, Gate, RunConclusion};
-pub use metrics::{check_thresholds, compute, render_text, Breach, GroupMetrics, SuiteMetrics, TrialCounts};
-pub use record::{TrialRecord, TrialStatus};
-pub use run::{RunFolder, RunFolderError, RunId, RunIdError, RUN_ID_VAR};
+pub use record::TrialStatus;
+pub use run::{RunFolder, RunId, RunIdError};

@@ -19,11 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentSource, TaskBrief};
+use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentRegistry, AgentSource, TaskBrief};
 use crate::error::{Cause, RunError};
 use crate::guard::limits::{LimitTracker, RuntimeLimits};
 use crate::guard::policy::{Ask, Rules, ToolGate};
-use crate::guard::Recommendation;
 use crate::pipeline::{self, CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
 use crate::report::events::{EventSink, RoundEndReason, TrialEvents};
 use crate::sandbox::{self, SandboxConfig};
@@ -52,6 +51,8 @@ pub struct RunSettings {
     pub output: PathBuf,
     /// The agent for tasks that do not pin one.
     pub default_agent: AgentSource,
+    /// The agents a task's `agent:` may name (the built-ins, and an embedding crate's).
+    pub agents: AgentRegistry,
     /// Where trial events go (the reporters of the run); none by default.
     pub events: EventSink,
     /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
@@ -69,6 +70,7 @@ impl RunSettings {
             run_id: crate::log::new_run_id(),
             output,
             default_agent,
+            agents: AgentRegistry::builtin(),
             events: EventSink::none(),
             isolation: None,
             ask: Ask::from_env(),
@@ -181,7 +183,7 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
         events.finished(&result, &[]);
         result
     };
-    match spec::load_task(&file.path) {
+    match spec::load_task_with(&file.path, &settings.agents) {
         Ok(task) => {
             // A bug in medin must cost one trial, not the run: a panic becomes a harness error.
             let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt));
@@ -225,11 +227,7 @@ pub fn agent_for(task: &TaskSpec, file: &SpecFile, settings: &RunSettings) -> Ag
 
 /// A short display name of an agent.
 pub fn agent_label(spec: &AgentSpec) -> String {
-    match spec {
-        AgentSpec::Oracle => "oracle".into(),
-        AgentSpec::Process(p) => format!("process:{}", p.command),
-        AgentSpec::Exec(e) => format!("exec:{}", e.command),
-    }
+    spec.label()
 }
 
 fn spec_dir(path: &Path) -> PathBuf {
@@ -320,7 +318,6 @@ struct Attempt<'a> {
     /// handle and never follow the agent's links.
     ws: sandbox::Beneath,
     judging: Judging,
-    fixture: Option<PathBuf>,
     /// The one path every action of this attempt takes (shared with validator threads).
     pipe: Arc<Pipeline>,
     run_dir: PathBuf,
@@ -423,7 +420,6 @@ impl<'a> Attempt<'a> {
             workspace,
             ws,
             judging,
-            fixture,
             pipe,
             run_dir: run_dir.to_path_buf(),
             events,
@@ -444,7 +440,6 @@ impl<'a> Attempt<'a> {
         let mut record = AttemptRecord {
             workspace: self.workspace.clone(),
             run_dir: self.run_dir.clone(),
-            fixture: self.fixture.clone(),
             // What the workspace held when the agent started (after setup), for `unchanged`.
             initial: prp::snapshot(&self.ws),
             ..Default::default()
@@ -460,7 +455,13 @@ impl<'a> Attempt<'a> {
         } else {
             let brief = self.brief(clock.timeout, self.task.prompt.clone());
             self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-            let mut agent = agent::start(self.source, &brief, &self.task.solution, self.pipe.sandbox());
+            let mut agent = agent::start(
+                self.source,
+                &brief,
+                &self.task.solution,
+                self.pipe.sandbox(),
+                clock.at(),
+            );
             let end = self.run_round(agent.as_mut(), &clock)?;
             agent.finish();
             record.validations = self.validate(&mut record)?;
@@ -700,11 +701,7 @@ impl<'a> Attempt<'a> {
 
 /// How the agent process itself is confined, for every receipt (`Receipt::agent_isolation`).
 fn agent_isolation(source: &AgentSource, sandbox: &SandboxConfig) -> String {
-    match &source.spec {
-        AgentSpec::Process(_) => "unconfined".into(),
-        AgentSpec::Exec(_) => sandbox.isolation.to_string(),
-        AgentSpec::Oracle => "builtin".into(),
-    }
+    source.spec.confinement(sandbox).to_string()
 }
 
 /// The action of a harness step's record (`medin.protect`, `medin.cleanup`, `medin.backoff` …).
@@ -851,9 +848,4 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
     cfg.read_paths.extend(tools.read_paths);
     cfg.isolation = task.isolation.unwrap_or_else(sandbox::default_isolation);
     cfg
-}
-
-/// Whether a verdict is a block (used by reports).
-pub fn is_block(v: &crate::guard::Verdict) -> bool {
-    v.recommendation == Recommendation::Block
 }

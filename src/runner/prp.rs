@@ -141,7 +141,7 @@ pub(super) fn run(
 
     let brief = att.brief(clock.timeout, prompt.clone());
     att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
+    let mut agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
     let mut stop: Option<(Outcome, String)> = None;
 
     match round_with_retry(att, &mut agent, &prompt, None, clock, &mut rec, &retry)? {
@@ -359,7 +359,7 @@ fn round_with_retry(
                 "to_agent",
                 serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
             )?;
-            *agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
+            *agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
             if let Some(f) = feedback {
                 agent.feedback(f);
             }

@@ -241,8 +241,6 @@ pub struct AttemptRecord {
     pub workspace: PathBuf,
     /// The attempt's run folder (the harness's own files: loop state, PRP artifacts).
     pub run_dir: PathBuf,
-    /// The fixture the workspace was copied from.
-    pub fixture: Option<PathBuf>,
     /// Path → `sha256:<hex>` of every workspace file when the agent started (after setup).
     pub initial: std::collections::BTreeMap<String, String>,
     /// Changes the agent made to protected files, as found before each judged run.

@@ -166,7 +166,8 @@ pub(super) fn run(
     let mut history = state.read_history()?;
     let brief = att.brief(clock.timeout, round_prompt(&att.task.prompt, &spec.test, &report));
     att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
+    let mut agent: Box<dyn Agent> =
+        agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
     let outcome = loop {
         if rec.iterations >= max_iterations {
             break (

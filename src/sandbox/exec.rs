@@ -7,55 +7,34 @@ use std::time::Duration;
 use super::{run_shell, CommandOutcome, ExitKind, Isolation, SandboxConfig};
 use crate::spec::{ByteSize, DurationSpec};
 
-/// Arguments of `medin exec`.
-#[derive(Debug, Clone, clap::Args)]
+/// Arguments of `medin exec` (the binary's command line reads them).
+#[derive(Debug, Clone)]
 pub struct ExecArgs {
     /// The workspace the command runs in (default: the current directory).
-    #[arg(long)]
     pub workspace: Option<PathBuf>,
     /// none | process | strict (default: the strongest this machine supports, as for tasks;
     /// `medin doctor` names it).
-    #[arg(long)]
     pub isolation: Option<Isolation>,
     /// Allow network access (strict mode otherwise gives the command no network).
-    #[arg(long)]
     pub network: bool,
     /// Memory limit, e.g. 64MiB (default 1GiB of address space per process; setting it puts
     /// the command in a memory cgroup, where the limit holds for the whole tree).
-    #[arg(long)]
     pub memory: Option<String>,
     /// CPU-time limit, e.g. 5s (default none).
-    #[arg(long)]
     pub cpu: Option<String>,
     /// Wall-clock timeout, e.g. 10s (default 30s).
-    #[arg(long)]
     pub timeout: Option<String>,
     /// Largest file the command may write, e.g. 1MiB (default 256MiB).
-    #[arg(long)]
     pub file_size: Option<String>,
     /// Processes alive at once (default 1024; puts the command in its own cgroup, which is
     /// otherwise done only at `strict`).
-    #[arg(long)]
     pub max_procs: Option<u64>,
     /// Put the command in its own cgroup (pids + memory) even at `process`.
-    #[arg(long)]
     pub cgroup: bool,
     /// Bytes of output kept per stream (default 1MiB).
-    #[arg(long)]
     pub output: Option<String>,
     /// The command and its arguments (after `--`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub command: Vec<String>,
-}
-
-impl clap::ValueEnum for Isolation {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[Isolation::None, Isolation::Process, Isolation::Strict]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
-    }
 }
 
 /// Quotes `arg` for `/bin/sh` (single quotes; plain words unchanged).

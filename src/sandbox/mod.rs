@@ -503,11 +503,11 @@ mod tree;
 mod view;
 mod workspace;
 
-pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, EntryMeta, Walk, WalkEntry, WalkLimits};
-pub use exec::{exec_main, shell_quote, ExecArgs};
-pub use probe::{doctor_main, probe, Capabilities};
+pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, WalkLimits};
+pub use exec::{exec_main, ExecArgs};
+pub use probe::{doctor_main, probe};
 pub use process::PipedChild;
-pub use reclaim::{claim_workspace, reclaim, Reclaimed, WorkspaceClaim};
+pub use reclaim::{claim_workspace, WorkspaceClaim};
 pub use tree::MARKER_VAR;
 
 /// The fixed `PATH` every sandboxed command sees.

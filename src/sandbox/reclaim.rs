@@ -160,15 +160,6 @@ fn owner_of_tag(value: &str) -> Option<Owner> {
     first.parse().ok().map(Owner::PidOnly)
 }
 
-/// What one start took back (for tests and messages).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reclaimed {
-    pub processes: usize,
-    pub cgroups: usize,
-    pub temp_dirs: usize,
-    pub workspaces: usize,
-}
-
 /// Takes back what dead medin processes left, once per process (see the module documentation):
 /// cgroups, temp directories and workspaces before returning; the walk over every process's
 /// environment for tagged leftovers (about a millisecond, and needed only if a guardian was
@@ -187,34 +178,11 @@ pub(crate) fn at_startup() {
     });
 }
 
-/// Takes back what dead medin processes left (see the module documentation of
-/// `sandbox/reclaim.rs`); at most 1000 items per call. Runs by itself before the first command
-/// of every process; callable again, e.g. after another medin was killed.
-pub fn reclaim() -> Reclaimed {
-    let mut done = Reclaimed::default();
-    if !cfg!(target_os = "linux") || !Path::new("/proc/self/stat").exists() {
-        return done;
-    }
-    let mut budget = MAX_ITEMS;
-    done.processes = kill_tagged(&mut budget);
-    let files = reclaim_files(&mut budget);
-    done.cgroups = files.cgroups;
-    done.temp_dirs = files.temp_dirs;
-    done.workspaces = files.workspaces;
-    done
-}
-
 /// Cgroups (their members killed first), temp directories and workspaces of dead owners.
-fn reclaim_files(budget: &mut usize) -> Reclaimed {
-    let mut done = Reclaimed::default();
+fn reclaim_files(budget: &mut usize) {
     #[cfg(target_os = "linux")]
-    {
-        done.cgroups = super::cgroup::reclaim(budget, |name| owner_of_name(name).is_some_and(|o| !o.alive()));
-    }
-    let (dirs, workspaces) = reclaim_temp(&std::env::temp_dir(), budget);
-    done.temp_dirs = dirs;
-    done.workspaces = workspaces;
-    done
+    super::cgroup::reclaim(budget, |name| owner_of_name(name).is_some_and(|o| !o.alive()));
+    reclaim_temp(&std::env::temp_dir(), budget);
 }
 
 /// SIGKILL to every process whose environment tag names a dead owner (a few rounds, for what

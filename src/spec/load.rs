@@ -35,6 +35,7 @@ use serde::de::DeserializeOwned;
 use super::model::{Expect, FileExpect, Step, TaskKind, TaskSpec, ValidatorSpec};
 use super::raw::{RawExpect, RawKind, RawTask};
 use super::values::SolutionItem;
+use crate::agent::{AgentRefError, AgentRegistry};
 pub use crate::suggest::nearest;
 
 /// Why a spec could not be loaded. Every variant names the file; parse and semantic errors name
@@ -92,15 +93,26 @@ fn format_located(path: &Path, line: usize, column: usize, message: &str, help: 
     }
 }
 
-/// Reads and parses the task file at `path`.
+/// Reads and parses the task file at `path`; its `agent:`, if any, names a built-in agent.
 pub fn load_task(path: &Path) -> Result<TaskSpec, SpecError> {
+    load_task_with(path, &AgentRegistry::builtin())
+}
+
+/// Reads and parses the task file at `path`; its `agent:`, if any, names an agent of `agents`.
+pub fn load_task_with(path: &Path, agents: &AgentRegistry) -> Result<TaskSpec, SpecError> {
     let text = super::limits::read(path)?;
-    parse_task(&text, path)
+    parse_task_with(&text, path, agents)
+}
+
+/// Parses task YAML `text` with the built-in agents (see [`parse_task_with`]).
+pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
+    parse_task_with(text, path, &AgentRegistry::builtin())
 }
 
 /// Parses task YAML `text`. `path` names the file in error messages, and a `workspace:` fixture
-/// is resolved relative to its directory (it must exist).
-pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
+/// is resolved relative to its directory (it must exist); `agent:` must name an agent of
+/// `agents`.
+pub fn parse_task_with(text: &str, path: &Path, agents: &AgentRegistry) -> Result<TaskSpec, SpecError> {
     if is_blank(text) {
         return Err(SpecError::invalid(
             path,
@@ -110,7 +122,7 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
         ));
     }
     let raw: RawTask = from_yaml(text, path, Doc::Task)?;
-    let spec = typed(raw, text, path)?;
+    let spec = typed(raw, text, path, agents)?;
     check_regexes(&spec, text, path)?;
     check_steps(&spec, text, path)?;
     check_workspace(&spec, text, path)?;
@@ -119,6 +131,7 @@ pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
 }
 
 /// The task's id: its `id:`, else the file name without extension (`gt-002-create-file`).
+#[cfg(test)]
 pub fn task_id(spec: &TaskSpec, path: &Path) -> String {
     spec.id.clone().unwrap_or_else(|| {
         path.file_stem()
@@ -428,8 +441,19 @@ fn translate(
         return SpecError::invalid(
             path,
             p,
-            format!("a {noun} is a one-key map, but `{second}` follows `{first}` in {here}"),
-            Some(format!("put `- {second}: ..` on its own list item")),
+            format!(
+                "{} {noun} is a one-key map, but `{second}` follows `{first}` in {here}",
+                if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                }
+            ),
+            Some(if noun == "agent" {
+                format!("an agent is one name: keep `{first}`, and indent `{second}` less if it is a key of its own")
+            } else {
+                format!("put `- {second}: ..` on its own list item")
+            }),
         );
     }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
@@ -1388,6 +1412,25 @@ impl<'a> Source<'a> {
         Some((line, indent_of(text) + 1))
     }
 
+    /// Where `word:` is written as a key in the block of the top-level key on line `line`
+    /// (that line and the more indented ones after it), block or flow style.
+    fn key_in_agent_block(&self, line: usize, word: &str) -> Option<(usize, usize)> {
+        if word.is_empty() {
+            return None;
+        }
+        (line..=self.lines.len())
+            .take_while(|&n| n == line || self.line(n).is_some_and(|l| l.trim().is_empty() || indent_of(l) > 0))
+            .find_map(|n| {
+                let l = self.line(n)?;
+                l.match_indices(word).find_map(|(b, _)| {
+                    let before = l[..b].chars().last();
+                    let after = l[b + word.len()..].trim_start_matches(['"', '\'']).trim_start();
+                    let starts_word = matches!(before, None | Some(' ' | '{' | ',' | '"' | '\''));
+                    (starts_word && after.starts_with(':')).then(|| (n, l[..b].chars().count() + 1))
+                })
+            })
+    }
+
     /// The first line where `key:` is written as a key, at `indent` (1-based column) if given.
     fn locate_key(&self, key: &str, column: Option<usize>) -> Option<(usize, usize)> {
         self.locate_key_from(key, column, 0)
@@ -1417,13 +1460,44 @@ impl<'a> Source<'a> {
     }
 }
 
+// ------------------------------------------------------------------ the agent
+
+/// An agent the registry could not resolve, located at the top-level `agent:` of `text` (a
+/// task or `medin.yaml`): at the key it does not know, else at the agent's name.
+pub(crate) fn agent_error(path: &Path, text: &str, e: &AgentRefError) -> SpecError {
+    let src = Source::new(text);
+    let pos = src.locate_key("agent", Some(1)).map(|at| {
+        let in_block = |word: &str| src.key_in_agent_block(at.0, word);
+        let found = match e {
+            AgentRefError::UnknownKey { key, .. } | AgentRefError::InvalidOption { key, .. } => in_block(key),
+            _ => None,
+        };
+        found.or_else(|| {
+            // The name: the value after `agent:` (a string, or a flow map's key), else the key
+            // of the block map below it.
+            let value = src.value_after_key(at);
+            if value == at {
+                return in_block(e.name());
+            }
+            let flow = src.rest_at(value).is_some_and(|r| r.starts_with('{'));
+            if flow {
+                in_block(e.name()).or(Some(value))
+            } else {
+                Some(value)
+            }
+        })
+    });
+    let pos = pos.flatten().unwrap_or((1, 1));
+    SpecError::invalid(path, pos, e.to_string(), e.help())
+}
+
 // ------------------------------------------------------------------ the kind
 
 /// Pass 3: the file as written → the typed task. The kind decides which blocks the task has:
 /// `kind: tdd` needs `tdd:` and `kind: prp` needs `prp:`; a block or `expect.tdd`/`expect.prp`
 /// of another kind is an error (a task has one kind); only a multi-round kind writes
 /// `solution` as rounds. Every error points at the key that is wrong or missing its partner.
-fn typed(raw: RawTask, text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
+fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Result<TaskSpec, SpecError> {
     let RawTask {
         id,
         description,
@@ -1456,6 +1530,10 @@ fn typed(raw: RawTask, text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
         prp: expect_prp,
         tdd: expect_tdd,
     } = expect;
+    // The agent, by name: one the registry knows, with what it takes.
+    let agent = agent
+        .map(|written| agents.resolve(&written).map_err(|e| agent_error(path, text, &e)))
+        .transpose()?;
     let kinds = KindCheck {
         kind,
         src: Source::new(text),

@@ -6,6 +6,7 @@
 //! This module owns the meaning of the YAML and every message about a malformed one. It never
 //! runs anything: a loaded task is plain data for the runner.
 
+mod agent_ref;
 pub mod check;
 pub mod limits;
 pub mod load;
@@ -16,9 +17,11 @@ pub mod schema;
 pub mod suite;
 pub mod values;
 
+pub use crate::agent::AgentSpec;
+pub use agent_ref::{AgentGiven, AgentRef};
 pub use check::check_paths;
-pub use load::{load_task, SpecError};
-pub use load::{parse_task, task_id};
+pub use load::parse_task;
+pub use load::{load_task, load_task_with, SpecError};
 pub use model::*;
-pub use schema::{suite_schema_json, task_schema_json};
-pub use suite::{discover, load_suite, SpecFile, Suite, SuiteConfig, ThresholdSet};
+pub use schema::task_schema_json;
+pub use suite::{discover, load_suite, load_suite_with, SpecFile, Suite, ThresholdSet};

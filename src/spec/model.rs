@@ -37,7 +37,7 @@ pub struct TaskSpec {
     /// The confinement the task asks for; `None`: the suite's, else the strongest available.
     pub isolation: Option<crate::sandbox::Isolation>,
     /// The agent the task is pinned to, if any.
-    pub agent: Option<AgentSpec>,
+    pub agent: Option<crate::agent::AgentSpec>,
     /// The reference solution the oracle agent plays, flat: in a multi-round kind each round
     /// ends with a `final` or `reply` step (rounds written as nested lists are flattened so).
     pub solution: Vec<Step>,
@@ -313,36 +313,6 @@ pub struct Bypass {
     pub rule: String,
     /// Why bypassing it is right for this task.
     pub justification: String,
-}
-
-/// Who acts.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum AgentSpec {
-    /// Plays the task's `solution`.
-    Oracle,
-    /// A program speaking the JSON-lines protocol on stdin/stdout.
-    Process(ProcessAgentSpec),
-    /// A black-box command run inside the sandbox; only the end state is judged.
-    Exec(ExecAgentSpec),
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProcessAgentSpec {
-    /// Shell command line that starts the agent. It runs with the directory of the file that
-    /// declared it as working directory.
-    pub command: String,
-    /// How long the agent may take to answer one message (default 30s).
-    #[serde(default)]
-    pub reply_timeout: Option<DurationSpec>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExecAgentSpec {
-    /// Shell command line run in the workspace; `$MEDIN_PROMPT` holds the prompt.
-    pub command: String,
 }
 
 /// One step of a solution: a tool call, a raw call, or the final report.

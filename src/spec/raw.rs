@@ -18,8 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::model::{
-    AgentSpec, BlockedExpect, FileExpect, FinalExpect, Limits, MetricsExpect, Outcome, Policy, PrpExpect, PrpSpec,
-    ReceiptExpect, TddExpect, TddSpec, ToolCallsExpect, Toolchain, ValidatorSpec,
+    BlockedExpect, FileExpect, FinalExpect, Limits, MetricsExpect, Outcome, Policy, PrpExpect, PrpSpec, ReceiptExpect,
+    TddExpect, TddSpec, ToolCallsExpect, Toolchain, ValidatorSpec,
 };
 use super::values::SolutionItem;
 
@@ -61,7 +61,7 @@ pub(crate) struct RawTask {
     pub isolation: Option<crate::sandbox::Isolation>,
     /// Pins the task to one agent (e.g. `oracle` for harness self-tests).
     #[serde(default)]
-    pub agent: Option<AgentSpec>,
+    pub agent: Option<super::AgentRef>,
     /// The reference solution the oracle agent plays, one step per list item (multi-round
     /// kinds: each round ends with `final`, or is written as a nested list of steps).
     #[serde(default)]

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::agent_ref::AgentRef;
 use super::load::{self, Doc, SpecError};
-use super::model::AgentSpec;
+use crate::agent::{AgentRegistry, AgentSpec};
 
 /// `medin.yaml`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -20,7 +21,7 @@ pub struct SuiteConfig {
     pub suites: Vec<String>,
     /// Agent for tasks that do not pin one (default `oracle`); `MEDIN_AGENT` overrides it.
     #[serde(default)]
-    pub agent: Option<AgentSpec>,
+    pub agent: Option<AgentRef>,
     /// Attempts per task (epochs), default 1.
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -74,6 +75,8 @@ pub struct Suite {
     /// Directory of `medin.yaml` (or the directory given when there is none).
     pub root: PathBuf,
     pub config: SuiteConfig,
+    /// The agent `config.agent` names, resolved; `None` when it names none.
+    pub agent: Option<AgentSpec>,
 }
 
 /// One task file found in a suite folder.
@@ -96,22 +99,34 @@ impl SpecFile {
 /// The suite file's name.
 pub const SUITE_FILE: &str = "medin.yaml";
 
-/// Loads `medin.yaml` from `dir` (defaults when it does not exist; an empty file means defaults
-/// too). Unknown keys, wrong types, `repeat: 0`, rates outside 0.0-1.0 and threshold categories
-/// that are not suite folders are located errors.
+/// Loads `medin.yaml` from `dir` with the built-in agents (see [`load_suite_with`]).
 pub fn load_suite(dir: &Path) -> Result<Suite, SpecError> {
+    load_suite_with(dir, &AgentRegistry::builtin())
+}
+
+/// Loads `medin.yaml` from `dir` (defaults when it does not exist; an empty file means defaults
+/// too). Unknown keys, wrong types, `repeat: 0`, rates outside 0.0-1.0, threshold categories
+/// that are not suite folders and an `agent:` that `agents` does not know are located errors.
+pub fn load_suite_with(dir: &Path, agents: &AgentRegistry) -> Result<Suite, SpecError> {
     let path = dir.join(SUITE_FILE);
     if !path.is_file() {
         return Ok(Suite {
             root: dir.to_path_buf(),
             config: SuiteConfig::default(),
+            agent: None,
         });
     }
     let text = super::limits::read(&path)?;
     let config = parse_suite(&text, &path)?;
+    let agent = config
+        .agent
+        .as_ref()
+        .map(|written| agents.resolve(written).map_err(|e| load::agent_error(&path, &text, &e)))
+        .transpose()?;
     Ok(Suite {
         root: dir.to_path_buf(),
         config,
+        agent,
     })
 }
 
@@ -377,7 +392,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.suites, vec!["golden", "regression"]);
         assert_eq!(c.repeat, Some(3));
-        assert!(matches!(c.agent, Some(AgentSpec::Process(ref p)) if p.command == "./agent"));
+        assert_eq!(
+            c.agent.map(|a| a.to_string()).as_deref(),
+            Some("process{\"command\":\"./agent\"}")
+        );
         assert_eq!(c.thresholds["overall"].min_success_rate, Some(0.9));
         assert_eq!(c.thresholds["golden"].max_avg_turns, Some(12.0));
     }
@@ -400,6 +418,23 @@ mod tests {
         assert_eq!((l, c), (3, 5));
         assert_eq!(m, "unknown key `min_sucess_rate` in `thresholds.overall`");
         assert_eq!(h, "did you mean `min_success_rate`?");
+    }
+
+    #[test]
+    fn an_unknown_agent_is_located_and_lists_the_registered_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(SUITE_FILE), "suites: [golden]\nagent: claude-code\n").unwrap();
+        let e = load_suite(tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("medin.yaml:2:8: unknown agent `claude-code`; the registered agents are `oracle`, `process:CMD`, `exec:CMD`"), "{e}");
+        std::fs::write(tmp.path().join(SUITE_FILE), "agent:\n  process:\n    comand: ./a\n").unwrap();
+        let e = load_suite(tmp.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("medin.yaml:3:5: unknown key `comand` in `agent.process`"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `command`?"), "{e}");
+        std::fs::write(tmp.path().join(SUITE_FILE), "agent: \"process:./a\"\n").unwrap();
+        assert_eq!(load_suite(tmp.path()).unwrap().agent.unwrap().label(), "process:./a");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub mod tap;
 pub mod unittest;
 mod xml;
 
-pub use missing::{missing_runner, MissingRunner};
+pub use missing::missing_runner;
 
 use std::fmt;
 use std::str::FromStr;

@@ -76,10 +76,6 @@ impl Confined {
         Ok(Confined { root })
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Resolves `rel`, following symlinks in every component (the final one too when
     /// `follow_final`), and checks the result stays inside the workspace.
     pub fn resolve(&self, rel: &str, follow_final: bool) -> Result<Resolved, PathError> {

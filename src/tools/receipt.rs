@@ -246,6 +246,7 @@ pub fn sha256_tagged(bytes: &[u8]) -> String {
 
 /// `sha256:<hex>` of the content of the file at `path`, read in pieces: the same value as
 /// [`sha256_tagged`] of its bytes, in constant memory whatever the file's size.
+#[cfg(test)]
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;

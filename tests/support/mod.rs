@@ -27,28 +27,28 @@ pub fn write(path: &Path, content: &str) {
 
 /// Runs `spec`, written as `<dir>/<category>/task.yaml` (fixtures relative to it), once with
 /// the oracle, through the library; the run writes below `<dir>/out`.
-pub fn run_task(dir: &Path, category: &str, spec: &str) -> medin::runner::TaskResult {
+pub fn run_task(dir: &Path, category: &str, spec: &str) -> medin::internal::runner::TaskResult {
     let path = dir.join(category).join("task.yaml");
     write(&path, spec);
-    let mut settings = medin::runner::RunSettings::new(
+    let mut settings = medin::internal::runner::RunSettings::new(
         dir.join("out"),
-        medin::agent::AgentSource {
-            spec: medin::spec::AgentSpec::Oracle,
+        medin::internal::agent::AgentSource {
+            spec: medin::internal::spec::AgentSpec::oracle(),
             base_dir: dir.to_path_buf(),
         },
     );
     // The runner writes no report itself: the activity log is a reporter on its events.
-    let log = medin::report::reporters::ActivityLogReporter::new(
-        medin::log::ActivityLog::new(dir.join("out/ACTIVITY_LOG.md")),
+    let log = medin::internal::report::reporters::ActivityLogReporter::new(
+        medin::internal::log::ActivityLog::new(dir.join("out/ACTIVITY_LOG.md")),
         settings.run_id.clone(),
     );
-    settings.events = medin::report::EventSink::new(vec![std::sync::Arc::new(log)]);
-    let file = medin::spec::SpecFile {
+    settings.events = medin::internal::report::EventSink::new(vec![std::sync::Arc::new(log)]);
+    let file = medin::internal::spec::SpecFile {
         category: category.into(),
         name: "task".into(),
         path,
     };
-    medin::runner::run_spec_file(&file, &settings, 1)
+    medin::internal::runner::run_spec_file(&file, &settings, 1)
 }
 
 /// Live (non-zombie) processes other than this one whose command line contains `needle`.

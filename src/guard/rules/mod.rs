@@ -33,11 +33,7 @@ pub mod test_tampering;
 use super::verdict::{Category, Recommendation, Risk, Violation};
 use super::{GuardContext, Pipeline, SimpleCommand};
 
-pub use deletion::{FIND_DELETE, RECURSIVE_FORCE};
-
 pub const UNPARSEABLE: &str = "parse.unparseable";
-pub const DROP_TABLE: &str = database::DROP_TABLE;
-pub const DELETE_WITHOUT_WHERE: &str = database::DELETE_WITHOUT_WHERE;
 
 /// Every rule that applies to a pipeline.
 pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {

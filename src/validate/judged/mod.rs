@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-pub use protect::{ProtectError, Protection, Tampering, NOT_SOURCE_DIRS};
-pub use report::{Baseline, RunnerEvidence, TestCase};
+pub use protect::{Protection, Tampering, NOT_SOURCE_DIRS};
+pub use report::{Baseline, RunnerEvidence};
 
 use crate::sandbox::{self, Beneath, CommandOutcome, SandboxConfig, SandboxError};
 
@@ -329,14 +329,5 @@ impl Hidden {
                 .map_err(|source| HiddenError::Remove { rel, source })?;
         }
         Ok(())
-    }
-
-    /// How many files the hidden checks hold.
-    pub fn len(&self) -> usize {
-        self.files.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
     }
 }

@@ -1,0 +1,128 @@
+//! **Not API.** What medin's own `medin` binary (`src/main.rs`), benchmarks (`benches/`) and
+//! integration tests (`tests/`) use of the crate's internals, re-exported in one place and
+//! nowhere else. Nothing here follows semver: any item may change or go in any release,
+//! patch releases included. A crate embedding medin uses the re-exports at the crate root
+//! (see the crate documentation), never this module.
+//!
+//! The layout mirrors the crate's modules (`internal::sandbox::run_shell` is
+//! `crate::sandbox::run_shell`), and each list holds exactly what those targets use: an item
+//! they stop using goes from here too.
+
+pub mod agent {
+    pub use crate::agent::{
+        parse_reply, start, Action, Agent, AgentEvent, AgentFailure, AgentRegistry, AgentSource, TaskBrief,
+    };
+
+    pub mod process {
+        pub use crate::agent::process::{group_alive, parse_line, ProcessAgent};
+    }
+}
+
+pub mod error {
+    pub use crate::error::Cause;
+}
+
+pub mod exit {
+    pub use crate::exit::HELP;
+}
+
+pub mod guard {
+    pub use crate::guard::{check_action, check_command, GuardContext, Recommendation, Risk, Verdict};
+
+    pub mod cli {
+        pub use crate::guard::cli::{run, GuardArgs};
+    }
+
+    pub mod policy {
+        pub use crate::guard::policy::{decide, Decision, Origin, ToolGate};
+    }
+}
+
+pub mod harness {
+    pub use crate::harness::{plan, report_run, run_suite, trial_names, write_schemas, Driver};
+}
+
+pub mod inert {
+    pub use crate::inert::{json, line, text};
+}
+
+pub mod log {
+    pub use crate::log::{export_json, parse_log, read_jsonl, ActivityEntry, ActivityLog, EntryStatus, JsonlLog};
+
+    pub mod activity {
+        pub use crate::log::activity::{format_entry, END_MARKER};
+    }
+
+    pub mod status {
+        pub use crate::log::status::{filter_entries, parse_since, render, StatusFilter, StatusFormat};
+    }
+}
+
+pub mod report {
+    pub use crate::report::{EventSink, Gate, Reporter};
+
+    pub mod events {
+        pub use crate::report::events::{Event, ReportError, Reporter, RoundEndReason};
+    }
+
+    pub mod reporters {
+        pub use crate::report::reporters::{
+            ActivityLogReporter, FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson,
+        };
+    }
+}
+
+pub mod runner {
+    pub use crate::runner::{run_spec_file, RunSettings, TaskResult, TrialVerdict};
+
+    pub mod toolchain {
+        pub use crate::runner::toolchain::toolchain_setup;
+    }
+}
+
+pub mod sandbox {
+    pub use crate::sandbox::{
+        check_isolation, default_isolation, doctor_main, exec_main, prepare_workspace, probe, run_shell, spawn_piped,
+        Beneath, ExecArgs, ExitKind, Isolation, LimitHit, SandboxConfig, SandboxError, SANDBOX_PATH,
+    };
+}
+
+pub mod spec {
+    pub use crate::spec::{
+        check_paths, discover, load_suite, load_task, parse_task, task_schema_json, AgentSpec, Bypass, CommandCheck,
+        DurationSpec, FileContainsCheck, FinalReport, FinalResult, HttpCheck, Outcome, Policy, PortCheck, SpecError,
+        SpecFile, Step, TaskKind, TaskSpec, ToolPolicy, Toolchain, ValidatorSpec,
+    };
+
+    pub mod limits {
+        pub use crate::spec::limits::MAX_SPEC_BYTES;
+    }
+
+    pub mod schema {
+        pub use crate::spec::schema::{suite_schema_json, task_schema_json};
+    }
+}
+
+pub mod testparse {
+    pub use crate::testparse::{
+        error_signature, parse, parse_tests_command, Failure, Framework, ParseTestsError, Status, TestReport,
+    };
+
+    pub mod signature {
+        pub use crate::testparse::signature::{normalize_message, top_functions};
+    }
+}
+
+pub mod tools {
+    pub use crate::tools::{registry, ActionInput, ErrorCode, Receipt};
+}
+
+pub mod validate {
+    pub use crate::validate::{
+        run_all, run_all_cached, ValidateContext, ValidationCache, ValidationResult, ValidationStatus,
+    };
+
+    pub mod judged {
+        pub use crate::validate::judged::{Protection, RunnerShims};
+    }
+}
