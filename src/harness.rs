@@ -87,7 +87,7 @@ impl PlanError {
     }
 }
 
-/// Plans a run of the suite at `root` with the built-in agents (see [`plan_with`]).
+/// Plans a run of the suite at `root` with the built-in agents (see `plan_with`).
 pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Option<u32>) -> Result<Plan, PlanError> {
     plan_with(root, &AgentRegistry::builtin(), agent_arg, paths, repeat)
 }
@@ -480,7 +480,7 @@ pub enum HarnessError {
 }
 
 impl HarnessError {
-    /// The exit status this error ends a run with ([`crate::exit`]).
+    /// The exit status this error ends a run with.
     pub fn exit_status(&self) -> ExitStatus {
         match self {
             HarnessError::Register(_) => ExitStatus::Usage,
@@ -667,7 +667,7 @@ impl Harness {
 }
 
 /// Runs the suite at `root`, with the built-in agents, as a libtest harness with the given
-/// arguments; exits by [`crate::exit`].
+/// arguments; exits by the exit-code table (`crate::exit`).
 pub fn run_suite(root: &Path, args: Arguments) -> ExitCode {
     Harness::new(root).run_libtest(args)
 }

@@ -85,14 +85,14 @@ pub enum TrialVerdict {
     Passed,
     /// These expectations did not hold: the agent's (or the task's) failure.
     Failed(Vec<Mismatch>),
-    /// The harness could not run the task (a [`RunError`], rendered): not the agent's failure.
+    /// The harness could not run the task (its error, rendered): not the agent's failure.
     /// `cause` says whose problem it is; the message says what to fix.
     HarnessError { cause: Cause, message: String },
 }
 
 impl TrialVerdict {
     /// The one place where a harness failure crosses into a trial's verdict.
-    pub fn from_run_error(e: &RunError) -> Self {
+    pub(crate) fn from_run_error(e: &RunError) -> Self {
         TrialVerdict::HarnessError {
             cause: e.cause(),
             message: e.to_string(),
@@ -135,8 +135,9 @@ impl TaskResult {
 
     /// The message a failing trial shows: each expectation that did not hold, and the run folder.
     ///
-    /// It is made for a terminal: agent-controlled text in it is made inert ([`crate::inert`])
-    /// and each expectation is cut at [`MESSAGE_CLIP`] bytes (the run folder keeps everything).
+    /// It is made for a terminal: agent-controlled text in it is made inert (no escape
+    /// sequences, control or bidi characters) and each expectation is cut at 16 KiB
+    /// (`MESSAGE_CLIP`; the run folder keeps everything).
     pub fn failure_message(&self) -> Option<String> {
         let show = |text: &str| crate::inert::text(&crate::inert::clip(text, MESSAGE_CLIP)).into_owned();
         let (trial, agent) = (crate::inert::line(&self.trial), crate::inert::line(&self.agent));

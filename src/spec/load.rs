@@ -104,7 +104,7 @@ pub fn load_task_with(path: &Path, agents: &AgentRegistry) -> Result<TaskSpec, S
     parse_task_with(&text, path, agents)
 }
 
-/// Parses task YAML `text` with the built-in agents (see [`parse_task_with`]).
+/// Parses task YAML `text` with the built-in agents (see `parse_task_with`).
 pub fn parse_task(text: &str, path: &Path) -> Result<TaskSpec, SpecError> {
     parse_task_with(text, path, &AgentRegistry::builtin())
 }

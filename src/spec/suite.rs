@@ -99,7 +99,7 @@ impl SpecFile {
 /// The suite file's name.
 pub const SUITE_FILE: &str = "medin.yaml";
 
-/// Loads `medin.yaml` from `dir` with the built-in agents (see [`load_suite_with`]).
+/// Loads `medin.yaml` from `dir` with the built-in agents (see `load_suite_with`).
 pub fn load_suite(dir: &Path) -> Result<Suite, SpecError> {
     load_suite_with(dir, &AgentRegistry::builtin())
 }
