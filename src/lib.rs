@@ -29,6 +29,7 @@ pub mod harness;
 pub mod inert;
 pub mod log;
 pub mod pipeline;
+pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod sandbox;

@@ -27,12 +27,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::episode::{Episode, RoundEnd};
+use super::judge::{Ending, KindCheck};
 use super::record::AttemptRecord;
-use super::{Attempt, RoundEnd};
-use crate::agent::{self, Agent};
+use super::{Attempt, KindRun};
 use crate::error::RunError;
 use crate::guard::Category;
-use crate::pipeline::Deadline as Clock;
 use crate::pipeline::{CommandOptions, CommandPassed, Origin};
 use crate::sandbox::CommandOutcome;
 use crate::sandbox::{Beneath, ExitKind};
@@ -64,7 +64,6 @@ pub enum StopReason {
     CircuitBreaker,
     MaxIterations,
     ProhibitedAction,
-    Infrastructure,
     /// The agent broke, or the harness stopped the task (limits, timeout).
     Interrupted,
 }
@@ -76,7 +75,6 @@ impl StopReason {
             StopReason::CircuitBreaker => "circuit_breaker",
             StopReason::MaxIterations => "max_iterations",
             StopReason::ProhibitedAction => "prohibited_action",
-            StopReason::Infrastructure => "infrastructure",
             StopReason::Interrupted => "interrupted",
         }
     }
@@ -113,13 +111,27 @@ struct HistoryEntry {
     message: String,
 }
 
-/// Runs a TDD task and fills `record`.
-pub(super) fn run(
-    att: &mut Attempt<'_>,
+/// A TDD-Ralph loop: a baseline test run, then fix rounds judged by the project's real tests.
+pub(super) struct TddLoop {
     spec: TddSpec,
-    clock: &Clock,
-    record: &mut AttemptRecord,
-) -> Result<TddRecord, RunError> {
+}
+
+impl TddLoop {
+    pub fn new(spec: TddSpec) -> Self {
+        TddLoop { spec }
+    }
+}
+
+impl KindRun for TddLoop {
+    fn play(&mut self, att: &mut Attempt<'_>, record: &mut AttemptRecord) -> Result<Ending, RunError> {
+        let (rec, ending) = run(att, &self.spec, record)?;
+        record.tdd = Some(rec);
+        Ok(ending)
+    }
+}
+
+/// Runs the loop: its record, and how it ended.
+fn run(att: &mut Attempt<'_>, spec: &TddSpec, record: &mut AttemptRecord) -> Result<(TddRecord, Ending), RunError> {
     let framework = match spec.framework.as_deref() {
         Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
         None => None,
@@ -129,7 +141,7 @@ pub(super) fn run(
         .try_clone()
         .map_err(|e| format!("cannot open the workspace for {STATE_DIR}/: {e}"))?;
     let state = State::new(att.run_dir().join(STATE_DIR), Some(mirror));
-    state.init(&att.task.prompt, &spec)?;
+    state.init(&att.task.prompt, spec)?;
     let max_iterations = spec.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
     let breaker = spec.breaker.unwrap_or(DEFAULT_BREAKER).max(1);
     let mut rec = TddRecord::default();
@@ -138,7 +150,7 @@ pub(super) fn run(
     // id are the baseline every later run must report again.
     let (mut report, raw, baseline) =
         match att.judged(record, "the baseline test run", super::Hidden::Out, |att, _| {
-            run_tests(att, &spec, framework, None, TestPhase::Baseline)
+            run_tests(att, spec, framework, None, TestPhase::Baseline)
         })?? {
             TestRun::Report(r, raw, base) => (r, raw, base.filter(|b| !b.is_empty())),
         };
@@ -154,19 +166,21 @@ pub(super) fn run(
     )?;
     if converged(&report) {
         rec.last = Some(report);
-        return Ok(stop(
+        stop(
             &state,
             &mut rec,
             StopReason::Converged,
             "every test passed before any fix".into(),
-            record,
-        ));
+        );
+        let converged = Ending::Finished {
+            claim: None,
+            check: KindCheck::Passed,
+        };
+        return Ok((rec, converged));
     }
 
     let mut history = state.read_history()?;
-    let brief = att.brief(clock.timeout, round_prompt(&att.task.prompt, &spec.test, &report));
-    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent: Box<dyn Agent> = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox());
+    let mut episode = Episode::start(att, round_prompt(&att.task.prompt, &spec.test, &report))?;
     let outcome = loop {
         if rec.iterations >= max_iterations {
             break (
@@ -187,28 +201,20 @@ pub(super) fn run(
                 "consecutive_same_error": history.consecutive_same_error,
                 "prompt": round_prompt(&att.task.prompt, &spec.test, &report),
             });
-            att.log_transcript(
-                "to_agent",
-                serde_json::json!({ "type": "feedback", "feedback": feedback }),
-            )?;
-            agent.feedback(&feedback);
+            episode.feedback(att, round_prompt(&att.task.prompt, &spec.test, &report), feedback)?;
         }
         let before = source_snapshot(&att.ws);
         let entries_before = super::snapshot::entries(&att.ws, not_source);
         let actions_before = att.pipe.action_count();
-        let end = att.run_round(agent.as_mut(), clock)?;
-        att.events.round_ended(n, end.reason());
-        match end {
+        match episode.round(att)? {
             RoundEnd::Reported(r) => record.final_report = Some(r),
             RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),
             RoundEnd::Stopped(o, why) => {
-                record.stop_reason = Some(why.clone());
-                agent.finish();
+                episode.finish();
                 rec.last = Some(report);
-                let mut out = stop(&state, &mut rec, StopReason::Interrupted, why, record);
-                out.detail = format!("{} ({})", out.detail, super::expect::outcome_name(o));
-                record.outcome = Some(o);
-                return Ok(out);
+                stop(&state, &mut rec, StopReason::Interrupted, why.clone());
+                rec.detail = format!("{} ({})", rec.detail, super::expect::outcome_name(o));
+                return Ok((rec, Ending::Stopped(o, why)));
             }
         }
         if let Some(what) = prohibited(&att.pipe.actions_since(actions_before)) {
@@ -259,7 +265,7 @@ pub(super) fn run(
             };
             match build_failure {
                 Some(message) => Ok(TestRun::Report(build_error_report(message.clone()), message, None)),
-                None => run_tests(att, &spec, framework, baseline.as_ref(), TestPhase::AfterFix),
+                None => run_tests(att, spec, framework, baseline.as_ref(), TestPhase::AfterFix),
             }
         })??;
         if record.tampering.len() > tampered_before {
@@ -318,19 +324,29 @@ pub(super) fn run(
             );
         }
     };
-    agent.finish();
+    episode.finish();
     rec.last = Some(report);
-    Ok(stop(&state, &mut rec, outcome.0, outcome.1, record))
+    let (reason, detail) = outcome;
+    stop(&state, &mut rec, reason, detail);
+    let why = format!("{}: {}", reason.as_str(), rec.detail);
+    // The loop judges by the tests: the agent's own report is no claim here.
+    let ending = match reason {
+        StopReason::Converged => Ending::Finished {
+            claim: None,
+            check: KindCheck::Passed,
+        },
+        StopReason::CircuitBreaker | StopReason::MaxIterations => Ending::Finished {
+            claim: None,
+            check: KindCheck::Failed(why),
+        },
+        StopReason::ProhibitedAction => Ending::Stopped(Outcome::Stopped, why),
+        StopReason::Interrupted => Ending::AgentBroke(why),
+    };
+    Ok((rec, ending))
 }
 
-/// Ends the loop: exit tag, summary report, the attempt's outcome.
-fn stop(
-    state: &State,
-    rec: &mut TddRecord,
-    reason: StopReason,
-    detail: String,
-    record: &mut AttemptRecord,
-) -> TddRecord {
+/// Ends the loop's record: exit tag, stop reason, summary report.
+fn stop(state: &State, rec: &mut TddRecord, reason: StopReason, detail: String) {
     rec.exit = if reason == StopReason::Converged {
         EXIT_COMPLETE
     } else {
@@ -340,18 +356,6 @@ fn stop(
     rec.stop_reason = Some(reason);
     rec.detail = detail;
     let _ = state.summary(rec);
-    if record.outcome.is_none() {
-        record.outcome = Some(match reason {
-            StopReason::Converged => Outcome::Success,
-            StopReason::CircuitBreaker | StopReason::MaxIterations => Outcome::Failure,
-            StopReason::ProhibitedAction => Outcome::Stopped,
-            StopReason::Infrastructure | StopReason::Interrupted => Outcome::Error,
-        });
-    }
-    if reason != StopReason::Converged && record.stop_reason.is_none() {
-        record.stop_reason = Some(format!("{}: {}", reason.as_str(), rec.detail));
-    }
-    rec.clone()
 }
 
 /// 100% of at least one test passed.

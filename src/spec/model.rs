@@ -34,6 +34,8 @@ pub struct TaskSpec {
     pub prompt: String,
     pub limits: Limits,
     pub policy: Policy,
+    /// Retries of an agent that failed transiently (see [`crate::plan`] for the defaults).
+    pub retry: Option<RetrySpec>,
     /// The confinement the task asks for; `None`: the suite's, else the strongest available.
     pub isolation: Option<crate::sandbox::Isolation>,
     /// The agent the task is pinned to, if any.
