@@ -132,8 +132,7 @@ impl KindRun for PrpGates {
 
     fn conclude(self: Box<Self>, att: &Attempt<'_>, record: &mut AttemptRecord) -> Result<(), RunError> {
         let outcome = record.outcome.unwrap_or(Outcome::Error);
-        write_artifacts(att.run_dir(), &self.prp, &self.rec, outcome)
-            .map_err(|e| RunError::log(att.run_dir().to_path_buf(), std::io::Error::other(e)))?;
+        write_artifacts(att.run_dir(), &self.prp, &self.rec, outcome)?;
         record.prp = Some(self.rec);
         Ok(())
     }
@@ -330,12 +329,12 @@ fn gate_result(gate: &GateSpec, command: &str, out: &CommandOutcome, evidence: O
     } else {
         GateOutcome::Failed
     };
-    let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
+    let mut stderr = crate::inert::tail(&out.stderr.text, TAIL_CHARS);
     if let Some(r) = runner {
         let first = r
             .failures
             .first()
-            .map(|f| format!("{}: {}", f.name, tail(&f.message, 500)))
+            .map(|f| format!("{}: {}", f.name, crate::inert::tail(&f.message, 500)))
             .unwrap_or_default();
         stderr = format!(
             "medin: the {} runner reported {:?} ({} passed, {} failed): {first}\n{stderr}",
@@ -353,7 +352,7 @@ fn gate_result(gate: &GateSpec, command: &str, out: &CommandOutcome, evidence: O
             sandbox::ExitKind::Code(c) => Some(c),
             sandbox::ExitKind::Signal(_) => None,
         },
-        stdout: tail(&out.stdout.text, TAIL_CHARS),
+        stdout: crate::inert::tail(&out.stdout.text, TAIL_CHARS),
         stderr,
         duration_ms: out.duration_ms,
     }
@@ -492,7 +491,7 @@ fn artifacts(
 }
 
 /// `validation-results.json`, `execution-summary.md`, `artifacts-list.json`.
-fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), String> {
+fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), RunError> {
     let write = |name: &str, text: String| {
         // The summary quotes the coder and its file names: markdown for people, made inert;
         // the JSON files keep the exact text, escaped.
@@ -501,7 +500,7 @@ fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome)
         } else {
             crate::inert::json(&text).into_owned()
         };
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+        std::fs::write(dir.join(name), text).map_err(|e| RunError::log(dir.join(name), e))
     };
     let results = serde_json::json!({
         "task_id": rec.task_id,
@@ -589,16 +588,6 @@ fn result_name(r: FinalResult) -> &'static str {
         FinalResult::Success => "success",
         FinalResult::Error => "error",
         FinalResult::Issue => "issue",
-    }
-}
-
-fn tail(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().skip(n - max).collect();
-        format!("…{cut}")
     }
 }
 

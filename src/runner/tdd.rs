@@ -133,13 +133,16 @@ impl KindRun for TddLoop {
 /// Runs the loop: its record, and how it ended.
 fn run(att: &mut Attempt<'_>, spec: &TddSpec, record: &mut AttemptRecord) -> Result<(TddRecord, Ending), RunError> {
     let framework = match spec.framework.as_deref() {
-        Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
+        Some(name) => Some(
+            name.parse::<Framework>()
+                .map_err(|e| RunError::Spec(format!("tdd.framework: {e}")))?,
+        ),
         None => None,
     };
     let mirror = att
         .ws
         .try_clone()
-        .map_err(|e| format!("cannot open the workspace for {STATE_DIR}/: {e}"))?;
+        .map_err(|e| RunError::harness(format!("cannot open the workspace for {STATE_DIR}/"), e))?;
     let state = State::new(att.run_dir().join(STATE_DIR), Some(mirror));
     state.init(&att.task.prompt, spec)?;
     let max_iterations = spec.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
@@ -250,7 +253,7 @@ fn run(att: &mut Attempt<'_>, spec: &TddSpec, record: &mut AttemptRecord) -> Res
                         CommandPassed::Ran { outcome, .. } => Some(format!(
                             "build `{build}` failed ({:?}): {}",
                             outcome.exit,
-                            tail(&outcome.stderr.text, 2000)
+                            crate::inert::tail(&outcome.stderr.text, 2000)
                         )),
                         CommandPassed::Denied { message } => {
                             return Err(RunError::Denied {
@@ -485,7 +488,7 @@ fn exit_of_a_real_run(
             what(),
             format!(
                 "was not found or not executable (exit {code}): {}; install it or fix tdd.test",
-                tail(&out.stderr.text, 500)
+                crate::inert::tail(&out.stderr.text, 500)
             ),
         ));
     }
@@ -784,27 +787,18 @@ fn restore(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
     created: &[String],
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     for (path, text) in before {
         if after.get(path) != Some(text) {
             ws.write_clearing(path, text.as_bytes(), None)
-                .map_err(|e| format!("cannot revert {path}: {e}"))?;
+                .map_err(|e| RunError::harness(format!("cannot revert {path} (an L3 fix is not applied)"), e))?;
         }
     }
     for path in after.keys().filter(|p| !before.contains_key(*p)).chain(created) {
         ws.remove(path)
-            .map_err(|e| format!("cannot revert (remove) {path}: {e}"))?;
+            .map_err(|e| RunError::harness(format!("cannot revert (remove) {path} (an L3 fix is not applied)"), e))?;
     }
     Ok(())
-}
-
-fn tail(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        text.trim().to_string()
-    } else {
-        text.chars().skip(n - max).collect::<String>().trim().to_string()
-    }
 }
 
 // ------------------------------------------------------------------ state
@@ -827,7 +821,7 @@ impl State {
     }
 
     /// Writes whole files only: a temp file renamed into place; then the agent's copy.
-    fn write(&self, name: &str, text: &str) -> Result<(), String> {
+    fn write(&self, name: &str, text: &str) -> Result<(), RunError> {
         // The markdown files quote test output and diffs of the agent's code: made inert; the
         // JSON files keep the exact text, escaped.
         let text: &str = &if name.ends_with(".md") {
@@ -838,7 +832,7 @@ impl State {
         let tmp = self.path(&format!(".{name}.tmp"));
         std::fs::write(&tmp, text)
             .and_then(|_| std::fs::rename(&tmp, self.path(name)))
-            .map_err(|e| format!("cannot write {STATE_DIR}/{name}: {e}"))?;
+            .map_err(|e| RunError::log(self.path(name), e))?;
         if let Some(ws) = &self.mirror {
             // The copy is the agent's to break (a file or a link where the folder was): the
             // loop goes on from the run folder's state either way.
@@ -847,13 +841,13 @@ impl State {
         Ok(())
     }
 
-    fn append(&self, name: &str, text: &str) -> Result<(), String> {
+    fn append(&self, name: &str, text: &str) -> Result<(), RunError> {
         let old = std::fs::read_to_string(self.path(name)).unwrap_or_default();
         self.write(name, &(old + text))
     }
 
-    fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {STATE_DIR}/: {e}"))?;
+    fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), RunError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| RunError::log(self.dir.clone(), e))?;
         self.write(
             "plan.md",
             &format!(
@@ -878,7 +872,7 @@ impl State {
     }
 
     /// Reads `error-history.json`; a corrupted file is backed up, re-initialised and logged.
-    fn read_history(&self) -> Result<ErrorHistory, String> {
+    fn read_history(&self) -> Result<ErrorHistory, RunError> {
         let name = "error-history.json";
         match std::fs::read_to_string(self.path(name)).map(|t| serde_json::from_str::<ErrorHistory>(&t)) {
             Ok(Ok(h)) => Ok(h),
@@ -889,7 +883,7 @@ impl State {
                     Ok(Ok(_)) => String::new(),
                 };
                 let backup = self.dir.join("backup");
-                std::fs::create_dir_all(&backup).map_err(|e| format!("cannot create {STATE_DIR}/backup: {e}"))?;
+                std::fs::create_dir_all(&backup).map_err(|e| RunError::log(backup.clone(), e))?;
                 let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%3f");
                 let _ = std::fs::rename(self.path(name), backup.join(format!("{name}.{stamp}")));
                 let fresh = ErrorHistory::default();
@@ -900,14 +894,14 @@ impl State {
         }
     }
 
-    fn write_history(&self, h: &ErrorHistory) -> Result<(), String> {
+    fn write_history(&self, h: &ErrorHistory) -> Result<(), RunError> {
         self.write(
             "error-history.json",
             &pretty(&serde_json::to_value(h).unwrap_or_default()),
         )
     }
 
-    fn write_results(&self, command: &str, r: &TestReport, raw: &str, iteration: u32) -> Result<(), String> {
+    fn write_results(&self, command: &str, r: &TestReport, raw: &str, iteration: u32) -> Result<(), RunError> {
         let v = serde_json::json!({
             "timestamp": chrono::Utc::now().to_rfc3339(),
             "iteration": iteration,
@@ -916,12 +910,12 @@ impl State {
             "status": r.status,
             "framework": r.framework,
             "failures": r.failures,
-            "raw_output": tail(raw, RAW_OUTPUT_CHARS),
+            "raw_output": crate::inert::tail(raw, RAW_OUTPUT_CHARS),
         });
         self.write("test-results.json", &pretty(&v))
     }
 
-    fn append_coverage(&self, iteration: u32, r: &TestReport) -> Result<(), String> {
+    fn append_coverage(&self, iteration: u32, r: &TestReport) -> Result<(), RunError> {
         let mut v: serde_json::Value = std::fs::read_to_string(self.path("coverage.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -944,7 +938,7 @@ impl State {
         r: &TestReport,
         analysis: &str,
         next: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let failures: Vec<String> = r
             .failures
             .iter()
@@ -970,7 +964,7 @@ impl State {
         self.append("work-log.md", &entry)
     }
 
-    fn breaker_report(&self, h: &ErrorHistory, r: &TestReport) -> Result<(), String> {
+    fn breaker_report(&self, h: &ErrorHistory, r: &TestReport) -> Result<(), RunError> {
         let text = format!(
             "# Circuit breaker report\n\nThe same error signature came back {} times in a row; the loop stopped ({EXIT_STOPPED}).\n\n- **Signature:** `{}`\n- **Failing tests:** {}\n- **First failure:** {}\n\nSignatures so far:\n{}\n",
             h.consecutive_same_error,
@@ -982,7 +976,7 @@ impl State {
         self.write("circuit-breaker.md", &text)
     }
 
-    fn summary(&self, rec: &TddRecord) -> Result<(), String> {
+    fn summary(&self, rec: &TddRecord) -> Result<(), RunError> {
         let last = rec.last.as_ref();
         let text = format!(
             "# TDD summary\n\n**{}** — {} ({})\n\n- Fix rounds: {}\n- Fix levels: {}\n- Last run: {}\n",
