@@ -228,6 +228,35 @@ fn infrastructure_errors_are_reported_apart_and_exit_2() {
 }
 
 #[test]
+fn a_missing_test_runner_is_infrastructure_named_with_its_fix_and_exits_2() {
+    // What a fresh machine without pytest answers: `No module named ...` from python3.
+    let missing = r#"
+description: the TDD runner is not installed here
+kind: tdd
+prompt: Make every test pass.
+tdd: { test: python3 -m pytest_not_installed_here -q }
+solution:
+  - - final: { result: success, message: never asked }
+expect: { outcome: success }
+"#;
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/missing.yaml", missing)]);
+    let run = medin_in_run(&["run"], s.path(), "norunner");
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("pytest_not_installed_here is not installed for python3"),
+        "{out}"
+    );
+    assert!(out.contains("scripts/setup.sh"), "the fix is named: {out}");
+    assert!(out.contains("not the agent's failure"), "{out}");
+    assert!(!out.contains("the agent broke"), "{out}");
+    let (_, summary) = report_json(s.path(), "norunner");
+    let overall = &summary["metrics"]["overall"]["trials"];
+    assert_eq!(overall["infrastructure"], 1, "{summary}");
+    assert_eq!(overall["failed"], 0, "{summary}");
+}
+
+#[test]
 fn a_run_id_that_is_not_a_safe_folder_name_is_a_usage_error() {
     let s = suite(&[("golden/good.yaml", GOOD)]);
     for bad in ["../escape", "a/b", ".hidden", "x y"] {
