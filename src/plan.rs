@@ -7,8 +7,9 @@
 //! plan is serializable and recorded in the attempt's `metrics.json` (`"plan"`), so a run
 //! folder says what the trial actually ran under.
 //!
-//! Defaults live here and nowhere else: task timeout 60 s, command timeout 30 s, 50 turns,
-//! no agent retry except for `kind: prp` (3 attempts, as `prp.retry` has always defaulted).
+//! Defaults live here and nowhere else — task timeout 60 s, command timeout 30 s, 50 turns —
+//! except what a task kind owns: its retry default ([`crate::spec::TaskKind::retry_default`]:
+//! none, but 3 attempts for `kind: prp`).
 
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use serde::Serialize;
 
 use crate::guard::policy::Ask;
 use crate::sandbox::Isolation;
-use crate::spec::{BackoffSpec, RetrySpec, TaskKind, TaskSpec};
+use crate::spec::{BackoffSpec, RetrySpec, TaskSpec};
 
 /// Defaults that apply when a task's `limits` say nothing.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -30,8 +31,6 @@ pub const RETRY_BACKOFF: Backoff = Backoff {
     cap: Duration::from_secs(30),
     jitter: 0.1,
 };
-/// Attempts (the first included) of a `kind: prp` agent round that failed transiently.
-pub const DEFAULT_PRP_RETRY_ATTEMPTS: u32 = 3;
 
 /// Everything a trial runs under, decided once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,14 +63,8 @@ impl TrialPlan {
     /// isolation and ask mode.
     pub fn resolve(task: &TaskSpec, agent: String, suite_isolation: Option<Isolation>, ask: Ask) -> Self {
         let l = &task.limits;
-        let retry_spec = task.retry.as_ref().or(match &task.kind {
-            TaskKind::Prp { prp, .. } => prp.retry.as_ref(),
-            TaskKind::Task | TaskKind::Tdd { .. } => None,
-        });
-        let default_attempts = match task.kind {
-            TaskKind::Prp { .. } => DEFAULT_PRP_RETRY_ATTEMPTS,
-            TaskKind::Task | TaskKind::Tdd { .. } => 1,
-        };
+        let (kind_retry, default_attempts) = task.kind.retry_default();
+        let retry_spec = task.retry.as_ref().or(kind_retry);
         TrialPlan {
             agent,
             isolation: task
@@ -204,7 +197,7 @@ mod tests {
             TrialPlan::resolve(&task(prp), "o".into(), None, Ask::Warn)
                 .retry
                 .attempts,
-            DEFAULT_PRP_RETRY_ATTEMPTS
+            3
         );
         let prp_block = "description: d\nkind: prp\nprp: { objective: o, retry: { attempts: 5 }, gates: [{ level: 1, description: g, command: 'true' }] }\n";
         assert_eq!(

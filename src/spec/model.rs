@@ -223,6 +223,16 @@ impl TaskKind {
         }
     }
 
+    /// How this kind retries an agent that failed transiently when the task's top-level `retry:`
+    /// says nothing: its own block's `retry` (PRP), and its default number of attempts (the
+    /// first included; 1 = no retry).
+    pub fn retry_default(&self) -> (Option<&RetrySpec>, u32) {
+        match self {
+            TaskKind::Task | TaskKind::Tdd { .. } => (None, 1),
+            TaskKind::Prp { prp, .. } => (prp.retry.as_ref(), 3),
+        }
+    }
+
     /// Whether every change to the tests is prohibited, whatever the policy says: a TDD loop is
     /// judged by its tests.
     pub fn prohibits_test_tampering(&self) -> bool {
