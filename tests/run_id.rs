@@ -9,27 +9,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{medin, write};
-
-const GOOD: &str = r#"
-description: writes a file
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "ok\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
-
-const WRONG: &str = r#"
-description: claims success but writes the wrong content
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "nope\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
+use support::{medin, write, GOOD, WRONG};
 
 fn text(o: &Output) -> String {
     format!(

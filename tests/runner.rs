@@ -511,39 +511,23 @@ expect: {{ outcome: failure }}
     }
 }
 
-/// A process agent that crashes on its first start (it leaves a mark next to itself) and
-/// writes `done.txt` then reports success on the next.
-fn crash_once_agent(dir: &Path) {
-    write(
-        &dir.join("golden/agent.py"),
-        r#"import json, os, sys
-mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "started-once")
-sys.stdin.readline()
-if not os.path.exists(mark):
-    open(mark, "w").close()
-    sys.stderr.write("simulated crash on the first start\n")
-    sys.exit(3)
-print(json.dumps({"type": "tool_call", "id": "1", "tool": "write_file", "input": {"path": "done.txt", "content": "done\n"}}), flush=True)
-sys.stdin.readline()
-print(json.dumps({"type": "final", "result": "success", "message": "done"}), flush=True)
-"#,
-    );
+/// A process agent that crashes on its first start and does the work (`done.txt`) on the next.
+fn flaky_agent() -> String {
+    format!(
+        "agent: {{ process: {{ command: \"python3 {}/tests/data/agent/flaky_coder.py\" }} }}",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
 fn a_plain_task_retries_a_crashed_agent_through_the_shared_episode() {
     let dir = tempfile::tempdir().unwrap();
-    crash_once_agent(dir.path());
     let (result, run_dir) = run(
         dir.path(),
-        r#"
-description: the agent crashes once, then does the work
-agent: { process: { command: python3 agent.py } }
-retry: { attempts: 2, base: 10ms }
-expect:
-  outcome: success
-  validate: [ { file_exists: done.txt } ]
-"#,
+        &format!(
+            "description: the agent crashes once, then does the work\n{}\nretry: {{ attempts: 2, base: 10ms }}\nexpect:\n  outcome: success\n  validate: [ {{ file_exists: done.txt }} ]\n",
+            flaky_agent()
+        ),
     );
     assert!(result.passed(), "{:?}", result.failure_message());
     let lines = receipts(&run_dir);
@@ -557,14 +541,12 @@ expect:
 
     // Without `retry:`, a plain task does not retry: the crash is the agent's error.
     let again = tempfile::tempdir().unwrap();
-    crash_once_agent(again.path());
     let (result, run_dir) = run(
         again.path(),
-        r#"
-description: no retry asked for
-agent: { process: { command: python3 agent.py } }
-expect: { outcome: error }
-"#,
+        &format!(
+            "description: no retry asked for\n{}\nexpect: {{ outcome: error }}\n",
+            flaky_agent()
+        ),
     );
     assert!(result.passed(), "{:?}", result.failure_message());
     assert!(receipts(&run_dir).iter().all(|l| l["tool"] != "medin.retry"));
@@ -577,18 +559,12 @@ fn a_tdd_round_is_retried_after_a_crash_with_its_feedback() {
         &dir.path().join("golden/fx/test_done.py"),
         "import os, unittest\n\nclass Done(unittest.TestCase):\n    def test_done(self):\n        self.assertTrue(os.path.exists('done.txt'))\n",
     );
-    crash_once_agent(dir.path());
     let (result, run_dir) = run(
         dir.path(),
-        r#"
-description: a TDD loop whose agent crashes once
-kind: tdd
-workspace: fx
-agent: { process: { command: python3 agent.py } }
-retry: { attempts: 2, base: 10ms }
-tdd: { test: "python3 -m unittest -v", max_iterations: 2 }
-expect: { outcome: success }
-"#,
+        &format!(
+            "description: a TDD loop whose agent crashes once\nkind: tdd\nworkspace: fx\n{}\nretry: {{ attempts: 2, base: 10ms }}\ntdd: {{ test: \"python3 -m unittest -v\", max_iterations: 2 }}\nexpect: {{ outcome: success }}\n",
+            flaky_agent()
+        ),
     );
     assert!(result.passed(), "{:?}", result.failure_message());
     assert!(receipts(&run_dir).iter().any(|l| l["tool"] == "medin.retry"));
