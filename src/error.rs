@@ -75,19 +75,9 @@ pub enum RunError {
     /// Another file operation of the harness failed.
     #[error("{what}: {detail}")]
     Harness { what: String, detail: String },
-    /// A file of the harness's own state (loop state, artifacts) could not be read or written.
-    #[error("{0}; check free space and permissions of the run folder")]
-    State(String),
     /// A bug in medin (a panic), caught so that it costs one trial, not the run.
     #[error("medin panicked while running this task ({0}); this is a medin bug, please report it with the spec")]
     Panic(String),
-}
-
-impl From<String> for RunError {
-    /// The loops' own state files report their failures as text (what, where, why).
-    fn from(message: String) -> Self {
-        RunError::State(message)
-    }
 }
 
 impl RunError {

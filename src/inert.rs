@@ -163,6 +163,18 @@ pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}… [{} more bytes]", &s[..end], s.len() - end))
 }
 
+/// The last `max` characters of `s` (where runners print their summaries and errors), trimmed,
+/// after `…` when anything was cut.
+pub fn tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        s.trim().to_string()
+    } else {
+        let kept: String = s.chars().skip(n - max).collect();
+        format!("…{}", kept.trim())
+    }
+}
+
 /// Serialized JSON with DEL, C1 controls and bidi controls escaped as `\uXXXX`, so the file or
 /// line shows nothing live while a JSON reader gets exactly the same strings back. (serde_json
 /// already escapes the C0 controls, ESC included.)
@@ -188,6 +200,13 @@ pub fn json(serialized: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_keeps_the_end_and_says_when_it_cut() {
+        assert_eq!(tail("  short \n", 10), "short");
+        assert_eq!(tail("abcdefgh", 3), "…fgh");
+        assert_eq!(tail("ééééé", 2), "…éé");
+    }
 
     #[test]
     fn escape_sequences_are_removed_whole() {

@@ -58,6 +58,10 @@ pub mod log {
     }
 }
 
+pub mod pipeline {
+    pub use crate::pipeline::{Origin, Pipeline};
+}
+
 pub mod report {
     pub use crate::report::{EventSink, Gate, Reporter};
 

@@ -81,7 +81,9 @@
 //! - `sandbox` is where it runs; `tools` is what it can do;
 //! - `validate` checks the outcome for real;
 //! - `log` keeps receipts, transcripts, metrics and the activity log;
-//! - `runner` runs one task end to end and judges it;
+//! - `plan` resolves a trial's effective settings once (agent, isolation, limits, ask mode,
+//!   deadline, retry);
+//! - `runner` runs one task end to end (one episode for every kind) and judges it;
 //! - `report` holds the trial event stream and its reporters (activity log, result parts,
 //!   libtest line, progress, suite metrics, thresholds, `summary.json`);
 //! - `harness` plans a run and drives it (one driver for `medin run` and the libtest trials
@@ -99,6 +101,7 @@ mod harness;
 mod inert;
 mod log;
 mod pipeline;
+mod plan;
 mod report;
 mod runner;
 mod sandbox;

@@ -5,7 +5,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::medin;
+use support::{medin, GOOD, WRONG};
 
 fn text(o: &Output) -> String {
     format!(
@@ -19,26 +19,6 @@ fn write(path: &Path, content: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, content).unwrap();
 }
-
-const GOOD: &str = r#"
-description: writes a file
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "ok\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
-
-const WRONG: &str = r#"
-description: claims success but writes the wrong content
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "nope\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
 
 fn suite(files: &[(&str, &str)], config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -9,27 +9,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{medin, write};
-
-const GOOD: &str = r#"
-description: writes a file
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "ok\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
-
-const WRONG: &str = r#"
-description: claims success but writes the wrong content
-prompt: write ok.txt
-solution:
-  - write_file: { path: ok.txt, content: "nope\n" }
-  - final: { result: success }
-expect:
-  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
-"#;
+use support::{medin, write, GOOD, WRONG};
 
 fn text(o: &Output) -> String {
     format!(
@@ -225,6 +205,35 @@ fn infrastructure_errors_are_reported_apart_and_exit_2() {
         serde_json::json!([]),
         "not the agent's failure: {summary}"
     );
+}
+
+#[test]
+fn a_missing_test_runner_is_infrastructure_named_with_its_fix_and_exits_2() {
+    // What a fresh machine without pytest answers: `No module named ...` from python3.
+    let missing = r#"
+description: the TDD runner is not installed here
+kind: tdd
+prompt: Make every test pass.
+tdd: { test: python3 -m pytest_not_installed_here -q }
+solution:
+  - - final: { result: success, message: never asked }
+expect: { outcome: success }
+"#;
+    let s = suite(&[("golden/good.yaml", GOOD), ("golden/missing.yaml", missing)]);
+    let run = medin_in_run(&["run"], s.path(), "norunner");
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("pytest_not_installed_here is not installed for python3"),
+        "{out}"
+    );
+    assert!(out.contains("scripts/setup.sh"), "the fix is named: {out}");
+    assert!(out.contains("not the agent's failure"), "{out}");
+    assert!(!out.contains("the agent broke"), "{out}");
+    let (_, summary) = report_json(s.path(), "norunner");
+    let overall = &summary["metrics"]["overall"]["trials"];
+    assert_eq!(overall["infrastructure"], 1, "{summary}");
+    assert_eq!(overall["failed"], 0, "{summary}");
 }
 
 #[test]

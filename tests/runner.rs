@@ -510,3 +510,89 @@ expect: {{ outcome: failure }}
         assert!(result.passed(), "{what}: {:?}", result.failure_message());
     }
 }
+
+/// A process agent that crashes on its first start and does the work (`done.txt`) on the next.
+fn flaky_agent() -> String {
+    format!(
+        "agent: {{ process: {{ command: \"python3 {}/tests/data/agent/flaky_coder.py\" }} }}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn a_plain_task_retries_a_crashed_agent_through_the_shared_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        &format!(
+            "description: the agent crashes once, then does the work\n{}\nretry: {{ attempts: 2, base: 10ms }}\nexpect:\n  outcome: success\n  validate: [ {{ file_exists: done.txt }} ]\n",
+            flaky_agent()
+        ),
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let lines = receipts(&run_dir);
+    let tools: Vec<&str> = lines.iter().map(|l| l["tool"].as_str().unwrap_or("")).collect();
+    assert!(tools.contains(&"medin.retry"), "the retry has its receipt: {tools:?}");
+    let transcript = std::fs::read_to_string(run_dir.join("transcript.jsonl")).unwrap();
+    assert!(
+        transcript.contains(r#""retry":2"#),
+        "the restarted agent's brief is logged as a retry: {transcript}"
+    );
+
+    // Without `retry:`, a plain task does not retry: the crash is the agent's error.
+    let again = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        again.path(),
+        &format!(
+            "description: no retry asked for\n{}\nexpect: {{ outcome: error }}\n",
+            flaky_agent()
+        ),
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert!(receipts(&run_dir).iter().all(|l| l["tool"] != "medin.retry"));
+}
+
+#[test]
+fn a_tdd_round_is_retried_after_a_crash_with_its_feedback() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("golden/fx/test_done.py"),
+        "import os, unittest\n\nclass Done(unittest.TestCase):\n    def test_done(self):\n        self.assertTrue(os.path.exists('done.txt'))\n",
+    );
+    let (result, run_dir) = run(
+        dir.path(),
+        &format!(
+            "description: a TDD loop whose agent crashes once\nkind: tdd\nworkspace: fx\n{}\nretry: {{ attempts: 2, base: 10ms }}\ntdd: {{ test: \"python3 -m unittest -v\", max_iterations: 2 }}\nexpect: {{ outcome: success }}\n",
+            flaky_agent()
+        ),
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    assert!(receipts(&run_dir).iter().any(|l| l["tool"] == "medin.retry"));
+}
+
+#[test]
+fn the_trials_plan_is_resolved_once_and_recorded_in_metrics_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (result, run_dir) = run(
+        dir.path(),
+        r#"
+description: the plan says what the trial ran under
+isolation: none
+limits: { timeout: 7s, command_timeout: 3s, max_turns: 4 }
+solution:
+  - final: { result: success }
+expect: { outcome: pending }
+"#,
+    );
+    assert!(result.passed(), "{:?}", result.failure_message());
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("metrics.json")).unwrap()).unwrap();
+    let plan = &metrics["plan"];
+    assert_eq!(plan["agent"], "oracle", "{plan}");
+    assert_eq!(plan["isolation"], "none", "{plan}");
+    assert_eq!(plan["timeout_ms"], 7000, "{plan}");
+    assert_eq!(plan["command_timeout_ms"], 3000, "{plan}");
+    assert_eq!(plan["max_turns"], 4, "{plan}");
+    assert_eq!(plan["retry"]["attempts"], 1, "{plan}");
+    assert!(plan["ask"] == "warn" || plan["ask"] == "deny", "{plan}");
+}

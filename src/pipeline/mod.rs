@@ -598,25 +598,13 @@ fn command_receipt(outcome: &CommandOutcome, _evidence: Option<&RunnerEvidence>)
         "timed_out": outcome.timed_out,
         "duration_ms": outcome.duration_ms,
         "isolation": outcome.isolation,
-        "stdout_tail": tail(&outcome.stdout.text, 2000),
-        "stderr_tail": tail(&outcome.stderr.text, 2000),
+        "stdout_tail": crate::inert::tail(&outcome.stdout.text, 2000),
+        "stderr_tail": crate::inert::tail(&outcome.stderr.text, 2000),
     }));
     if !outcome.success() {
         receipt.status = ReceiptStatus::Error;
     }
     receipt
-}
-
-/// The last `max` bytes of `text` (on a char boundary).
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
 }
 
 #[cfg(test)]
@@ -686,6 +674,29 @@ mod tests {
                 (Origin::Setup, "deny", true)
             ]
         );
+    }
+
+    #[test]
+    fn a_command_the_sandbox_cannot_start_is_a_harness_error_with_a_receipt() {
+        let ws = tempfile::tempdir().unwrap();
+        let gone = ws.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let pipe = Pipeline::standalone(&gone);
+        std::fs::remove_dir(&gone).unwrap();
+        let options = CommandOptions {
+            timeout: None,
+            judged: false,
+        };
+        let err = pipe
+            .command(Origin::Gate, "medin.gate", "true", options)
+            .expect_err("no command can start in a workspace that is not there");
+        assert!(matches!(err, RunError::SandboxStart { .. }), "{err:?}");
+        assert_eq!(err.cause(), crate::error::Cause::Infrastructure);
+        assert!(err.to_string().contains("medin doctor"), "says what to do: {err}");
+        let (actions, _, _) = pipe.finish();
+        assert_eq!(actions.len(), 1, "the attempt is still logged");
+        assert_eq!(actions[0].origin, Origin::Gate);
+        assert_eq!(actions[0].receipt.error_code(), Some(ErrorCode::DependencyFail));
     }
 
     #[test]

@@ -8,10 +8,13 @@
 //! agent's failures (a [`TrialVerdict::Failed`]) apart from its own (a
 //! [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable log).
 
+mod episode;
 pub mod expect;
+mod judge;
 mod prp;
 pub mod record;
 mod snapshot;
+mod task;
 pub mod tdd;
 pub mod toolchain;
 
@@ -19,17 +22,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{self, Action, Agent, AgentEvent, AgentFailure, AgentRegistry, AgentSource, TaskBrief};
+use crate::agent::{Action, AgentRegistry, AgentSource, TaskBrief};
 use crate::error::{Cause, RunError};
 use crate::guard::limits::{LimitTracker, RuntimeLimits};
 use crate::guard::policy::{Ask, Rules, ToolGate};
-use crate::pipeline::{self, CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
-use crate::report::events::{EventSink, RoundEndReason, TrialEvents};
+use crate::pipeline::{CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
+use crate::plan::TrialPlan;
+use crate::report::events::{EventSink, TrialEvents};
 use crate::sandbox::{self, SandboxConfig};
-use crate::spec::{self, AgentSpec, FinalResult, Outcome, SpecFile, TaskKind, TaskSpec};
+use crate::spec::{self, AgentSpec, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt};
 use crate::validate::judged::{Hidden as HiddenChecks, Protection, RunnerShims};
-use crate::validate::{self, ValidateContext, ValidationStatus};
+use crate::validate::{self, ValidateContext};
+
+use judge::Ending;
 
 pub use expect::Mismatch;
 pub use record::{ActionRecord, AttemptMetrics, AttemptRecord, ToolTally};
@@ -37,11 +43,6 @@ pub use record::{ActionRecord, AttemptMetrics, AttemptRecord, ToolTally};
 /// Longest text of one failed expectation shown in a failure message or an activity log
 /// entry, in bytes (the run folder's files keep all of it).
 pub const MESSAGE_CLIP: usize = 16 * 1024;
-
-/// Defaults that apply when a task's `limits` say nothing.
-pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
-pub const DEFAULT_MAX_TURNS: u32 = 50;
 
 /// What every task of one run shares.
 #[derive(Debug, Clone)]
@@ -241,18 +242,8 @@ fn spec_dir(path: &Path) -> PathBuf {
 pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
     let run_dir = run_dir_for(file, settings, attempt);
     let source = agent_for(task, file, settings);
-    // The suite's isolation applies to tasks that do not set their own.
-    let with_suite_isolation;
-    let task = match (task.isolation, settings.isolation) {
-        (None, Some(level)) => {
-            with_suite_isolation = TaskSpec {
-                isolation: Some(level),
-                ..task.clone()
-            };
-            &with_suite_isolation
-        }
-        _ => task,
-    };
+    // Everything the trial runs under, decided once.
+    let plan = TrialPlan::resolve(task, agent_label(&source.spec), settings.isolation, settings.ask);
     let events = settings.events.trial(file.trial_name(), attempt);
     events.started(&agent_label(&source.spec));
     let mut result = TaskResult {
@@ -267,15 +258,16 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         run_dir: run_dir.clone(),
     };
     // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
-    let record = match Attempt::prepare(task, file, &run_dir, &source, settings, events.clone()).and_then(|a| a.run()) {
-        Ok(record) => record,
-        Err(e) => {
-            result.verdict = TrialVerdict::from_run_error(&e);
-            result.outcome = Some(Outcome::Error);
-            events.finished(&result, &[]);
-            return result;
-        }
-    };
+    let record =
+        match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), events.clone()).and_then(|a| a.run()) {
+            Ok(record) => record,
+            Err(e) => {
+                result.verdict = TrialVerdict::from_run_error(&e);
+                result.outcome = Some(Outcome::Error);
+                events.finished(&result, &[]);
+                return result;
+            }
+        };
     result.outcome = record.outcome;
     result.metrics = record.metrics.clone();
     let mismatches = expect::check(&task.expect, &task.kind, &record);
@@ -288,6 +280,7 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         "trial": result.trial,
         "attempt": attempt,
         "agent": result.agent,
+        "plan": plan,
         "outcome": record.outcome,
         "passed": result.passed(),
         "stop_reason": record.stop_reason,
@@ -319,6 +312,10 @@ struct Attempt<'a> {
     /// handle and never follow the agent's links.
     ws: sandbox::Beneath,
     judging: Judging,
+    /// What this trial runs under, resolved once.
+    plan: TrialPlan,
+    /// How the agent process itself is confined, for every receipt it is handed.
+    agent_isolation: String,
     /// The one path every action of this attempt takes (shared with validator threads).
     pipe: Arc<Pipeline>,
     run_dir: PathBuf,
@@ -335,7 +332,7 @@ impl<'a> Attempt<'a> {
         file: &SpecFile,
         run_dir: &Path,
         source: &'a AgentSource,
-        settings: &RunSettings,
+        plan: TrialPlan,
         events: TrialEvents,
     ) -> Result<Self, RunError> {
         if run_dir.exists() {
@@ -359,13 +356,14 @@ impl<'a> Attempt<'a> {
             .canonicalize()
             .map_err(|e| RunError::harness(format!("cannot resolve workspace {}", workspace.display()), e))?;
         let ws = sandbox::Beneath::open(&workspace).map_err(|e| RunError::harness("cannot open the workspace", e))?;
-        let sandbox = sandbox_config(task, &workspace);
+        let sandbox = sandbox_config(task, &workspace, &plan);
         sandbox::check_isolation(sandbox.isolation).map_err(RunError::Isolation)?;
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| RunError::Spec(e.to_string()))?;
-        let ledger = Ledger::open(run_dir, agent_isolation(source, &sandbox), events.clone())?;
-        let deadline = Deadline::start(task_timeout(&task.limits));
-        let rules = Rules::new(&task.policy, settings.ask, task.kind.prohibits_test_tampering());
-        let limits = runtime_limits(&task.limits, deadline.timeout);
+        let agent_isolation = agent_isolation(source, &sandbox);
+        let ledger = Ledger::open(run_dir, agent_isolation.clone(), events.clone())?;
+        let deadline = Deadline::start(plan.timeout);
+        let rules = Rules::new(&task.policy, plan.ask, plan.prohibits_test_tampering);
+        let limits = runtime_limits(&plan);
         let tracker = LimitTracker::new(limits, deadline.started);
         let mut pipe = Pipeline::new(&workspace, sandbox, gate, rules, deadline, tracker, ledger);
         for cmd in &task.setup {
@@ -421,6 +419,8 @@ impl<'a> Attempt<'a> {
             workspace,
             ws,
             judging,
+            plan,
+            agent_isolation,
             pipe,
             run_dir: run_dir.to_path_buf(),
             events,
@@ -445,45 +445,22 @@ impl<'a> Attempt<'a> {
             initial: prp::snapshot(&self.ws),
             ..Default::default()
         };
-        // Dispatch on the kind: each kind's module runs with its own block.
+        // The one place that dispatches on the kind: each kind's module plays its rounds with
+        // its own block; the end state is validated and judged the same way for all of them.
         let task = self.task;
-        if let TaskKind::Prp { prp, .. } = &task.kind {
-            prp::run(&mut self, prp.clone(), &clock, &mut record)?;
-        } else if let TaskKind::Tdd { tdd, .. } = &task.kind {
-            let tdd = tdd::run(&mut self, tdd.clone(), &clock, &mut record)?;
-            record.validations = self.validate(&mut record)?;
-            record.tdd = Some(tdd);
-        } else {
-            let brief = self.brief(clock.timeout, self.task.prompt.clone());
-            self.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-            let mut agent = agent::start(
-                self.source,
-                &brief,
-                &self.task.solution,
-                self.pipe.sandbox(),
-                clock.at(),
-            );
-            let end = self.run_round(agent.as_mut(), &clock)?;
-            agent.finish();
-            record.validations = self.validate(&mut record)?;
-            record.outcome = Some(match end {
-                RoundEnd::Reported(f) => {
-                    record.final_report = Some(f);
-                    if !record.tampering.is_empty() {
-                        record.stop_reason = Some(tampering_summary(&record.tampering));
-                    }
-                    judge(&record)
-                }
-                RoundEnd::AgentFailed(failure) => {
-                    record.stop_reason = Some(failure.to_string());
-                    Outcome::Error
-                }
-                RoundEnd::Stopped(outcome, reason) => {
-                    record.stop_reason = Some(reason);
-                    outcome
-                }
-            });
+        let mut kind: Box<dyn KindRun> = match &task.kind {
+            TaskKind::Task => Box::new(task::OneRound),
+            TaskKind::Tdd { tdd, .. } => Box::new(tdd::TddLoop::new(tdd.clone())),
+            TaskKind::Prp { prp, .. } => Box::new(prp::PrpGates::new(prp.clone())),
+        };
+        let ending = kind.play(&mut self, &mut record)?;
+        record.validations = self.validate(&mut record)?;
+        let (outcome, reason) = judge::judge(ending, &record);
+        record.outcome = Some(outcome);
+        if record.stop_reason.is_none() {
+            record.stop_reason = reason;
         }
+        kind.conclude(&self, &mut record)?;
         // No set-id program outlives the attempt in its workspace.
         match self.ws.clear_setid_bits() {
             Ok(cleared) if !cleared.is_empty() => {
@@ -573,110 +550,9 @@ impl<'a> Attempt<'a> {
         Ok(out)
     }
 
-    /// One round: the agent acts (each call through the pipeline) until it reports, breaks,
-    /// or the harness stops it. The agent never waits past the task's deadline for its reply.
-    fn run_round(&mut self, agent: &mut dyn Agent, clock: &Deadline) -> Result<RoundEnd, RunError> {
-        let mut last: Option<(Action, Receipt)> = None;
-        let timed_out = || {
-            RoundEnd::Stopped(
-                Outcome::Timeout,
-                format!("task timeout of {} reached", humantime::format_duration(clock.timeout)),
-            )
-        };
-        loop {
-            if clock.passed() {
-                return Ok(timed_out());
-            }
-            if let Some((_, r)) = &mut last {
-                r.agent_isolation = Some(agent_isolation(self.source, self.pipe.sandbox()));
-            }
-            let event = agent.next(last.as_ref().map(|(a, r)| (a, r)), clock.at());
-            last = None;
-            match event {
-                AgentEvent::Usage(u) => {
-                    // Counts an agent reports are its word: summed saturating, never wrapped.
-                    self.pipe.metrics(|m| {
-                        m.usage.input_tokens = m.usage.input_tokens.saturating_add(u.input_tokens);
-                        m.usage.output_tokens = m.usage.output_tokens.saturating_add(u.output_tokens);
-                    });
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "usage", "input_tokens": u.input_tokens, "output_tokens": u.output_tokens }))?;
-                }
-                AgentEvent::Final(f) => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "final", "report": f }))?;
-                    return Ok(RoundEnd::Reported(f));
-                }
-                AgentEvent::Reply(text) => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "reply", "text": text }))?;
-                    let report = match agent::parse_reply(&text) {
-                        Ok(report) => report,
-                        Err(report) => {
-                            let receipt = Receipt::error(ErrorCode::ParseError, report.message.clone());
-                            self.pipe.note_agent(&agent_action(), receipt, None)?;
-                            report
-                        }
-                    };
-                    return Ok(RoundEnd::Reported(report));
-                }
-                AgentEvent::Failed(failure) => {
-                    self.log_transcript(
-                        "from_agent",
-                        serde_json::json!({ "type": "failed", "error": failure.to_string() }),
-                    )?;
-                    // An agent that stopped answering at the task's deadline ran out of the
-                    // task's time: that is a timeout, not a broken agent.
-                    if matches!(failure, AgentFailure::TimedOut { .. }) && clock.remaining().is_zero() {
-                        let end = timed_out();
-                        let receipt = Receipt::error(ErrorCode::Timeout, failure.to_string());
-                        self.pipe.note_agent(&agent_action(), receipt, None)?;
-                        return Ok(end);
-                    }
-                    // The agent's own failure gets a receipt too, so the log says what happened.
-                    let receipt = Receipt::error(failure_code(&failure), failure.to_string());
-                    self.pipe.note_agent(&agent_action(), receipt, None)?;
-                    return Ok(RoundEnd::AgentFailed(failure));
-                }
-                AgentEvent::Malformed { line, reason } => {
-                    self.log_transcript(
-                        "from_agent",
-                        serde_json::json!({ "type": "malformed", "line": line, "reason": reason }),
-                    )?;
-                    self.pipe.metrics(|m| m.malformed += 1);
-                    let receipt = Receipt::error(
-                        ErrorCode::MalformedOutput,
-                        format!("agent output is not a protocol message ({reason}); send one JSON object per line: tool_call, final, reply or usage"),
-                    )
-                    .with_context(serde_json::json!({ "line": line }));
-                    let action = Action {
-                        id: String::new(),
-                        tool: String::new(),
-                        input: ActionInput::Raw(line),
-                    };
-                    let stop = self.pipe.begin_turn().err();
-                    self.pipe
-                        .note_agent(&action, receipt.clone(), stop.as_ref().map(|v| v.to_string()))?;
-                    if let Some(v) = stop {
-                        return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
-                    }
-                    last = Some((action, receipt));
-                }
-                AgentEvent::Call(action) => {
-                    self.log_transcript("from_agent", serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input) }))?;
-                    if let Err(v) = self.pipe.begin_turn() {
-                        let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                        self.pipe.note_agent(&action, receipt, Some(v.to_string()))?;
-                        return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
-                    }
-                    let passed = self.pipe.pass(Origin::Agent, &action)?;
-                    if let Some(stop) = passed.stop {
-                        return Ok(RoundEnd::Stopped(stop.outcome, stop.reason));
-                    }
-                    last = Some((action, passed.receipt));
-                }
-            }
-        }
-    }
-
-    fn brief(&self, task_timeout: Duration, prompt: String) -> TaskBrief {
+    /// What the agent is told at the start of an episode: `prompt`, the tools the policy
+    /// allows, the plan's limits.
+    fn brief(&self, prompt: String) -> TaskBrief {
         let tools = tools::registry()
             .into_iter()
             .filter(|t| self.pipe.gate().check(t.name).is_ok())
@@ -684,16 +560,16 @@ impl<'a> Attempt<'a> {
                 |t| serde_json::json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }),
             )
             .collect();
-        let l = &self.task.limits;
+        let plan = &self.plan;
         TaskBrief {
             task_id: self.task_id.clone(),
             prompt,
             tools,
             limits: serde_json::json!({
-                "timeout_ms": task_timeout.as_millis() as u64,
-                "max_turns": l.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
-                "max_files": l.max_files,
-                "max_changes": l.max_changes,
+                "timeout_ms": u64::try_from(plan.timeout.as_millis()).unwrap_or(u64::MAX),
+                "max_turns": plan.max_turns,
+                "max_files": plan.max_files,
+                "max_changes": plan.max_changes,
             }),
             workspace: self.workspace.clone(),
         }
@@ -711,30 +587,6 @@ pub(crate) fn harness_action(tool: &str, input: serde_json::Value) -> Action {
         id: String::new(),
         tool: tool.into(),
         input: ActionInput::Json(input),
-    }
-}
-
-/// The outcome of an attempt whose agent sent a final report: nothing is complete without a
-/// validation that ran and passed.
-fn judge(record: &AttemptRecord) -> Outcome {
-    // A verdict reached after the agent changed what it is judged by is not trusted.
-    if !record.tampering.is_empty() {
-        return Outcome::Failure;
-    }
-    match record.final_report.as_ref().map(|f| f.result) {
-        Some(FinalResult::Success) => {
-            if record.validations.iter().any(|v| v.status == ValidationStatus::Failed) {
-                Outcome::Failure
-            } else if record.validations.is_empty()
-                || record.validations.iter().any(|v| v.status == ValidationStatus::Pending)
-            {
-                Outcome::Pending
-            } else {
-                Outcome::Success
-            }
-        }
-        Some(FinalResult::Error | FinalResult::Issue) => Outcome::Failure,
-        None => Outcome::Error,
     }
 }
 
@@ -759,71 +611,34 @@ pub(crate) fn tampering_summary(t: &[crate::validate::judged::Tampering]) -> Str
     format!("the agent changed protected files: {}", seen.join(", "))
 }
 
-/// How a round ended.
-#[derive(Debug)]
-enum RoundEnd {
-    /// The agent reported (a final report, or a reply parsed into one).
-    Reported(crate::spec::FinalReport),
-    /// The agent broke: crashed, hung, could not start, ended without a report.
-    AgentFailed(AgentFailure),
-    /// The harness stopped the task (limit, invariant, task timeout).
-    Stopped(Outcome, String),
-}
+/// A task kind's part of an attempt (`task.rs`, `tdd.rs`, `prp.rs`): it plays its rounds with
+/// an [`episode::Episode`] and says how they ended; validation and judging are the attempt's.
+trait KindRun {
+    /// Plays the kind's rounds.
+    fn play(&mut self, att: &mut Attempt<'_>, record: &mut AttemptRecord) -> Result<Ending, RunError>;
 
-/// The task's time limit, its default applied.
-fn task_timeout(limits: &crate::spec::Limits) -> Duration {
-    limits.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT)
-}
-
-impl RoundEnd {
-    /// How the round ended, as a round event says it.
-    fn reason(&self) -> RoundEndReason {
-        match self {
-            RoundEnd::Reported(f) => RoundEndReason::Reported(f.result),
-            RoundEnd::AgentFailed(failure) => RoundEndReason::AgentFailed(failure.to_string()),
-            RoundEnd::Stopped(outcome, reason) => RoundEndReason::Stopped {
-                outcome: *outcome,
-                reason: reason.clone(),
-            },
-        }
+    /// Once the attempt is judged (`record.outcome` is set): the kind's own records and files.
+    fn conclude(self: Box<Self>, att: &Attempt<'_>, record: &mut AttemptRecord) -> Result<(), RunError> {
+        let _ = (att, record);
+        Ok(())
     }
 }
 
 /// The runtime limits the pipeline checks around every action.
-fn runtime_limits(limits: &crate::spec::Limits, timeout: Duration) -> RuntimeLimits {
+fn runtime_limits(plan: &TrialPlan) -> RuntimeLimits {
     RuntimeLimits {
-        max_files: limits.max_files,
-        max_changes: limits.max_changes,
-        timeout: Some(timeout),
-        max_turns: Some(limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
+        max_files: plan.max_files,
+        max_changes: plan.max_changes,
+        timeout: Some(plan.timeout),
+        max_turns: Some(plan.max_turns),
     }
 }
 
-/// The receipt code of an agent's own failure.
-fn failure_code(failure: &AgentFailure) -> ErrorCode {
-    match failure {
-        AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
-        AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
-        AgentFailure::Exited { .. } | AgentFailure::NoFinal | AgentFailure::NotReading { .. } => {
-            ErrorCode::MalformedOutput
-        }
-    }
-}
-
-/// The placeholder action of a receipt about the agent itself (not a tool call).
-fn agent_action() -> Action {
-    Action {
-        id: String::new(),
-        tool: String::new(),
-        input: ActionInput::Json(serde_json::Value::Null),
-    }
-}
-
-/// The sandbox configuration a task's limits and policy ask for.
-pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
+/// The sandbox configuration a task's limits and policy ask for, under its plan.
+fn sandbox_config(task: &TaskSpec, workspace: &Path, plan: &TrialPlan) -> SandboxConfig {
     let mut cfg = SandboxConfig::new(workspace);
     let l = &task.limits;
-    cfg.timeout = l.command_timeout.map(|d| d.0).unwrap_or(DEFAULT_COMMAND_TIMEOUT);
+    cfg.timeout = plan.command_timeout;
     if let Some(m) = l.memory {
         // An explicit memory limit gets the cgroup, which limits what the tree really uses and
         // names a hit for certain (see sandbox::SandboxConfig::cgroup).
@@ -847,6 +662,6 @@ pub fn sandbox_config(task: &TaskSpec, workspace: &Path) -> SandboxConfig {
     let tools = toolchain::toolchain_setup(&toolchain::toolchains_for(task), sandbox::SANDBOX_PATH);
     cfg.env.extend(tools.env);
     cfg.read_paths.extend(tools.read_paths);
-    cfg.isolation = task.isolation.unwrap_or_else(sandbox::default_isolation);
+    cfg.isolation = plan.isolation;
     cfg
 }

@@ -28,17 +28,18 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use super::episode::{Episode, RoundEnd};
+use super::judge::{Ending, KindCheck};
 use super::record::{Artifact, Artifacts, AttemptRecord, GateResult, PrpRecord};
-use super::{Attempt, RoundEnd};
-use crate::agent::{self, Action, Agent, AgentFailure};
+use super::{Attempt, KindRun};
+use crate::agent::Action;
 use crate::error::RunError;
-use crate::pipeline::Deadline as Clock;
 use crate::pipeline::{CommandOptions, CommandPassed, Origin};
+use crate::plan::Backoff;
 use crate::sandbox::{self, CommandOutcome};
-use crate::spec::{BackoffSpec, FinalResult, GateOutcome, GateSpec, Outcome, PrpSpec, RetrySpec};
+use crate::spec::{FinalResult, GateOutcome, GateSpec, Outcome, PrpSpec};
 use crate::tools::{ActionInput, ErrorCode, EvidenceKind, Receipt};
 use crate::validate::judged::RunnerEvidence;
-use crate::validate::ValidationStatus;
 
 /// The execute prompt; `$PRP_FILE_PATH` is replaced by the PRP's workspace path.
 pub const EXECUTE_PROMPT: &str = "# Execute the PRP
@@ -64,183 +65,126 @@ const FIX_BACKOFF: Backoff = Backoff {
     cap: Duration::from_secs(30),
     jitter: 0.1,
 };
-const RETRY_BACKOFF: Backoff = Backoff {
-    base: Duration::from_secs(1),
-    factor: 2.0,
-    cap: Duration::from_secs(30),
-    jitter: 0.1,
-};
-const DEFAULT_RETRY_ATTEMPTS: u32 = 3;
 /// How much of a gate's output goes into the fix prompt and the results.
 const TAIL_CHARS: usize = 4000;
 
-/// Exponential backoff with positive jitter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    pub base: Duration,
-    pub factor: f64,
-    pub cap: Duration,
-    /// Fraction of the delay added at random (0.1 = up to +10%).
-    pub jitter: f64,
-}
-
-impl Backoff {
-    fn from_spec(spec: Option<&BackoffSpec>, default: Backoff) -> Backoff {
-        let Some(s) = spec else { return default };
-        Backoff {
-            base: s.base.map(|d| d.0).unwrap_or(default.base),
-            factor: s
-                .factor
-                .filter(|f| f.is_finite() && *f >= 1.0)
-                .unwrap_or(default.factor)
-                .min(100.0),
-            cap: s.cap.map(|d| d.0).unwrap_or(default.cap),
-            jitter: s
-                .jitter
-                .filter(|j| j.is_finite() && *j >= 0.0)
-                .unwrap_or(default.jitter)
-                .min(1.0),
-        }
-    }
-
-    /// The delay before attempt `n` (1-based): `min(cap, base * factor^(n-1))`, plus jitter.
-    pub fn delay(&self, n: u32, random: f64) -> Duration {
-        let exp = self.factor.powi(n.saturating_sub(1).min(64) as i32);
-        let raw = (self.base.as_secs_f64() * exp).min(self.cap.as_secs_f64());
-        let with_jitter = raw * (1.0 + self.jitter.clamp(0.0, 1.0) * random.clamp(0.0, 1.0));
-        Duration::try_from_secs_f64(with_jitter.max(0.0)).unwrap_or(self.cap)
-    }
-}
-
-/// Runs a PRP task end to end and fills `record` (outcome, PRP record, validations).
-pub(super) fn run(
-    att: &mut Attempt<'_>,
+/// A PRP task: the coder's round, then gate runs and fix rounds.
+pub(super) struct PrpGates {
     prp: PrpSpec,
-    clock: &Clock,
-    record: &mut AttemptRecord,
-) -> Result<(), RunError> {
-    let task_id = prp
-        .task_id
-        .clone()
-        .or_else(|| att.task.id.clone())
-        .unwrap_or_else(|| att.task_id.clone());
-    let prp_rel = format!(".prp/{}.md", file_safe(&task_id));
-    att.ws
-        .write(&prp_rel, render_prp(&task_id, &prp).as_bytes(), None)
-        .map_err(|e| format!("cannot write the PRP into the workspace: {e}"))?;
-    let before = snapshot(&att.ws);
+    rec: PrpRecord,
+}
 
-    let mut rec = PrpRecord {
-        task_id: task_id.clone(),
-        ..Default::default()
-    };
-    let retry = RetryPolicy::from_spec(prp.retry.as_ref());
-    let fix_backoff = Backoff::from_spec(prp.backoff.as_ref(), FIX_BACKOFF);
-    let max_fix = prp.fix_attempts.unwrap_or(DEFAULT_FIX_ATTEMPTS);
-    let prompt = EXECUTE_PROMPT.replace("$PRP_FILE_PATH", &prp_rel);
-
-    let brief = att.brief(clock.timeout, prompt.clone());
-    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
-    let mut stop: Option<(Outcome, String)> = None;
-
-    match round_with_retry(att, &mut agent, &prompt, None, clock, &mut rec, &retry)? {
-        RoundEnd::Reported(report) => {
-            let result = report.result;
-            rec.replies.push(report.clone());
-            if result != FinalResult::Success {
-                rec.error = Some(format!(
-                    "the coder reported {}: {}",
-                    result_name(result),
-                    report.message
-                ));
-                record.final_report = Some(report);
-            } else {
-                record.final_report = Some(report);
-                stop = gate_loop(
-                    att,
-                    &prp,
-                    clock,
-                    record,
-                    &mut rec,
-                    &mut agent,
-                    &retry,
-                    fix_backoff,
-                    max_fix,
-                )?;
-            }
+impl PrpGates {
+    pub fn new(prp: PrpSpec) -> Self {
+        PrpGates {
+            prp,
+            rec: PrpRecord::default(),
         }
-        RoundEnd::AgentFailed(f) => stop = Some((Outcome::Error, f.to_string())),
-        RoundEnd::Stopped(o, reason) => stop = Some((o, reason)),
     }
-    agent.finish();
+}
 
-    rec.artifacts = artifacts(&before, &snapshot(&att.ws), &att.pipe.actions_since(0));
-    record.validations = att.validate(record)?;
-    let outcome = match stop {
-        Some((o, reason)) => {
-            record.stop_reason = Some(reason);
-            o
-        }
-        None if !record.tampering.is_empty() => {
-            record.stop_reason = Some(super::tampering_summary(&record.tampering));
-            Outcome::Failure
-        }
-        None => judge_prp(&rec, record),
-    };
-    record.outcome = Some(outcome);
-    write_artifacts(att.run_dir(), &prp, &rec, outcome)?;
-    record.prp = Some(rec);
-    Ok(())
+impl KindRun for PrpGates {
+    fn play(&mut self, att: &mut Attempt<'_>, record: &mut AttemptRecord) -> Result<Ending, RunError> {
+        let prp = &self.prp;
+        let task_id = prp
+            .task_id
+            .clone()
+            .or_else(|| att.task.id.clone())
+            .unwrap_or_else(|| att.task_id.clone());
+        let prp_rel = format!(".prp/{}.md", file_safe(&task_id));
+        att.ws
+            .write(&prp_rel, render_prp(&task_id, prp).as_bytes(), None)
+            .map_err(|e| RunError::harness("cannot write the PRP into the workspace", e))?;
+        let before = snapshot(&att.ws);
+        let rec = &mut self.rec;
+        rec.task_id = task_id;
+        let prompt = EXECUTE_PROMPT.replace("$PRP_FILE_PATH", &prp_rel);
+
+        let mut episode = Episode::start(att, prompt)?;
+        let ending = match episode.round(att)? {
+            RoundEnd::Reported(report) => {
+                let result = report.result;
+                rec.replies.push(report.clone());
+                record.final_report = Some(report.clone());
+                if result != FinalResult::Success {
+                    rec.error = Some(format!(
+                        "the coder reported {}: {}",
+                        result_name(result),
+                        report.message
+                    ));
+                    Ending::Finished {
+                        claim: Some(result),
+                        check: KindCheck::NoneRan,
+                    }
+                } else {
+                    gate_loop(att, prp, record, rec, &mut episode)?
+                }
+            }
+            RoundEnd::AgentFailed(f) => Ending::AgentBroke(f.to_string()),
+            RoundEnd::Stopped(o, reason) => Ending::Stopped(o, reason),
+        };
+        let stats = episode.finish();
+        rec.retries = stats.retries;
+        rec.delays = stats.delays;
+        rec.artifacts = artifacts(&before, &snapshot(&att.ws), &att.pipe.actions_since(0));
+        Ok(ending)
+    }
+
+    fn conclude(self: Box<Self>, att: &Attempt<'_>, record: &mut AttemptRecord) -> Result<(), RunError> {
+        let outcome = record.outcome.unwrap_or(Outcome::Error);
+        write_artifacts(att.run_dir(), &self.prp, &self.rec, outcome)?;
+        record.prp = Some(self.rec);
+        Ok(())
+    }
 }
 
 /// Gate runs and fix rounds, until the gates pass, the fix attempts run out, or the task stops.
-#[allow(clippy::too_many_arguments)]
 fn gate_loop(
     att: &mut Attempt<'_>,
     prp: &PrpSpec,
-    clock: &Clock,
     record: &mut AttemptRecord,
     rec: &mut PrpRecord,
-    agent: &mut Box<dyn Agent>,
-    retry: &RetryPolicy,
-    fix_backoff: Backoff,
-    max_fix: u32,
-) -> Result<Option<(Outcome, String)>, RunError> {
+    episode: &mut Episode,
+) -> Result<Ending, RunError> {
+    let fix_backoff = Backoff::from_spec(prp.backoff.as_ref(), FIX_BACKOFF);
+    let max_fix = prp.fix_attempts.unwrap_or(DEFAULT_FIX_ATTEMPTS);
     loop {
         let run = att.judged(record, "the gates", super::Hidden::Out, |att, _| run_gates(att, prp))??;
         let passed = run.iter().all(|g| g.success);
+        // Success needs a gate that really ran: skipped and manual gates prove nothing.
+        let a_gate_ran = run.iter().any(|g| g.outcome == GateOutcome::Passed);
         rec.runs.push(run);
-        // The tests were put back before the gates ran; a coder that changed them has failed.
+        // The tests were put back before the gates ran; a coder that changed them has failed
+        // (the judge says so, naming what it changed).
         if !record.tampering.is_empty() {
-            let why = super::tampering_summary(&record.tampering);
-            rec.error = Some(why.clone());
-            return Ok(Some((Outcome::Failure, why)));
+            rec.error = Some(super::tampering_summary(&record.tampering));
+            return Ok(finished(KindCheck::NoneRan));
         }
         if passed {
             rec.success = true;
-            return Ok(None);
+            return Ok(finished(if a_gate_ran {
+                KindCheck::Passed
+            } else {
+                KindCheck::NoneRan
+            }));
         }
         if rec.fix_attempts >= max_fix {
-            rec.error = Some(format!(
+            let why = format!(
                 "validation failed after all fix attempts ({max_fix} fix attempt{})",
                 if max_fix == 1 { "" } else { "s" }
-            ));
-            return Ok(None);
+            );
+            rec.error = Some(why.clone());
+            return Ok(finished(KindCheck::Failed(why)));
         }
         rec.fix_attempts += 1;
         let n = rec.fix_attempts;
         let delay = fix_backoff.delay(n, fastrand::f64());
-        if !sleep_within(
-            att,
-            clock,
-            rec,
-            "medin.backoff",
-            delay,
-            serde_json::json!({ "fix_attempt": n }),
-        )? {
-            let reason = format!("task timeout of {} reached", humantime::format_duration(clock.timeout));
-            return Ok(Some((Outcome::Timeout, reason)));
+        if !episode.pause(att, "medin.backoff", delay, serde_json::json!({ "fix_attempt": n }))? {
+            let reason = format!(
+                "task timeout of {} reached",
+                humantime::format_duration(att.pipe.deadline().timeout)
+            );
+            return Ok(Ending::Stopped(Outcome::Timeout, reason));
         }
         let failed: Vec<&GateResult> = rec
             .runs
@@ -259,147 +203,34 @@ fn gate_loop(
                 "outcome": g.outcome,
             })).collect::<Vec<_>>(),
         });
-        att.log_transcript(
-            "to_agent",
-            serde_json::json!({ "type": "feedback", "feedback": feedback }),
-        )?;
-        agent.feedback(&feedback);
-        match round_with_retry(att, agent, &fix_prompt, Some(&feedback), clock, rec, retry)? {
+        episode.feedback(att, fix_prompt, feedback)?;
+        match episode.round(att)? {
             RoundEnd::Reported(report) => {
                 let result = report.result;
                 rec.replies.push(report.clone());
                 record.final_report = Some(report.clone());
                 if result != FinalResult::Success {
-                    rec.error = Some(format!(
+                    let why = format!(
                         "the coder reported {} in fix round {n}: {}",
                         result_name(result),
                         report.message
-                    ));
-                    return Ok(None);
+                    );
+                    rec.error = Some(why.clone());
+                    return Ok(finished(KindCheck::Failed(why)));
                 }
             }
-            RoundEnd::AgentFailed(f) => return Ok(Some((Outcome::Error, f.to_string()))),
-            RoundEnd::Stopped(o, reason) => return Ok(Some((o, reason))),
+            RoundEnd::AgentFailed(f) => return Ok(Ending::AgentBroke(f.to_string())),
+            RoundEnd::Stopped(o, reason) => return Ok(Ending::Stopped(o, reason)),
         }
     }
 }
 
-/// Retries of transient agent failures.
-#[derive(Debug, Clone, Copy)]
-struct RetryPolicy {
-    attempts: u32,
-    backoff: Backoff,
-}
-
-impl RetryPolicy {
-    fn from_spec(spec: Option<&RetrySpec>) -> Self {
-        RetryPolicy {
-            attempts: spec.and_then(|s| s.attempts).unwrap_or(DEFAULT_RETRY_ATTEMPTS).max(1),
-            backoff: Backoff::from_spec(spec.map(|s| &s.backoff), RETRY_BACKOFF),
-        }
+/// The coder's work is done and reported a success; the gates say whether it holds.
+fn finished(check: KindCheck) -> Ending {
+    Ending::Finished {
+        claim: Some(FinalResult::Success),
+        check,
     }
-}
-
-/// Whether an agent failure is worth retrying: a crash, a hang, a start that failed
-/// (DEPENDENCY_FAIL). An agent that ended without a report broke the protocol: permanent.
-fn is_transient(f: &AgentFailure) -> bool {
-    matches!(
-        f,
-        AgentFailure::Exited { .. } | AgentFailure::TimedOut { .. } | AgentFailure::Spawn { .. }
-    )
-}
-
-/// Error codes an agent may report that are worth retrying; VALIDATION_ERROR, INVALID_INPUT,
-/// AUTH, NOT_FOUND, PARSE_ERROR and the rest are permanent.
-fn is_transient_code(code: ErrorCode) -> bool {
-    matches!(
-        code,
-        ErrorCode::Timeout | ErrorCode::RateLimit | ErrorCode::NetworkError | ErrorCode::DependencyFail
-    )
-}
-
-/// One agent round, restarted (with backoff) after transient failures. A restarted agent gets
-/// the round's prompt as its task (and the feedback, for fix rounds).
-#[allow(clippy::too_many_arguments)]
-fn round_with_retry(
-    att: &mut Attempt<'_>,
-    agent: &mut Box<dyn Agent>,
-    prompt: &str,
-    feedback: Option<&serde_json::Value>,
-    clock: &Clock,
-    rec: &mut PrpRecord,
-    retry: &RetryPolicy,
-) -> Result<RoundEnd, RunError> {
-    let mut attempt = 1;
-    loop {
-        let end = att.run_round(agent.as_mut(), clock)?;
-        att.events.round_ended(rec.fix_attempts + 1, end.reason());
-        let why = match &end {
-            RoundEnd::AgentFailed(failure) if is_transient(failure) => failure.to_string(),
-            RoundEnd::Reported(r) if r.result == FinalResult::Error && r.code.is_some_and(is_transient_code) => {
-                format!("{}: {}", r.code.map(|c| c.as_str()).unwrap_or_default(), r.message)
-            }
-            _ => return Ok(end),
-        };
-        if attempt >= retry.attempts {
-            return Ok(end);
-        }
-        let delay = retry.backoff.delay(attempt, fastrand::f64());
-        let context = serde_json::json!({ "attempt": attempt + 1, "of": retry.attempts, "after": why });
-        if !sleep_within(att, clock, rec, "medin.retry", delay, context)? {
-            return Ok(end);
-        }
-        rec.retries += 1;
-        attempt += 1;
-        if matches!(end, RoundEnd::AgentFailed(_)) {
-            // The agent is gone: start a new one on the round's prompt.
-            agent.finish();
-            let brief = att.brief(clock.timeout, prompt.to_string());
-            att.log_transcript(
-                "to_agent",
-                serde_json::json!({ "type": "task", "retry": attempt, "brief": brief }),
-            )?;
-            *agent = agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
-            if let Some(f) = feedback {
-                agent.feedback(f);
-            }
-        } else {
-            // The agent is alive and reported a transient error: ask it again.
-            let again = serde_json::json!({ "kind": "retry", "attempt": attempt, "of": retry.attempts, "reason": why, "prompt": prompt });
-            att.log_transcript("to_agent", serde_json::json!({ "type": "feedback", "feedback": again }))?;
-            agent.feedback(&again);
-        }
-    }
-}
-
-/// Sleeps `delay` (cut short by the task's time limit) and logs it as a receipt. Returns false
-/// when the task's time ran out instead.
-fn sleep_within(
-    att: &mut Attempt<'_>,
-    clock: &Clock,
-    rec: &mut PrpRecord,
-    what: &str,
-    delay: Duration,
-    context: serde_json::Value,
-) -> Result<bool, RunError> {
-    let left = clock.timeout.saturating_sub(clock.started.elapsed());
-    let fits = delay < left;
-    let slept = delay.min(left);
-    std::thread::sleep(slept);
-    let ms = slept.as_millis() as u64;
-    rec.delays.push((what.to_string(), ms));
-    let mut data = serde_json::json!({ "delay_ms": ms, "planned_ms": delay.as_millis() as u64 });
-    if let (Some(d), serde_json::Value::Object(c)) = (data.as_object_mut(), context) {
-        d.extend(c);
-    }
-    let receipt = Receipt::success(data);
-    let action = Action {
-        id: String::new(),
-        tool: what.to_string(),
-        input: ActionInput::Json(serde_json::Value::Null),
-    };
-    att.pipe.note(&action, receipt)?;
-    Ok(fits)
 }
 
 /// Runs the gates sorted by level, stopping at the first failure.
@@ -498,12 +329,12 @@ fn gate_result(gate: &GateSpec, command: &str, out: &CommandOutcome, evidence: O
     } else {
         GateOutcome::Failed
     };
-    let mut stderr = tail(&out.stderr.text, TAIL_CHARS);
+    let mut stderr = crate::inert::tail(&out.stderr.text, TAIL_CHARS);
     if let Some(r) = runner {
         let first = r
             .failures
             .first()
-            .map(|f| format!("{}: {}", f.name, tail(&f.message, 500)))
+            .map(|f| format!("{}: {}", f.name, crate::inert::tail(&f.message, 500)))
             .unwrap_or_default();
         stderr = format!(
             "medin: the {} runner reported {:?} ({} passed, {} failed): {first}\n{stderr}",
@@ -521,7 +352,7 @@ fn gate_result(gate: &GateSpec, command: &str, out: &CommandOutcome, evidence: O
             sandbox::ExitKind::Code(c) => Some(c),
             sandbox::ExitKind::Signal(_) => None,
         },
-        stdout: tail(&out.stdout.text, TAIL_CHARS),
+        stdout: crate::inert::tail(&out.stdout.text, TAIL_CHARS),
         stderr,
         duration_ms: out.duration_ms,
     }
@@ -547,29 +378,6 @@ fn gate_receipt(result: &GateResult, command: &str, timeout: Duration) -> Receip
     };
     receipt.data = data;
     receipt
-}
-
-/// The outcome of a PRP run that was not stopped: success needs the gates to pass and at least
-/// one real check (a gate that ran, or a validation) to have passed.
-fn judge_prp(rec: &PrpRecord, record: &AttemptRecord) -> Outcome {
-    if !rec.success {
-        return Outcome::Failure;
-    }
-    if record.validations.iter().any(|v| v.status == ValidationStatus::Failed) {
-        return Outcome::Failure;
-    }
-    if record.validations.iter().any(|v| v.status == ValidationStatus::Pending) {
-        return Outcome::Pending;
-    }
-    let gate_ran = rec
-        .runs
-        .last()
-        .is_some_and(|run| run.iter().any(|g| g.outcome == GateOutcome::Passed));
-    if gate_ran || !record.validations.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Pending
-    }
 }
 
 fn fix_prompt(task_id: &str, failed: &[&GateResult], attempt: u32, max: u32) -> String {
@@ -683,7 +491,7 @@ fn artifacts(
 }
 
 /// `validation-results.json`, `execution-summary.md`, `artifacts-list.json`.
-fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), String> {
+fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome) -> Result<(), RunError> {
     let write = |name: &str, text: String| {
         // The summary quotes the coder and its file names: markdown for people, made inert;
         // the JSON files keep the exact text, escaped.
@@ -692,7 +500,7 @@ fn write_artifacts(dir: &Path, prp: &PrpSpec, rec: &PrpRecord, outcome: Outcome)
         } else {
             crate::inert::json(&text).into_owned()
         };
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+        std::fs::write(dir.join(name), text).map_err(|e| RunError::log(dir.join(name), e))
     };
     let results = serde_json::json!({
         "task_id": rec.task_id,
@@ -783,16 +591,6 @@ fn result_name(r: FinalResult) -> &'static str {
     }
 }
 
-fn tail(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().skip(n - max).collect();
-        format!("…{cut}")
-    }
-}
-
 fn file_safe(id: &str) -> String {
     id.chars()
         .map(|c| {
@@ -818,26 +616,6 @@ mod tests {
         assert_eq!(b.delay(10, 0.0), Duration::from_secs(30));
         assert_eq!(b.delay(1, 1.0), Duration::from_secs_f64(2.2));
         assert!(b.delay(40, 1.0) <= Duration::from_secs(33));
-    }
-
-    #[test]
-    fn absurd_backoff_values_are_clamped_not_panicked_on() {
-        let spec = BackoffSpec {
-            base: None,
-            factor: Some(1e300),
-            cap: None,
-            jitter: Some(1e30),
-        };
-        let b = Backoff::from_spec(Some(&spec), FIX_BACKOFF);
-        assert!(b.jitter <= 1.0 && b.factor <= 100.0);
-        assert!(b.delay(u32::MAX, 1.0) <= Duration::from_secs(60));
-        let huge = Backoff {
-            base: Duration::MAX,
-            factor: 2.0,
-            cap: Duration::MAX,
-            jitter: 1.0,
-        };
-        let _ = huge.delay(3, 1.0);
     }
 
     #[test]

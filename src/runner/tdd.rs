@@ -27,12 +27,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::episode::{Episode, RoundEnd};
+use super::judge::{Ending, KindCheck};
 use super::record::AttemptRecord;
-use super::{Attempt, RoundEnd};
-use crate::agent::{self, Agent};
+use super::{Attempt, KindRun};
 use crate::error::RunError;
 use crate::guard::Category;
-use crate::pipeline::Deadline as Clock;
 use crate::pipeline::{CommandOptions, CommandPassed, Origin};
 use crate::sandbox::CommandOutcome;
 use crate::sandbox::{Beneath, ExitKind};
@@ -64,7 +64,6 @@ pub enum StopReason {
     CircuitBreaker,
     MaxIterations,
     ProhibitedAction,
-    Infrastructure,
     /// The agent broke, or the harness stopped the task (limits, timeout).
     Interrupted,
 }
@@ -76,7 +75,6 @@ impl StopReason {
             StopReason::CircuitBreaker => "circuit_breaker",
             StopReason::MaxIterations => "max_iterations",
             StopReason::ProhibitedAction => "prohibited_action",
-            StopReason::Infrastructure => "infrastructure",
             StopReason::Interrupted => "interrupted",
         }
     }
@@ -113,23 +111,40 @@ struct HistoryEntry {
     message: String,
 }
 
-/// Runs a TDD task and fills `record`.
-pub(super) fn run(
-    att: &mut Attempt<'_>,
+/// A TDD-Ralph loop: a baseline test run, then fix rounds judged by the project's real tests.
+pub(super) struct TddLoop {
     spec: TddSpec,
-    clock: &Clock,
-    record: &mut AttemptRecord,
-) -> Result<TddRecord, RunError> {
+}
+
+impl TddLoop {
+    pub fn new(spec: TddSpec) -> Self {
+        TddLoop { spec }
+    }
+}
+
+impl KindRun for TddLoop {
+    fn play(&mut self, att: &mut Attempt<'_>, record: &mut AttemptRecord) -> Result<Ending, RunError> {
+        let (rec, ending) = run(att, &self.spec, record)?;
+        record.tdd = Some(rec);
+        Ok(ending)
+    }
+}
+
+/// Runs the loop: its record, and how it ended.
+fn run(att: &mut Attempt<'_>, spec: &TddSpec, record: &mut AttemptRecord) -> Result<(TddRecord, Ending), RunError> {
     let framework = match spec.framework.as_deref() {
-        Some(name) => Some(name.parse::<Framework>().map_err(|e| format!("tdd.framework: {e}"))?),
+        Some(name) => Some(
+            name.parse::<Framework>()
+                .map_err(|e| RunError::Spec(format!("tdd.framework: {e}")))?,
+        ),
         None => None,
     };
     let mirror = att
         .ws
         .try_clone()
-        .map_err(|e| format!("cannot open the workspace for {STATE_DIR}/: {e}"))?;
+        .map_err(|e| RunError::harness(format!("cannot open the workspace for {STATE_DIR}/"), e))?;
     let state = State::new(att.run_dir().join(STATE_DIR), Some(mirror));
-    state.init(&att.task.prompt, &spec)?;
+    state.init(&att.task.prompt, spec)?;
     let max_iterations = spec.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
     let breaker = spec.breaker.unwrap_or(DEFAULT_BREAKER).max(1);
     let mut rec = TddRecord::default();
@@ -138,7 +153,7 @@ pub(super) fn run(
     // id are the baseline every later run must report again.
     let (mut report, raw, baseline) =
         match att.judged(record, "the baseline test run", super::Hidden::Out, |att, _| {
-            run_tests(att, &spec, framework, None, TestPhase::Baseline)
+            run_tests(att, spec, framework, None, TestPhase::Baseline)
         })?? {
             TestRun::Report(r, raw, base) => (r, raw, base.filter(|b| !b.is_empty())),
         };
@@ -154,20 +169,21 @@ pub(super) fn run(
     )?;
     if converged(&report) {
         rec.last = Some(report);
-        return Ok(stop(
+        stop(
             &state,
             &mut rec,
             StopReason::Converged,
             "every test passed before any fix".into(),
-            record,
-        ));
+        );
+        let converged = Ending::Finished {
+            claim: None,
+            check: KindCheck::Passed,
+        };
+        return Ok((rec, converged));
     }
 
     let mut history = state.read_history()?;
-    let brief = att.brief(clock.timeout, round_prompt(&att.task.prompt, &spec.test, &report));
-    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
-    let mut agent: Box<dyn Agent> =
-        agent::start(att.source, &brief, &att.task.solution, att.pipe.sandbox(), clock.at());
+    let mut episode = Episode::start(att, round_prompt(&att.task.prompt, &spec.test, &report))?;
     let outcome = loop {
         if rec.iterations >= max_iterations {
             break (
@@ -188,28 +204,20 @@ pub(super) fn run(
                 "consecutive_same_error": history.consecutive_same_error,
                 "prompt": round_prompt(&att.task.prompt, &spec.test, &report),
             });
-            att.log_transcript(
-                "to_agent",
-                serde_json::json!({ "type": "feedback", "feedback": feedback }),
-            )?;
-            agent.feedback(&feedback);
+            episode.feedback(att, round_prompt(&att.task.prompt, &spec.test, &report), feedback)?;
         }
         let before = source_snapshot(&att.ws);
         let entries_before = super::snapshot::entries(&att.ws, not_source);
         let actions_before = att.pipe.action_count();
-        let end = att.run_round(agent.as_mut(), clock)?;
-        att.events.round_ended(n, end.reason());
-        match end {
+        match episode.round(att)? {
             RoundEnd::Reported(r) => record.final_report = Some(r),
             RoundEnd::AgentFailed(f) => break (StopReason::Interrupted, format!("the agent broke: {f}")),
             RoundEnd::Stopped(o, why) => {
-                record.stop_reason = Some(why.clone());
-                agent.finish();
+                episode.finish();
                 rec.last = Some(report);
-                let mut out = stop(&state, &mut rec, StopReason::Interrupted, why, record);
-                out.detail = format!("{} ({})", out.detail, super::expect::outcome_name(o));
-                record.outcome = Some(o);
-                return Ok(out);
+                stop(&state, &mut rec, StopReason::Interrupted, why.clone());
+                rec.detail = format!("{} ({})", rec.detail, super::expect::outcome_name(o));
+                return Ok((rec, Ending::Stopped(o, why)));
             }
         }
         if let Some(what) = prohibited(&att.pipe.actions_since(actions_before)) {
@@ -245,7 +253,7 @@ pub(super) fn run(
                         CommandPassed::Ran { outcome, .. } => Some(format!(
                             "build `{build}` failed ({:?}): {}",
                             outcome.exit,
-                            tail(&outcome.stderr.text, 2000)
+                            crate::inert::tail(&outcome.stderr.text, 2000)
                         )),
                         CommandPassed::Denied { message } => {
                             return Err(RunError::Denied {
@@ -260,7 +268,7 @@ pub(super) fn run(
             };
             match build_failure {
                 Some(message) => Ok(TestRun::Report(build_error_report(message.clone()), message, None)),
-                None => run_tests(att, &spec, framework, baseline.as_ref(), TestPhase::AfterFix),
+                None => run_tests(att, spec, framework, baseline.as_ref(), TestPhase::AfterFix),
             }
         })??;
         if record.tampering.len() > tampered_before {
@@ -319,19 +327,29 @@ pub(super) fn run(
             );
         }
     };
-    agent.finish();
+    episode.finish();
     rec.last = Some(report);
-    Ok(stop(&state, &mut rec, outcome.0, outcome.1, record))
+    let (reason, detail) = outcome;
+    stop(&state, &mut rec, reason, detail);
+    let why = format!("{}: {}", reason.as_str(), rec.detail);
+    // The loop judges by the tests: the agent's own report is no claim here.
+    let ending = match reason {
+        StopReason::Converged => Ending::Finished {
+            claim: None,
+            check: KindCheck::Passed,
+        },
+        StopReason::CircuitBreaker | StopReason::MaxIterations => Ending::Finished {
+            claim: None,
+            check: KindCheck::Failed(why),
+        },
+        StopReason::ProhibitedAction => Ending::Stopped(Outcome::Stopped, why),
+        StopReason::Interrupted => Ending::AgentBroke(why),
+    };
+    Ok((rec, ending))
 }
 
-/// Ends the loop: exit tag, summary report, the attempt's outcome.
-fn stop(
-    state: &State,
-    rec: &mut TddRecord,
-    reason: StopReason,
-    detail: String,
-    record: &mut AttemptRecord,
-) -> TddRecord {
+/// Ends the loop's record: exit tag, stop reason, summary report.
+fn stop(state: &State, rec: &mut TddRecord, reason: StopReason, detail: String) {
     rec.exit = if reason == StopReason::Converged {
         EXIT_COMPLETE
     } else {
@@ -341,18 +359,6 @@ fn stop(
     rec.stop_reason = Some(reason);
     rec.detail = detail;
     let _ = state.summary(rec);
-    if record.outcome.is_none() {
-        record.outcome = Some(match reason {
-            StopReason::Converged => Outcome::Success,
-            StopReason::CircuitBreaker | StopReason::MaxIterations => Outcome::Failure,
-            StopReason::ProhibitedAction => Outcome::Stopped,
-            StopReason::Infrastructure | StopReason::Interrupted => Outcome::Error,
-        });
-    }
-    if reason != StopReason::Converged && record.stop_reason.is_none() {
-        record.stop_reason = Some(format!("{}: {}", reason.as_str(), rec.detail));
-    }
-    rec.clone()
 }
 
 /// 100% of at least one test passed.
@@ -482,7 +488,7 @@ fn exit_of_a_real_run(
             what(),
             format!(
                 "was not found or not executable (exit {code}): {}; install it or fix tdd.test",
-                tail(&out.stderr.text, 500)
+                crate::inert::tail(&out.stderr.text, 500)
             ),
         ));
     }
@@ -781,27 +787,18 @@ fn restore(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
     created: &[String],
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     for (path, text) in before {
         if after.get(path) != Some(text) {
             ws.write_clearing(path, text.as_bytes(), None)
-                .map_err(|e| format!("cannot revert {path}: {e}"))?;
+                .map_err(|e| RunError::harness(format!("cannot revert {path} (an L3 fix is not applied)"), e))?;
         }
     }
     for path in after.keys().filter(|p| !before.contains_key(*p)).chain(created) {
         ws.remove(path)
-            .map_err(|e| format!("cannot revert (remove) {path}: {e}"))?;
+            .map_err(|e| RunError::harness(format!("cannot revert (remove) {path} (an L3 fix is not applied)"), e))?;
     }
     Ok(())
-}
-
-fn tail(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        text.trim().to_string()
-    } else {
-        text.chars().skip(n - max).collect::<String>().trim().to_string()
-    }
 }
 
 // ------------------------------------------------------------------ state
@@ -824,7 +821,7 @@ impl State {
     }
 
     /// Writes whole files only: a temp file renamed into place; then the agent's copy.
-    fn write(&self, name: &str, text: &str) -> Result<(), String> {
+    fn write(&self, name: &str, text: &str) -> Result<(), RunError> {
         // The markdown files quote test output and diffs of the agent's code: made inert; the
         // JSON files keep the exact text, escaped.
         let text: &str = &if name.ends_with(".md") {
@@ -835,7 +832,7 @@ impl State {
         let tmp = self.path(&format!(".{name}.tmp"));
         std::fs::write(&tmp, text)
             .and_then(|_| std::fs::rename(&tmp, self.path(name)))
-            .map_err(|e| format!("cannot write {STATE_DIR}/{name}: {e}"))?;
+            .map_err(|e| RunError::log(self.path(name), e))?;
         if let Some(ws) = &self.mirror {
             // The copy is the agent's to break (a file or a link where the folder was): the
             // loop goes on from the run folder's state either way.
@@ -844,13 +841,13 @@ impl State {
         Ok(())
     }
 
-    fn append(&self, name: &str, text: &str) -> Result<(), String> {
+    fn append(&self, name: &str, text: &str) -> Result<(), RunError> {
         let old = std::fs::read_to_string(self.path(name)).unwrap_or_default();
         self.write(name, &(old + text))
     }
 
-    fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {STATE_DIR}/: {e}"))?;
+    fn init(&self, goal: &str, spec: &TddSpec) -> Result<(), RunError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| RunError::log(self.dir.clone(), e))?;
         self.write(
             "plan.md",
             &format!(
@@ -875,7 +872,7 @@ impl State {
     }
 
     /// Reads `error-history.json`; a corrupted file is backed up, re-initialised and logged.
-    fn read_history(&self) -> Result<ErrorHistory, String> {
+    fn read_history(&self) -> Result<ErrorHistory, RunError> {
         let name = "error-history.json";
         match std::fs::read_to_string(self.path(name)).map(|t| serde_json::from_str::<ErrorHistory>(&t)) {
             Ok(Ok(h)) => Ok(h),
@@ -886,7 +883,7 @@ impl State {
                     Ok(Ok(_)) => String::new(),
                 };
                 let backup = self.dir.join("backup");
-                std::fs::create_dir_all(&backup).map_err(|e| format!("cannot create {STATE_DIR}/backup: {e}"))?;
+                std::fs::create_dir_all(&backup).map_err(|e| RunError::log(backup.clone(), e))?;
                 let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%3f");
                 let _ = std::fs::rename(self.path(name), backup.join(format!("{name}.{stamp}")));
                 let fresh = ErrorHistory::default();
@@ -897,14 +894,14 @@ impl State {
         }
     }
 
-    fn write_history(&self, h: &ErrorHistory) -> Result<(), String> {
+    fn write_history(&self, h: &ErrorHistory) -> Result<(), RunError> {
         self.write(
             "error-history.json",
             &pretty(&serde_json::to_value(h).unwrap_or_default()),
         )
     }
 
-    fn write_results(&self, command: &str, r: &TestReport, raw: &str, iteration: u32) -> Result<(), String> {
+    fn write_results(&self, command: &str, r: &TestReport, raw: &str, iteration: u32) -> Result<(), RunError> {
         let v = serde_json::json!({
             "timestamp": chrono::Utc::now().to_rfc3339(),
             "iteration": iteration,
@@ -913,12 +910,12 @@ impl State {
             "status": r.status,
             "framework": r.framework,
             "failures": r.failures,
-            "raw_output": tail(raw, RAW_OUTPUT_CHARS),
+            "raw_output": crate::inert::tail(raw, RAW_OUTPUT_CHARS),
         });
         self.write("test-results.json", &pretty(&v))
     }
 
-    fn append_coverage(&self, iteration: u32, r: &TestReport) -> Result<(), String> {
+    fn append_coverage(&self, iteration: u32, r: &TestReport) -> Result<(), RunError> {
         let mut v: serde_json::Value = std::fs::read_to_string(self.path("coverage.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -941,7 +938,7 @@ impl State {
         r: &TestReport,
         analysis: &str,
         next: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let failures: Vec<String> = r
             .failures
             .iter()
@@ -967,7 +964,7 @@ impl State {
         self.append("work-log.md", &entry)
     }
 
-    fn breaker_report(&self, h: &ErrorHistory, r: &TestReport) -> Result<(), String> {
+    fn breaker_report(&self, h: &ErrorHistory, r: &TestReport) -> Result<(), RunError> {
         let text = format!(
             "# Circuit breaker report\n\nThe same error signature came back {} times in a row; the loop stopped ({EXIT_STOPPED}).\n\n- **Signature:** `{}`\n- **Failing tests:** {}\n- **First failure:** {}\n\nSignatures so far:\n{}\n",
             h.consecutive_same_error,
@@ -979,7 +976,7 @@ impl State {
         self.write("circuit-breaker.md", &text)
     }
 
-    fn summary(&self, rec: &TddRecord) -> Result<(), String> {
+    fn summary(&self, rec: &TddRecord) -> Result<(), RunError> {
         let last = rec.last.as_ref();
         let text = format!(
             "# TDD summary\n\n**{}** — {} ({})\n\n- Fix rounds: {}\n- Fix levels: {}\n- Last run: {}\n",

@@ -34,6 +34,8 @@ pub struct TaskSpec {
     pub prompt: String,
     pub limits: Limits,
     pub policy: Policy,
+    /// Retries of an agent that failed transiently (see [`crate::plan`] for the defaults).
+    pub retry: Option<RetrySpec>,
     /// The confinement the task asks for; `None`: the suite's, else the strongest available.
     pub isolation: Option<crate::sandbox::Isolation>,
     /// The agent the task is pinned to, if any.
@@ -218,6 +220,16 @@ impl TaskKind {
             TaskKind::Task => Vec::new(),
             TaskKind::Tdd { tdd, .. } => std::iter::once(tdd.test.as_str()).chain(tdd.build.as_deref()).collect(),
             TaskKind::Prp { prp, .. } => prp.gates.iter().filter_map(|g| g.command.as_deref()).collect(),
+        }
+    }
+
+    /// How this kind retries an agent that failed transiently when the task's top-level `retry:`
+    /// says nothing: its own block's `retry` (PRP), and its default number of attempts (the
+    /// first included; 1 = no retry).
+    pub fn retry_default(&self) -> (Option<&RetrySpec>, u32) {
+        match self {
+            TaskKind::Task | TaskKind::Tdd { .. } => (None, 1),
+            TaskKind::Prp { prp, .. } => (prp.retry.as_ref(), 3),
         }
     }
 

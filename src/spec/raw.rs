@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{
     BlockedExpect, FileExpect, FinalExpect, Limits, MetricsExpect, Outcome, Policy, PrpExpect, PrpSpec, ReceiptExpect,
-    TddExpect, TddSpec, ToolCallsExpect, Toolchain, ValidatorSpec,
+    RetrySpec, TddExpect, TddSpec, ToolCallsExpect, Toolchain, ValidatorSpec,
 };
 use super::values::SolutionItem;
 
@@ -53,6 +53,12 @@ pub(crate) struct RawTask {
     pub limits: Limits,
     #[serde(default)]
     pub policy: Policy,
+    /// Retries of an agent that failed transiently (crashed, hung, could not start, or
+    /// reported a transient error code such as RATE_LIMIT), with backoff, for every kind:
+    /// `{ attempts: 3, base: 1s, factor: 2, cap: 30s, jitter: 0.1 }`. Default: no retry
+    /// (1 attempt), except `kind: prp`, whose `prp.retry` defaults to 3 attempts.
+    #[serde(default)]
+    pub retry: Option<RetrySpec>,
     /// How strongly commands are confined: `none`, `process` or `strict` (Linux, root:
     /// namespaces, Landlock, seccomp). Overrides the suite's `isolation`; unset in both, the
     /// strongest level this machine supports. A level asked for that the machine cannot give

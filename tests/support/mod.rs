@@ -79,3 +79,25 @@ pub fn pids_with(needle: &str) -> Vec<i32> {
     }
     out
 }
+
+/// A task the oracle passes: it writes `ok.txt` and a validator checks it.
+pub const GOOD: &str = r#"
+description: writes a file
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "ok\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
+
+/// The same task where the oracle claims success but writes the wrong content: a failure.
+pub const WRONG: &str = r#"
+description: claims success but writes the wrong content
+prompt: write ok.txt
+solution:
+  - write_file: { path: ok.txt, content: "nope\n" }
+  - final: { result: success }
+expect:
+  validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
+"#;
