@@ -73,9 +73,7 @@ fn main() -> ExitCode {
         .nth(1)
         .unwrap_or_else(|| "golden/gt-002-create-file.yaml".into());
     let harness = Harness::new(env!("CARGO_MANIFEST_DIR"))
-        .agent("hello", |_: &AgentContext<'_>| {
-            Box::new(HelloAgent { step: 0 }) as Box<dyn Agent>
-        })
+        .agent("hello", |_: &AgentContext<'_>| HelloAgent { step: 0 })
         .default_agent("hello");
     let results = match harness.run_tasks(&[task.as_str()]) {
         Ok(results) => results,

@@ -89,18 +89,25 @@ impl PlanError {
 
 /// Plans a run of the suite at `root` with the built-in agents (see `plan_with`).
 pub fn plan(root: &Path, agent_arg: Option<&str>, paths: &[PathBuf], repeat: Option<u32>) -> Result<Plan, PlanError> {
-    plan_with(root, &AgentRegistry::builtin(), agent_arg, paths, repeat)
+    plan_with(
+        root,
+        &AgentRegistry::builtin(),
+        agent_arg.map(|a| (a, "--agent")),
+        paths,
+        repeat,
+    )
 }
 
 /// Plans a run of the suite at `root`, whose agents are named from `agents`. `agent_arg`
-/// (`--agent`) wins over `MEDIN_AGENT`, which wins over `medin.yaml`; tasks that pin an agent
+/// (`--agent`, or the builder's default agent: its text and where it came from, for
+/// messages) wins over `MEDIN_AGENT`, which wins over `medin.yaml`; tasks that pin an agent
 /// keep theirs. `paths` narrows the run to those files or folders (default: every suite
 /// folder). The run id is `MEDIN_RUN_ID` when it is set (checked: a safe folder name), else a
 /// fresh one.
 pub fn plan_with(
     root: &Path,
     agents: &AgentRegistry,
-    agent_arg: Option<&str>,
+    agent_arg: Option<(&str, &'static str)>,
     paths: &[PathBuf],
     repeat: Option<u32>,
 ) -> Result<Plan, PlanError> {
@@ -119,9 +126,9 @@ pub fn plan_with(
             source,
         })
     };
-    let default_agent = if let Some(text) = agent_arg {
+    let default_agent = if let Some((text, origin)) = agent_arg {
         AgentSource {
-            spec: named(text, "--agent")?,
+            spec: named(text, origin)?,
             base_dir: cwd,
         }
     } else if let Some(text) = env_agent {
@@ -512,17 +519,19 @@ impl Harness {
 
     /// Registers an agent written in Rust under `name`. `medin.yaml`'s `agent:`, a task's
     /// `agent:`, `MEDIN_AGENT` and [`Harness::default_agent`] can then name it as `name`, or
-    /// `name:ARG` ([`AgentContext::arg`] gives `ARG`). `factory` makes one agent per attempt;
-    /// it runs in the harness process and every action it takes goes through the guard and
-    /// the sandbox like any other agent's.
+    /// `name:ARG` ([`AgentContext::arg`] gives `ARG`). `factory` makes one agent per attempt
+    /// (any [`Agent`], a `Box<dyn Agent>` too); it runs in the harness process and every
+    /// action it takes goes through the guard and the sandbox like any other agent's.
     ///
     /// A name must start with a lowercase letter and hold only lowercase letters, digits, `-`
     /// and `_`, and be free (`oracle`, `process` and `exec` are taken): otherwise the harness
     /// refuses to run and says why.
-    pub fn agent<F>(mut self, name: &str, factory: F) -> Self
+    pub fn agent<F, A>(mut self, name: &str, factory: F) -> Self
     where
-        F: Fn(&AgentContext<'_>) -> Box<dyn Agent> + Send + Sync + 'static,
+        F: Fn(&AgentContext<'_>) -> A + Send + Sync + 'static,
+        A: Agent + 'static,
     {
+        let factory = move |context: &AgentContext<'_>| Box::new(factory(context)) as Box<dyn Agent>;
         if let Err(e) = self.agents.register_factory(name, Arc::new(factory)) {
             self.refused.get_or_insert(e);
         }
@@ -556,7 +565,8 @@ impl Harness {
     }
 
     /// Runs the task files (or folders of them) at `paths`, relative to the suite root when
-    /// they are relative, and returns their results without exiting: for a Rust test. The run
+    /// they are relative, and returns their results, sorted by trial, without exiting: for a
+    /// Rust test. The run
     /// is recorded like any other (run folder, `ACTIVITY_LOG.md`, `summary.json`); thresholds
     /// are not checked (a hand-picked set of tasks says nothing about the suite).
     pub fn run_tasks<P: AsRef<Path>>(&self, paths: &[P]) -> Result<Vec<TaskResult>, HarnessError> {
@@ -578,13 +588,8 @@ impl Harness {
         if let Some(e) = &self.refused {
             return Err(HarnessError::Register(e.clone()));
         }
-        Ok(plan_with(
-            &self.root,
-            &self.agents,
-            self.default_agent.as_deref(),
-            paths,
-            None,
-        )?)
+        let default_agent = self.default_agent.as_deref().map(|a| (a, "Harness::default_agent"));
+        Ok(plan_with(&self.root, &self.agents, default_agent, paths, None)?)
     }
 
     fn run_selected(
@@ -595,7 +600,8 @@ impl Harness {
         let driver = Driver::new(self.plan(paths)?, Vec::new());
         let trials: Vec<PlannedTrial> = driver.trials().into_iter().filter(|t| keep(t)).collect();
         let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        let results = driver.run_trials(&trials, jobs);
+        let mut results = driver.run_trials(&trials, jobs);
+        results.sort_by(|a, b| (&a.trial, a.attempt).cmp(&(&b.trial, b.attempt)));
         if !results.is_empty() {
             // The run's record (summary.json); the verdicts are in the results.
             driver.finish(&results, Gate::NotChecked);

@@ -47,7 +47,7 @@
 //!
 //! fn main() -> std::process::ExitCode {
 //!     Harness::new(env!("CARGO_MANIFEST_DIR"))
-//!         .agent("hello", |_: &AgentContext<'_>| Box::new(Hello { wrote: false }) as Box<dyn Agent>)
+//!         .agent("hello", |_: &AgentContext<'_>| Hello { wrote: false })
 //!         .default_agent("hello")
 //!         .run()
 //! }

@@ -167,7 +167,9 @@ fn unknown_and_invalid_names_are_refused_with_what_is_registered() {
         .unwrap_err();
     let text = unknown.to_string();
     assert!(
-        text.contains("unknown agent `robot`") && text.contains("`oracle`, `process:CMD`, `exec:CMD`, `mine`"),
+        text.contains("(from Harness::default_agent)")
+            && text.contains("unknown agent `robot`")
+            && text.contains("`oracle`, `process:CMD`, `exec:CMD`, `mine`"),
         "{text}"
     );
     assert_eq!(unknown.exit_status(), medin::ExitStatus::Usage);

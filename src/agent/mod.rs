@@ -94,7 +94,14 @@ pub struct TaskBrief {
     pub workspace: PathBuf,
 }
 
-/// An agent under test.
+/// An agent under test: it proposes actions, medin runs them.
+///
+/// The runner asks for the next event with the receipt of the previous call; the agent answers
+/// with a tool call ([`AgentEvent::Call`]), its final report ([`AgentEvent::Final`]) or a
+/// free-text reply that holds one ([`AgentEvent::Reply`]), token usage, or its own failure.
+/// Every call goes through guard → sandbox → validate → log before the agent sees its
+/// receipt; an agent never touches the workspace itself. The tools it may call, with their
+/// input schemas, are in the [`TaskBrief`] it was started with.
 pub trait Agent: Send {
     /// A short name for logs (`oracle`, `process:python3 agent.py`).
     fn name(&self) -> String;
@@ -116,6 +123,25 @@ pub trait Agent: Send {
 
     /// Ends the agent (kills its process tree, if any). Called exactly once.
     fn finish(&mut self);
+}
+
+/// A boxed agent is an agent (a factory may choose its agent at run time).
+impl<A: Agent + ?Sized> Agent for Box<A> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn next(&mut self, last: Option<(&Action, &Receipt)>, deadline: std::time::Instant) -> AgentEvent {
+        (**self).next(last, deadline)
+    }
+
+    fn feedback(&mut self, feedback: &serde_json::Value) {
+        (**self).feedback(feedback)
+    }
+
+    fn finish(&mut self) {
+        (**self).finish()
+    }
 }
 
 /// Where an agent spec came from, so relative commands resolve against the right directory.
