@@ -144,6 +144,7 @@ mod tests {
             tools: vec![],
             limits,
             workspace: PathBuf::from("/ws"),
+            retry: None,
         }
     }
 
