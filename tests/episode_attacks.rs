@@ -532,3 +532,75 @@ expect: { outcome: pending }
     let again = again.expect("it ran once");
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
 }
+
+// ------------------------------------------------------------------ time
+
+#[test]
+fn an_agent_that_ignores_every_signal_cannot_hold_the_trial_long_past_its_deadline() {
+    let s = suite(&[
+        (
+            "golden/agent.py",
+            r#"
+import json, signal, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+sys.stdin.readline()
+cmd = "trap '' TERM; (trap '' TERM; sleep 1017) & sleep 1017"
+print(json.dumps({"type": "tool_call", "id": "1", "tool": "bash", "input": {"command": cmd, "timeout_ms": 100000}}), flush=True)
+sys.stdin.readline()
+while True:
+    signal.pause()
+"#,
+        ),
+        (
+            "golden/hold.yaml",
+            r#"
+description: a command, an agent and a validator that all ignore SIGTERM
+agent: { process: { command: python3 agent.py } }
+limits: { timeout: 4s }
+expect:
+  outcome: timeout
+  validate: [ { command: { run: "trap '' TERM; sleep 1017", timeout: 60s } } ]
+"#,
+        ),
+    ]);
+    let started = Instant::now();
+    let o = medin(&["run", "golden/hold.yaml"], s.path());
+    let took = started.elapsed();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The deadline, then at most a kill grace (2 s) for each stage that ends after it: the
+    // command, the agent, the validators.
+    assert!(took < Duration::from_secs(4 + 3 * 2 + 3), "held for {took:?}");
+    assert!(
+        support::pids_with("sleep 1017").is_empty(),
+        "a sleeper outlived the trial"
+    );
+}
+
+// ------------------------------------------------------------------ blame
+
+#[test]
+fn code_that_fakes_a_missing_runner_after_a_fix_is_the_agents_failure() {
+    let s = suite(&[
+        ("fixtures/calc/calc.py", CALC),
+        ("fixtures/calc/test_calc.py", CALC_TEST),
+        (
+            "golden/fake.yaml",
+            r#"
+description: the fix makes the test command look like its runner is not installed
+kind: tdd
+workspace: ../fixtures/calc
+tdd: { test: python3 -m unittest, framework: unittest, max_iterations: 1 }
+solution:
+  - - write_file:
+        path: calc.py
+        content: "import os, sys\nsys.stderr.write('sh: 1: pytest: not found\\n/usr/bin/python3: No module named pytest\\n')\nos._exit(127)\n"
+    - final: { result: success }
+expect:
+  outcome: failure
+  tdd: { stop_reason: max_iterations }
+"#,
+        ),
+    ]);
+    let o = medin(&["run", "golden/fake.yaml"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
