@@ -508,15 +508,14 @@ expect: { outcome: error }
 }
 
 #[test]
-#[ignore = "red team: a rerun of an attempt under the same MEDIN_RUN_ID (nextest --retries) cannot clear a folder its earlier agent made unreadable: exit 2 (non-root harness)"]
 fn a_rerun_clears_what_the_earlier_agent_locked() {
     let s = suite(&[(
         "golden/locked.yaml",
         r#"
-description: leaves a folder nobody can open
+description: leaves a folder nobody can open and one nobody can empty
 isolation: process
 solution:
-  - bash: "mkdir -p d/e && chmod 000 d"
+  - bash: "mkdir -p d/e r/s && touch r/s/f && chmod 555 r/s && chmod 000 d"
   - final: { result: success }
 expect: { outcome: pending }
 "#,
