@@ -475,7 +475,6 @@ expect:
 }
 
 #[test]
-#[ignore = "red team: an agent that crashes while a child it left holds its stdout is taken for a silent one: outcome timeout after reply_timeout (or the deadline), no retry"]
 fn a_crashed_agent_whose_child_keeps_its_stdout_is_an_error_at_once() {
     let s = suite(&[
         (
