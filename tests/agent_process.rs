@@ -30,6 +30,7 @@ fn brief(prompt: &str) -> TaskBrief {
         tools,
         limits: json!({"timeout": "30s", "max_turns": 10}),
         workspace: PathBuf::from("/tmp/medin-test-ws"),
+        retry: None,
     }
 }
 

@@ -191,6 +191,7 @@ mod tests {
             tools: vec![],
             limits,
             workspace: PathBuf::from("/ws"),
+            retry: None,
         }
     }
 

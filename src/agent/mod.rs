@@ -92,6 +92,10 @@ pub struct TaskBrief {
     /// The task's limits, for the agent's information.
     pub limits: serde_json::Value,
     pub workspace: PathBuf,
+    /// Set when the agent is started again after a transient failure (2 for the first
+    /// restart): its workspace holds what the failed start did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<u32>,
 }
 
 /// An agent under test: it proposes actions, medin runs them.

@@ -13,7 +13,8 @@
 //!
 //! and reads `tool_call`, `final` and `usage` lines. Blank lines are ignored; any other line is
 //! [`AgentEvent::Malformed`]. Exiting before the final report is [`AgentFailure::Exited`] with
-//! the tail of stderr; no line within the reply timeout is [`AgentFailure::TimedOut`]. The
+//! the tail of stderr — also when a process it left keeps its stdout open (a silent agent is
+//! checked for having exited every [`EXIT_POLL`]); no line within the reply timeout is [`AgentFailure::TimedOut`]. The
 //! harness never blocks on the agent: stdout and stderr are read by threads, stdin is written
 //! by a thread (an agent that stops reading cannot stall medin), and a closed stdin is not an
 //! error. [`Agent::finish`] (or drop) ends the agent's whole process tree — daemons that left
@@ -134,6 +135,9 @@ pub const MAX_REPORTED_TOKENS: u64 = 1_000_000_000_000;
 pub const MAX_TOOL_NAME: usize = 128;
 /// Longest call id in a `tool_call`, in bytes.
 pub const MAX_CALL_ID: usize = 256;
+/// How often a silent agent is checked for having exited (and how long its last lines are
+/// waited for once it has).
+pub const EXIT_POLL: Duration = Duration::from_millis(250);
 /// Longest malformed line quoted back (characters).
 pub const MALFORMED_LINE_MAX: usize = 500;
 
@@ -522,9 +526,17 @@ impl Agent for ProcessAgent {
         }
         let started = Instant::now();
         let deadline = (started + self.reply_timeout).min(task_deadline);
+        // When the agent itself was seen gone while its stdout stayed open (a child it left
+        // holds the pipe): the lines it wrote before it went still come in until then.
+        let mut gone_by: Option<Instant> = None;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
+            let slice = match gone_by {
+                Some(by) => by.saturating_duration_since(now).min(left),
+                None => left.min(EXIT_POLL),
+            };
+            match self.lines.recv_timeout(slice) {
                 Ok(Out::Line { text, cut: 0 }) => {
                     if let Some(event) = parse_line(&text) {
                         return event;
@@ -543,6 +555,17 @@ impl Agent for ProcessAgent {
                 Ok(Out::Eof) | Err(RecvTimeoutError::Disconnected) => {
                     let f = self.exited();
                     return self.fail(f);
+                }
+                Err(RecvTimeoutError::Timeout) if gone_by.is_some() && Instant::now() < deadline => {
+                    let f = self.exited();
+                    return self.fail(f);
+                }
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {
+                    // Still silent: a crashed agent is an exit, not a hang, even when what it
+                    // left behind keeps its stdout open.
+                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                        gone_by = Some(Instant::now() + EXIT_POLL);
+                    }
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     let after = self.reply_timeout.min(started.elapsed());

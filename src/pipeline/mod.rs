@@ -10,7 +10,8 @@
 //!    this task and this origin, with the ask mode resolved once per run);
 //! 4. **runtime limits** before (files, changes, time, turns);
 //! 5. **the tool or the sandbox**, under the task's deadline: no command runs past it;
-//! 6. **runtime limits** after, and the attempt's invariant (its workspace exists);
+//! 6. **runtime limits** after, and the attempt's invariant (its workspace exists, and its
+//!    root stays enterable and writable by the harness: a mode taken away is put back);
 //! 7. **the receipt**, with its origin, guard verdict and decision, appended and flushed to
 //!    `receipts.jsonl` before anything else happens ([`ledger`]).
 //!
@@ -367,6 +368,9 @@ impl Pipeline {
             limit = Some(v.to_string());
             stop = Some(limit_stop(&v));
         }
+        if let Some(w) = self.keep_workspace_open() {
+            receipt.warnings.push(w);
+        }
         // The one invariant every task has: its workspace exists. An action that removed it
         // breaks every later step and every validation, so the task stops here.
         if !self.workspace.is_dir() {
@@ -489,6 +493,11 @@ impl Pipeline {
         if let Decision::Warn(w) = &decision {
             receipt.warnings.extend(w.iter().cloned());
         }
+        // Author commands run the agent's code (tests, gates, validators): it may take the
+        // workspace from the harness as much as the agent's own commands.
+        if let Some(w) = self.keep_workspace_open() {
+            receipt.warnings.push(w);
+        }
         let passage = Passage {
             guard: Some(verdict),
             decision: Some(decision.name()),
@@ -501,6 +510,36 @@ impl Pipeline {
             outcome: Box::new(outcome),
             evidence,
         })
+    }
+
+    /// The workspace root stays the harness's to enter, list and write, whatever an action did
+    /// to its mode (`chmod 000 .`): the owner's permissions it took away are put back, so that
+    /// no later command, judged phase or cleanup fails on it — a harness that cannot get into
+    /// the workspace would report the agent's doing as its own failure. The rest of the mode,
+    /// and everything below the root, stays as the action left it. Returns the warning for the
+    /// action's receipt when something was put back (or could not be).
+    fn keep_workspace_open(&self) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        // Not through a link: only the directory the harness made is its to change.
+        let meta = std::fs::symlink_metadata(&self.workspace).ok()?;
+        let mode = meta.permissions().mode();
+        if !meta.is_dir() || mode & 0o700 == 0o700 {
+            return None;
+        }
+        let fixed = mode | 0o700;
+        Some(
+            match std::fs::set_permissions(&self.workspace, std::fs::Permissions::from_mode(fixed)) {
+                Ok(()) => format!(
+                    "the workspace root's mode was {:o}: its owner's permissions were put back ({:o}), the harness keeps entering, listing and writing it",
+                    mode & 0o7777,
+                    fixed & 0o7777
+                ),
+                Err(e) => format!(
+                    "the workspace root's mode is {:o} and could not be put back: {e}",
+                    mode & 0o7777
+                ),
+            },
+        )
     }
 
     /// Records a step of the harness itself (`medin.*`: protected files put back, a backoff

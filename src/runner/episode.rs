@@ -8,6 +8,10 @@
 //! (`task`, `tdd`, `prp`) decide only what the rounds are about and when to stop; none of them
 //! starts an agent, talks to it or retries it itself.
 //!
+//! What the agent can make an episode hold is bounded here too: a restart keeps the attempt's
+//! turns, limits and deadline (they live in the pipeline), and `usage` messages, which cost no
+//! turn, are capped between two turns.
+//!
 //! What counts as transient is decided here: an agent that crashed, hung or could not start, or
 //! one that ended its round with a transient error code (TIMEOUT, RATE_LIMIT, NETWORK_ERROR,
 //! DEPENDENCY_FAIL). An agent that ended without a report broke the protocol: never retried.
@@ -132,6 +136,7 @@ impl Episode {
                 self.agent.finish();
                 self.agent = start_agent(att, &self.prompt, Some(attempt))?;
                 if let Some(f) = &self.feedback {
+                    att.log_transcript("to_agent", serde_json::json!({ "type": "feedback", "feedback": f }))?;
                     self.agent.feedback(f);
                 }
             } else {
@@ -192,14 +197,12 @@ impl Drop for Episode {
     }
 }
 
-/// Starts an agent on `prompt` with the attempt's brief, logged to the transcript first.
+/// Starts an agent on `prompt` with the attempt's brief (carrying `retry`, the attempt's
+/// number, when it is a restart), logged to the transcript first exactly as it is sent.
 fn start_agent(att: &mut Attempt<'_>, prompt: &str, retry: Option<u32>) -> Result<Box<dyn Agent>, RunError> {
-    let brief = att.brief(prompt.to_string());
-    let mut line = serde_json::json!({ "type": "task", "brief": brief });
-    if let (Some(n), Some(obj)) = (retry, line.as_object_mut()) {
-        obj.insert("retry".into(), n.into());
-    }
-    att.log_transcript("to_agent", line)?;
+    let mut brief = att.brief(prompt.to_string());
+    brief.retry = retry;
+    att.log_transcript("to_agent", serde_json::json!({ "type": "task", "brief": brief }))?;
     let deadline = att.pipe.deadline().at();
     Ok(agent::start(
         att.source,
@@ -209,6 +212,10 @@ fn start_agent(att: &mut Attempt<'_>, prompt: &str, retry: Option<u32>) -> Resul
         deadline,
     ))
 }
+
+/// Most `usage` messages an agent may send between two turns (a real agent sends one per model
+/// call); past it, each one is answered as a malformed line and counts as a turn.
+const MAX_USAGE_PER_TURN: u32 = 64;
 
 /// Why a round's end is worth another attempt, if it is.
 fn transient(end: &RoundEnd) -> Option<String> {
@@ -237,6 +244,8 @@ fn is_transient_code(code: ErrorCode) -> bool {
 fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunError> {
     let clock = att.pipe.deadline();
     let mut last: Option<(Action, Receipt)> = None;
+    // `usage` messages since the agent's last turn: they cost no turn, so they are bounded here.
+    let mut usage_lines = 0u32;
     let timed_out = || {
         RoundEnd::Stopped(
             Outcome::Timeout,
@@ -250,8 +259,22 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
         if let Some((_, r)) = &mut last {
             r.agent_isolation = Some(att.agent_isolation.clone());
         }
-        let event = agent.next(last.as_ref().map(|(a, r)| (a, r)), clock.at());
+        let mut event = agent.next(last.as_ref().map(|(a, r)| (a, r)), clock.at());
         last = None;
+        if let AgentEvent::Usage(u) = event {
+            usage_lines += 1;
+            if usage_lines > MAX_USAGE_PER_TURN {
+                // A flood of usage lines would fill the transcript until the deadline without
+                // costing a turn: past the bound each one is a malformed line, and a turn.
+                event = AgentEvent::Malformed {
+                    line: serde_json::json!({ "type": "usage", "input_tokens": u.input_tokens, "output_tokens": u.output_tokens })
+                        .to_string(),
+                    reason: format!("more than {MAX_USAGE_PER_TURN} usage messages without a tool call; report usage once per model call"),
+                };
+            }
+        } else {
+            usage_lines = 0;
+        }
         match event {
             AgentEvent::Usage(u) => {
                 // Counts an agent reports are its word: summed saturating, never wrapped.

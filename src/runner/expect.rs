@@ -530,6 +530,12 @@ fn receipt_matches(re: &ReceiptExpect, a: &ActionRecord) -> bool {
     if re.tool.as_ref().is_some_and(|t| *t != a.tool) {
         return false;
     }
+    // A harness step (`medin.retry`, `medin.protect`, `medin.gate` …) is proved only by the
+    // harness's or the author's own record: an agent calling a tool by that name made a record
+    // of a denied call, not of the step.
+    if re.tool.as_deref().is_some_and(|t| t.starts_with("medin.")) && a.origin == crate::guard::policy::Origin::Agent {
+        return false;
+    }
     if let Some(status) = &re.status {
         let actual = serde_json::to_value(r.status)
             .ok()

@@ -29,10 +29,11 @@ use crate::guard::policy::{Ask, Rules, ToolGate};
 use crate::pipeline::{CommandOptions, CommandPassed, Deadline, Ledger, Origin, Pipeline};
 use crate::plan::TrialPlan;
 use crate::report::events::{EventSink, TrialEvents};
+use crate::sandbox::BeneathError;
 use crate::sandbox::{self, SandboxConfig};
 use crate::spec::{self, AgentSpec, Outcome, SpecFile, TaskKind, TaskSpec};
 use crate::tools::{self, ActionInput, ErrorCode, Receipt};
-use crate::validate::judged::{Hidden as HiddenChecks, Protection, RunnerShims};
+use crate::validate::judged::{Displaced, Hidden as HiddenChecks, HiddenError, Protection, RunnerShims, Tampering};
 use crate::validate::{self, ValidateContext};
 
 use judge::Ending;
@@ -470,6 +471,18 @@ impl<'a> Attempt<'a> {
                     .note(&harness_action("medin.cleanup", serde_json::Value::Null), receipt)?;
             }
             Ok(_) => {}
+            // A folder the agent made unreadable (or immutable) hides what is in it from the
+            // search: said in a receipt, and the verdict stands (the validations ran on the real
+            // state). The agent's doing, not the machine's failure.
+            Err(e) if refused_by_workspace(&e) => {
+                let receipt = Receipt::error(
+                    ErrorCode::PermissionDenied,
+                    format!("the workspace could not be searched for set-id programs: {e}"),
+                )
+                .with_warning("the agent left entries in its workspace that the harness cannot open; set-id bits below them were not cleared");
+                self.pipe
+                    .note(&harness_action("medin.cleanup", serde_json::Value::Null), receipt)?;
+            }
             Err(e) => return Err(RunError::harness("cannot clear set-id bits in the workspace", e)),
         }
         let (actions, metrics, turns) = self.pipe.finish();
@@ -516,38 +529,75 @@ impl<'a> Attempt<'a> {
         body: impl FnOnce(&mut Self, &mut AttemptRecord) -> T,
     ) -> Result<T, RunError> {
         let found = self.judging.protection.restore(&self.ws);
-        if !found.is_empty() {
-            let list = found
-                .iter()
-                .map(|t| format!("{} ({})", t.path, t.change))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let mut receipt = Receipt::error(
-                ErrorCode::VerificationFailed,
-                format!("the agent changed protected files: {list}; they were put back before {what}, and the attempt cannot pass"),
-            );
-            receipt.data = serde_json::json!({ "tampering": found });
-            self.pipe.note(
-                &harness_action("medin.protect", serde_json::json!({ "before": what })),
-                receipt,
-            )?;
-            record.metrics.tampering = record.metrics.tampering.saturating_add(found.len() as u32);
-            record.tampering.extend(found);
-        }
+        self.note_tampering(record, found, what, &format!("they were put back before {what}"))?;
         let placed = match (&self.judging.hidden, hidden) {
-            (Some(h), Hidden::In) => Some(
-                h.place(&self.ws)
-                    .map_err(|e| RunError::harness("cannot place the hidden checks", e))?,
-            ),
+            (Some(h), Hidden::In) => match h.place(&self.ws) {
+                Ok(displaced) => Some(displaced),
+                // What the agent left in the workspace refuses the checks (a folder it made
+                // read-only or immutable): it changed what it is judged by, so the attempt
+                // cannot pass. Nothing of the checks stays behind for the body to run on.
+                Err(HiddenError::Place { rel, source }) if refused_by_workspace(&source) => {
+                    let _ = h.remove(&self.ws, Displaced::default());
+                    let blocked = vec![Tampering {
+                        path: rel,
+                        change: format!("blocked: the hidden check could not be placed: {source}"),
+                    }];
+                    self.note_tampering(record, blocked, what, &format!("{what} ran without the hidden checks"))?;
+                    None
+                }
+                Err(e) => return Err(RunError::harness("cannot place the hidden checks", e)),
+            },
             _ => None,
         };
         let out = body(self, record);
         if let (Some(h), Some(d)) = (&self.judging.hidden, placed) {
-            h.remove(&self.ws, d)
-                .map_err(|e| RunError::harness("cannot remove the hidden checks", e))?;
+            match h.remove(&self.ws, d) {
+                Ok(()) => {}
+                // The agent's code, run by the phase, locked the checks in.
+                Err(HiddenError::Remove { rel, source }) if refused_by_workspace(&source) => {
+                    let stuck = vec![Tampering {
+                        path: rel,
+                        change: format!("blocked: the hidden check could not be taken out again: {source}"),
+                    }];
+                    self.note_tampering(record, stuck, what, "they stay in the workspace")?;
+                }
+                Err(e) => return Err(RunError::harness("cannot remove the hidden checks", e)),
+            }
         }
         self.judging.protection.observe(&self.ws);
         Ok(out)
+    }
+
+    /// Records what the agent changed among the paths it is judged by, found at the judged phase
+    /// `phase`, with a `medin.protect` receipt (`done` says what the harness did about it): the
+    /// attempt cannot pass.
+    fn note_tampering(
+        &mut self,
+        record: &mut AttemptRecord,
+        found: Vec<Tampering>,
+        phase: &str,
+        done: &str,
+    ) -> Result<(), RunError> {
+        if found.is_empty() {
+            return Ok(());
+        }
+        let list = found
+            .iter()
+            .map(|t| format!("{} ({})", t.path, t.change))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut receipt = Receipt::error(
+            ErrorCode::VerificationFailed,
+            format!("the agent changed protected files: {list}; {done}, and the attempt cannot pass"),
+        );
+        receipt.data = serde_json::json!({ "tampering": found });
+        self.pipe.note(
+            &harness_action("medin.protect", serde_json::json!({ "before": phase })),
+            receipt,
+        )?;
+        record.metrics.tampering = record.metrics.tampering.saturating_add(found.len() as u32);
+        record.tampering.extend(found);
+        Ok(())
     }
 
     /// What the agent is told at the start of an episode: `prompt`, the tools the policy
@@ -572,6 +622,7 @@ impl<'a> Attempt<'a> {
                 "max_changes": plan.max_changes,
             }),
             workspace: self.workspace.clone(),
+            retry: None,
         }
     }
 }
@@ -588,6 +639,14 @@ pub(crate) fn harness_action(tool: &str, input: serde_json::Value) -> Action {
         tool: tool.into(),
         input: ActionInput::Json(input),
     }
+}
+
+/// Whether a harness operation on the workspace failed because of what is there — a mode or an
+/// immutable flag the agent's commands set (EACCES, EPERM) — rather than because of the
+/// machine. After the agent has acted, such a failure is the agent's doing, never an
+/// infrastructure error.
+fn refused_by_workspace(e: &BeneathError) -> bool {
+    matches!(e, BeneathError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// What an attempt's judged runs rely on (see [`crate::validate::judged`]).

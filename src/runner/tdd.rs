@@ -35,7 +35,7 @@ use crate::error::RunError;
 use crate::guard::Category;
 use crate::pipeline::{CommandOptions, CommandPassed, Origin};
 use crate::sandbox::CommandOutcome;
-use crate::sandbox::{Beneath, ExitKind};
+use crate::sandbox::{Beneath, BeneathError, ExitKind};
 use crate::spec::{Outcome, TddSpec};
 use crate::testparse::{self, Framework, Status, TestReport};
 use crate::validate::judged::RunnerEvidence;
@@ -233,7 +233,23 @@ fn run(att: &mut Attempt<'_>, spec: &TddSpec, record: &mut AttemptRecord) -> Res
                 .into_iter()
                 .filter(|e| !entries_before.contains(e))
                 .collect();
-            restore(&att.ws, &before, &after, &created)?;
+            match restore(&att.ws, &before, &after, &created) {
+                Ok(()) => {}
+                // The round left files the harness cannot put back (a folder it made
+                // read-only or immutable): a fix that cannot be reverted is not taken.
+                Err((path, e)) if super::refused_by_workspace(&e) => {
+                    break (
+                        StopReason::ProhibitedAction,
+                        format!("the round's L3 fix cannot be reverted: {path}: {e}"),
+                    );
+                }
+                Err((path, e)) => {
+                    return Err(RunError::harness(
+                        format!("cannot revert {path} (an L3 fix is not applied)"),
+                        e,
+                    ))
+                }
+            }
             analysis.push_str("; L3: not applied (reverted), documented here for a human to review");
         } else if level == FixLevel::L2 {
             analysis.push_str("; L2: applied and flagged for review");
@@ -781,22 +797,22 @@ fn source_snapshot(ws: &Beneath) -> BTreeMap<String, String> {
 
 /// Puts the source tree back as it was in `before` (an L3 fix is not applied): changed texts
 /// rewritten, entries the round `created` (files, links, FIFOs) removed. Every write and
-/// removal stays beneath the workspace and replaces links instead of following them.
+/// removal stays beneath the workspace and replaces links instead of following them. An
+/// error names the path that could not be put back.
 fn restore(
     ws: &Beneath,
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
     created: &[String],
-) -> Result<(), RunError> {
+) -> Result<(), (String, BeneathError)> {
     for (path, text) in before {
         if after.get(path) != Some(text) {
             ws.write_clearing(path, text.as_bytes(), None)
-                .map_err(|e| RunError::harness(format!("cannot revert {path} (an L3 fix is not applied)"), e))?;
+                .map_err(|e| (path.clone(), e))?;
         }
     }
     for path in after.keys().filter(|p| !before.contains_key(*p)).chain(created) {
-        ws.remove(path)
-            .map_err(|e| RunError::harness(format!("cannot revert (remove) {path} (an L3 fix is not applied)"), e))?;
+        ws.remove(path).map_err(|e| (format!("{path} (remove)"), e))?;
     }
     Ok(())
 }

@@ -843,7 +843,7 @@ fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
         Ok((st.st_dev as u64, st.st_ino as u64))
     };
     let top_parent = dev_ino(dir)?;
-    let mut cur = openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
+    let mut cur = open_dir_to_empty(dir, name)?;
     // Where we came from: each directory's name in its parent, and the parent's identity.
     let mut path: Vec<(CString, (u64, u64))> = Vec::new();
     loop {
@@ -866,12 +866,7 @@ fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
         }
         if let Some(child) = down {
             let here = dev_ino(cur.as_raw_fd())?;
-            let next = openat(
-                cur.as_raw_fd(),
-                &child,
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-                0,
-            )?;
+            let next = open_dir_to_empty(cur.as_raw_fd(), &child)?;
             path.push((child, here));
             cur = next;
             continue;
@@ -902,6 +897,57 @@ fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
                 cur = up;
             }
         }
+    }
+}
+
+/// Opens directory `name` of `dir` (never through a link) to empty it, with its owner's
+/// read, write and search permissions put back first where a command took them away
+/// (`chmod 000 d`, `chmod 555 d`): the directory is going anyway, its owner may always change
+/// its mode, and a harness not running as root could otherwise neither list nor empty it.
+fn open_dir_to_empty(dir: i32, name: &std::ffi::CStr) -> io::Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    // (device, inode, permission bits) of an open descriptor.
+    let identity = |fd: i32| -> io::Result<(u64, u64, u32)> {
+        // SAFETY: `st` is written by the kernel before it is read.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor and buffer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(last_err());
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        Ok((st.st_dev as u64, st.st_ino as u64, st.st_mode as u32 & 0o7777))
+    };
+    let owner_rwx = |mode: u32| mode & 0o700 == 0o700;
+    match openat(dir, name, flags, 0) {
+        Ok(fd) => {
+            let (_, _, mode) = identity(fd.as_raw_fd())?;
+            // SAFETY: a valid descriptor of a directory this process opened.
+            if !owner_rwx(mode) && unsafe { libc::fchmod(fd.as_raw_fd(), (mode | 0o700) as libc::mode_t) } != 0 {
+                return Err(last_err());
+            }
+            Ok(fd)
+        }
+        #[cfg(target_os = "linux")]
+        Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+            // Unreadable: opened as a path only (which needs no permission on it), its mode
+            // changed through that descriptor, then opened for reading as the same directory.
+            let handle = openat(dir, name, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
+            let (dev, ino, mode) = identity(handle.as_raw_fd())?;
+            let by_fd = CString::new(format!("/proc/self/fd/{}", handle.as_raw_fd()))
+                .map_err(|_| io::Error::other("a descriptor path with a NUL byte"))?;
+            // SAFETY: a valid C string; the magic link is the inode just opened, not a path
+            // that could be swapped for another.
+            if unsafe { libc::chmod(by_fd.as_ptr(), (mode | 0o700) as libc::mode_t) } != 0 {
+                return Err(e);
+            }
+            let fd = openat(dir, name, flags, 0)?;
+            let (now_dev, now_ino, _) = identity(fd.as_raw_fd())?;
+            if (now_dev, now_ino) != (dev, ino) {
+                return Err(io::Error::other("a directory moved while it was being removed"));
+            }
+            Ok(fd)
+        }
+        Err(e) => Err(e),
     }
 }
 
