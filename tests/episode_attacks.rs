@@ -456,7 +456,6 @@ expect:
 // ------------------------------------------------------------------ still open
 
 #[test]
-#[ignore = "red team: `policy.tools.deny: [bash]` still runs shell commands through `verify` (command_succeeds; git_status runs the agent's .git fsmonitor), and the denial itself suggests verify"]
 fn denying_bash_denies_running_commands_through_verify() {
     let s = suite(&[
         ("fixtures/data/data.txt", "a\nb\nc\n"),

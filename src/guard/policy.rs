@@ -120,6 +120,25 @@ impl ToolGate {
         })
     }
 
+    /// Ok when this call may be made: its tool is allowed and, when the call runs a command
+    /// (`runs_commands`: `bash` itself, or a `verify` check that starts a program), so is
+    /// `bash` — denying `bash` denies running commands, through whichever tool.
+    pub fn check_call(&self, tool: &str, runs_commands: bool) -> Result<(), ToolDenial> {
+        self.check(tool)?;
+        if runs_commands && tool != "bash" && !self.allows("bash") {
+            return Err(ToolDenial {
+                message: format!(
+                    "this `{tool}` call runs a command, and running commands (`bash`) is not allowed by this task's policy"
+                ),
+                alternative: Some(
+                    "check files without running anything: `verify` with type file_exists or file_contains, or `read_file`"
+                        .into(),
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The nearest allowed registered tool that does similar work, as a sentence.
     fn alternative(&self, tool: &str) -> Option<String> {
         let registered: Vec<&'static str> = crate::tools::registry().iter().map(|t| t.name).collect();
@@ -130,7 +149,7 @@ impl ToolGate {
             .collect();
         if let Some(first) = allowed.first() {
             let hint = match *first {
-                "verify" if tool == "bash" => " (type command_succeeds runs a check command)",
+                "verify" if tool == "bash" => " (type file_exists or file_contains)",
                 _ => "",
             };
             let others = &allowed[1..];
@@ -403,6 +422,27 @@ mod tests {
             allow: allow.iter().map(|s| s.to_string()).collect(),
             deny: deny.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn denying_bash_denies_every_call_that_runs_a_command() {
+        let gate = ToolGate::new(&tp(&[], &["bash"])).unwrap();
+        let runs = |tool: &str, kind: &str| {
+            crate::tools::runs_commands(tool, Some(&serde_json::json!({ "type": kind, "target": "x" })))
+        };
+        for kind in ["command_succeeds", "git_status"] {
+            let denial = gate.check_call("verify", runs("verify", kind)).unwrap_err();
+            assert!(denial.message.contains("runs a command"), "{kind}: {denial:?}");
+        }
+        for kind in ["file_exists", "file_contains"] {
+            assert!(gate.check_call("verify", runs("verify", kind)).is_ok(), "{kind}");
+        }
+        // The suggestion for a denied bash no longer points at a way to run commands.
+        let alt = gate.check("bash").unwrap_err().alternative.unwrap();
+        assert!(!alt.contains("command_succeeds"), "{alt}");
+        // With bash allowed, verify runs its commands.
+        let open = ToolGate::allow_all();
+        assert!(open.check_call("verify", runs("verify", "command_succeeds")).is_ok());
     }
 
     #[test]

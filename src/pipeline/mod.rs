@@ -260,8 +260,12 @@ impl Pipeline {
             dry_run: false,
             deadline: Some(self.deadline.at()),
         };
-        // 1. Tool policy.
-        if let Err(denial) = self.gate.check(&action.tool) {
+        // 1. Tool policy: the tool, and `bash` too when the call runs a command.
+        let canonical = tools::canonical_input(&action.tool, &action.input);
+        if let Err(denial) = self
+            .gate
+            .check_call(&action.tool, tools::runs_commands(&action.tool, canonical.as_ref()))
+        {
             let mut receipt = Receipt::error(ErrorCode::PermissionDenied, denial.message.clone());
             // Always a way forward: a similar allowed tool, or else asking for permission.
             let alt = denial.alternative.clone().unwrap_or_else(|| {
@@ -282,7 +286,6 @@ impl Pipeline {
         // 2. The guard, on the input exactly as the tool will read it. Input that does not
         //    validate is judged as the agent wrote it and reaches no tool: the tool's own
         //    answer below only says why.
-        let canonical = tools::canonical_input(&action.tool, &action.input);
         let judged_input = match (&canonical, &action.input) {
             (Some(v), _) => v.clone(),
             (None, ActionInput::Json(v)) => v.clone(),

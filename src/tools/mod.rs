@@ -221,6 +221,21 @@ pub fn canonical_input(tool: &str, input: &ActionInput) -> Option<serde_json::Va
     args::parse(&info, input).ok().map(args::Args::into_value)
 }
 
+/// Whether a call runs a command: `bash`, and the `verify` checks that start a program
+/// (`command_succeeds` runs a shell command; `git_status` runs git, which obeys the workspace's
+/// own `.git/config`, hooks and fsmonitor included). The tool policy treats every such call as
+/// a use of `bash` ([`crate::guard::policy::ToolGate::check_call`]).
+pub(crate) fn runs_commands(tool: &str, canonical: Option<&serde_json::Value>) -> bool {
+    match tool {
+        "bash" => true,
+        "verify" => canonical
+            .and_then(|v| v.get("type"))
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| matches!(t, "command_succeeds" | "git_status")),
+        _ => false,
+    }
+}
+
 fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
     let reg = registry();
     let Some(info) = reg.iter().find(|t| t.name == tool) else {
