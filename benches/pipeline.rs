@@ -5,6 +5,14 @@
 //! against `sh -c true` spawned with `std::process::Command` — what a user who ran the
 //! agent's commands directly would pay.
 //!
+//! Measured on the 2-core development machine (load ~1.5), criterion medians: `write_file`
+//! through the pipeline 292 us against `std::fs::write` 161 us (+131 us: tool policy, the
+//! guard on the canonical input, limits, a link-free write beneath the workspace, its SHA-256,
+//! the receipt); `bash true` (isolation `process`) 1.39 ms against `sh -c true` 0.92 ms
+//! (+0.47 ms, 1.5x: the guard's parse, the confined spawn with its guardian and rlimits, the
+//! workspace-root permission check, the receipt). Under load (~2, other builds running) the
+//! same bench gave 309 us / 191 us and 2.78 ms / 0.93 ms.
+//!
 //! Run: `cargo bench --bench pipeline`. The receipts are kept in memory (a standalone pipeline),
 //! so the figures leave out the append and flush of `receipts.jsonl` (one `write` + `fsync`-free
 //! flush per action in a real attempt).
