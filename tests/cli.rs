@@ -4,29 +4,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use support::{medin, GOOD, WRONG};
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn write(path: &Path, content: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
+use std::process::Command;
+use support::{medin, suite_with, text, GOOD, WRONG};
 
 fn suite(files: &[(&str, &str)], config: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write(&dir.path().join("medin.yaml"), config);
-    for (name, body) in files {
-        write(&dir.path().join(name), body);
-    }
-    dir
+    suite_with(config, files)
 }
 
 #[test]

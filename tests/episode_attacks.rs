@@ -12,24 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use support::{medin, write};
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::{medin, suite_with, text};
 
 /// A suite in a temp dir: `medin.yaml` naming `golden`, and `files`.
 fn suite(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write(&dir.path().join("medin.yaml"), "suites: [golden]\n");
-    for (name, body) in files {
-        write(&dir.path().join(name), body);
-    }
-    dir
+    suite_with("suites: [golden]\n", files)
 }
 
 /// The attempt folder of `golden::<name>` in the only run below `root`.

@@ -9,27 +9,14 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{medin, write, GOOD, WRONG};
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::{medin, suite_with, text, write, GOOD, WRONG};
 
 /// A suite in a temp dir with `files` and a 90% overall success threshold.
 fn suite(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join("medin.yaml"),
+    suite_with(
         "suites: [golden]\nthresholds:\n  overall: { min_success_rate: 0.9 }\n",
-    );
-    for (name, body) in files {
-        write(&dir.path().join(name), body);
-    }
-    dir
+        files,
+    )
 }
 
 /// `medin ARGS` in `cwd` with `MEDIN_RUN_ID` set to `run_id`.

@@ -20,6 +20,25 @@ pub fn medin(args: &[&str], cwd: &Path) -> Output {
 }
 
 /// Writes `content` to `path`, creating its parent directories.
+/// What a process printed, stdout then stderr, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A suite in a temp dir: `medin.yaml` holding `config`, and `files` (path, content).
+pub fn suite_with(config: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("medin.yaml"), config);
+    for (name, body) in files {
+        write(&dir.path().join(name), body);
+    }
+    dir
+}
+
 pub fn write(path: &Path, content: &str) {
     std::fs::create_dir_all(path.parent().expect("a path with a parent")).expect("mkdir");
     std::fs::write(path, content).expect("write");
