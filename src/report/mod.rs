@@ -16,6 +16,8 @@ pub mod metrics;
 pub mod record;
 pub mod reporters;
 pub mod run;
+#[allow(dead_code)] // the CI gate (issue 12) uses it next: repeats, baselines
+pub mod stats;
 
 pub use events::{Event, EventSink, Reporter};
 pub use finish::{conclude, trials_status, Gate, RunConclusion};
