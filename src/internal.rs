@@ -69,6 +69,10 @@ pub mod report {
         pub use crate::report::events::{Event, ReportError, Reporter, RoundEndReason};
     }
 
+    pub mod junit {
+        pub use crate::report::junit::JunitFile;
+    }
+
     pub mod reporters {
         pub use crate::report::reporters::{
             ActivityLogReporter, FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson,

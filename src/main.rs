@@ -16,6 +16,7 @@ use medin::internal::exit::HELP;
 use medin::internal::harness::{self, Driver};
 use medin::internal::log::status::{self, StatusFilter, StatusFormat};
 use medin::internal::log::ActivityLog;
+use medin::internal::report::junit::JunitFile;
 use medin::internal::report::reporters::{FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson};
 use medin::internal::report::{Gate, Reporter};
 use medin::internal::sandbox::{ExecArgs, Isolation};
@@ -55,6 +56,9 @@ enum Command {
         /// Attempts per task (overrides medin.yaml `repeat`).
         #[arg(long)]
         repeat: Option<u32>,
+        /// Also write the run's results as JUnit XML to this file (one test case per task).
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
     },
     /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID), print
     /// the suite metrics, check the thresholds of medin.yaml, write the run's summary.json.
@@ -66,6 +70,9 @@ enum Command {
         /// Print the run summary as JSON (what summary.json holds) instead of the metrics.
         #[arg(long)]
         json: bool,
+        /// Also write the run's results as JUnit XML to this file (one test case per task).
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
     },
     /// Lint task files: report every error with file:line:col (exit 1 when any has errors).
     Check {
@@ -254,9 +261,10 @@ fn main() -> ExitCode {
             agent,
             jobs,
             repeat,
-        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat).into(),
-        Command::Report { run, json } => {
-            let reporters: Vec<Arc<dyn Reporter>> = if json {
+            junit,
+        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat, junit).into(),
+        Command::Report { run, json, junit } => {
+            let mut reporters: Vec<Arc<dyn Reporter>> = if json {
                 vec![Arc::new(SummaryJson::new(Output::stdout()))]
             } else {
                 vec![
@@ -264,6 +272,9 @@ fn main() -> ExitCode {
                     Arc::new(MetricsText::new(Output::stdout())),
                 ]
             };
+            if let Some(path) = junit {
+                reporters.push(Arc::new(JunitFile::new(path)));
+            }
             harness::report_run(&cli.suite, run.as_deref(), reporters).into()
         }
         Command::Check { paths } => cmd_check(&cli.suite, &paths).into(),
@@ -333,6 +344,7 @@ fn cmd_run(
     agent: Option<&str>,
     jobs: Option<usize>,
     repeat: Option<u32>,
+    junit: Option<PathBuf>,
 ) -> ExitStatus {
     let plan = match harness::plan(root, agent, paths, repeat) {
         Ok(p) => p,
@@ -358,11 +370,14 @@ fn cmd_run(
     let total = plan.files.len() as u64 * u64::from(plan.repeat);
     let progress = Progress::new(total);
     let lines = LibtestLine::new(plan.repeat).through(progress.bar());
-    let reporters: Vec<Arc<dyn Reporter>> = vec![
+    let mut reporters: Vec<Arc<dyn Reporter>> = vec![
         Arc::new(progress),
         Arc::new(MetricsText::new(Output::stdout())),
         Arc::new(lines),
     ];
+    if let Some(path) = junit {
+        reporters.push(Arc::new(JunitFile::new(path)));
+    }
     let driver = Driver::new(plan, reporters);
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
     let results = driver.run_trials(&driver.trials(), jobs);
