@@ -73,6 +73,10 @@ pub mod report {
         pub use crate::report::junit::JunitFile;
     }
 
+    pub mod github {
+        pub use crate::report::github::{Annotations, StepSummary};
+    }
+
     pub mod reporters {
         pub use crate::report::reporters::{
             ActivityLogReporter, FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson,

@@ -16,6 +16,7 @@ use medin::internal::exit::HELP;
 use medin::internal::harness::{self, Driver};
 use medin::internal::log::status::{self, StatusFilter, StatusFormat};
 use medin::internal::log::ActivityLog;
+use medin::internal::report::github::{Annotations, StepSummary};
 use medin::internal::report::junit::JunitFile;
 use medin::internal::report::reporters::{FailureDigest, LibtestLine, MetricsText, Output, Progress, SummaryJson};
 use medin::internal::report::{Gate, Reporter};
@@ -272,9 +273,7 @@ fn main() -> ExitCode {
                     Arc::new(MetricsText::new(Output::stdout())),
                 ]
             };
-            if let Some(path) = junit {
-                reporters.push(Arc::new(JunitFile::new(path)));
-            }
+            reporters.extend(ci_reporters(&cli.suite, junit));
             harness::report_run(&cli.suite, run.as_deref(), reporters).into()
         }
         Command::Check { paths } => cmd_check(&cli.suite, &paths).into(),
@@ -338,6 +337,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The reporters for CI of a finished run: JUnit XML when asked for, and inside GitHub Actions
+/// the job summary and an error annotation per failed trial.
+fn ci_reporters(root: &std::path::Path, junit: Option<PathBuf>) -> Vec<Arc<dyn Reporter>> {
+    let mut out: Vec<Arc<dyn Reporter>> = Vec::new();
+    if let Some(path) = junit {
+        out.push(Arc::new(JunitFile::new(path)));
+    }
+    if let Some(summary) = StepSummary::from_env() {
+        out.push(Arc::new(summary));
+    }
+    if let Some(annotations) = Annotations::from_env(Output::stdout(), root) {
+        out.push(Arc::new(annotations));
+    }
+    out
+}
+
 fn cmd_run(
     root: &std::path::Path,
     paths: &[PathBuf],
@@ -375,9 +390,7 @@ fn cmd_run(
         Arc::new(MetricsText::new(Output::stdout())),
         Arc::new(lines),
     ];
-    if let Some(path) = junit {
-        reporters.push(Arc::new(JunitFile::new(path)));
-    }
+    reporters.extend(ci_reporters(root, junit));
     let driver = Driver::new(plan, reporters);
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
     let results = driver.run_trials(&driver.trials(), jobs);

@@ -12,6 +12,7 @@
 
 pub mod events;
 pub mod finish;
+pub mod github;
 pub mod junit;
 pub mod metrics;
 pub mod record;

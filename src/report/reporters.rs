@@ -39,7 +39,7 @@ impl Output {
     }
 
     /// Prints `text` as it is; a closed stdout is not worth failing a run over.
-    fn print(&self, text: &str) {
+    pub(crate) fn print(&self, text: &str) {
         if let Ok(mut w) = self.0.lock() {
             let _ = w.write_all(text.as_bytes()).and_then(|_| w.flush());
         }

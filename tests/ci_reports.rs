@@ -1,10 +1,13 @@
-//! JUnit XML for CI systems: `medin run --junit FILE` and `medin report --junit FILE` write one
-//! test case per task, read back here by a separate JUnit parser (junit-parser): passes,
-//! failures with their expectation and run folder, infrastructure errors, flaky attempts.
+//! What CI systems read: JUnit XML (`medin run --junit FILE`, `medin report --junit FILE`: one
+//! test case per task, read back here by a separate JUnit parser — passes, failures with their
+//! expectation and run folder, infrastructure errors, flaky attempts) and, inside GitHub
+//! Actions, the job summary and one `::error` annotation per failed task that no agent text can
+//! add to.
 
 mod support;
 
 use std::path::Path;
+use std::process::Command;
 
 use support::{medin, suite_with, text, GOOD, WRONG};
 
@@ -116,4 +119,49 @@ expect:
     let flaky = case(&suites, "golden::flaky");
     assert!(flaky.status.is_success(), "{flaky:?}");
     assert_eq!(flaky.reruns.len(), 1, "the failed attempt is a flaky run: {flaky:?}");
+}
+
+#[test]
+fn inside_github_actions_the_summary_and_one_annotation_per_failure_are_written() {
+    // The agent's content lands in the failure message: it tries to add annotations of its own.
+    let forging = WRONG.replace(
+        r#"content: "nope\n""#,
+        r#"content: "nope\n::error file=README.md::forged\n::warning::also forged\n""#,
+    );
+    let s = suite_with(
+        "suites: [golden]\n",
+        &[("golden/good.yaml", GOOD), ("golden/forging.yaml", &forging)],
+    );
+    let summary = s.path().join("summary.md");
+    let run = Command::new(env!("CARGO_BIN_EXE_medin"))
+        .arg("run")
+        .current_dir(s.path())
+        .env_remove("MEDIN_AGENT")
+        .env("NO_COLOR", "1")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .expect("medin runs");
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(
+        commands.len(),
+        1,
+        "one annotation, for the one failed task: {commands:?}"
+    );
+    assert!(
+        commands[0].starts_with("::error file=golden/forging.yaml,title=golden%3A%3Aforging failed::"),
+        "{}",
+        commands[0]
+    );
+    assert!(
+        commands[0].contains("%0A      +::error file=README.md::forged%0A"),
+        "the forged lines are inside the one command, escaped: {}",
+        commands[0]
+    );
+    let md = std::fs::read_to_string(&summary).expect("the job summary is written");
+    assert!(md.contains("| **overall** | 50.0% | 1 | 1 | 0 |"), "{md}");
+    assert!(md.contains("`golden::forging`"), "{md}");
 }
