@@ -443,6 +443,55 @@ pub fn report_run(root: &Path, run: Option<&str>, reporters: Vec<Arc<dyn Reporte
     status.and(report_errors(&sink))
 }
 
+/// `medin compare BASE HEAD`: each a run id below the suite's output or the path of a run
+/// folder. Exit 1 on a regression, 0 otherwise, 2 when a run cannot be read.
+pub fn compare_runs(root: &Path, base: &str, head: &str, json: bool) -> ExitStatus {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let output = match spec::load_suite(&root) {
+        Ok(suite) => suite
+            .root
+            .join(suite.config.output.as_deref().unwrap_or("target/medin")),
+        Err(_) => root.join("target/medin"),
+    };
+    let open = |which: &str| -> Result<Vec<crate::report::record::TrialRecord>, String> {
+        let path = Path::new(which);
+        let folder = if path.join(crate::report::run::PARTS_DIR).is_dir() {
+            RunFolder::at(path).map_err(|e| e.to_string())?
+        } else {
+            let id = RunId::parse(which, "a run to compare").map_err(|e| e.to_string())?;
+            RunFolder::existing(&output, id).map_err(|e| e.to_string())?
+        };
+        let parts = folder.read_parts().map_err(|e| e.to_string())?;
+        if !parts.unreadable.is_empty() {
+            return Err(format!(
+                "run {} has unreadable trial results: {}",
+                folder.id(),
+                parts.unreadable.join("; ")
+            ));
+        }
+        Ok(parts.records)
+    };
+    let (b, h) = match (open(base), open(head)) {
+        (Ok(b), Ok(h)) => (b, h),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("medin: {}", crate::inert::text(&e));
+            return ExitStatus::Infrastructure;
+        }
+    };
+    let comparison = crate::report::compare::compare(&b, &h);
+    if json {
+        let text = serde_json::to_string_pretty(&comparison).unwrap_or_default();
+        println!("{}", crate::inert::json(&text));
+    } else {
+        print!("{}", crate::report::compare::render_text(&comparison, base, head));
+    }
+    if comparison.regressions.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failed
+    }
+}
+
 /// A harness for a suite of YAML tasks and the agents its tasks can name: how an embedding
 /// crate runs medin (re-exported as `medin::Harness`).
 ///

@@ -39,7 +39,7 @@ pub mod guard {
 }
 
 pub mod harness {
-    pub use crate::harness::{plan, report_run, run_suite, trial_names, write_schemas, Driver};
+    pub use crate::harness::{compare_runs, plan, report_run, run_suite, trial_names, write_schemas, Driver};
 }
 
 pub mod inert {

@@ -75,6 +75,19 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
     },
+    /// Compare two runs (run ids or run-folder paths): per-task flips, per-category success
+    /// rates with 95% intervals; exit 1 on a regression (a golden task that now fails, or a
+    /// category drop a one-sided Fisher test puts below p = 0.05).
+    #[command(after_help = HELP)]
+    Compare {
+        /// The baseline run (e.g. the last run of main).
+        base: String,
+        /// The run to judge against it.
+        head: String,
+        /// Print the comparison as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Lint task files: report every error with file:line:col (exit 1 when any has errors).
     Check {
         /// Task files or folders (default: the suite folders).
@@ -276,6 +289,7 @@ fn main() -> ExitCode {
             reporters.extend(ci_reporters(&cli.suite, junit));
             harness::report_run(&cli.suite, run.as_deref(), reporters).into()
         }
+        Command::Compare { base, head, json } => harness::compare_runs(&cli.suite, &base, &head, json).into(),
         Command::Check { paths } => cmd_check(&cli.suite, &paths).into(),
         Command::Status {
             task,

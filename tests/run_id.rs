@@ -265,3 +265,33 @@ fn a_wrong_command_line_exits_64_and_help_points_to_the_table() {
     let help = medin(&["report", "--help"], dir.path());
     assert!(text(&help).contains("Exit codes"), "{}", text(&help));
 }
+
+#[test]
+fn compare_names_the_flips_and_fails_on_a_golden_task_that_now_fails() {
+    let s = suite(&[("golden/a.yaml", GOOD), ("golden/b.yaml", GOOD)]);
+    let base = medin_in_run(&["run"], s.path(), "base");
+    assert_eq!(base.status.code(), Some(0), "{}", text(&base));
+    write(&s.path().join("golden/b.yaml"), WRONG);
+    let head = medin_in_run(&["run"], s.path(), "head");
+    assert_eq!(head.status.code(), Some(1), "{}", text(&head));
+
+    let o = medin(&["compare", "base", "head"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "a regression: {out}");
+    assert!(out.contains("pass → fail") && out.contains("golden::b"), "{out}");
+    assert!(
+        out.contains("golden task golden::b passed at the base and fails now"),
+        "{out}"
+    );
+    assert!(!out.contains("golden::a"), "unchanged tasks are not listed: {out}");
+
+    // The other way round is an improvement; a run folder can be named by its path.
+    let head_dir = s.path().join("target/medin/runs/head");
+    let o = medin(&["compare", head_dir.to_str().unwrap(), "base"], s.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("fail → pass"), "{}", text(&o));
+
+    let o = medin(&["compare", "base", "nope"], s.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("there is no run `nope`"), "{}", text(&o));
+}

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use super::metrics::{check_thresholds, compute, Breach, SuiteMetrics};
 use super::record::{TrialRecord, TrialStatus};
+use super::repeats::RepeatStats;
 use super::run::{RunFolder, RunFolderError, RunId};
 use crate::exit::ExitStatus;
 use crate::spec::ThresholdSet;
@@ -31,6 +32,8 @@ pub struct RunConclusion {
     /// Every trial of the run folder (of every process that wrote into it), sorted.
     pub trials: Vec<TrialRecord>,
     pub metrics: SuiteMetrics,
+    /// What repeated attempts say: intervals, pass@k, pass^k, flaky tasks.
+    pub repeats: RepeatStats,
     /// `None` when the thresholds were not checked ([`Gate::NotChecked`]).
     pub breaches: Option<Vec<Breach>>,
     /// Part files that could not be read: `path: why`.
@@ -45,12 +48,14 @@ pub fn conclude(
 ) -> Result<RunConclusion, RunFolderError> {
     let parts = folder.read_parts()?;
     let metrics = compute(&parts.records);
+    let repeats = super::repeats::compute(&parts.records);
     let breaches = (gate == Gate::Thresholds).then(|| check_thresholds(&metrics, thresholds));
     Ok(RunConclusion {
         run_id: folder.id().clone(),
         folder: folder.path().to_path_buf(),
         trials: parts.records,
         metrics,
+        repeats,
         breaches,
         unreadable: parts.unreadable,
     })
@@ -116,6 +121,7 @@ impl RunConclusion {
             "exit_code": status.code(),
             "gated": self.breaches.is_some(),
             "metrics": self.metrics,
+            "repeats": self.repeats,
             "breaches": self.breaches.as_deref().unwrap_or_default(),
             "trials": trials,
             "unreadable_parts": self.unreadable,

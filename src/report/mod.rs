@@ -10,15 +10,16 @@
 //! Nothing here decides how a trial ended (the runner does) and nothing in the runner prints
 //! or writes a report: the binary and the harness choose the reporters.
 
+pub mod compare;
 pub mod events;
 pub mod finish;
 pub mod github;
 pub mod junit;
 pub mod metrics;
 pub mod record;
+pub mod repeats;
 pub mod reporters;
 pub mod run;
-#[allow(dead_code)] // the CI gate (issue 12) uses it next: repeats, baselines
 pub mod stats;
 
 pub use events::{Event, EventSink, Reporter};

@@ -292,6 +292,7 @@ impl Reporter for MetricsText {
             return Ok(());
         };
         let mut text = format!("\n{}", render_text(&run.metrics, run.breaches.as_deref()));
+        text.push_str(&super::repeats::render_text(&run.repeats));
         for part in &run.unreadable {
             text.push_str(&format!("  unreadable     {} (skipped)\n", crate::inert::line(part)));
         }

@@ -104,6 +104,10 @@ pub enum RunFolderError {
     Empty { id: String, dir: PathBuf },
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{0} is not a run folder (no `trial-results/` in it); give a run id or the path of `target/medin/runs/<id>`"
+    )]
+    NotARunFolder(PathBuf),
 }
 
 /// What the part files of a run hold.
@@ -148,6 +152,19 @@ impl RunFolder {
             runs,
             known,
         })
+    }
+
+    /// A run folder given by its path (a folder holding `trial-results/`, e.g. one a CI job
+    /// downloaded): its id is the folder's name.
+    pub fn at(path: &Path) -> Result<Self, RunFolderError> {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        match RunId::parse(name, "the run folder's name") {
+            Ok(id) if path.join(PARTS_DIR).is_dir() => Ok(RunFolder {
+                id,
+                path: path.to_path_buf(),
+            }),
+            _ => Err(RunFolderError::NotARunFolder(path.to_path_buf())),
+        }
     }
 
     /// The run below `output` whose trial results were written last.

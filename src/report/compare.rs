@@ -1,0 +1,270 @@
+//! `medin compare BASE HEAD`: what changed between two runs, and whether it is a regression.
+//!
+//! Per task it lists the flips — pass → fail, fail → pass, new, removed (a task *passes* when
+//! every judged attempt passed) — and per category the success rates with their Wilson 95%
+//! intervals and the change. A **regression** is either
+//! - a `golden` task that passed at the base and fails at the head (golden tasks are the ones
+//!   that must always pass), or
+//! - a category whose success rate dropped by more than chance: a one-sided Fisher exact test
+//!   on the attempt counts (base passed/failed against head passed/failed) below `0.05`.
+//!
+//! Attempts the harness could not run are left out of every figure, as in the metrics.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::record::{TrialRecord, TrialStatus};
+use super::repeats::Rate;
+use super::stats::fisher_lower;
+
+/// The significance below which a category's drop is a regression.
+pub const ALPHA: f64 = 0.05;
+
+/// How one task changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlipKind {
+    PassToFail,
+    FailToPass,
+    New,
+    Removed,
+}
+
+impl FlipKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlipKind::PassToFail => "pass → fail",
+            FlipKind::FailToPass => "fail → pass",
+            FlipKind::New => "new",
+            FlipKind::Removed => "removed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flip {
+    pub trial: String,
+    pub category: String,
+    pub kind: FlipKind,
+}
+
+/// One category at the base and at the head.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CategoryDelta {
+    pub category: String,
+    pub base: Rate,
+    pub head: Rate,
+    /// One-sided Fisher p-value that the head is worse.
+    pub p_worse: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub flips: Vec<Flip>,
+    pub categories: Vec<CategoryDelta>,
+    /// Why this is a regression, one line each; empty: no worse than the base.
+    pub regressions: Vec<String>,
+}
+
+/// Per task: (category, passed attempts, judged attempts).
+fn tasks(trials: &[TrialRecord]) -> BTreeMap<&str, (&str, u32, u32)> {
+    let mut out: BTreeMap<&str, (&str, u32, u32)> = BTreeMap::new();
+    for t in trials.iter().filter(|t| t.status != TrialStatus::Infrastructure) {
+        let e = out.entry(&t.trial).or_insert((&t.category, 0, 0));
+        e.2 += 1;
+        if t.status == TrialStatus::Passed {
+            e.1 += 1;
+        }
+    }
+    out
+}
+
+/// Compares the trials of two runs.
+pub fn compare(base: &[TrialRecord], head: &[TrialRecord]) -> Comparison {
+    let (b, h) = (tasks(base), tasks(head));
+    let passes = |&(_, p, n): &(&str, u32, u32)| n > 0 && p == n;
+    let mut flips = Vec::new();
+    for (trial, before) in &b {
+        let kind = match h.get(trial) {
+            None => Some(FlipKind::Removed),
+            Some(after) if passes(before) && !passes(after) => Some(FlipKind::PassToFail),
+            Some(after) if !passes(before) && passes(after) => Some(FlipKind::FailToPass),
+            Some(_) => None,
+        };
+        if let Some(kind) = kind {
+            flips.push(Flip {
+                trial: trial.to_string(),
+                category: before.0.to_string(),
+                kind,
+            });
+        }
+    }
+    for (trial, after) in h.iter().filter(|(t, _)| !b.contains_key(*t)) {
+        flips.push(Flip {
+            trial: trial.to_string(),
+            category: after.0.to_string(),
+            kind: FlipKind::New,
+        });
+    }
+    flips.sort_by(|x, y| (x.kind, &x.trial).cmp(&(y.kind, &y.trial)));
+
+    let per_category = |tasks: &BTreeMap<&str, (&str, u32, u32)>| {
+        let mut m: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+        for (cat, p, n) in tasks.values() {
+            let e = m.entry(cat.to_string()).or_default();
+            e.0 += p;
+            e.1 += n;
+        }
+        m
+    };
+    let (bc, hc) = (per_category(&b), per_category(&h));
+    let mut names: Vec<&String> = bc.keys().chain(hc.keys()).collect();
+    names.sort();
+    names.dedup();
+    let categories: Vec<CategoryDelta> = names
+        .into_iter()
+        .map(|cat| {
+            let (bp, bn) = bc.get(cat).copied().unwrap_or_default();
+            let (hp, hn) = hc.get(cat).copied().unwrap_or_default();
+            CategoryDelta {
+                category: cat.clone(),
+                base: Rate::of(bp, bn),
+                head: Rate::of(hp, hn),
+                p_worse: fisher_lower(u64::from(bp), u64::from(bn), u64::from(hp), u64::from(hn)),
+            }
+        })
+        .collect();
+
+    let mut regressions: Vec<String> = flips
+        .iter()
+        .filter(|f| f.kind == FlipKind::PassToFail && f.category == "golden")
+        .map(|f| format!("golden task {} passed at the base and fails now", f.trial))
+        .collect();
+    for c in categories.iter().filter(|c| c.p_worse < ALPHA) {
+        regressions.push(format!(
+            "{}: success rate {:.1}% → {:.1}%, worse than chance (Fisher one-sided p = {:.4} < {ALPHA})",
+            c.category,
+            c.base.rate * 100.0,
+            c.head.rate * 100.0,
+            c.p_worse
+        ));
+    }
+    Comparison {
+        flips,
+        categories,
+        regressions,
+    }
+}
+
+/// The comparison for a terminal.
+pub fn render_text(c: &Comparison, base: &str, head: &str) -> String {
+    let mut s = String::new();
+    let line = |t: &str| crate::inert::line(t).into_owned();
+    let _ = writeln!(s, "medin compare {} → {}", line(base), line(head));
+    if c.flips.is_empty() {
+        let _ = writeln!(s, "  flips          none");
+    }
+    for f in &c.flips {
+        let _ = writeln!(s, "  {:<14} {}", f.kind.as_str(), line(&f.trial));
+    }
+    for d in &c.categories {
+        let _ = writeln!(
+            s,
+            "  {:<14} {:.1}% [{:.1}-{:.1}] → {:.1}% [{:.1}-{:.1}]  ({:+.1} points, p worse = {:.3})",
+            line(&d.category),
+            d.base.rate * 100.0,
+            d.base.low * 100.0,
+            d.base.high * 100.0,
+            d.head.rate * 100.0,
+            d.head.low * 100.0,
+            d.head.high * 100.0,
+            (d.head.rate - d.base.rate) * 100.0,
+            d.p_worse
+        );
+    }
+    if c.regressions.is_empty() {
+        let _ = writeln!(s, "  verdict        no regression");
+    } else {
+        let _ = writeln!(s, "  verdict        regression:");
+        for r in &c.regressions {
+            let _ = writeln!(s, "    - {}", line(r));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::AttemptMetrics;
+
+    fn attempt(trial: &str, status: TrialStatus) -> TrialRecord {
+        TrialRecord {
+            trial: trial.into(),
+            category: trial.split("::").next().unwrap_or_default().into(),
+            attempt: 1,
+            agent: "oracle".into(),
+            status,
+            outcome: None,
+            failure: None,
+            metrics: AttemptMetrics::default(),
+            run_dir: "/tmp/x".into(),
+            finished_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn a_golden_task_that_flips_to_fail_is_a_regression_and_a_fix_is_not() {
+        use TrialStatus::*;
+        let base = vec![
+            attempt("golden::a", Passed),
+            attempt("golden::b", Failed),
+            attempt("golden::gone", Passed),
+        ];
+        let head = vec![
+            attempt("golden::a", Failed),
+            attempt("golden::b", Passed),
+            attempt("golden::fresh", Passed),
+        ];
+        let c = compare(&base, &head);
+        let kinds: Vec<(&str, FlipKind)> = c.flips.iter().map(|f| (f.trial.as_str(), f.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("golden::a", FlipKind::PassToFail),
+                ("golden::b", FlipKind::FailToPass),
+                ("golden::fresh", FlipKind::New),
+                ("golden::gone", FlipKind::Removed),
+            ]
+        );
+        assert_eq!(c.regressions.len(), 1, "{:?}", c.regressions);
+        assert!(c.regressions[0].contains("golden::a"));
+        let unchanged = compare(&base, &base);
+        assert!(unchanged.flips.is_empty() && unchanged.regressions.is_empty());
+    }
+
+    #[test]
+    fn a_category_drop_is_a_regression_only_beyond_chance() {
+        use TrialStatus::*;
+        let many = |prefix: &str, passed: usize, failed: usize| -> Vec<TrialRecord> {
+            (0..passed)
+                .map(|i| attempt(&format!("regression::{prefix}{i}"), Passed))
+                .chain((0..failed).map(|i| attempt(&format!("regression::{prefix}f{i}"), Failed)))
+                .collect()
+        };
+        // 20/20 → 10/20 in a category that is not golden: a real drop.
+        let c = compare(&many("t", 20, 0), &many("u", 10, 10));
+        assert!(
+            c.regressions.iter().any(|r| r.starts_with("regression: success rate")),
+            "{:?}",
+            c.regressions
+        );
+        // 10/10 → 9/10: chance.
+        let c = compare(&many("t", 10, 0), &many("u", 9, 1));
+        assert!(c.regressions.is_empty(), "{:?}", c.regressions);
+        let text = render_text(&c, "base", "head");
+        assert!(text.contains("no regression"), "{text}");
+    }
+}
