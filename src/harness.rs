@@ -377,7 +377,28 @@ fn conclude_and_report(
     suite: &Suite,
     gate: Gate,
 ) -> Option<report::RunConclusion> {
-    match report::conclude(folder, &suite.config.thresholds, gate) {
+    conclude_against(sink, folder, suite, gate, None)
+}
+
+/// As [`conclude_and_report`]; with a `baseline` (its trials), the run is gated on regressions
+/// from it instead of on the thresholds ([`crate::report::compare`]).
+fn conclude_against(
+    sink: &EventSink,
+    folder: &RunFolder,
+    suite: &Suite,
+    gate: Gate,
+    baseline: Option<&[crate::report::record::TrialRecord]>,
+) -> Option<report::RunConclusion> {
+    let concluded = match baseline {
+        None => report::conclude(folder, &suite.config.thresholds, gate),
+        Some(base) => report::conclude(folder, &suite.config.thresholds, Gate::NotChecked).map(|mut run| {
+            let comparison = crate::report::compare::compare(base, &run.trials);
+            run.breaches = Some(comparison.breaches(&run.trials));
+            run.against_baseline = true;
+            run
+        }),
+    };
+    match concluded {
         Ok(run) => {
             sink.emit(&Event::RunFinished(&run));
             Some(run)
@@ -406,7 +427,12 @@ fn report_errors(sink: &EventSink) -> ExitStatus {
 /// whose trial results were written last) of the suite at `root` is merged, gated by the
 /// thresholds of its `medin.yaml`, its `summary.json` written and the conclusion given to
 /// `reporters`. The status judges every trial of the run and the thresholds.
-pub fn report_run(root: &Path, run: Option<&str>, reporters: Vec<Arc<dyn Reporter>>) -> ExitStatus {
+pub fn report_run(
+    root: &Path,
+    run: Option<&str>,
+    baseline: Option<&str>,
+    reporters: Vec<Arc<dyn Reporter>>,
+) -> ExitStatus {
     // Absolute, so the run folder it names is found again from anywhere.
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let suite = match spec::load_suite(&root) {
@@ -434,13 +460,41 @@ pub fn report_run(root: &Path, run: Option<&str>, reporters: Vec<Arc<dyn Reporte
             return ExitStatus::Infrastructure;
         }
     };
+    let base = match baseline.map(|b| read_run(&output, b)).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("medin: {}", crate::inert::text(&e));
+            return ExitStatus::Infrastructure;
+        }
+    };
     let mut all: Vec<Arc<dyn Reporter>> = vec![Arc::new(SummaryFile)];
     all.extend(reporters);
     let sink = EventSink::new(all);
-    let status = conclude_and_report(&sink, &folder, &suite, Gate::Thresholds)
+    let status = conclude_against(&sink, &folder, &suite, Gate::Thresholds, base.as_deref())
         .map(|run| run.run_status())
         .unwrap_or(ExitStatus::Infrastructure);
     status.and(report_errors(&sink))
+}
+
+/// The trials of a run named by its id (below `output`) or by the path of its folder; every
+/// part must be readable, since a comparison with parts missing would be a lie.
+fn read_run(output: &Path, which: &str) -> Result<Vec<crate::report::record::TrialRecord>, String> {
+    let path = Path::new(which);
+    let folder = if path.join(crate::report::run::PARTS_DIR).is_dir() {
+        RunFolder::at(path).map_err(|e| e.to_string())?
+    } else {
+        let id = RunId::parse(which, "a run to compare with").map_err(|e| e.to_string())?;
+        RunFolder::existing(output, id).map_err(|e| e.to_string())?
+    };
+    let parts = folder.read_parts().map_err(|e| e.to_string())?;
+    if !parts.unreadable.is_empty() {
+        return Err(format!(
+            "run {} has unreadable trial results: {}",
+            folder.id(),
+            parts.unreadable.join("; ")
+        ));
+    }
+    Ok(parts.records)
 }
 
 /// `medin compare BASE HEAD`: each a run id below the suite's output or the path of a run
@@ -453,25 +507,7 @@ pub fn compare_runs(root: &Path, base: &str, head: &str, json: bool) -> ExitStat
             .join(suite.config.output.as_deref().unwrap_or("target/medin")),
         Err(_) => root.join("target/medin"),
     };
-    let open = |which: &str| -> Result<Vec<crate::report::record::TrialRecord>, String> {
-        let path = Path::new(which);
-        let folder = if path.join(crate::report::run::PARTS_DIR).is_dir() {
-            RunFolder::at(path).map_err(|e| e.to_string())?
-        } else {
-            let id = RunId::parse(which, "a run to compare").map_err(|e| e.to_string())?;
-            RunFolder::existing(&output, id).map_err(|e| e.to_string())?
-        };
-        let parts = folder.read_parts().map_err(|e| e.to_string())?;
-        if !parts.unreadable.is_empty() {
-            return Err(format!(
-                "run {} has unreadable trial results: {}",
-                folder.id(),
-                parts.unreadable.join("; ")
-            ));
-        }
-        Ok(parts.records)
-    };
-    let (b, h) = match (open(base), open(head)) {
+    let (b, h) = match (read_run(&output, base), read_run(&output, head)) {
         (Ok(b), Ok(h)) => (b, h),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("medin: {}", crate::inert::text(&e));

@@ -74,6 +74,10 @@ enum Command {
         /// Also write the run's results as JUnit XML to this file (one test case per task).
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Gate on regressions from this run (an id or a run-folder path) instead of on the
+        /// thresholds: a golden task that now fails, or a category drop beyond chance.
+        #[arg(long, value_name = "RUN")]
+        baseline: Option<String>,
     },
     /// Compare two runs (run ids or run-folder paths): per-task flips, per-category success
     /// rates with 95% intervals; exit 1 on a regression (a golden task that now fails, or a
@@ -277,7 +281,12 @@ fn main() -> ExitCode {
             repeat,
             junit,
         } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat, junit).into(),
-        Command::Report { run, json, junit } => {
+        Command::Report {
+            run,
+            json,
+            junit,
+            baseline,
+        } => {
             let mut reporters: Vec<Arc<dyn Reporter>> = if json {
                 vec![Arc::new(SummaryJson::new(Output::stdout()))]
             } else {
@@ -287,7 +296,7 @@ fn main() -> ExitCode {
                 ]
             };
             reporters.extend(ci_reporters(&cli.suite, junit));
-            harness::report_run(&cli.suite, run.as_deref(), reporters).into()
+            harness::report_run(&cli.suite, run.as_deref(), baseline.as_deref(), reporters).into()
         }
         Command::Compare { base, head, json } => harness::compare_runs(&cli.suite, &base, &head, json).into(),
         Command::Check { paths } => cmd_check(&cli.suite, &paths).into(),

@@ -295,3 +295,34 @@ fn compare_names_the_flips_and_fails_on_a_golden_task_that_now_fails() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("there is no run `nope`"), "{}", text(&o));
 }
+
+#[test]
+fn report_with_a_baseline_gates_on_regressions_instead_of_the_thresholds() {
+    // The thresholds (90% overall) fail both runs; the baseline gate looks only at what got worse.
+    let s = suite(&[("golden/a.yaml", GOOD), ("golden/b.yaml", WRONG)]);
+    let base = medin_in_run(&["run"], s.path(), "main");
+    assert_eq!(base.status.code(), Some(1), "{}", text(&base));
+    let same = medin_in_run(&["run"], s.path(), "same");
+    assert_eq!(same.status.code(), Some(1), "{}", text(&same));
+    let o = medin(&["report", "--run", "same", "--baseline", "main"], s.path());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "what failed on main too is no regression: {}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("regression"), "no worse than main: {}", text(&o));
+
+    write(&s.path().join("golden/a.yaml"), WRONG);
+    let worse = medin_in_run(&["run"], s.path(), "worse");
+    assert_eq!(worse.status.code(), Some(1), "{}", text(&worse));
+    let o = medin(&["report", "--run", "worse", "--baseline", "main"], s.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("golden::a.baseline_success_rate: 0.0% is a regression from the baseline's 100.0%"),
+        "{out}"
+    );
+    let o = medin(&["report", "--run", "worse", "--baseline", "missing"], s.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -158,6 +158,44 @@ pub fn compare(base: &[TrialRecord], head: &[TrialRecord]) -> Comparison {
     }
 }
 
+impl Comparison {
+    /// The regressions as gate breaches (`medin report --baseline`): a golden task that now
+    /// fails (scope: the task; its pass rate against the 100% it had), a category that dropped
+    /// beyond chance (scope: the category; its rate against the base's).
+    pub fn breaches(&self, head: &[TrialRecord]) -> Vec<super::metrics::Breach> {
+        let now = tasks(head);
+        let mut out: Vec<super::metrics::Breach> = self
+            .flips
+            .iter()
+            .filter(|f| f.kind == FlipKind::PassToFail && f.category == "golden")
+            .map(|f| {
+                let (_, p, n) = now.get(f.trial.as_str()).copied().unwrap_or(("", 0, 0));
+                super::metrics::Breach {
+                    scope: f.trial.clone(),
+                    metric: BASELINE_METRIC,
+                    limit: 1.0,
+                    actual: if n == 0 { 0.0 } else { f64::from(p) / f64::from(n) },
+                }
+            })
+            .collect();
+        out.extend(
+            self.categories
+                .iter()
+                .filter(|c| c.p_worse < ALPHA)
+                .map(|c| super::metrics::Breach {
+                    scope: c.category.clone(),
+                    metric: BASELINE_METRIC,
+                    limit: c.base.rate,
+                    actual: c.head.rate,
+                }),
+        );
+        out
+    }
+}
+
+/// The metric name of a regression against a baseline, in breaches.
+pub const BASELINE_METRIC: &str = "baseline_success_rate";
+
 /// The comparison for a terminal.
 pub fn render_text(c: &Comparison, base: &str, head: &str) -> String {
     let mut s = String::new();

@@ -38,6 +38,8 @@ pub struct RunConclusion {
     pub breaches: Option<Vec<Breach>>,
     /// Part files that could not be read: `path: why`.
     pub unreadable: Vec<String>,
+    /// Gated against a baseline run: what failed there too is no failure of this run.
+    pub against_baseline: bool,
 }
 
 /// Merges the parts of `folder` and checks `thresholds` when `gate` says so.
@@ -49,7 +51,11 @@ pub fn conclude(
     let parts = folder.read_parts()?;
     let metrics = compute(&parts.records);
     let repeats = super::repeats::compute(&parts.records);
-    let breaches = (gate == Gate::Thresholds).then(|| check_thresholds(&metrics, thresholds));
+    let breaches = (gate == Gate::Thresholds).then(|| {
+        let mut b = check_thresholds(&metrics, thresholds);
+        b.extend(super::repeats::check_flaky(&repeats, thresholds));
+        b
+    });
     Ok(RunConclusion {
         run_id: folder.id().clone(),
         folder: folder.path().to_path_buf(),
@@ -58,6 +64,7 @@ pub fn conclude(
         repeats,
         breaches,
         unreadable: parts.unreadable,
+        against_baseline: false,
     })
 }
 
@@ -90,9 +97,16 @@ impl RunConclusion {
         }
     }
 
-    /// The status of the whole merged run: every trial of the folder, and the gate.
+    /// The status of the whole merged run: every trial of the folder, and the gate. Against a
+    /// baseline only regressions fail it (an infrastructure error still breaks it).
     pub fn run_status(&self) -> ExitStatus {
-        trials_status(self.trials.iter().map(|t| t.status)).and(self.gate_status())
+        let trials = trials_status(self.trials.iter().map(|t| t.status));
+        let trials = if self.against_baseline && trials == ExitStatus::Failed {
+            ExitStatus::Success
+        } else {
+            trials
+        };
+        trials.and(self.gate_status())
     }
 
     /// The run summary (`summary.json`, `medin report --json`).

@@ -140,7 +140,8 @@ impl std::fmt::Display for Breach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (cmp, pct) = match self.metric {
             "min_success_rate" => ("below the minimum", true),
-            "max_tool_error_rate" => ("above the maximum", true),
+            super::compare::BASELINE_METRIC => ("a regression from the baseline's", true),
+            "max_tool_error_rate" | "max_flaky_rate" => ("above the maximum", true),
             _ => ("above the maximum", false),
         };
         if pct {

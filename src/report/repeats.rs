@@ -109,6 +109,41 @@ pub fn compute(trials: &[TrialRecord]) -> RepeatStats {
     }
 }
 
+/// The `max_flaky` thresholds (keys: `overall` or a category) that `stats` breaks.
+pub fn check_flaky(
+    stats: &RepeatStats,
+    thresholds: &BTreeMap<String, crate::spec::ThresholdSet>,
+) -> Vec<super::metrics::Breach> {
+    let mut out = Vec::new();
+    for (scope, set) in thresholds {
+        let Some(max) = set.max_flaky else { continue };
+        let tasks: Vec<&TaskRepeats> = stats
+            .tasks
+            .iter()
+            .filter(|t| scope == "overall" || &t.category == scope)
+            .collect();
+        if tasks.is_empty() {
+            continue;
+        }
+        let flaky = tasks.iter().filter(|t| t.flaky).count() as f64;
+        // Below 1: a fraction of the scope's tasks; 1 or more: a count.
+        let (actual, limit) = if max < 1.0 {
+            (flaky / tasks.len() as f64, max)
+        } else {
+            (flaky, max)
+        };
+        if actual > limit {
+            out.push(super::metrics::Breach {
+                scope: scope.clone(),
+                metric: if max < 1.0 { "max_flaky_rate" } else { "max_flaky" },
+                limit,
+                actual,
+            });
+        }
+    }
+    out
+}
+
 /// The printed block, for runs with more than one attempt per task: per category the rate and
 /// its interval, pass@k and pass^k (the means over tasks), and the flaky tasks.
 pub fn render_text(stats: &RepeatStats) -> String {
@@ -214,6 +249,31 @@ mod tests {
         let text = render_text(&stats);
         assert!(text.contains("flaky        1: golden::b (1/3)"), "{text}");
         assert!(text.contains("pass^3"), "{text}");
+    }
+
+    #[test]
+    fn max_flaky_is_a_count_or_a_fraction_of_the_scopes_tasks() {
+        use TrialStatus::*;
+        let trials = vec![
+            attempt("golden::a", 1, Passed),
+            attempt("golden::a", 2, Failed),
+            attempt("golden::b", 1, Passed),
+            attempt("golden::b", 2, Passed),
+        ];
+        let stats = compute(&trials);
+        let limit = |max: f64| {
+            let set = crate::spec::ThresholdSet {
+                max_flaky: Some(max),
+                ..Default::default()
+            };
+            BTreeMap::from([("golden".to_string(), set)])
+        };
+        assert!(check_flaky(&stats, &limit(1.0)).is_empty(), "1 flaky of at most 1");
+        let breaches = check_flaky(&stats, &limit(0.25));
+        assert_eq!(breaches.len(), 1, "half the tasks are flaky: {breaches:?}");
+        assert_eq!(breaches[0].metric, "max_flaky_rate");
+        assert_eq!(breaches[0].actual, 0.5);
+        assert!(check_flaky(&stats, &limit(0.5)).is_empty());
     }
 
     #[test]

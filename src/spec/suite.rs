@@ -67,6 +67,10 @@ pub struct ThresholdSet {
     /// Highest average number of turns per task.
     #[serde(default)]
     pub max_avg_turns: Option<f64>,
+    /// Most flaky tasks (mixed outcomes across their attempts, with `repeat` above 1): a
+    /// whole number (1 or more) is a count, a value below 1 a fraction of the scope's tasks.
+    #[serde(default)]
+    pub max_flaky: Option<f64>,
 }
 
 /// A loaded suite: its config and where it lives.
