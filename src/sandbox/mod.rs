@@ -531,12 +531,36 @@ pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Resu
 
 /// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
 /// session and process group, stdin/stdout/stderr piped, and the current environment plus
-/// `cfg.env` and [`MARKER_VAR`]. It is not confined (no rlimits, no namespaces), but it runs
+/// `cfg.env` and [`MARKER_VAR`] (see [`spawn_agent`] for a confined one; this is its `none`
+/// level). It is not confined (no rlimits, no namespaces), but it runs
 /// under a guardian like a command: the returned [`PipedChild`] ends the whole tree when killed
 /// or dropped, daemons that left its session and environment included, and the tree ends
 /// with the harness. It may be moved to, and outlive, any thread.
 pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     process::spawn_piped(cfg, command, cwd)
+}
+
+/// Starts an agent's own program (a `process:` agent) with `/bin/sh -c` in `cwd`, stdin,
+/// stdout and stderr piped, confined at `cfg.isolation` like a command, minus what an agent
+/// must keep:
+///
+/// - `none`: [`spawn_piped`] — the harness's whole environment, no limits (for developing an
+///   agent; every receipt then says `agent_isolation: none`).
+/// - `process`: a scrubbed environment (`PATH`, `LANG`, `TERM`, `PYTHONDONTWRITEBYTECODE`,
+///   `HOME` and `TMPDIR` = a private scratch directory removed with the agent, plus `cfg.env`
+///   and [`MARKER_VAR`]), rlimits of `cfg.limits` except CPU time (an agent waits for its
+///   model), capabilities dropped like a command's, under a guardian: its whole tree ends
+///   with it, at the deadline and with the harness. Files are not walled at this level.
+/// - `strict`: `process` in its own namespaces under Landlock and seccomp, in a built view
+///   of the host like a command's: readable are the system directories, the workspace,
+///   `cfg.read_paths` (the agent's own directory) and nothing else; writable the workspace,
+///   the scratch directory, `/tmp` of the view and `cfg.write_paths`; `cwd`, when nothing else
+///   shows it, exists in the view as an empty directory. The network follows `cfg.network`.
+///   No cgroup: the PID namespace ends the tree.
+///
+/// A level that cannot be had is [`SandboxError::Unsupported`], never a weaker one.
+pub fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
+    process::spawn_agent(cfg, command, cwd)
 }
 
 /// The level a task (or `medin exec`) gets when neither it nor its suite asks for one: the
