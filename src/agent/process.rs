@@ -733,6 +733,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_agents_own_directory_is_the_one_of_the_script_its_command_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("agents/lib")).unwrap();
+        std::fs::create_dir_all(root.join("golden")).unwrap();
+        std::fs::write(root.join("agents/a.py"), "").unwrap();
+        std::fs::write(root.join("agents/lib/b.py"), "").unwrap();
+        let golden = root.join("golden");
+        assert_eq!(agent_dirs("python3 ../agents/a.py", &golden), vec![root.join("agents")]);
+        assert_eq!(
+            agent_dirs("python3 -u '../agents/a.py' --with ../agents/lib/b.py", &golden),
+            vec![root.join("agents"), root.join("agents/lib")]
+        );
+        // A directory is not a script; a program on PATH names no file: the declaring folder.
+        assert_eq!(agent_dirs("my-agent ../agents", &golden), vec![golden.clone()]);
+        assert!(is_env_name("HTTPS_PROXY") && !is_env_name("1X") && !is_env_name("A-B") && !is_env_name(""));
+    }
+
+    #[test]
     fn lines_parse_into_events() {
         assert_eq!(parse_line("   "), None);
         assert!(matches!(
