@@ -2,9 +2,16 @@
 //! (DESIGN §4; `examples/README.md` shows the protocol by example).
 //!
 //! The program is started with `sh -c COMMAND` in the directory of the file that declared it,
-//! in its own session and process group, with stdin, stdout and stderr piped, and
-//! `MEDIN_TASK_ID` / `MEDIN_WORKSPACE` in its environment (otherwise it inherits medin's
-//! environment: an agent under test usually needs its API keys). medin writes:
+//! with stdin, stdout and stderr piped, **inside the sandbox at the task's isolation**
+//! (`sandbox::spawn_agent`): under `strict` it reads only the system directories, the
+//! workspace and its own directory (the directory of each file its command names, e.g. the
+//! script of `python3 ../agents/a.py`, else the declaring folder; plus `read:`), writes only
+//! the workspace and its scratch directory (`HOME`, `TMPDIR`), and keeps the network to reach
+//! its model (`agent_isolation: strict+network` when the task's commands have none). Its
+//! environment is scrubbed except `MEDIN_TASK_ID`, `MEDIN_WORKSPACE`, every `*_API_KEY` and
+//! `*_BASE_URL` of medin's ([`PASSED_ENV_SUFFIXES`]) and the names of `env:`. With
+//! `agent_isolation: none` (for developing an agent) it starts as before confinement: medin's
+//! whole environment, its own session and process group, no walls. medin writes:
 //!
 //! - `{"type":"task","task_id":..,"prompt":..,"tools":[..],"limits":{..},"workspace":..}` once;
 //! - `{"type":"tool_result","id":..,"receipt":{..}}` after every call (`"id": null` for the
@@ -19,7 +26,7 @@
 //! by a thread (an agent that stops reading cannot stall medin), and a closed stdin is not an
 //! error. [`Agent::finish`] (or drop) ends the agent's whole process tree — daemons that left
 //! its session and cleared their environment included — SIGTERM, a 2 s grace, SIGKILL; the
-//! tree also ends if medin dies (`sandbox::spawn_piped` starts it under a guardian).
+//! tree also ends if medin dies (under a guardian, or as a PID namespace under `strict`).
 //!
 //! **What the agent can make medin hold** is bounded, whatever it prints: a line is read up to
 //! [`MAX_LINE_BYTES`] (the rest is counted, dropped, and the line reported malformed), blank
@@ -30,8 +37,8 @@
 //! [`MAX_REPORTED_TOKENS`], a tool name at most [`MAX_TOOL_NAME`] bytes and a call id at most
 //! [`MAX_CALL_ID`] bytes, else the line is malformed.
 //!
-//! This module spawns its own process rather than going through the sandbox: the agent is the
-//! party under test, not an action; its actions go through guard → sandbox like any other.
+//! The agent is the party under test, not an action: its program is confined by the sandbox
+//! but not passed through the guard; its actions go through guard → sandbox like any other.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};

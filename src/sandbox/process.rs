@@ -6,7 +6,8 @@
 //! The tree is always ended while the shell is still an unreaped zombie (its exit is observed
 //! with a pidfd or `waitid(WNOWAIT)`, or reported by its guardian, which reaps it only at the
 //! very end), so the process-group id cannot have been reused by an unrelated process when
-//! the signals are sent. Agents ([`spawn_piped`]) take the same start and end, without limits.
+//! the signals are sent. Agents take the same start and end: unconfined ([`spawn_piped`]) or
+//! at a level like a command ([`spawn_agent`]), with piped stdin and a scratch directory.
 //! The first command of a process first takes back what dead medin processes left
 //! (`reclaim.rs`).
 
@@ -380,8 +381,8 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         .chain(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))))
         .chain(std::iter::once((OsStr::new(MARKER_VAR), OsStr::new(&marker.0))));
     let line = CommandLine::new("/bin/sh", &["-c", command], env, cwd).map_err(spawn_err)?;
-    // Its own session and process group, nothing else: an agent is not confined (see the
-    // module documentation of `super`), but under a guardian its tree ends with it.
+    // Its own session and process group, nothing else: an unconfined agent
+    // (`agent_isolation: none`), but under a guardian its tree ends with it.
     let setup = ChildSetup {
         limits: None,
         #[cfg(target_os = "linux")]
@@ -467,9 +468,12 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
     } else {
         None
     };
-    // An agent waits for model replies: no CPU-time limit, whatever its commands get.
+    // An agent waits for model replies: no CPU-time limit, whatever its commands get. No
+    // RLIMIT_AS either: runtimes agents are written in (node, the JVM, Go) reserve address
+    // space far beyond what they use, and an agent has no memory cgroup (yet).
     let limits = ResourceLimits {
         cpu_secs: None,
+        memory: None,
         ..cfg.limits.clone()
     };
     let setup = ChildSetup {
