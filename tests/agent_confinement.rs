@@ -239,3 +239,16 @@ fn at_process_isolation_the_agent_gets_a_scrubbed_environment_and_dies_as_a_tree
     assert!(!levels.is_empty());
     assert!(levels.iter().all(|l| l == "process"), "{levels:?}");
 }
+
+#[test]
+fn read_lets_the_agent_see_one_more_folder_and_nothing_beside_it() {
+    if probe().best != Isolation::Strict {
+        eprintln!("strict isolation is not available here: the file walls are not checked");
+        return;
+    }
+    let (report, _attempt, _dir) = attack(", read: [../outside]", "");
+    assert!(done(&report, "read_outside"), "{report}");
+    assert!(!done(&report, "write_outside"), "{report}");
+    assert!(!done(&report, "read_spec"), "{report}");
+    assert!(!done(&report, "read_hidden_checks"), "{report}");
+}

@@ -178,8 +178,16 @@ impl ProcessKind {
             vars.append(&mut cfg.env);
             cfg.env = vars;
         }
-        cfg.read_paths.extend(agent_dirs(&self.command, base_dir));
-        cfg.read_paths.extend(self.read.iter().map(|p| base_dir.join(p)));
+        // What lies in the workspace is readable already (and cannot be mounted there).
+        let workspace = sandbox
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| sandbox.workspace.clone());
+        let own = agent_dirs(&self.command, base_dir)
+            .into_iter()
+            .chain(self.read.iter().map(|p| base_dir.join(p)))
+            .filter(|p| !p.canonicalize().unwrap_or_else(|_| p.clone()).starts_with(&workspace));
+        cfg.read_paths.extend(own);
         cfg
     }
 }
