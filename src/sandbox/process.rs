@@ -463,7 +463,11 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
                 cfg.limits.processes,
                 Some(&dir),
             )
-            .map_err(|reason| SandboxError::Unsupported { level, reason })?,
+            .map_err(|reason| {
+                spawn_err(io::Error::other(format!(
+                    "cannot build the agent's strict view: {reason} (its directory and `read:` paths must not hold the system directories or /tmp, nor lie under /proc or /dev)"
+                )))
+            })?,
         )
     } else {
         None
