@@ -39,25 +39,33 @@ fn jsonl(path: &Path) -> Vec<serde_json::Value> {
 
 // ------------------------------------------------------------------ retries and budgets
 
-/// First start: leaves a daemon (own session, no environment, stdio closed) whose pid it
-/// notes, makes two calls and crashes. A restart (the pid file is there) checks that the
-/// daemon is gone, says so in a file named after the `retry` of its task line, and keeps
-/// calling.
+/// First start: leaves a daemon (own session, no environment, stdio closed, its command line
+/// tagged with the workspace) and notes that in the workspace (a confined agent writes nowhere
+/// else that outlasts it), makes two calls and crashes. A restart (the note is there) looks for
+/// the daemon by its tag, says whether it is gone in a file named after the `retry` of its task
+/// line, and keeps calling.
 const CRASH_AND_RESTART: &str = r#"
 import json, os, sys, time
-here = os.path.dirname(os.path.abspath(__file__))
 task = json.loads(sys.stdin.readline())
+ws = os.environ["MEDIN_WORKSPACE"]
+tag = "medin-daemon:" + ws
 def call(i, tool, inp):
     print(json.dumps({"type": "tool_call", "id": str(i), "tool": tool, "input": inp}), flush=True)
     return json.loads(sys.stdin.readline())
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-pidfile = os.path.join(here, "daemon.pid")
-if not os.path.exists(pidfile):
+def alive():
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if not f.read().startswith(tag.encode()):
+                    continue
+            with open("/proc/%s/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    return True
+        except (OSError, ValueError):
+            pass
+    return False
+note = os.path.join(ws, ".daemon-started")
+if not os.path.exists(note):
     r, w = os.pipe()
     if os.fork() == 0:
         os.setsid()
@@ -66,17 +74,16 @@ if not os.path.exists(pidfile):
             null = os.open("/dev/null", os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            os.write(w, str(os.getpid()).encode())
-            os.execvp("sleep", ["sleep", "86399"])
+            os.write(w, b"started")
+            os.execvp("sleep", [tag, "86399"])
         os._exit(0)
     os.close(w)
-    with open(pidfile, "w") as f:
+    with open(note, "w") as f:
         f.write(os.read(r, 32).decode())
     call(1, "write_file", {"path": "first-1.txt", "content": "x"})
     call(2, "write_file", {"path": "first-2.txt", "content": "x"})
     sys.exit(3)
-pid = int(open(pidfile).read())
-state = "alive" if alive(pid) else "dead"
+state = "alive" if alive() else "dead"
 call(3, "write_file", {"path": "restart-%s.txt" % task.get("retry"), "content": state + "\n"})
 for i in range(4, 10):
     call(i, "write_file", {"path": "more-%d.txt" % i, "content": "x"})
@@ -112,18 +119,15 @@ expect:
         metrics["stop_reason"].as_str().unwrap_or("").contains("Turn limit"),
         "{metrics}"
     );
-    let pid: i32 = std::fs::read_to_string(s.path().join("golden/daemon.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let workspace = attempt_dir(s.path(), "crash").join("workspace").canonicalize().unwrap();
     assert!(
-        stat.is_empty()
-            || stat
-                .rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
-        "the first start's daemon outlived the attempt: {stat}"
+        workspace.join(".daemon-started").exists(),
+        "the first start left no daemon"
+    );
+    let left = support::pids_with(&format!("medin-daemon:{}", workspace.display()));
+    assert!(
+        left.is_empty(),
+        "the first start's daemon outlived the attempt: {left:?}"
     );
 }
 

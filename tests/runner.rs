@@ -277,14 +277,37 @@ fn every_receipt_says_how_the_agent_process_itself_is_confined() {
     assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
     let lines = receipts(&run_dir);
     assert_eq!(lines.len(), 2, "{lines:?}");
+    // The agent runs at the task's level, like its commands; under strict its process keeps
+    // the network the commands do not have (it must reach its model), and says so.
+    let level = lines[0]["receipt"]["data"]["isolation"].as_str().unwrap().to_string();
+    let expected = if level == "strict" {
+        "strict+network".to_string()
+    } else {
+        level
+    };
     for line in &lines {
-        assert_eq!(line["receipt"]["agent_isolation"], "unconfined", "{line}");
+        assert_eq!(line["receipt"]["agent_isolation"], expected.as_str(), "{line}");
+    }
+    // What the agent was sent carries it too.
+    let transcript = std::fs::read_to_string(run_dir.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains(&format!("\"agent_isolation\":\"{expected}\"")));
+
+    // Unconfined on request, for developing an agent: every receipt says so.
+    let (result, run_dir) = run(
+        dir.path(),
+        &format!(
+            "description: a process agent\nagent: {{ process: {{ command: \"sh {}\", agent_isolation: none }} }}\nprompt: say hi\nexpect: {{ outcome: pending }}\n",
+            agent.display()
+        ),
+    );
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    let lines = receipts(&run_dir);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["receipt"]["agent_isolation"], "none", "{line}");
     }
     // The bash receipt also says how the command itself was confined.
     assert!(lines[0]["receipt"]["data"]["isolation"].is_string(), "{}", lines[0]);
-    // What the agent was sent carries it too.
-    let transcript = std::fs::read_to_string(run_dir.join("transcript.jsonl")).unwrap();
-    assert!(transcript.contains("\"agent_isolation\":\"unconfined\""));
 
     // The oracle is medin itself: no agent process.
     let (_, run_dir) = run(

@@ -37,11 +37,12 @@ pub(crate) enum AgentConfinement {
     /// An embedding crate's agent, running inside the harness process; its actions still take
     /// guard → sandbox like every other agent's.
     InProcess,
-    /// A program of its own outside the sandbox (a process agent: it may need the network and
-    /// its API keys); its actions are confined, it is not.
-    Unconfined,
-    /// Run inside the sandbox at this level (the exec agent's command is an action).
+    /// Run inside the sandbox at this level (the exec agent's command is an action; a process
+    /// agent's program). `none` is a process agent run unconfined (`agent_isolation: none`).
     Sandboxed(Isolation),
+    /// Run inside the sandbox at this level, but with the network on although the task's
+    /// commands have none: a process agent must reach its model endpoint (`strict+network`).
+    Networked(Isolation),
 }
 
 impl fmt::Display for AgentConfinement {
@@ -49,8 +50,8 @@ impl fmt::Display for AgentConfinement {
         match self {
             AgentConfinement::Builtin => f.write_str("builtin"),
             AgentConfinement::InProcess => f.write_str("in-process"),
-            AgentConfinement::Unconfined => f.write_str("unconfined"),
             AgentConfinement::Sandboxed(level) => f.write_str(level.as_str()),
+            AgentConfinement::Networked(level) => write!(f, "{level}+network"),
         }
     }
 }

@@ -2,9 +2,16 @@
 //! (DESIGN §4; `examples/README.md` shows the protocol by example).
 //!
 //! The program is started with `sh -c COMMAND` in the directory of the file that declared it,
-//! in its own session and process group, with stdin, stdout and stderr piped, and
-//! `MEDIN_TASK_ID` / `MEDIN_WORKSPACE` in its environment (otherwise it inherits medin's
-//! environment: an agent under test usually needs its API keys). medin writes:
+//! with stdin, stdout and stderr piped, **inside the sandbox at the task's isolation**
+//! (`sandbox::spawn_agent`): under `strict` it reads only the system directories, the
+//! workspace and its own directory (the directory of each file its command names, e.g. the
+//! script of `python3 ../agents/a.py`, else the declaring folder; plus `read:`), writes only
+//! the workspace and its scratch directory (`HOME`, `TMPDIR`), and keeps the network to reach
+//! its model (`agent_isolation: strict+network` when the task's commands have none). Its
+//! environment is scrubbed except `MEDIN_TASK_ID`, `MEDIN_WORKSPACE`, every `*_API_KEY` and
+//! `*_BASE_URL` of medin's ([`PASSED_ENV_SUFFIXES`]) and the names of `env:`. With
+//! `agent_isolation: none` (for developing an agent) it starts as before confinement: medin's
+//! whole environment, its own session and process group, no walls. medin writes:
 //!
 //! - `{"type":"task","task_id":..,"prompt":..,"tools":[..],"limits":{..},"workspace":..}` once;
 //! - `{"type":"tool_result","id":..,"receipt":{..}}` after every call (`"id": null` for the
@@ -19,7 +26,7 @@
 //! by a thread (an agent that stops reading cannot stall medin), and a closed stdin is not an
 //! error. [`Agent::finish`] (or drop) ends the agent's whole process tree — daemons that left
 //! its session and cleared their environment included — SIGTERM, a 2 s grace, SIGKILL; the
-//! tree also ends if medin dies (`sandbox::spawn_piped` starts it under a guardian).
+//! tree also ends if medin dies (under a guardian, or as a PID namespace under `strict`).
 //!
 //! **What the agent can make medin hold** is bounded, whatever it prints: a line is read up to
 //! [`MAX_LINE_BYTES`] (the rest is counted, dropped, and the line reported malformed), blank
@@ -30,12 +37,12 @@
 //! [`MAX_REPORTED_TOKENS`], a tool name at most [`MAX_TOOL_NAME`] bytes and a call id at most
 //! [`MAX_CALL_ID`] bytes, else the line is malformed.
 //!
-//! This module spawns its own process rather than going through the sandbox: the agent is the
-//! party under test, not an action; its actions go through guard → sandbox like any other.
+//! The agent is the party under test, not an action: its program is confined by the sandbox
+//! but not passed through the guard; its actions go through guard → sandbox like any other.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -46,7 +53,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::sandbox::{self, PipedChild, SandboxConfig};
+use crate::sandbox::{self, Isolation, PipedChild, SandboxConfig};
 use crate::spec::{AgentGiven, AgentRef, DurationSpec, FinalReport, FinalResult};
 use crate::tools::{ActionInput, Receipt};
 
@@ -64,20 +71,28 @@ pub(crate) struct ProcessOptions {
     /// How long the agent may take to answer one message (default 30s).
     #[serde(default)]
     pub reply_timeout: Option<DurationSpec>,
+    /// Names of environment variables passed to the agent on top of the ones it always gets
+    /// (`*_API_KEY`, `*_BASE_URL`, `MEDIN_TASK_ID`, `MEDIN_WORKSPACE`); e.g. `[HTTPS_PROXY,
+    /// SSL_CERT_FILE]`. Under `agent_isolation: none` the agent gets medin's whole environment.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// More paths the agent may read (strict isolation), relative to the declaring file:
+    /// besides the workspace, the system directories and the directory of its script.
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// How the agent process itself is confined; default: the task's isolation. `none` is for
+    /// developing an agent (it then runs with medin's environment, unwalled) and every receipt
+    /// says so.
+    #[serde(default)]
+    pub agent_isolation: Option<Isolation>,
 }
 
 /// The `process` entry of the registry: `process:CMD`, `{process: CMD}` or
-/// `{process: {command: CMD, reply_timeout: 10s}}`.
+/// `{process: {command: CMD, reply_timeout: 10s, env: [NAMES], agent_isolation: none}}`.
 pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> {
     let options = match &written.given {
-        AgentGiven::Nothing => ProcessOptions {
-            command: String::new(),
-            reply_timeout: None,
-        },
-        AgentGiven::Arg(command) => ProcessOptions {
-            command: command.clone(),
-            reply_timeout: None,
-        },
+        AgentGiven::Nothing => ProcessOptions::command(String::new()),
+        AgentGiven::Arg(command) => ProcessOptions::command(command.clone()),
         AgentGiven::Options(options) => registry::options(written, options)?,
     };
     if options.command.trim().is_empty() {
@@ -86,17 +101,95 @@ pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentR
             "has no command; write e.g. `process:python3 agent.py` or `{process: {command: python3 agent.py}}`".into(),
         ));
     }
+    if let Some(bad) = options.env.iter().find(|n| !is_env_name(n)) {
+        return Err(AgentRefError::invalid(
+            written,
+            format!("names `{bad}` in `env`, which is not a variable name; give names such as HTTPS_PROXY"),
+        ));
+    }
     Ok(Arc::new(ProcessKind {
         command: options.command.trim().to_string(),
         reply_timeout: options.reply_timeout.map(|d| d.0).unwrap_or(DEFAULT_REPLY_TIMEOUT),
+        env: options.env,
+        read: options.read,
+        isolation: options.agent_isolation,
     }))
 }
 
-/// The process kind: a program of its own speaking JSON lines, started outside the sandbox.
+impl ProcessOptions {
+    fn command(command: String) -> Self {
+        ProcessOptions {
+            command,
+            reply_timeout: None,
+            env: Vec::new(),
+            read: Vec::new(),
+            agent_isolation: None,
+        }
+    }
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Suffixes of the variables every confined process agent receives from medin's environment:
+/// what a real agent needs to reach its model (`OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, ...).
+pub const PASSED_ENV_SUFFIXES: [&str; 2] = ["_API_KEY", "_BASE_URL"];
+
+/// The process kind: a program of its own speaking JSON lines, started inside the sandbox at
+/// the task's isolation (or its own `agent_isolation`).
 #[derive(Debug)]
 struct ProcessKind {
     command: String,
     reply_timeout: Duration,
+    env: Vec<String>,
+    read: Vec<PathBuf>,
+    isolation: Option<Isolation>,
+}
+
+impl ProcessKind {
+    fn level(&self, sandbox: &SandboxConfig) -> Isolation {
+        self.isolation.unwrap_or(sandbox.isolation)
+    }
+
+    /// The agent's own sandbox: the attempt's workspace, limits and level, the network on (it
+    /// must reach its model), its own directory readable, the variables it needs.
+    fn agent_sandbox(&self, context: &AgentContext<'_>, sandbox: &SandboxConfig) -> SandboxConfig {
+        let base_dir = context.base_dir();
+        let brief = context.brief();
+        let mut cfg = sandbox.clone();
+        cfg.isolation = self.level(sandbox);
+        cfg.network = true;
+        cfg.cgroup = Some(false);
+        cfg.write_paths.clear();
+        cfg.env = vec![
+            ("MEDIN_TASK_ID".into(), brief.task_id.clone()),
+            ("MEDIN_WORKSPACE".into(), brief.workspace.display().to_string()),
+        ];
+        if cfg.isolation != Isolation::None {
+            let passed = |name: &str| {
+                PASSED_ENV_SUFFIXES.iter().any(|s| name.ends_with(s)) || self.env.iter().any(|n| n == name)
+            };
+            let mut vars: Vec<(String, String)> = std::env::vars().filter(|(k, _)| passed(k)).collect();
+            vars.sort();
+            // The task's ids last: no variable of medin's environment replaces them.
+            vars.append(&mut cfg.env);
+            cfg.env = vars;
+        }
+        // What lies in the workspace is readable already (and cannot be mounted there).
+        let workspace = sandbox
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| sandbox.workspace.clone());
+        let own = agent_dirs(&self.command, base_dir)
+            .into_iter()
+            .chain(self.read.iter().map(|p| base_dir.join(p)))
+            .filter(|p| !p.canonicalize().unwrap_or_else(|_| p.clone()).starts_with(&workspace));
+        cfg.read_paths.extend(own);
+        cfg
+    }
 }
 
 impl AgentKind for ProcessKind {
@@ -104,14 +197,50 @@ impl AgentKind for ProcessKind {
         format!("process:{}", self.command)
     }
 
-    fn confinement(&self, _sandbox: &SandboxConfig) -> AgentConfinement {
-        AgentConfinement::Unconfined
+    fn confinement(&self, sandbox: &SandboxConfig) -> AgentConfinement {
+        match self.level(sandbox) {
+            // Its process has the network its commands do not have.
+            Isolation::Strict if !sandbox.network => AgentConfinement::Networked(Isolation::Strict),
+            level => AgentConfinement::Sandboxed(level),
+        }
     }
 
-    fn start(&self, context: &AgentContext<'_>, _sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
-        let agent = ProcessAgent::spawn(&self.command, context.base_dir(), context.brief(), self.reply_timeout)?;
+    fn start(&self, context: &AgentContext<'_>, sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
+        let cfg = self.agent_sandbox(context, sandbox);
+        let agent = ProcessAgent::spawn_in(
+            &cfg,
+            &self.command,
+            context.base_dir(),
+            context.brief(),
+            self.reply_timeout,
+        )?;
         Ok(Box::new(agent))
     }
+}
+
+/// The directories of the files `command` names (its script: `python3 agent.py`, `./agent`),
+/// resolved from `base_dir`; `base_dir` itself when it names none (a program on `PATH`).
+fn agent_dirs(command: &str, base_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for word in command.split_whitespace() {
+        let word = word.trim_matches(|c| c == '"' || c == '\'');
+        if word.is_empty() || word.starts_with('-') {
+            continue;
+        }
+        let path = base_dir.join(word);
+        if !path.is_file() {
+            continue;
+        }
+        if let Some(dir) = path.canonicalize().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(base_dir.to_path_buf());
+    }
+    dirs
 }
 
 /// How long an agent may take to send its next line, unless the spec says otherwise.
@@ -174,8 +303,27 @@ impl std::fmt::Debug for ProcessAgent {
 }
 
 impl ProcessAgent {
-    /// Starts `command` in `base_dir` and sends it the task line.
+    /// Starts `command` in `base_dir`, unconfined (`agent_isolation: none`: medin's whole
+    /// environment, its own session and process group, its tree ended with it), and sends it
+    /// the task line.
     pub fn spawn(
+        command: &str,
+        base_dir: &Path,
+        brief: &TaskBrief,
+        reply_timeout: Duration,
+    ) -> Result<Self, AgentFailure> {
+        let mut cfg = SandboxConfig::new(base_dir);
+        cfg.isolation = Isolation::None;
+        cfg.env.push(("MEDIN_TASK_ID".into(), brief.task_id.clone()));
+        cfg.env
+            .push(("MEDIN_WORKSPACE".into(), brief.workspace.display().to_string()));
+        Self::spawn_in(&cfg, command, base_dir, brief, reply_timeout)
+    }
+
+    /// Starts `command` in `base_dir` confined by `cfg` (`sandbox::spawn_agent`: its level, its
+    /// workspace, read paths, environment and limits), and sends it the task line.
+    pub fn spawn_in(
+        cfg: &SandboxConfig,
         command: &str,
         base_dir: &Path,
         brief: &TaskBrief,
@@ -185,13 +333,7 @@ impl ProcessAgent {
             command: command.to_string(),
             reason,
         };
-        // The sandbox owns process trees: the agent gets its own session and process group,
-        // the current environment (it may need API keys) plus the task's ids, and a tree kill.
-        let mut cfg = SandboxConfig::new(base_dir);
-        cfg.env.push(("MEDIN_TASK_ID".into(), brief.task_id.clone()));
-        cfg.env
-            .push(("MEDIN_WORKSPACE".into(), brief.workspace.display().to_string()));
-        let mut child = sandbox::spawn_piped(&cfg, command, base_dir).map_err(|e| spawn_err(e.to_string()))?;
+        let mut child = sandbox::spawn_agent(cfg, command, base_dir).map_err(|e| spawn_err(e.to_string()))?;
         let pgid = i32::try_from(child.pid()).map_err(|_| spawn_err("process id out of range".into()))?;
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.take_stdin(), child.take_stdout(), child.take_stderr())
         else {
@@ -604,6 +746,25 @@ impl Drop for ProcessAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_agents_own_directory_is_the_one_of_the_script_its_command_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("agents/lib")).unwrap();
+        std::fs::create_dir_all(root.join("golden")).unwrap();
+        std::fs::write(root.join("agents/a.py"), "").unwrap();
+        std::fs::write(root.join("agents/lib/b.py"), "").unwrap();
+        let golden = root.join("golden");
+        assert_eq!(agent_dirs("python3 ../agents/a.py", &golden), vec![root.join("agents")]);
+        assert_eq!(
+            agent_dirs("python3 -u '../agents/a.py' --with ../agents/lib/b.py", &golden),
+            vec![root.join("agents"), root.join("agents/lib")]
+        );
+        // A directory is not a script; a program on PATH names no file: the declaring folder.
+        assert_eq!(agent_dirs("my-agent ../agents", &golden), vec![golden.clone()]);
+        assert!(is_env_name("HTTPS_PROXY") && !is_env_name("1X") && !is_env_name("A-B") && !is_env_name(""));
+    }
 
     #[test]
     fn lines_parse_into_events() {

@@ -156,9 +156,23 @@
 //!   and stays unreadable); sockets a host daemon binds in package-managed `/usr` are not
 //!   looked for; abstract sockets are reachable with the network on before Landlock ABI 6;
 //!   the view's `/tmp` is RAM (charged to the command's memory cgroup when it has one; at most
-//!   512 MiB); and agents started with [`spawn_piped`] are not confined by these levels — only
-//!   commands (an agent's tree is ended with it and with the harness, and every receipt says
-//!   `agent_isolation: unconfined`).
+//!   512 MiB); and an agent started with [`spawn_agent`] keeps the network (it must reach its
+//!   model; egress to one endpoint only is not built), so under `strict` it is walled for
+//!   files, processes and syscalls but not for the network (its receipts say
+//!   `agent_isolation: strict+network`).
+//!
+//! # Agents ([`spawn_agent`])
+//!
+//! A process agent's own program is confined like a command at the task's level, with what an
+//! agent must keep: stdin piped; a scrubbed environment plus the variables its caller passes
+//! (the process agent passes `*_API_KEY`, `*_BASE_URL` and names its spec lists); a private
+//! scratch directory as `HOME` and `TMPDIR`, removed with it; rlimits without a CPU-time or
+//! memory limit; no cgroup (under `strict` the PID namespace ends its tree); its working directory
+//! anywhere (the folder that declared it), made empty in the view when nothing else shows it,
+//! so relative paths through it (`python3 ../agents/a.py`) still resolve while nothing in it
+//! is readable. Its own files come in as [`SandboxConfig::read_paths`]. At `none`,
+//! [`spawn_piped`]: the harness's environment, no limits, no walls (`agent_isolation: none`,
+//! for developing an agent).
 //!
 //! # Ending
 //!
@@ -178,14 +192,16 @@
 //!
 //! If medin dies (`kill -9` included) everything it started dies with it:
 //!
-//! - `none`/`process` commands and agents ([`spawn_piped`]): the harness's end of the
+//! - `none`/`process` commands and agents ([`spawn_piped`], [`spawn_agent`]): the harness's end of the
 //!   guardian's socket is held by the harness alone; the kernel closes it when the harness
 //!   dies, and the guardian sweeps the tree as above. This is tied to the process, not to a thread: the thread that
 //!   started an agent may end while the agent runs on.
 //! - `strict` commands: `A` has `PR_SET_PDEATHSIG`, which fires when the *thread* that forked
 //!   it exits. That thread is inside [`run_shell`] until the command is over (it waits for it),
 //!   so the signal fires only when the harness dies; `B` has it relative to `A` (one thread),
-//!   and PID 1's death ends the namespace. The first process of every guarded command and
+//!   and PID 1's death ends the namespace. A `strict` agent may outlive the thread that
+//!   started it, so its `A` is forked by a thread that lasts as long as the harness
+//!   (`medin-agent-forker`). The first process of every guarded command and
 //!   agent has `PDEATHSIG` relative to its guardian (one thread): a killed guardian takes it
 //!   along (what that process had already started then goes to init).
 //!
@@ -531,12 +547,37 @@ pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Resu
 
 /// Starts a long-running program (an agent) with `/bin/sh -c` in `cwd` (any directory), its own
 /// session and process group, stdin/stdout/stderr piped, and the current environment plus
-/// `cfg.env` and [`MARKER_VAR`]. It is not confined (no rlimits, no namespaces), but it runs
+/// `cfg.env` and [`MARKER_VAR`] (see [`spawn_agent`] for a confined one; this is its `none`
+/// level). It is not confined (no rlimits, no namespaces), but it runs
 /// under a guardian like a command: the returned [`PipedChild`] ends the whole tree when killed
 /// or dropped, daemons that left its session and environment included, and the tree ends
 /// with the harness. It may be moved to, and outlive, any thread.
 pub fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
     process::spawn_piped(cfg, command, cwd)
+}
+
+/// Starts an agent's own program (a `process:` agent) with `/bin/sh -c` in `cwd`, stdin,
+/// stdout and stderr piped, confined at `cfg.isolation` like a command, minus what an agent
+/// must keep:
+///
+/// - `none`: [`spawn_piped`] — the harness's whole environment, no limits (for developing an
+///   agent; every receipt then says `agent_isolation: none`).
+/// - `process`: a scrubbed environment (`PATH`, `LANG`, `TERM`, `PYTHONDONTWRITEBYTECODE`,
+///   `HOME` and `TMPDIR` = a private scratch directory removed with the agent, plus `cfg.env`
+///   and [`MARKER_VAR`]), rlimits of `cfg.limits` except CPU time (an agent waits for its
+///   model) and memory (no RLIMIT_AS: runtimes reserve address space; no memory cgroup),
+///   capabilities dropped like a command's, under a guardian: its whole tree ends
+///   with it, at the deadline and with the harness. Files are not walled at this level.
+/// - `strict`: `process` in its own namespaces under Landlock and seccomp, in a built view
+///   of the host like a command's: readable are the system directories, the workspace,
+///   `cfg.read_paths` (the agent's own directory) and nothing else; writable the workspace,
+///   the scratch directory, `/tmp` of the view and `cfg.write_paths`; `cwd`, when nothing else
+///   shows it, exists in the view as an empty directory. The network follows `cfg.network`.
+///   No cgroup: the PID namespace ends the tree.
+///
+/// A level that cannot be had is [`SandboxError::Unsupported`], never a weaker one.
+pub fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
+    process::spawn_agent(cfg, command, cwd)
 }
 
 /// The level a task (or `medin exec`) gets when neither it nor its suite asks for one: the

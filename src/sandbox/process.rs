@@ -6,7 +6,8 @@
 //! The tree is always ended while the shell is still an unreaped zombie (its exit is observed
 //! with a pidfd or `waitid(WNOWAIT)`, or reported by its guardian, which reaps it only at the
 //! very end), so the process-group id cannot have been reused by an unrelated process when
-//! the signals are sent. Agents ([`spawn_piped`]) take the same start and end, without limits.
+//! the signals are sent. Agents take the same start and end: unconfined ([`spawn_piped`]) or
+//! at a level like a command ([`spawn_agent`]), with piped stdin and a scratch directory.
 //! The first command of a process first takes back what dead medin processes left
 //! (`reclaim.rs`).
 
@@ -108,6 +109,7 @@ pub(crate) fn run_shell_unchecked(
                 cfg.limits
                     .processes
                     .filter(|_| !cgroup.as_ref().is_some_and(|cg| cg.limits_processes())),
+                None,
             )
             .map_err(|reason| SandboxError::Unsupported { level, reason })?,
         )
@@ -379,8 +381,8 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         .chain(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))))
         .chain(std::iter::once((OsStr::new(MARKER_VAR), OsStr::new(&marker.0))));
     let line = CommandLine::new("/bin/sh", &["-c", command], env, cwd).map_err(spawn_err)?;
-    // Its own session and process group, nothing else: an agent is not confined (see the
-    // module documentation of `super`), but under a guardian its tree ends with it.
+    // Its own session and process group, nothing else: an unconfined agent
+    // (`agent_isolation: none`), but under a guardian its tree ends with it.
     let setup = ChildSetup {
         limits: None,
         #[cfg(target_os = "linux")]
@@ -406,7 +408,159 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         status: None,
         killed: false,
         marker,
+        _scratch: None,
     })
+}
+
+/// Starts an agent's own program confined at `cfg.isolation` (see [`super::spawn_agent`]);
+/// at `none`, exactly [`spawn_piped`].
+pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Result<PipedChild, SandboxError> {
+    let level = cfg.isolation;
+    if level == Isolation::None {
+        return spawn_piped(cfg, command, cwd);
+    }
+    if level == Isolation::Strict {
+        if let Err(reason) = super::probe::strict_available() {
+            return Err(SandboxError::Unsupported { level, reason });
+        }
+    }
+    super::reclaim::at_startup();
+    let spawn_err = |source: io::Error| SandboxError::Spawn {
+        command: command.to_string(),
+        workspace: cwd.to_path_buf(),
+        source,
+    };
+    let workspace = cfg.workspace.canonicalize().map_err(spawn_err)?;
+    let dir = cwd.canonicalize().map_err(|e| {
+        spawn_err(io::Error::new(
+            e.kind(),
+            format!("the agent's directory {}: {e}", cwd.display()),
+        ))
+    })?;
+    // Its scratch space: TMPDIR and HOME, removed with the agent.
+    let scratch = PrivateTmp::create(&workspace).map_err(spawn_err)?;
+    let marker = Marker::new();
+    let mut env: Vec<(&OsStr, &OsStr)> = vec![
+        (OsStr::new("PATH"), OsStr::new(SANDBOX_PATH)),
+        (OsStr::new("HOME"), scratch.0.as_os_str()),
+        (OsStr::new("TMPDIR"), scratch.0.as_os_str()),
+        (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
+        (OsStr::new("TERM"), OsStr::new("dumb")),
+        (OsStr::new("PYTHONDONTWRITEBYTECODE"), OsStr::new("1")),
+    ];
+    env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
+    env.push((OsStr::new(MARKER_VAR), OsStr::new(&marker.0)));
+    let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
+    #[cfg(target_os = "linux")]
+    let strict = if level == Isolation::Strict {
+        Some(
+            super::strict::prepare(
+                &workspace,
+                &scratch.0,
+                &cfg.read_paths,
+                &cfg.write_paths,
+                cfg.network,
+                cfg.limits.processes,
+                Some(&dir),
+            )
+            .map_err(|reason| {
+                spawn_err(io::Error::other(format!(
+                    "cannot build the agent's strict view: {reason} (its directory and `read:` paths must not hold the system directories or /tmp, nor lie under /proc or /dev)"
+                )))
+            })?,
+        )
+    } else {
+        None
+    };
+    // An agent waits for model replies: no CPU-time limit, whatever its commands get. No
+    // RLIMIT_AS either: runtimes agents are written in (node, the JVM, Go) reserve address
+    // space far beyond what they use, and an agent has no memory cgroup (yet).
+    let limits = ResourceLimits {
+        cpu_secs: None,
+        memory: None,
+        ..cfg.limits.clone()
+    };
+    let setup = ChildSetup {
+        limits: Some(RawLimits::from(&limits)),
+        #[cfg(target_os = "linux")]
+        cgroup_fds: [-1, -1],
+        #[cfg(target_os = "linux")]
+        die_with_parent: false,
+        #[cfg(target_os = "linux")]
+        strict: strict.as_ref().map(|s| s.raw(cfg.grace, -1)),
+    };
+    #[cfg(target_os = "linux")]
+    let mut spawned = if strict.is_some() {
+        // The strict chain's first process dies with the thread that forked it (PDEATHSIG),
+        // and an agent may outlive the thread that starts it: a thread that lasts as long as
+        // the harness forks it.
+        lasting::spawn(line, setup).map_err(spawn_err)?
+    } else {
+        spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?
+    };
+    #[cfg(not(target_os = "linux"))]
+    let mut spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
+    #[cfg(target_os = "linux")]
+    drop(strict);
+    let pgid = spawned.pid;
+    let missing = || spawn_err(io::Error::other("the agent's stdin was not piped"));
+    let stdin = ChildStdin::from(spawned.stdin.take().ok_or_else(missing)?);
+    Ok(PipedChild {
+        #[cfg(target_os = "linux")]
+        leader: Leader::new(pgid, spawned.guardian.take()),
+        #[cfg(not(target_os = "linux"))]
+        leader: Leader::new(pgid),
+        pgid,
+        stdin: Some(stdin),
+        stdout: Some(ChildStdout::from(spawned.stdout)),
+        stderr: Some(ChildStderr::from(spawned.stderr)),
+        status: None,
+        killed: false,
+        marker,
+        _scratch: Some(scratch),
+    })
+}
+
+/// The thread that forks strict agents: it lives as long as the harness, so the `PDEATHSIG`
+/// of an agent's first process fires only when the harness dies.
+#[cfg(target_os = "linux")]
+mod lasting {
+    use std::io;
+    use std::sync::mpsc::{self, Sender};
+    use std::sync::{Mutex, OnceLock};
+
+    use super::spawn::{self, ChildSetup, CommandLine, Spawned, Stdin};
+
+    type Job = (CommandLine, ChildSetup, Sender<io::Result<Spawned>>);
+
+    static FORKER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+
+    /// Forks `line` after `setup` from the lasting thread and returns what it started.
+    pub(super) fn spawn(line: CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
+        let forker = FORKER.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let started = std::thread::Builder::new()
+                .name("medin-agent-forker".into())
+                .spawn(move || {
+                    for (line, setup, reply) in rx {
+                        let _ = reply.send(spawn::spawn(&line, setup, Stdin::Piped));
+                    }
+                });
+            if let Err(e) = started {
+                eprintln!("medin: cannot start the thread that starts strict agents: {e}");
+            }
+            Mutex::new(tx)
+        });
+        let (reply, answer) = mpsc::channel();
+        let sent = match forker.lock() {
+            Ok(tx) => tx.send((line, setup, reply)),
+            Err(poisoned) => poisoned.into_inner().send((line, setup, reply)),
+        };
+        sent.map_err(|_| io::Error::other("the thread that starts strict agents is gone"))?;
+        answer
+            .recv()
+            .map_err(|_| io::Error::other("the thread that starts strict agents did not answer"))?
+    }
 }
 
 /// A long-running program in its own session and process group with piped stdio, under a
@@ -424,6 +578,8 @@ pub struct PipedChild {
     /// The tree was already killed and the leader reaped.
     killed: bool,
     marker: Marker,
+    /// A confined agent's scratch space (its `HOME` and `TMPDIR`), removed after its tree.
+    _scratch: Option<PrivateTmp>,
 }
 
 impl PipedChild {
@@ -753,6 +909,7 @@ fn exit_kind(status: ExitStatus) -> ExitKind {
 }
 
 /// A private temporary directory for one command, removed when dropped.
+#[derive(Debug)]
 struct PrivateTmp(PathBuf);
 
 impl PrivateTmp {

@@ -202,7 +202,9 @@ impl StrictPrep {
 }
 
 /// Builds the view's mount plan, the Landlock ruleset and the seccomp programs for one
-/// command. `tmp` is the command's private, empty temporary directory (its `TMPDIR`).
+/// command. `tmp` is the command's private, empty temporary directory (its `TMPDIR`); `cwd` a
+/// working directory outside what the view shows, made there empty (an agent's, see
+/// [`super::view::plan`]).
 pub(crate) fn prepare(
     workspace: &Path,
     tmp: &Path,
@@ -210,11 +212,12 @@ pub(crate) fn prepare(
     write_paths: &[PathBuf],
     network: bool,
     processes_without_cgroup: Option<u64>,
+    cwd: Option<&Path>,
 ) -> Result<StrictPrep, String> {
     let tmp = tmp
         .canonicalize()
         .map_err(|e| format!("cannot resolve the private TMPDIR {}: {e}", tmp.display()))?;
-    let view = super::view::plan(workspace, &tmp, read_paths, write_paths, network)?;
+    let view = super::view::plan(workspace, &tmp, read_paths, write_paths, network, cwd)?;
     let ruleset = landlock_ruleset(workspace, &tmp, read_paths, write_paths, &view.extra_read)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
     let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {

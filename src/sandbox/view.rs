@@ -424,13 +424,16 @@ fn build_fixed() -> Result<Fixed, String> {
 /// The plan for one command: `workspace` (canonical) read-write, `tmp` (the harness's private,
 /// empty, per-command directory, canonical; `TMPDIR` points at it) read-write at its own path,
 /// `read_paths` read-only, `write_paths` (harness-made folders outside the workspace, such as a
-/// judged run's report folder) read-write at their own paths.
+/// judged run's report folder) read-write at their own paths. `cwd`, when given and not
+/// already shown, exists in the view as an empty directory with no Landlock rule (an agent's
+/// working directory: it may be entered and paths may lead through it, nothing in it is shown).
 pub(crate) fn plan(
     workspace: &Path,
     tmp: &Path,
     read_paths: &[PathBuf],
     write_paths: &[PathBuf],
     network: bool,
+    cwd: Option<&Path>,
 ) -> Result<ViewPlan, String> {
     let fixed = fixed()?;
     if workspace == Path::new("/") || workspace.starts_with(tmp) || tmp.starts_with(workspace) {
@@ -548,6 +551,18 @@ pub(crate) fn plan(
             _ => Default::default(),
         };
         p.bind(w.src, &w.at, w.write, &special, false)?;
+    }
+    if let Some(cwd) = cwd.and_then(normalize) {
+        let shown = p.covered(&cwd, false) || p.bound.iter().any(|b| b.at.starts_with(&cwd));
+        if !shown {
+            if cwd.starts_with("/proc") || cwd.starts_with("/dev") || cwd == Path::new("/") {
+                return Err(format!(
+                    "the working directory {} cannot be made in the view; start the agent from another directory",
+                    cwd.display()
+                ));
+            }
+            p.mkdirs(&cwd, false)?;
+        }
     }
     Ok(ViewPlan {
         staging: cstring(tmp)?,

@@ -163,11 +163,13 @@ pub struct Receipt {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub would_affect: Vec<WouldAffect>,
     /// How the agent process that asked for this action is itself confined, set by the runner
-    /// on every receipt of an attempt: `unconfined` for a `process:` agent (its own session and
-    /// a guardian that ends its tree with the attempt and with medin, but no rlimits, no
-    /// namespaces, the harness's environment), the isolation level of its commands for an
-    /// `exec:` agent (it is one of them), `builtin` for the oracle (no agent process). The
-    /// level each command got is in `data.isolation`.
+    /// on every receipt of an attempt: for a `process:` agent the level its program runs at
+    /// (the task's: `strict`, `process`; `strict+network` when its commands have no network
+    /// but the agent keeps it to reach its model; `none` when its spec says
+    /// `agent_isolation: none`: the harness's environment, no limits, no walls), the isolation
+    /// level of its commands for an `exec:` agent (it is one of them), `builtin` for the oracle
+    /// (no agent process), `in-process` for an embedding crate's agent. The level each command
+    /// got is in `data.isolation`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_isolation: Option<String>,
 }

@@ -1,11 +1,12 @@
 """Test agent: crashes on its first start, then behaves (proves transient agent failures are
-retried with backoff). The crash marker lives in the run folder, next to the workspace."""
+retried with backoff). The crash marker lives in the workspace: a confined agent writes
+nowhere else that outlasts it."""
 import json
 import os
 import sys
 
 task = json.loads(sys.stdin.readline())
-marker = os.path.join(os.environ["MEDIN_WORKSPACE"], "..", "flaky-coder-started")
+marker = os.path.join(os.environ["MEDIN_WORKSPACE"], ".flaky-coder-started")
 if not os.path.exists(marker):
     open(marker, "w").close()
     sys.stderr.write("simulated crash on first start\n")
