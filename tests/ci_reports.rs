@@ -104,7 +104,8 @@ print(json.dumps({"type": "final", "result": "success", "message": "done"}), flu
 "#;
     let task = r#"
 description: the agent gets it right every other time
-agent: { process: { command: python3 agent.py } }
+# It keeps a counter across attempts beside its script: it runs unconfined for that.
+agent: { process: { command: python3 agent.py, agent_isolation: none } }
 prompt: write ok.txt
 expect:
   validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
