@@ -295,6 +295,7 @@ impl Driver {
             )),
             Arc::new(ResultParts::new(folder.clone())),
             Arc::new(SummaryFile),
+            Arc::new(crate::report::results::ResultsFile::new(whole_suite_hash(&plan.suite))),
         ];
         all.extend(reporters);
         plan.settings.events = EventSink::new(all);
@@ -467,13 +468,24 @@ pub fn report_run(
             return ExitStatus::Infrastructure;
         }
     };
-    let mut all: Vec<Arc<dyn Reporter>> = vec![Arc::new(SummaryFile)];
+    let mut all: Vec<Arc<dyn Reporter>> = vec![
+        Arc::new(SummaryFile),
+        Arc::new(crate::report::results::ResultsFile::new(whole_suite_hash(&suite))),
+    ];
     all.extend(reporters);
     let sink = EventSink::new(all);
     let status = conclude_against(&sink, &folder, &suite, Gate::Thresholds, base.as_deref())
         .map(|run| run.run_status())
         .unwrap_or(ExitStatus::Infrastructure);
     status.and(report_errors(&sink))
+}
+
+/// The hash of every task file of `suite` (not only the ones a filter kept), for
+/// `results.json`; `None` when the suite's folders cannot be read.
+fn whole_suite_hash(suite: &Suite) -> Option<String> {
+    let files = spec::discover(suite).ok()?;
+    let paths: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
+    Some(crate::report::results::suite_hash(&suite.root, &paths))
 }
 
 /// The trials of a run named by its id (below `output`) or by the path of its folder; every

@@ -63,6 +63,7 @@ pub mod pipeline {
 }
 
 pub mod report {
+    pub use crate::report::results::schema_json as results_schema_json;
     pub use crate::report::{EventSink, Gate, Reporter};
 
     pub mod events {

@@ -145,10 +145,13 @@ enum Command {
     /// Run one command exactly as a task would and print its receipt as JSON:
     /// medin exec [--isolation strict] [--memory 64MiB] ... -- CMD ARGS...
     Exec(ExecCli),
-    /// Print the JSON Schema of task files (or of medin.yaml with --suite-file).
+    /// Print the JSON Schema of task files (or of medin.yaml with --suite-file, or of a run's
+    /// results.json with --results).
     Schema {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "results")]
         suite_file: bool,
+        #[arg(long)]
+        results: bool,
     },
     /// Parse a test runner's output (cargo test, nextest, pytest, unittest, node, jest, go test,
     /// TAP, JUnit XML) and print the report as JSON.
@@ -328,10 +331,12 @@ fn main() -> ExitCode {
         )),
         Command::Doctor { json } => ExitCode::from(medin::internal::sandbox::doctor_main(json)),
         Command::Exec(args) => ExitCode::from(medin::internal::sandbox::exec_main(&args.into())),
-        Command::Schema { suite_file } => {
+        Command::Schema { suite_file, results } => {
             println!(
                 "{}",
-                if suite_file {
+                if results {
+                    medin::internal::report::results_schema_json()
+                } else if suite_file {
                     spec::schema::suite_schema_json()
                 } else {
                     spec::schema::task_schema_json()

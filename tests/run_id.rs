@@ -326,3 +326,49 @@ fn report_with_a_baseline_gates_on_regressions_instead_of_the_thresholds() {
     let o = medin(&["report", "--run", "worse", "--baseline", "missing"], s.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+#[test]
+fn results_json_is_versioned_data_with_its_schema() {
+    let tagged = GOOD.replace(
+        "description: writes a file",
+        "description: writes a file\ntags: [files, smoke]",
+    );
+    let s = suite(&[("golden/a.yaml", &tagged), ("golden/b.yaml", WRONG)]);
+    let run = medin_in_run(&["run"], s.path(), "data");
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let path = s.path().join("target/medin/runs/data/results.json");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("results.json is written")).unwrap();
+    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["run_id"], "data");
+    assert!(results["suite_hash"].as_str().unwrap().starts_with("sha256:"));
+    assert!(results["machine"]["cpus"].as_u64().unwrap() >= 1);
+    let trials = results["trials"].as_array().unwrap();
+    let a = trials.iter().find(|t| t["task_id"] == "golden::a").unwrap();
+    assert_eq!(a["tags"], serde_json::json!(["files", "smoke"]));
+    assert_eq!(a["status"], "passed");
+    assert!(a["cause"].is_null());
+    let b = trials.iter().find(|t| t["task_id"] == "golden::b").unwrap();
+    assert_eq!(b["cause"], "agent");
+    assert_eq!(b["outcome"], "failure");
+    let failed = b["failed_expectations"].as_array().unwrap();
+    assert!(
+        failed
+            .iter()
+            .any(|e| e["expectation"].as_str().unwrap().starts_with("expect.validate")),
+        "{failed:?}"
+    );
+
+    // `medin report` writes it again from the parts, with the same suite hash.
+    let hash = results["suite_hash"].clone();
+    std::fs::remove_file(&path).unwrap();
+    let report = medin(&["report", "--run", "data"], s.path());
+    assert_eq!(report.status.code(), Some(1), "{}", text(&report));
+    let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(again["suite_hash"], hash);
+
+    let schema = medin(&["schema", "--results"], s.path());
+    assert_eq!(schema.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).expect("the schema is JSON");
+    assert!(schema["properties"]["trials"].is_object(), "{schema}");
+}

@@ -236,21 +236,9 @@ pub fn render_text(c: &Comparison, base: &str, head: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::AttemptMetrics;
 
     fn attempt(trial: &str, status: TrialStatus) -> TrialRecord {
-        TrialRecord {
-            trial: trial.into(),
-            category: trial.split("::").next().unwrap_or_default().into(),
-            attempt: 1,
-            agent: "oracle".into(),
-            status,
-            outcome: None,
-            failure: None,
-            metrics: AttemptMetrics::default(),
-            run_dir: "/tmp/x".into(),
-            finished_at: chrono::Utc::now(),
-        }
+        TrialRecord::for_test(trial, 1, status)
     }
 
     #[test]

@@ -146,21 +146,9 @@ impl RunConclusion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::AttemptMetrics;
 
     fn record(trial: &str, attempt: u32, status: TrialStatus) -> TrialRecord {
-        TrialRecord {
-            trial: trial.into(),
-            category: trial.split("::").next().unwrap_or_default().into(),
-            attempt,
-            agent: "oracle".into(),
-            status,
-            outcome: None,
-            failure: None,
-            metrics: AttemptMetrics::default(),
-            run_dir: PathBuf::from("/tmp/x"),
-            finished_at: chrono::Utc::now(),
-        }
+        TrialRecord::for_test(trial, attempt, status)
     }
 
     fn thresholds() -> BTreeMap<String, ThresholdSet> {

@@ -300,7 +300,6 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
 mod tests {
     use super::*;
     use crate::runner::AttemptMetrics;
-    use std::path::PathBuf;
 
     fn with_status(category: &str, status: TrialStatus, calls: u32, errors: u32, turns: u32) -> TrialRecord {
         let mut metrics = AttemptMetrics {
@@ -309,16 +308,8 @@ mod tests {
         };
         metrics.by_tool.insert("bash".into(), ToolTally { calls, errors });
         TrialRecord {
-            trial: format!("{category}::t"),
-            category: category.into(),
-            attempt: 1,
-            agent: "oracle".into(),
-            status,
-            outcome: None,
-            failure: (status != TrialStatus::Passed).then(|| "it failed".to_string()),
             metrics,
-            run_dir: PathBuf::from("/tmp/x"),
-            finished_at: chrono::Utc::now(),
+            ..TrialRecord::for_test(&format!("{category}::t"), 1, status)
         }
     }
 

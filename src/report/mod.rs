@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod record;
 pub mod repeats;
 pub mod reporters;
+pub mod results;
 pub mod run;
 pub mod stats;
 

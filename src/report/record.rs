@@ -61,6 +61,15 @@ pub struct TrialRecord {
     pub run_dir: PathBuf,
     /// When the trial finished.
     pub finished_at: chrono::DateTime<chrono::Utc>,
+    /// The task's tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Whose problem a harness error is (`None` unless the status is infrastructure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<crate::error::Cause>,
+    /// Each expectation that did not hold, as data.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<super::results::FailedExpectation>,
 }
 
 impl TrialRecord {
@@ -76,10 +85,43 @@ impl TrialRecord {
             metrics: result.metrics.clone(),
             run_dir: result.run_dir.clone(),
             finished_at: chrono::Utc::now(),
+            tags: result.tags.clone(),
+            cause: result.cause(),
+            expectations: match &result.verdict {
+                crate::runner::TrialVerdict::Failed(ms) => ms
+                    .iter()
+                    .map(|m| super::results::FailedExpectation {
+                        expectation: m.what.clone(),
+                        expected: m.expected.clone(),
+                        actual: m.actual.clone(),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
         }
     }
 
     pub fn passed(&self) -> bool {
         self.status == TrialStatus::Passed
+    }
+
+    /// A record for tests: attempt `attempt` of `trial` (`<category>::<name>`) by the oracle.
+    #[cfg(test)]
+    pub fn for_test(trial: &str, attempt: u32, status: TrialStatus) -> Self {
+        TrialRecord {
+            trial: trial.into(),
+            category: trial.split("::").next().unwrap_or_default().into(),
+            attempt,
+            agent: "oracle".into(),
+            status,
+            outcome: None,
+            failure: (status != TrialStatus::Passed).then(|| format!("{trial} {}", status.as_str())),
+            metrics: AttemptMetrics::default(),
+            run_dir: PathBuf::from("/tmp/x"),
+            finished_at: chrono::Utc::now(),
+            tags: Vec::new(),
+            cause: None,
+            expectations: Vec::new(),
+        }
     }
 }

@@ -203,21 +203,9 @@ pub fn render_text(stats: &RepeatStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::AttemptMetrics;
 
     fn attempt(trial: &str, attempt: u32, status: TrialStatus) -> TrialRecord {
-        TrialRecord {
-            trial: trial.into(),
-            category: trial.split("::").next().unwrap_or_default().into(),
-            attempt,
-            agent: "oracle".into(),
-            status,
-            outcome: None,
-            failure: None,
-            metrics: AttemptMetrics::default(),
-            run_dir: "/tmp/x".into(),
-            finished_at: chrono::Utc::now(),
-        }
+        TrialRecord::for_test(trial, attempt, status)
     }
 
     #[test]

@@ -410,6 +410,7 @@ mod tests {
             trial: format!("golden::{name}"),
             category: "golden".into(),
             description: "d".into(),
+            tags: Vec::new(),
             attempt: 1,
             agent: "oracle".into(),
             verdict,

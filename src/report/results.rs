@@ -1,0 +1,229 @@
+//! `results.json`: a run's results as data for other programs — versioned, with a JSON Schema
+//! (`medin schema --results`), written into the run folder whenever the run is concluded (by
+//! `medin run`, the `eval` harness, and `medin report` over every shard's parts).
+//!
+//! The format only grows: a field is never renamed or given another meaning within one
+//! `schema_version`; a reader must ignore fields it does not know.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::events::{Event, ReportError, Reporter};
+use super::finish::RunConclusion;
+use super::record::{TrialRecord, TrialStatus};
+use super::run::atomic_write;
+
+/// The version of the `results.json` format this medin writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Results {
+    /// The version of this format ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The medin that wrote it.
+    pub medin_version: String,
+    pub run_id: String,
+    /// When the run was concluded (RFC 3339).
+    pub concluded_at: String,
+    /// SHA-256 over the suite's task files (their paths and contents): two runs with the same
+    /// hash ran the same tasks.
+    pub suite_hash: Option<String>,
+    pub machine: Machine,
+    /// Whether the thresholds (or a baseline) judged the run, and what broke.
+    pub gated: bool,
+    pub breaches: Vec<String>,
+    pub trials: Vec<TrialResult>,
+}
+
+/// Where the run concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Machine {
+    pub os: String,
+    pub arch: String,
+    pub cpus: usize,
+}
+
+impl Machine {
+    pub fn this() -> Self {
+        Machine {
+            os: std::env::consts::OS.into(),
+            arch: std::env::consts::ARCH.into(),
+            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        }
+    }
+}
+
+/// One attempt of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrialResult {
+    /// `<category>::<path/without/extension>`.
+    pub task_id: String,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub agent: String,
+    pub attempt: u32,
+    /// `passed`, `failed` (the agent's failure) or `infrastructure` (the harness's).
+    pub status: String,
+    /// `success`, `failure`, `stopped`, `timeout`, `pending` or `error`.
+    pub outcome: Option<String>,
+    /// Whose failure it is: `agent`, or for a harness error `infrastructure` / `invalid_task`;
+    /// none when it passed.
+    pub cause: Option<String>,
+    pub duration_ms: u64,
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub guard_blocks: u32,
+    pub tool_calls: u32,
+    pub tool_errors: u32,
+    /// Each expectation that did not hold.
+    pub failed_expectations: Vec<FailedExpectation>,
+    pub run_dir: PathBuf,
+}
+
+/// An expectation that did not hold: where in the spec, expected against actual.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FailedExpectation {
+    pub expectation: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+impl TrialResult {
+    fn of(t: &TrialRecord) -> Self {
+        let m = &t.metrics;
+        TrialResult {
+            task_id: t.trial.clone(),
+            category: t.category.clone(),
+            tags: t.tags.clone(),
+            agent: t.agent.clone(),
+            attempt: t.attempt,
+            status: t.status.as_str().into(),
+            outcome: t.outcome.map(|o| crate::runner::expect::outcome_name(o).to_string()),
+            cause: match t.status {
+                TrialStatus::Passed => None,
+                TrialStatus::Failed => Some("agent".into()),
+                TrialStatus::Infrastructure => Some(
+                    t.cause
+                        .map(|c| c.as_str())
+                        .unwrap_or(crate::error::Cause::Infrastructure.as_str())
+                        .into(),
+                ),
+            },
+            duration_ms: m.duration_ms,
+            turns: m.turns,
+            input_tokens: m.usage.input_tokens,
+            output_tokens: m.usage.output_tokens,
+            guard_blocks: m.guard_blocks,
+            tool_calls: m.by_tool.values().fold(0u32, |n, t| n.saturating_add(t.calls)),
+            tool_errors: m.tool_errors,
+            failed_expectations: t.expectations.clone(),
+            run_dir: t.run_dir.clone(),
+        }
+    }
+}
+
+/// The results of a concluded run.
+pub fn of(run: &RunConclusion, suite_hash: Option<String>) -> Results {
+    Results {
+        schema_version: SCHEMA_VERSION,
+        medin_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run.run_id.to_string(),
+        concluded_at: chrono::Utc::now().to_rfc3339(),
+        suite_hash,
+        machine: Machine::this(),
+        gated: run.breaches.is_some(),
+        breaches: run.breaches.iter().flatten().map(|b| b.to_string()).collect(),
+        trials: run.trials.iter().map(TrialResult::of).collect(),
+    }
+}
+
+/// The JSON Schema of `results.json`.
+pub fn schema_json() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(Results)).unwrap_or_default()
+}
+
+/// SHA-256 over `files` (relative to `root`: each path and the hash of its content), sorted,
+/// so the order they were found in does not matter. A file that cannot be read counts as its
+/// error text: the hash then differs from a run that could read it.
+pub fn suite_hash(root: &Path, files: &[PathBuf]) -> String {
+    let mut entries: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(root).unwrap_or(f).to_string_lossy().into_owned();
+            let content = match std::fs::read(f) {
+                Ok(bytes) => hex(&Sha256::digest(&bytes)),
+                Err(e) => format!("unreadable: {e}"),
+            };
+            (rel, content)
+        })
+        .collect();
+    entries.sort();
+    let mut h = Sha256::new();
+    for (path, content) in entries {
+        h.update(path.as_bytes());
+        h.update([0]);
+        h.update(content.as_bytes());
+        h.update([b'\n']);
+    }
+    format!("sha256:{}", hex(&h.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes `results.json` into the run folder when the run is concluded (atomically: several
+/// processes of one run may conclude it).
+pub struct ResultsFile {
+    suite_hash: Option<String>,
+}
+
+impl ResultsFile {
+    pub fn new(suite_hash: Option<String>) -> Self {
+        ResultsFile { suite_hash }
+    }
+}
+
+impl Reporter for ResultsFile {
+    fn report(&self, event: &Event<'_>) -> Result<(), ReportError> {
+        let Event::RunFinished(run) = event else {
+            return Ok(());
+        };
+        let path = run.folder.join("results.json");
+        let text = serde_json::to_string_pretty(&of(run, self.suite_hash.clone())).unwrap_or_default();
+        atomic_write(&path, (crate::inert::json(&text).into_owned() + "\n").as_bytes())
+            .map_err(|e| ReportError::new("results.json", format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_hash_depends_on_paths_and_contents_not_on_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("golden/a.yaml"), dir.path().join("golden/b.yaml"));
+        std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let h1 = suite_hash(dir.path(), &[a.clone(), b.clone()]);
+        assert_eq!(h1, suite_hash(dir.path(), &[b.clone(), a.clone()]));
+        std::fs::write(&b, "b2").unwrap();
+        assert_ne!(h1, suite_hash(dir.path(), &[a.clone(), b.clone()]));
+        assert!(h1.starts_with("sha256:") && h1.len() == 7 + 64);
+    }
+
+    #[test]
+    fn the_schema_names_the_version_and_every_trial_field() {
+        let schema = schema_json();
+        for field in ["schema_version", "suite_hash", "failed_expectations", "cause", "tags"] {
+            assert!(schema.contains(field), "{field} missing from the schema");
+        }
+    }
+}
