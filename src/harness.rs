@@ -369,6 +369,23 @@ impl Driver {
             .unwrap_or(ExitStatus::Infrastructure);
         own_status.and(gate_status).and(report_errors(sink))
     }
+
+    /// Finishes the run gated against `baseline` (a run id or run-folder path) instead of the
+    /// thresholds: only regressions from it fail the run (`medin run --baseline`).
+    pub fn finish_against(&self, baseline: &str) -> ExitStatus {
+        let sink = &self.plan.settings.events;
+        let base = match read_run(&self.plan.settings.output, baseline) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("medin: {}", crate::inert::text(&e));
+                return ExitStatus::Infrastructure;
+            }
+        };
+        conclude_against(sink, &self.folder, &self.plan.suite, Gate::Thresholds, Some(&base))
+            .map(|run| run.run_status())
+            .unwrap_or(ExitStatus::Infrastructure)
+            .and(report_errors(sink))
+    }
 }
 
 /// Concludes the run in `folder` and emits it; an error is printed (the run cannot be judged).

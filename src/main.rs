@@ -60,6 +60,10 @@ enum Command {
         /// Also write the run's results as JUnit XML to this file (one test case per task).
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Gate on regressions from this run (an id or a run-folder path) instead of on the
+        /// thresholds (see `medin report --baseline`).
+        #[arg(long, value_name = "RUN")]
+        baseline: Option<String>,
     },
     /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID), print
     /// the suite metrics, check the thresholds of medin.yaml, write the run's summary.json.
@@ -283,7 +287,8 @@ fn main() -> ExitCode {
             jobs,
             repeat,
             junit,
-        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat, junit).into(),
+            baseline,
+        } => cmd_run(&cli.suite, &paths, agent.as_deref(), jobs, repeat, junit, baseline).into(),
         Command::Report {
             run,
             json,
@@ -388,6 +393,7 @@ fn cmd_run(
     jobs: Option<usize>,
     repeat: Option<u32>,
     junit: Option<PathBuf>,
+    baseline: Option<String>,
 ) -> ExitStatus {
     let plan = match harness::plan(root, agent, paths, repeat) {
         Ok(p) => p,
@@ -428,7 +434,10 @@ fn cmd_run(
     } else {
         Gate::NotChecked
     };
-    driver.finish(&results, gate)
+    match baseline {
+        Some(base) => driver.finish_against(&base),
+        None => driver.finish(&results, gate),
+    }
 }
 
 fn cmd_check(root: &std::path::Path, paths: &[PathBuf]) -> ExitStatus {

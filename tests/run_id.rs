@@ -325,6 +325,14 @@ fn report_with_a_baseline_gates_on_regressions_instead_of_the_thresholds() {
     );
     let o = medin(&["report", "--run", "worse", "--baseline", "missing"], s.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // `medin run --baseline` gates the same way as it finishes.
+    let o = medin_in_run(&["run", "--baseline", "main"], s.path(), "worse-again");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("golden::a.baseline_success_rate"), "{}", text(&o));
+    write(&s.path().join("golden/a.yaml"), GOOD);
+    let o = medin_in_run(&["run", "--baseline", "main"], s.path(), "as-main");
+    assert_eq!(o.status.code(), Some(0), "b fails on main too: {}", text(&o));
 }
 
 #[test]
