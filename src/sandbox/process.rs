@@ -392,24 +392,8 @@ pub(crate) fn spawn_piped(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         #[cfg(target_os = "linux")]
         strict: None,
     };
-    let mut spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
-    let pgid = spawned.pid;
-    let missing = || spawn_err(io::Error::other("the agent's stdin was not piped"));
-    let stdin = ChildStdin::from(spawned.stdin.take().ok_or_else(missing)?);
-    Ok(PipedChild {
-        #[cfg(target_os = "linux")]
-        leader: Leader::new(pgid, spawned.guardian.take()),
-        #[cfg(not(target_os = "linux"))]
-        leader: Leader::new(pgid),
-        pgid,
-        stdin: Some(stdin),
-        stdout: Some(ChildStdout::from(spawned.stdout)),
-        stderr: Some(ChildStderr::from(spawned.stderr)),
-        status: None,
-        killed: false,
-        marker,
-        _scratch: None,
-    })
+    let spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
+    piped_child(spawned, marker, None, spawn_err)
 }
 
 /// Starts an agent's own program confined at `cfg.isolation` (see [`super::spawn_agent`]);
@@ -490,7 +474,7 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         strict: strict.as_ref().map(|s| s.raw(cfg.grace, -1)),
     };
     #[cfg(target_os = "linux")]
-    let mut spawned = if strict.is_some() {
+    let spawned = if strict.is_some() {
         // The strict chain's first process dies with the thread that forked it (PDEATHSIG),
         // and an agent may outlive the thread that starts it: a thread that lasts as long as
         // the harness forks it.
@@ -502,6 +486,16 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
     let mut spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
     drop(strict);
+    piped_child(spawned, marker, Some(scratch), spawn_err)
+}
+
+/// The handle of an agent process just spawned with piped stdio.
+fn piped_child(
+    mut spawned: spawn::Spawned,
+    marker: Marker,
+    scratch: Option<PrivateTmp>,
+    spawn_err: impl Fn(io::Error) -> SandboxError,
+) -> Result<PipedChild, SandboxError> {
     let pgid = spawned.pid;
     let missing = || spawn_err(io::Error::other("the agent's stdin was not piped"));
     let stdin = ChildStdin::from(spawned.stdin.take().ok_or_else(missing)?);
@@ -517,7 +511,7 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         status: None,
         killed: false,
         marker,
-        _scratch: Some(scratch),
+        _scratch: scratch,
     })
 }
 
