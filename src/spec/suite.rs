@@ -22,6 +22,10 @@ pub struct SuiteConfig {
     /// Agent for tasks that do not pin one (default `oracle`); `MEDIN_AGENT` overrides it.
     #[serde(default)]
     pub agent: Option<AgentRef>,
+    /// Named model agents (`agents: {fast: {provider: openai, model: gpt-4.1-mini}}`), written
+    /// by their name wherever an agent is named (`--agent fast`, `agent: fast`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, crate::agent::model::ModelSettings>,
     /// Attempts per task (epochs), default 1.
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -46,6 +50,7 @@ impl Default for SuiteConfig {
         SuiteConfig {
             suites: default_suites(),
             agent: None,
+            agents: BTreeMap::new(),
             repeat: None,
             output: None,
             thresholds: BTreeMap::new(),
@@ -77,6 +82,9 @@ pub struct Suite {
     pub config: SuiteConfig,
     /// The agent `config.agent` names, resolved; `None` when it names none.
     pub agent: Option<AgentSpec>,
+    /// The agents this suite's tasks and runs can name: the registry it was loaded with and
+    /// the named model agents of `config.agents`.
+    pub agents: AgentRegistry,
 }
 
 /// One task file found in a suite folder.
@@ -114,19 +122,36 @@ pub fn load_suite_with(dir: &Path, agents: &AgentRegistry) -> Result<Suite, Spec
             root: dir.to_path_buf(),
             config: SuiteConfig::default(),
             agent: None,
+            agents: agents.clone(),
         });
     }
     let text = super::limits::read(&path)?;
     let config = parse_suite(&text, &path)?;
+    let mut registry = agents.clone();
+    for (name, settings) in &config.agents {
+        registry.register_model(name, settings.clone()).map_err(|e| {
+            SpecError::invalid(
+                &path,
+                locate_key(&text, name),
+                format!("`agents.{name}`: {e}"),
+                Some("name model agents apart from the built-in and registered agents".into()),
+            )
+        })?;
+    }
     let agent = config
         .agent
         .as_ref()
-        .map(|written| agents.resolve(written).map_err(|e| load::agent_error(&path, &text, &e)))
+        .map(|written| {
+            registry
+                .resolve(written)
+                .map_err(|e| load::agent_error(&path, &text, &e))
+        })
         .transpose()?;
     Ok(Suite {
         root: dir.to_path_buf(),
         config,
         agent,
+        agents: registry,
     })
 }
 
