@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use model_server::{golden_scripts, ModelServer, Scenario};
+use model_server::{golden_scripts, ModelServer, Scenario, Step};
 use serde_json::Value;
 
 const KEY: &str = "sk-medin-test-key-5f2a9c";
@@ -307,5 +307,46 @@ fn a_named_agents_price_gives_the_cost_per_attempt_and_run() {
     assert_eq!(
         (sent["max_tokens"].as_u64(), sent["temperature"].as_f64()),
         (Some(512), Some(0.0))
+    );
+}
+
+#[test]
+fn an_unknown_tool_and_arguments_that_are_not_json_are_receipts_the_model_sees() {
+    let script = vec![
+        Step::Call("teleport", serde_json::json!({"to": "mars"})),
+        Step::Raw("write_file", "{\"path\": \"a.txt\", \"content\": "),
+        Step::Call("write_file", serde_json::json!({"path": "a.txt", "content": "a\n"})),
+        Step::Say(r#"{"result": "success", "message": "wrote a.txt"}"#.into()),
+    ];
+    let server = ModelServer::start(Scenario::Solve(vec![("Odd calls", script)]));
+    let task = "description: odd calls\nprompt: Odd calls, then write a.txt\nlimits: { timeout: 30s }\n\
+                expect: { outcome: success, validate: [ { file_exists: a.txt } ] }\n";
+    let dir = suite("", &[("golden/odd.yaml", task)]);
+    let run = run(dir.path(), "openai:scripted", &server, &["golden/odd.yaml"]);
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.stdout());
+    let receipts = run.file("odd", "receipts.jsonl");
+    assert!(
+        receipts.contains("TOOL_NOT_FOUND") && receipts.contains("INVALID_INPUT"),
+        "{receipts}"
+    );
+    assert_eq!(
+        run.metrics("odd")["metrics"]["tool_errors"],
+        2,
+        "{}",
+        run.metrics("odd")
+    );
+    // The model was shown both errors as tool results.
+    let requests = server.requests();
+    let tool_results: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(tool_results.len(), 2, "{tool_results:?}");
+    assert!(
+        tool_results.iter().all(|t| t.contains("\"status\":\"error\"")),
+        "{tool_results:?}"
     );
 }

@@ -395,6 +395,38 @@ fn locate_value(text: &str, value: &str) -> Option<(usize, usize)> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn named_model_agents_are_names_of_the_suite_and_cannot_take_a_registered_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "agent: fast\nagents:\n  fast: { provider: anthropic, model: claude-sonnet-4-5, max_tokens: 512 }\n";
+        std::fs::write(dir.path().join(SUITE_FILE), yaml).unwrap();
+        let suite = load_suite(dir.path()).unwrap();
+        assert_eq!(suite.agent.as_ref().map(AgentSpec::label).as_deref(), Some("fast"));
+        assert_eq!(suite.agents.parse("fast").unwrap().label(), "fast");
+        assert_eq!(suite.agents.parse("openai:gpt-4.1").unwrap().label(), "openai:gpt-4.1");
+        assert!(suite
+            .agents
+            .parse("fast:x")
+            .unwrap_err()
+            .to_string()
+            .contains("medin.yaml"));
+
+        std::fs::write(
+            dir.path().join(SUITE_FILE),
+            "agents:\n  oracle: { provider: openai, model: m }\n",
+        )
+        .unwrap();
+        let e = load_suite(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("`agents.oracle`") && e.contains("already registered"), "{e}");
+        std::fs::write(
+            dir.path().join(SUITE_FILE),
+            "agents:\n  fast: { provider: openai, modle: m }\n",
+        )
+        .unwrap();
+        let e = load_suite(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("modle"), "{e}");
+    }
+
     fn err(text: &str) -> (usize, usize, String, String) {
         match parse_suite(text, Path::new("medin.yaml")).unwrap_err() {
             SpecError::Invalid {

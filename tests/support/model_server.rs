@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone)]
 pub enum Step {
     Call(&'static str, Value),
+    /// A tool call whose arguments are this text (not necessarily JSON).
+    Raw(&'static str, &'static str),
     Say(String),
 }
 
@@ -146,6 +148,7 @@ fn answer(
                 .unwrap_or(0);
             match steps.get(turn) {
                 Some(Step::Call(tool, input)) => (200, call(anthropic, turn, tool, input), None),
+                Some(Step::Raw(tool, args)) => (200, raw_call(turn, tool, args), None),
                 Some(Step::Say(text)) => (200, say(anthropic, text), None),
                 None => (200, say(anthropic, r#"{"result": "error", "message": "script ran out"}"#), None),
             }
@@ -224,6 +227,15 @@ fn call(anthropic: bool, turn: usize, tool: &str, input: &Value) -> String {
             "usage": usage(false)})
         .to_string()
     }
+}
+
+/// A Chat Completions tool call with `args` as its arguments text.
+fn raw_call(turn: usize, tool: &str, args: &str) -> String {
+    json!({"id": "chat", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{turn}"), "type": "function",
+            "function": {"name": tool, "arguments": args}}]}}],
+        "usage": usage(false)})
+    .to_string()
 }
 
 fn say(anthropic: bool, text: &str) -> String {

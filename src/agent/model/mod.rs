@@ -761,7 +761,7 @@ impl Agent for ModelAgent {
             if let Some(i) = self.pending_ids.iter().position(|id| *id == action.id) {
                 self.pending_ids.remove(i);
                 let text = serde_json::to_string(receipt).unwrap_or_default();
-                let is_error = text.contains("\"status\":\"error\"");
+                let is_error = receipt.status == crate::tools::ReceiptStatus::Error;
                 self.dialect
                     .tool_result(&action.id, clip(&text, TOOL_RESULT_BUDGET), is_error);
             }
@@ -795,6 +795,164 @@ impl Agent for ModelAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// A transport that plays canned responses and keeps what it was sent.
+    struct Canned {
+        responses: Mutex<VecDeque<Result<ModelResponse, TransportError>>>,
+        sent: Mutex<Vec<ModelRequest>>,
+    }
+
+    impl ModelTransport for Canned {
+        fn send(&self, request: &ModelRequest) -> Result<ModelResponse, TransportError> {
+            self.sent.lock().unwrap().push(request.clone());
+            self.responses.lock().unwrap().pop_front().unwrap_or(Ok(ok(say("{}"))))
+        }
+    }
+
+    fn ok(body: serde_json::Value) -> ModelResponse {
+        ModelResponse {
+            status: 200,
+            retry_after: None,
+            body: body.to_string(),
+        }
+    }
+
+    fn status(code: u16) -> ModelResponse {
+        ModelResponse {
+            status: code,
+            retry_after: Some(Duration::from_millis(1)),
+            body: "{}".into(),
+        }
+    }
+
+    fn say(text: &str) -> serde_json::Value {
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 7, "completion_tokens": 2}})
+    }
+
+    fn agent(responses: Vec<Result<ModelResponse, TransportError>>) -> (ModelAgent, Arc<Canned>) {
+        let transport = Arc::new(Canned {
+            responses: Mutex::new(responses.into()),
+            sent: Mutex::new(Vec::new()),
+        });
+        let brief = super::super::TaskBrief {
+            task_id: "t".into(),
+            prompt: "do it".into(),
+            tools: vec![serde_json::json!({"name": "bash", "description": "run", "input_schema": {"type": "object"}})],
+            limits: serde_json::Value::Null,
+            workspace: std::path::PathBuf::from("/tmp"),
+            retry: None,
+        };
+        let mut settings = ModelSettings::new(Provider::OpenAi, "gpt-4o-mini");
+        settings.base_url = Some("http://127.0.0.1:9".into());
+        settings.initial_backoff = Some(DurationSpec(Duration::from_millis(1)));
+        let transport_dyn: Arc<dyn ModelTransport> = transport.clone();
+        (
+            ModelAgent::new("openai:gpt-4o-mini".into(), &settings, &brief, transport_dyn),
+            transport,
+        )
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
+    #[test]
+    fn a_turn_reports_its_cost_then_calls_then_the_reply_and_feedback_is_the_next_user_turn() {
+        let call = serde_json::json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 10}});
+        let (mut a, sent) = agent(vec![Ok(ok(call)), Ok(ok(say("first"))), Ok(ok(say("second")))]);
+        let AgentEvent::ModelCall(cost) = a.next(None, far()) else {
+            panic!("a model call first")
+        };
+        assert_eq!(cost.usage.input_tokens, 1000);
+        assert_eq!(
+            cost.cost.map(|c| c.estimated),
+            Some(true),
+            "gpt-4o-mini is in the table"
+        );
+        let AgentEvent::Call(action) = a.next(None, far()) else {
+            panic!("then the call")
+        };
+        assert_eq!(action.tool, "bash");
+        let big = Receipt::success(serde_json::json!({"stdout": "x".repeat(3 * TOOL_RESULT_BUDGET)}));
+        assert!(matches!(a.next(Some((&action, &big)), far()), AgentEvent::ModelCall(_)));
+        assert_eq!(a.next(None, far()), AgentEvent::Reply("first".into()));
+        let tool_message = sent.sent.lock().unwrap()[1].body["messages"][3].clone();
+        assert_eq!(tool_message["tool_call_id"], "c1");
+        assert!(tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("bytes in all, sha256:"));
+        a.feedback(&serde_json::json!({"kind": "tests", "failing": ["t1"]}));
+        assert!(matches!(a.next(None, far()), AgentEvent::ModelCall(_)));
+        assert_eq!(a.next(None, far()), AgentEvent::Reply("second".into()));
+        let last = sent.sent.lock().unwrap()[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["role"], "user");
+        assert!(last["content"].as_str().unwrap().contains("failing"));
+    }
+
+    #[test]
+    fn transient_errors_are_retried_then_reported_and_a_retry_sends_the_same_conversation() {
+        let (mut a, sent) = agent(vec![
+            Ok(status(503)),
+            Err(TransportError::Network {
+                url: "u".into(),
+                detail: "reset".into(),
+            }),
+            Ok(status(429)),
+            Ok(status(429)),
+            Ok(ok(say("done"))),
+        ]);
+        let AgentEvent::ModelCall(call) = a.next(None, far()) else {
+            panic!()
+        };
+        assert_eq!(call.retries, 3);
+        let AgentEvent::Final(report) = a.next(None, far()) else {
+            panic!()
+        };
+        assert_eq!(report.code, Some(ErrorCode::RateLimit), "{}", report.message);
+        assert!(report.message.contains("after 4 tries"), "{}", report.message);
+        a.feedback(&serde_json::json!({"kind": "retry", "attempt": 2}));
+        assert!(matches!(a.next(None, far()), AgentEvent::ModelCall(_)));
+        assert_eq!(a.next(None, far()), AgentEvent::Reply("done".into()));
+        let sent = sent.sent.lock().unwrap();
+        assert_eq!(sent.len(), 5);
+        assert_eq!(sent[0].body, sent[4].body, "a retried round asks the same thing again");
+    }
+
+    #[test]
+    fn a_deadline_that_comes_before_the_retry_ends_the_exchange_now() {
+        let mut slow = status(429);
+        slow.retry_after = Some(Duration::from_secs(30));
+        let (mut a, sent) = agent(vec![Ok(slow)]);
+        let started = Instant::now();
+        assert!(matches!(
+            a.next(None, Instant::now() + Duration::from_secs(2)),
+            AgentEvent::ModelCall(_)
+        ));
+        let AgentEvent::Final(report) = a.next(None, far()) else {
+            panic!()
+        };
+        assert_eq!(report.code, Some(ErrorCode::RateLimit));
+        assert!(report.message.contains("deadline"), "{}", report.message);
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(sent.sent.lock().unwrap().len(), 1);
+        let past = Instant::now();
+        let (mut late, _) = agent(vec![]);
+        late.queue.clear();
+        assert!(matches!(late.next(None, past), AgentEvent::ModelCall(_)));
+        assert!(matches!(
+            late.next(None, past),
+            AgentEvent::Failed(AgentFailure::TimedOut { .. })
+        ));
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap_with_bounded_jitter() {
