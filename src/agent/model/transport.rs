@@ -86,7 +86,8 @@ pub trait ModelTransport: Send + Sync {
 /// Most bytes of a response body medin reads (a larger one is cut; it is not valid JSON then).
 pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The HTTP transport: blocking ureq over rustls, one connection pool per agent.
+/// The HTTP transport: blocking ureq over rustls, one connection pool per agent, no redirects
+/// followed (a 3xx is answered as a refused request).
 pub struct HttpTransport {
     agent: ureq::Agent,
 }
@@ -95,6 +96,9 @@ impl Default for HttpTransport {
     fn default() -> Self {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Traffic goes to the configured endpoint only: a redirect is an answer, not a hop
+            // (and the key never follows one).
+            .max_redirects(0)
             .user_agent(concat!("medin/", env!("CARGO_PKG_VERSION")))
             .build();
         HttpTransport {
