@@ -316,6 +316,11 @@ fn an_unknown_tool_and_arguments_that_are_not_json_are_receipts_the_model_sees()
         Step::Call("teleport", serde_json::json!({"to": "mars"})),
         Step::Raw("write_file", "{\"path\": \"a.txt\", \"content\": "),
         Step::Call("write_file", serde_json::json!({"path": "a.txt", "content": "a\n"})),
+        // The key is medin's, not the workspace's: a command does not see it.
+        Step::Call(
+            "bash",
+            serde_json::json!({"command": "env; cat /proc/$PPID/environ 2>/dev/null | tr '\\0' '\\n'"}),
+        ),
         Step::Say(r#"{"result": "success", "message": "wrote a.txt"}"#.into()),
     ];
     let server = ModelServer::start(Scenario::Solve(vec![("Odd calls", script)]));
