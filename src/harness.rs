@@ -117,6 +117,8 @@ pub fn plan_with(
         .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
     let run_id = RunId::from_env()?;
     let suite = spec::load_suite_with(&root, agents)?;
+    // The suite's named model agents are names like the registered ones.
+    let agents = &suite.agents;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env_agent = std::env::var("MEDIN_AGENT").ok().filter(|s| !s.trim().is_empty());
     let named = |text: &str, origin: &'static str| {

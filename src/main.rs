@@ -48,7 +48,7 @@ enum Command {
     Run {
         /// Task files or folders (default: the suite folders of medin.yaml).
         paths: Vec<PathBuf>,
-        /// Agent for tasks that do not pin one: oracle | process:CMD | exec:CMD (overrides MEDIN_AGENT).
+        /// Agent for tasks that do not pin one: oracle | process:CMD | exec:CMD | openai:MODEL | anthropic:MODEL | a named agent of medin.yaml (overrides MEDIN_AGENT).
         #[arg(long)]
         agent: Option<String>,
         /// Trials run at once (default: number of CPUs).

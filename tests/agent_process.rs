@@ -63,7 +63,7 @@ fn drive(agent: &mut dyn Agent, mut respond: impl FnMut(&Action) -> Receipt) -> 
                     Receipt::error(ErrorCode::MalformedOutput, "not a protocol message"),
                 ));
             }
-            AgentEvent::Usage(_) => {}
+            AgentEvent::Usage(_) | AgentEvent::ModelCall(_) => {}
             AgentEvent::Final(_) | AgentEvent::Reply(_) | AgentEvent::Failed(_) => {
                 events.push(ev);
                 return events;

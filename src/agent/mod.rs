@@ -5,6 +5,8 @@
 //! - [`oracle`]: plays the task's scripted `solution`.
 //! - [`process`]: any program speaking JSON lines on stdin/stdout (DESIGN §4).
 //! - [`exec`]: a black-box command run in the sandbox; only the end state is judged.
+//! - [`model`]: `openai:MODEL`, `anthropic:MODEL` and the named model agents of `medin.yaml`:
+//!   medin runs the tool-calling loop against the provider's API.
 //!
 //! Agents are found by name in an [`AgentRegistry`] (the three above are its built-in
 //! entries; an embedding crate adds its own), and each kind decides how it starts, its label
@@ -15,6 +17,7 @@
 
 pub mod exec;
 mod kind;
+pub mod model;
 pub mod oracle;
 pub mod process;
 mod registry;
@@ -49,6 +52,27 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
+/// What one model exchange cost (model agents report one per exchange).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// Input tokens (cached ones included) and output tokens.
+    pub usage: Usage,
+    /// Input tokens read from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// The cost, when a price is known.
+    pub cost: Option<Cost>,
+    /// Tries of the exchange after the first (rate limits, server errors, timeouts).
+    pub retries: u32,
+}
+
+/// A cost in US dollars.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub usd: f64,
+    /// Computed from medin's table of list prices, not from a price the agent was given.
+    pub estimated: bool,
+}
+
 /// What the agent did next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
@@ -58,6 +82,8 @@ pub enum AgentEvent {
     /// `{"result", "message"}`, raw or inside a fenced markdown block).
     Reply(String),
     Usage(Usage),
+    /// A model exchange: its tokens, cost and retries (costs no turn).
+    ModelCall(ModelCall),
     /// A line that is not a protocol message (the runner answers with MALFORMED_OUTPUT).
     Malformed {
         line: String,
@@ -75,6 +101,10 @@ pub enum AgentFailure {
     Exited { status: String, stderr_tail: String },
     #[error("agent sent no message within {:.1}s", after.as_secs_f64())]
     TimedOut { after: Duration },
+    /// The model's context window cannot hold the conversation: the attempt ends, counted apart
+    /// from the agent's failures.
+    #[error("context length exceeded: {detail}")]
+    ContextLengthExceeded { detail: String },
     #[error("agent ended without a final report")]
     NoFinal,
     /// The agent left more than `unread` messages unread on its stdin (medin holds no more).

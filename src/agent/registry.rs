@@ -21,7 +21,7 @@ use crate::sandbox::SandboxConfig;
 use crate::spec::{AgentGiven, AgentRef};
 
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
-use super::{exec, oracle, process, Agent, AgentFailure};
+use super::{exec, model, oracle, process, Agent, AgentFailure};
 
 /// Reads what follows a registered name into a kind, or says what is wrong with it.
 type Configure = Arc<dyn Fn(&AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> + Send + Sync>;
@@ -57,13 +57,16 @@ impl Default for AgentRegistry {
 }
 
 impl AgentRegistry {
-    /// The built-in agents: `oracle`, `process:CMD`, `exec:CMD`.
+    /// The built-in agents: `oracle`, `process:CMD`, `exec:CMD`, `openai:MODEL`,
+    /// `anthropic:MODEL`.
     pub fn builtin() -> Self {
         let mut registry = AgentRegistry { entries: Vec::new() };
-        let builtins: [(&str, &str, Configure); 3] = [
+        let builtins: [(&str, &str, Configure); 5] = [
             ("oracle", "oracle", Arc::new(oracle::configure)),
             ("process", "process:CMD", Arc::new(process::configure)),
             ("exec", "exec:CMD", Arc::new(exec::configure)),
+            ("openai", "openai:MODEL", Arc::new(model::configure_openai)),
+            ("anthropic", "anthropic:MODEL", Arc::new(model::configure_anthropic)),
         ];
         for (name, usage, configure) in builtins {
             registry.entries.push(Entry {
@@ -100,6 +103,32 @@ impl AgentRegistry {
                 arg,
                 factory: Arc::clone(&factory),
             }) as Arc<dyn AgentKind>)
+        });
+        self.entries.push(Entry {
+            name: name.to_string(),
+            usage: name.to_string(),
+            configure,
+        });
+        Ok(())
+    }
+
+    /// Registers a named model agent of `medin.yaml` (`agents: {fast: {provider, model, ..}}`):
+    /// written `fast`, shown as `fast`.
+    pub fn register_model(&mut self, name: &str, settings: model::ModelSettings) -> Result<(), RegistryError> {
+        check_name(name)?;
+        if self.entries.iter().any(|e| e.name == name) {
+            return Err(RegistryError::Taken(name.to_string()));
+        }
+        let kind: Arc<dyn AgentKind> = Arc::new(model::ModelKind::named(name, settings));
+        let configure: Configure = Arc::new(move |r: &AgentRef| match &r.given {
+            AgentGiven::Nothing => Ok(Arc::clone(&kind)),
+            AgentGiven::Arg(_) | AgentGiven::Options(_) => Err(AgentRefError::invalid(
+                r,
+                format!(
+                    "is a model agent of medin.yaml's `agents`: write `{0}` alone (its settings are in medin.yaml)",
+                    r.name
+                ),
+            )),
         });
         self.entries.push(Entry {
             name: name.to_string(),

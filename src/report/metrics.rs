@@ -20,6 +20,10 @@ pub struct TrialCounts {
     pub failed: u32,
     /// Trials the harness could not run: counted apart, in no rate.
     pub infrastructure: u32,
+    /// Trials whose model ran out of context window: counted apart from the agent's failures,
+    /// in no rate (their tokens and cost still count).
+    #[serde(default)]
+    pub context_length_exceeded: u32,
 }
 
 impl TrialCounts {
@@ -29,7 +33,9 @@ impl TrialCounts {
     }
 
     pub fn total(&self) -> u32 {
-        self.judged().saturating_add(self.infrastructure)
+        self.judged()
+            .saturating_add(self.infrastructure)
+            .saturating_add(self.context_length_exceeded)
     }
 
     /// Passed among the judged trials (1.0 when none was judged).
@@ -54,6 +60,8 @@ pub struct GroupMetrics {
     pub guard_blocks: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Model agents' exchanges, retries, cached tokens and cost, summed.
+    pub model: crate::runner::ModelMetrics,
 }
 
 impl GroupMetrics {
@@ -78,8 +86,10 @@ impl GroupMetrics {
     }
 
     fn add(&mut self, r: &TrialRecord) {
+        let m = &r.metrics;
         let count = match r.status {
             TrialStatus::Passed => &mut self.trials.passed,
+            TrialStatus::Failed if m.context_length_exceeded => &mut self.trials.context_length_exceeded,
             TrialStatus::Failed => &mut self.trials.failed,
             TrialStatus::Infrastructure => &mut self.trials.infrastructure,
         };
@@ -87,16 +97,22 @@ impl GroupMetrics {
         if r.status == TrialStatus::Infrastructure {
             return;
         }
+        // What the model cost is spent whatever the trial's end.
+        if let Some(model) = &m.model {
+            self.model.merge(model);
+        }
+        self.input_tokens = self.input_tokens.saturating_add(m.usage.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(m.usage.output_tokens);
+        if m.context_length_exceeded && r.status == TrialStatus::Failed {
+            return;
+        }
         // Token counts are what agents reported: summed saturating, like every count here.
-        let m = &r.metrics;
         let calls = m.by_tool.values().fold(0u32, |n, t| n.saturating_add(t.calls));
         let errors = m.by_tool.values().fold(0u32, |n, t| n.saturating_add(t.errors));
         self.tool_calls = self.tool_calls.saturating_add(calls);
         self.tool_errors = self.tool_errors.saturating_add(errors);
         self.turns = self.turns.saturating_add(m.turns);
         self.guard_blocks = self.guard_blocks.saturating_add(m.guard_blocks);
-        self.input_tokens = self.input_tokens.saturating_add(m.usage.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(m.usage.output_tokens);
     }
 }
 
@@ -114,7 +130,9 @@ pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
     for r in results {
         s.overall.add(r);
         s.by_category.entry(r.category.clone()).or_default().add(r);
-        if r.status == TrialStatus::Infrastructure {
+        if r.status == TrialStatus::Infrastructure
+            || (r.status == TrialStatus::Failed && r.metrics.context_length_exceeded)
+        {
             continue;
         }
         for (tool, t) in &r.metrics.by_tool {
@@ -233,10 +251,18 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
         let _ = writeln!(s, "  {label:<14} {name:<width$}{:>6.1}%  ({detail})", rate * 100.0);
     };
     let _ = writeln!(s, "medin metrics");
-    let infrastructure = |t: &TrialCounts| match t.infrastructure {
-        0 => String::new(),
-        1 => ", 1 infrastructure error not counted".to_string(),
-        n => format!(", {n} infrastructure errors not counted"),
+    let infrastructure = |t: &TrialCounts| {
+        let mut apart = match t.infrastructure {
+            0 => String::new(),
+            1 => ", 1 infrastructure error not counted".to_string(),
+            n => format!(", {n} infrastructure errors not counted"),
+        };
+        match t.context_length_exceeded {
+            0 => {}
+            1 => apart.push_str(", 1 context length exceeded not counted"),
+            n => apart.push_str(&format!(", {n} context lengths exceeded not counted")),
+        }
+        apart
     };
     row(
         &mut s,
@@ -277,7 +303,29 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
     let _ = writeln!(s, "  average turns  {:.2}", o.avg_turns());
     let _ = writeln!(s, "  guard blocks   {}", o.guard_blocks);
     if o.input_tokens > 0 || o.output_tokens > 0 {
-        let _ = writeln!(s, "  tokens         {} in, {} out", o.input_tokens, o.output_tokens);
+        let cached = match o.model.cached_input_tokens {
+            0 => String::new(),
+            n => format!(" ({n} cached)"),
+        };
+        let _ = writeln!(
+            s,
+            "  tokens         {} in{cached}, {} out",
+            o.input_tokens, o.output_tokens
+        );
+    }
+    if o.model.calls > 0 {
+        let _ = writeln!(s, "  model calls    {} ({} retries)", o.model.calls, o.model.retries);
+        let mut cost = format!("${:.4}", o.model.cost_usd);
+        if o.model.cost_estimated {
+            cost.push_str(" (estimate from list prices)");
+        }
+        if o.model.unpriced_calls > 0 {
+            cost.push_str(&format!(
+                ", {} calls without a price not counted; set `price` on the agent",
+                o.model.unpriced_calls
+            ));
+        }
+        let _ = writeln!(s, "  cost           {cost}");
     }
     match breaches {
         None => {
@@ -334,6 +382,7 @@ mod tests {
             passed: 1,
             failed: 0,
             infrastructure: 2,
+            context_length_exceeded: 0,
         };
         assert_eq!(m.overall.trials, counts);
         assert_eq!(m.overall.trials.total(), 3);
@@ -374,6 +423,7 @@ mod tests {
             passed,
             failed,
             infrastructure: 0,
+            context_length_exceeded: 0,
         };
         assert_eq!(m.overall.trials, counts(2, 1));
         assert_eq!(m.by_category["golden"].trials, counts(1, 1));

@@ -261,7 +261,7 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
         }
         let mut event = agent.next(last.as_ref().map(|(a, r)| (a, r)), clock.at());
         last = None;
-        if let AgentEvent::Usage(u) = event {
+        if let AgentEvent::Usage(u) | AgentEvent::ModelCall(crate::agent::ModelCall { usage: u, .. }) = event {
             usage_lines += 1;
             if usage_lines > MAX_USAGE_PER_TURN {
                 // A flood of usage lines would fill the transcript until the deadline without
@@ -285,6 +285,17 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                 att.log_transcript(
                     "from_agent",
                     serde_json::json!({ "type": "usage", "input_tokens": u.input_tokens, "output_tokens": u.output_tokens }),
+                )?;
+            }
+            AgentEvent::ModelCall(call) => {
+                att.pipe.metrics(|m| {
+                    m.usage.input_tokens = m.usage.input_tokens.saturating_add(call.usage.input_tokens);
+                    m.usage.output_tokens = m.usage.output_tokens.saturating_add(call.usage.output_tokens);
+                    m.model.get_or_insert_with(Default::default).add(&call);
+                });
+                att.log_transcript(
+                    "from_agent",
+                    serde_json::json!({ "type": "model_call", "input_tokens": call.usage.input_tokens, "output_tokens": call.usage.output_tokens, "cached_input_tokens": call.cached_input_tokens, "retries": call.retries, "cost": call.cost }),
                 )?;
             }
             AgentEvent::Final(f) => {
@@ -314,6 +325,9 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                     let receipt = Receipt::error(ErrorCode::Timeout, failure.to_string());
                     att.pipe.note_agent(&agent_action(), receipt, None)?;
                     return Ok(timed_out());
+                }
+                if matches!(failure, AgentFailure::ContextLengthExceeded { .. }) {
+                    att.pipe.metrics(|m| m.context_length_exceeded = true);
                 }
                 // The agent's own failure gets a receipt too, so the log says what happened.
                 let receipt = Receipt::error(failure_code(&failure), failure.to_string());
@@ -369,6 +383,7 @@ fn failure_code(failure: &AgentFailure) -> ErrorCode {
     match failure {
         AgentFailure::TimedOut { .. } => ErrorCode::Timeout,
         AgentFailure::Spawn { .. } => ErrorCode::DependencyFail,
+        AgentFailure::ContextLengthExceeded { .. } => ErrorCode::InvalidInput,
         AgentFailure::Exited { .. } | AgentFailure::NoFinal | AgentFailure::NotReading { .. } => {
             ErrorCode::MalformedOutput
         }

@@ -39,7 +39,7 @@ use crate::validate::{self, ValidateContext};
 use judge::Ending;
 
 pub use expect::Mismatch;
-pub use record::{ActionRecord, AttemptMetrics, AttemptRecord, ToolTally};
+pub use record::{ActionRecord, AttemptMetrics, AttemptRecord, ModelMetrics, ToolTally};
 
 /// Longest text of one failed expectation shown in a failure message or an activity log
 /// entry, in bytes (the run folder's files keep all of it).

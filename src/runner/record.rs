@@ -226,6 +226,56 @@ pub struct AttemptMetrics {
     pub tampering: u32,
     pub duration_ms: u64,
     pub usage: Usage,
+    /// Model agents: exchanges, retries, cached tokens and cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelMetrics>,
+    /// The attempt ended because the model's context window could not hold the conversation:
+    /// counted apart from the agent's failures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context_length_exceeded: bool,
+}
+
+/// What a model agent's exchanges cost in one attempt (its tokens are in `usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelMetrics {
+    /// Exchanges that were answered or given up on.
+    pub calls: u32,
+    /// Tries after the first, over all exchanges (rate limits, server errors, timeouts).
+    pub retries: u32,
+    /// Input tokens read from the provider's cache (part of `usage.input_tokens`).
+    pub cached_input_tokens: u64,
+    /// The cost in US dollars of the exchanges whose price is known.
+    pub cost_usd: f64,
+    /// Part of the cost comes from medin's table of list prices: an estimate.
+    pub cost_estimated: bool,
+    /// Exchanges of a model with no known price (not in `cost_usd`).
+    pub unpriced_calls: u32,
+}
+
+impl ModelMetrics {
+    /// Adds one exchange.
+    pub fn add(&mut self, call: &crate::agent::ModelCall) {
+        self.calls = self.calls.saturating_add(1);
+        self.retries = self.retries.saturating_add(call.retries);
+        self.cached_input_tokens = self.cached_input_tokens.saturating_add(call.cached_input_tokens);
+        match call.cost {
+            Some(cost) if cost.usd.is_finite() && cost.usd >= 0.0 => {
+                self.cost_usd += cost.usd;
+                self.cost_estimated |= cost.estimated;
+            }
+            _ => self.unpriced_calls = self.unpriced_calls.saturating_add(1),
+        }
+    }
+
+    /// Sums two attempts' (or groups') model metrics.
+    pub fn merge(&mut self, other: &ModelMetrics) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.retries = self.retries.saturating_add(other.retries);
+        self.cached_input_tokens = self.cached_input_tokens.saturating_add(other.cached_input_tokens);
+        self.cost_usd += other.cost_usd;
+        self.cost_estimated |= other.cost_estimated;
+        self.unpriced_calls = self.unpriced_calls.saturating_add(other.unpriced_calls);
+    }
 }
 
 /// Everything one attempt produced.

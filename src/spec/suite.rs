@@ -22,6 +22,10 @@ pub struct SuiteConfig {
     /// Agent for tasks that do not pin one (default `oracle`); `MEDIN_AGENT` overrides it.
     #[serde(default)]
     pub agent: Option<AgentRef>,
+    /// Named model agents (`agents: {fast: {provider: openai, model: gpt-4.1-mini}}`), written
+    /// by their name wherever an agent is named (`--agent fast`, `agent: fast`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, crate::agent::model::ModelSettings>,
     /// Attempts per task (epochs), default 1.
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -46,6 +50,7 @@ impl Default for SuiteConfig {
         SuiteConfig {
             suites: default_suites(),
             agent: None,
+            agents: BTreeMap::new(),
             repeat: None,
             output: None,
             thresholds: BTreeMap::new(),
@@ -81,6 +86,9 @@ pub struct Suite {
     pub config: SuiteConfig,
     /// The agent `config.agent` names, resolved; `None` when it names none.
     pub agent: Option<AgentSpec>,
+    /// The agents this suite's tasks and runs can name: the registry it was loaded with and
+    /// the named model agents of `config.agents`.
+    pub agents: AgentRegistry,
 }
 
 /// One task file found in a suite folder.
@@ -118,19 +126,36 @@ pub fn load_suite_with(dir: &Path, agents: &AgentRegistry) -> Result<Suite, Spec
             root: dir.to_path_buf(),
             config: SuiteConfig::default(),
             agent: None,
+            agents: agents.clone(),
         });
     }
     let text = super::limits::read(&path)?;
     let config = parse_suite(&text, &path)?;
+    let mut registry = agents.clone();
+    for (name, settings) in &config.agents {
+        registry.register_model(name, settings.clone()).map_err(|e| {
+            SpecError::invalid(
+                &path,
+                locate_key(&text, name),
+                format!("`agents.{name}`: {e}"),
+                Some("name model agents apart from the built-in and registered agents".into()),
+            )
+        })?;
+    }
     let agent = config
         .agent
         .as_ref()
-        .map(|written| agents.resolve(written).map_err(|e| load::agent_error(&path, &text, &e)))
+        .map(|written| {
+            registry
+                .resolve(written)
+                .map_err(|e| load::agent_error(&path, &text, &e))
+        })
         .transpose()?;
     Ok(Suite {
         root: dir.to_path_buf(),
         config,
         agent,
+        agents: registry,
     })
 }
 
@@ -373,6 +398,38 @@ fn locate_value(text: &str, value: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_model_agents_are_names_of_the_suite_and_cannot_take_a_registered_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "agent: fast\nagents:\n  fast: { provider: anthropic, model: claude-sonnet-4-5, max_tokens: 512 }\n";
+        std::fs::write(dir.path().join(SUITE_FILE), yaml).unwrap();
+        let suite = load_suite(dir.path()).unwrap();
+        assert_eq!(suite.agent.as_ref().map(AgentSpec::label).as_deref(), Some("fast"));
+        assert_eq!(suite.agents.parse("fast").unwrap().label(), "fast");
+        assert_eq!(suite.agents.parse("openai:gpt-4.1").unwrap().label(), "openai:gpt-4.1");
+        assert!(suite
+            .agents
+            .parse("fast:x")
+            .unwrap_err()
+            .to_string()
+            .contains("medin.yaml"));
+
+        std::fs::write(
+            dir.path().join(SUITE_FILE),
+            "agents:\n  oracle: { provider: openai, model: m }\n",
+        )
+        .unwrap();
+        let e = load_suite(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("`agents.oracle`") && e.contains("already registered"), "{e}");
+        std::fs::write(
+            dir.path().join(SUITE_FILE),
+            "agents:\n  fast: { provider: openai, modle: m }\n",
+        )
+        .unwrap();
+        let e = load_suite(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("modle"), "{e}");
+    }
 
     fn err(text: &str) -> (usize, usize, String, String) {
         match parse_suite(text, Path::new("medin.yaml")).unwrap_err() {

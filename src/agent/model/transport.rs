@@ -1,0 +1,175 @@
+//! The one seam every model exchange crosses: a [`ModelRequest`] goes out through a
+//! [`ModelTransport`] and a [`ModelResponse`] (status, `Retry-After`, body) comes back. The
+//! HTTP transport ([`HttpTransport`], ureq with rustls) is the one used against real servers;
+//! recording and replaying runs slot in here as other transports, and nothing above this
+//! module knows which one it talks to.
+//!
+//! The API key travels only as a [`Secret`]: it is written into the request's header when the
+//! request is sent, never shown by `Debug`, and any text a server sends back is passed through
+//! [`Secret::redact`] before medin keeps it.
+
+use std::fmt;
+use std::time::Duration;
+
+/// An API key. `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A key read from the environment; blank values are no key.
+    pub fn new(value: String) -> Option<Self> {
+        (!value.trim().is_empty()).then(|| Secret(value.trim().to_string()))
+    }
+
+    /// The key itself, for the one header that carries it.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `[redacted]` (a server that echoes
+    /// the key in an error body must not put it in the run folder).
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(&self.0, "[redacted]")
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// A header's value: plain text, or the key (sent as `prefix` followed by the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderValue {
+    Plain(String),
+    Secret { prefix: &'static str, key: Secret },
+}
+
+/// One model request, ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The endpoint (`{base}/chat/completions`, `{base}/v1/messages`).
+    pub url: String,
+    pub headers: Vec<(String, HeaderValue)>,
+    /// The JSON body.
+    pub body: serde_json::Value,
+    /// How long this exchange may take at most (the caller cuts it to the task's deadline).
+    pub timeout: Duration,
+}
+
+/// What came back: any status (errors are the caller's to classify).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelResponse {
+    pub status: u16,
+    /// `Retry-After` in seconds (the HTTP-date form is not honoured: it falls back to backoff).
+    pub retry_after: Option<Duration>,
+    pub body: String,
+}
+
+/// An exchange that produced no response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// No complete response within the request's timeout.
+    #[error("no response from {url} within {:.1}s", after.as_secs_f64())]
+    TimedOut { url: String, after: Duration },
+    /// The connection failed (refused, reset, DNS, TLS).
+    #[error("cannot reach {url}: {detail}; check the base URL and that the server is up")]
+    Network { url: String, detail: String },
+}
+
+/// Carries model exchanges: HTTP here, cassettes later.
+pub trait ModelTransport: Send + Sync {
+    fn send(&self, request: &ModelRequest) -> Result<ModelResponse, TransportError>;
+}
+
+/// Most bytes of a response body medin reads (a larger one is cut; it is not valid JSON then).
+pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The HTTP transport: blocking ureq over rustls, one connection pool per agent, no redirects
+/// followed (a 3xx is answered as a refused request).
+pub struct HttpTransport {
+    agent: ureq::Agent,
+}
+
+impl Default for HttpTransport {
+    fn default() -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            // Traffic goes to the configured endpoint only: a redirect is an answer, not a hop
+            // (and the key never follows one).
+            .max_redirects(0)
+            .user_agent(concat!("medin/", env!("CARGO_PKG_VERSION")))
+            .build();
+        HttpTransport {
+            agent: ureq::Agent::new_with_config(config),
+        }
+    }
+}
+
+impl ModelTransport for HttpTransport {
+    fn send(&self, request: &ModelRequest) -> Result<ModelResponse, TransportError> {
+        let body = serde_json::to_vec(&request.body).unwrap_or_default();
+        let mut call = self
+            .agent
+            .post(&request.url)
+            .config()
+            .timeout_global(Some(request.timeout))
+            .build()
+            .header("content-type", "application/json");
+        for (name, value) in &request.headers {
+            call = match value {
+                HeaderValue::Plain(v) => call.header(name.as_str(), v.as_str()),
+                HeaderValue::Secret { prefix, key } => call.header(name.as_str(), format!("{prefix}{}", key.expose())),
+            };
+        }
+        let failed = |e: ureq::Error| match e {
+            ureq::Error::Timeout(_) => TransportError::TimedOut {
+                url: request.url.clone(),
+                after: request.timeout,
+            },
+            other => TransportError::Network {
+                url: request.url.clone(),
+                detail: other.to_string(),
+            },
+        };
+        let mut response = call.send(&body[..]).map_err(failed)?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_string()
+            .map_err(failed)?;
+        Ok(ModelResponse {
+            status,
+            retry_after,
+            body,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_never_shows_and_is_redacted_from_server_text() {
+        let key = Secret::new(" sk-test-123 ".into()).unwrap();
+        assert_eq!(format!("{key:?}"), "Secret([redacted])");
+        let header = HeaderValue::Secret {
+            prefix: "Bearer ",
+            key: key.clone(),
+        };
+        assert!(!format!("{header:?}").contains("sk-test"));
+        assert_eq!(key.redact("bad key sk-test-123 given"), "bad key [redacted] given");
+        assert!(Secret::new("   ".into()).is_none());
+    }
+}
