@@ -483,7 +483,7 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
         spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?
     };
     #[cfg(not(target_os = "linux"))]
-    let mut spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
+    let spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
     drop(strict);
     piped_child(spawned, marker, Some(scratch), spawn_err)
