@@ -100,6 +100,9 @@ fn run(dir: &Path, agent: &str, server: &ModelServer, paths: &[&str]) -> Run {
         .args(["--agent", agent])
         .current_dir(dir)
         .env_remove("MEDIN_AGENT")
+        // The ask mode is not what these tests are about: a guard warning runs (as outside CI)
+        // whether or not the tests themselves run under CI=true.
+        .env_remove("CI")
         .env("MEDIN_RUN_ID", &run_id)
         .env("NO_COLOR", "1")
         .env("OPENAI_BASE_URL", &server.url)
