@@ -62,7 +62,7 @@ pub struct ModelRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelResponse {
     pub status: u16,
-    /// `Retry-After` in seconds (the HTTP-date form is not honoured: it falls back to backoff).
+    /// `Retry-After`, from its seconds or its HTTP-date form ([`retry_after`]).
     pub retry_after: Option<Duration>,
     pub body: String,
 }
@@ -139,9 +139,7 @@ impl ModelTransport for HttpTransport {
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+            .and_then(|v| retry_after(v, std::time::SystemTime::now()));
         let body = response
             .body_mut()
             .with_config()
@@ -156,8 +154,44 @@ impl ModelTransport for HttpTransport {
     }
 }
 
+/// How long a `Retry-After` value asks to wait, at `now`: delay seconds (RFC 9110 §10.2.3, a
+/// fraction accepted) or an HTTP-date (a date already past is no wait). At most an hour is
+/// taken; something else is `None` (the caller backs off by itself).
+pub fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(3600.0)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(Duration::from_secs(3600)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        use super::retry_after;
+        use std::time::{Duration, SystemTime};
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
+        assert_eq!(retry_after("2", now), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(" 0.5 ", now), Some(Duration::from_millis(500)));
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2026 07:28:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(retry_after("Wed, 21 Oct 2026 07:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(retry_after("-1", now), None);
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(
+            retry_after("99999999", SystemTime::UNIX_EPOCH),
+            Some(Duration::from_secs(3600))
+        );
+    }
+
     use super::*;
 
     #[test]
