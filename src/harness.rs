@@ -563,12 +563,24 @@ pub fn compare_runs(root: &Path, base: &str, head: &str, json: bool) -> ExitStat
 /// crate runs medin (re-exported as `medin::Harness`).
 ///
 /// ```no_run
-/// use medin::{Agent, AgentContext, Harness};
-/// # fn my_agent(_: &AgentContext<'_>) -> Box<dyn Agent> { unimplemented!() }
+/// use medin::{Action, Agent, AgentContext, AgentEvent, FinalReport, FinalResult, Harness, Receipt};
+///
+/// /// Gives up at once: every task it is given fails, which is what a first agent should see.
+/// struct GivesUp;
+///
+/// impl Agent for GivesUp {
+///     fn name(&self) -> String {
+///         "gives-up".into()
+///     }
+///     fn next(&mut self, _: Option<(&Action, &Receipt)>, _: std::time::Instant) -> AgentEvent {
+///         AgentEvent::Final(FinalReport { result: FinalResult::Issue, message: "not yet".into(), code: None })
+///     }
+///     fn finish(&mut self) {}
+/// }
 ///
 /// fn main() -> std::process::ExitCode {
 ///     Harness::new(env!("CARGO_MANIFEST_DIR"))
-///         .agent("mine", |context: &AgentContext<'_>| my_agent(context))
+///         .agent("mine", |_: &AgentContext<'_>| GivesUp)
 ///         .run()
 /// }
 /// ```

@@ -319,6 +319,20 @@ fn every_receipt_says_how_the_agent_process_itself_is_confined() {
     }
 }
 
+/// The failure message of a trial that must have ended as an infrastructure error naming
+/// `what` (the missing runner).
+fn missing_runner_message(result: &runner::TaskResult, what: &str) -> String {
+    assert_eq!(
+        result.cause(),
+        Some(medin::internal::error::Cause::Infrastructure),
+        "{:?}",
+        result.verdict
+    );
+    let message = result.failure_message().unwrap();
+    assert!(message.contains(what), "{message}");
+    message
+}
+
 #[test]
 fn a_missing_test_runner_is_an_infrastructure_error_that_names_it_and_costs_no_iteration() {
     let dir = tempfile::tempdir().unwrap();
@@ -336,17 +350,7 @@ solution:
 expect: { outcome: success }
 "#,
     );
-    assert_eq!(
-        result.cause(),
-        Some(medin::internal::error::Cause::Infrastructure),
-        "{:?}",
-        result.verdict
-    );
-    let message = result.failure_message().unwrap();
-    assert!(
-        message.contains("pytest_not_installed_here is not installed for python3"),
-        "{message}"
-    );
+    let message = missing_runner_message(&result, "pytest_not_installed_here is not installed for python3");
     assert!(message.contains("scripts/setup.sh"), "{message}");
     assert!(message.contains("not the agent's failure"), "{message}");
     // The agent was never started: no fix round, no iteration, no breaker signature.
@@ -378,17 +382,7 @@ solution:
 expect: { outcome: error }
 "#,
     );
-    assert_eq!(
-        result.cause(),
-        Some(medin::internal::error::Cause::Infrastructure),
-        "{:?}",
-        result.verdict
-    );
-    let message = result.failure_message().unwrap();
-    assert!(
-        message.contains("medin-no-such-test-runner is not installed"),
-        "{message}"
-    );
+    missing_runner_message(&result, "medin-no-such-test-runner is not installed");
 }
 
 #[test]

@@ -156,7 +156,7 @@ pub fn suite_hash(root: &Path, files: &[PathBuf]) -> String {
         .map(|f| {
             let rel = f.strip_prefix(root).unwrap_or(f).to_string_lossy().into_owned();
             let content = match std::fs::read(f) {
-                Ok(bytes) => hex(&Sha256::digest(&bytes)),
+                Ok(bytes) => crate::tools::receipt::sha256_tagged(&bytes),
                 Err(e) => format!("unreadable: {e}"),
             };
             (rel, content)
@@ -170,11 +170,7 @@ pub fn suite_hash(root: &Path, files: &[PathBuf]) -> String {
         h.update(content.as_bytes());
         h.update([b'\n']);
     }
-    format!("sha256:{}", hex(&h.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    format!("sha256:{}", hex::encode(h.finalize()))
 }
 
 /// Writes `results.json` into the run folder when the run is concluded (atomically: several

@@ -59,7 +59,7 @@ impl ActionRecord {
     pub fn retained(mut self) -> Self {
         let text = |t: &mut String| {
             if t.len() > RETAINED_TEXT_BYTES {
-                *t = cut_text(t, RETAINED_TEXT_BYTES);
+                *t = crate::tools::receipt::cut_text(t, RETAINED_TEXT_BYTES);
             }
         };
         let json = |v: &mut serde_json::Value| *v = cap_json(v, &mut Budget::new());
@@ -138,20 +138,6 @@ impl Budget {
     }
 }
 
-/// `text` cut to `max` bytes, with its full length and hash.
-fn cut_text(text: &str, max: usize) -> String {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "{}… [cut by medin: {} bytes in all, {}]",
-        &text[..end],
-        text.len(),
-        crate::tools::receipt::sha256_tagged(text.as_bytes())
-    )
-}
-
 /// A copy of `v` within `budget`: strings cut, entries past the budget replaced by one marker.
 fn cap_json(v: &serde_json::Value, budget: &mut Budget) -> serde_json::Value {
     use serde_json::Value;
@@ -160,7 +146,7 @@ fn cap_json(v: &serde_json::Value, budget: &mut Budget) -> serde_json::Value {
             let keep = s.len().min(RETAINED_TEXT_BYTES).min(budget.bytes);
             budget.take(keep);
             if keep < s.len() {
-                Value::String(cut_text(s, keep))
+                Value::String(crate::tools::receipt::cut_text(s, keep))
             } else {
                 v.clone()
             }
@@ -190,7 +176,7 @@ fn cap_json(v: &serde_json::Value, budget: &mut Budget) -> serde_json::Value {
                     break;
                 }
                 let key = if k.len() > RETAINED_TEXT_BYTES {
-                    cut_text(k, 256)
+                    crate::tools::receipt::cut_text(k, 256)
                 } else {
                     k.clone()
                 };

@@ -246,6 +246,25 @@ pub fn sha256_tagged(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
+/// `text` cut to at most `max` bytes (at a character boundary), ending with the length and
+/// SHA-256 of the whole when anything was cut: how medin keeps a bounded copy of agent text
+/// (retained records, model tool results and error bodies) without losing what it was.
+pub(crate) fn cut_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… [cut by medin: {} bytes in all, {}]",
+        &text[..end],
+        text.len(),
+        sha256_tagged(text.as_bytes())
+    )
+}
+
 /// `sha256:<hex>` of the content of the file at `path`, read in pieces: the same value as
 /// [`sha256_tagged`] of its bytes, in constant memory whatever the file's size.
 #[cfg(test)]

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sandbox::SandboxConfig;
 use crate::spec::{AgentGiven, AgentRef, DurationSpec, FinalReport, FinalResult};
+use crate::tools::receipt::cut_text;
 use crate::tools::{ActionInput, ErrorCode, Receipt};
 
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
@@ -590,7 +591,7 @@ impl ModelAgent {
             }
             ExchangeFailure::Deadline { after } => AgentEvent::Failed(AgentFailure::TimedOut { after }),
             ExchangeFailure::NotUnderstood { body, reason } => AgentEvent::Malformed {
-                line: self.redact(&clip(&body, TOOL_RESULT_BUDGET)),
+                line: self.redact(&cut_text(&body, TOOL_RESULT_BUDGET)),
                 reason: format!("the {provider} API's response is not understood ({reason}); medin asks again"),
             },
         }
@@ -663,7 +664,7 @@ impl ModelAgent {
     /// What a response means: its JSON, a failure to end on, or one worth another try.
     fn classify(&self, response: ModelResponse) -> Result<serde_json::Value, Retry> {
         let status = response.status;
-        let detail = || format!("{status}: {}", self.redact(&clip(&response.body, ERROR_BODY_CHARS)));
+        let detail = || format!("{status}: {}", self.redact(&cut_text(&response.body, ERROR_BODY_CHARS)));
         match status {
             200..=299 => serde_json::from_str(&response.body).map_err(|e| {
                 Retry::No(ExchangeFailure::NotUnderstood {
@@ -673,7 +674,7 @@ impl ModelAgent {
             }),
             401 | 403 => Err(Retry::No(ExchangeFailure::Auth {
                 status,
-                detail: self.redact(&clip(&response.body, ERROR_BODY_CHARS)),
+                detail: self.redact(&cut_text(&response.body, ERROR_BODY_CHARS)),
             })),
             429 => Err(Retry::After {
                 code: ErrorCode::RateLimit,
@@ -688,7 +689,7 @@ impl ModelAgent {
             _ if is_context_length(&response.body) => Err(Retry::No(ExchangeFailure::ContextLength(detail()))),
             _ => Err(Retry::No(ExchangeFailure::Refused {
                 status,
-                detail: self.redact(&clip(&response.body, ERROR_BODY_CHARS)),
+                detail: self.redact(&cut_text(&response.body, ERROR_BODY_CHARS)),
             })),
         }
     }
@@ -732,23 +733,6 @@ fn is_context_length(body: &str) -> bool {
     .any(|needle| lower.contains(needle))
 }
 
-/// `text` cut to `max` bytes at a character boundary, with the length and SHA-256 of the whole.
-fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "{}… [cut by medin: {} bytes in all, {}]",
-        &text[..end],
-        text.len(),
-        crate::tools::receipt::sha256_tagged(text.as_bytes())
-    )
-}
-
 impl Agent for ModelAgent {
     fn name(&self) -> String {
         self.label.clone()
@@ -763,7 +747,7 @@ impl Agent for ModelAgent {
                 let text = serde_json::to_string(receipt).unwrap_or_default();
                 let is_error = receipt.status == crate::tools::ReceiptStatus::Error;
                 self.dialect
-                    .tool_result(&action.id, clip(&text, TOOL_RESULT_BUDGET), is_error);
+                    .tool_result(&action.id, cut_text(&text, TOOL_RESULT_BUDGET), is_error);
             }
         }
         if self.queue.is_empty() {
@@ -994,13 +978,13 @@ mod tests {
     #[test]
     fn long_tool_results_are_cut_with_the_hash_of_the_whole() {
         let text = "é".repeat(TOOL_RESULT_BUDGET);
-        let cut = clip(&text, TOOL_RESULT_BUDGET);
+        let cut = cut_text(&text, TOOL_RESULT_BUDGET);
         assert!(cut.len() < TOOL_RESULT_BUDGET + 200);
         assert!(
             cut.contains(&format!("{} bytes in all, sha256:", text.len())),
             "{}",
             &cut[cut.len() - 120..]
         );
-        assert_eq!(clip("short", 10), "short");
+        assert_eq!(cut_text("short", 10), "short");
     }
 }
