@@ -414,6 +414,10 @@ pub struct SandboxConfig {
     /// `environment.mounts`, read-only, and `environment.outputs`, read-write). `strict` only,
     /// like [`SandboxConfig::root`].
     pub mounts: Vec<FixedMount>,
+    /// The attempt this command belongs to (see [`AttemptSandbox`]): under `strict` the
+    /// command joins the attempt's namespaces, so what it leaves running lives until the
+    /// attempt ends. `None`: the command is alone, and its whole tree ends with it.
+    pub attempt: Option<AttemptSandbox>,
 }
 
 impl SandboxConfig {
@@ -444,6 +448,7 @@ impl SandboxConfig {
             cgroup: None,
             root: None,
             mounts: Vec::new(),
+            attempt: None,
         }
     }
 
@@ -555,6 +560,7 @@ pub enum SandboxError {
     NeedsStrict { level: Isolation, what: String },
 }
 
+mod attempt;
 mod beneath;
 mod capture;
 #[cfg(target_os = "linux")]
@@ -568,6 +574,7 @@ mod hostscan;
 mod probe;
 mod process;
 mod reclaim;
+mod session;
 mod spawn;
 #[cfg(target_os = "linux")]
 mod strict;
@@ -576,6 +583,7 @@ mod tree;
 mod view;
 mod workspace;
 
+pub use attempt::AttemptSandbox;
 pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, WalkLimits};
 pub use exec::{exec_main, ExecArgs};
 pub use fixed::{check_layout, FixedMount, FixedPath, MountAccess};

@@ -36,6 +36,10 @@ use super::{
 /// How long to wait for the output pipes to close once the process group is dead.
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 
+/// How long to wait for the output pipes of an attempt's command whose leftovers keep
+/// running (they may hold the pipes open until the attempt ends).
+const LEFTOVER_DRAIN: Duration = Duration::from_millis(50);
+
 pub(crate) fn run_shell(
     cfg: &SandboxConfig,
     command: &str,
@@ -83,13 +87,36 @@ pub(crate) fn run_shell_unchecked(
             resolved
         }
     };
-    let tmp = PrivateTmp::create(&root).map_err(spawn_err)?;
-    let marker = Marker::new();
     let level = cfg.isolation;
+    // A command of an attempt with namespaces joins them (see `attempt.rs`): what it leaves
+    // running is then the attempt's, and its view, TMPDIR and cgroup may be the attempt's.
+    #[cfg(target_os = "linux")]
+    let joining = cfg.attempt.as_ref().and_then(|a| a.joining(cfg, &root));
+    #[cfg(target_os = "linux")]
+    let shares_view = joining.as_ref().is_some_and(|j| j.same_view);
+    #[cfg(not(target_os = "linux"))]
+    let shares_view = false;
+    let own_tmp = if shares_view {
+        None
+    } else {
+        Some(PrivateTmp::create(&root).map_err(spawn_err)?)
+    };
+    #[cfg(target_os = "linux")]
+    let tmp_path: &Path = match (&own_tmp, &joining) {
+        (Some(t), _) => t.path(),
+        (None, Some(j)) => j.tmp,
+        (None, None) => unreachable!("a command without a TMPDIR of its own shares the attempt's"),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let tmp_path: &Path = own_tmp.as_ref().map(PrivateTmp::path).unwrap_or(Path::new("/tmp"));
+    let marker = Marker::new();
     let limited = level != Isolation::None;
 
     #[cfg(target_os = "linux")]
-    let cgroup = if limited && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
+    let cgroup = if joining.is_some() {
+        // The attempt's cgroup holds the limits of the attempt's whole tree.
+        None
+    } else if limited && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
         super::cgroup::CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
             spawn_err(io::Error::new(
                 e.kind(),
@@ -99,6 +126,10 @@ pub(crate) fn run_shell_unchecked(
     } else {
         None
     };
+    #[cfg(target_os = "linux")]
+    let attempt_cgroup = joining.as_ref().and_then(|j| j.cgroup);
+    #[cfg(target_os = "linux")]
+    let hits_before = attempt_cgroup.map(super::cgroup::CommandCgroup::hit_counts);
     // Where the command sees the workspace and its working directory: at the fixed root when
     // the task has one (strict only, checked above), else at their host paths.
     let seen_root = cfg.root.as_ref().map_or(root.as_path(), FixedPath::as_path);
@@ -111,7 +142,7 @@ pub(crate) fn run_shell_unchecked(
     let strict = if level == Isolation::Strict {
         let view = super::view::ViewRequest {
             workspace: &root,
-            tmp: &tmp.0,
+            tmp: tmp_path,
             read_paths: &cfg.read_paths,
             write_paths: &cfg.write_paths,
             network: cfg.network,
@@ -120,41 +151,27 @@ pub(crate) fn run_shell_unchecked(
             mounts: &cfg.mounts,
             enter: cfg.root.is_some().then_some(seen_dir.as_path()),
         };
+        let entry = match &joining {
+            None => super::strict::Entry::Alone,
+            Some(j) => super::strict::Entry::Joined {
+                ns: j.ns,
+                view: if j.same_view {
+                    super::strict::JoinedView::Attempts { enter: &seen_dir }
+                } else {
+                    super::strict::JoinedView::Own
+                },
+            },
+        };
+        let unlimited_by_cgroup = !cgroup.as_ref().or(attempt_cgroup).is_some_and(|cg| cg.limits_processes());
         Some(
-            super::strict::prepare(
-                view,
-                cfg.limits
-                    .processes
-                    .filter(|_| !cgroup.as_ref().is_some_and(|cg| cg.limits_processes())),
-            )
-            .map_err(|reason| SandboxError::Unsupported { level, reason })?,
+            super::strict::prepare(view, cfg.limits.processes.filter(|_| unlimited_by_cgroup), entry)
+                .map_err(|reason| SandboxError::Unsupported { level, reason })?,
         )
     } else {
         None
     };
 
-    let mut env: Vec<(&OsStr, &OsStr)> = vec![
-        (OsStr::new("PATH"), OsStr::new(SANDBOX_PATH)),
-        (OsStr::new("HOME"), seen_root.as_os_str()),
-        (OsStr::new("TMPDIR"), tmp.0.as_os_str()),
-        (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
-        (OsStr::new("TERM"), OsStr::new("dumb")),
-        // No stale bytecode: an edit that keeps a module's size within the same second as its
-        // cached .pyc would otherwise run the old code (a fix-and-retest loop does exactly
-        // that), and no __pycache__ litter in the workspace.
-        (OsStr::new("PYTHONDONTWRITEBYTECODE"), OsStr::new("1")),
-    ];
-    // git must not discover a repository above the workspace (runs live inside projects).
-    if let Some(parent) = seen_root.parent() {
-        env.push((OsStr::new("GIT_CEILING_DIRECTORIES"), parent.as_os_str()));
-    }
-    // The shell would take `PWD` from the host path std entered; name the one it is in.
-    if cfg.root.is_some() {
-        env.push((OsStr::new("PWD"), seen_dir.as_os_str()));
-    }
-    env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
-    // Last, so no configured variable can replace the tag that finds escaped processes.
-    env.push((OsStr::new(MARKER_VAR), OsStr::new(&marker.0)));
+    let env = command_env(cfg, seen_root, tmp_path, cfg.root.is_some().then_some(seen_dir.as_path()), &marker);
     let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
     // Strict: the first process reports the command's own exit here (see `wait_command`).
     #[cfg(target_os = "linux")]
@@ -168,7 +185,7 @@ pub(crate) fn run_shell_unchecked(
     // a hit named by the OOM counter). RLIMIT_AS would only get in the way: it counts address
     // space, which runtimes such as node, the JVM or Go reserve far beyond what they use.
     #[cfg(target_os = "linux")]
-    if cgroup.as_ref().is_some_and(|cg| cg.limits_memory()) {
+    if cgroup.as_ref().or(attempt_cgroup).is_some_and(|cg| cg.limits_memory()) {
         raw_limits.memory = None;
     }
     let setup = ChildSetup {
@@ -176,7 +193,7 @@ pub(crate) fn run_shell_unchecked(
         #[cfg(target_os = "linux")]
         cgroup_fds: {
             let mut fds = [-1i32; 2];
-            if let Some(cg) = &cgroup {
+            if let Some(cg) = cgroup.as_ref().or(attempt_cgroup) {
                 for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
                     *slot = fd;
                 }
@@ -222,19 +239,31 @@ pub(crate) fn run_shell_unchecked(
         leader_exited: !timed_out && leader.exited(),
         forks_at_start,
     };
+    // What a command of an attempt leaves running (a service started with `&`) is the
+    // attempt's, ended with it; a command that timed out is still ended as a tree.
+    #[cfg(target_os = "linux")]
+    let leave_to_attempt = joining.is_some() && !timed_out;
+    #[cfg(not(target_os = "linux"))]
+    let leave_to_attempt = false;
     // A guardian that saw nothing of the tree left has reaped it already: no search needed.
-    if !leader.tree_gone() {
+    if !leave_to_attempt && !leader.tree_gone() {
         tree.end(cfg.grace);
     }
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // the cgroup adds the peak count
     let (status, mut usage) = leader.reap().map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
-    let (pids_hit, oom) = match &cgroup {
-        Some(cg) => {
+    let (pids_hit, oom) = match (&cgroup, attempt_cgroup.zip(hits_before)) {
+        (Some(cg), _) => {
             usage.peak_processes = cg.peak();
             (cg.pids_hit(), cg.oom_killed())
         }
-        None => (false, false),
+        // The attempt's cgroup counts for the whole attempt: a hit is this command's when
+        // it happened while the command ran.
+        (None, Some((cg, (pids_before, oom_before)))) => {
+            let (pids_after, oom_after) = cg.hit_counts();
+            (pids_after > pids_before, oom_after > oom_before)
+        }
+        (None, None) => (false, false),
     };
     #[cfg(not(target_os = "linux"))]
     let (pids_hit, oom) = (false, false);
@@ -243,11 +272,15 @@ pub(crate) fn run_shell_unchecked(
     #[cfg(not(target_os = "linux"))]
     let nproc_limited = false;
     let duration_ms = start.elapsed().as_millis() as u64;
-    let stdout = out.finish(DRAIN_WAIT);
-    let stderr = err.finish(DRAIN_WAIT);
+    // A service the command left running may hold its output open: what the command itself
+    // wrote is in the pipe already, and the reader goes on draining the service's output
+    // (so it never meets a closed pipe) without keeping it.
+    let drain = if leave_to_attempt { LEFTOVER_DRAIN } else { DRAIN_WAIT };
+    let stdout = out.finish(drain);
+    let stderr = err.finish(drain);
     #[cfg(target_os = "linux")]
     drop(cgroup);
-    drop(tmp);
+    drop(own_tmp);
     let exit = exit_kind(status);
     let limit = name_limit(
         &cfg.limits,
@@ -271,6 +304,41 @@ pub(crate) fn run_shell_unchecked(
         isolation: level,
         usage,
     })
+}
+
+/// The environment every command gets: a scrubbed base (`PATH`, `HOME` = the workspace as
+/// the command sees it, `TMPDIR`, `LANG`, `TERM`, no bytecode, no git discovery above the
+/// workspace, `PWD` where a fixed root makes the host's wrong), then `cfg.env`, then the
+/// marker that finds escaped processes, last so nothing replaces it.
+fn command_env<'a>(
+    cfg: &'a SandboxConfig,
+    seen_root: &'a Path,
+    tmp: &'a Path,
+    pwd: Option<&'a Path>,
+    marker: &'a Marker,
+) -> Vec<(&'a OsStr, &'a OsStr)> {
+    let mut env: Vec<(&OsStr, &OsStr)> = vec![
+        (OsStr::new("PATH"), OsStr::new(SANDBOX_PATH)),
+        (OsStr::new("HOME"), seen_root.as_os_str()),
+        (OsStr::new("TMPDIR"), tmp.as_os_str()),
+        (OsStr::new("LANG"), OsStr::new("C.UTF-8")),
+        (OsStr::new("TERM"), OsStr::new("dumb")),
+        // No stale bytecode: an edit that keeps a module's size within the same second as its
+        // cached .pyc would otherwise run the old code (a fix-and-retest loop does exactly
+        // that), and no __pycache__ litter in the workspace.
+        (OsStr::new("PYTHONDONTWRITEBYTECODE"), OsStr::new("1")),
+    ];
+    // git must not discover a repository above the workspace (runs live inside projects).
+    if let Some(parent) = seen_root.parent() {
+        env.push((OsStr::new("GIT_CEILING_DIRECTORIES"), parent.as_os_str()));
+    }
+    // The shell would take `PWD` from the host path std entered; name the one it is in.
+    if let Some(pwd) = pwd {
+        env.push((OsStr::new("PWD"), pwd.as_os_str()));
+    }
+    env.extend(cfg.env.iter().map(|(k, v)| (OsStr::new(k), OsStr::new(v))));
+    env.push((OsStr::new(MARKER_VAR), OsStr::new(&marker.0)));
+    env
 }
 
 /// What a finished command shows, for [`name_limit`].
@@ -474,6 +542,15 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
                     enter: None,
                 },
                 cfg.limits.processes,
+                // An agent of an attempt runs in the attempt's namespaces (its commands'
+                // services are on its `localhost`), in a view of its own (its directory).
+                match cfg.attempt.as_ref().and_then(|a| a.joining(cfg, &workspace)) {
+                    Some(j) => super::strict::Entry::Joined {
+                        ns: j.ns,
+                        view: super::strict::JoinedView::Own,
+                    },
+                    None => super::strict::Entry::Alone,
+                },
             )
             .map_err(|reason| {
                 spawn_err(io::Error::other(format!(
@@ -517,6 +594,126 @@ pub(crate) fn spawn_agent(cfg: &SandboxConfig, command: &str, cwd: &Path) -> Res
     piped_child(spawned, marker, Some(scratch), spawn_err)
 }
 
+/// Starts `program` (a shell reading commands on stdin) as a command of `cfg` would run:
+/// the same environment, working directory, limits and level, and — under `strict`, for an
+/// attempt with namespaces — in the attempt's namespaces and view, so what it starts is the
+/// attempt's (see `session.rs`). Its tree ends when the returned child is killed or dropped.
+pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -> Result<PipedChild, SandboxError> {
+    super::fixed::require_strict(cfg)?;
+    let level = cfg.isolation;
+    if level == Isolation::Strict {
+        if let Err(reason) = super::probe::strict_available() {
+            return Err(SandboxError::Unsupported { level, reason });
+        }
+    }
+    super::reclaim::at_startup();
+    let spawn_err = |source: io::Error| SandboxError::Spawn {
+        command: format!("{program} (the persistent shell)"),
+        workspace: cfg.workspace.clone(),
+        source,
+    };
+    let root = cfg.workspace.canonicalize().map_err(spawn_err)?;
+    #[cfg(target_os = "linux")]
+    let joining = cfg
+        .attempt
+        .as_ref()
+        .and_then(|a| a.joining(cfg, &root))
+        .filter(|j| j.same_view);
+    let own_tmp = {
+        #[cfg(target_os = "linux")]
+        let shared = joining.is_some();
+        #[cfg(not(target_os = "linux"))]
+        let shared = false;
+        if shared {
+            None
+        } else {
+            Some(PrivateTmp::create(&root).map_err(spawn_err)?)
+        }
+    };
+    #[cfg(target_os = "linux")]
+    let tmp_path: PathBuf = match (&own_tmp, &joining) {
+        (Some(t), _) => t.path().to_path_buf(),
+        (None, Some(j)) => j.tmp.to_path_buf(),
+        (None, None) => unreachable!("a shell without a TMPDIR of its own shares the attempt's"),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let tmp_path: PathBuf = own_tmp.as_ref().map_or_else(|| PathBuf::from("/tmp"), |t| t.path().to_path_buf());
+    let seen_root = cfg.root.as_ref().map_or(root.as_path(), FixedPath::as_path).to_path_buf();
+    let marker = Marker::new();
+    let env = command_env(cfg, &seen_root, &tmp_path, cfg.root.is_some().then_some(seen_root.as_path()), &marker);
+    let mut argv: Vec<&str> = vec![program];
+    argv.extend_from_slice(args);
+    let line = CommandLine::new(program, &argv[1..], env, &root).map_err(spawn_err)?;
+    #[cfg(target_os = "linux")]
+    let attempt_cgroup = joining.as_ref().and_then(|j| j.cgroup);
+    #[cfg(target_os = "linux")]
+    let strict = if level == Isolation::Strict {
+        let entry = match &joining {
+            Some(j) => super::strict::Entry::Joined {
+                ns: j.ns,
+                view: super::strict::JoinedView::Attempts { enter: &seen_root },
+            },
+            None => super::strict::Entry::Alone,
+        };
+        Some(
+            super::strict::prepare(
+                super::view::ViewRequest {
+                    workspace: &root,
+                    tmp: &tmp_path,
+                    read_paths: &cfg.read_paths,
+                    write_paths: &cfg.write_paths,
+                    network: cfg.network,
+                    cwd: None,
+                    root: cfg.root.as_ref(),
+                    mounts: &cfg.mounts,
+                    enter: cfg.root.is_some().then_some(seen_root.as_path()),
+                },
+                cfg.limits
+                    .processes
+                    .filter(|_| !attempt_cgroup.is_some_and(|cg| cg.limits_processes())),
+                entry,
+            )
+            .map_err(|reason| SandboxError::Unsupported { level, reason })?,
+        )
+    } else {
+        None
+    };
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+    let mut raw_limits = RawLimits::from(&cfg.limits);
+    #[cfg(target_os = "linux")]
+    if attempt_cgroup.is_some_and(|cg| cg.limits_memory()) {
+        raw_limits.memory = None;
+    }
+    let setup = ChildSetup {
+        limits: (level != Isolation::None).then_some(raw_limits),
+        #[cfg(target_os = "linux")]
+        cgroup_fds: {
+            let mut fds = [-1i32; 2];
+            if let Some(cg) = attempt_cgroup {
+                for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
+                    *slot = fd;
+                }
+            }
+            fds
+        },
+        #[cfg(target_os = "linux")]
+        die_with_parent: false,
+        #[cfg(target_os = "linux")]
+        strict: strict.as_ref().map(|s| s.raw(cfg.grace, -1)),
+    };
+    #[cfg(target_os = "linux")]
+    let spawned = if strict.is_some() {
+        lasting::spawn(line, setup).map_err(spawn_err)?
+    } else {
+        spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
+    #[cfg(target_os = "linux")]
+    drop(strict);
+    piped_child(spawned, marker, own_tmp, spawn_err)
+}
+
 /// The handle of an agent process just spawned with piped stdio.
 fn piped_child(
     mut spawned: spawn::Spawned,
@@ -546,7 +743,7 @@ fn piped_child(
 /// The thread that forks strict agents: it lives as long as the harness, so the `PDEATHSIG`
 /// of an agent's first process fires only when the harness dies.
 #[cfg(target_os = "linux")]
-mod lasting {
+pub(super) mod lasting {
     use std::io;
     use std::sync::mpsc::{self, Sender};
     use std::sync::{Mutex, OnceLock};
@@ -558,7 +755,7 @@ mod lasting {
     static FORKER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
 
     /// Forks `line` after `setup` from the lasting thread and returns what it started.
-    pub(super) fn spawn(line: CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
+    pub(in crate::sandbox) fn spawn(line: CommandLine, setup: ChildSetup) -> io::Result<Spawned> {
         let forker = FORKER.get_or_init(|| {
             let (tx, rx) = mpsc::channel::<Job>();
             let started = std::thread::Builder::new()
@@ -932,13 +1129,13 @@ fn exit_kind(status: ExitStatus) -> ExitKind {
 
 /// A private temporary directory for one command, removed when dropped.
 #[derive(Debug)]
-struct PrivateTmp(PathBuf);
+pub(super) struct PrivateTmp(PathBuf);
 
 impl PrivateTmp {
     /// A fresh directory under the harness's temp dir — or, when that lies inside `workspace`
     /// (`cd /tmp && medin exec ...`), under the first of `/var/tmp` and `/tmp` that does not: a
     /// command's TMPDIR is never part of its workspace.
-    fn create(workspace: &Path) -> io::Result<PrivateTmp> {
+    pub(super) fn create(workspace: &Path) -> io::Result<PrivateTmp> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let base = std::iter::once(std::env::temp_dir())
             .chain(["/var/tmp", "/tmp"].map(PathBuf::from))
@@ -977,6 +1174,12 @@ impl PrivateTmp {
             io::ErrorKind::AlreadyExists,
             "cannot find a free name for a private TMPDIR",
         ))
+    }
+}
+
+impl PrivateTmp {
+    pub(super) fn path(&self) -> &Path {
+        &self.0
     }
 }
 

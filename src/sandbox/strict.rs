@@ -136,11 +136,125 @@ fn denied_syscalls() -> Vec<i64> {
     v
 }
 
+/// How a strict process tree meets its namespaces (see "Attempt scope" in [`super`]).
+pub(crate) enum Entry<'a> {
+    /// Namespaces of its own: one command or agent, whose PID-1 reaper ends its tree with it.
+    Alone,
+    /// An attempt's holder: namespaces of its own, whose PID-1 reaper builds the attempt's
+    /// view, reports that it is ready and reaps until the harness ends the attempt.
+    Holder,
+    /// A process of an attempt: it joins the holder's namespaces.
+    Joined {
+        ns: &'a NamespaceFds,
+        view: JoinedView<'a>,
+    },
+}
+
+/// The filesystem a process of an attempt sees.
+pub(crate) enum JoinedView<'a> {
+    /// The attempt's own view (its mount namespace, its `/tmp`), entered as it is; the
+    /// process starts in `enter`, a path of that view.
+    Attempts { enter: &'a Path },
+    /// A view of its own, built like a lone command's in a new mount namespace, because it
+    /// needs what the attempt's view does not show (a judged run's report folder, an agent's
+    /// own directory).
+    Own,
+}
+
+/// [`Entry`] as the prepared children hold it.
+enum PreparedEntry {
+    Alone,
+    Holder,
+    Joined {
+        ns: NamespaceFds,
+        enter: Option<std::ffi::CString>,
+    },
+}
+
+/// Descriptors of an attempt's namespaces (`/proc/<holder>/ns/*`), opened once: joining
+/// by descriptor needs no path lookup in the child, and a descriptor keeps naming the same
+/// namespace even if a pid is reused.
+#[derive(Debug)]
+pub(crate) struct NamespaceFds {
+    /// Only when the holder runs in a user namespace (a harness that is not root).
+    user: Option<OwnedFd>,
+    mnt: OwnedFd,
+    ipc: OwnedFd,
+    uts: OwnedFd,
+    /// `None` when the attempt uses the host's network (`network: true`).
+    net: Option<OwnedFd>,
+    pid: OwnedFd,
+}
+
+impl NamespaceFds {
+    /// Opens the namespaces of process `pid` (the holder's PID-1 reaper, by its pid in the
+    /// harness's namespace).
+    pub(crate) fn open(pid: i32, user: bool, net: bool) -> io::Result<NamespaceFds> {
+        let open = |name: &str| -> io::Result<OwnedFd> {
+            let path = format!("/proc/{pid}/ns/{name}");
+            std::fs::File::open(&path)
+                .map(OwnedFd::from)
+                .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
+        };
+        Ok(NamespaceFds {
+            user: if user { Some(open("user")?) } else { None },
+            mnt: open("mnt")?,
+            ipc: open("ipc")?,
+            uts: open("uts")?,
+            net: if net { Some(open("net")?) } else { None },
+            pid: open("pid")?,
+        })
+    }
+
+    /// The network namespace's descriptor, when the attempt has its own.
+    pub(crate) fn net(&self) -> Option<&OwnedFd> {
+        self.net.as_ref()
+    }
+
+    fn dup(&self) -> io::Result<NamespaceFds> {
+        Ok(NamespaceFds {
+            user: self.user.as_ref().map(OwnedFd::try_clone).transpose()?,
+            mnt: self.mnt.try_clone()?,
+            ipc: self.ipc.try_clone()?,
+            uts: self.uts.try_clone()?,
+            net: self.net.as_ref().map(OwnedFd::try_clone).transpose()?,
+            pid: self.pid.try_clone()?,
+        })
+    }
+}
+
+/// [`PreparedEntry`] as the forked children read it.
+#[derive(Clone, Copy)]
+enum RawRole {
+    Alone,
+    Holder,
+    Joined(RawJoin),
+}
+
+/// Raw descriptors of the namespaces to join (-1: not joined) and, when the attempt's view is
+/// entered as it is, the address of the directory to start in (0 otherwise).
+#[derive(Clone, Copy)]
+struct RawJoin {
+    user: i32,
+    mnt: i32,
+    ipc: i32,
+    uts: i32,
+    net: i32,
+    pid: i32,
+    enter: usize,
+}
+
+/// The word the holder's reaper writes when the attempt's namespaces and view are ready.
+const HOLDER_READY: i32 = 0x5245_4459;
+
 /// What the strict-mode children need, prepared in the parent.
 pub(crate) struct StrictPrep {
     ruleset: OwnedFd,
-    /// The filesystem the reaper builds (read by the forked children).
-    view: super::view::ViewPlan,
+    /// The filesystem the reaper builds (read by the forked children); `None` for a process
+    /// that enters its attempt's view as it is.
+    view: Option<super::view::ViewPlan>,
+    /// How the children meet their namespaces.
+    entry: PreparedEntry,
     deny: &'static BpfProgram,
     nosys: &'static BpfProgram,
     pub(crate) network: bool,
@@ -182,7 +296,23 @@ impl StrictPrep {
         RawStrict {
             status_fd,
             ruleset_fd: self.ruleset.as_raw_fd(),
-            view: &self.view as *const super::view::ViewPlan as usize,
+            view: self
+                .view
+                .as_ref()
+                .map_or(0, |v| v as *const super::view::ViewPlan as usize),
+            role: match &self.entry {
+                PreparedEntry::Alone => RawRole::Alone,
+                PreparedEntry::Holder => RawRole::Holder,
+                PreparedEntry::Joined { ns, enter } => RawRole::Joined(RawJoin {
+                    user: ns.user.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+                    mnt: ns.mnt.as_raw_fd(),
+                    ipc: ns.ipc.as_raw_fd(),
+                    uts: ns.uts.as_raw_fd(),
+                    net: ns.net.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+                    pid: ns.pid.as_raw_fd(),
+                    enter: enter.as_ref().map_or(0, |c| c.as_ptr() as usize),
+                }),
+            },
             deny: (self.deny.as_ptr() as usize, self.deny.len()),
             nosys: (self.nosys.as_ptr() as usize, self.nosys.len()),
             network: self.network,
@@ -208,14 +338,49 @@ impl StrictPrep {
 pub(crate) fn prepare(
     req: super::view::ViewRequest<'_>,
     processes_without_cgroup: Option<u64>,
+    entry: Entry<'_>,
 ) -> Result<StrictPrep, String> {
     let tmp = req
         .tmp
         .canonicalize()
         .map_err(|e| format!("cannot resolve the private TMPDIR {}: {e}", req.tmp.display()))?;
     let req = super::view::ViewRequest { tmp: &tmp, ..req };
-    let view = super::view::plan(&req)?;
-    let ruleset = landlock_ruleset(&req, &view.extra_read)?;
+    let (view, entry) = match entry {
+        Entry::Alone => (Some(super::view::plan(&req)?), PreparedEntry::Alone),
+        Entry::Holder => (Some(super::view::plan(&req)?), PreparedEntry::Holder),
+        Entry::Joined { ns, view: JoinedView::Own } => (
+            Some(super::view::plan(&req)?),
+            PreparedEntry::Joined {
+                ns: ns.dup().map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
+                enter: None,
+            },
+        ),
+        Entry::Joined {
+            ns,
+            view: JoinedView::Attempts { enter },
+        } => (
+            None,
+            PreparedEntry::Joined {
+                ns: ns.dup().map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
+                enter: Some(
+                    std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(enter.as_os_str()))
+                        .map_err(|_| format!("the directory {} holds a NUL byte", enter.display()))?,
+                ),
+            },
+        ),
+    };
+    let extra_read = view.as_ref().map_or(&[][..], |v| v.extra_read.as_slice());
+    // A process of an attempt shares its PID and network namespaces with the attempt's other
+    // processes (that is the point: a service started by one command answers the next), so
+    // signals between them are not scoped; nothing outside the attempt is in its PID
+    // namespace to be signalled. Abstract sockets are per network namespace: scoped only
+    // where the host's network namespace is shared.
+    let scopes = match &entry {
+        PreparedEntry::Joined { .. } if req.network => Scopes::AbstractUnixSocket,
+        PreparedEntry::Joined { .. } => Scopes::None,
+        _ => Scopes::All,
+    };
+    let ruleset = landlock_ruleset(&req, extra_read, scopes)?;
     static PROGRAMS: std::sync::OnceLock<Result<(BpfProgram, BpfProgram), String>> = std::sync::OnceLock::new();
     let (deny, nosys) = match PROGRAMS.get_or_init(seccomp_programs) {
         Ok((d, n)) => (d, n),
@@ -224,7 +389,8 @@ pub(crate) fn prepare(
     // The writer's effective ids are what an unprivileged process may map.
     // SAFETY: geteuid/getegid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let user_maps = (uid != 0).then(|| UserMaps {
+    let joined = matches!(entry, PreparedEntry::Joined { .. });
+    let user_maps = (uid != 0 && !joined).then(|| UserMaps {
         uid_map: format!("{uid} {uid} 1").into_bytes(),
         gid_map: format!("{gid} {gid} 1").into_bytes(),
     });
@@ -232,6 +398,7 @@ pub(crate) fn prepare(
     Ok(StrictPrep {
         ruleset,
         view,
+        entry,
         deny,
         nosys,
         network: req.network,
@@ -243,7 +410,22 @@ pub(crate) fn prepare(
 /// The ruleset for `req`'s view. Rules attach to inodes, so the workspace's rule holds where
 /// the view shows it (its host path or the fixed root: a bind of the same directory), and a
 /// fixed mount's rule is its source's (read, or all for a writable one).
-fn landlock_ruleset(req: &super::view::ViewRequest<'_>, extra_read: &[PathBuf]) -> Result<OwnedFd, String> {
+/// Which Landlock scopes (ABI 6) a ruleset sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scopes {
+    /// Abstract Unix sockets and signals: a command alone in its namespaces.
+    All,
+    /// Abstract Unix sockets only: an attempt's process on the host's network.
+    AbstractUnixSocket,
+    /// None: an attempt's process in the attempt's own network namespace.
+    None,
+}
+
+fn landlock_ruleset(
+    req: &super::view::ViewRequest<'_>,
+    extra_read: &[PathBuf],
+    scopes: Scopes,
+) -> Result<OwnedFd, String> {
     let (workspace, tmp, read_paths, write_paths) = (req.workspace, req.tmp, req.read_paths, req.write_paths);
     let fixed_reads: Vec<&Path> = req
         .mounts
@@ -293,13 +475,13 @@ fn landlock_ruleset(req: &super::view::ViewRequest<'_>, extra_read: &[PathBuf]) 
     // Scopes (Landlock ABI 6, Linux 6.12; dropped where the kernel is older): no connecting to
     // abstract Unix sockets made outside the sandbox (dbus, X11 and friends are reachable that
     // way when the network namespace is not created), no signals to processes outside it.
-    let mut rs = Ruleset::default()
-        .handle_access(all)
-        .map_err(lerr)?
-        .scope(Scope::AbstractUnixSocket | Scope::Signal)
-        .map_err(lerr)?
-        .create()
-        .map_err(lerr)?;
+    let handled = Ruleset::default().handle_access(all).map_err(lerr)?;
+    let scoped = match scopes {
+        Scopes::All => handled.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(lerr)?,
+        Scopes::AbstractUnixSocket => handled.scope(Scope::AbstractUnixSocket).map_err(lerr)?,
+        Scopes::None => handled,
+    };
+    let mut rs = scoped.create().map_err(lerr)?;
     let read_file = read & AccessFs::from_file(abi);
     for (fd, is_dir) in system_rules() {
         let access = if *is_dir { read } else { read_file };
@@ -359,8 +541,10 @@ fn seccomp_programs() -> Result<(BpfProgram, BpfProgram), String> {
 #[derive(Clone, Copy)]
 pub(crate) struct RawStrict {
     ruleset_fd: i32,
-    /// Address of the [`super::view::ViewPlan`] in the parent's memory (valid in the copy).
+    /// Address of the [`super::view::ViewPlan`] in the parent's memory (valid in the copy); 0
+    /// when the process enters its attempt's view instead.
     view: usize,
+    role: RawRole,
     deny: (usize, usize),
     nosys: (usize, usize),
     network: bool,
@@ -471,6 +655,66 @@ unsafe fn write_proc_self(path: &std::ffi::CStr, (addr, len): (usize, usize)) ->
 /// Must be called in a freshly forked child of a multi-threaded process: only async-signal-safe
 /// syscalls are used.
 pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
+    match raw.role {
+        RawRole::Joined(j) => join(&j)?,
+        RawRole::Alone | RawRole::Holder => unshare_all(&raw)?,
+    }
+    let mut pipe = [0i32; 2];
+    if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let b = libc::fork();
+    if b < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if b == 0 {
+        libc::close(pipe[0]);
+        return match raw.role {
+            RawRole::Alone => reaper(raw, pipe[1]),
+            RawRole::Holder => holder(raw, pipe[1]),
+            RawRole::Joined(j) if j.enter != 0 => {
+                // The attempt's view, entered as it is: this process is the command itself
+                // (its write end of the pipe closes when it execs, which A reads as "no
+                // report", and A waits for it instead).
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                if libc::chdir(j.enter as *const libc::c_char) != 0 {
+                    say(b"medin sandbox: cannot enter the working directory in the attempt's view\n");
+                    libc::_exit(126);
+                }
+                confine(raw)
+            }
+            RawRole::Joined(_) => reaper(raw, pipe[1]),
+        };
+    }
+    relay(raw, b, pipe)
+}
+
+/// Joins the attempt's namespaces (process A of an attempt's command). The user namespace
+/// comes first (it owns the others); a command with a view of its own gets a new mount
+/// namespace instead of the attempt's, made from the host's like a lone command's; the PID
+/// namespace applies to the children A forks next. Async-signal-safe.
+unsafe fn join(j: &RawJoin) -> io::Result<()> {
+    let set = |fd: i32, kind: libc::c_int| -> io::Result<()> {
+        if fd >= 0 && libc::setns(fd, kind) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    set(j.user, libc::CLONE_NEWUSER)?;
+    if j.enter != 0 {
+        set(j.mnt, libc::CLONE_NEWNS)?;
+    }
+    set(j.ipc, libc::CLONE_NEWIPC)?;
+    set(j.uts, libc::CLONE_NEWUTS)?;
+    set(j.net, libc::CLONE_NEWNET)?;
+    if j.enter == 0 && libc::unshare(libc::CLONE_NEWNS) != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    set(j.pid, libc::CLONE_NEWPID)
+}
+
+/// New namespaces for a lone command or an attempt's holder (process A). Async-signal-safe.
+unsafe fn unshare_all(raw: &RawStrict) -> io::Result<()> {
     let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if !raw.network {
         flags |= libc::CLONE_NEWNET;
@@ -500,19 +744,13 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
             }
         }
     }
-    let mut pipe = [0i32; 2];
-    if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let b = libc::fork();
-    if b < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if b == 0 {
-        libc::close(pipe[0]);
-        return reaper(raw, pipe[1]);
-    }
-    // A: relay B's report.
+    Ok(())
+}
+
+/// Process A after forking `b`: relays `b`'s report to the harness and exits as the command
+/// did. For a holder the report is "ready", relayed as `b`'s pid (the harness opens its
+/// namespaces by it). Never returns.
+unsafe fn relay(raw: RawStrict, b: libc::pid_t, pipe: [i32; 2]) -> io::Result<()> {
     libc::close(pipe[1]);
     libc::signal(libc::SIGTERM, libc::SIG_IGN);
     // Nothing but the pipe is needed; closing stdout/stderr and the spawn-error pipe lets the
@@ -534,12 +772,17 @@ pub(crate) unsafe fn enter(raw: RawStrict) -> io::Result<()> {
     // The command's own end, for the harness's clock: B reports it as soon as C exits, before
     // its grace period for leftovers, which must not count against the command's timeout.
     if got == 4 && raw.status_fd >= 0 {
-        libc::write(raw.status_fd, buf.cast(), 4);
+        if matches!(raw.role, RawRole::Holder) && status == HOLDER_READY {
+            let pid: i32 = b;
+            libc::write(raw.status_fd, (&pid as *const i32).cast(), 4);
+        } else {
+            libc::write(raw.status_fd, buf.cast(), 4);
+        }
         libc::close(raw.status_fd);
     }
     let mut b_status = 0;
     while libc::waitpid(b, &mut b_status, 0) < 0 && last_errno() == libc::EINTR {}
-    if got < 4 {
+    if got < 4 || matches!(raw.role, RawRole::Holder) {
         status = b_status;
     }
     if libc::WIFEXITED(status) {
@@ -576,8 +819,11 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
     if !super::view::build(&*(raw.view as *const super::view::ViewPlan)) {
         libc::_exit(126);
     }
-    let host = b"medin-sandbox";
-    libc::sethostname(host.as_ptr().cast(), host.len());
+    let joined = matches!(raw.role, RawRole::Joined(_));
+    if !joined {
+        let host = b"medin-sandbox";
+        libc::sethostname(host.as_ptr().cast(), host.len());
+    }
     let c = libc::fork();
     if c < 0 {
         say(b"medin sandbox: cannot fork the command inside the namespace\n");
@@ -587,11 +833,18 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         libc::close(report);
         return confine(raw);
     }
-    let mut sa: libc::sigaction = std::mem::zeroed();
-    sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
-    sa.sa_flags = libc::SA_SIGINFO;
-    libc::sigemptyset(&mut sa.sa_mask);
-    libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    if joined {
+        // Not PID 1 but one process of the attempt's namespace: the harness's SIGTERM reaches
+        // the command through its process group; this process waits to report its status.
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+    } else {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction =
+            forward_sigterm as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    }
     for fd in 0..3 {
         libc::close(fd);
     }
@@ -607,6 +860,10 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
             // The command is done; whatever it left running gets SIGTERM now and SIGKILL when
             // the grace period ends (SIGALRM). After the harness's own SIGTERM (a timeout)
             // the harness runs that clock.
+            // What a process of an attempt leaves running is the attempt's: its holder ends it.
+            if joined {
+                continue;
+            }
             if !TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) && libc::kill(-1, libc::SIGTERM) == 0 {
                 if raw.grace.tv_sec == 0 && raw.grace.tv_usec == 0 {
                     libc::kill(-1, libc::SIGKILL);
@@ -630,6 +887,91 @@ unsafe fn reaper(raw: RawStrict, report: i32) -> io::Result<()> {
         }
     }
     libc::_exit(0)
+}
+
+/// Process B of an attempt's holder: PID 1 of the attempt's namespaces. It builds the
+/// attempt's view, names the host, brings the loopback interface up (a service started by
+/// one command answers the next on `localhost`; with the network off nothing else is
+/// there), reports that it is ready, and then only reaps: every process an attempt's
+/// command leaves running becomes its child. The harness's SIGTERM (sender outside the
+/// namespace) is forwarded to every process of the namespace; once nothing is left it
+/// exits. The harness SIGKILLs it when the grace period ends, and the kernel then kills
+/// whatever is left in the namespace.
+unsafe fn holder(raw: RawStrict, report: i32) -> io::Result<()> {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    let none: *const libc::c_char = std::ptr::null();
+    if libc::mount(
+        none,
+        c"/".as_ptr(),
+        none,
+        libc::MS_REC | libc::MS_PRIVATE,
+        std::ptr::null(),
+    ) != 0
+    {
+        say(b"medin sandbox: cannot make mounts private in the attempt's mount namespace\n");
+        libc::_exit(126);
+    }
+    if !super::view::build(&*(raw.view as *const super::view::ViewPlan)) {
+        libc::_exit(126);
+    }
+    let host = b"medin-sandbox";
+    libc::sethostname(host.as_ptr().cast(), host.len());
+    if !raw.network && !loopback_up() {
+        say(b"medin sandbox: cannot bring up the loopback interface of the attempt's network namespace\n");
+        libc::_exit(126);
+    }
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+    sa.sa_flags = libc::SA_SIGINFO;
+    libc::sigemptyset(&mut sa.sa_mask);
+    libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    // SIGCHLD wakes the wait below; it stays blocked except inside sigsuspend, so no child's
+    // end can slip between a look and the sleep.
+    let mut chld: libc::sigaction = std::mem::zeroed();
+    chld.sa_sigaction = wake as extern "C" fn(libc::c_int) as usize;
+    libc::sigemptyset(&mut chld.sa_mask);
+    libc::sigaction(libc::SIGCHLD, &chld, std::ptr::null_mut());
+    let mut blocked: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut blocked);
+    libc::sigaddset(&mut blocked, libc::SIGCHLD);
+    libc::sigprocmask(libc::SIG_BLOCK, &blocked, std::ptr::null_mut());
+    close_all_except([report, -1]);
+    libc::write(report, (&HOLDER_READY as *const i32).cast(), 4);
+    libc::close(report);
+    let mut open: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut open);
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
+        if r > 0 {
+            continue;
+        }
+        if r < 0 && last_errno() == libc::ECHILD && TERM_RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
+            libc::_exit(0);
+        }
+        libc::sigsuspend(&open);
+    }
+}
+
+extern "C" fn wake(_: libc::c_int) {}
+
+/// `ip link set lo up`, by ioctl. Async-signal-safe.
+unsafe fn loopback_up() -> bool {
+    let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if sock < 0 {
+        return false;
+    }
+    let mut ifr: libc::ifreq = std::mem::zeroed();
+    for (slot, byte) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    let mut ok = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut ifr) == 0;
+    if ok {
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        ok = libc::ioctl(sock, libc::SIOCSIFFLAGS, &ifr) == 0;
+    }
+    libc::close(sock);
+    ok
 }
 
 /// Adds a Landlock "path beneath" rule for `path` to `ruleset_fd`. Returns false when the path

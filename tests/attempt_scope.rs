@@ -1,0 +1,180 @@
+//! The attempt's sandbox under `strict`: one set of namespaces per attempt that every command
+//! joins, services that live across commands and die with the attempt, and the persistent
+//! shell. Real processes, real namespaces; skipped (with a message) where strict is missing.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use medin::internal::sandbox::{self, AttemptSandbox, ExitKind, Isolation, SandboxConfig};
+
+fn strict_cfg(dir: &Path) -> Option<SandboxConfig> {
+    if let Err(e) = sandbox::check_isolation(Isolation::Strict) {
+        eprintln!("skipped: strict isolation is not available here: {e}");
+        return None;
+    }
+    let mut c = SandboxConfig::new(dir);
+    c.timeout = Duration::from_secs(20);
+    c.grace = Duration::from_millis(300);
+    c.isolation = Isolation::Strict;
+    Some(c)
+}
+
+/// Host pids of live processes whose command line contains `needle`.
+fn host_pids_with(needle: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmd).replace('\0', " ").contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_until(mut f: impl FnMut() -> bool, within: Duration) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+fn run(cfg: &SandboxConfig, cmd: &str) -> sandbox_out::Out {
+    let o = sandbox::run_shell(cfg, cmd, None).expect("sandbox runs");
+    sandbox_out::Out {
+        code: match o.exit {
+            ExitKind::Code(c) => c,
+            ExitKind::Signal(s) => 128 + s,
+        },
+        stdout: o.stdout.text,
+        stderr: o.stderr.text,
+        ms: o.duration_ms,
+    }
+}
+
+mod sandbox_out {
+    #[derive(Debug)]
+    pub struct Out {
+        pub code: i32,
+        pub stdout: String,
+        #[allow(dead_code)] // shown by Debug when an assertion fails
+        pub stderr: String,
+        pub ms: u64,
+    }
+}
+
+#[test]
+fn a_background_process_outlives_its_command_and_dies_with_the_attempt() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(mut cfg) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    let tag = format!("sleep 31{}", std::process::id() % 1000);
+    let o = run(&cfg, &format!("{tag} & echo started"));
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("started"), "{o:?}");
+    assert!(o.ms < 2000, "the command waited for its background child: {o:?}");
+    assert!(!host_pids_with(&tag).is_empty(), "the background sleep died with its command");
+    // The next command sees it: same PID namespace.
+    let o = run(&cfg, "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
+    assert!(o.stdout.contains(&tag), "{o:?}");
+    attempt.end();
+    assert!(
+        wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)),
+        "the background sleep outlived the attempt: {:?}",
+        host_pids_with(&tag)
+    );
+}
+
+#[test]
+fn a_server_started_by_one_command_answers_the_next_on_localhost() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(mut cfg) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    fs::write(ws.path().join("index.html"), "hello from the service\n").unwrap();
+    let o = run(
+        &cfg,
+        "nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & echo $!",
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    let fetch = "python3 - <<'PY'\nimport time, urllib.request\nfor _ in range(100):\n    try:\n        print(urllib.request.urlopen('http://127.0.0.1:8765/index.html', timeout=1).read().decode()); break\n    except Exception as e:\n        time.sleep(0.05)\nPY";
+    let o = run(&cfg, fetch);
+    assert!(o.stdout.contains("hello from the service"), "{o:?}");
+    // The network is still the attempt's own: nothing outside answers.
+    let o = run(&cfg, "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=1)\"");
+    assert_ne!(o.code, 0, "the attempt reached the outside network: {o:?}");
+    attempt.end();
+}
+
+#[test]
+fn tmp_is_one_for_the_whole_attempt() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(mut cfg) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    assert_eq!(run(&cfg, "echo kept > /tmp/note && echo x > \"$TMPDIR/y\"").code, 0);
+    let o = run(&cfg, "cat /tmp/note \"$TMPDIR/y\"");
+    assert_eq!(o.stdout, "kept\nx\n", "{o:?}");
+}
+
+#[test]
+fn the_session_keeps_cwd_variables_and_functions() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(cfg0) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg0).expect("attempt starts");
+    let mut cfg = cfg0.clone();
+    cfg.attempt = Some(attempt.clone());
+    fs::create_dir(ws.path().join("sub")).unwrap();
+    let s = |c: &str| attempt.session(&cfg, c, None).expect("session runs");
+    assert!(s("cd sub && export GREETING=hi && f() { echo \"fn:$1\"; }").success());
+    let o = s("pwd; echo $GREETING; f x");
+    assert!(o.stdout.text.ends_with("/sub\nhi\nfn:x\n"), "{o:?}");
+    let o = s("false");
+    assert_eq!(o.exit, ExitKind::Code(1));
+    let o = s("printf 'no newline'");
+    assert_eq!(o.stdout.text, "no newline");
+    let o = s("echo err >&2; exit 3");
+    assert_eq!(o.exit, ExitKind::Code(3), "{o:?}");
+    assert!(o.stderr.text.starts_with("err\n"), "{o:?}");
+    // A new shell: the state is gone.
+    let o = s("echo \"[$GREETING]\"");
+    assert_eq!(o.stdout.text, "[]\n", "{o:?}");
+}
+
+#[test]
+fn a_session_call_that_times_out_ends_the_shell_and_the_next_call_gets_a_new_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(cfg0) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg0).expect("attempt starts");
+    let mut cfg = cfg0.clone();
+    cfg.attempt = Some(attempt.clone());
+    cfg.timeout = Duration::from_millis(500);
+    let start = Instant::now();
+    let o = attempt.session(&cfg, "export X=1; sleep 30", None).unwrap();
+    assert!(o.timed_out, "{o:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(o.stderr.text.contains("state"), "{o:?}");
+    let o = attempt.session(&cfg, "echo \"[$X]\"", None).unwrap();
+    assert_eq!(o.stdout.text, "[]\n", "{o:?}");
+}
+
+#[test]
+fn without_an_attempt_a_background_process_still_ends_with_its_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(cfg) = strict_cfg(ws.path()) else { return };
+    let tag = format!("sleep 32{}", std::process::id() % 1000);
+    let o = run(&cfg, &format!("{tag} & echo started"));
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)),
+        "a lone command's background child outlived it"
+    );
+}
