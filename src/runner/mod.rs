@@ -366,6 +366,16 @@ struct Attempt<'a> {
     /// The attempt's way to a model API (live, recorded, replayed), shared by every agent it
     /// starts.
     model: ModelLink,
+    /// The attempt's namespaces and persistent shell: ended once the verdict's evidence is
+    /// taken (validators and verification run while the agent's services still live), and
+    /// on every other way out of the attempt ([`Drop`]).
+    attempt_sandbox: sandbox::AttemptSandbox,
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        self.attempt_sandbox.end();
+    }
 }
 
 impl<'a> Attempt<'a> {
@@ -408,8 +418,13 @@ impl<'a> Attempt<'a> {
             Some(env) => environment::layout(env, &spec_dir(&file.path), run_dir).map_err(RunError::Environment)?,
             None => environment::Layout::default(),
         };
-        let sandbox = sandbox_config(task, &workspace, &plan, &provisioned, layout);
+        let mut sandbox = sandbox_config(task, &workspace, &plan, &provisioned, layout);
         sandbox::check_config(&sandbox).map_err(RunError::Isolation)?;
+        // What outlives one command but not the attempt: under strict, the namespaces every
+        // command joins (services live until the attempt ends); the persistent shell.
+        let attempt_sandbox = sandbox::AttemptSandbox::start(&sandbox)
+            .map_err(|e| RunError::sandbox_start("the attempt's sandbox", e.to_string()))?;
+        sandbox.attempt = Some(attempt_sandbox.clone());
         let gate = ToolGate::new(&task.policy.tools).map_err(|e| RunError::Spec(e.to_string()))?;
         let agent_isolation = agent_isolation(source, &sandbox);
         let ledger = Ledger::open(run_dir, agent_isolation.clone(), events.clone())?;
@@ -500,6 +515,7 @@ impl<'a> Attempt<'a> {
             events,
             _claim: claim,
             model: ModelLink::new(plan_traffic),
+            attempt_sandbox,
         })
     }
 
@@ -537,6 +553,8 @@ impl<'a> Attempt<'a> {
         };
         let ending = kind.play(&mut self, &mut record)?;
         record.validations = self.validate(&mut record)?;
+        // Nothing the agent started runs past the evidence.
+        self.attempt_sandbox.end();
         let (outcome, reason) = judge::judge(ending, &record);
         record.outcome = Some(outcome);
         if record.stop_reason.is_none() {

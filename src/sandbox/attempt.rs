@@ -24,9 +24,10 @@
 //!   B's death ends the namespace. A command that times out is still ended as a tree (its
 //!   process group and its tagged processes) at once.
 //!
-//! Each command keeps its own Landlock domain, seccomp filter, rlimits and timeout; the
-//! attempt's memory and process limits are one cgroup for the whole attempt (services
-//! included), where a hit is named for the command during which it happened. Signals between
+//! Each command keeps its own Landlock domain, seccomp filter, rlimits, cgroup and timeout:
+//! the task's limits hold per command as before. A command whose processes outlive it hands
+//! its cgroup to the attempt, where it goes on limiting them until the attempt ends (a fork
+//! bomb's leftovers fill their own cgroup, not the next command's). Signals between
 //! the attempt's processes are not scoped (a later command may `kill` an earlier command's
 //! server); nothing outside the attempt is in its PID namespace to be signalled.
 //!
@@ -58,6 +59,9 @@ struct Inner {
     holder: Option<holder::Holder>,
     /// The persistent shell, started by the first call that asks for it.
     session: Mutex<Option<Session>>,
+    /// Cgroups of commands whose processes live on ([`AttemptSandbox::adopt_cgroup`]).
+    #[cfg(target_os = "linux")]
+    cgroups: Mutex<Vec<super::cgroup::CommandCgroup>>,
     grace: Duration,
 }
 
@@ -77,8 +81,6 @@ pub(crate) struct Joining<'a> {
     pub(crate) same_view: bool,
     /// The attempt's TMPDIR (canonical), shown in the attempt's view at its own path.
     pub(crate) tmp: &'a Path,
-    /// The attempt's cgroup, which every joined command enters.
-    pub(crate) cgroup: Option<&'a super::cgroup::CommandCgroup>,
 }
 
 impl AttemptSandbox {
@@ -97,6 +99,8 @@ impl AttemptSandbox {
                 #[cfg(target_os = "linux")]
                 holder,
                 session: Mutex::new(None),
+                #[cfg(target_os = "linux")]
+                cgroups: Mutex::new(Vec::new()),
                 grace: cfg.grace,
             }),
         })
@@ -128,7 +132,9 @@ impl AttemptSandbox {
         };
         let fresh = slot.as_ref().is_none_or(|s| !s.alive());
         if fresh {
-            *slot = Some(Session::start(cfg)?);
+            let mut own = cfg.clone();
+            own.attempt = Some(self.clone());
+            *slot = Some(Session::start(&own)?);
         }
         let Some(session) = slot.as_mut() else {
             return Err(SandboxError::Spawn {
@@ -149,7 +155,7 @@ impl AttemptSandbox {
     /// here, or its level, workspace, network, fixed root or mounts are not the attempt's).
     #[cfg(target_os = "linux")]
     pub(crate) fn joining(&self, cfg: &SandboxConfig, workspace: &Path) -> Option<Joining<'_>> {
-        let h = self.inner.holder.as_ref()?;
+        let h = self.inner.holder.as_ref().filter(|h| !h.ended())?;
         let base = &h.base;
         let same_place = cfg.isolation == Isolation::Strict
             && cfg.network == base.network
@@ -163,8 +169,17 @@ impl AttemptSandbox {
             ns: &h.ns,
             same_view: cfg.read_paths == base.read_paths && cfg.write_paths == base.write_paths,
             tmp: h.tmp(),
-            cgroup: h.cgroup.as_ref(),
         })
+    }
+
+    /// Keeps the cgroup of a command whose processes outlive it (a service, a fork bomb's
+    /// sleepers): it goes on limiting them, and its members are killed when the attempt
+    /// ends. Outside an attempt with namespaces it is dropped at once (its members killed).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn adopt_cgroup(&self, cgroup: super::cgroup::CommandCgroup) {
+        if let Ok(mut kept) = self.inner.cgroups.lock() {
+            kept.push(cgroup);
+        }
     }
 
     /// Runs `f` on a thread inside the attempt's network namespace (a validator's port or
@@ -208,6 +223,11 @@ impl Inner {
         if let Some(h) = &self.holder {
             h.end(self.grace);
         }
+        // Dropping a cgroup kills what is left in it and removes it.
+        #[cfg(target_os = "linux")]
+        if let Ok(mut kept) = self.cgroups.lock() {
+            kept.clear();
+        }
     }
 }
 
@@ -243,7 +263,6 @@ mod holder {
     use nix::sys::signal::{kill, killpg, Signal};
     use nix::unistd::Pid;
 
-    use super::super::cgroup::CommandCgroup;
     use super::super::process::{lasting, wait_exit_until, PrivateTmp};
     use super::super::spawn::{self, ChildSetup, CommandLine, RawLimits};
     use super::super::strict::{self, Entry, NamespaceFds};
@@ -264,7 +283,6 @@ mod holder {
         /// [`super::Inner`]'s `end`).
         _tmp: PrivateTmp,
         tmp_canonical: std::path::PathBuf,
-        pub(super) cgroup: Option<CommandCgroup>,
         pub(super) base: BaseView,
         ended: AtomicBool,
     }
@@ -288,16 +306,6 @@ mod holder {
             let workspace = cfg.workspace.canonicalize().map_err(spawn_err)?;
             let tmp = PrivateTmp::create(&workspace).map_err(spawn_err)?;
             let tmp_canonical = tmp.path().canonicalize().map_err(spawn_err)?;
-            let cgroup = if cfg.cgroup.unwrap_or(true) {
-                CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
-                    spawn_err(io::Error::new(
-                        e.kind(),
-                        format!("cannot create the attempt's cgroup: {e}"),
-                    ))
-                })?
-            } else {
-                None
-            };
             let seen_root = cfg.root.as_ref().map_or(workspace.as_path(), FixedPath::as_path);
             let prep = strict::prepare(
                 ViewRequest {
@@ -328,15 +336,7 @@ mod holder {
             };
             let setup = ChildSetup {
                 limits: Some(RawLimits::from(&limits)),
-                cgroup_fds: {
-                    let mut fds = [-1i32; 2];
-                    if let Some(cg) = &cgroup {
-                        for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
-                            *slot = fd;
-                        }
-                    }
-                    fds
-                },
+                cgroup_fds: [-1, -1],
                 die_with_parent: false,
                 strict: Some(prep.raw(cfg.grace, status_write.as_raw_fd())),
             };
@@ -376,7 +376,6 @@ mod holder {
                 ns,
                 _tmp: tmp,
                 tmp_canonical,
-                cgroup,
                 base: BaseView {
                     workspace,
                     read_paths: cfg.read_paths.clone(),
@@ -387,6 +386,11 @@ mod holder {
                 },
                 ended: AtomicBool::new(false),
             })
+        }
+
+        /// Whether the attempt was ended: a command after that runs alone.
+        pub(super) fn ended(&self) -> bool {
+            self.ended.load(Ordering::SeqCst)
         }
 
         pub(super) fn tmp(&self) -> &Path {
@@ -404,9 +408,6 @@ mod holder {
                 let _ = kill(self.b, Signal::SIGKILL);
                 let _ = killpg(self.a, Signal::SIGKILL);
                 let _ = wait_exit_until(self.a, Instant::now() + Duration::from_secs(5));
-            }
-            if let Some(cg) = &self.cgroup {
-                cg.kill_members();
             }
             reap(self.a);
         }

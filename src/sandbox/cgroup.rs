@@ -230,18 +230,6 @@ impl CommandCgroup {
         counter(&dir.join("pids.events"), "max") > 0
     }
 
-    /// How often the process limit was hit and processes were OOM-killed so far (a cgroup
-    /// shared by an attempt's commands is compared before and after each command).
-    pub(crate) fn hit_counts(&self) -> (u64, u64) {
-        let pids = self.pids.as_ref().map_or(0, |(dir, _)| counter(&dir.join("pids.events"), "max"));
-        let oom = match &self.memory {
-            Some((dir, Version::V1)) => counter(&dir.join("memory.oom_control"), "oom_kill"),
-            Some((dir, Version::V2)) => counter(&dir.join("memory.events"), "oom_kill"),
-            None => 0,
-        };
-        (pids, oom)
-    }
-
     /// Whether a process was OOM-killed because of the memory limit.
     pub(crate) fn oom_killed(&self) -> bool {
         match &self.memory {

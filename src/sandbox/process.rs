@@ -113,10 +113,7 @@ pub(crate) fn run_shell_unchecked(
     let limited = level != Isolation::None;
 
     #[cfg(target_os = "linux")]
-    let cgroup = if joining.is_some() {
-        // The attempt's cgroup holds the limits of the attempt's whole tree.
-        None
-    } else if limited && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
+    let cgroup = if limited && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
         super::cgroup::CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
             spawn_err(io::Error::new(
                 e.kind(),
@@ -126,10 +123,6 @@ pub(crate) fn run_shell_unchecked(
     } else {
         None
     };
-    #[cfg(target_os = "linux")]
-    let attempt_cgroup = joining.as_ref().and_then(|j| j.cgroup);
-    #[cfg(target_os = "linux")]
-    let hits_before = attempt_cgroup.map(super::cgroup::CommandCgroup::hit_counts);
     // Where the command sees the workspace and its working directory: at the fixed root when
     // the task has one (strict only, checked above), else at their host paths.
     let seen_root = cfg.root.as_ref().map_or(root.as_path(), FixedPath::as_path);
@@ -162,7 +155,7 @@ pub(crate) fn run_shell_unchecked(
                 },
             },
         };
-        let unlimited_by_cgroup = !cgroup.as_ref().or(attempt_cgroup).is_some_and(|cg| cg.limits_processes());
+        let unlimited_by_cgroup = !cgroup.as_ref().is_some_and(|cg| cg.limits_processes());
         Some(
             super::strict::prepare(view, cfg.limits.processes.filter(|_| unlimited_by_cgroup), entry)
                 .map_err(|reason| SandboxError::Unsupported { level, reason })?,
@@ -185,7 +178,7 @@ pub(crate) fn run_shell_unchecked(
     // a hit named by the OOM counter). RLIMIT_AS would only get in the way: it counts address
     // space, which runtimes such as node, the JVM or Go reserve far beyond what they use.
     #[cfg(target_os = "linux")]
-    if cgroup.as_ref().or(attempt_cgroup).is_some_and(|cg| cg.limits_memory()) {
+    if cgroup.as_ref().is_some_and(|cg| cg.limits_memory()) {
         raw_limits.memory = None;
     }
     let setup = ChildSetup {
@@ -193,7 +186,7 @@ pub(crate) fn run_shell_unchecked(
         #[cfg(target_os = "linux")]
         cgroup_fds: {
             let mut fds = [-1i32; 2];
-            if let Some(cg) = cgroup.as_ref().or(attempt_cgroup) {
+            if let Some(cg) = &cgroup {
                 for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
                     *slot = fd;
                 }
@@ -252,18 +245,12 @@ pub(crate) fn run_shell_unchecked(
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))] // the cgroup adds the peak count
     let (status, mut usage) = leader.reap().map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
-    let (pids_hit, oom) = match (&cgroup, attempt_cgroup.zip(hits_before)) {
-        (Some(cg), _) => {
+    let (pids_hit, oom) = match &cgroup {
+        Some(cg) => {
             usage.peak_processes = cg.peak();
             (cg.pids_hit(), cg.oom_killed())
         }
-        // The attempt's cgroup counts for the whole attempt: a hit is this command's when
-        // it happened while the command ran.
-        (None, Some((cg, (pids_before, oom_before)))) => {
-            let (pids_after, oom_after) = cg.hit_counts();
-            (pids_after > pids_before, oom_after > oom_before)
-        }
-        (None, None) => (false, false),
+        None => (false, false),
     };
     #[cfg(not(target_os = "linux"))]
     let (pids_hit, oom) = (false, false);
@@ -278,8 +265,13 @@ pub(crate) fn run_shell_unchecked(
     let drain = if leave_to_attempt { LEFTOVER_DRAIN } else { DRAIN_WAIT };
     let stdout = out.finish(drain);
     let stderr = err.finish(drain);
+    // The command's cgroup goes on limiting what it left running; the attempt keeps it
+    // (and ends its members) until the attempt ends.
     #[cfg(target_os = "linux")]
-    drop(cgroup);
+    match (cgroup, &cfg.attempt) {
+        (Some(cg), Some(attempt)) if leave_to_attempt && !cg.member_pids().is_empty() => attempt.adopt_cgroup(cg),
+        (cg, _) => drop(cg),
+    }
     drop(own_tmp);
     let exit = exit_kind(status);
     let limit = name_limit(
@@ -644,8 +636,19 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
     let mut argv: Vec<&str> = vec![program];
     argv.extend_from_slice(args);
     let line = CommandLine::new(program, &argv[1..], env, &root).map_err(spawn_err)?;
+    // The shell's cgroup (the task's process and memory limits, for the shell's whole tree)
+    // is the attempt's to end.
     #[cfg(target_os = "linux")]
-    let attempt_cgroup = joining.as_ref().and_then(|j| j.cgroup);
+    let cgroup = if level != Isolation::None && cfg.cgroup.unwrap_or(level == Isolation::Strict) {
+        super::cgroup::CommandCgroup::create(cfg.limits.processes, cfg.limits.memory).map_err(|e| {
+            spawn_err(io::Error::new(
+                e.kind(),
+                format!("cannot create the persistent shell's cgroup: {e}"),
+            ))
+        })?
+    } else {
+        None
+    };
     #[cfg(target_os = "linux")]
     let strict = if level == Isolation::Strict {
         let entry = match &joining {
@@ -670,7 +673,7 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
                 },
                 cfg.limits
                     .processes
-                    .filter(|_| !attempt_cgroup.is_some_and(|cg| cg.limits_processes())),
+                    .filter(|_| !cgroup.as_ref().is_some_and(|cg| cg.limits_processes())),
                 entry,
             )
             .map_err(|reason| SandboxError::Unsupported { level, reason })?,
@@ -681,7 +684,7 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut raw_limits = RawLimits::from(&cfg.limits);
     #[cfg(target_os = "linux")]
-    if attempt_cgroup.is_some_and(|cg| cg.limits_memory()) {
+    if cgroup.as_ref().is_some_and(|cg| cg.limits_memory()) {
         raw_limits.memory = None;
     }
     let setup = ChildSetup {
@@ -689,7 +692,7 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
         #[cfg(target_os = "linux")]
         cgroup_fds: {
             let mut fds = [-1i32; 2];
-            if let Some(cg) = attempt_cgroup {
+            if let Some(cg) = &cgroup {
                 for (slot, fd) in fds.iter_mut().zip(cg.join_fds()) {
                     *slot = fd;
                 }
@@ -711,6 +714,10 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
     let spawned = spawn::spawn(&line, setup, Stdin::Piped).map_err(spawn_err)?;
     #[cfg(target_os = "linux")]
     drop(strict);
+    #[cfg(target_os = "linux")]
+    if let (Some(cg), Some(attempt)) = (cgroup, &cfg.attempt) {
+        attempt.adopt_cgroup(cg);
+    }
     piped_child(spawned, marker, own_tmp, spawn_err)
 }
 
