@@ -341,6 +341,12 @@ fn write_json(path: &Path, value: &serde_json::Value) -> std::io::Result<()> {
     std::fs::write(path, crate::inert::json(&text).into_owned() + "\n")
 }
 
+/// A watch over the files a judged phase rests on (inotify, Linux only).
+#[cfg(target_os = "linux")]
+type EvidenceWatchHandle = crate::validate::judged::EvidenceWatch;
+#[cfg(not(target_os = "linux"))]
+type EvidenceWatchHandle = std::convert::Infallible;
+
 /// One attempt in progress.
 struct Attempt<'a> {
     task: &'a TaskSpec,
@@ -645,6 +651,11 @@ impl<'a> Attempt<'a> {
             },
             None => None,
         };
+        let placed_paths: Vec<String> = match (&files, &placed) {
+            (Some(h), Some(_)) => h.placed_paths().collect(),
+            _ => Vec::new(),
+        };
+        let watch = self.watch_evidence(&placed_paths)?;
         let verification = verify::run(&VerifyRun {
             spec,
             pipeline: &self.pipe,
@@ -652,6 +663,14 @@ impl<'a> Attempt<'a> {
             folder: files.as_ref().and_then(|h| h.folder()),
             run_dir: &self.run_dir,
         });
+        let tampered_before = record.tampering.len();
+        self.note_changed_evidence(record, watch, "the verification")?;
+        let verification = match verification {
+            Ok(v) if record.tampering.len() > tampered_before => Ok(v.voided(
+                "the verifier's files were changed while it ran (see the tampering noted)",
+            )),
+            other => other,
+        };
         if let (Some(h), Some(displaced)) = (&files, placed) {
             self.take_out_hidden(record, h, displaced, "the verification")?;
         }
@@ -676,12 +695,71 @@ impl<'a> Attempt<'a> {
             (Some(h), Hidden::In) => self.place_hidden(record, &h, what)?.map(|d| (h, d)),
             _ => None,
         };
+        // What the agent left running lives on through the phase: the files the verdict rests
+        // on are watched while it is taken. The verifier's folder is set aside and filled
+        // inside the phase by the harness itself; `verify` watches it once it is placed.
+        let aside = self
+            .judging
+            .verify_files
+            .as_ref()
+            .and_then(|v| v.folder())
+            .map(|f| format!("{f}/"));
+        let evidence: Vec<String> = self
+            .judging
+            .protection
+            .files()
+            .map(str::to_string)
+            .chain(placed.iter().flat_map(|(h, _)| h.placed_paths().collect::<Vec<_>>()))
+            .filter(|p| aside.as_ref().is_none_or(|a| !p.starts_with(a.as_str())))
+            .collect();
+        let watch = self.watch_evidence(&evidence)?;
         let out = body(self, record);
+        self.note_changed_evidence(record, watch, what)?;
         if let Some((h, displaced)) = placed {
             self.take_out_hidden(record, &h, displaced, what)?;
         }
         self.judging.protection.observe(&self.ws);
         Ok(out)
+    }
+
+    /// Starts watching the workspace files `rels` for the length of a judged phase (see
+    /// `validate::judged::EvidenceWatch`). Linux only; elsewhere nothing of the agent's runs
+    /// during a judged phase.
+    fn watch_evidence(&self, rels: &[String]) -> Result<Option<EvidenceWatchHandle>, RunError> {
+        if rels.is_empty() {
+            return Ok(None);
+        }
+        #[cfg(target_os = "linux")]
+        return crate::validate::judged::EvidenceWatch::start(&self.workspace, rels.iter().map(String::as_str))
+            .map(Some)
+            .map_err(|e| RunError::harness("cannot watch the files the verdict rests on (inotify)", e));
+        #[cfg(not(target_os = "linux"))]
+        Ok(None)
+    }
+
+    /// Records as tampering what changed among the watched evidence during the judged phase
+    /// `what`.
+    fn note_changed_evidence(
+        &mut self,
+        record: &mut AttemptRecord,
+        watch: Option<EvidenceWatchHandle>,
+        what: &str,
+    ) -> Result<(), RunError> {
+        #[cfg(target_os = "linux")]
+        if let Some(w) = watch {
+            let changed = w.finish();
+            if !changed.is_empty() {
+                return self.note_tampering(
+                    record,
+                    changed,
+                    what,
+                    &format!("{what} does not count: what it read was changed while it ran"),
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (record, watch, what);
+        Ok(())
     }
 
     /// Places hidden files `h` for the judged phase `what`. `None` when what the agent left in

@@ -36,13 +36,18 @@ pub(crate) fn sandbox_config(ctx: &ToolContext, timeout_ms: Option<u64>) -> Sand
 
 /// Runs `command` in the sandbox (cwd already confined); maps sandbox failures to receipts.
 pub(crate) fn run_confined(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, Receipt> {
-    sandbox::run_shell(cfg, command, cwd).map_err(|e| match e {
+    sandbox::run_shell(cfg, command, cwd).map_err(sandbox_receipt)
+}
+
+/// The receipt of a command the sandbox could not run.
+fn sandbox_receipt(e: SandboxError) -> Receipt {
+    match e {
         SandboxError::OutsideWorkspace(_) => Receipt::error(ErrorCode::PermissionDenied, e.to_string()),
         other => Receipt::error(
             ErrorCode::ToolExecutionFailed,
             format!("the sandbox could not run the command: {other}"),
         ),
-    })
+    }
 }
 
 pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
@@ -74,11 +79,27 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
         }
     };
     let cfg = sandbox_config(ctx, a.u64("timeout_ms"));
-    let outcome = match run_confined(&cfg, command, cwd.as_deref().map(Path::new)) {
+    let ran = match (a.bool("session"), &cfg.attempt) {
+        (true, Some(attempt)) => attempt
+            .session(&cfg, command, cwd.as_deref().map(Path::new))
+            .map_err(sandbox_receipt),
+        (true, None) => Err(Receipt::error(
+            ErrorCode::InvalidInput,
+            "`session: true` needs an attempt (a task run); run the command without it",
+        )),
+        (false, _) => run_confined(&cfg, command, cwd.as_deref().map(Path::new)),
+    };
+    let outcome = match ran {
         Ok(o) => o,
         Err(r) => return r,
     };
-    receipt_for(command, &cfg, &outcome)
+    let mut receipt = receipt_for(command, &cfg, &outcome);
+    if a.bool("session") {
+        if let Some(data) = receipt.data.as_object_mut() {
+            data.insert("session".into(), json!(true));
+        }
+    }
+    receipt
 }
 
 fn outcome_data(o: &CommandOutcome) -> serde_json::Value {

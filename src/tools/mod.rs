@@ -82,6 +82,7 @@ pub fn registry() -> Vec<ToolInfo> {
                 "command": { "type": "string" },
                 "timeout_ms": { "type": "integer", "minimum": 1, "description": "Overrides the task's command timeout." },
                 "cwd": path("Workspace-relative working directory."),
+                "session": { "type": "boolean", "description": "Run in the attempt's persistent shell, where cd, export, variables and functions persist between calls (a call that times out ends the shell and its state)." },
                 "dry_run": dry } }),
             mutating: false,
             shorthand: Some("command"),

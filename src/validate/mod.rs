@@ -284,6 +284,14 @@ pub fn timeout_for(spec: &ValidatorSpec, ctx: &ValidateContext) -> Duration {
     own.unwrap_or(ctx.default_timeout)
 }
 
+/// Runs `check` inside the attempt's network namespace when it has one, else right here.
+fn in_attempt_network<T: Send>(ctx: &ValidateContext, check: impl FnOnce() -> T + Send) -> T {
+    match &ctx.pipeline.sandbox().attempt {
+        Some(attempt) => attempt.in_network(check),
+        None => check(),
+    }
+}
+
 /// Runs one validator on the calling thread (its own timeout applies inside).
 pub fn run_one(v: &Validator, ctx: &ValidateContext) -> ValidationResult {
     let started = Instant::now();
@@ -293,8 +301,9 @@ pub fn run_one(v: &Validator, ctx: &ValidateContext) -> ValidationResult {
         ValidatorSpec::FileExists(path) => file::file_exists(&ctx.workspace, path),
         ValidatorSpec::FileContains(c) => file::file_contains(&ctx.workspace, &c.path, &c.pattern),
         ValidatorSpec::Command(c) => command::run(&ctx.pipeline, c, timeout),
-        ValidatorSpec::PortListening(p) => net::port_listening(p, timeout),
-        ValidatorSpec::Http(h) => net::http(h, timeout),
+        // The attempt's services answer in the attempt's network namespace, where these look.
+        ValidatorSpec::PortListening(p) => in_attempt_network(ctx, || net::port_listening(p, timeout)),
+        ValidatorSpec::Http(h) => in_attempt_network(ctx, || net::http(h, timeout)),
     };
     obs.into_result(check_label(v), started, timestamp)
 }

@@ -226,6 +226,16 @@ impl Verification {
         fail(Verification::pending(spec, run_dir), why.to_string())
     }
 
+    /// This verification, voided: what it read was changed while it ran (by a process of the
+    /// agent's), so it failed with reward 0, whatever the tests said.
+    pub fn voided(mut self, why: &str) -> Verification {
+        self.notes.push(format!(
+            "the reward the run computed ({}) does not count",
+            self.reward.map_or_else(|| "none".to_string(), |r| format!("{r:.3}"))
+        ));
+        fail(self, why.to_string())
+    }
+
     /// A verification of `spec` about to start: pending, no reward yet.
     fn pending(spec: &VerifySpec, run_dir: &Path) -> Verification {
         Verification {

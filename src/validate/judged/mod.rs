@@ -33,6 +33,8 @@
 //! security section says so.
 
 mod protect;
+#[cfg(target_os = "linux")]
+mod watch;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +43,8 @@ use std::sync::Arc;
 
 pub use protect::{Protection, Tampering, NOT_SOURCE_DIRS};
 pub use report::{Baseline, RunnerEvidence};
+#[cfg(target_os = "linux")]
+pub use watch::EvidenceWatch;
 
 use crate::sandbox::{self, Beneath, CommandOutcome, SandboxConfig, SandboxError};
 
@@ -295,6 +299,11 @@ impl Hidden {
         }
         hidden.into = Some(into.to_string());
         Ok(hidden)
+    }
+
+    /// The workspace paths of the files, once placed.
+    pub fn placed_paths(&self) -> impl Iterator<Item = String> + '_ {
+        self.files.iter().map(|(rel, _, _)| self.at(rel))
     }
 
     /// The workspace folder the files go into, when they have one of their own.
