@@ -29,6 +29,9 @@
 //! interleaved bursts on a machine under load 4-6 (12 rounds of 30 samples each; the median
 //! of each burst's 10th percentile): before 7.03 ms, after 6.71 ms for plain `strict`, 7.31 ms
 //! at `/app` — all within the run-to-run noise of that machine.
+//!
+//! Attempt scope (issue 13, target: a command of an attempt within 1.2x of a lone strict
+//! command): see the README's "Services and the persistent shell" for the figures.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
@@ -95,6 +98,30 @@ fn bench(c: &mut Criterion) {
             let mut at_app = cfg.clone();
             at_app.root = Some(sandbox::FixedPath::parse("/app").expect("a fixed path"));
             variants.push(("medin_strict_at_app".into(), at_app));
+        }
+        // Issue 13: commands of an attempt join its namespaces instead of making their own.
+        // `in_attempt`: the attempt's view entered as it is (the agent's commands, setup,
+        // validators); `in_attempt_own_view`: a view of its own in the attempt's other
+        // namespaces (a judged run, whose report folder only it may write).
+        let mut attempts = Vec::new();
+        if level == Isolation::Strict {
+            let attempt = sandbox::AttemptSandbox::start(&cfg).expect("the attempt's sandbox starts");
+            let mut joined = cfg.clone();
+            joined.attempt = Some(attempt.clone());
+            let reports = tempfile::tempdir().expect("tempdir");
+            let mut own_view = joined.clone();
+            own_view
+                .write_paths
+                .push(reports.path().canonicalize().expect("canonical"));
+            variants.push(("medin_strict_in_attempt".into(), joined.clone()));
+            variants.push(("medin_strict_in_attempt_own_view".into(), own_view));
+            g.bench_function("medin_strict_session_call", |b| {
+                b.iter(|| {
+                    let o = attempt.session(black_box(&joined), "true", None).expect("session");
+                    assert!(o.success());
+                })
+            });
+            attempts.push((attempt, reports));
         }
         for (name, cfg) in variants {
             g.bench_function(name, |b| {

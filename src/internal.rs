@@ -140,9 +140,8 @@ pub mod runner {
 pub mod sandbox {
     pub use crate::sandbox::{
         check_config, check_isolation, default_isolation, doctor_main, exec_main, prepare_workspace, probe, run_shell,
-        spawn_agent, spawn_piped, AttemptSandbox, Beneath, ExecArgs, ExitKind, FixedMount, FixedPath, Isolation, LimitHit,
-        MountAccess,
-        SandboxConfig, SandboxError, SANDBOX_PATH,
+        spawn_agent, spawn_piped, AttemptSandbox, Beneath, ExecArgs, ExitKind, FixedMount, FixedPath, Isolation,
+        LimitHit, MountAccess, SandboxConfig, SandboxError, SANDBOX_PATH,
     };
 }
 

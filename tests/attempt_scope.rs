@@ -24,8 +24,12 @@ fn strict_cfg(dir: &Path) -> Option<SandboxConfig> {
 fn host_pids_with(needle: &str) -> Vec<i32> {
     let mut out = Vec::new();
     for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
         let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let zombie = stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'));
         if !zombie && String::from_utf8_lossy(&cmd).replace('\0', " ").contains(needle) {
@@ -81,7 +85,10 @@ fn a_background_process_outlives_its_command_and_dies_with_the_attempt() {
     assert_eq!(o.code, 0, "{o:?}");
     assert!(o.stdout.contains("started"), "{o:?}");
     assert!(o.ms < 2000, "the command waited for its background child: {o:?}");
-    assert!(!host_pids_with(&tag).is_empty(), "the background sleep died with its command");
+    assert!(
+        !host_pids_with(&tag).is_empty(),
+        "the background sleep died with its command"
+    );
     // The next command sees it: same PID namespace.
     let o = run(&cfg, "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
     assert!(o.stdout.contains(&tag), "{o:?}");
@@ -109,7 +116,10 @@ fn a_server_started_by_one_command_answers_the_next_on_localhost() {
     let o = run(&cfg, fetch);
     assert!(o.stdout.contains("hello from the service"), "{o:?}");
     // The network is still the attempt's own: nothing outside answers.
-    let o = run(&cfg, "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=1)\"");
+    let o = run(
+        &cfg,
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=1)\"",
+    );
     assert_ne!(o.code, 0, "the attempt reached the outside network: {o:?}");
     attempt.end();
 }

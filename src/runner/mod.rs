@@ -666,9 +666,9 @@ impl<'a> Attempt<'a> {
         let tampered_before = record.tampering.len();
         self.note_changed_evidence(record, watch, "the verification")?;
         let verification = match verification {
-            Ok(v) if record.tampering.len() > tampered_before => Ok(v.voided(
-                "the verifier's files were changed while it ran (see the tampering noted)",
-            )),
+            Ok(v) if record.tampering.len() > tampered_before => {
+                Ok(v.voided("the verifier's files were changed while it ran (see the tampering noted)"))
+            }
             other => other,
         };
         if let (Some(h), Some(displaced)) = (&files, placed) {

@@ -125,7 +125,12 @@ impl AttemptSandbox {
     /// `export` and functions persist between calls; `cfg` gives the timeout and output cap
     /// (see [`super::session`]). A call that times out ends the shell, whose state is then lost:
     /// the next call starts a new one.
-    pub fn session(&self, cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
+    pub fn session(
+        &self,
+        cfg: &SandboxConfig,
+        command: &str,
+        cwd: Option<&Path>,
+    ) -> Result<CommandOutcome, SandboxError> {
         let mut slot = match self.inner.session.lock() {
             Ok(s) => s,
             Err(poisoned) => poisoned.into_inner(),

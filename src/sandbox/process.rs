@@ -164,7 +164,13 @@ pub(crate) fn run_shell_unchecked(
         None
     };
 
-    let env = command_env(cfg, seen_root, tmp_path, cfg.root.is_some().then_some(seen_dir.as_path()), &marker);
+    let env = command_env(
+        cfg,
+        seen_root,
+        tmp_path,
+        cfg.root.is_some().then_some(seen_dir.as_path()),
+        &marker,
+    );
     let line = CommandLine::new("/bin/sh", &["-c", command], env, &dir).map_err(spawn_err)?;
     // Strict: the first process reports the command's own exit here (see `wait_command`).
     #[cfg(target_os = "linux")]
@@ -629,10 +635,22 @@ pub(crate) fn spawn_session(cfg: &SandboxConfig, program: &str, args: &[&str]) -
         (None, None) => unreachable!("a shell without a TMPDIR of its own shares the attempt's"),
     };
     #[cfg(not(target_os = "linux"))]
-    let tmp_path: PathBuf = own_tmp.as_ref().map_or_else(|| PathBuf::from("/tmp"), |t| t.path().to_path_buf());
-    let seen_root = cfg.root.as_ref().map_or(root.as_path(), FixedPath::as_path).to_path_buf();
+    let tmp_path: PathBuf = own_tmp
+        .as_ref()
+        .map_or_else(|| PathBuf::from("/tmp"), |t| t.path().to_path_buf());
+    let seen_root = cfg
+        .root
+        .as_ref()
+        .map_or(root.as_path(), FixedPath::as_path)
+        .to_path_buf();
     let marker = Marker::new();
-    let env = command_env(cfg, &seen_root, &tmp_path, cfg.root.is_some().then_some(seen_root.as_path()), &marker);
+    let env = command_env(
+        cfg,
+        &seen_root,
+        &tmp_path,
+        cfg.root.is_some().then_some(seen_root.as_path()),
+        &marker,
+    );
     let mut argv: Vec<&str> = vec![program];
     argv.extend_from_slice(args);
     let line = CommandLine::new(program, &argv[1..], env, &root).map_err(spawn_err)?;

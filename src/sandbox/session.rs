@@ -133,13 +133,21 @@ impl Session {
 
     /// Runs `command` (in `cwd`, a workspace-relative directory, when given) under `cfg`'s
     /// timeout and output cap.
-    pub(crate) fn run(&mut self, cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
+    pub(crate) fn run(
+        &mut self,
+        cfg: &SandboxConfig,
+        command: &str,
+        cwd: Option<&Path>,
+    ) -> Result<CommandOutcome, SandboxError> {
         let started = Instant::now();
         let nonce = nonce();
         let mut line = String::from("{ ");
         if let Some(dir) = cwd {
             let seen = cfg.workspace_seen().join(dir);
-            line.push_str(&format!("cd -- {} && ", ansi_c_quote(seen.as_os_str().as_encoded_bytes())));
+            line.push_str(&format!(
+                "cd -- {} && ",
+                ansi_c_quote(seen.as_os_str().as_encoded_bytes())
+            ));
         }
         line.push_str(&format!(
             "eval {} ; }} </dev/null; __medin_status=$?; printf '\\n\\036{nonce} %d\\036\\n' \"$__medin_status\"; printf '\\036{nonce}\\036\\n' >&2\n",
@@ -149,10 +157,7 @@ impl Session {
         let mut err = CallStream::new(cfg.output_cap, std::mem::take(&mut self.carry[1]));
         let out_marker = format!("\n\x1e{nonce} ").into_bytes();
         let err_marker = format!("\x1e{nonce}\x1e\n").into_bytes();
-        let sent = self
-            .stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush());
+        let sent = self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush());
         let mut status: Option<i32> = None;
         let mut err_done = false;
         let deadline = started + cfg.timeout;

@@ -144,10 +144,7 @@ pub(crate) enum Entry<'a> {
     /// view, reports that it is ready and reaps until the harness ends the attempt.
     Holder,
     /// A process of an attempt: it joins the holder's namespaces.
-    Joined {
-        ns: &'a NamespaceFds,
-        view: JoinedView<'a>,
-    },
+    Joined { ns: &'a NamespaceFds, view: JoinedView<'a> },
 }
 
 /// The filesystem a process of an attempt sees.
@@ -348,10 +345,15 @@ pub(crate) fn prepare(
     let (view, entry) = match entry {
         Entry::Alone => (Some(super::view::plan(&req)?), PreparedEntry::Alone),
         Entry::Holder => (Some(super::view::plan(&req)?), PreparedEntry::Holder),
-        Entry::Joined { ns, view: JoinedView::Own } => (
+        Entry::Joined {
+            ns,
+            view: JoinedView::Own,
+        } => (
             Some(super::view::plan(&req)?),
             PreparedEntry::Joined {
-                ns: ns.dup().map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
+                ns: ns
+                    .dup()
+                    .map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
                 enter: None,
             },
         ),
@@ -361,7 +363,9 @@ pub(crate) fn prepare(
         } => (
             None,
             PreparedEntry::Joined {
-                ns: ns.dup().map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
+                ns: ns
+                    .dup()
+                    .map_err(|e| format!("cannot hold the attempt's namespaces: {e}"))?,
                 enter: Some(
                     std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(enter.as_os_str()))
                         .map_err(|_| format!("the directory {} holds a NUL byte", enter.display()))?,

@@ -33,9 +33,9 @@
 //! security section says so.
 
 mod protect;
+mod report;
 #[cfg(target_os = "linux")]
 mod watch;
-mod report;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -41,7 +41,9 @@ impl EvidenceWatch {
         let mut by_folder: BTreeMap<String, BTreeSet<OsString>> = BTreeMap::new();
         for rel in rels {
             let p = Path::new(rel);
-            let (Some(name), parent) = (p.file_name(), p.parent()) else { continue };
+            let (Some(name), parent) = (p.file_name(), p.parent()) else {
+                continue;
+            };
             let folder = parent.map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
             by_folder.entry(folder).or_default().insert(name.to_os_string());
         }
@@ -58,7 +60,11 @@ impl EvidenceWatch {
             | AddWatchFlags::IN_DONT_FOLLOW
             | AddWatchFlags::IN_ONLYDIR;
         for (folder, names) in by_folder {
-            let dir = if folder.is_empty() { root.to_path_buf() } else { root.join(&folder) };
+            let dir = if folder.is_empty() {
+                root.to_path_buf()
+            } else {
+                root.join(&folder)
+            };
             // A folder that is not there (or is a link: IN_DONT_FOLLOW | IN_ONLYDIR refuse it)
             // holds none of the evidence now; the restore before the phase reported it.
             if let Ok(wd) = inotify.add_watch(&dir, mask) {
@@ -84,7 +90,9 @@ impl EvidenceWatch {
                         .insert("changed too often to follow");
                     continue;
                 }
-                let Some((folder, names)) = self.folders.get(&ev.wd) else { continue };
+                let Some((folder, names)) = self.folders.get(&ev.wd) else {
+                    continue;
+                };
                 let shown = |name: &std::ffi::OsStr| {
                     let n = name.to_string_lossy();
                     if folder.is_empty() {
@@ -93,8 +101,15 @@ impl EvidenceWatch {
                         format!("{folder}/{n}")
                     }
                 };
-                if ev.mask.intersects(AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF) {
-                    let at = if folder.is_empty() { ".".to_string() } else { folder.clone() };
+                if ev
+                    .mask
+                    .intersects(AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF)
+                {
+                    let at = if folder.is_empty() {
+                        ".".to_string()
+                    } else {
+                        folder.clone()
+                    };
                     found.entry(at).or_default().insert("its folder was moved or removed");
                     continue;
                 }
@@ -102,11 +117,17 @@ impl EvidenceWatch {
                 if !names.contains(name) {
                     continue;
                 }
-                let what = if ev.mask.intersects(AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_CLOSE_WRITE) {
+                let what = if ev
+                    .mask
+                    .intersects(AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_CLOSE_WRITE)
+                {
                     "written"
                 } else if ev.mask.contains(AddWatchFlags::IN_ATTRIB) {
                     "its mode or owner changed"
-                } else if ev.mask.intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM) {
+                } else if ev
+                    .mask
+                    .intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM)
+                {
                     "removed or moved away"
                 } else {
                     "replaced"
@@ -158,6 +179,9 @@ mod tests {
         let w = EvidenceWatch::start(dir.path(), ["t/a"]).unwrap();
         std::fs::rename(dir.path().join("t"), dir.path().join("u")).unwrap();
         let found = w.finish();
-        assert!(found.iter().any(|t| t.path == "t" && t.change.contains("moved")), "{found:?}");
+        assert!(
+            found.iter().any(|t| t.path == "t" && t.change.contains("moved")),
+            "{found:?}"
+        );
     }
 }
