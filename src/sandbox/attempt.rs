@@ -45,7 +45,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::session::Session;
-use super::{CommandOutcome, Isolation, SandboxConfig, SandboxError};
+#[cfg(target_os = "linux")]
+use super::Isolation;
+use super::{CommandOutcome, SandboxConfig, SandboxError};
 
 /// The sandbox one attempt's commands share (see the module documentation). Cheap to clone;
 /// the last clone dropped ends it.
