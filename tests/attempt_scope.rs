@@ -188,3 +188,166 @@ fn without_an_attempt_a_background_process_still_ends_with_its_command() {
         "a lone command's background child outlived it"
     );
 }
+
+/// A workspace and, beside it, a folder that must stay intact; a strict config inside a
+/// started attempt.
+fn attempt_with_outside() -> Option<(tempfile::TempDir, SandboxConfig, AttemptSandbox, std::path::PathBuf)> {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let outside = root.path().join("outside");
+    fs::create_dir(&ws).unwrap();
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("victim.txt"), "original").unwrap();
+    let mut cfg = strict_cfg(&ws.canonicalize().unwrap())?;
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    Some((root, cfg, attempt, outside.canonicalize().unwrap()))
+}
+
+// The escapes a lone strict command is tested against (tests/sandbox_attacks.rs), at attempt
+// scope: joining the attempt's namespaces must not open any of them, and what one command
+// leaves running must not open them for the next.
+
+#[test]
+fn in_an_attempt_writes_outside_the_workspace_fail_however_they_are_made() {
+    let Some((_root, cfg, _attempt, outside)) = attempt_with_outside() else {
+        return;
+    };
+    let o = run(
+        &cfg,
+        &format!(
+            "echo pwned > {o}/abs.txt; echo pwned > ../outside/dotdot.txt; ln -s {o} link && echo pwned > link/sym.txt; \
+             ln {o}/victim.txt hl; echo pwned > hl; echo fine > inside.txt && echo wrote-inside",
+            o = outside.display()
+        ),
+    );
+    assert!(o.stdout.contains("wrote-inside"), "{o:?}");
+    assert_eq!(fs::read_to_string(outside.join("victim.txt")).unwrap(), "original");
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "something was written outside"
+    );
+}
+
+#[test]
+fn in_an_attempt_the_host_loopback_is_not_reachable_and_secrets_stay_closed() {
+    let Some((_root, cfg, _attempt, _outside)) = attempt_with_outside() else {
+        return;
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let o = run(
+        &cfg,
+        &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2); print(\"connected\")'"),
+    );
+    assert!(
+        !o.stdout.contains("connected"),
+        "the attempt's loopback reached the host's: {o:?}"
+    );
+    assert!(listener.accept().is_err(), "the host's listener got a connection");
+    let o = run(&cfg, "cat /etc/shadow; ls /root /home 2>&1; echo done");
+    assert!(!o.stdout.contains("root:"), "{o:?}");
+    assert!(o.stderr.contains("/etc/shadow: Permission denied"), "{o:?}");
+}
+
+#[test]
+fn in_an_attempt_the_holder_and_other_commands_cannot_be_read_traced_or_used() {
+    let Some((_root, cfg, attempt, _outside)) = attempt_with_outside() else {
+        return;
+    };
+    // An earlier command's process: a later command may see and signal it, never trace it or
+    // read its memory.
+    let tag = format!("sleep 33{}", std::process::id() % 1000);
+    assert_eq!(run(&cfg, &format!("{tag} & echo $! > pid")).code, 0);
+    let o = run(
+        &cfg,
+        "p=$(cat pid); python3 -c 'import ctypes, sys; l = ctypes.CDLL(None, use_errno=True); r = l.ptrace(16, int(sys.argv[1]), 0, 0); print(\"attached\" if r == 0 else \"ptrace-errno-%d\" % ctypes.get_errno())' $p; \
+         cat /proc/$p/mem 2>&1 | head -c 100; echo",
+    );
+    assert!(o.stdout.contains("ptrace-errno-1"), "{o:?}");
+    assert!(!o.stdout.contains("attached"), "{o:?}");
+    // The holder (PID 1): its environment, root, working directory and descriptors are closed.
+    let o = run(
+        &cfg,
+        "cat /proc/1/environ; ls /proc/1/root/ /proc/1/cwd/ /proc/1/fd/ 2>&1; kill -9 1; echo survived-$?",
+    );
+    assert!(!o.stdout.contains("PATH="), "{o:?}");
+    assert!(!o.stdout.contains("workspace"), "{o:?}");
+    // SIGKILL to PID 1 from inside is ignored by the kernel: the attempt lives on.
+    assert!(
+        o.stdout.contains("survived-0") || o.stdout.contains("survived-1"),
+        "{o:?}"
+    );
+    assert_eq!(run(&cfg, "echo alive").stdout, "alive\n");
+    // Namespaces, mounts and kernel interfaces stay closed when joined.
+    let o = run(
+        &cfg,
+        "unshare -r true && echo unshared; mount -t tmpfs none /tmp && echo mounted; nsenter -t 1 -m true && echo entered; echo end",
+    );
+    assert!(
+        !o.stdout.contains("unshared") && !o.stdout.contains("mounted") && !o.stdout.contains("entered"),
+        "{o:?}"
+    );
+    attempt.end();
+    assert!(wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)));
+}
+
+#[test]
+fn daemons_that_leave_their_session_and_ignore_sigterm_die_with_the_attempt() {
+    let Some((_root, cfg, attempt, _outside)) = attempt_with_outside() else {
+        return;
+    };
+    let tag = format!("34{}", std::process::id() % 1000);
+    let o = run(
+        &cfg,
+        &format!(
+            "setsid sh -c 'sleep {tag}1' & \
+             (setsid sh -c 'trap \"\" TERM HUP; sleep {tag}2' > /dev/null 2>&1 &) & \
+             env -i /bin/sh -c 'nohup sleep {tag}3 > /dev/null 2>&1 &'; echo started"
+        ),
+    );
+    assert!(o.stdout.contains("started"), "{o:?}");
+    assert!(
+        wait_until(
+            || host_pids_with(&format!("sleep {tag}")).len() >= 3,
+            Duration::from_secs(5)
+        ),
+        "{:?}",
+        host_pids_with(&format!("sleep {tag}"))
+    );
+    let ended = Instant::now();
+    attempt.end();
+    assert!(
+        wait_until(
+            || host_pids_with(&format!("sleep {tag}")).is_empty(),
+            Duration::from_secs(5)
+        ),
+        "daemons outlived the attempt: {:?}",
+        host_pids_with(&format!("sleep {tag}"))
+    );
+    assert!(ended.elapsed() < Duration::from_secs(5));
+    // Ended is ended: a later command runs alone (nothing joins a dead attempt).
+    assert_eq!(run(&cfg, "echo after").stdout, "after\n");
+}
+
+#[test]
+fn a_session_at_process_level_keeps_its_state_and_ends_with_the_attempt() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut cfg = SandboxConfig::new(ws.path());
+    cfg.timeout = Duration::from_secs(10);
+    cfg.grace = Duration::from_millis(200);
+    cfg.isolation = Isolation::Process;
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    assert!(!attempt.has_namespaces());
+    cfg.attempt = Some(attempt.clone());
+    let tag = format!("sleep 35{}", std::process::id() % 1000);
+    let o = attempt.session(&cfg, &format!("export A=1; {tag} &"), None).unwrap();
+    assert!(o.success(), "{o:?}");
+    let o = attempt.session(&cfg, "echo $A", None).unwrap();
+    assert_eq!(o.stdout.text, "1\n");
+    assert!(!host_pids_with(&tag).is_empty());
+    attempt.end();
+    assert!(wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)));
+}
