@@ -161,7 +161,11 @@ pub fn plan_with(
     let mut settings = RunSettings::new(output, default_agent);
     settings.traffic = traffic;
     settings.agents = agents.clone();
-    settings.isolation = suite.config.isolation;
+    settings.defaults = crate::plan::SuiteDefaults {
+        isolation: suite.config.isolation,
+        network: suite.config.network,
+        pass_env: suite.config.pass_env.clone(),
+    };
     settings.run_id = run_id.to_string();
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
     Ok(Plan {

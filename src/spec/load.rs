@@ -513,6 +513,11 @@ fn translate(
 
     // A custom message (durations, sizes, solution steps): `what is wrong; how to fix it`.
     let mut p = pos0;
+    // One about a value it names first (`` `PATH` cannot be passed ``): the library points at
+    // the list that holds it; point at the value.
+    if let Some((value, _)) = message.strip_prefix('`').and_then(|rest| rest.split_once('`')) {
+        p = src.value_from(pos0, value).unwrap_or(pos0);
+    }
     if let Some(rest) = message.split_once("but `").map(|(_, r)| r) {
         if let Some((extra, _)) = rest.split_once("` follows") {
             p = src.find_key_in_map(pos0, extra, 1).unwrap_or(pos0);
@@ -973,6 +978,37 @@ impl<'a> Source<'a> {
             .take_while(|c| !matches!(c, ':' | ',' | '}' | '"' | '\'' | ' ' | '#'))
             .collect();
         (!w.is_empty()).then_some(w)
+    }
+
+    /// The first place at or after `pos` where `value` is written as a whole word (not inside
+    /// a longer name): where a list the library points at holds the item an error is about.
+    fn value_from(&self, pos: (usize, usize), value: &str) -> Option<(usize, usize)> {
+        if value.is_empty() {
+            return None;
+        }
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        (pos.0..=self.lines.len()).find_map(|n| {
+            let l = self.line(n)?;
+            let from = if n == pos.0 {
+                l.char_indices()
+                    .nth(pos.1.saturating_sub(1))
+                    .map_or(l.len(), |(b, _)| b)
+            } else {
+                0
+            };
+            let mut at = from;
+            while let Some(b) = l[at..].find(value) {
+                let start = at + b;
+                let end = start + value.len();
+                let before = l[..start].chars().next_back();
+                let after = l[end..].chars().next();
+                if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
+                    return Some((n, l[..start].chars().count() + 1));
+                }
+                at = end;
+            }
+            None
+        })
     }
 
     /// Whether the scalar at `pos` is a key (`word:` follows).
@@ -1550,6 +1586,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         cassette,
         environment,
         verify,
+        pass_env,
     } = raw;
     let RawExpect {
         outcome,
@@ -1655,6 +1692,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         cassette,
         environment,
         verify,
+        pass_env,
     })
 }
 
@@ -2364,6 +2402,29 @@ mod tests {
             } => (line, column, message, help.unwrap_or_default()),
             other => panic!("unexpected {other}"),
         }
+    }
+
+    #[test]
+    fn pass_env_names_that_steer_commands_are_refused_where_they_are_written() {
+        let (line, col, msg, help) = err("description: d\npass_env:\n  - OPENAI_API_KEY\n  - LD_PRELOAD\n");
+        assert_eq!((line, col), (4, 5), "{msg}");
+        assert_eq!(
+            msg,
+            "`pass_env`: `LD_PRELOAD` cannot be passed: the dynamic loader reads it (LD_PRELOAD, LD_LIBRARY_PATH, …)"
+        );
+        assert!(help.contains("OPENAI_API_KEY"), "{help}");
+        // In a flow list, a name inside a longer one (`PATH` in `MY_PATH_KEY`) is not it.
+        let (line, col, msg, _) = err("description: d\npass_env: [MY_PATH_KEY, PATH]\n");
+        assert_eq!((line, col), (2, 25), "{msg}");
+        for bad in ["HOME", "MEDIN_RUN_ID", "PYTHONPATH", "BASH_ENV", "GIT_SSH_COMMAND"] {
+            let (line, _, msg, _) = err(&format!("description: d\npass_env: [{bad}]\n"));
+            assert_eq!(line, 2);
+            assert!(msg.contains(&format!("`{bad}` cannot be passed")), "{msg}");
+        }
+        let (_, _, msg, _) = err("description: d\npass_env: [\"A-B\"]\n");
+        assert!(msg.contains("is not a variable name"), "{msg}");
+        let spec = parse_task("description: d\npass_env: [HF_TOKEN]\n", Path::new("t.yaml")).unwrap();
+        assert_eq!(spec.pass_env, vec![crate::spec::EnvName::parse("HF_TOKEN").unwrap()]);
     }
 
     #[test]
