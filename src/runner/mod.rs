@@ -528,6 +528,7 @@ impl<'a> Attempt<'a> {
             run_dir: self.run_dir.clone(),
             // What the workspace held when the agent started (after setup), for `unchanged`.
             initial: prp::snapshot(&self.ws),
+            places: crate::validate::file::FixedPlaces::of(self.pipe.sandbox()),
             ..Default::default()
         };
         // The one place that dispatches on the kind: each kind's module plays its rounds with
