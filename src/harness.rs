@@ -474,9 +474,13 @@ fn conclude_against(
     suite: &Suite,
     how: Conclusion<'_>,
 ) -> Option<report::RunConclusion> {
+    let output = suite
+        .root
+        .join(suite.config.output.as_deref().unwrap_or("target/medin"));
+    let log = ActivityLog::new(output.join("ACTIVITY_LOG.md"));
     let concluded = match how.baseline {
-        None => report::conclude(folder, &suite.config.thresholds, how.gate),
-        Some(base) => report::conclude(folder, &suite.config.thresholds, Gate::NotChecked).map(|mut run| {
+        None => report::conclude(folder, &suite.config.thresholds, how.gate, Some(&log)),
+        Some(base) => report::conclude(folder, &suite.config.thresholds, Gate::NotChecked, None).map(|mut run| {
             let comparison = crate::report::compare::compare(base, &run.trials);
             run.breaches = Some(comparison.breaches(&run.trials));
             run.against_baseline = true;

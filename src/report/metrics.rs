@@ -95,6 +95,13 @@ pub struct GroupMetrics {
     pub reward_sum: f64,
     #[serde(default)]
     pub rewarded: u32,
+    /// Activity-log entries corrected as false positives (`medin log correct ID
+    /// --false-positive`) among the task entries that said passed: of the whole log and its
+    /// archives (for a category, its entries), not of this run alone, since corrections come
+    /// after a run. `None` when the run was not gated (a narrowed run does not read the log) or
+    /// no entry said passed.
+    #[serde(default)]
+    pub false_positives: Option<crate::log::correct::FalsePositiveRate>,
 }
 
 impl GroupMetrics {
@@ -105,6 +112,12 @@ impl GroupMetrics {
     /// The mean verifier reward over the trials that have one.
     pub fn mean_reward(&self) -> Option<f64> {
         (self.rewarded > 0).then(|| self.reward_sum / f64::from(self.rewarded))
+    }
+
+    /// Corrected false positives among the log's passed entries (see
+    /// [`GroupMetrics::false_positives`]).
+    pub fn false_positive_rate(&self) -> Option<f64> {
+        self.false_positives.map(|f| f.rate())
     }
 
     pub fn tool_error_rate(&self) -> f64 {
@@ -184,6 +197,21 @@ pub struct SuiteMetrics {
     /// Per tool: count, p50, p95 and maximum of the agent's call durations (judged trials).
     #[serde(default)]
     pub tool_latency: BTreeMap<String, LatencyStats>,
+}
+
+impl SuiteMetrics {
+    /// Adds the false-positive rates of the activity log `log` (see
+    /// [`GroupMetrics::false_positives`]): overall, and for each category of the run. A log
+    /// that cannot be read, or has no passed entry, adds nothing.
+    pub fn add_false_positives(&mut self, log: &crate::log::ActivityLog) {
+        let Some((overall, by_category)) = crate::log::correct::false_positive_rates(log) else {
+            return;
+        };
+        self.overall.false_positives = Some(overall);
+        for (category, g) in &mut self.by_category {
+            g.false_positives = by_category.get(category).copied();
+        }
+    }
 }
 
 /// Computes the suite metrics of `results`.
@@ -360,6 +388,19 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
         o.verification_failures,
         per_category(metrics, |g| nonzero(g.verification_failures))
     );
+    if let Some(fp) = o.false_positives {
+        let _ = writeln!(
+            s,
+            "  false pos.     {:.2}% ({} of {} passed in the activity log corrected){}",
+            fp.rate() * 100.0,
+            fp.false_positives,
+            fp.passed,
+            per_category(metrics, |g| g
+                .false_positives
+                .filter(|f| f.false_positives > 0)
+                .map(|f| format!("{:.2}%", f.rate() * 100.0)))
+        );
+    }
     let _ = writeln!(
         s,
         "  no receipt     {} tool call{}{}",
@@ -557,6 +598,58 @@ mod tests {
         assert!(breaches[0].to_string().contains("50.0% is below the minimum 90.0%"));
         let text = render_text(&m, Some(&breaches));
         assert!(text.contains("1 breached"), "{text}");
+    }
+
+    #[test]
+    fn the_activity_logs_false_positive_rate_is_read_per_category_and_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = crate::log::ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
+        let mut m = compute(&[result("golden", true, 1, 0, 1), result("regression", true, 1, 0, 1)]);
+        m.add_false_positives(&log);
+        assert_eq!(m.overall.false_positives, None, "an empty log has no rate");
+        assert!(!render_text(&m, None).contains("false pos."));
+        let entry = |task: &str, category: &str| crate::log::ActivityEntry {
+            timestamp: chrono::Utc::now(),
+            task_id: task.into(),
+            category: category.into(),
+            kind: crate::log::EntryKind::Task,
+            status: crate::log::EntryStatus::Passed,
+            outcome: Some("success".into()),
+            duration_ms: 1,
+            attempt: 1,
+            run_id: "r1".into(),
+            run_dir: "runs/r1".into(),
+            agent: "oracle".into(),
+            description: "d".into(),
+            validations: Vec::new(),
+            failures: Vec::new(),
+            correction: None,
+        };
+        for (task, category) in [
+            ("golden::a", "golden"),
+            ("golden::b", "golden"),
+            ("regression::c", "regression"),
+        ] {
+            log.append(&entry(task, category)).unwrap();
+        }
+        let (entries, _) = crate::log::query::query(&log, &Default::default()).unwrap();
+        let id = entries.iter().find(|e| e.task_id == "golden::b").unwrap().id();
+        crate::log::correct::correct_false_positive(&log, &id, "the file was empty").unwrap();
+        m.add_false_positives(&log);
+        let fp = |g: &GroupMetrics| g.false_positives.map(|f| (f.false_positives, f.passed));
+        assert_eq!(fp(&m.overall), Some((1, 3)));
+        assert_eq!(fp(&m.by_category["golden"]), Some((1, 2)));
+        assert_eq!(fp(&m.by_category["regression"]), Some((0, 1)));
+        let text = render_text(&m, None);
+        assert!(
+            text.contains("  false pos.     33.33% (1 of 3 passed in the activity log corrected) (golden 50.00%)"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            json["overall"]["false_positives"],
+            serde_json::json!({ "false_positives": 1, "passed": 3 })
+        );
     }
 
     #[test]

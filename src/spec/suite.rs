@@ -171,6 +171,11 @@ threshold_bounds! {
     /// Most tool calls without a receipt. Unset at both levels in `overall`, it is 0 there, at
     /// level critical: a run whose log lost a receipt fails.
     max_missing_receipts => MaxMissingReceipts,
+    /// Highest false-positive rate, 0.0-1.0: activity-log entries corrected with `medin log
+    /// correct ID --false-positive` among those that said passed (the whole log and its
+    /// archives; a category: its entries). Unset at both levels in `overall`, it is 0.001
+    /// (0.1%) there, at level warning.
+    max_false_positive_rate => MaxFalsePositiveRate,
 }
 
 /// How a threshold set gives the value of a bound at one level.
@@ -179,7 +184,10 @@ type BoundValue = fn(&ThresholdSet, Bound) -> Option<f64>;
 impl Bound {
     /// A fraction from 0.0 to 1.0 (else: a non-negative number).
     pub fn is_rate(self) -> bool {
-        matches!(self, Bound::MinSuccessRate | Bound::MaxToolErrorRate)
+        matches!(
+            self,
+            Bound::MinSuccessRate | Bound::MaxToolErrorRate | Bound::MaxFalsePositiveRate
+        )
     }
 }
 
