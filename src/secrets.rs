@@ -24,7 +24,7 @@
 //! (a tail of a command's output, a capped stream). Inside JSON the mask works on each string
 //! (keys included), so the line stays valid JSON.
 //!
-//! **What cannot be masked** (see README, "Passing host secrets"): any other transformation of
+//! **What cannot be masked** (see README, "Host secrets and the network"): any other transformation of
 //! the value (hex, reversed, split, compressed, encrypted, one character per line); files
 //! in the workspace and in output folders, which are the agent's and are kept as it left them;
 //! the SHA-256 of a cut output (a receipt names the hash of the whole text); a cut piece
