@@ -197,6 +197,25 @@ pub struct SuiteMetrics {
     /// Per tool: count, p50, p95 and maximum of the agent's call durations (judged trials).
     #[serde(default)]
     pub tool_latency: BTreeMap<String, LatencyStats>,
+    /// Per task tag, the metrics of the trials whose task carries it: `files`, and the
+    /// metadata tags imported benchmarks carry (`difficulty:hard`,
+    /// `category:software-engineering`), which the printed metrics break the success rate
+    /// down by ([`SuiteMetrics::by_metadata`]).
+    #[serde(default)]
+    pub by_tag: BTreeMap<String, GroupMetrics>,
+}
+
+impl SuiteMetrics {
+    /// The metadata tags (`key:value`), grouped by key: `difficulty` → `hard` → its metrics.
+    pub fn by_metadata(&self) -> BTreeMap<&str, BTreeMap<&str, &GroupMetrics>> {
+        let mut out: BTreeMap<&str, BTreeMap<&str, &GroupMetrics>> = BTreeMap::new();
+        for (tag, g) in &self.by_tag {
+            if let Some((key, value)) = tag.split_once(':').filter(|(k, v)| !k.is_empty() && !v.is_empty()) {
+                out.entry(key).or_default().insert(value, g);
+            }
+        }
+        out
+    }
 }
 
 impl SuiteMetrics {
@@ -218,6 +237,7 @@ impl SuiteMetrics {
 pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
     let mut s = SuiteMetrics::default();
     let mut first_correct: BTreeMap<Option<&str>, Vec<u64>> = BTreeMap::new();
+    let mut tag_first_correct: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut latency: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for r in results {
         s.overall.add(r, first_correct.entry(None).or_default());
@@ -225,6 +245,15 @@ pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
             .entry(r.category.clone())
             .or_default()
             .add(r, first_correct.entry(Some(&r.category)).or_default());
+        let mut tags: Vec<&String> = r.tags.iter().collect();
+        tags.sort();
+        tags.dedup();
+        for tag in tags {
+            s.by_tag
+                .entry(tag.clone())
+                .or_default()
+                .add(r, tag_first_correct.entry(tag).or_default());
+        }
         if r.status == TrialStatus::Infrastructure
             || (r.status == TrialStatus::Failed && r.metrics.context_length_exceeded)
         {
@@ -244,6 +273,9 @@ pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
     for (category, g) in &mut s.by_category {
         g.conclude(first_correct.get(&Some(category.as_str())).unwrap_or(&none));
     }
+    for (tag, g) in &mut s.by_tag {
+        g.conclude(tag_first_correct.get(tag.as_str()).unwrap_or(&none));
+    }
     s.tool_latency = latency
         .into_iter()
         .filter_map(|(tool, samples)| Some((tool.to_string(), LatencyStats::of(&samples)?)))
@@ -257,11 +289,13 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
     let mut s = String::new();
     let o = &metrics.overall;
     // One column width for every name, so the rates line up.
+    let metadata = metrics.by_metadata();
     let width = metrics
         .by_category
         .keys()
         .chain(metrics.by_tool.keys())
         .map(String::len)
+        .chain(metadata.values().flat_map(|values| values.keys().map(|v| v.len())))
         .chain([7])
         .max()
         .unwrap_or(7)
@@ -305,6 +339,23 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
             g.success_rate(),
             format!("{}/{}{}", g.trials.passed, g.trials.judged(), infrastructure(&g.trials)),
         );
+    }
+    // Imported benchmarks' metadata (`difficulty:hard`): the success rate per value.
+    for (key, values) in &metadata {
+        let mut label = format!("by {}", crate::inert::line(key));
+        if label.chars().count() > 14 {
+            label = label.chars().take(13).collect::<String>() + "…";
+        }
+        for (value, g) in values {
+            row(
+                &mut s,
+                &label,
+                value,
+                g.success_rate(),
+                format!("{}/{}{}", g.trials.passed, g.trials.judged(), infrastructure(&g.trials)),
+            );
+            label.clear();
+        }
     }
     row(
         &mut s,
@@ -501,6 +552,37 @@ mod tests {
             TrialStatus::Failed
         };
         with_status(category, status, calls, errors, turns)
+    }
+
+    #[test]
+    fn tags_group_the_trials_and_metadata_tags_break_the_success_rate_down() {
+        let tagged = |passed: bool, tags: &[&str]| {
+            let mut r = result("imported", passed, 1, 0, 1);
+            r.tags = tags.iter().map(|t| t.to_string()).collect();
+            r
+        };
+        let m = compute(&[
+            tagged(true, &["difficulty:easy", "files", "files"]),
+            tagged(false, &["difficulty:hard", "category:debugging"]),
+            tagged(true, &["difficulty:hard", "category:debugging"]),
+        ]);
+        let counts = |tag: &str| (m.by_tag[tag].trials.passed, m.by_tag[tag].trials.judged());
+        assert_eq!(counts("files"), (1, 1), "a tag written twice counts once");
+        assert_eq!(counts("difficulty:hard"), (1, 2));
+        assert_eq!(counts("category:debugging"), (1, 2));
+        let metadata = m.by_metadata();
+        assert_eq!(metadata.keys().copied().collect::<Vec<_>>(), ["category", "difficulty"]);
+        assert_eq!(
+            metadata["difficulty"].keys().copied().collect::<Vec<_>>(),
+            ["easy", "hard"]
+        );
+        let text = render_text(&m, None);
+        assert!(
+            text.contains("  by difficulty  easy       100.0%  (1/1)\n                 hard        50.0%  (1/2)\n"),
+            "{text}"
+        );
+        assert!(text.contains("  by category    debugging   50.0%  (1/2)\n"), "{text}");
+        assert!(!text.contains("files "), "plain tags are in the JSON only: {text}");
     }
 
     #[test]
