@@ -251,12 +251,18 @@ fn mask_edges(text: &str, needle: &Needle) -> Option<String> {
     if chars <= EDGE_CHARS {
         return None;
     }
+    let (first, last) = match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(f), Some(l)) => (*f, *l),
+        _ => return None,
+    };
+    let bytes = whole.as_bytes();
     let mut out = None;
-    // A proper prefix of the needle at the end of the text, the longest first.
+    // A proper prefix of the needle at the end of the text, the longest first (a cheap byte
+    // test before each comparison).
     if let Some(&end) = bounds[EDGE_CHARS..chars]
         .iter()
         .rev()
-        .find(|&&i| text.ends_with(&whole[..i]))
+        .find(|&&i| bytes[i - 1] == last && text.ends_with(&whole[..i]))
     {
         out = Some(format!("{}{}", &text[..text.len() - end], needle.marker()));
     }
@@ -264,7 +270,7 @@ fn mask_edges(text: &str, needle: &Needle) -> Option<String> {
     // A proper suffix of the needle at the start of the text, the longest first.
     if let Some(&start) = bounds[1..=chars - EDGE_CHARS]
         .iter()
-        .find(|&&i| current.starts_with(&whole[i..]))
+        .find(|&&i| (out.is_some() || bytes[i] == first) && current.starts_with(&whole[i..]))
     {
         out = Some(format!("{}{}", needle.marker(), &current[whole.len() - start..]));
     }
