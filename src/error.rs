@@ -75,6 +75,9 @@ pub enum RunError {
     /// A package the task declared in `environment:` could not be provided.
     #[error("{0}")]
     Environment(#[from] crate::runner::EnvironmentError),
+    /// A host variable the task passes (`pass_env:`) is not there to pass.
+    #[error("{0}")]
+    Secret(#[from] crate::secrets::SecretError),
     /// Another file operation of the harness failed.
     #[error("{what}: {detail}")]
     Harness { what: String, detail: String },

@@ -161,7 +161,11 @@ pub fn plan_with(
     let mut settings = RunSettings::new(output, default_agent);
     settings.traffic = traffic;
     settings.agents = agents.clone();
-    settings.isolation = suite.config.isolation;
+    settings.defaults = crate::plan::SuiteDefaults {
+        isolation: suite.config.isolation,
+        network: suite.config.network,
+        pass_env: suite.config.pass_env.clone(),
+    };
     settings.run_id = run_id.to_string();
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
     Ok(Plan {
@@ -470,9 +474,13 @@ fn conclude_against(
     suite: &Suite,
     how: Conclusion<'_>,
 ) -> Option<report::RunConclusion> {
+    let output = suite
+        .root
+        .join(suite.config.output.as_deref().unwrap_or("target/medin"));
+    let log = ActivityLog::new(output.join("ACTIVITY_LOG.md"));
     let concluded = match how.baseline {
-        None => report::conclude(folder, &suite.config.thresholds, how.gate),
-        Some(base) => report::conclude(folder, &suite.config.thresholds, Gate::NotChecked).map(|mut run| {
+        None => report::conclude(folder, &suite.config.thresholds, how.gate, Some(&log)),
+        Some(base) => report::conclude(folder, &suite.config.thresholds, Gate::NotChecked, None).map(|mut run| {
             let comparison = crate::report::compare::compare(base, &run.trials);
             run.breaches = Some(comparison.breaches(&run.trials));
             run.against_baseline = true;

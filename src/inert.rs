@@ -32,6 +32,12 @@
 //!
 //! [`clip`] bounds how much of one text is shown (terminal lines, log entries), with a count of
 //! what was cut.
+//!
+//! **No secret leaves either**: every function here first masks the values of the host
+//! variables tasks are passed ([`crate::secrets`]), in JSON inside its strings only, and
+//! [`clip`] and [`tail`] mask before they cut. Whatever medin writes or shows passes here, so
+//! this is the one place that keeps those values out of receipts, transcripts, logs and
+//! reports.
 
 use std::borrow::Cow;
 
@@ -53,9 +59,18 @@ pub fn is_inert(s: &str) -> bool {
     !s.chars().any(is_unsafe)
 }
 
-/// `s` with escape sequences removed and every other control character (except `\n` and `\t`)
-/// and bidi control replaced by `�`. Borrowed when nothing needed changing.
+/// `s` with every secret masked ([`crate::secrets`]), escape sequences removed and every other
+/// control character (except `\n` and `\t`) and bidi control replaced by `�`. Borrowed when
+/// nothing needed changing.
 pub fn text(s: &str) -> Cow<'_, str> {
+    match crate::secrets::mask_text(s) {
+        Cow::Borrowed(s) => sanitize(s),
+        Cow::Owned(masked) => Cow::Owned(sanitize(&masked).into_owned()),
+    }
+}
+
+/// [`text`] without the mask.
+fn sanitize(s: &str) -> Cow<'_, str> {
     if is_inert(s) {
         return Cow::Borrowed(s);
     }
@@ -151,8 +166,16 @@ fn skip_string(s: &str, i: usize) -> usize {
 }
 
 /// At most `max` bytes of `s` (cut at a character boundary), followed by
-/// `… [N more bytes]` when anything was cut.
+/// `… [N more bytes]` when anything was cut. Secrets are masked before the cut, so no piece of
+/// one is left at the cut.
 pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    match crate::secrets::mask_text(s) {
+        Cow::Borrowed(s) => clip_unmasked(s, max),
+        Cow::Owned(masked) => Cow::Owned(clip_unmasked(&masked, max).into_owned()),
+    }
+}
+
+fn clip_unmasked(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
@@ -164,8 +187,9 @@ pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// The last `max` characters of `s` (where runners print their summaries and errors), trimmed,
-/// after `…` when anything was cut.
+/// after `…` when anything was cut. Secrets are masked before the cut.
 pub fn tail(s: &str, max: usize) -> String {
+    let s = crate::secrets::mask_text(s);
     let n = s.chars().count();
     if n <= max {
         s.trim().to_string()
@@ -181,7 +205,16 @@ pub fn tail(s: &str, max: usize) -> String {
 ///
 /// Valid for any JSON text: outside strings JSON is plain ASCII structure, so every such
 /// character is inside a string, where `\uXXXX` means the same character.
+///
+/// Every secret inside its strings is masked first ([`crate::secrets::mask_json`]).
 pub fn json(serialized: &str) -> Cow<'_, str> {
+    match crate::secrets::mask_json(serialized) {
+        Cow::Borrowed(s) => escape_json(s),
+        Cow::Owned(masked) => Cow::Owned(escape_json(&masked).into_owned()),
+    }
+}
+
+fn escape_json(serialized: &str) -> Cow<'_, str> {
     let needs = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c);
     if !serialized.chars().any(needs) {
         return Cow::Borrowed(serialized);

@@ -108,6 +108,7 @@ mod plan;
 mod report;
 mod runner;
 mod sandbox;
+mod secrets;
 mod spec;
 mod suggest;
 mod testparse;

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::guard::policy::Ask;
 use crate::sandbox::Isolation;
-use crate::spec::{BackoffSpec, RetrySpec, TaskSpec};
+use crate::spec::{BackoffSpec, EnvName, RetrySpec, TaskSpec};
 
 /// Defaults that apply when a task's `limits` say nothing.
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,6 +35,18 @@ pub const RETRY_BACKOFF: Backoff = Backoff {
     cap: Duration::from_secs(30),
     jitter: 0.1,
 };
+
+/// What the suite (`medin.yaml`) sets for the tasks that do not say: their isolation, whether
+/// their commands have the network, and the host variables every task is passed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SuiteDefaults {
+    /// `isolation:`; `None`: the strongest this machine supports.
+    pub isolation: Option<Isolation>,
+    /// `network:`; `None`: no network.
+    pub network: Option<bool>,
+    /// `pass_env:`, given to every task on top of its own.
+    pub pass_env: Vec<EnvName>,
+}
 
 /// Everything a trial runs under, decided once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,12 +77,19 @@ pub struct TrialPlan {
     /// How a model agent reaches its API: live, recorded to a cassette, or replayed from one
     /// (always `live` for agents that speak no model API).
     pub model_traffic: ModelTraffic,
+    /// Whether the task's commands may use the network: its `policy.network`, else the
+    /// suite's `network`, else no.
+    pub network: bool,
+    /// The host variables the task's commands and agent are passed: the suite's `pass_env`,
+    /// then the task's (names only: the values are read when the attempt starts, and never
+    /// recorded).
+    pub pass_env: Vec<String>,
 }
 
 impl TrialPlan {
-    /// Resolves the plan of `task` for `agent` (its display name), with the run's suite-wide
-    /// isolation and ask mode.
-    pub fn resolve(task: &TaskSpec, agent: String, suite_isolation: Option<Isolation>, ask: Ask) -> Self {
+    /// Resolves the plan of `task` for `agent` (its display name), with the suite's defaults
+    /// and the run's ask mode.
+    pub fn resolve(task: &TaskSpec, agent: String, suite: &SuiteDefaults, ask: Ask) -> Self {
         let l = &task.limits;
         let (kind_retry, default_attempts) = task.kind.retry_default();
         let retry_spec = task.retry.as_ref().or(kind_retry);
@@ -78,7 +97,7 @@ impl TrialPlan {
             agent,
             isolation: task
                 .isolation
-                .or(suite_isolation)
+                .or(suite.isolation)
                 .unwrap_or_else(crate::sandbox::default_isolation),
             ask,
             timeout: l.timeout.map(|d| d.0).unwrap_or(DEFAULT_TASK_TIMEOUT),
@@ -90,6 +109,11 @@ impl TrialPlan {
             prohibits_test_tampering: task.kind.prohibits_test_tampering(),
             retry: RetryPolicy::from_spec(retry_spec, default_attempts),
             model_traffic: ModelTraffic::Live,
+            network: task.policy.network.or(suite.network).unwrap_or(false),
+            pass_env: crate::spec::pass_env::merged(&suite.pass_env, &task.pass_env)
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
         }
     }
 }
@@ -242,12 +266,52 @@ mod tests {
         crate::spec::parse_task(yaml, std::path::Path::new("golden/t.yaml")).expect("a valid spec")
     }
 
+    fn isolated(isolation: Option<Isolation>) -> SuiteDefaults {
+        SuiteDefaults {
+            isolation,
+            ..SuiteDefaults::default()
+        }
+    }
+
+    #[test]
+    fn the_tasks_network_wins_over_the_suites_and_pass_env_adds_to_the_suites() {
+        let name = |n: &str| EnvName::parse(n).unwrap();
+        let suite = SuiteDefaults {
+            isolation: Some(Isolation::None),
+            network: Some(true),
+            pass_env: vec![name("SUITE_KEY"), name("SHARED_KEY")],
+        };
+        let silent = TrialPlan::resolve(&task("description: d\n"), "o".into(), &suite, Ask::Warn);
+        assert!(silent.network, "the suite's default");
+        assert_eq!(silent.pass_env, vec!["SUITE_KEY", "SHARED_KEY"]);
+        let own = task("description: d\npolicy: { network: false }\npass_env: [SHARED_KEY, TASK_KEY]\n");
+        let plan = TrialPlan::resolve(&own, "o".into(), &suite, Ask::Warn);
+        assert!(!plan.network, "the task's policy wins");
+        assert_eq!(plan.pass_env, vec!["SUITE_KEY", "SHARED_KEY", "TASK_KEY"]);
+        let alone = TrialPlan::resolve(
+            &task("description: d\n"),
+            "o".into(),
+            &SuiteDefaults::default(),
+            Ask::Warn,
+        );
+        assert!(
+            !alone.network && alone.pass_env.is_empty(),
+            "no network, nothing passed"
+        );
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(
+            json["pass_env"],
+            serde_json::json!(["SUITE_KEY", "SHARED_KEY", "TASK_KEY"])
+        );
+        assert_eq!(json["network"], false);
+    }
+
     #[test]
     fn defaults_apply_where_the_task_is_silent_and_the_task_wins_over_the_suite() {
         let plan = TrialPlan::resolve(
             &task("description: d\nisolation: none\n"),
             "oracle".into(),
-            Some(Isolation::Process),
+            &isolated(Some(Isolation::Process)),
             Ask::Deny,
         );
         assert_eq!(plan.isolation, Isolation::None);
@@ -259,7 +323,7 @@ mod tests {
         let suite = TrialPlan::resolve(
             &task("description: d\n"),
             "oracle".into(),
-            Some(Isolation::Process),
+            &isolated(Some(Isolation::Process)),
             Ask::Warn,
         );
         assert_eq!(suite.isolation, Isolation::Process);
@@ -269,20 +333,20 @@ mod tests {
     fn retry_is_the_tasks_then_the_prp_blocks_then_the_kinds_default() {
         let prp = "description: d\nkind: prp\nprp: { objective: o, gates: [{ level: 1, description: g, command: 'true' }] }\n";
         assert_eq!(
-            TrialPlan::resolve(&task(prp), "o".into(), None, Ask::Warn)
+            TrialPlan::resolve(&task(prp), "o".into(), &SuiteDefaults::default(), Ask::Warn)
                 .retry
                 .attempts,
             3
         );
         let prp_block = "description: d\nkind: prp\nprp: { objective: o, retry: { attempts: 5 }, gates: [{ level: 1, description: g, command: 'true' }] }\n";
         assert_eq!(
-            TrialPlan::resolve(&task(prp_block), "o".into(), None, Ask::Warn)
+            TrialPlan::resolve(&task(prp_block), "o".into(), &SuiteDefaults::default(), Ask::Warn)
                 .retry
                 .attempts,
             5
         );
         let top = "description: d\nretry: { attempts: 2, base: 10ms }\n";
-        let plan = TrialPlan::resolve(&task(top), "o".into(), None, Ask::Warn);
+        let plan = TrialPlan::resolve(&task(top), "o".into(), &SuiteDefaults::default(), Ask::Warn);
         assert_eq!(plan.retry.attempts, 2);
         assert_eq!(plan.retry.backoff.base, Duration::from_millis(10));
     }
@@ -292,7 +356,7 @@ mod tests {
         let plan = TrialPlan::resolve(
             &task("description: d\nlimits: { timeout: 2s, max_turns: 3 }\n"),
             "oracle".into(),
-            Some(Isolation::None),
+            &isolated(Some(Isolation::None)),
             Ask::Deny,
         );
         let json = serde_json::to_value(&plan).expect("serializable");

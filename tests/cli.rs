@@ -408,3 +408,81 @@ fn status_filters_and_a_correction_through_the_binary() {
     assert_eq!(again.status.code(), Some(64), "{}", text(&again));
     assert!(text(&again).contains("already corrected"), "{}", text(&again));
 }
+
+#[test]
+fn a_corrected_false_positive_shows_in_the_runs_metrics_and_warns_past_a_tenth_of_a_percent() {
+    let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
+    for _ in 0..2 {
+        let o = medin(&["run"], s.path());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert!(text(&o).contains("false pos.     0.00% (0 of "), "{}", text(&o));
+    }
+    let table = text(&medin(&["status", "--status", "passed", "--limit", "1"], s.path()));
+    let id = table
+        .lines()
+        .nth(2)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let o = medin(
+        &[
+            "log",
+            "correct",
+            &id,
+            "--false-positive",
+            "--reason",
+            "ok.txt was empty",
+        ],
+        s.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // `medin report` concludes the last run again: 1 of the log's 2 passed entries was false.
+    let o = medin(&["report"], s.path());
+    let shown = text(&o);
+    assert_eq!(o.status.code(), Some(0), "a warning fails nothing: {shown}");
+    assert!(
+        shown.contains("false pos.     50.00% (1 of 2 passed in the activity log corrected)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("overall.max_false_positive_rate: 50.00% is above the maximum 0.10% (warning)"),
+        "{shown}"
+    );
+    let runs = s.path().join("target/medin/runs");
+    let newest = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .max()
+        .unwrap();
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(newest.join(name)).unwrap()).unwrap()
+    };
+    let fp = serde_json::json!({ "false_positives": 1, "passed": 2 });
+    assert_eq!(read("summary.json")["metrics"]["overall"]["false_positives"], fp);
+    assert_eq!(
+        read("summary.json")["metrics"]["by_category"]["golden"]["false_positives"],
+        fp
+    );
+    let results = read("results.json");
+    assert_eq!(results["metrics"]["overall"]["false_positives"], fp, "{results:#}");
+    assert!(
+        results["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.starts_with("overall.max_false_positive_rate")),
+        "{results:#}"
+    );
+    // A suite that sets its own bound gates on it: critical, exit 100.
+    std::fs::write(
+        s.path().join("medin.yaml"),
+        "suites: [golden]\nthresholds:\n  golden: { max_false_positive_rate: 0.1 }\n",
+    )
+    .unwrap();
+    let o = medin(&["report"], s.path());
+    assert_eq!(o.status.code(), Some(100), "{}", text(&o));
+    assert!(
+        text(&o).contains("golden.max_false_positive_rate: 50.00% is above the maximum 10.00%"),
+        "{}",
+        text(&o)
+    );
+}

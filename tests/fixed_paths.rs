@@ -645,3 +645,80 @@ fn tdd_test_runs_and_prp_gates_run_at_app() {
         assert!(r.contains("= /app &&"), "the check ran in {task}: {r}");
     }
 }
+
+#[test]
+fn checks_name_the_workspace_and_output_folders_at_their_fixed_paths() {
+    if !strict_ok() {
+        return;
+    }
+    // The checks are written as the task's commands see the files: /app, /logs/verifier.
+    let task = r#"description: checks written against /app and /logs/verifier
+agent: oracle
+environment: { root: /app, outputs: [/logs/verifier] }
+solution:
+  - bash: echo hi > /app/out.txt && echo "reward 1" > /logs/verifier/log.txt
+  - final: { result: success, message: done }
+expect:
+  outcome: success
+  files:
+    /app/out.txt: { equals: "hi\n" }
+    out.txt: { equals: "hi\n" }
+    /logs/verifier/log.txt: { contains: reward }
+    /logs/verifier/none.txt: { absent: true }
+  validate:
+    - file_exists: /app/out.txt
+    - file_contains: { path: /app/out.txt, pattern: "^hi$" }
+    - file_exists: /logs/verifier/log.txt
+    - file_contains: { path: /logs/verifier/log.txt, pattern: "reward 1" }
+"#;
+    // The same checks fail when the files say otherwise: they are read, not assumed.
+    let wrong = task
+        .replace("echo hi > /app/out.txt", "echo bye > /app/out.txt")
+        .replace("description: checks", "description: wrong checks")
+        .replace("  outcome: success\n", "  outcome: failure\n");
+    let dir = suite_with(SUITE, &[("golden/checks.yaml", task), ("golden/wrong.yaml", &wrong)]);
+    let out = medin(&["run", "--jobs", "1"], dir.path());
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(100), "{shown}");
+    assert!(shown.contains("ok     golden::checks"), "{shown}");
+    assert!(shown.contains("expect.files./app/out.txt.equals"), "{shown}");
+    let validations = |name: &str| -> Vec<(String, String)> {
+        let run = fs::read_dir(dir.path().join("out/runs"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let metrics = fs::read_to_string(run.join(format!("golden/{name}/attempt-1/metrics.json"))).unwrap();
+        let metrics: serde_json::Value = serde_json::from_str(&metrics).unwrap();
+        metrics["validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["check"].as_str().unwrap().to_string(),
+                    v["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let passed = |v: &[(String, String)]| v.iter().filter(|(_, s)| s == "passed").count();
+    assert_eq!(passed(&validations("checks")), 4, "{:?}", validations("checks"));
+    let wrong = validations("wrong");
+    assert_eq!(passed(&wrong), 3, "{wrong:?}");
+    assert!(
+        wrong.contains(&("file_contains /app/out.txt /^hi$/".into(), "failed".into())),
+        "{wrong:?}"
+    );
+    // A path that climbs out through /app never loads: `medin check` says where.
+    let climbing = task.replace("- file_exists: /app/out.txt", "- file_exists: /app/../etc/passwd");
+    let dir = suite_with(SUITE, &[("golden/climbing.yaml", &climbing)]);
+    let out = medin(&["check"], dir.path());
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(100), "{shown}");
+    assert!(
+        shown.contains("golden/climbing.yaml:15:20: `expect.validate[0]`: `/app/../etc/passwd` is not a plain path"),
+        "{shown}"
+    );
+}

@@ -210,6 +210,27 @@ fn imported_tasks_pass_with_their_solution_and_fail_without_it() {
         "{}",
         text(&out)
     );
+    // The benchmarks' difficulty and category break the metrics down.
+    let shown = text(&out);
+    let row = |start: &str| shown.lines().find(|l| l.starts_with(start)).unwrap_or_default();
+    assert!(row("  by difficulty  easy").ends_with("100.0%  (2/2)"), "{shown}");
+    if root {
+        assert!(row("                 medium").ends_with("100.0%  (2/2)"), "{shown}");
+    }
+    assert!(row("  by category    ").contains("100.0%"), "{shown}");
+    let folder = shown
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("run folder"))
+        .map(|p| PathBuf::from(p.trim()))
+        .expect("the run folder is printed");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("summary.json")).unwrap()).unwrap();
+    let by_tag = &summary["metrics"]["by_tag"];
+    assert_eq!(by_tag["difficulty:easy"]["trials"]["passed"], 2, "{by_tag:#}");
+    assert_eq!(by_tag["category:file-operations"]["trials"]["passed"], 2, "{by_tag:#}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["metrics"]["by_tag"], *by_tag);
 
     let mut wrong = Vec::new();
     for task in &runnable {

@@ -116,7 +116,7 @@ fn design_example_loads_into_expected_values() {
     assert_eq!(spec.limits.timeout.unwrap().0, Duration::from_secs(30));
     assert_eq!(spec.limits.max_turns, Some(10));
     assert_eq!(spec.limits.memory.unwrap().0, 256 << 20);
-    assert!(!spec.policy.network);
+    assert_eq!(spec.policy.network, Some(false));
     assert_eq!(
         spec.solution,
         vec![

@@ -9,7 +9,8 @@
 //! the workspace and its scratch directory (`HOME`, `TMPDIR`), and keeps the network to reach
 //! its model (`agent_isolation: strict+network` when the task's commands have none). Its
 //! environment is scrubbed except `MEDIN_TASK_ID`, `MEDIN_WORKSPACE`, every `*_API_KEY` and
-//! `*_BASE_URL` of medin's ([`PASSED_ENV_SUFFIXES`]) and the names of `env:`. A task with a
+//! `*_BASE_URL` of medin's ([`PASSED_ENV_SUFFIXES`]), the names of `env:` and the host
+//! variables the task passes (`pass_env:`, as its commands get them). A task with a
 //! fixed root (`environment.root: /app`) shows a strict agent the workspace at `/app`, like its
 //! commands: the task message's `workspace` and `MEDIN_WORKSPACE` say `/app`; the agent still
 //! starts in its own directory (its command names its script relative to it). An agent
@@ -178,6 +179,13 @@ impl ProcessKind {
             cfg.root = None;
             cfg.mounts.clear();
         }
+        // The host variables the task passes (`pass_env:`), like its commands.
+        let passed: Vec<(String, String)> = sandbox
+            .env
+            .iter()
+            .filter(|(k, _)| sandbox.passed_env.contains(k))
+            .cloned()
+            .collect();
         cfg.env = vec![
             ("MEDIN_TASK_ID".into(), brief.task_id.clone()),
             ("MEDIN_WORKSPACE".into(), cfg.workspace_seen().display().to_string()),
@@ -188,10 +196,16 @@ impl ProcessKind {
             };
             let mut vars: Vec<(String, String)> = std::env::vars().filter(|(k, _)| passed(k)).collect();
             vars.sort();
+            // The keys it is handed are masked wherever medin writes, as `pass_env:` values are.
+            for (name, value) in vars.iter().filter(|(k, _)| k.ends_with("_API_KEY")) {
+                crate::secrets::register(name, value);
+            }
             // The task's ids last: no variable of medin's environment replaces them.
             vars.append(&mut cfg.env);
             cfg.env = vars;
         }
+        // After medin's own variables: a passed name is never one of medin's (`MEDIN_*`).
+        cfg.env.extend(passed);
         // What lies in the workspace is readable already (and cannot be mounted there).
         let workspace = sandbox
             .workspace

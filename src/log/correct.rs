@@ -97,7 +97,31 @@ pub fn correct_false_positive(log: &ActivityLog, id: &str, reason: &str) -> Resu
 /// applied): corrected false positives among the task entries that said passed. `None` when
 /// no task entry said passed.
 pub fn false_positive_rate(entries: &[ActivityEntry]) -> Option<FalsePositiveRate> {
-    let tasks = entries.iter().filter(|e| e.kind == EntryKind::Task);
+    false_positive_rate_of(entries.iter())
+}
+
+/// [`false_positive_rate`] of the whole log and its archives, and of each category's entries:
+/// what a run's metrics show. `None` when the log cannot be read or no task entry said passed.
+pub fn false_positive_rates(
+    log: &ActivityLog,
+) -> Option<(FalsePositiveRate, std::collections::BTreeMap<String, FalsePositiveRate>)> {
+    let (entries, _) = query::query(log, &StatusFilter::default()).ok()?;
+    let overall = false_positive_rate(&entries)?;
+    let mut categories: Vec<&str> = entries.iter().map(|e| e.category.as_str()).collect();
+    categories.sort_unstable();
+    categories.dedup();
+    let by_category = categories
+        .into_iter()
+        .filter_map(|c| {
+            let rate = false_positive_rate_of(entries.iter().filter(|e| e.category == c))?;
+            Some((c.to_string(), rate))
+        })
+        .collect();
+    Some((overall, by_category))
+}
+
+fn false_positive_rate_of<'a>(entries: impl Iterator<Item = &'a ActivityEntry>) -> Option<FalsePositiveRate> {
+    let tasks = entries.filter(|e| e.kind == EntryKind::Task);
     let (mut judged, mut false_positives) = (0u64, 0u64);
     for e in tasks {
         if e.correction.is_some() {
@@ -114,8 +138,9 @@ pub fn false_positive_rate(entries: &[ActivityEntry]) -> Option<FalsePositiveRat
 }
 
 /// False positives found among the entries that said passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FalsePositiveRate {
+    /// Entries corrected as false positives (`medin log correct ID --false-positive`).
     pub false_positives: u64,
     /// Entries that said passed (corrected ones included).
     pub passed: u64,

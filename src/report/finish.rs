@@ -42,14 +42,20 @@ pub struct RunConclusion {
     pub against_baseline: bool,
 }
 
-/// Merges the parts of `folder` and checks `thresholds` when `gate` says so.
+/// Merges the parts of `folder` and checks `thresholds` when `gate` says so. A gated run also
+/// reads the false-positive rate of `activity_log` (the entries corrected with `medin log
+/// correct`) into its metrics, for `max_false_positive_rate`.
 pub fn conclude(
     folder: &RunFolder,
     thresholds: &BTreeMap<String, ThresholdSet>,
     gate: Gate,
+    activity_log: Option<&crate::log::ActivityLog>,
 ) -> Result<RunConclusion, RunFolderError> {
     let parts = folder.read_parts()?;
-    let metrics = compute(&parts.records);
+    let mut metrics = compute(&parts.records);
+    if let (Gate::Thresholds, Some(log)) = (gate, activity_log) {
+        metrics.add_false_positives(log);
+    }
     let repeats = super::repeats::compute(&parts.records);
     let breaches = (gate == Gate::Thresholds).then(|| super::thresholds::check(&metrics, &repeats, thresholds));
     Ok(RunConclusion {
@@ -185,22 +191,22 @@ mod tests {
         folder.write_part(&record("golden::b", 1, TrialStatus::Failed)).unwrap();
         // A retry of the same attempt replaces its part.
         folder.write_part(&record("golden::b", 1, TrialStatus::Passed)).unwrap();
-        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds, None).unwrap();
         assert_eq!(run.trials.len(), 2);
         assert_eq!(run.breaches, Some(vec![]));
         assert_eq!(run.run_status(), ExitStatus::Success);
 
         folder.write_part(&record("golden::c", 1, TrialStatus::Failed)).unwrap();
-        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds, None).unwrap();
         assert_eq!(run.breaches.as_ref().map(Vec::len), Some(1));
         assert_eq!(run.run_status(), ExitStatus::Failed);
-        let ungated = conclude(&folder, &thresholds(), Gate::NotChecked).unwrap();
+        let ungated = conclude(&folder, &thresholds(), Gate::NotChecked, None).unwrap();
         assert_eq!(ungated.gate_status(), ExitStatus::Success);
 
         folder
             .write_part(&record("golden::d", 1, TrialStatus::Infrastructure))
             .unwrap();
-        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds, None).unwrap();
         assert_eq!(run.run_status(), ExitStatus::Infrastructure);
         let summary = run.summary_json();
         assert_eq!(summary["exit_code"], 2);
@@ -219,7 +225,7 @@ mod tests {
             "{ in progress",
         )
         .unwrap();
-        let run = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap();
+        let run = conclude(&folder, &thresholds(), Gate::Thresholds, None).unwrap();
         assert_eq!(run.trials.len(), 1);
         assert_eq!(run.unreadable.len(), 1, "a writer's temporary file is not a part");
         assert_eq!(run.run_status(), ExitStatus::Infrastructure);
@@ -229,7 +235,7 @@ mod tests {
     fn a_run_without_parts_is_an_error_that_says_so() {
         let dir = tempfile::tempdir().unwrap();
         let folder = RunFolder::new(dir.path(), RunId::parse("x", "test").unwrap());
-        let e = conclude(&folder, &thresholds(), Gate::Thresholds).unwrap_err();
+        let e = conclude(&folder, &thresholds(), Gate::Thresholds, None).unwrap_err();
         assert!(e.to_string().contains("no trial results"), "{e}");
     }
 

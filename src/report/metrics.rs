@@ -95,6 +95,13 @@ pub struct GroupMetrics {
     pub reward_sum: f64,
     #[serde(default)]
     pub rewarded: u32,
+    /// Activity-log entries corrected as false positives (`medin log correct ID
+    /// --false-positive`) among the task entries that said passed: of the whole log and its
+    /// archives (for a category, its entries), not of this run alone, since corrections come
+    /// after a run. `None` when the run was not gated (a narrowed run does not read the log) or
+    /// no entry said passed.
+    #[serde(default)]
+    pub false_positives: Option<crate::log::correct::FalsePositiveRate>,
 }
 
 impl GroupMetrics {
@@ -105,6 +112,12 @@ impl GroupMetrics {
     /// The mean verifier reward over the trials that have one.
     pub fn mean_reward(&self) -> Option<f64> {
         (self.rewarded > 0).then(|| self.reward_sum / f64::from(self.rewarded))
+    }
+
+    /// Corrected false positives among the log's passed entries (see
+    /// [`GroupMetrics::false_positives`]).
+    pub fn false_positive_rate(&self) -> Option<f64> {
+        self.false_positives.map(|f| f.rate())
     }
 
     pub fn tool_error_rate(&self) -> f64 {
@@ -184,12 +197,47 @@ pub struct SuiteMetrics {
     /// Per tool: count, p50, p95 and maximum of the agent's call durations (judged trials).
     #[serde(default)]
     pub tool_latency: BTreeMap<String, LatencyStats>,
+    /// Per task tag, the metrics of the trials whose task carries it: `files`, and the
+    /// metadata tags imported benchmarks carry (`difficulty:hard`,
+    /// `category:software-engineering`), which the printed metrics break the success rate
+    /// down by ([`SuiteMetrics::by_metadata`]).
+    #[serde(default)]
+    pub by_tag: BTreeMap<String, GroupMetrics>,
+}
+
+impl SuiteMetrics {
+    /// The metadata tags (`key:value`), grouped by key: `difficulty` → `hard` → its metrics.
+    pub fn by_metadata(&self) -> BTreeMap<&str, BTreeMap<&str, &GroupMetrics>> {
+        let mut out: BTreeMap<&str, BTreeMap<&str, &GroupMetrics>> = BTreeMap::new();
+        for (tag, g) in &self.by_tag {
+            if let Some((key, value)) = tag.split_once(':').filter(|(k, v)| !k.is_empty() && !v.is_empty()) {
+                out.entry(key).or_default().insert(value, g);
+            }
+        }
+        out
+    }
+}
+
+impl SuiteMetrics {
+    /// Adds the false-positive rates of the activity log `log` (see
+    /// [`GroupMetrics::false_positives`]): overall, and for each category of the run. A log
+    /// that cannot be read, or has no passed entry, adds nothing.
+    pub fn add_false_positives(&mut self, log: &crate::log::ActivityLog) {
+        let Some((overall, by_category)) = crate::log::correct::false_positive_rates(log) else {
+            return;
+        };
+        self.overall.false_positives = Some(overall);
+        for (category, g) in &mut self.by_category {
+            g.false_positives = by_category.get(category).copied();
+        }
+    }
 }
 
 /// Computes the suite metrics of `results`.
 pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
     let mut s = SuiteMetrics::default();
     let mut first_correct: BTreeMap<Option<&str>, Vec<u64>> = BTreeMap::new();
+    let mut tag_first_correct: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut latency: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for r in results {
         s.overall.add(r, first_correct.entry(None).or_default());
@@ -197,6 +245,15 @@ pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
             .entry(r.category.clone())
             .or_default()
             .add(r, first_correct.entry(Some(&r.category)).or_default());
+        let mut tags: Vec<&String> = r.tags.iter().collect();
+        tags.sort();
+        tags.dedup();
+        for tag in tags {
+            s.by_tag
+                .entry(tag.clone())
+                .or_default()
+                .add(r, tag_first_correct.entry(tag).or_default());
+        }
         if r.status == TrialStatus::Infrastructure
             || (r.status == TrialStatus::Failed && r.metrics.context_length_exceeded)
         {
@@ -216,6 +273,9 @@ pub fn compute(results: &[TrialRecord]) -> SuiteMetrics {
     for (category, g) in &mut s.by_category {
         g.conclude(first_correct.get(&Some(category.as_str())).unwrap_or(&none));
     }
+    for (tag, g) in &mut s.by_tag {
+        g.conclude(tag_first_correct.get(tag.as_str()).unwrap_or(&none));
+    }
     s.tool_latency = latency
         .into_iter()
         .filter_map(|(tool, samples)| Some((tool.to_string(), LatencyStats::of(&samples)?)))
@@ -229,11 +289,13 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
     let mut s = String::new();
     let o = &metrics.overall;
     // One column width for every name, so the rates line up.
+    let metadata = metrics.by_metadata();
     let width = metrics
         .by_category
         .keys()
         .chain(metrics.by_tool.keys())
         .map(String::len)
+        .chain(metadata.values().flat_map(|values| values.keys().map(|v| v.len())))
         .chain([7])
         .max()
         .unwrap_or(7)
@@ -277,6 +339,23 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
             g.success_rate(),
             format!("{}/{}{}", g.trials.passed, g.trials.judged(), infrastructure(&g.trials)),
         );
+    }
+    // Imported benchmarks' metadata (`difficulty:hard`): the success rate per value.
+    for (key, values) in &metadata {
+        let mut label = format!("by {}", crate::inert::line(key));
+        if label.chars().count() > 14 {
+            label = label.chars().take(13).collect::<String>() + "…";
+        }
+        for (value, g) in values {
+            row(
+                &mut s,
+                &label,
+                value,
+                g.success_rate(),
+                format!("{}/{}{}", g.trials.passed, g.trials.judged(), infrastructure(&g.trials)),
+            );
+            label.clear();
+        }
     }
     row(
         &mut s,
@@ -360,6 +439,19 @@ pub fn render_text(metrics: &SuiteMetrics, breaches: Option<&[Breach]>) -> Strin
         o.verification_failures,
         per_category(metrics, |g| nonzero(g.verification_failures))
     );
+    if let Some(fp) = o.false_positives {
+        let _ = writeln!(
+            s,
+            "  false pos.     {:.2}% ({} of {} passed in the activity log corrected){}",
+            fp.rate() * 100.0,
+            fp.false_positives,
+            fp.passed,
+            per_category(metrics, |g| g
+                .false_positives
+                .filter(|f| f.false_positives > 0)
+                .map(|f| format!("{:.2}%", f.rate() * 100.0)))
+        );
+    }
     let _ = writeln!(
         s,
         "  no receipt     {} tool call{}{}",
@@ -463,6 +555,37 @@ mod tests {
     }
 
     #[test]
+    fn tags_group_the_trials_and_metadata_tags_break_the_success_rate_down() {
+        let tagged = |passed: bool, tags: &[&str]| {
+            let mut r = result("imported", passed, 1, 0, 1);
+            r.tags = tags.iter().map(|t| t.to_string()).collect();
+            r
+        };
+        let m = compute(&[
+            tagged(true, &["difficulty:easy", "files", "files"]),
+            tagged(false, &["difficulty:hard", "category:debugging"]),
+            tagged(true, &["difficulty:hard", "category:debugging"]),
+        ]);
+        let counts = |tag: &str| (m.by_tag[tag].trials.passed, m.by_tag[tag].trials.judged());
+        assert_eq!(counts("files"), (1, 1), "a tag written twice counts once");
+        assert_eq!(counts("difficulty:hard"), (1, 2));
+        assert_eq!(counts("category:debugging"), (1, 2));
+        let metadata = m.by_metadata();
+        assert_eq!(metadata.keys().copied().collect::<Vec<_>>(), ["category", "difficulty"]);
+        assert_eq!(
+            metadata["difficulty"].keys().copied().collect::<Vec<_>>(),
+            ["easy", "hard"]
+        );
+        let text = render_text(&m, None);
+        assert!(
+            text.contains("  by difficulty  easy       100.0%  (1/1)\n                 hard        50.0%  (1/2)\n"),
+            "{text}"
+        );
+        assert!(text.contains("  by category    debugging   50.0%  (1/2)\n"), "{text}");
+        assert!(!text.contains("files "), "plain tags are in the JSON only: {text}");
+    }
+
+    #[test]
     fn infrastructure_errors_are_counted_apart_and_in_no_rate() {
         let results = vec![
             result("golden", true, 2, 0, 2),
@@ -557,6 +680,58 @@ mod tests {
         assert!(breaches[0].to_string().contains("50.0% is below the minimum 90.0%"));
         let text = render_text(&m, Some(&breaches));
         assert!(text.contains("1 breached"), "{text}");
+    }
+
+    #[test]
+    fn the_activity_logs_false_positive_rate_is_read_per_category_and_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = crate::log::ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
+        let mut m = compute(&[result("golden", true, 1, 0, 1), result("regression", true, 1, 0, 1)]);
+        m.add_false_positives(&log);
+        assert_eq!(m.overall.false_positives, None, "an empty log has no rate");
+        assert!(!render_text(&m, None).contains("false pos."));
+        let entry = |task: &str, category: &str| crate::log::ActivityEntry {
+            timestamp: chrono::Utc::now(),
+            task_id: task.into(),
+            category: category.into(),
+            kind: crate::log::EntryKind::Task,
+            status: crate::log::EntryStatus::Passed,
+            outcome: Some("success".into()),
+            duration_ms: 1,
+            attempt: 1,
+            run_id: "r1".into(),
+            run_dir: "runs/r1".into(),
+            agent: "oracle".into(),
+            description: "d".into(),
+            validations: Vec::new(),
+            failures: Vec::new(),
+            correction: None,
+        };
+        for (task, category) in [
+            ("golden::a", "golden"),
+            ("golden::b", "golden"),
+            ("regression::c", "regression"),
+        ] {
+            log.append(&entry(task, category)).unwrap();
+        }
+        let (entries, _) = crate::log::query::query(&log, &Default::default()).unwrap();
+        let id = entries.iter().find(|e| e.task_id == "golden::b").unwrap().id();
+        crate::log::correct::correct_false_positive(&log, &id, "the file was empty").unwrap();
+        m.add_false_positives(&log);
+        let fp = |g: &GroupMetrics| g.false_positives.map(|f| (f.false_positives, f.passed));
+        assert_eq!(fp(&m.overall), Some((1, 3)));
+        assert_eq!(fp(&m.by_category["golden"]), Some((1, 2)));
+        assert_eq!(fp(&m.by_category["regression"]), Some((0, 1)));
+        let text = render_text(&m, None);
+        assert!(
+            text.contains("  false pos.     33.33% (1 of 3 passed in the activity log corrected) (golden 50.00%)"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            json["overall"]["false_positives"],
+            serde_json::json!({ "false_positives": 1, "passed": 3 })
+        );
     }
 
     #[test]

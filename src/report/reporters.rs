@@ -505,7 +505,7 @@ mod tests {
         folder
             .write_part(&TrialRecord::of(&result("a", TrialVerdict::Passed), &[]))
             .unwrap();
-        let run = crate::report::conclude(&folder, &Default::default(), crate::report::Gate::NotChecked).unwrap();
+        let run = crate::report::conclude(&folder, &Default::default(), crate::report::Gate::NotChecked, None).unwrap();
         sink.emit(&Event::RunFinished(&run));
         let text = out.text();
         assert!(text.contains("ok     golden::a\n"), "{text}");

@@ -7,7 +7,10 @@
 //! leave a category out, and its infrastructure errors fail the run on their own — except for
 //! `max_missing_receipts`, which counts every trial's log. `max_missing_receipts` is 0 at level
 //! critical in `overall` unless the suite sets it at either level: every tool call has a
-//! receipt, and a run whose log lost one cannot be trusted.
+//! receipt, and a run whose log lost one cannot be trusted. `max_false_positive_rate` is
+//! 0.001 (0.1%) at level warning in `overall` unless the suite sets it at either level
+//! ([`DEFAULT_FALSE_POSITIVE_WARNING`]); it is checked whenever the run read the activity
+//! log's rate, judged trials or not.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,10 @@ use serde::Serialize;
 use super::metrics::{GroupMetrics, SuiteMetrics};
 use super::repeats::RepeatStats;
 use crate::spec::{Bound, ThresholdSet};
+
+/// `max_false_positive_rate` in `overall` when the suite sets it at neither level: 0.1%, at
+/// level warning (reference 000: the false-positive rate stays below 0.1%).
+pub const DEFAULT_FALSE_POSITIVE_WARNING: f64 = crate::log::correct::DEFAULT_FALSE_POSITIVE_ALERT;
 
 /// How much a breached bound weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -53,6 +60,13 @@ impl std::fmt::Display for Breach {
         };
         let (scope, metric) = (&self.scope, self.metric);
         match self.metric {
+            // Rates this small need two decimals: 0.12% above 0.10%.
+            "max_false_positive_rate" => write!(
+                f,
+                "{scope}.{metric}: {:.2}% is {cmp} {:.2}%",
+                self.actual * 100.0,
+                self.limit * 100.0
+            )?,
             "min_success_rate" | "max_tool_error_rate" | "max_flaky_rate" | super::compare::BASELINE_METRIC => write!(
                 f,
                 "{scope}.{metric}: {:.1}% is {cmp} {:.1}%",
@@ -82,6 +96,13 @@ pub fn check(
     let overall = sets.entry("overall".to_string()).or_default();
     if overall.critical(Bound::MaxMissingReceipts).is_none() && overall.warning(Bound::MaxMissingReceipts).is_none() {
         overall.max_missing_receipts = Some(0.0);
+    }
+    if overall.critical(Bound::MaxFalsePositiveRate).is_none() && overall.warning(Bound::MaxFalsePositiveRate).is_none()
+    {
+        overall
+            .warning
+            .get_or_insert_with(Default::default)
+            .max_false_positive_rate = Some(DEFAULT_FALSE_POSITIVE_WARNING);
     }
     let mut out = Vec::new();
     for (scope, set) in &sets {
@@ -131,6 +152,9 @@ fn breached(
         Bound::MaxTokensPerSuccess => group.tokens_per_success.and_then(above),
         Bound::MaxFalseSuccess => above(f64::from(group.false_success)),
         Bound::MaxVerificationFailures => above(f64::from(group.verification_failures)),
+        Bound::MaxFalsePositiveRate => group
+            .false_positive_rate()
+            .and_then(|actual| (actual > limit).then_some((bound.key(), actual, limit))),
         Bound::MaxMissingReceipts => {
             let actual = f64::from(group.missing_receipts);
             (group.trials.total() > 0 && actual > limit).then_some((bound.key(), actual, limit))
@@ -253,6 +277,58 @@ mod tests {
                 ("max_false_success", Level::Critical),
                 ("max_missing_receipts", Level::Warning)
             ],
+            "{b:?}"
+        );
+    }
+
+    #[test]
+    fn the_false_positive_rate_warns_above_a_tenth_of_a_percent_unless_the_suite_says_otherwise() {
+        use crate::log::correct::FalsePositiveRate;
+        let trials = [attempt("golden::a", 1, TrialStatus::Passed)];
+        let mut metrics = super::super::metrics::compute(&trials);
+        let repeats = super::super::repeats::compute(&trials);
+        let check_with = |m: &SuiteMetrics, t: &[(&str, ThresholdSet)]| {
+            check(
+                m,
+                &repeats,
+                &t.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            )
+        };
+        // Not read (an ungated run), or nothing corrected: nothing to say.
+        assert!(check_with(&metrics, &[]).is_empty());
+        metrics.overall.false_positives = Some(FalsePositiveRate {
+            false_positives: 1,
+            passed: 2000,
+        });
+        assert!(check_with(&metrics, &[]).is_empty(), "0.05% holds");
+        let two = FalsePositiveRate {
+            false_positives: 2,
+            passed: 1000,
+        };
+        metrics.overall.false_positives = Some(two);
+        metrics.by_category.get_mut("golden").unwrap().false_positives = Some(two);
+        let b = check_with(&metrics, &[]);
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(
+            b[0].to_string(),
+            "overall.max_false_positive_rate: 0.20% is above the maximum 0.10% (warning)"
+        );
+        assert!(!b[0].is_critical(), "a warning by default");
+        // The suite's own bound replaces the default, at its level; categories have theirs.
+        let lenient = ThresholdSet {
+            max_false_positive_rate: Some(0.01),
+            ..Default::default()
+        };
+        assert!(check_with(&metrics, &[("overall", lenient)]).is_empty());
+        let strict = ThresholdSet {
+            max_false_positive_rate: Some(0.001),
+            ..Default::default()
+        };
+        let b = check_with(&metrics, &[("golden", strict)]);
+        let found: Vec<(&str, Level)> = b.iter().map(|b| (b.scope.as_str(), b.level)).collect();
+        assert_eq!(
+            found,
+            [("golden", Level::Critical), ("overall", Level::Warning)],
             "{b:?}"
         );
     }

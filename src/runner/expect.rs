@@ -93,14 +93,20 @@ pub fn check(expect: &Expect, kind: &TaskKind, record: &AttemptRecord) -> Vec<Mi
         match Beneath::open(&record.workspace) {
             Ok(ws) => {
                 for (path, fe) in &expect.files {
-                    check_file(
-                        &format!("expect.files.{path}"),
-                        &ws,
-                        path,
-                        fe,
-                        Some(&record.initial),
-                        &mut out,
-                    );
+                    let key = format!("expect.files.{path}");
+                    // `/app/x` is the workspace's `x`; `/logs/verifier/x` its output folder's.
+                    match record.places.resolve(&record.workspace, path) {
+                        Ok(r) if r.in_workspace => check_file(&key, &ws, &r.rel, fe, Some(&record.initial), &mut out),
+                        Ok(r) => match Beneath::open(&r.folder) {
+                            Ok(folder) => check_file(&key, &folder, &r.rel, fe, None, &mut out),
+                            Err(e) => out.push(Mismatch::new(
+                                key,
+                                "a readable folder",
+                                format!("the folder of {path} cannot be opened: {e}"),
+                            )),
+                        },
+                        Err(why) => out.push(Mismatch::new(key, "a workspace-relative path", why)),
+                    }
                 }
             }
             Err(e) => out.push(Mismatch::new(

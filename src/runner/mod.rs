@@ -60,9 +60,9 @@ pub struct RunSettings {
     pub agents: AgentRegistry,
     /// Where trial events go (the reporters of the run); none by default.
     pub events: EventSink,
-    /// Isolation for tasks that do not set one (the suite's `isolation`); None = the strongest
-    /// this machine supports ([`sandbox::default_isolation`]).
-    pub isolation: Option<crate::sandbox::Isolation>,
+    /// What the suite sets for tasks that do not say: isolation (None = the strongest this
+    /// machine supports, [`sandbox::default_isolation`]), network, passed host variables.
+    pub defaults: crate::plan::SuiteDefaults,
     /// What an unapproved guard warning means for the agent's actions, resolved once per run
     /// (`CI=true` → deny: nobody can be asked).
     pub ask: Ask,
@@ -79,7 +79,7 @@ impl RunSettings {
             default_agent,
             agents: AgentRegistry::builtin(),
             events: EventSink::none(),
-            isolation: None,
+            defaults: crate::plan::SuiteDefaults::default(),
             ask: Ask::from_env(),
             traffic: TrafficMode::Live,
         }
@@ -256,7 +256,7 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
     let run_dir = run_dir_for(file, settings, attempt);
     let source = agent_for(task, file, settings);
     // Everything the trial runs under, decided once.
-    let mut plan = TrialPlan::resolve(task, agent_label(&source.spec), settings.isolation, settings.ask);
+    let mut plan = TrialPlan::resolve(task, agent_label(&source.spec), &settings.defaults, settings.ask);
     if source.spec.speaks_model_api() {
         let trial_path = Path::new(&file.category)
             .join(&file.name)
@@ -424,7 +424,10 @@ impl<'a> Attempt<'a> {
             Some(env) => environment::layout(env, &spec_dir(&file.path), run_dir).map_err(RunError::Environment)?,
             None => environment::Layout::default(),
         };
-        let mut sandbox = sandbox_config(task, &workspace, &plan, &provisioned, layout);
+        // The host variables the task passes, registered with the mask before anything runs;
+        // one that is missing fails the trial as the host's problem, naming it.
+        let secrets = crate::secrets::HostSecrets::take(&plan.pass_env)?;
+        let mut sandbox = sandbox_config(task, &workspace, &plan, &provisioned, layout, &secrets);
         sandbox::check_config(&sandbox).map_err(RunError::Isolation)?;
         // What outlives one command but not the attempt: under strict, the namespaces every
         // command joins (services live until the attempt ends); the persistent shell.
@@ -547,6 +550,7 @@ impl<'a> Attempt<'a> {
             run_dir: self.run_dir.clone(),
             // What the workspace held when the agent started (after setup), for `unchanged`.
             initial: prp::snapshot(&self.ws),
+            places: crate::validate::file::FixedPlaces::of(self.pipe.sandbox()),
             ..Default::default()
         };
         // The one place that dispatches on the kind: each kind's module plays its rounds with
@@ -948,6 +952,7 @@ fn sandbox_config(
     plan: &TrialPlan,
     provisioned: &environment::Provisioned,
     layout: environment::Layout,
+    secrets: &crate::secrets::HostSecrets,
 ) -> SandboxConfig {
     let mut cfg = SandboxConfig::new(workspace);
     let l = &task.limits;
@@ -971,7 +976,7 @@ fn sandbox_config(
     if let Some(o) = l.output {
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
-    cfg.network = task.policy.network;
+    cfg.network = plan.network;
     let tools = toolchain::toolchain_setup(&toolchain::toolchains_for(task), sandbox::SANDBOX_PATH);
     cfg.env.extend(tools.env);
     cfg.read_paths.extend(tools.read_paths);
@@ -985,6 +990,8 @@ fn sandbox_config(
     }
     cfg.env.extend(provisioned.env.iter().cloned());
     cfg.read_paths.extend(provisioned.read_paths.iter().cloned());
+    cfg.env.extend(secrets.env().iter().cloned());
+    cfg.passed_env = secrets.names().map(str::to_string).collect();
     cfg.root = layout.root;
     cfg.mounts = layout.mounts;
     cfg.isolation = plan.isolation;

@@ -299,6 +299,8 @@ pub struct AttemptRecord {
     pub tdd: Option<super::tdd::TddRecord>,
     /// `verify:` tasks: the verification, run after the agent's last action.
     pub verification: Option<crate::validate::verify::Verification>,
+    /// The task's fixed paths and their folders, for `expect.files` paths such as `/app/x`.
+    pub places: crate::validate::file::FixedPlaces,
 }
 
 /// The result of one gate.

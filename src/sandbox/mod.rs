@@ -388,6 +388,9 @@ pub struct SandboxConfig {
     pub network: bool,
     /// Extra environment variables on top of the scrubbed base.
     pub env: Vec<(String, String)>,
+    /// The names among [`SandboxConfig::env`] that are host variables the task passes
+    /// (`pass_env:`): an agent process started from this config gets them too.
+    pub passed_env: Vec<String>,
     /// How strongly commands are confined (default `process`).
     pub isolation: Isolation,
     /// Extra directories readable (and executable) in `strict` mode, e.g. a toolchain: bound
@@ -442,6 +445,7 @@ impl SandboxConfig {
             output_cap: 1024 * 1024,
             network: false,
             env: Vec::new(),
+            passed_env: Vec::new(),
             isolation: Isolation::Process,
             read_paths: Vec::new(),
             write_paths: Vec::new(),

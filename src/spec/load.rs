@@ -135,6 +135,7 @@ pub fn parse_task_with(text: &str, path: &Path, agents: &AgentRegistry) -> Resul
     check_workspace(&spec, text, path)?;
     check_cassette(&spec, text, path)?;
     check_environment(&spec, text, path)?;
+    check_check_paths(&spec, text, path)?;
     check_protected(&spec, text, path)?;
     Ok(spec)
 }
@@ -513,6 +514,11 @@ fn translate(
 
     // A custom message (durations, sizes, solution steps): `what is wrong; how to fix it`.
     let mut p = pos0;
+    // One about a value it names first (`` `PATH` cannot be passed ``): the library points at
+    // the list that holds it; point at the value.
+    if let Some((value, _)) = message.strip_prefix('`').and_then(|rest| rest.split_once('`')) {
+        p = src.value_from(pos0, value).unwrap_or(pos0);
+    }
     if let Some(rest) = message.split_once("but `").map(|(_, r)| r) {
         if let Some((extra, _)) = rest.split_once("` follows") {
             p = src.find_key_in_map(pos0, extra, 1).unwrap_or(pos0);
@@ -973,6 +979,37 @@ impl<'a> Source<'a> {
             .take_while(|c| !matches!(c, ':' | ',' | '}' | '"' | '\'' | ' ' | '#'))
             .collect();
         (!w.is_empty()).then_some(w)
+    }
+
+    /// The first place at or after `pos` where `value` is written as a whole word (not inside
+    /// a longer name): where a list the library points at holds the item an error is about.
+    fn value_from(&self, pos: (usize, usize), value: &str) -> Option<(usize, usize)> {
+        if value.is_empty() {
+            return None;
+        }
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        (pos.0..=self.lines.len()).find_map(|n| {
+            let l = self.line(n)?;
+            let from = if n == pos.0 {
+                l.char_indices()
+                    .nth(pos.1.saturating_sub(1))
+                    .map_or(l.len(), |(b, _)| b)
+            } else {
+                0
+            };
+            let mut at = from;
+            while let Some(b) = l[at..].find(value) {
+                let start = at + b;
+                let end = start + value.len();
+                let before = l[..start].chars().next_back();
+                let after = l[end..].chars().next();
+                if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
+                    return Some((n, l[..start].chars().count() + 1));
+                }
+                at = end;
+            }
+            None
+        })
     }
 
     /// Whether the scalar at `pos` is a key (`word:` follows).
@@ -1550,6 +1587,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         cassette,
         environment,
         verify,
+        pass_env,
     } = raw;
     let RawExpect {
         outcome,
@@ -1655,6 +1693,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         cassette,
         environment,
         verify,
+        pass_env,
     })
 }
 
@@ -2296,6 +2335,74 @@ fn check_fixed_paths(spec: &TaskSpec, env: &EnvironmentSpec, text: &str, path: &
     Ok(())
 }
 
+/// The paths `file_exists`, `file_contains` and `expect.files` name: relative to the workspace,
+/// or absolute under one of the task's fixed paths (`environment.root` for the workspace,
+/// `mounts` and `outputs` for their folders), plain (no `.` or `..`). Any other absolute path
+/// is an error where it is written. `unchanged` is a workspace check only.
+fn check_check_paths(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    use crate::sandbox::FixedPath;
+    let env = spec.environment.clone().unwrap_or_default();
+    let parse = |p: &str| FixedPath::parse(p).ok();
+    let root = env.root.as_deref().and_then(parse);
+    let others: Vec<FixedPath> = env.mounts.keys().chain(&env.outputs).filter_map(|p| parse(p)).collect();
+    let src = Source::new(text);
+    // (where it is written, the key it is written as, the path, whether it checks `unchanged`)
+    let mut named: Vec<((usize, usize), String, &str, bool)> = Vec::new();
+    let files_at = src.key_in_section("expect", "files").unwrap_or((1, 1));
+    for (p, fe) in &spec.expect.files {
+        let pos = src.value_from(files_at, p).unwrap_or(files_at);
+        named.push((pos, format!("expect.files.{p}"), p.as_str(), fe.unchanged));
+    }
+    for (i, v) in spec.expect.validate.iter().enumerate() {
+        let (key, p) = match &v.check {
+            ValidatorSpec::FileExists(p) => ("file_exists", p.as_str()),
+            ValidatorSpec::FileContains(c) => ("path", c.path.as_str()),
+            _ => continue,
+        };
+        let pos = src
+            .locate_value_under(&["expect", "validate"], key, p)
+            .unwrap_or((1, 1));
+        named.push((pos, format!("expect.validate[{i}]"), p, false));
+    }
+    for (pos, at, p, unchanged) in named {
+        if !p.starts_with('/') {
+            continue;
+        }
+        let invalid = |message: String, help: &str| SpecError::invalid(path, pos, message, Some(help.to_string()));
+        if p.split('/').any(|part| part == ".." || part == ".") {
+            return Err(invalid(
+                format!("`{at}`: `{p}` is not a plain path (`.` or `..` in it)"),
+                "name the file plainly, e.g. `/app/out.txt`; a check never looks outside the workspace and the task's fixed folders",
+            ));
+        }
+        let in_root = root.as_ref().is_some_and(|r| r.relative(p).is_some());
+        let in_other = others.iter().any(|o| o.relative(p).is_some());
+        if !in_root && !in_other {
+            let mut places: Vec<String> = root.iter().chain(&others).map(|f| format!("`{f}`")).collect();
+            let help = if places.is_empty() {
+                "write the path relative to the workspace (`out.txt`); absolute paths name the task's fixed paths, such as `/app/out.txt` with `environment: { root: /app }`".to_string()
+            } else {
+                places.sort();
+                format!(
+                    "write the path relative to the workspace (`out.txt`) or below one of the task's fixed paths: {}",
+                    places.join(", ")
+                )
+            };
+            return Err(invalid(
+                format!("`{at}`: `{p}` is neither in the workspace nor in one of the task's fixed folders"),
+                &help,
+            ));
+        }
+        if unchanged && !in_root {
+            return Err(invalid(
+                format!("`{at}`: `unchanged` compares with the workspace as the agent found it, and `{p}` is not in the workspace"),
+                "check a fixed folder's files with `exists`, `absent`, `contains`, `matches` or `equals`",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `protected:` globs compile; a bad one is located at its line.
 fn check_protected(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), SpecError> {
     for glob in spec.protected.iter().flatten() {
@@ -2364,6 +2471,70 @@ mod tests {
             } => (line, column, message, help.unwrap_or_default()),
             other => panic!("unexpected {other}"),
         }
+    }
+
+    #[test]
+    fn checks_name_fixed_paths_as_commands_see_them_and_nothing_else_absolute() {
+        let env = "environment: { root: /app, outputs: [/logs/verifier] }\n";
+        let ok = format!(
+            "description: d\n{env}expect:\n  files:\n    /app/out.txt: {{ equals: \"hi\\n\" }}\n    /logs/verifier/log.txt: {{ exists: true }}\n    plain.txt: {{ unchanged: true }}\n  validate:\n    - file_exists: /app/out.txt\n    - file_contains: {{ path: /logs/verifier/log.txt, pattern: ok }}\n"
+        );
+        parse_task(&ok, Path::new("t.yaml")).expect("fixed paths in checks load");
+        let (line, col, msg, help) = err(&format!(
+            "description: d\n{env}expect:\n  validate:\n    - file_exists: out.txt\n    - file_exists: /app/../etc/passwd\n"
+        ));
+        assert_eq!((line, col), (6, 20), "{msg}");
+        assert_eq!(
+            msg,
+            "`expect.validate[1]`: `/app/../etc/passwd` is not a plain path (`.` or `..` in it)"
+        );
+        assert!(help.contains("/app/out.txt"), "{help}");
+        let (line, col, msg, help) = err(&format!(
+            "description: d\n{env}expect:\n  validate:\n    - file_contains: {{ path: /etc/passwd, pattern: root }}\n"
+        ));
+        assert_eq!((line, col), (5, 30), "{msg}");
+        assert!(
+            msg.contains("`/etc/passwd` is neither in the workspace nor in one of the task's fixed folders"),
+            "{msg}"
+        );
+        assert!(help.contains("`/app`, `/logs/verifier`"), "{help}");
+        let (line, _, msg, _) = err(&format!(
+            "description: d\n{env}expect:\n  files:\n    /app/./x: {{ exists: true }}\n"
+        ));
+        assert_eq!(line, 5);
+        assert!(msg.contains("`expect.files./app/./x`"), "{msg}");
+        // Without fixed paths, an absolute path is no workspace path.
+        let (line, _, msg, help) = err("description: d\nexpect:\n  files:\n    /app/out.txt: { exists: true }\n");
+        assert_eq!(line, 4);
+        assert!(msg.contains("neither in the workspace"), "{msg}");
+        assert!(help.contains("environment: { root: /app }"), "{help}");
+        let (_, _, msg, _) = err(&format!(
+            "description: d\n{env}expect:\n  files:\n    /logs/verifier/log.txt: {{ unchanged: true }}\n"
+        ));
+        assert!(msg.contains("`unchanged` compares with the workspace"), "{msg}");
+    }
+
+    #[test]
+    fn pass_env_names_that_steer_commands_are_refused_where_they_are_written() {
+        let (line, col, msg, help) = err("description: d\npass_env:\n  - OPENAI_API_KEY\n  - LD_PRELOAD\n");
+        assert_eq!((line, col), (4, 5), "{msg}");
+        assert_eq!(
+            msg,
+            "`pass_env`: `LD_PRELOAD` cannot be passed: the dynamic loader reads it (LD_PRELOAD, LD_LIBRARY_PATH, …)"
+        );
+        assert!(help.contains("OPENAI_API_KEY"), "{help}");
+        // In a flow list, a name inside a longer one (`PATH` in `MY_PATH_KEY`) is not it.
+        let (line, col, msg, _) = err("description: d\npass_env: [MY_PATH_KEY, PATH]\n");
+        assert_eq!((line, col), (2, 25), "{msg}");
+        for bad in ["HOME", "MEDIN_RUN_ID", "PYTHONPATH", "BASH_ENV", "GIT_SSH_COMMAND"] {
+            let (line, _, msg, _) = err(&format!("description: d\npass_env: [{bad}]\n"));
+            assert_eq!(line, 2);
+            assert!(msg.contains(&format!("`{bad}` cannot be passed")), "{msg}");
+        }
+        let (_, _, msg, _) = err("description: d\npass_env: [\"A-B\"]\n");
+        assert!(msg.contains("is not a variable name"), "{msg}");
+        let spec = parse_task("description: d\npass_env: [HF_TOKEN]\n", Path::new("t.yaml")).unwrap();
+        assert_eq!(spec.pass_env, vec![crate::spec::EnvName::parse("HF_TOKEN").unwrap()]);
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub struct TaskSpec {
     pub environment: Option<EnvironmentSpec>,
     /// The verifier run after the agent's last action (`verify:`), with its defaults resolved.
     pub verify: Option<VerifySpec>,
+    /// Host variables passed to the task's commands and its agent's process (`pass_env:`),
+    /// besides the suite's; their values are masked in everything medin writes.
+    pub pass_env: Vec<super::EnvName>,
 }
 
 /// A task's declared environment (`environment:`): see [`crate::runner`]'s environment module.
@@ -413,9 +416,10 @@ pub struct Limits {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
-    /// Whether commands may use the network (default false).
-    #[serde(default)]
-    pub network: bool,
+    /// Whether commands may use the network. Unset: the suite's `network` (`medin.yaml`),
+    /// else false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
     #[serde(default)]
     pub tools: ToolPolicy,
     /// Guard categories whose warnings are approved without asking (e.g. `[git]`).

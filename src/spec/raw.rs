@@ -121,6 +121,14 @@ pub(crate) struct RawTask {
     /// the reward reaches `pass_at` (default 1: every test passed).
     #[serde(default)]
     pub verify: Option<VerifySpec>,
+    /// Names of host variables the task's commands and its agent's process get, on top of the
+    /// suite's `pass_env` (e.g. `[OPENAI_API_KEY]`, for a CLI agent to reach its model). Their
+    /// values are read when the trial starts — a name that is not set is an infrastructure
+    /// error naming it — and masked (`[redacted:NAME]`, also base64 and other encodings) in
+    /// receipts, transcripts, logs, reports and messages. Not `PATH`, `HOME`, `LD_*`, `MEDIN_*`
+    /// or another variable that decides how commands run.
+    #[serde(default)]
+    pub pass_env: Vec<super::EnvName>,
 }
 
 /// A task kind: `task` (one round), `tdd` (TDD-Ralph loop) or `prp` (progressive validation gates).

@@ -41,6 +41,16 @@ pub struct SuiteConfig {
     /// the strongest this machine supports).
     #[serde(default)]
     pub isolation: Option<crate::sandbox::Isolation>,
+    /// Whether commands may use the network in tasks whose `policy.network` is unset (default
+    /// false): `network: true` lets a suite of CLI agents reach their models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    /// Names of host variables every task's commands and agent process get (a task's own
+    /// `pass_env` adds to them), e.g. `[ANTHROPIC_API_KEY]`. Their values are masked in
+    /// everything medin writes; a name that is not set fails each trial as an infrastructure
+    /// error naming it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<super::EnvName>,
     /// `ACTIVITY_LOG.md`'s own settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity_log: Option<ActivityLogSettings>,
@@ -70,6 +80,8 @@ impl Default for SuiteConfig {
             output: None,
             thresholds: BTreeMap::new(),
             isolation: None,
+            network: None,
+            pass_env: Vec::new(),
             activity_log: None,
         }
     }
@@ -159,6 +171,11 @@ threshold_bounds! {
     /// Most tool calls without a receipt. Unset at both levels in `overall`, it is 0 there, at
     /// level critical: a run whose log lost a receipt fails.
     max_missing_receipts => MaxMissingReceipts,
+    /// Highest false-positive rate, 0.0-1.0: activity-log entries corrected with `medin log
+    /// correct ID --false-positive` among those that said passed (the whole log and its
+    /// archives; a category: its entries). Unset at both levels in `overall`, it is 0.001
+    /// (0.1%) there, at level warning.
+    max_false_positive_rate => MaxFalsePositiveRate,
 }
 
 /// How a threshold set gives the value of a bound at one level.
@@ -167,7 +184,10 @@ type BoundValue = fn(&ThresholdSet, Bound) -> Option<f64>;
 impl Bound {
     /// A fraction from 0.0 to 1.0 (else: a non-negative number).
     pub fn is_rate(self) -> bool {
-        matches!(self, Bound::MinSuccessRate | Bound::MaxToolErrorRate)
+        matches!(
+            self,
+            Bound::MinSuccessRate | Bound::MaxToolErrorRate | Bound::MaxFalsePositiveRate
+        )
     }
 }
 
@@ -608,6 +628,26 @@ mod tests {
         );
         let (_, _, m, _) = err("thresholds:\n  overall: { warning: { max_tool_error_rate: 5 } }\n");
         assert!(m.contains("a rate is a fraction"), "{m}");
+    }
+
+    #[test]
+    fn network_and_pass_env_are_defaults_for_every_task_and_names_are_checked_where_written() {
+        let c = parse_suite(
+            "suites: [golden]\nnetwork: true\npass_env: [ANTHROPIC_API_KEY]\n",
+            Path::new("medin.yaml"),
+        )
+        .unwrap();
+        assert_eq!(c.network, Some(true));
+        assert_eq!(
+            c.pass_env,
+            vec![crate::spec::EnvName::parse("ANTHROPIC_API_KEY").unwrap()]
+        );
+        let (l, c, m, _) = err("suites: [golden]\npass_env:\n  - OK_KEY\n  - MEDIN_AGENT\n");
+        assert_eq!((l, c), (4, 5));
+        assert!(m.contains("`MEDIN_AGENT` cannot be passed"), "{m}");
+        let (l, _, m, _) = err("network: yes please\n");
+        assert_eq!(l, 1);
+        assert!(m.contains("network"), "{m}");
     }
 
     #[test]

@@ -298,14 +298,19 @@ pub fn run_one(v: &Validator, ctx: &ValidateContext) -> ValidationResult {
     let timestamp = now_rfc3339();
     let timeout = timeout_for(&v.check, ctx);
     let obs = match &v.check {
-        ValidatorSpec::FileExists(path) => file::file_exists(&ctx.workspace, path),
-        ValidatorSpec::FileContains(c) => file::file_contains(&ctx.workspace, &c.path, &c.pattern),
+        ValidatorSpec::FileExists(path) => file::file_exists(&places(ctx), &ctx.workspace, path),
+        ValidatorSpec::FileContains(c) => file::file_contains(&places(ctx), &ctx.workspace, &c.path, &c.pattern),
         ValidatorSpec::Command(c) => command::run(&ctx.pipeline, c, timeout),
         // The attempt's services answer in the attempt's network namespace, where these look.
         ValidatorSpec::PortListening(p) => in_attempt_network(ctx, || net::port_listening(p, timeout)),
         ValidatorSpec::Http(h) => in_attempt_network(ctx, || net::http(h, timeout)),
     };
     obs.into_result(check_label(v), started, timestamp)
+}
+
+/// The fixed paths file checks may name: those of the pipeline's sandbox.
+fn places(ctx: &ValidateContext) -> file::FixedPlaces {
+    file::FixedPlaces::of(ctx.pipeline.sandbox())
 }
 
 pub(crate) fn now_rfc3339() -> String {

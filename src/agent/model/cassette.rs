@@ -7,7 +7,8 @@
 //! back (status, `Retry-After`, whether it was an event stream, and the body as sent; or the
 //! transport's error) and how long it took.
 //! Headers are never written, and every key the request carried ([`Secret`]) is replaced by
-//! `[redacted]` anywhere in the line (a server that echoes the key cannot put it in a cassette).
+//! `[redacted]` anywhere in the line (a server that echoes the key cannot put it in a cassette);
+//! the host secrets tasks pass are masked too ([`crate::secrets`]).
 //!
 //! [`Recorder`] wraps the live transport; [`Player`] replaces it. The player serves exchange n
 //! to the agent's n-th request after checking that the request is the recorded one: the model's
@@ -233,6 +234,9 @@ fn write_line(file: &mut BufWriter<File>, line: &Line, secrets: &[&Secret]) -> s
     for secret in secrets {
         text = secret.redact(&text);
     }
+    // And every host secret and key registered with the mask (`pass_env:` values a tool
+    // result carried to the model).
+    let text = crate::secrets::mask_json(&text);
     file.write_all(text.as_bytes())?;
     file.write_all(b"\n")?;
     file.flush()

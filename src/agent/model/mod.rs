@@ -498,6 +498,10 @@ impl ModelAgent {
         let provider = settings.provider;
         let key_var = settings.key_var().to_string();
         let key = std::env::var(&key_var).ok().and_then(Secret::new);
+        // Masked wherever medin writes, like the host variables tasks pass.
+        if let Some(key) = &key {
+            crate::secrets::register(&key_var, key.expose());
+        }
         let base = settings
             .base_url
             .clone()
