@@ -347,7 +347,7 @@ fn a_session_at_process_level_keeps_its_state_and_ends_with_the_attempt() {
     assert!(o.success(), "{o:?}");
     let o = attempt.session(&cfg, "echo $A", None).unwrap();
     assert_eq!(o.stdout.text, "1\n");
-    assert!(!host_pids_with(&tag).is_empty());
+    assert!(wait_until(|| !host_pids_with(&tag).is_empty(), Duration::from_secs(5)));
     attempt.end();
     assert!(wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)));
 }
