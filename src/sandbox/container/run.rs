@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::engine::{own_hard_limit, poll_interval, tail, Engine, Flavour, CALL_TIMEOUT, LABEL};
+use super::engine::{own_hard_limit, poll_interval, tail, Engine, Flavour, StartFixes, CALL_TIMEOUT, LABEL};
 use super::ContainerError;
 use crate::sandbox::capture::StreamReader;
 use crate::sandbox::{
@@ -88,7 +88,8 @@ impl Container {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let args = run_args(engine, request, &name).map_err(failed)?;
+            let fixes = engine.fixes();
+            let args = run_args(request, &name, fixes).map_err(failed)?;
             let out = engine.call(&args, CALL_TIMEOUT).map_err(failed)?;
             if out.status.success() {
                 break;
@@ -96,7 +97,8 @@ impl Container {
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             // A container that was created before the failure would block the name.
             let _ = engine.call(["rm", "-f", name.as_str()], CALL_TIMEOUT);
-            if attempt < 3 && engine.learn_from(&stderr) {
+            // Another start of this process may have learnt the fix meanwhile.
+            if attempt < 3 && (engine.learn_from(&stderr) || engine.fixes() != fixes) {
                 continue;
             }
             return Err(failed(format!(
@@ -263,28 +265,23 @@ impl Container {
         })
     }
 
-    /// Ends a command that ran past its timeout: SIGTERM to its process group inside the
-    /// container, `grace`, SIGKILL, then its `exec` client. Without the recorded id (the command
-    /// removed it), every process of the container but its first gets the signals.
+    /// Ends a command that ran past its timeout, inside the container: SIGTERM to its process
+    /// group, up to `grace` for the group to empty, SIGKILL to what is left (members that
+    /// ignored SIGTERM, or outlived their leader); then its `exec` client. Without the recorded
+    /// id (the command removed it), every process of the container but its first gets the
+    /// signals.
     fn end_timed_out(&self, child: &mut std::process::Child, id: &str) -> std::process::ExitStatus {
-        let signal = |sig: &str| {
-            let script = format!(
-                "if read p < /dev/shm/medin-cmd-{id}.pid 2>/dev/null; then kill -{sig} -$p; else kill -{sig} -1; fi 2>/dev/null; true"
-            );
-            let _ = self.engine.call(
-                ["exec", self.name.as_str(), "/bin/sh", "-c", script.as_str()],
-                CALL_TIMEOUT,
-            );
-        };
-        signal("TERM");
-        let until = Instant::now() + self.grace;
-        while Instant::now() < until {
-            if let Ok(Some(status)) = child.try_wait() {
-                return status;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        signal("KILL");
+        let tenths = (self.grace.as_millis() / 100).max(1);
+        let script = format!(
+            "f=/dev/shm/medin-cmd-{id}.pid; if read p < $f 2>/dev/null; then t=-$p; else t=-1; fi; \
+             kill -TERM $t 2>/dev/null; i=0; \
+             while [ $i -lt {tenths} ] && kill -0 $t 2>/dev/null; do sleep 0.1; i=$((i+1)); done; \
+             kill -KILL $t 2>/dev/null; rm -f $f; true"
+        );
+        let _ = self.engine.call(
+            ["exec", self.name.as_str(), "/bin/sh", "-c", script.as_str()],
+            CALL_TIMEOUT.max(self.grace * 2),
+        );
         let until = Instant::now() + Duration::from_secs(2);
         while Instant::now() < until {
             if let Ok(Some(status)) = child.try_wait() {
@@ -350,8 +347,7 @@ impl Drop for Container {
 }
 
 /// The `run -d` arguments for `request`.
-fn run_args(engine: &Engine, request: &ContainerRequest<'_>, name: &str) -> Result<Vec<String>, String> {
-    let fixes = engine.fixes();
+fn run_args(request: &ContainerRequest<'_>, name: &str, fixes: StartFixes) -> Result<Vec<String>, String> {
     let mut a: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), name.into()];
     for label in [
         format!("{LABEL}=1"),
