@@ -479,3 +479,89 @@ fn the_spec_refuses_what_a_container_cannot_mean_at_its_line() {
         assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
     }
 }
+
+/// A Harbor task on a base that is not the host's kind of system imports as a Dockerfile task
+/// (its context without the benchmark's files), and runs in the image medin builds from it:
+/// the oracle passes, a solution that does nothing fails.
+#[test]
+fn an_imported_dockerfile_task_is_built_and_judged_in_its_container() {
+    let Some(engine) = engine() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("bench/boxed");
+    write(
+        &task.join("task.toml"),
+        "version = \"1.0\"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 120.0\n",
+    );
+    write(
+        &task.join("instruction.md"),
+        "Write the word the image keeps in /etc/word into answer.txt.\n",
+    );
+    // A nonce makes the context new, so this run builds.
+    let nonce = unique("word");
+    write(
+        &task.join("environment/Dockerfile"),
+        &format!("FROM {IMAGE}\nRUN echo {nonce} > /etc/word\nWORKDIR /app\nCOPY data.txt /app/\n"),
+    );
+    write(&task.join("environment/data.txt"), "given\n");
+    write(
+        &task.join("solution/solve.sh"),
+        "#!/bin/bash\ncat /etc/word > answer.txt\n",
+    );
+    write(
+        &task.join("tests/test.sh"),
+        "#!/bin/bash\nmkdir -p /logs/verifier\nif [ \"$(cat /app/answer.txt)\" = \"$(cat /etc/word)\" ] && [ -f /app/data.txt ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+    );
+    let out = medin(
+        &[
+            "import",
+            "harbor",
+            task.to_str().unwrap(),
+            "--out",
+            dir.path().join("suite").to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "imported without hand edits: {}",
+        text(&out)
+    );
+    let imported = dir.path().join("suite/boxed");
+    let yaml = std::fs::read_to_string(imported.join("task.yaml")).unwrap();
+    assert!(yaml.contains("dockerfile: environment/Dockerfile"), "{yaml}");
+    assert!(imported.join("environment/data.txt").is_file());
+    assert!(imported.join("workspace/data.txt").is_file());
+
+    let idle = dir.path().join("suite/idle");
+    for entry in walkdir::WalkDir::new(&imported) {
+        let entry = entry.unwrap();
+        let to = idle.join(entry.path().strip_prefix(&imported).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    write(&idle.join("solution/solve.sh"), "#!/bin/bash\ntrue\n");
+    write(&dir.path().join("suite/medin.yaml"), "suites: [.]\nagent: oracle\n");
+    let run_id = unique("imported");
+    let out = medin_run(&dir.path().join("suite"), &run_id, &["run", "boxed", "idle"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(100), "{said}");
+    assert!(said.contains("1 passed, 1 failed"), "{said}");
+    assert!(said.contains("FAILED") && said.contains("idle"), "{said}");
+    // Both attempts ran the one image built for the context; it goes again.
+    let at = walkdir::WalkDir::new(dir.path().join("suite/target/medin/runs").join(&run_id))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().ends_with("boxed/attempt-1"))
+        .expect("the attempt folder of boxed");
+    let r = receipts(at.path());
+    let image = r.iter().find(|r| r["tool"] == "medin.container").unwrap()["receipt"]["data"]["image"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(image.starts_with("localhost/medin-build:"), "{image}");
+    engine_cmd(engine, &["rmi", "-f", &image]);
+}
