@@ -46,7 +46,7 @@ mod engine;
 mod image;
 mod run;
 
-pub use engine::{Engine, ENGINE_FIX};
+pub use engine::{Engine, ENGINE_FIX, ENGINE_VAR};
 pub use image::{image_name_is_valid, ready as ready_image, ImageSource, ReadyImage};
 pub use run::{Container, ContainerRequest};
 
