@@ -565,3 +565,20 @@ fn an_imported_dockerfile_task_is_built_and_judged_in_its_container() {
     assert!(image.starts_with("localhost/medin-build:"), "{image}");
     engine_cmd(engine, &["rmi", "-f", &image]);
 }
+
+/// A `process:` agent's own program stays on the host — at `isolation: process`, where it sees
+/// the workspace at its host path — while its tool calls run in the container at `/app`.
+#[test]
+fn a_process_agent_on_the_host_drives_a_container_task() {
+    if engine().is_none() {
+        return;
+    }
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent.py");
+    let task = format!(
+        "description: a process agent drives a container task\nprompt: \"Run `echo hello > /app/greeting.txt && pwd`\"\nisolation: process\nagent: {{ process: \"python3 {}\" }}\nenvironment: {{ image: \"{IMAGE}\" }}\nexpect:\n  final: {{ result: success, message: \"^/app$\" }}\n  validate: [ {{ command: \"grep -qx hello /app/greeting.txt\" }} ]\n  receipts: [ {{ tool: bash, data: {{ isolation: container }} }} ]\n",
+        agent.display()
+    );
+    let dir = suite_with("suites: [golden]\n", &[("golden/driven.yaml", &task)]);
+    let out = medin_run(dir.path(), &unique("driven"), &["run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

@@ -209,25 +209,10 @@ fn start_agent(att: &mut Attempt<'_>, prompt: &str, retry: Option<u32>) -> Resul
         att.source,
         &brief,
         &att.task.solution,
-        &agent_sandbox(att.pipe.sandbox()),
+        att.pipe.sandbox(),
         deadline,
         &att.model,
     ))
-}
-
-/// The sandbox an agent's own process is started in: the attempt's — but with a container, the
-/// agent's process stays on the host (its tool calls reach the container through the
-/// pipeline), where the container's fixed paths do not exist: it sees the workspace at its
-/// host path, confined at the task's host level.
-fn agent_sandbox(cfg: &crate::sandbox::SandboxConfig) -> std::borrow::Cow<'_, crate::sandbox::SandboxConfig> {
-    if cfg.container.is_none() {
-        return std::borrow::Cow::Borrowed(cfg);
-    }
-    let mut own = cfg.clone();
-    own.container = None;
-    own.root = None;
-    own.mounts.clear();
-    std::borrow::Cow::Owned(own)
 }
 
 /// Most `usage` messages an agent may send between two turns (a real agent sends one per model
