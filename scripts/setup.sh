@@ -1,9 +1,73 @@
 #!/usr/bin/env bash
 # Installs what medin's tests and bundled suite need, idempotently: git, python3 and node (the
-# example agent, several tasks and the TDD fixtures use them), and Debian's chromium (the HTML
-# report test opens the report in headless Chromium). Safe to run again; does nothing when all is there.
+# example agent, several tasks and the TDD fixtures use them), Debian's chromium (the HTML
+# report test opens the report in headless Chromium), and a container engine with medin's test
+# image (podman and runc, and `localhost/medin-busybox:1` imported from the host's
+# busybox-static: tests/containers.rs and the bundled container tasks). Safe to run again; does
+# nothing when all is there.
 # `scripts/setup.sh --bench` also installs bubblewrap, the comparison in `cargo bench --bench sandbox`.
+# `scripts/setup.sh --containers` does the container part only.
 set -euo pipefail
+
+# The container engine and medin's test image: a root filesystem of the host's own
+# busybox-static (one 2 MB binary and its applet links, made in a second and imported, so no
+# registry is reached, at setup or at test time). Not fatal: without an engine, container
+# tasks are `pending` and tests/containers.rs says it skipped, naming this command.
+TEST_IMAGE=localhost/medin-busybox:1
+containers() {
+  local fix="sudo bash scripts/setup.sh --containers (or: sudo apt-get install -y podman runc busybox-static)"
+  local want=()
+  command -v podman >/dev/null 2>&1 || want+=(podman)
+  command -v runc >/dev/null 2>&1 || want+=(runc)
+  # The static build: the image holds no libc for a dynamic one.
+  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' || want+=(busybox-static)
+  if [ ${#want[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "medin setup: ${want[*]} missing; container tasks stay pending until: $fix" >&2
+      return 0
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt_update_once || true
+    local log
+    log=$(mktemp)
+    if ! apt-get install -y -qq --no-install-recommends "${want[@]}" >"$log" 2>&1; then
+      tail -5 "$log" >&2
+      echo "medin setup: could not install ${want[*]} (no network?); container tasks stay pending until: $fix" >&2
+      rm -f "$log"
+      return 0
+    fi
+    rm -f "$log"
+  fi
+  local engine=${MEDIN_CONTAINER_ENGINE:-podman}
+  if ! "$engine" version >/dev/null 2>&1; then
+    echo "medin setup: \`$engine version\` fails; container tasks stay pending until it works" >&2
+    return 0
+  fi
+  if "$engine" image inspect "$TEST_IMAGE" >/dev/null 2>&1; then
+    return 0
+  fi
+  local root
+  root=$(mktemp -d)
+  mkdir -p "$root/rootfs/bin" "$root/rootfs/etc" "$root/rootfs/tmp" "$root/rootfs/root" "$root/rootfs/app"
+  cp /bin/busybox "$root/rootfs/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ "$applet" = busybox ] || ln -s busybox "$root/rootfs/bin/$applet"
+  done
+  # Task directories' solve.sh runs with `bash -c`: here that is busybox's sh.
+  printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$root/rootfs/bin/bash"
+  chmod 755 "$root/rootfs/bin/bash"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/rootfs/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/rootfs/etc/group"
+  chmod 1777 "$root/rootfs/tmp"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root/rootfs" -cf "$root/rootfs.tar" .
+  if "$engine" import --change 'ENV PATH=/bin' "$root/rootfs.tar" "$TEST_IMAGE" >"$root/import.log" 2>&1; then
+    echo "medin setup: imported $TEST_IMAGE ($engine)"
+  else
+    tail -5 "$root/import.log" >&2
+    echo "medin setup: could not import $TEST_IMAGE; tests/containers.rs will skip" >&2
+  fi
+  rm -rf "$root"
+}
 
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
@@ -22,6 +86,11 @@ apt_update_once() {
     apt_updated=yes
   fi
 }
+
+if [ "${1:-}" = "--containers" ]; then
+  containers
+  exit 0
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -71,5 +140,8 @@ if command -v rustup >/dev/null 2>&1; then
       || echo "medin setup: could not add the $c component (no network?); its CI step will be skipped" >&2
   done
 fi
+containers
+
 chromium_version=$(chromium --version 2>/dev/null || echo "chromium missing")
-echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version), $(python3 -m pytest --version 2>&1 | head -1), $chromium_version"
+engine_version=$( (podman --version || echo "podman missing") 2>/dev/null | head -1)
+echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version), $(python3 -m pytest --version 2>&1 | head -1), $chromium_version, $engine_version"

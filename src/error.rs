@@ -78,6 +78,10 @@ pub enum RunError {
     /// A host variable the task passes (`pass_env:`) is not there to pass.
     #[error("{0}")]
     Secret(#[from] crate::secrets::SecretError),
+    /// The task's container could not be had: no engine (the trial is `pending`, see
+    /// [`RunError::is_pending`]), an image missing or not built, a container that did not start.
+    #[error("{0}")]
+    Container(#[from] crate::sandbox::ContainerError),
     /// Another file operation of the harness failed.
     #[error("{what}: {detail}")]
     Harness { what: String, detail: String },
@@ -95,6 +99,13 @@ impl RunError {
             }
             _ => Cause::Infrastructure,
         }
+    }
+
+    /// Whether the trial waits for something this machine lacks and a setup step gives (a
+    /// container engine): its outcome is `pending`, not `error` — still counted apart from
+    /// the agent, as infrastructure.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, RunError::Container(e) if e.is_pending())
     }
 
     /// A failed harness step, with what it was and what went wrong.
@@ -152,5 +163,21 @@ mod tests {
             RunError::sandbox_start("a gate", "no pid namespace").cause(),
             Cause::Infrastructure
         );
+    }
+
+    #[test]
+    fn no_container_engine_is_pending_infrastructure_naming_the_fix() {
+        let e = RunError::Container(crate::sandbox::ContainerError::NoEngine {
+            reason: "no `podman` on PATH".into(),
+        });
+        assert!(e.is_pending());
+        assert_eq!(e.cause(), Cause::Infrastructure);
+        assert!(e.to_string().contains("bash scripts/setup.sh --containers"), "{e}");
+        let missing = RunError::Container(crate::sandbox::ContainerError::ImageMissing {
+            image: "localhost/nothing:1".into(),
+            detail: "not there".into(),
+        });
+        assert!(!missing.is_pending());
+        assert!(missing.to_string().contains("localhost/nothing:1"), "{missing}");
     }
 }

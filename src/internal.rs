@@ -139,9 +139,10 @@ pub mod runner {
 
 pub mod sandbox {
     pub use crate::sandbox::{
-        check_config, check_isolation, default_isolation, doctor_main, exec_main, prepare_workspace, probe, run_shell,
-        spawn_agent, spawn_piped, AttemptSandbox, Beneath, ExecArgs, ExitKind, FixedMount, FixedPath, Isolation,
-        LimitHit, MountAccess, SandboxConfig, SandboxError, SANDBOX_PATH,
+        check_config, check_isolation, default_isolation, doctor_main, exec_main, prepare_workspace, probe,
+        ready_image, run_shell, spawn_agent, spawn_piped, AttemptSandbox, Beneath, Container, ContainerEngine,
+        ContainerRequest, ExecArgs, ExitKind, FixedMount, FixedPath, ImageSource, Isolation, LimitHit, MountAccess,
+        ResourceLimits, SandboxConfig, SandboxError, SANDBOX_PATH,
     };
 }
 

@@ -102,17 +102,36 @@ fn terminal_bench_tasks_import_with_prompt_tags_timeouts_environment_and_verify(
     assert_eq!(text.contains("# medin import:"), !root, "{text}");
 
     // What cannot be carried over is listed, on the terminal and atop the task file.
-    let (text, _) = task_yaml(&dir.path().join("terminal-bench/needs-edits"));
+    let needs = dir.path().join("terminal-bench/needs-edits");
+    let (text, yaml) = task_yaml(&needs);
     for reason in [
         "run_tests_in_same_shell",
-        "nvidia/cuda",
-        "ENV PGHOST=db",
-        "downloads at build time",
+        "`RUN curl -fsSL https://example.invalid/install.sh | bash` downloads at build time",
+        "`RUN apt-get update && apt-get install -y postgresql-client",
         "2 services",
     ] {
         assert!(said.contains(reason), "{reason}: {said}");
         assert!(text.contains(reason), "{reason}: {text}");
     }
+    // A base that is not the host's kind of system: the Dockerfile itself comes along, built by
+    // medin with its context (the task's files, without the benchmark's own), so its ENV and
+    // base are no longer notes.
+    assert_eq!(
+        yaml["environment"]["dockerfile"].as_str(),
+        Some("environment/Dockerfile")
+    );
+    assert_eq!(yaml["environment"]["root"].as_str(), Some("/app"));
+    assert!(yaml["environment"]["apt"].is_null(), "{text}");
+    let carried = std::fs::read_to_string(needs.join("environment/Dockerfile")).unwrap();
+    assert!(carried.starts_with("FROM nvidia/cuda:12.4.0"), "{carried}");
+    for own in ["task.yaml", "solution.sh", "tests", "docker-compose.yaml"] {
+        assert!(
+            !needs.join("environment").join(own).exists(),
+            "{own} is the benchmark's, not the image's"
+        );
+    }
+    assert!(!said.contains("PGHOST"), "{said}");
+    assert!(!said.contains("not a plain Debian"), "{said}");
     assert!(
         text.starts_with("# Imported by `medin import terminal-bench`"),
         "{text}"
@@ -162,12 +181,12 @@ fn harbor_tasks_import_with_their_reward_file_and_verifier_paths_mapped() {
     assert!(fix.join("workspace/calc.py").is_file());
     assert!(!fix.join("workspace/Dockerfile").exists());
 
-    let (text, _) = task_yaml(&dir.path().join("harbor/needs-edits"));
+    let needs = dir.path().join("harbor/needs-edits");
+    let (text, yaml) = task_yaml(&needs);
     for reason in [
         "[verifier].env",
         "2 services",
-        "node:20",
-        "git clone",
+        "`RUN git clone https://example.invalid/repo.git /opt/repo` downloads at build time",
         "../secrets.txt",
         "astral.sh",
         "reward.json",
@@ -175,6 +194,15 @@ fn harbor_tasks_import_with_their_reward_file_and_verifier_paths_mapped() {
         assert!(said.contains(reason), "{reason}: {said}");
         assert!(text.contains(reason), "{reason}: {text}");
     }
+    // `FROM node:20` is carried over as the Dockerfile, with its context, minus the compose file.
+    assert_eq!(
+        yaml["environment"]["dockerfile"].as_str(),
+        Some("environment/Dockerfile")
+    );
+    assert!(std::fs::read_to_string(needs.join("environment/Dockerfile"))
+        .unwrap()
+        .starts_with("FROM node:20"));
+    assert!(!needs.join("environment/docker-compose.yaml").exists());
 }
 
 /// Imports both formats into one suite, runs the oracle on the importable tasks and on copies

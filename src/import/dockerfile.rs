@@ -1,9 +1,14 @@
-//! Reading a task's Dockerfile for what medin can carry over without an image: the base image
-//! (a plain Debian, Ubuntu or python one is the host's kind of system), `WORKDIR` (the fixed
-//! path the task expects, `environment.root`), the files it `COPY`s from the build context
-//! (the workspace fixture) and the packages its `RUN` lines install (`environment:`). Every
-//! other instruction, and every `RUN` command that is not a package install, is a note for
-//! the report. The Dockerfile is only read, never built.
+//! Reading a task's Dockerfile for what medin can carry over: the base image (a plain Debian,
+//! Ubuntu or python one is the host's kind of system), `WORKDIR` (the fixed path the task
+//! expects, `environment.root`), the files it `COPY`s from the build context (the workspace
+//! fixture) and the packages its `RUN` lines install (`environment:`).
+//!
+//! Two ways out, decided by the base ([`Image::plain`]): on a plain base the task runs on the
+//! host's system — every other instruction, and every `RUN` command that is not a package
+//! install, is a note ([`Image::notes`]); on any other base the Dockerfile itself is carried
+//! over as `environment.dockerfile` and medin builds it — then only what needs the network at
+//! build time is a note ([`Image::build_notes`]: medin builds without network unless the task
+//! allows it). The Dockerfile is only read here, never built.
 
 use super::shell::{self, Effect, Packages};
 
@@ -18,8 +23,13 @@ pub struct Image {
     pub copies: Vec<CopyStep>,
     /// Packages its `RUN` lines install.
     pub packages: Packages,
-    /// What could not be carried over, one line each.
+    /// Whether the base is the host's kind of system (plain Debian, Ubuntu, python): the task
+    /// can run on the host; otherwise the Dockerfile is carried over and built.
+    pub plain: bool,
+    /// What could not be carried over onto the host's system, one line each.
     pub notes: Vec<String>,
+    /// What needs the network when the Dockerfile itself is built, one line each.
+    pub build_notes: Vec<String>,
 }
 
 /// One `COPY` from the build context: its sources (context-relative, as written) and its
@@ -57,7 +67,8 @@ pub fn read(text: &str) -> Image {
                     .unwrap_or("")
                     .to_string();
                 let name = name.split('@').next().unwrap_or("").to_string();
-                if !plain_base(&name) {
+                image.plain = plain_base(&name);
+                if !image.plain {
                     image.notes.push(format!(
                         "base image `{name}` is not a plain Debian, Ubuntu or python image: the task runs on this machine's system, which may lack what that image has"
                     ));
@@ -71,7 +82,12 @@ pub fn read(text: &str) -> Image {
                     _ => dir,
                 });
             }
-            "COPY" | "ADD" => copy(&mut image, word, args),
+            "COPY" | "ADD" => {
+                if word.eq_ignore_ascii_case("ADD") && args.contains("://") {
+                    image.build_notes.push(needs_network(line));
+                }
+                copy(&mut image, word, args)
+            }
             "RUN" => run(&mut image, args),
             // How the container is started or described changes nothing for medin.
             "CMD" | "ENTRYPOINT" | "LABEL" | "MAINTAINER" | "EXPOSE" | "STOPSIGNAL" | "HEALTHCHECK" | "ARG" => {}
@@ -143,7 +159,14 @@ fn run(image: &mut Image, args: &str) {
             .map_or("", |(_, r)| r)
             .trim_start();
     }
-    for (text, effect) in shell::commands(rest) {
+    let effects = shell::commands(rest);
+    if effects
+        .iter()
+        .any(|(_, e)| matches!(e, Effect::Install(_) | Effect::Download(_)))
+    {
+        image.build_notes.push(needs_network(&format!("RUN {rest}")));
+    }
+    for (text, effect) in effects {
         match effect {
             Effect::Install(p) => image.packages.extend(&p),
             Effect::Nothing => {}
@@ -157,6 +180,14 @@ fn run(image: &mut Image, args: &str) {
             )),
         }
     }
+}
+
+/// The note for a Dockerfile line that reaches the network when it is built.
+fn needs_network(line: &str) -> String {
+    format!(
+        "`{}` downloads at build time: medin builds `environment.dockerfile` without network unless the task sets `policy.network: true` (which its commands then get too); build the image beforehand and name it with `environment.image`, or allow the network",
+        cut(line)
+    )
 }
 
 /// `text` with backslash-newline continuations joined.
@@ -199,7 +230,32 @@ mod tests {
         assert_eq!(image.packages.apt, ["jq"]);
         assert_eq!(image.copies[0].dest, "/app/./data/");
         assert_eq!(image.copies[1].sources, ["a.py", "b.py"]);
+        assert!(image.plain);
         assert!(image.notes.is_empty(), "{:?}", image.notes);
+        // Built as it is, both RUN lines would need the network.
+        assert_eq!(image.build_notes.len(), 2, "{:?}", image.build_notes);
+    }
+
+    #[test]
+    fn another_base_needs_notes_only_for_what_reaches_the_network_when_built() {
+        let image = read(
+            "FROM localhost/tool:1 AS base
+ENV A=1
+RUN make && ./configure
+USER nobody
+RUN curl -fsSL https://x | sh
+ADD https://x/y.tgz /opt/
+COPY --from=base /a /b
+",
+        );
+        assert!(!image.plain);
+        assert_eq!(image.build_notes.len(), 2, "{:?}", image.build_notes);
+        assert!(image.build_notes[0].contains("RUN curl"), "{:?}", image.build_notes);
+        assert!(
+            image.build_notes[1].contains("ADD https://x/y.tgz"),
+            "{:?}",
+            image.build_notes
+        );
     }
 
     #[test]

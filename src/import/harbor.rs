@@ -75,12 +75,10 @@ pub fn read(dir: &Path, name: &str) -> Result<Draft, ImportError> {
             .notes
             .push("[verifier].env is not carried over: medin scrubs the verifier's environment".into());
     }
-    if let Some(image) = text_of("environment", "docker_image") {
-        draft.notes.push(format!(
-            "[environment].docker_image `{image}` (a prebuilt image) is not carried over: the task runs on this machine's system"
-        ));
-    }
-    environment(dir, &mut draft)?;
+    // A prebuilt image runs as it is (`environment.image`); its Dockerfile still says where
+    // the workspace goes.
+    let prebuilt = text_of("environment", "docker_image");
+    environment(dir, &mut draft, prebuilt)?;
     match super::read_text(dir, "solution/solve.sh")? {
         Some(script) => draft.solution = Some(script),
         None => draft
@@ -91,11 +89,14 @@ pub fn read(dir: &Path, name: &str) -> Result<Draft, ImportError> {
     Ok(draft)
 }
 
-fn environment(dir: &Path, draft: &mut Draft) -> Result<(), ImportError> {
+fn environment(dir: &Path, draft: &mut Draft, prebuilt: Option<String>) -> Result<(), ImportError> {
     let Some(context) = super::folder(dir, "environment") else {
-        draft
-            .notes
-            .push("no environment/ folder: the task's system and files are not known".into());
+        match prebuilt {
+            Some(image) => draft.image = Some(image),
+            None => draft
+                .notes
+                .push("no environment/ folder: the task's system and files are not known".into()),
+        }
         return Ok(());
     };
     for file in ["docker-compose.yaml", "docker-compose.yml"] {
@@ -112,16 +113,15 @@ fn environment(dir: &Path, draft: &mut Draft) -> Result<(), ImportError> {
         }
     }
     let Some(text) = super::read_text(&context, "Dockerfile")? else {
-        draft
-            .notes
-            .push("no environment/Dockerfile: the task's system and files are not known".into());
+        match prebuilt {
+            Some(image) => draft.image = Some(image),
+            None => draft
+                .notes
+                .push("no environment/Dockerfile: the task's system and files are not known".into()),
+        }
         return Ok(());
     };
-    let image = dockerfile::read(&text);
-    draft.notes.extend(image.notes.iter().cloned());
-    draft.packages.extend(&image.packages);
-    draft.root = image.workdir.clone();
-    super::workspace_of(&image, &context, draft);
+    super::carry_image(&text, &context, prebuilt, draft);
     Ok(())
 }
 

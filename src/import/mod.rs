@@ -4,9 +4,11 @@
 //! One submodule per format reads a task into a [`writer::Draft`] — instruction → `prompt`,
 //! difficulty, category and tags → `tags:`, timeouts → `limits.timeout` / `verify.timeout`,
 //! the solution → `solution/solve.sh`, the tests → `tests/` and a `verify:` that runs them as
-//! the benchmark does, the Dockerfile's package installs → `environment:`, its `WORKDIR` →
-//! `environment.root`, what it `COPY`s from the task → `workspace/` — and says what it could
-//! not carry over. The [`writer`] writes the draft; this module finds the tasks, names them,
+//! the benchmark does, the Dockerfile's package installs → `environment:` (on a plain Debian,
+//! Ubuntu or python base; any other base → the Dockerfile itself, with its build context, as
+//! `environment.dockerfile`, and Harbor's prebuilt `docker_image` → `environment.image`: medin
+//! runs those in a container), its `WORKDIR` → `environment.root`, what it `COPY`s from the
+//! task → `workspace/` — and says what it could not carry over. The [`writer`] writes the draft; this module finds the tasks, names them,
 //! and sums up ([`ImportReport`]).
 //!
 //! The input is hostile: nothing from it is run, every path from it is a [`paths::RelPath`]
@@ -270,11 +272,37 @@ fn folder(dir: &Path, name: &str) -> Option<PathBuf> {
         .then_some(path)
 }
 
+/// What a task's Dockerfile gives its draft: read from the build `context`, either the host's
+/// system (a plain base: packages → `environment:`, what cannot come along → notes) or the
+/// Dockerfile itself (any other base, or `prebuilt`, the benchmark's own image: carried over as
+/// `environment.dockerfile` / `image`, built by medin; notes only for what needs the network
+/// at build time). Either way `WORKDIR` → `environment.root` and its `COPY`s into it → the
+/// workspace, which the container shows at the root.
+fn carry_image(text: &str, context: &Path, prebuilt: Option<String>, draft: &mut writer::Draft) {
+    let image = dockerfile::read(text);
+    let in_container = prebuilt.is_some() || !image.plain;
+    if let Some(name) = prebuilt {
+        draft.image = Some(name);
+    } else if in_container {
+        draft.notes.extend(image.build_notes.iter().cloned());
+        draft.dockerfile = Some(writer::DockerfileDraft {
+            context: context.to_path_buf(),
+            text: text.to_string(),
+        });
+    } else {
+        draft.notes.extend(image.notes.iter().cloned());
+        draft.packages.extend(&image.packages);
+    }
+    draft.root = image.workdir.clone();
+    workspace_of(&image, context, in_container, draft);
+}
+
 /// The workspace fixture: what `image` copies from the build `context` into its `WORKDIR`.
-/// Copies elsewhere, from outside the task or through links, become notes.
-fn workspace_of(image: &dockerfile::Image, context: &Path, draft: &mut writer::Draft) {
+/// Copies from outside the task or through links become notes; so do copies elsewhere, unless
+/// the image is `built` (then the build makes them).
+fn workspace_of(image: &dockerfile::Image, context: &Path, built: bool, draft: &mut writer::Draft) {
     let Some(root) = image.workdir.as_deref() else {
-        if !image.copies.is_empty() {
+        if !image.copies.is_empty() && !built {
             draft
                 .notes
                 .push("the Dockerfile copies files but sets no WORKDIR: they are not carried over".into());
@@ -289,6 +317,9 @@ fn workspace_of(image: &dockerfile::Image, context: &Path, draft: &mut writer::D
             .strip_prefix(&root)
             .map(|r| r.trim_end_matches('/').to_string())
         else {
+            if built {
+                continue;
+            }
             draft.notes.push(format!(
                 "`COPY {} {}` puts files outside the WORKDIR {root}: not carried over",
                 step.sources.join(" "),

@@ -98,11 +98,7 @@ fn image(dir: &Path, draft: &mut Draft) -> Result<(), ImportError> {
             .push("no Dockerfile: the task's system and files are not known".into());
         return Ok(());
     };
-    let image = dockerfile::read(&text);
-    draft.notes.extend(image.notes.iter().cloned());
-    draft.packages.extend(&image.packages);
-    draft.root = image.workdir.clone();
-    super::workspace_of(&image, dir, draft);
+    super::carry_image(&text, dir, None, draft);
     Ok(())
 }
 

@@ -32,6 +32,11 @@ pub struct Draft {
     pub packages: Packages,
     /// `environment.root` (the Dockerfile's `WORKDIR`).
     pub root: Option<String>,
+    /// `environment.image`: a prebuilt image the benchmark names.
+    pub image: Option<String>,
+    /// `environment.dockerfile`: a Dockerfile on a base that is not the host's kind of system,
+    /// carried over with its build context as `environment/`.
+    pub dockerfile: Option<DockerfileDraft>,
     /// Files or folders of the task (resolved, inside it) and where they go in `workspace/`;
     /// a folder's contents go into its destination. The flag marks a build context's root,
     /// whose benchmark files (`skip`) stay out.
@@ -48,6 +53,17 @@ pub struct Draft {
     /// What could not be carried over, one line each.
     pub notes: Vec<String>,
 }
+
+/// A Dockerfile carried over: its text, and its build context (resolved, inside the task),
+/// copied without the benchmark's own files (`Draft::skip`).
+#[derive(Debug, Clone, Default)]
+pub struct DockerfileDraft {
+    pub context: PathBuf,
+    pub text: String,
+}
+
+/// Where a carried-over Dockerfile goes in the task directory (its folder is the context).
+pub const DOCKERFILE: &str = "environment/Dockerfile";
 
 /// The `verify:` block.
 #[derive(Debug, Clone, Default)]
@@ -81,9 +97,7 @@ pub fn write(draft: &Draft, out: &Path) -> Result<Vec<String>, ImportError> {
     fs::create_dir(&workspace).map_err(|e| io("cannot create", &workspace, e))?;
     for (from, to, context_root) in &draft.workspace {
         let target = to.under(&workspace);
-        let skip = |rel: &Path| {
-            *context_root && rel.components().count() == 1 && draft.skip.iter().any(|s| rel == Path::new(s))
-        };
+        let skip = |rel: &Path| *context_root && own_file(draft, rel);
         if from.is_dir() {
             let skipped = copy_tree(from, &target, &skip).map_err(|e| io("cannot copy", from, e))?;
             notes.extend(skipped);
@@ -93,6 +107,14 @@ pub fn write(draft: &Draft, out: &Path) -> Result<Vec<String>, ImportError> {
             }
             fs::copy(from, &target).map_err(|e| io("cannot copy", from, e))?;
         }
+    }
+    if let Some(docker) = &draft.dockerfile {
+        let file = dir.join(DOCKERFILE);
+        let context = file.parent().unwrap_or(&dir).to_path_buf();
+        let skip = |rel: &Path| own_file(draft, rel);
+        let skipped = copy_tree(&docker.context, &context, &skip).map_err(|e| io("cannot copy", &docker.context, e))?;
+        notes.extend(skipped);
+        fs::write(&file, &docker.text).map_err(|e| io("cannot write", &file, e))?;
     }
     let tests = dir.join(crate::spec::taskdir::TESTS_DIR);
     if let Some(from) = &draft.tests {
@@ -122,6 +144,14 @@ pub fn write(draft: &Draft, out: &Path) -> Result<Vec<String>, ImportError> {
         write_yaml(&notes)?;
     }
     Ok(notes)
+}
+
+/// Whether `rel`, a path in a build context, is (or lies in) one of the benchmark's own files
+/// at the context's top (`tests/`, `solution.sh`, …).
+fn own_file(draft: &Draft, rel: &Path) -> bool {
+    rel.components()
+        .next()
+        .is_some_and(|top| draft.skip.iter().any(|s| Path::new(top.as_os_str()) == Path::new(s)))
 }
 
 /// The text of `task.yaml`: a header (where it came from, and what to check when `notes` is
@@ -162,6 +192,11 @@ fn task_yaml(draft: &Draft, notes: &[String]) -> String {
     }
     if let Some(root) = &draft.root {
         env.insert(s("root"), s(root));
+    }
+    if let Some(image) = &draft.image {
+        env.insert(s("image"), s(image));
+    } else if draft.dockerfile.is_some() {
+        env.insert(s("dockerfile"), s(DOCKERFILE));
     }
     if !env.is_empty() {
         map.insert(s("environment"), Value::Mapping(env));

@@ -83,6 +83,10 @@ impl ActivityLogReporter {
                 EntryStatus::Failed,
                 ms.iter().map(|m| clip(&m.to_string())).collect(),
             ),
+            // A trial waiting for what the machine lacks (a container engine) is pending.
+            TrialVerdict::HarnessError { message, .. } if result.outcome == Some(crate::spec::Outcome::Pending) => {
+                (EntryKind::Error, EntryStatus::Pending, vec![clip(message)])
+            }
             TrialVerdict::HarnessError { message, .. } => (EntryKind::Error, EntryStatus::Error, vec![clip(message)]),
         };
         ActivityEntry {

@@ -36,13 +36,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::sandbox::{FixedMount, FixedPath, MountAccess};
-use crate::spec::EnvironmentSpec;
+use crate::error::RunError;
+use crate::sandbox::{
+    Container, ContainerEngine, ContainerRequest, FixedMount, FixedPath, ImageSource, MountAccess, ReadyImage,
+    SandboxConfig,
+};
+use crate::spec::{ContainerSource, EnvironmentSpec};
+
+/// Where a container shows the workspace when the task names no `root`.
+pub const CONTAINER_ROOT: &str = "/app";
 
 /// How long one install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -126,6 +133,88 @@ pub fn layout(spec: &EnvironmentSpec, spec_dir: &Path, run_dir: &Path) -> Result
     crate::sandbox::check_layout(out.root.iter().chain(out.mounts.iter().map(|m| &m.at)))
         .map_err(|e| EnvironmentError::Layout { detail: e.to_string() })?;
     Ok(out)
+}
+
+/// An attempt's container, started, and how its image was made ready.
+#[derive(Debug)]
+pub struct AttemptContainer {
+    pub container: Arc<Container>,
+    pub image: ReadyImage,
+}
+
+impl AttemptContainer {
+    /// What the attempt's `medin.container` receipt says.
+    pub fn receipt_data(&self) -> serde_json::Value {
+        let engine = self.container.engine();
+        serde_json::json!({
+            "engine": engine.flavour().as_str(),
+            "engine_version": engine.version(),
+            "image": self.image.name,
+            "image_readied": self.image.readied.as_str(),
+            "image_ms": self.image.took.as_millis() as u64,
+            "container": self.container.name(),
+            "start_ms": self.container.started_in().as_millis() as u64,
+        })
+    }
+}
+
+/// Starts the container `spec` names (`image:` or `dockerfile:`), if it names one, for the
+/// attempt whose sandbox is `cfg` (its workspace, fixed mounts, network and limits) and whose
+/// folder is `run_dir`: the engine probed, the image made ready (pulled or built: the harness's
+/// act, before anything of the task runs), the runner's judge folders mounted at their host
+/// paths, and `cfg` pointed at it (`container`, and `root`, default [`CONTAINER_ROOT`]).
+pub fn start_container(
+    spec: &EnvironmentSpec,
+    spec_dir: &Path,
+    run_dir: &Path,
+    cfg: &mut SandboxConfig,
+    labels: (&str, &str),
+) -> Result<Option<AttemptContainer>, RunError> {
+    let Some(source) = spec.container() else {
+        return Ok(None);
+    };
+    let engine = ContainerEngine::get()?;
+    let source = match source {
+        ContainerSource::Image(name) => ImageSource::Named(name.to_string()),
+        ContainerSource::Dockerfile(file) => ImageSource::Dockerfile {
+            file: spec_dir.join(file),
+            network: cfg.network,
+        },
+    };
+    let image = crate::sandbox::ready_image(engine, &source)?;
+    // Judged runs name these folders by their host paths: the shims read-only, the reports
+    // writable (see `validate::judged`).
+    let (shims, reports) = crate::validate::judged::RunnerShims::folders(run_dir);
+    let mut host_folders = Vec::new();
+    for (folder, access) in [(shims, MountAccess::ReadOnly), (reports, MountAccess::ReadWrite)] {
+        std::fs::create_dir_all(&folder)
+            .and_then(|()| folder.canonicalize())
+            .map(|folder| host_folders.push((folder, access)))
+            .map_err(|e| RunError::harness(format!("cannot create {}", folder.display()), e))?;
+    }
+    let root = match &cfg.root {
+        Some(root) => root.clone(),
+        None => FixedPath::parse(CONTAINER_ROOT).map_err(|e| RunError::harness("the container root", e))?,
+    };
+    let container = Container::start(
+        engine,
+        &ContainerRequest {
+            image: &image.name,
+            workspace: &cfg.workspace,
+            root: &root,
+            mounts: &cfg.mounts,
+            host_folders: &host_folders,
+            network: cfg.network,
+            limits: &cfg.limits,
+            grace: cfg.grace,
+            run_id: labels.0,
+            trial: labels.1,
+        },
+    )?;
+    let container = Arc::new(container);
+    cfg.root = Some(root);
+    cfg.container = Some(Arc::clone(&container));
+    Ok(Some(AttemptContainer { container, image }))
 }
 
 /// What the sandbox gets for a provisioned environment.

@@ -280,21 +280,19 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         flake_tolerance: task.flake_tolerance,
     };
     // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
-    let record = match Attempt::prepare(
-        task,
-        file,
-        &run_dir,
-        &source,
-        plan.clone(),
-        &settings.output.join("envs"),
-        events.clone(),
-    )
-    .and_then(|a| a.run())
+    let record = match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), settings, events.clone())
+        .and_then(|a| a.run())
     {
         Ok(record) => record,
         Err(e) => {
             result.verdict = TrialVerdict::from_run_error(&e);
-            result.outcome = Some(Outcome::Error);
+            // What the machine lacks and setup gives (a container engine) leaves the task
+            // pending; any other harness failure is an error. Neither is the agent's.
+            result.outcome = Some(if e.is_pending() {
+                Outcome::Pending
+            } else {
+                Outcome::Error
+            });
             events.finished(&result, &[]);
             return result;
         }
@@ -391,9 +389,10 @@ impl<'a> Attempt<'a> {
         run_dir: &Path,
         source: &'a AgentSource,
         plan: TrialPlan,
-        envs: &Path,
+        settings: &RunSettings,
         events: TrialEvents,
     ) -> Result<Self, RunError> {
+        let envs = &settings.output.join("envs");
         if run_dir.exists() {
             sandbox::remove_tree(run_dir)
                 .map_err(|e| RunError::harness(format!("cannot clear old run folder {}", run_dir.display()), e))?;
@@ -428,6 +427,19 @@ impl<'a> Attempt<'a> {
         // one that is missing fails the trial as the host's problem, naming it.
         let secrets = crate::secrets::HostSecrets::take(&plan.pass_env)?;
         let mut sandbox = sandbox_config(task, &workspace, &plan, &provisioned, layout, &secrets);
+        // A task that names an image runs its commands in a container, started now (its image
+        // pulled or built first): setup, the agent's commands, validators and the verifier all
+        // reach it through `sandbox::run_shell`. Removed when the last handle drops.
+        let container = match &task.environment {
+            Some(env) => environment::start_container(
+                env,
+                &spec_dir(&file.path),
+                run_dir,
+                &mut sandbox,
+                (&settings.run_id, &file.trial_name()),
+            )?,
+            None => None,
+        };
         sandbox::check_config(&sandbox).map_err(RunError::Isolation)?;
         // What outlives one command but not the attempt: under strict, the namespaces every
         // command joins (services live until the attempt ends); the persistent shell.
@@ -442,6 +454,12 @@ impl<'a> Attempt<'a> {
         let limits = runtime_limits(&plan);
         let tracker = LimitTracker::new(limits, deadline.started);
         let mut pipe = Pipeline::new(&workspace, sandbox, gate, rules, deadline, tracker, ledger);
+        if let Some(c) = &container {
+            pipe.note(
+                &harness_action("medin.container", serde_json::json!({ "image": c.image.name })),
+                Receipt::success(c.receipt_data()),
+            )?;
+        }
         for cmd in &task.setup {
             let options = CommandOptions {
                 timeout: None,
@@ -977,9 +995,13 @@ fn sandbox_config(
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = plan.network;
-    let tools = toolchain::toolchain_setup(&toolchain::toolchains_for(task), sandbox::SANDBOX_PATH);
-    cfg.env.extend(tools.env);
-    cfg.read_paths.extend(tools.read_paths);
+    // In a container the image brings the toolchains; the host's are not shown there.
+    let in_container = task.environment.as_ref().is_some_and(|e| e.container().is_some());
+    if !in_container {
+        let tools = toolchain::toolchain_setup(&toolchain::toolchains_for(task), sandbox::SANDBOX_PATH);
+        cfg.env.extend(tools.env);
+        cfg.read_paths.extend(tools.read_paths);
+    }
     // The task's provisioned packages come first on PATH, read-only.
     if !provisioned.path.is_empty() {
         let base = cfg.path();

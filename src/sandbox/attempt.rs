@@ -36,8 +36,9 @@
 //! whose tree ends with the attempt.
 //!
 //! The one place that decides whether a command joins is [`AttemptSandbox::joining`]: it
-//! joins when its level, workspace, network, fixed root and fixed mounts are the attempt's;
-//! otherwise it runs alone, as every command did before attempts had namespaces.
+//! joins when its level, workspace and network are the attempt's (otherwise it runs alone, as
+//! every command did before attempts had namespaces), and enters the attempt's view when its
+//! read and write paths, fixed root and fixed mounts are the attempt's too.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -90,8 +91,9 @@ impl AttemptSandbox {
     /// holder of its namespaces (an error when it cannot start, never a weaker level);
     /// otherwise nothing but a place for its persistent shell.
     pub fn start(cfg: &SandboxConfig) -> Result<AttemptSandbox, SandboxError> {
+        // A task in a container has the container as its attempt's sandbox: no holder.
         #[cfg(target_os = "linux")]
-        let holder = if cfg.isolation == Isolation::Strict {
+        let holder = if cfg.isolation == Isolation::Strict && cfg.container.is_none() {
             Some(holder::Holder::start(cfg)?)
         } else {
             None
@@ -164,17 +166,20 @@ impl AttemptSandbox {
     pub(crate) fn joining(&self, cfg: &SandboxConfig, workspace: &Path) -> Option<Joining<'_>> {
         let h = self.inner.holder.as_ref().filter(|h| !h.ended())?;
         let base = &h.base;
-        let same_place = cfg.isolation == Isolation::Strict
-            && cfg.network == base.network
-            && workspace == base.workspace
-            && cfg.root == base.root
-            && cfg.mounts == base.mounts;
+        // The network namespace is the attempt's either way; what the command sees of the
+        // filesystem decides whether it enters the attempt's view or builds its own (a
+        // verifier whose output folder is its own, a judged run's report folder).
+        let same_place =
+            cfg.isolation == Isolation::Strict && cfg.network == base.network && workspace == base.workspace;
         if !same_place {
             return None;
         }
         Some(Joining {
             ns: &h.ns,
-            same_view: cfg.read_paths == base.read_paths && cfg.write_paths == base.write_paths,
+            same_view: cfg.read_paths == base.read_paths
+                && cfg.write_paths == base.write_paths
+                && cfg.root == base.root
+                && cfg.mounts == base.mounts,
             tmp: h.tmp(),
         })
     }

@@ -266,7 +266,8 @@
 //! `cgroup.rs` (per-command cgroups), `reclaim.rs` (owner names; taking back what a dead medin
 //! left), `probe.rs` (what the machine supports; `medin doctor`), `exec.rs` (`medin exec`),
 //! `capture.rs` (capped, hashed output), `workspace.rs` (fresh workspace from a fixture),
-//! `fixed.rs` (fixed paths: their rules, and the refusal below `strict`).
+//! `fixed.rs` (fixed paths: their rules, and the refusal below `strict`), `container.rs` (a
+//! task's container: engine, image, one container per attempt, commands `exec`'d into it).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -285,6 +286,12 @@ pub enum Isolation {
     Process,
     /// Namespaces, Landlock and seccomp on top of `process` (Linux; root or user namespaces).
     Strict,
+    /// The command ran in the attempt's container (a task's `environment.image` or
+    /// `dockerfile`; see `container.rs`). What receipts say; never asked for with `isolation:`
+    /// (the host level still confines the agent's own process).
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    Container,
 }
 
 impl Isolation {
@@ -293,6 +300,7 @@ impl Isolation {
             Isolation::None => "none",
             Isolation::Process => "process",
             Isolation::Strict => "strict",
+            Isolation::Container => "container",
         }
     }
 }
@@ -310,6 +318,9 @@ impl std::str::FromStr for Isolation {
             "none" => Ok(Isolation::None),
             "process" => Ok(Isolation::Process),
             "strict" => Ok(Isolation::Strict),
+            "container" => Err(
+                "isolation `container` is not a level to ask for: name the task's image with `environment.image` (or `dockerfile`)".into(),
+            ),
             other => Err(format!(
                 "unknown isolation level `{other}`; use none, process or strict"
             )),
@@ -421,6 +432,13 @@ pub struct SandboxConfig {
     /// command joins the attempt's namespaces, so what it leaves running lives until the
     /// attempt ends. `None`: the command is alone, and its whole tree ends with it.
     pub attempt: Option<AttemptSandbox>,
+    /// The attempt's container, when the task names an image (`environment.image` /
+    /// `dockerfile`): [`run_shell`] then `exec`s every command into it (at
+    /// [`SandboxConfig::root`], with this config's environment, timeout and output cap) instead
+    /// of starting it on the host; `isolation` then confines only the agent's own process.
+    /// Shared by every command of the attempt; the container is removed when the last handle
+    /// drops.
+    pub container: Option<std::sync::Arc<Container>>,
 }
 
 impl SandboxConfig {
@@ -453,6 +471,7 @@ impl SandboxConfig {
             root: None,
             mounts: Vec::new(),
             attempt: None,
+            container: None,
         }
     }
 
@@ -560,6 +579,9 @@ pub enum SandboxError {
     Unsupported { level: Isolation, reason: String },
     /// The configuration asks for fixed paths ([`SandboxConfig::root`], [`SandboxConfig::mounts`])
     /// at a level that cannot build them.
+    /// The attempt's container failed (not the command in it).
+    #[error("{detail}; the attempt cannot go on without its container")]
+    Container { detail: String },
     #[error("{what} needs isolation `strict`, and this task runs at `{level}`: only strict builds each command's own filesystem, where a folder can be shown at a fixed path; at `{level}` commands see the host's filesystem, where that path is not the task's folder, and medin does not run the task at the host path instead; run it where strict is available (`medin doctor`) and do not ask for a weaker `isolation:`")]
     NeedsStrict { level: Isolation, what: String },
 }
@@ -569,6 +591,7 @@ mod beneath;
 mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
+mod container;
 mod exec;
 mod fixed;
 #[cfg(target_os = "linux")]
@@ -589,6 +612,10 @@ mod workspace;
 
 pub use attempt::AttemptSandbox;
 pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, WalkLimits};
+pub use container::{
+    image_name_is_valid, ready_image, Container, ContainerError, ContainerRequest, Engine as ContainerEngine,
+    ImageSource, ReadyImage,
+};
 pub use exec::{exec_main, ExecArgs};
 pub use fixed::{check_layout, FixedMount, FixedPath, MountAccess};
 pub use probe::{doctor_main, probe};
@@ -609,9 +636,16 @@ pub const SANDBOX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bi
 /// off). When the timeout fires the whole group gets SIGTERM, then SIGKILL after `cfg.grace`;
 /// when the shell exits, whatever it left running in its group is killed too.
 ///
+/// With [`SandboxConfig::container`] set, the command is `exec`'d into the attempt's container
+/// instead (at the task's root, with the image's environment plus `cfg.env` minus `PATH`, the
+/// same timeout, grace and output cap; receipts say `isolation: container`; see `container.rs`).
+///
 /// A non-zero exit, a signal or a timeout is a normal [`CommandOutcome`]; `Err` means the
 /// sandbox itself failed (the command could not be started, or `cwd` leads outside).
 pub fn run_shell(cfg: &SandboxConfig, command: &str, cwd: Option<&Path>) -> Result<CommandOutcome, SandboxError> {
+    if let Some(container) = &cfg.container {
+        return container.run_shell(cfg, command, cwd);
+    }
     process::run_shell(cfg, command, cwd)
 }
 
@@ -673,6 +707,10 @@ pub fn check_isolation(level: Isolation) -> Result<(), SandboxError> {
 /// need `strict`: [`SandboxError::NeedsStrict`]). The runner checks this before a task starts.
 pub fn check_config(cfg: &SandboxConfig) -> Result<(), SandboxError> {
     check_isolation(cfg.isolation)?;
+    // A container shows the fixed paths itself, whatever the host's level.
+    if cfg.container.is_some() {
+        return Ok(());
+    }
     fixed::require_strict(cfg)
 }
 

@@ -254,6 +254,10 @@ impl Capabilities {
 /// (0 always: the report is the product).
 pub fn doctor_main(json: bool) -> u8 {
     let caps = probe();
+    // The engine for tasks that name an image (`environment.image` / `dockerfile`).
+    let engine = super::container::Engine::probe(std::env::var(super::container::ENGINE_VAR).ok().as_deref())
+        .map(|e| format!("{} ({})", e.version(), e.program().display()))
+        .map_err(|e| e.to_string());
     if json {
         let v = serde_json::json!({
             "os": caps.os,
@@ -270,10 +274,16 @@ pub fn doctor_main(json: bool) -> u8 {
             "strict_unavailable_because": caps.strict.as_ref().err(),
             "strict_view": caps.strict_view,
             "best": caps.best,
+            "container_engine": engine.as_ref().ok(),
+            "container_engine_unavailable_because": engine.as_ref().err(),
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         print!("{}", caps.render());
+        match &engine {
+            Ok(e) => println!("container engine: {e}"),
+            Err(why) => println!("container engine: none: tasks that name an image stay pending ({why})"),
+        }
     }
     0
 }

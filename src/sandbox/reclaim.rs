@@ -151,6 +151,13 @@ fn owner_of_name(name: &str) -> Option<Owner> {
     }
 }
 
+/// Whether `name` is a name medin gives (`medin-<owner>-<n>`: a container, a cgroup, a temp
+/// directory) whose owner is dead. A name of a live owner, of another PID namespace, or none
+/// of medin's, is not.
+pub(super) fn owner_of_name_is_dead(name: &str) -> bool {
+    owner_of_name(name).is_some_and(|owner| !owner.alive())
+}
+
 /// The owner named by an environment tag's value (`<owner>-<n>`, or older `<pid>-<n>-<hex>`).
 fn owner_of_tag(value: &str) -> Option<Owner> {
     let first = value.split('-').next()?;

@@ -2260,7 +2260,77 @@ fn check_environment(spec: &TaskSpec, text: &str, path: &Path) -> Result<(), Spe
             ));
         }
     }
+    check_container(spec, env, text, path)?;
     check_fixed_paths(spec, env, text, path)
+}
+
+/// `environment.image` / `environment.dockerfile`: one of them, an image name that no engine
+/// can take for an option, a Dockerfile that exists, and nothing the image itself must bring
+/// (packages, host toolchains).
+fn check_container(spec: &TaskSpec, env: &EnvironmentSpec, text: &str, path: &Path) -> Result<(), SpecError> {
+    if env.image.is_none() && env.dockerfile.is_none() {
+        return Ok(());
+    }
+    let src = Source::new(text);
+    let near = |key: &str, value: Option<&str>| {
+        value
+            .and_then(|v| src.locate_value_plain(key, v))
+            .or_else(|| src.locate_key(key, None))
+            .or_else(|| src.locate_key("environment", Some(1)))
+            .unwrap_or((1, 1))
+    };
+    let invalid = |pos, message: String, help: &str| SpecError::invalid(path, pos, message, Some(help.to_string()));
+    if let (Some(_), Some(file)) = (&env.image, &env.dockerfile) {
+        return Err(invalid(
+            near("dockerfile", Some(file)),
+            "environment: `image:` and `dockerfile:` both name the task's container image".into(),
+            "keep one: `image: NAME` runs an existing image, `dockerfile: PATH` builds one from a Dockerfile next to the task",
+        ));
+    }
+    if let Some(image) = &env.image {
+        if !crate::sandbox::image_name_is_valid(image) {
+            return Err(invalid(
+                near("image", Some(image)),
+                format!("environment.image: `{image}` is not an image name"),
+                "write a reference such as `debian:bookworm-slim`, `localhost/my-task:1` or `registry.example:5000/team/tool@sha256:<64 hex>`",
+            ));
+        }
+    }
+    if let Some(file) = &env.dockerfile {
+        let full = path.parent().unwrap_or(Path::new("")).join(file);
+        if !full.is_file() {
+            return Err(invalid(
+                near("dockerfile", Some(file)),
+                format!(
+                    "environment.dockerfile: `{file}` is not a file (looked for {})",
+                    tidy(&full).display()
+                ),
+                "name the Dockerfile relative to the task file, e.g. `dockerfile: environment/Dockerfile`; its folder is the build context",
+            ));
+        }
+    }
+    let which = if env.image.is_some() { "image" } else { "dockerfile" };
+    for (key, given) in [
+        ("python", !env.python.is_empty()),
+        ("node", !env.node.is_empty()),
+        ("apt", !env.apt.is_empty()),
+    ] {
+        if given {
+            return Err(invalid(
+                near(key, None),
+                format!("environment.{key} cannot be combined with `{which}:`: commands run in the container, where the image provides the packages"),
+                "install them in the image (a `RUN pip install …`, `RUN npm install -g …` or `RUN apt-get install -y …` line of its Dockerfile) and drop the list",
+            ));
+        }
+    }
+    if !spec.toolchains.is_empty() {
+        return Err(invalid(
+            src.locate_key("toolchains", Some(1)).unwrap_or((1, 1)),
+            format!("`toolchains:` cannot be combined with `environment.{which}`: host toolchains are not shown in the container"),
+            "install the toolchain in the image and drop `toolchains:`",
+        ));
+    }
+    Ok(())
 }
 
 /// `environment.root`, `mounts` and `outputs`: each a plain absolute path outside the trees
@@ -2322,7 +2392,12 @@ fn check_fixed_paths(spec: &TaskSpec, env: &EnvironmentSpec, text: &str, path: &
             "a fixed path cannot lie in another (a folder inside `/app` would be mounted through the agent's own directories); put `/tests` beside `/app`, not in it",
         ));
     }
-    if let (Some(level @ (Isolation::Process | Isolation::None)), false) = (spec.isolation, all.is_empty()) {
+    // A container shows its fixed paths whatever the host's level (that level confines only
+    // the agent's own process).
+    let in_container = env.container().is_some();
+    if let (Some(level @ (Isolation::Process | Isolation::None)), false, false) =
+        (spec.isolation, all.is_empty(), in_container)
+    {
         return Err(invalid(
             src.locate_key("isolation", Some(1)).unwrap_or((1, 1)),
             format!(

@@ -87,8 +87,9 @@ pub struct EnvironmentSpec {
     /// Harbor tasks expect): every command, validator, test run and the agent's own process
     /// see it there, start there, and `HOME` names it; file tools take `/app/x` as the
     /// workspace's `x`. Needs `strict` isolation (elsewhere the trial is an infrastructure
-    /// error). Not `/`, nor in `/proc`, `/dev`, `/sys`, `/usr`, `/etc`, `/bin`, `/sbin`,
-    /// `/lib*`, `/opt`, `/tmp`, `/run`, `/var/tmp`, `/var/run`.
+    /// error) or a container (`image:`/`dockerfile:`, where it defaults to `/app`). Not `/`,
+    /// nor in `/proc`, `/dev`, `/sys`, `/usr`, `/etc`, `/bin`, `/sbin`, `/lib*`, `/opt`,
+    /// `/tmp`, `/run`, `/var/tmp`, `/var/run`.
     #[serde(default)]
     pub root: Option<String>,
     /// Folders of the task shown read-only at fixed absolute paths under `strict`, as
@@ -102,12 +103,44 @@ pub struct EnvironmentSpec {
     /// (beneath the folder, never through a link).
     #[serde(default)]
     pub outputs: Vec<String>,
+    /// A container image the task's commands run in (`python:3.12-slim`,
+    /// `localhost/my-task:1`), through the machine's podman or docker: one container per
+    /// attempt, the workspace bind-mounted at `root` (default `/app`), every command `exec`'d
+    /// into it through the same guard, limits, receipts and verification. Pulled by the
+    /// harness when it is not there. Not with `dockerfile:`, `python:`, `node:` or `apt:` (the
+    /// image brings its packages). Without an engine the task is `pending`.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// A Dockerfile, relative to the spec file (a task directory's `environment/Dockerfile`),
+    /// built by the harness before the agent starts (its folder is the build context; no
+    /// network unless `policy.network`; built once per content), then run like `image:`.
+    #[serde(default)]
+    pub dockerfile: Option<String>,
+}
+
+/// Where a task's container image comes from (`environment.image` or `environment.dockerfile`;
+/// the loader keeps them exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerSource<'a> {
+    /// An image by name.
+    Image(&'a str),
+    /// A Dockerfile relative to the spec file, to be built.
+    Dockerfile(&'a str),
 }
 
 impl EnvironmentSpec {
-    /// Whether the task asks for fixed paths (which only `strict` can give).
+    /// Whether the task asks for fixed paths (which only `strict` or a container can give).
     pub fn has_fixed_paths(&self) -> bool {
         self.root.is_some() || !self.mounts.is_empty() || !self.outputs.is_empty()
+    }
+
+    /// The container the task's commands run in, if it names one (`image:` first).
+    pub fn container(&self) -> Option<ContainerSource<'_>> {
+        match (&self.image, &self.dockerfile) {
+            (Some(image), _) => Some(ContainerSource::Image(image)),
+            (None, Some(file)) => Some(ContainerSource::Dockerfile(file)),
+            (None, None) => None,
+        }
     }
 }
 

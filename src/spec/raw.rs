@@ -111,6 +111,8 @@ pub(crate) struct RawTask {
     /// What the task's commands need besides the host's base system: Python and npm packages
     /// medin provisions once into a read-only cache (`target/medin/envs/`), Debian packages
     /// the host must have. `{ python: [pytest==8.3.3], node: [left-pad@1.3.0], apt: [jq] }`.
+    /// Or a container image the commands run in instead: `{ image: "python:3.12-slim" }`,
+    /// `{ dockerfile: environment/Dockerfile }` (built by medin).
     #[serde(default)]
     pub environment: Option<EnvironmentSpec>,
     /// The verifier, run after the agent's last action as a judged run: `{ files: tests/,

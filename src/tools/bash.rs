@@ -80,6 +80,10 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
     };
     let cfg = sandbox_config(ctx, a.u64("timeout_ms"));
     let ran = match (a.bool("session"), &cfg.attempt) {
+        (true, _) if cfg.container.is_some() => Err(Receipt::error(
+            ErrorCode::InvalidInput,
+            "`session: true` is not available in a container task yet; run the command without it (chain steps with `&&`)",
+        )),
         (true, Some(attempt)) => attempt
             .session(&cfg, command, cwd.as_deref().map(Path::new))
             .map_err(sandbox_receipt),

@@ -84,11 +84,17 @@ pub struct JudgedRun {
 }
 
 impl RunnerShims {
+    /// The folders of an attempt's shims and of its judged runs' reports: `<run_dir>/judge/runner`
+    /// and `<run_dir>/judge/reports` (a container mounts them before the shims are installed).
+    pub fn folders(run_dir: &Path) -> (PathBuf, PathBuf) {
+        let judge = run_dir.join("judge");
+        (judge.join("runner"), judge.join("reports"))
+    }
+
     /// Writes the shims into `<run_dir>/judge/runner/` and prepares `<run_dir>/judge/reports/`.
     pub fn install(run_dir: &Path) -> std::io::Result<RunnerShims> {
         use std::os::unix::fs::PermissionsExt;
-        let dir = run_dir.join("judge").join("runner");
-        let reports = run_dir.join("judge").join("reports");
+        let (dir, reports) = Self::folders(run_dir);
         std::fs::create_dir_all(&dir)?;
         std::fs::create_dir_all(&reports)?;
         std::fs::write(dir.join("sitecustomize.py"), SITECUSTOMIZE)?;

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Prints how many lines greeting.txt has.
+echo "not written yet"
