@@ -130,6 +130,9 @@ pub struct RunIn {
     /// The command's own timeout holds, not cut to the attempt's deadline: for a command that
     /// runs once the agent has stopped and has a time limit of its own.
     pub own_time: bool,
+    /// Harness folders outside the workspace that this command alone may write (under
+    /// `strict`, bound into its own view): a verifier's private reward folder.
+    pub write_paths: Vec<PathBuf>,
 }
 
 /// An action the tool policy, the guard, the decision and the limits cleared. Only the
@@ -540,6 +543,7 @@ impl Pipeline {
             self.deadline.clip(timeout)
         };
         cfg.env.extend(place.env.iter().cloned());
+        cfg.write_paths.extend(place.write_paths.iter().cloned());
         let cwd = place.cwd.as_deref();
         let ran = match (&self.shims, options.judged) {
             (Some(shims), true) => shims

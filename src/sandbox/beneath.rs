@@ -654,6 +654,27 @@ impl Beneath {
         Ok(())
     }
 
+    /// Makes `rel` a symbolic link to `target` (missing parents created, nothing followed on
+    /// the way); an entry already at `rel` is an error.
+    pub fn symlink(&self, rel: &str, target: &Path) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let Some((dir, name)) = self.parent_of(&r, true)? else {
+            return Err(BeneathError::NotRegular {
+                path: r.display,
+                kind: EntryKind::Dir,
+            });
+        };
+        let target = CString::new(target.as_os_str().as_encoded_bytes()).map_err(|_| BeneathError::NotRegular {
+            path: r.display.clone(),
+            kind: EntryKind::Special,
+        })?;
+        // SAFETY: valid descriptor and C strings.
+        if unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) } != 0 {
+            return Err(self.map_err(last_err(), "make a link at", &r));
+        }
+        Ok(())
+    }
+
     /// Renames entry `from` to `to` (both beneath the root; missing parents of `to` are
     /// created). Whatever `to` named is replaced, as `rename(2)` does; neither side is followed.
     pub fn rename(&self, from: &str, to: &str) -> Result<(), BeneathError> {

@@ -285,10 +285,16 @@ pub struct VerifyRun<'a> {
 pub fn run(r: &VerifyRun<'_>) -> Result<Verification, RunError> {
     let log = r.run_dir.join(LOG_FILE);
     let mut v = Verification::pending(r.spec, r.run_dir);
+    let mut private: Option<PrivateReward> = None;
     if let Some(file) = r.spec.reward_file() {
-        if let Err(why) = clear_reward_file(r.ws, file, &mut v.notes) {
-            write_log(&log, r, None, "the verifier did not run")?;
-            return Ok(fail(v, why));
+        let ready =
+            clear_reward_file(r.ws, file, &mut v.notes).and_then(|()| PrivateReward::prepare(r.ws, file, r.run_dir));
+        match ready {
+            Ok(p) => private = Some(p),
+            Err(why) => {
+                write_log(&log, r, None, "the verifier did not run")?;
+                return Ok(fail(v, why));
+            }
         }
     }
     // The workspace as the verifier sees it: its fixed root (`/app`) when the task has one.
@@ -305,6 +311,7 @@ pub fn run(r: &VerifyRun<'_>) -> Result<Verification, RunError> {
         cwd: r.folder.map(PathBuf::from),
         env,
         own_time: true,
+        write_paths: private.iter().map(|p| p.folder.clone()).collect(),
     };
     let options = CommandOptions {
         timeout: Some(r.spec.time_limit()),
@@ -316,6 +323,9 @@ pub fn run(r: &VerifyRun<'_>) -> Result<Verification, RunError> {
     let (outcome, evidence) = match ran {
         Ok(CommandPassed::Ran { outcome, evidence }) => (*outcome, evidence),
         Ok(CommandPassed::Denied { message }) => {
+            if let (Some(p), Some(file)) = (&private, r.spec.reward_file()) {
+                p.read_and_put_back(r.ws, file);
+            }
             write_log(&log, r, None, &format!("the guard denied the verifier: {message}"))?;
             v.reason = Some(format!(
                 "the guard denied the verifier: {message}; add a justified bypass to the task's policy if it is intended"
@@ -323,6 +333,9 @@ pub fn run(r: &VerifyRun<'_>) -> Result<Verification, RunError> {
             return Ok(v);
         }
         Err(e) => {
+            if let (Some(p), Some(file)) = (&private, r.spec.reward_file()) {
+                p.read_and_put_back(r.ws, file);
+            }
             write_log(&log, r, None, &format!("the verifier did not run: {e}"))?;
             v.reason = Some(format!("the verifier did not run: {e}"));
             return Ok(v);
@@ -335,7 +348,10 @@ pub fn run(r: &VerifyRun<'_>) -> Result<Verification, RunError> {
     v.output_tail = output_tail(&outcome.stdout.text, &outcome.stderr.text);
     let framework = r.spec.framework.as_deref().and_then(|f| f.parse::<Framework>().ok());
     let report = results(&mut v, &outcome, evidence.as_ref(), framework);
-    let reward_file = r.spec.reward_file().map(|file| read_reward(r.ws, file));
+    let reward_file = match (&private, r.spec.reward_file()) {
+        (Some(p), Some(file)) => Some(p.read_and_put_back(r.ws, file)),
+        _ => None,
+    };
     Ok(judge(
         v,
         &outcome,
@@ -435,6 +451,56 @@ fn make_parent(ws: &Beneath, file: &str) -> Result<(), crate::sandbox::BeneathEr
     let marker = format!("{parent}/.medin-{:016x}", fastrand::u64(..));
     ws.write(&marker, b"", None)?;
     ws.remove(&marker).map(|_| ())
+}
+
+/// Where the verifier's reward really lands: a folder of the run folder that only the
+/// verifier may write (under `strict` it is bound into the verifier's own view and nowhere
+/// else), reached from the task's reward path in the workspace through a link the harness
+/// puts there for the run. A process the agent left running (services live until the attempt
+/// ends) sees the workspace, not this folder: it can replace the link — the verifier then
+/// writes elsewhere and the reward is missing, a failure — but never write the reward. The
+/// harness reads the reward from this folder only, then puts a plain copy back at the task's
+/// path. So the verifier must write the reward in place (`echo 1 > reward.txt`), not replace
+/// the file by a rename.
+struct PrivateReward {
+    folder: PathBuf,
+}
+
+/// Name of the reward file in [`PrivateReward::folder`].
+const PRIVATE_REWARD: &str = "reward";
+
+impl PrivateReward {
+    fn prepare(ws: &Beneath, file: &str, run_dir: &Path) -> Result<PrivateReward, String> {
+        // Beside the judged runs' report folders: where a container task's commands can
+        // reach it too (its judge folders are mounted at their host paths).
+        let folder = crate::validate::judged::RunnerShims::folders(run_dir)
+            .1
+            .join(format!("reward-{:016x}", fastrand::u64(..)));
+        std::fs::create_dir_all(&folder)
+            .and_then(|()| folder.canonicalize())
+            .map_err(|e| format!("cannot make the verifier's reward folder {}: {e}", folder.display()))
+            .and_then(|folder| {
+                ws.symlink(file, &folder.join(PRIVATE_REWARD))
+                    .map_err(|e| format!("cannot place the reward file `{file}` for the verifier: {e}"))?;
+                Ok(PrivateReward { folder })
+            })
+    }
+
+    /// The reward the verifier wrote, read from the private folder; the link at `file` is
+    /// replaced by a plain copy of it (or removed when there is none).
+    fn read_and_put_back(&self, ws: &Beneath, file: &str) -> RewardRead {
+        let read = match Beneath::open(&self.folder) {
+            Ok(own) => read_reward(&own, PRIVATE_REWARD),
+            Err(e) => RewardRead::Invalid(format!("its folder cannot be opened: {e}")),
+        };
+        let _ = ws.remove(file);
+        if let Ok(own) = Beneath::open(&self.folder) {
+            if let Ok(bytes) = own.read(PRIVATE_REWARD, MAX_REWARD_BYTES) {
+                let _ = ws.write(file, &bytes, None);
+            }
+        }
+        read
+    }
 }
 
 /// What the reward file said.
