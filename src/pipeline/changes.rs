@@ -287,15 +287,12 @@ impl Walker<'_> {
                 }
                 _ => None,
             };
-            let is_dir = key.kind == Kind::Dir;
-            self.snap.entries.push(Entry {
-                rel: rel.clone(),
-                key,
-                hash,
-            });
-            if !is_dir {
+            // Only a directory's path is needed again (as its children's prefix).
+            let dir_rel = (key.kind == Kind::Dir).then(|| rel.clone());
+            self.snap.entries.push(Entry { rel, key, hash });
+            let Some(rel) = dir_rel else {
                 continue;
-            }
+            };
             if depth >= self.limits.max_depth {
                 self.snap.unlisted.push((display(&rel), "deeper than the walk goes"));
                 continue;
