@@ -6,9 +6,10 @@
 //! Compared with what a harness without it would do instead: `find -printf` of the same keys
 //! twice (a process per snapshot), and one `git status --porcelain` of the tree committed.
 //!
-//! Measured on the 2-core development machine (shared, load ~2), criterion medians:
-//! 1,000 files: snapshot ×2 + diff 1.2 ms; `find` ×2 5.6 ms; `git status` 4.9 ms.
-//! 10,000 files: snapshot ×2 + diff 12.6 ms; `find` ×2 30 ms; `git status` 20 ms.
+//! Measured on the 2-core development machine while shared (load ~7), criterion medians:
+//! 1,000 files: snapshot ×2 + diff 6.4 ms; `find` ×2 23 ms; `git status` 14.5 ms.
+//! 10,000 files: snapshot ×2 + diff 84 ms; `find` ×2 150 ms; `git status` 55 ms.
+//! (Re-measure on an idle machine before quoting against the 2 ms budget.)
 //!
 //! Run: `cargo bench --bench changes`.
 
