@@ -99,6 +99,10 @@ pub mod plan {
 
 pub mod pipeline {
     pub use crate::pipeline::{Origin, Pipeline};
+
+    pub mod changes {
+        pub use crate::pipeline::changes::{Snapshot, SnapshotLimits};
+    }
 }
 
 pub mod report {

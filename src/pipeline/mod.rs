@@ -11,8 +11,10 @@
 //! 4. **runtime limits** before (files, changes, time, turns);
 //! 5. **the tool or the sandbox**, under the task's deadline: no command runs past it (but the
 //!    verifier, which runs once the agent has stopped, on its own time: [`RunIn::own_time`]);
-//! 6. **runtime limits** after, and the attempt's invariant (its workspace exists, and its
-//!    root stays enterable and writable by the harness: a mode taken away is put back);
+//! 6. **runtime limits** after — counting, for an agent's command, the files it changed in the
+//!    workspace, seen by a snapshot before and after ([`changes`]) — and the attempt's
+//!    invariant (its workspace exists, and its root stays enterable and writable by the
+//!    harness: a mode taken away is put back);
 //! 7. **the receipt**, with its origin, guard verdict and decision, appended and flushed to
 //!    `receipts.jsonl` before anything else happens ([`ledger`]).
 //!
@@ -24,6 +26,7 @@
 //! The pipeline is `Sync`: validators run in parallel and pass their commands through the same
 //! pipeline; the ledger and the limit tracker sit behind one lock each.
 
+pub mod changes;
 mod ledger;
 
 use std::path::{Path, PathBuf};
@@ -389,7 +392,10 @@ impl Pipeline {
                 stop: Some(limit_stop(&v)),
             });
         }
-        // 5. Run it (the sandbox confines it; the deadline bounds it).
+        // 5. Run it (the sandbox confines it; the deadline bounds it). What an agent's command
+        //    changes in the workspace is seen from outside it, by a snapshot before and after.
+        let observe = origin == Origin::Agent && tools::runs_commands(&action.tool, canonical_of(&input));
+        let before = observe.then(|| changes::Snapshot::take(&self.workspace, changes::SnapshotLimits::default()));
         let cleared = Cleared {
             tool: &action.tool,
             input: &input,
@@ -400,16 +406,33 @@ impl Pipeline {
         if !matches!(receipt.status, ReceiptStatus::Error | ReceiptStatus::DryRun) {
             self.tracker().record(&affected);
         }
+        // The root's mode is put back first, so the snapshot after can enter it.
+        if let Some(w) = self.keep_workspace_open() {
+            receipt.warnings.push(w);
+        }
+        // A command that failed may still have changed files: they count all the same.
+        let observed = match before {
+            Some(before) if receipt.status != ReceiptStatus::DryRun => self.observe_changes(before, &mut receipt),
+            _ => Vec::new(),
+        };
+        self.tracker().record(&observed);
         // 6. Runtime limits, after; the invariant.
         let mut stop = None;
         let mut limit = None;
         if let Err(v) = self.tracker().check_after() {
-            receipt.warnings.push(format!("{v}; the task is stopped"));
+            let by_command =
+                !observed.is_empty() && matches!(v, LimitViolation::Files { .. } | LimitViolation::Changes { .. });
+            if by_command {
+                // The command's own changes broke the limit: the answer is the limit's error,
+                // as a file tool's would be (with what the command did kept in `data`).
+                let stopped = limit_receipt(&v);
+                receipt.status = ReceiptStatus::Error;
+                receipt.errors.splice(0..0, stopped.errors);
+            } else {
+                receipt.warnings.push(format!("{v}; the task is stopped"));
+            }
             limit = Some(v.to_string());
             stop = Some(limit_stop(&v));
-        }
-        if let Some(w) = self.keep_workspace_open() {
-            receipt.warnings.push(w);
         }
         // The one invariant every task has: its workspace exists. An action that removed it
         // breaks every later step and every validation, so the task stops here.
@@ -444,6 +467,31 @@ impl Pipeline {
         };
         self.record(origin, action, passage, receipt.clone())?;
         Ok(Passed { receipt, stop })
+    }
+
+    /// Compares the workspace with `before` (taken as the command started), puts what changed
+    /// in the receipt's `data.changed` (and a warning when the comparison was partial), and
+    /// returns the changes as the limit tracker counts them.
+    fn observe_changes(
+        &self,
+        before: Result<changes::Snapshot, changes::SnapshotError>,
+        receipt: &mut Receipt,
+    ) -> Vec<tools::WouldAffect> {
+        let after = before
+            .and_then(|b| changes::Snapshot::take(&self.workspace, changes::SnapshotLimits::default()).map(|a| (b, a)));
+        let (before, after) = match after {
+            Ok(pair) => pair,
+            Err(e) => {
+                receipt.warnings.push(e.to_string());
+                return Vec::new();
+            }
+        };
+        let found = before.diff(&after);
+        if let Some(data) = receipt.data.as_object_mut() {
+            data.insert("changed".into(), found.to_json());
+        }
+        receipt.warnings.extend(found.warning());
+        found.affected()
     }
 
     /// A command of the task's author (`origin` is setup, test, build, gate or validator)
@@ -694,6 +742,14 @@ impl Passage {
                 .started
                 .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)),
         }
+    }
+}
+
+/// The JSON object of a validated input (a raw input runs no command).
+fn canonical_of(input: &ActionInput) -> Option<&serde_json::Value> {
+    match input {
+        ActionInput::Json(v) => Some(v),
+        ActionInput::Raw(_) => None,
     }
 }
 
