@@ -687,6 +687,9 @@ impl<'a> Attempt<'a> {
         });
         let tampered_before = record.tampering.len();
         self.note_changed_evidence(record, watch, "the verification")?;
+        // The verification is the last evidence: nothing the agent left running outlives it
+        // (and nothing still writing gets in the way of taking the verifier's files out).
+        self.attempt_sandbox.end();
         let verification = match verification {
             Ok(v) if record.tampering.len() > tampered_before => {
                 Ok(v.voided("the verifier's files were changed while it ran (see the tampering noted)"))
@@ -737,6 +740,12 @@ impl<'a> Attempt<'a> {
         let watch = self.watch_evidence(&evidence)?;
         let out = body(self, record);
         self.note_changed_evidence(record, watch, what)?;
+        if matches!(hidden, Hidden::In) {
+            // The final phase's evidence is taken: what the agent left running ends before the
+            // harness takes its files out again (a leftover still writing there would make
+            // that fail).
+            self.attempt_sandbox.end();
+        }
         if let Some((h, displaced)) = placed {
             self.take_out_hidden(record, &h, displaced, what)?;
         }
