@@ -39,6 +39,7 @@ fn validation(check: &str, passed: bool) -> ValidationResult {
         expected: None,
         actual: None,
         output_tail: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -153,9 +153,9 @@ pub mod sandbox {
 pub mod spec {
     pub use crate::spec::{
         check::warnings, check_paths, discover, load_suite, load_task, parse_task, task_schema_json, AgentSpec, Bypass,
-        CommandCheck, DurationSpec, FileContainsCheck, FinalReport, FinalResult, HttpCheck, Outcome, Policy, PortCheck,
-        SpecError, SpecFile, SpecWarning, Step, TaskKind, TaskSpec, ToolPolicy, Toolchain, Validator, ValidatorSpec,
-        VerifySpec,
+        CommandCheck, CustomCheck, DockerCheck, DurationSpec, FileContainsCheck, FinalReport, FinalResult, HttpCheck,
+        Outcome, Policy, PortCheck, SpecError, SpecFile, SpecWarning, Step, TaskKind, TaskSpec, ToolPolicy, Toolchain,
+        Validator, ValidatorSpec, VerifySpec,
     };
 
     pub mod limits {

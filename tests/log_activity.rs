@@ -21,6 +21,7 @@ fn validation(check: &str, status: ValidationStatus, evidence: &str) -> Validati
         expected: (status == ValidationStatus::Failed).then(|| "x".into()),
         actual: (status == ValidationStatus::Failed).then(|| "y\n---\n<!-- medin:end -->".into()),
         output_tail: None,
+        warnings: Vec::new(),
     }
 }
 

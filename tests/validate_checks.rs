@@ -436,9 +436,11 @@ fn validators_run_in_parallel_and_keep_their_order() {
 // ---------------------------------------------------------------- cache
 
 #[test]
-fn the_cache_returns_a_recent_result_without_running_again() {
+fn the_cache_returns_a_recent_result_without_running_again_and_never_a_stale_one() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    // A stamp younger than the racy window is not trusted (see `validate::cache`).
+    thread::sleep(Duration::from_millis(150));
     let c = ctx(dir.path());
     let cache = ValidationCache::new(Duration::from_millis(400));
     let specs: [Validator; 2] = [
@@ -451,20 +453,27 @@ fn the_cache_returns_a_recent_result_without_running_again() {
     assert_eq!(first[1].status, ValidationStatus::Pending);
     assert_eq!(cache.len(), 1, "pending results are never cached");
 
-    // The file goes away, but within the TTL the cached pass is returned unchanged.
-    std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+    // Nothing changed: the earlier result comes back unchanged (same timestamp).
     let second = run_all_cached(&specs, &c, &cache);
     assert_eq!(second[0], first[0]);
 
+    // The file goes away: the cached pass is stale and never returned.
+    std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+    let third = run_all_cached(&specs, &c, &cache);
+    assert_eq!(third[0].status, ValidationStatus::Failed, "{:#?}", third[0]);
+
     // Another workspace is another key.
     let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("a.txt"), "a").unwrap();
     let r = run_all_cached(&specs[..1], &ctx(other.path()), &cache);
-    assert!(!r[0].passed);
+    assert!(r[0].passed);
 
+    // Past the TTL, the check runs again.
     thread::sleep(Duration::from_millis(450));
-    let third = run_all_cached(&specs, &c, &cache);
-    assert_eq!(third[0].status, ValidationStatus::Failed);
-    assert_eq!(third.len(), 2);
+    let fourth = run_all_cached(&specs, &c, &cache);
+    assert_eq!(fourth[0].status, ValidationStatus::Failed);
+    assert_ne!(fourth[0].timestamp, third[0].timestamp);
+    assert_eq!(fourth.len(), 2);
 }
 
 #[test]

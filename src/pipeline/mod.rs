@@ -30,7 +30,7 @@ pub mod changes;
 mod ledger;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::agent::Action;
@@ -43,6 +43,7 @@ use crate::sandbox::{CommandOutcome, SandboxConfig};
 use crate::spec::Outcome;
 use crate::tools::{self, ActionInput, ErrorCode, Receipt, ReceiptStatus, ToolContext};
 use crate::validate::judged::{RunnerEvidence, RunnerShims};
+use crate::validate::ValidationCache;
 
 pub use crate::guard::policy::Origin;
 pub(crate) use ledger::{input_json, Ledger};
@@ -173,6 +174,8 @@ pub struct Pipeline {
     shims: Option<RunnerShims>,
     tracker: Mutex<LimitTracker>,
     ledger: Mutex<Ledger>,
+    /// The attempt's validation cache, invalidated by every action that could change a result.
+    checks: Arc<ValidationCache>,
 }
 
 /// How an action fared on its way, for its record.
@@ -206,6 +209,7 @@ impl Pipeline {
             shims: None,
             tracker: Mutex::new(tracker),
             ledger: Mutex::new(ledger),
+            checks: Arc::new(ValidationCache::default()),
         }
     }
 
@@ -245,6 +249,11 @@ impl Pipeline {
 
     pub fn sandbox(&self) -> &SandboxConfig {
         &self.sandbox
+    }
+
+    /// The attempt's validation cache (see [`crate::validate::cache`]).
+    pub fn validation_cache(&self) -> &Arc<ValidationCache> {
+        &self.checks
     }
 
     /// The workspace as the guard judges an input: a command by the paths it will see (the
@@ -294,6 +303,7 @@ impl Pipeline {
             },
             dry_run: false,
             deadline: Some(self.deadline.at()),
+            checks: Some(Arc::clone(&self.checks)),
         };
         // 1. Tool policy: the tool, and `bash` too when the call runs a command. Paths below
         //    the task's fixed root (`/app/x`) are workspace paths from here on.
@@ -726,6 +736,11 @@ impl Pipeline {
     }
 
     fn record(&self, origin: Origin, action: &Action, passage: Passage, receipt: Receipt) -> Result<(), RunError> {
+        // Every action that could change a check's result (all but the reading tools) makes
+        // the cached results stale.
+        if !tools::leaves_state_alone(&action.tool, &action.input) {
+            self.checks.invalidate();
+        }
         self.ledger().record(origin, action, passage.into_parts(), receipt)
     }
 }

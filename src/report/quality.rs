@@ -357,6 +357,7 @@ mod tests {
             expected: None,
             actual: None,
             output_tail: None,
+            warnings: Vec::new(),
         };
         let q = measure(
             dir.path(),

@@ -344,6 +344,14 @@ impl MetricsText {
 
 impl Reporter for MetricsText {
     fn report(&self, event: &Event<'_>) -> Result<(), ReportError> {
+        if let Event::TrialFinished(f) = event {
+            // A slow validator is said as the trial ends, beside libtest's line for it.
+            let text = slow_check_lines(&f.result.trial, f.validations);
+            if !text.is_empty() {
+                self.out.print(&text);
+            }
+            return Ok(());
+        }
         let Event::RunFinished(run) = event else {
             return Ok(());
         };
@@ -359,6 +367,22 @@ impl Reporter for MetricsText {
         self.out.print(&text);
         Ok(())
     }
+}
+
+/// One `medin: warning:` line per warning the validations of `trial` carry (a validator slower
+/// than [`crate::validate::SLOW_CHECK`]), inert.
+pub fn slow_check_lines(trial: &str, validations: &[crate::validate::ValidationResult]) -> String {
+    validations
+        .iter()
+        .flat_map(|v| &v.warnings)
+        .map(|w| {
+            format!(
+                "medin: warning: {}: {}\n",
+                crate::inert::line(trial),
+                crate::inert::line(w)
+            )
+        })
+        .collect()
 }
 
 /// Every trial of the concluded run that did not pass, with its failure message: what

@@ -108,6 +108,7 @@ mod tests {
             expected: None,
             actual: None,
             output_tail: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -647,7 +647,7 @@ impl<'a> Attempt<'a> {
                 default_timeout: validate::DEFAULT_TIMEOUT,
                 pipeline: att.pipe.clone(),
             };
-            let results = validate::run_all(&att.task.expect.validate, &vctx);
+            let results = validate::run_all_cached(&att.task.expect.validate, &vctx, att.pipe.validation_cache());
             let task = att.task;
             if let Some(spec) = &task.verify {
                 record.verification = Some(att.verify(record, spec)?);
@@ -714,6 +714,8 @@ impl<'a> Attempt<'a> {
         hidden: Hidden,
         body: impl FnOnce(&mut Self, &mut AttemptRecord) -> T,
     ) -> Result<T, RunError> {
+        // Nothing checked before the phase stands in for a judged verdict.
+        self.pipe.validation_cache().invalidate();
         let found = self.judging.protection.restore(&self.ws);
         self.note_tampering(record, found, what, &format!("they were put back before {what}"))?;
         let placed = match (self.judging.hidden.clone(), hidden) {

@@ -793,6 +793,11 @@ pub enum ValidatorSpec {
     Command(CommandCheck),
     PortListening(PortCheck),
     Http(HttpCheck),
+    /// A script through the sandbox whose last line of stdout is one JSON verdict
+    /// (`{"status": "passed"|"failed"|"pending", "message": "..", "evidence": {..}}`).
+    Custom(CustomCheck),
+    /// A container, asked of the installed engine (podman or docker).
+    Docker(DockerCheck),
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -831,4 +836,36 @@ pub struct HttpCheck {
     pub body_contains: Option<String>,
     #[serde(default)]
     pub timeout: Option<DurationSpec>,
+}
+
+/// `custom: {command: "python3 check.py", timeout: 10s}`: a script run like a `command`
+/// validator (guard, sandbox, judged run) whose stdout's last line is its verdict, one JSON
+/// object `{"status": "passed"|"failed"|"pending", "message": "...", "evidence": {...}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomCheck {
+    /// The shell command that runs the script, in the workspace.
+    pub command: String,
+    /// Wall-clock limit (default 60s).
+    #[serde(default)]
+    pub timeout: Option<DurationSpec>,
+}
+
+/// `docker: {container: web, running: true, healthy: true}`: the container's state as the
+/// installed engine (podman or docker; `MEDIN_CONTAINER_ENGINE` overrides) reports it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DockerCheck {
+    /// Container name or id.
+    pub container: String,
+    /// `true` (default): the container must be running; `false`: it must exist and be stopped.
+    #[serde(default = "yes")]
+    pub running: bool,
+    /// `true`: its health check must report `healthy` as well (default: health not checked).
+    #[serde(default)]
+    pub healthy: bool,
+}
+
+fn yes() -> bool {
+    true
 }

@@ -11,8 +11,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::model::{
-    ByteSize, CommandCheck, DurationSpec, FileContainsCheck, FinalReport, HttpCheck, PortCheck, Step, Validator,
-    ValidatorSpec,
+    ByteSize, CommandCheck, CustomCheck, DockerCheck, DurationSpec, FileContainsCheck, FinalReport, HttpCheck,
+    PortCheck, Step, Validator, ValidatorSpec,
 };
 
 // ---------------------------------------------------------------- durations
@@ -424,7 +424,15 @@ impl JsonSchema for CommandCheck {
 // ---------------------------------------------------------------- validators
 
 /// The checks a validator may name, as written (the keys of [`ValidatorSpec`]).
-pub(crate) const VALIDATOR_KINDS: &[&str] = &["file_exists", "file_contains", "command", "port_listening", "http"];
+pub(crate) const VALIDATOR_KINDS: &[&str] = &[
+    "file_exists",
+    "file_contains",
+    "command",
+    "port_listening",
+    "http",
+    "custom",
+    "docker",
+];
 
 impl<'de> Deserialize<'de> for Validator {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -465,6 +473,8 @@ impl<'de> Deserialize<'de> for Validator {
                         "command" => ValidatorSpec::Command(map.next_value::<CommandCheck>()?),
                         "port_listening" => ValidatorSpec::PortListening(map.next_value::<PortCheck>()?),
                         "http" => ValidatorSpec::Http(map.next_value::<HttpCheck>()?),
+                        "custom" => ValidatorSpec::Custom(map.next_value::<CustomCheck>()?),
+                        "docker" => ValidatorSpec::Docker(map.next_value::<DockerCheck>()?),
                         other => return Err(de::Error::unknown_variant(other, VALIDATOR_KINDS)),
                     };
                     check = Some((key, spec));
@@ -487,7 +497,7 @@ impl JsonSchema for Validator {
     }
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let name = serde_json::json!({ "type": "string", "description": "Shown instead of the check when it fails, e.g. `tests pass`." });
-        let checks: [(&str, &str, Schema); 5] = [
+        let checks: [(&str, &str, Schema); 7] = [
             (
                 "file_exists",
                 "A workspace path that must exist and be readable.",
@@ -512,6 +522,16 @@ impl JsonSchema for Validator {
                 "http",
                 "An HTTP GET and what its answer must hold.",
                 generator.subschema_for::<HttpCheck>(),
+            ),
+            (
+                "custom",
+                "A script run through the sandbox like `command`; the last line of its stdout must be one JSON object {\"status\": \"passed\"|\"failed\"|\"pending\", \"message\": \"..\", \"evidence\": {..}} (default timeout 60s).",
+                generator.subschema_for::<CustomCheck>(),
+            ),
+            (
+                "docker",
+                "A container's state from the installed engine (podman or docker, MEDIN_CONTAINER_ENGINE overrides); pending when no engine or daemon answers.",
+                generator.subschema_for::<DockerCheck>(),
             ),
         ];
         let one_of: Vec<serde_json::Value> = checks

@@ -30,6 +30,8 @@ pub mod path;
 pub(crate) use files::base64;
 mod verify;
 
+pub(crate) use verify::Check as VerifiedCheck;
+
 use std::path::PathBuf;
 
 use crate::pipeline::Cleared;
@@ -54,6 +56,9 @@ pub struct ToolContext {
     pub dry_run: bool,
     /// The task's deadline: no command runs past it, whatever `timeout_ms` a call asks for.
     pub deadline: Option<std::time::Instant>,
+    /// The attempt's validation cache: `verify`'s file checks repeat from it while nothing
+    /// changed (see [`crate::validate::cache`]). None: every check runs.
+    pub checks: Option<std::sync::Arc<crate::validate::ValidationCache>>,
 }
 
 /// What the registry knows about one tool.
@@ -257,6 +262,17 @@ pub(crate) fn rebase_paths(tool: &str, mut input: serde_json::Value, root: Optio
 /// (`command_succeeds` runs a shell command; `git_status` runs git, which obeys the workspace's
 /// own `.git/config`, hooks and fsmonitor included). The tool policy treats every such call as
 /// a use of `bash` ([`crate::guard::policy::ToolGate::check_call`]).
+/// Whether a call of `tool` with `input` leaves everything a check observes as it was: the
+/// reading tools, and `verify` when it runs no command. Anything else (a mutating tool, a
+/// command, an unknown tool) may change a check's result.
+pub(crate) fn leaves_state_alone(tool: &str, input: &ActionInput) -> bool {
+    match tool {
+        "read_file" | "list_dir" => true,
+        "verify" => canonical_input(tool, input).is_some_and(|c| !runs_commands(tool, Some(&c))),
+        _ => false,
+    }
+}
+
 pub(crate) fn runs_commands(tool: &str, canonical: Option<&serde_json::Value>) -> bool {
     match tool {
         "bash" => true,
@@ -409,6 +425,7 @@ mod tests {
             sandbox,
             dry_run: false,
             deadline: None,
+            checks: None,
         }
     }
 

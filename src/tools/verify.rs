@@ -28,8 +28,8 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
     let expected = a.str("expected");
     let source = format!("{kind} {target}");
     let outcome = match kind {
-        "file_exists" => file_exists(ctx, target),
-        "file_contains" => file_contains(ctx, target, expected),
+        "file_exists" => cached(ctx, kind, target, expected, || file_exists(ctx, target)),
+        "file_contains" => cached(ctx, kind, target, expected, || file_contains(ctx, target, expected)),
         "command_succeeds" => command_succeeds(ctx, target, a.u64("timeout_ms")),
         "git_status" => git_status(ctx, target, expected, a.u64("timeout_ms")),
         other => Err(Receipt::error(
@@ -57,13 +57,46 @@ pub(crate) fn run(ctx: &ToolContext, a: &Args) -> Receipt {
     }
 }
 
-struct Check {
+/// What one check found (kept in the attempt's validation cache for file checks).
+#[derive(Debug, Clone)]
+pub(crate) struct Check {
     passed: bool,
     expected: Value,
     actual: Value,
     message: String,
     details: Value,
     hash: Option<String>,
+}
+
+/// A file check through the attempt's validation cache: while the file (and every folder on
+/// its way) keeps its stamp and no action moved the cache's epoch on, a repeat within the
+/// cache's time returns the earlier finding without looking again (see
+/// [`crate::validate::cache`]). Commands are never cached: their run is itself an action.
+fn cached(
+    ctx: &ToolContext,
+    kind: &str,
+    target: &str,
+    expected: Option<&str>,
+    check: impl FnOnce() -> Result<Check, Receipt>,
+) -> Result<Check, Receipt> {
+    let Some(cache) = &ctx.checks else {
+        return check();
+    };
+    let rel = confine(ctx)?.resolve(target, true).map_err(path_error)?.rel;
+    let key = format!("{kind}\0{rel}\0{}", expected.unwrap_or_default());
+    let before = cache.state_of_path(&ctx.workspace, &rel);
+    if let Some(state) = &before {
+        if let Some(hit) = cache.verify.get(&key, state, cache.ttl()) {
+            return Ok(hit);
+        }
+    }
+    let found = check()?;
+    if let Some(state) = before {
+        if cache.state_of_path(&ctx.workspace, &rel).as_ref() == Some(&state) {
+            cache.verify.put(key, state, found.clone(), cache.ttl());
+        }
+    }
+    Ok(found)
 }
 
 fn file_exists(ctx: &ToolContext, target: &str) -> Result<Check, Receipt> {

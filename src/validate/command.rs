@@ -17,9 +17,10 @@ use super::{compile_pattern, first_chars, human, short_command, Observation};
 use crate::pipeline::{CommandOptions, CommandPassed, Origin, Pipeline};
 use crate::sandbox::ExitKind;
 use crate::spec::CommandCheck;
+use crate::validate::judged::RunnerEvidence;
 
 /// Confidence of a command's verdict: the command judges, medin only reads its answer.
-const CONFIDENCE: u8 = 95;
+pub(crate) const CONFIDENCE: u8 = 95;
 
 /// Runs `check` through the pipeline (guard, decision, sandbox, receipt) with `timeout` as its
 /// wall-clock limit, as a judged run when the pipeline has runner shims (see [`super::judged`]): a test runner that started and never finished its
@@ -39,50 +40,13 @@ pub(crate) fn run(pipeline: &Pipeline, check: &CommandCheck, timeout: Duration) 
             );
         }
     };
-    let options = CommandOptions {
-        timeout: Some(timeout),
-        judged: true,
-    };
     let shown = short_command(&check.run);
-    let (outcome, evidence) = match pipeline.command(Origin::Validator, "medin.validate", &check.run, options) {
-        Ok(CommandPassed::Ran { outcome, evidence }) => (*outcome, evidence),
-        Ok(CommandPassed::Denied { message }) => {
-            return Observation::pending(
-                format!("`{shown}` did not run"),
-                format!("the guard denied the command: {message}; add a justified bypass to the task's policy if it is intended"),
-            )
-        }
-        Err(e) => {
-            return Observation::pending(
-                format!("`{shown}` did not run"),
-                format!("the sandbox could not run the command: {e}"),
-            )
-        }
+    let (outcome, evidence) = match through_pipeline(pipeline, &check.run, timeout) {
+        Ok(ran) => ran,
+        Err(not_run) => return not_run,
     };
-    if let Some(ev) = evidence.filter(|ev| ev.recognised() && !outcome.timed_out) {
-        let report = ev.to_report(None);
-        let broken = !ev.unfinished.is_empty() || (check.exit_code == 0 && ev.contradicts_a_pass());
-        if broken {
-            let first = report
-                .failures
-                .first()
-                .map(|f| format!("{}: {}", f.name, first_chars(&f.message, 300)))
-                .unwrap_or_else(|| format!("{:?}", report.status));
-            return Observation::failed(
-                format!(
-                    "`{shown}`: the {} runner reported {} passed, {} failed ({:?}); {first}",
-                    report.framework, report.passed, report.failed, report.status
-                ),
-                CONFIDENCE,
-                format!("the test runner's own report is not a pass: {first}"),
-                "every test reported passed",
-                format!(
-                    "{:?}: {} passed, {} failed",
-                    report.status, report.passed, report.failed
-                ),
-            )
-            .with_output(&outcome.stdout.text, &outcome.stderr.text);
-        }
+    if let Some(broken) = runner_contradicts(evidence.as_ref(), &outcome, check.exit_code == 0, &shown) {
+        return broken;
     }
     let out = &outcome.stdout.text;
     let err = &outcome.stderr.text;
@@ -92,6 +56,71 @@ pub(crate) fn run(pipeline: &Pipeline, check: &CommandCheck, timeout: Duration) 
     } else {
         obs.with_output(out, err)
     }
+}
+
+/// Runs `command` through the pipeline as a validator's judged command (guard, decision,
+/// sandbox, receipt) under `timeout`: its outcome and the test runner's own evidence, or the
+/// pending observation of a command that did not run (denied, or the sandbox failed).
+pub(crate) fn through_pipeline(
+    pipeline: &Pipeline,
+    command: &str,
+    timeout: Duration,
+) -> Result<(crate::sandbox::CommandOutcome, Option<RunnerEvidence>), Observation> {
+    let options = CommandOptions {
+        timeout: Some(timeout),
+        judged: true,
+    };
+    let shown = short_command(command);
+    match pipeline.command(Origin::Validator, "medin.validate", command, options) {
+        Ok(CommandPassed::Ran { outcome, evidence }) => Ok((*outcome, evidence)),
+        Ok(CommandPassed::Denied { message }) => Err(Observation::pending(
+            format!("`{shown}` did not run"),
+            format!("the guard denied the command: {message}; add a justified bypass to the task's policy if it is intended"),
+        )),
+        Err(e) => Err(Observation::pending(
+            format!("`{shown}` did not run"),
+            format!("the sandbox could not run the command: {e}"),
+        )),
+    }
+}
+
+/// The failed observation of a judged command whose test runner's own report is not a pass:
+/// a runner that started and never finished its report, or (when the check expects a pass,
+/// `expects_pass`) one that reported a failing test. `None` when the runner's report agrees
+/// or no runner was recognised.
+pub(crate) fn runner_contradicts(
+    evidence: Option<&RunnerEvidence>,
+    outcome: &crate::sandbox::CommandOutcome,
+    expects_pass: bool,
+    shown: &str,
+) -> Option<Observation> {
+    let ev = evidence.filter(|ev| ev.recognised() && !outcome.timed_out)?;
+    let report = ev.to_report(None);
+    let broken = !ev.unfinished.is_empty() || (expects_pass && ev.contradicts_a_pass());
+    if !broken {
+        return None;
+    }
+    let first = report
+        .failures
+        .first()
+        .map(|f| format!("{}: {}", f.name, first_chars(&f.message, 300)))
+        .unwrap_or_else(|| format!("{:?}", report.status));
+    Some(
+        Observation::failed(
+            format!(
+                "`{shown}`: the {} runner reported {} passed, {} failed ({:?}); {first}",
+                report.framework, report.passed, report.failed, report.status
+            ),
+            CONFIDENCE,
+            format!("the test runner's own report is not a pass: {first}"),
+            "every test reported passed",
+            format!(
+                "{:?}: {} passed, {} failed",
+                report.status, report.passed, report.failed
+            ),
+        )
+        .with_output(&outcome.stdout.text, &outcome.stderr.text),
+    )
 }
 
 /// The verdict from the command's exit (and stdout, when a pattern is given).

@@ -7,32 +7,43 @@
 //! nothing is complete without a validation that ran and passed.
 //!
 //! This module owns the checks and their evidence; it never decides policy (the guard does) and
-//! never spawns a process itself (commands go through the pipeline, [`crate::pipeline`]).
+//! never spawns a workspace command itself (commands go through the pipeline,
+//! [`crate::pipeline`]). The one process it starts is the container engine's CLI (`docker`),
+//! with fixed arguments and no shell: an observation of the host, like a TCP connect.
 //!
 //! Each validator lives in its own file: [`mod@file`] (`file_exists`, `file_contains`), [`command`]
-//! (a shell command through the sandbox), [`net`] (`port_listening`, `http`). [`ValidationCache`]
-//! keeps non-pending results for a few seconds (5 s by default) so a duplicate request does not
-//! run again. [`verify`] runs a task's verifier (`verify:`) and turns it into per-test outcomes
-//! and a reward.
+//! (a shell command through the sandbox), [`net`] (`port_listening`, `http`), [`custom`] (a
+//! script through the sandbox that prints a one-line JSON verdict), [`docker`] (a container's
+//! state from the installed engine). [`cache`] keeps results for a few seconds (5 s by
+//! default), keyed by the validator and the workspace state it depends on, so a duplicate
+//! request does not run again, and no stale result is ever reused. [`verify`] runs a task's
+//! verifier (`verify:`) and turns it into per-test outcomes and a reward.
+//!
+//! A check that takes longer than [`SLOW_CHECK`] (100 ms) carries a warning naming it and its
+//! time ([`ValidationResult::warnings`]).
 //!
 //! Confidence (0-100, how sure the check is of its answer):
 //! - 100: a direct observation by medin itself: a file exists / contains the pattern, a TCP
 //!   connection was accepted or refused, an HTTP status code with no body check;
-//! - 95: a command's exit code and output (the command is the one judging; it may be flaky);
+//! - 95: a command's exit code and output, a custom script's verdict (the command is the one
+//!   judging; it may be flaky), a container's state as its engine reports it;
 //! - 90: an HTTP body substring check (a substring can match unrelated text, e.g. an error page
 //!   that quotes the expected word);
 //! - 0: pending, nothing was observed.
 
+pub mod cache;
 pub mod command;
+pub mod custom;
+pub mod docker;
 pub mod file;
 pub mod judged;
 pub mod net;
 pub mod verify;
 
-use std::collections::HashMap;
+pub use cache::{run_all_cached, ValidationCache};
+
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -73,6 +84,9 @@ pub struct ValidationResult {
     /// The last lines of what a command printed (stdout, then stderr; see [`output_tail`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tail: Option<String>,
+    /// What the run should know beside the verdict: a check slower than [`SLOW_CHECK`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Where validators look, and the pipeline their commands pass through.
@@ -112,6 +126,18 @@ pub const LABEL_CHARS: usize = 80;
 
 /// How long [`ValidationCache::default`] keeps a result.
 pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// A validator that takes longer than this carries a warning (the latency target of a check).
+pub const SLOW_CHECK: Duration = Duration::from_millis(100);
+
+/// The warning of a check that took `took`, longer than [`SLOW_CHECK`]: names it and its time.
+pub fn slow_warning(check: &str, took: Duration) -> String {
+    format!(
+        "slow validator `{check}`: took {} ms (over {} ms); a check this slow holds up every verdict",
+        millis(took),
+        millis(SLOW_CHECK)
+    )
+}
 
 /// What a validator observed, before timing and timestamp are added.
 #[derive(Debug, Clone)]
@@ -177,13 +203,20 @@ impl Observation {
     }
 
     fn into_result(self, check: String, started: Instant, timestamp: String) -> ValidationResult {
+        let took = started.elapsed();
+        let warnings = if took > SLOW_CHECK {
+            vec![slow_warning(&check, took)]
+        } else {
+            Vec::new()
+        };
         ValidationResult {
+            warnings,
             check,
             passed: self.status == ValidationStatus::Passed,
             status: self.status,
             evidence: self.evidence,
             confidence: self.confidence,
-            duration_ms: millis(started.elapsed()),
+            duration_ms: millis(took),
             timestamp,
             error: self.error,
             expected: self.expected,
@@ -270,6 +303,8 @@ pub fn spec_label(spec: &ValidatorSpec) -> String {
             format!("port_listening {}", net::host_port(net::port_host(p), p.port))
         }
         ValidatorSpec::Http(h) => format!("http GET {}", h.url),
+        ValidatorSpec::Custom(c) => return format!("custom {}", short_command(&c.command)),
+        ValidatorSpec::Docker(d) => format!("docker {}", d.container),
     };
     first_chars(&label, LABEL_CHARS * 2)
 }
@@ -279,6 +314,7 @@ pub fn timeout_for(spec: &ValidatorSpec, ctx: &ValidateContext) -> Duration {
     let own = match spec {
         ValidatorSpec::Command(c) => c.timeout.as_ref().map(|t| t.0),
         ValidatorSpec::Http(h) => h.timeout.as_ref().map(|t| t.0),
+        ValidatorSpec::Custom(c) => c.timeout.as_ref().map(|t| t.0),
         _ => None,
     };
     own.unwrap_or(ctx.default_timeout)
@@ -304,6 +340,8 @@ pub fn run_one(v: &Validator, ctx: &ValidateContext) -> ValidationResult {
         // The attempt's services answer in the attempt's network namespace, where these look.
         ValidatorSpec::PortListening(p) => in_attempt_network(ctx, || net::port_listening(p, timeout)),
         ValidatorSpec::Http(h) => in_attempt_network(ctx, || net::http(h, timeout)),
+        ValidatorSpec::Custom(c) => custom::run(&ctx.pipeline, c, timeout),
+        ValidatorSpec::Docker(d) => docker::check(&docker::Engine::from_env(), d, timeout),
     };
     obs.into_result(check_label(v), started, timestamp)
 }
@@ -322,7 +360,7 @@ pub(crate) fn now_rfc3339() -> String {
 fn watchdog(spec: &ValidatorSpec, ctx: &ValidateContext, timeout: Duration) -> Duration {
     let slack = Duration::from_secs(1);
     match spec {
-        ValidatorSpec::Command(_) => timeout + ctx.pipeline.sandbox().grace + slack + slack,
+        ValidatorSpec::Command(_) | ValidatorSpec::Custom(_) => timeout + ctx.pipeline.sandbox().grace + slack + slack,
         _ => timeout + slack,
     }
 }
@@ -378,99 +416,6 @@ pub fn run_all(specs: &[Validator], ctx: &ValidateContext) -> Vec<ValidationResu
             }
         })
         .collect()
-}
-
-/// Keeps validation results for a short time (5 s by default), keyed by workspace and the
-/// validator spec, so a duplicate request within that time returns the earlier result without
-/// running again. Pending results are never kept: they said nothing about the state.
-///
-/// A cached result is returned unchanged (same timestamp and duration as when it ran).
-#[derive(Debug)]
-pub struct ValidationCache {
-    ttl: Duration,
-    entries: Mutex<HashMap<(PathBuf, String), (Instant, ValidationResult)>>,
-}
-
-impl Default for ValidationCache {
-    fn default() -> Self {
-        ValidationCache::new(DEFAULT_CACHE_TTL)
-    }
-}
-
-impl ValidationCache {
-    pub fn new(ttl: Duration) -> Self {
-        ValidationCache {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
-        }
-    }
-
-    pub fn ttl(&self) -> Duration {
-        self.ttl
-    }
-
-    fn key(ctx: &ValidateContext, spec: &Validator) -> (PathBuf, String) {
-        // A validator serializes infallibly (strings, numbers, options); fall back to Debug.
-        let spec_text = serde_json::to_string(spec).unwrap_or_else(|_| format!("{spec:?}"));
-        (ctx.workspace.clone(), spec_text)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(PathBuf, String), (Instant, ValidationResult)>> {
-        // A panic while holding the lock leaves a plain map: still usable.
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The fresh cached result for `spec` in `ctx.workspace`, if any.
-    pub fn get(&self, spec: &Validator, ctx: &ValidateContext) -> Option<ValidationResult> {
-        let key = Self::key(ctx, spec);
-        let mut map = self.lock();
-        match map.get(&key) {
-            Some((at, result)) if at.elapsed() < self.ttl => Some(result.clone()),
-            Some(_) => {
-                map.remove(&key);
-                None
-            }
-            None => None,
-        }
-    }
-
-    /// Stores `result` unless it is pending.
-    pub fn put(&self, spec: &Validator, ctx: &ValidateContext, result: &ValidationResult) {
-        if result.status == ValidationStatus::Pending {
-            return;
-        }
-        let key = Self::key(ctx, spec);
-        let mut map = self.lock();
-        map.retain(|_, (at, _)| at.elapsed() < self.ttl);
-        map.insert(key, (Instant::now(), result.clone()));
-    }
-
-    /// Forgets everything.
-    pub fn clear(&self) {
-        self.lock().clear();
-    }
-
-    /// Number of entries held (fresh or not yet evicted).
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// [`run_all`] through `cache`: fresh cached results are reused, the rest run in parallel and
-/// are stored (unless pending). Results come back in the order of `specs`.
-pub fn run_all_cached(specs: &[Validator], ctx: &ValidateContext, cache: &ValidationCache) -> Vec<ValidationResult> {
-    let mut results: Vec<Option<ValidationResult>> = specs.iter().map(|s| cache.get(s, ctx)).collect();
-    let missing: Vec<usize> = (0..specs.len()).filter(|&i| results[i].is_none()).collect();
-    let to_run: Vec<Validator> = missing.iter().map(|&i| specs[i].clone()).collect();
-    for (i, result) in missing.into_iter().zip(run_all(&to_run, ctx)) {
-        cache.put(&specs[i], ctx, &result);
-        results[i] = Some(result);
-    }
-    results.into_iter().flatten().collect()
 }
 
 #[cfg(test)]
@@ -543,21 +488,5 @@ mod tests {
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_secs(2));
         let spec: ValidatorSpec = serde_json::from_str(r#"{"file_exists": "a"}"#).unwrap();
         assert_eq!(timeout_for(&spec, &ctx), Duration::from_millis(1234));
-    }
-
-    #[test]
-    fn cache_never_keeps_pending_and_expires() {
-        let ctx = ValidateContext::new("/tmp");
-        let spec = validator(r#"{"file_exists": "a"}"#);
-        let cache = ValidationCache::new(Duration::from_millis(50));
-        let mut r = Observation::pending("x", "y").into_result("c".into(), Instant::now(), "t".into());
-        cache.put(&spec, &ctx, &r);
-        assert!(cache.get(&spec, &ctx).is_none());
-        r.status = ValidationStatus::Passed;
-        r.passed = true;
-        cache.put(&spec, &ctx, &r);
-        assert_eq!(cache.get(&spec, &ctx), Some(r));
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(cache.get(&spec, &ctx).is_none());
     }
 }

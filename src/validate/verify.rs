@@ -164,6 +164,7 @@ impl Verification {
             expected: Some(expected),
             actual: Some(actual),
             output_tail: self.output_tail.clone(),
+            warnings: Vec::new(),
         }
     }
 

@@ -13,6 +13,7 @@ fn ctx(dir: &Path) -> ToolContext {
         sandbox: SandboxConfig::new(dir),
         dry_run: false,
         deadline: None,
+        checks: None,
     }
 }
 
