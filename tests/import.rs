@@ -104,12 +104,7 @@ fn terminal_bench_tasks_import_with_prompt_tags_timeouts_environment_and_verify(
     // What cannot be carried over is listed, on the terminal and atop the task file.
     let needs = dir.path().join("terminal-bench/needs-edits");
     let (text, yaml) = task_yaml(&needs);
-    for reason in [
-        "run_tests_in_same_shell",
-        "`RUN curl -fsSL https://example.invalid/install.sh | bash` downloads at build time",
-        "`RUN apt-get update && apt-get install -y postgresql-client",
-        "2 services",
-    ] {
+    for reason in ["run_tests_in_same_shell", "2 services"] {
         assert!(said.contains(reason), "{reason}: {said}");
         assert!(text.contains(reason), "{reason}: {text}");
     }
@@ -186,7 +181,6 @@ fn harbor_tasks_import_with_their_reward_file_and_verifier_paths_mapped() {
     for reason in [
         "[verifier].env",
         "2 services",
-        "`RUN git clone https://example.invalid/repo.git /opt/repo` downloads at build time",
         "../secrets.txt",
         "astral.sh",
         "reward.json",

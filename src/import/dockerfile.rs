@@ -6,9 +6,9 @@
 //! Two ways out, decided by the base ([`Image::plain`]): on a plain base the task runs on the
 //! host's system — every other instruction, and every `RUN` command that is not a package
 //! install, is a note ([`Image::notes`]); on any other base the Dockerfile itself is carried
-//! over as `environment.dockerfile` and medin builds it — then only what needs the network at
-//! build time is a note ([`Image::build_notes`]: medin builds without network unless the task
-//! allows it). The Dockerfile is only read here, never built.
+//! over as `environment.dockerfile` and medin builds it as it is (with the network: building
+//! is the harness's act, like installing packages), so nothing of it is a note. The Dockerfile
+//! is only read here, never built.
 
 use super::shell::{self, Effect, Packages};
 
@@ -28,8 +28,6 @@ pub struct Image {
     pub plain: bool,
     /// What could not be carried over onto the host's system, one line each.
     pub notes: Vec<String>,
-    /// What needs the network when the Dockerfile itself is built, one line each.
-    pub build_notes: Vec<String>,
 }
 
 /// One `COPY` from the build context: its sources (context-relative, as written) and its
@@ -83,9 +81,6 @@ pub fn read(text: &str) -> Image {
                 });
             }
             "COPY" | "ADD" => {
-                if word.eq_ignore_ascii_case("ADD") && args.contains("://") {
-                    image.build_notes.push(needs_network(line));
-                }
                 copy(&mut image, word, args)
             }
             "RUN" => run(&mut image, args),
@@ -160,12 +155,6 @@ fn run(image: &mut Image, args: &str) {
             .trim_start();
     }
     let effects = shell::commands(rest);
-    if effects
-        .iter()
-        .any(|(_, e)| matches!(e, Effect::Install(_) | Effect::Download(_)))
-    {
-        image.build_notes.push(needs_network(&format!("RUN {rest}")));
-    }
     for (text, effect) in effects {
         match effect {
             Effect::Install(p) => image.packages.extend(&p),
@@ -180,14 +169,6 @@ fn run(image: &mut Image, args: &str) {
             )),
         }
     }
-}
-
-/// The note for a Dockerfile line that reaches the network when it is built.
-fn needs_network(line: &str) -> String {
-    format!(
-        "`{}` downloads at build time: medin builds `environment.dockerfile` without network unless the task sets `policy.network: true` (which its commands then get too); build the image beforehand and name it with `environment.image`, or allow the network",
-        cut(line)
-    )
 }
 
 /// `text` with backslash-newline continuations joined.
@@ -232,12 +213,10 @@ mod tests {
         assert_eq!(image.copies[1].sources, ["a.py", "b.py"]);
         assert!(image.plain);
         assert!(image.notes.is_empty(), "{:?}", image.notes);
-        // Built as it is, both RUN lines would need the network.
-        assert_eq!(image.build_notes.len(), 2, "{:?}", image.build_notes);
     }
 
     #[test]
-    fn another_base_needs_notes_only_for_what_reaches_the_network_when_built() {
+    fn another_base_is_carried_over_as_the_dockerfile() {
         let image = read(
             "FROM localhost/tool:1 AS base
 ENV A=1
@@ -248,14 +227,9 @@ ADD https://x/y.tgz /opt/
 COPY --from=base /a /b
 ",
         );
+        // Carried over as the Dockerfile itself: medin builds it, with the network (the
+        // harness's act), so nothing of it is left to note.
         assert!(!image.plain);
-        assert_eq!(image.build_notes.len(), 2, "{:?}", image.build_notes);
-        assert!(image.build_notes[0].contains("RUN curl"), "{:?}", image.build_notes);
-        assert!(
-            image.build_notes[1].contains("ADD https://x/y.tgz"),
-            "{:?}",
-            image.build_notes
-        );
     }
 
     #[test]

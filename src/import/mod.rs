@@ -275,8 +275,7 @@ fn folder(dir: &Path, name: &str) -> Option<PathBuf> {
 /// What a task's Dockerfile gives its draft: read from the build `context`, either the host's
 /// system (a plain base: packages → `environment:`, what cannot come along → notes) or the
 /// Dockerfile itself (any other base, or `prebuilt`, the benchmark's own image: carried over as
-/// `environment.dockerfile` / `image`, built by medin; notes only for what needs the network
-/// at build time). Either way `WORKDIR` → `environment.root` and its `COPY`s into it → the
+/// `environment.dockerfile` / `image`, built by medin as it is). Either way `WORKDIR` → `environment.root` and its `COPY`s into it → the
 /// workspace, which the container shows at the root.
 fn carry_image(text: &str, context: &Path, prebuilt: Option<String>, draft: &mut writer::Draft) {
     let image = dockerfile::read(text);
@@ -284,7 +283,6 @@ fn carry_image(text: &str, context: &Path, prebuilt: Option<String>, draft: &mut
     if let Some(name) = prebuilt {
         draft.image = Some(name);
     } else if in_container {
-        draft.notes.extend(image.build_notes.iter().cloned());
         draft.dockerfile = Some(writer::DockerfileDraft {
             context: context.to_path_buf(),
             text: text.to_string(),

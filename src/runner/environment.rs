@@ -176,9 +176,13 @@ pub fn start_container(
     let engine = ContainerEngine::get()?;
     let source = match source {
         ContainerSource::Image(name) => ImageSource::Named(name.to_string()),
+        // Building the image is the harness's act, before the agent starts, as installing a
+        // task's packages is: its `RUN` steps get the host's network (a Terminal-Bench or
+        // Harbor Dockerfile installs its packages there). The agent's commands never do unless
+        // the task allows it.
         ContainerSource::Dockerfile(file) => ImageSource::Dockerfile {
             file: spec_dir.join(file),
-            network: cfg.network,
+            network: true,
         },
     };
     let image = crate::sandbox::ready_image(engine, &source)?;

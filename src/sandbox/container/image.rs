@@ -29,7 +29,8 @@ pub enum ImageSource {
     /// Built from this Dockerfile; its folder is the build context.
     Dockerfile {
         file: PathBuf,
-        /// Whether the build's `RUN` steps get the network (the task's `policy.network`).
+        /// Whether the build's `RUN` steps get the network (the runner gives it: building is
+        /// the harness's act; `false` builds hermetically).
         network: bool,
     },
 }
@@ -175,7 +176,7 @@ fn build(engine: &Engine, file: &Path, network: bool, started: Instant) -> Resul
         let hint = if network {
             ""
         } else {
-            " (the build has no network unless the task sets `policy.network: true`; a step that downloads needs it, or an image built beforehand named with `image:`)"
+            " (the build had no network; a step that downloads needs it, or an image built beforehand named with `image:`)"
         };
         return Err(failed(format!(
             "`{} build` failed{hint}: {}",
