@@ -186,7 +186,11 @@ impl Engine {
         if nproc && fixes.nproc.is_none() {
             // The engine's own limit: podman lowers its process limit to 32768 and cannot hand a
             // container more without CAP_SYS_RESOURCE.
-            fixes.nproc = Some(own_hard_limit(nix::sys::resource::Resource::RLIMIT_NPROC).min(32768));
+            #[cfg(any(target_os = "linux", target_os = "freebsd"))]
+            let own = own_hard_limit(nix::sys::resource::Resource::RLIMIT_NPROC);
+            #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+            let own = 32768;
+            fixes.nproc = Some(own.min(32768));
         }
         if text.contains("hybrid mode") && self.flavour == Flavour::Podman && resolve("runc").is_some() {
             fixes.runc = true;
@@ -237,8 +241,9 @@ fn resolve(name: &str) -> Option<PathBuf> {
 }
 
 /// The hard limit this process has for `resource` (`u64::MAX` when unlimited or unknown).
+#[allow(clippy::useless_conversion)] // rlim_t is u64 on Linux, i64 on FreeBSD
 pub(super) fn own_hard_limit(resource: nix::sys::resource::Resource) -> u64 {
-    nix::sys::resource::getrlimit(resource).map_or(u64::MAX, |(_, hard)| hard)
+    nix::sys::resource::getrlimit(resource).map_or(u64::MAX, |(_, hard)| u64::try_from(hard).unwrap_or(u64::MAX))
 }
 
 /// Runs `program` with `args`, stdin closed, output captured, killed after `limit`.
