@@ -267,7 +267,9 @@
 //! left), `probe.rs` (what the machine supports; `medin doctor`), `exec.rs` (`medin exec`),
 //! `capture.rs` (capped, hashed output), `workspace.rs` (fresh workspace from a fixture),
 //! `fixed.rs` (fixed paths: their rules, and the refusal below `strict`), `container.rs` (a
-//! task's container: engine, image, one container per attempt, commands `exec`'d into it).
+//! task's container: engine, image, one container per attempt, commands `exec`'d into it),
+//! `attempt.rs` (the attempt's namespaces that every command joins, so services live until the
+//! attempt ends), `session.rs` (the attempt's persistent shell).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
