@@ -44,7 +44,7 @@ use std::sync::Arc;
 pub use protect::{Protection, Tampering, NOT_SOURCE_DIRS};
 pub use report::{Baseline, RunnerEvidence};
 #[cfg(target_os = "linux")]
-pub use watch::EvidenceWatch;
+pub use watch::{Evidence, EvidenceWatch};
 
 use crate::sandbox::{self, Beneath, CommandOutcome, SandboxConfig, SandboxError};
 
@@ -301,9 +301,12 @@ impl Hidden {
         Ok(hidden)
     }
 
-    /// The workspace paths of the files, once placed.
-    pub fn placed_paths(&self) -> impl Iterator<Item = String> + '_ {
-        self.files.iter().map(|(rel, _, _)| self.at(rel))
+    /// The files as they are placed: workspace path, content and mode (what a judged phase's
+    /// evidence watch compares them with).
+    pub fn placed(&self) -> impl Iterator<Item = (String, &[u8], u32)> + '_ {
+        self.files
+            .iter()
+            .map(|(rel, bytes, mode)| (self.at(rel), bytes.as_slice(), *mode))
     }
 
     /// The workspace folder the files go into, when they have one of their own.
