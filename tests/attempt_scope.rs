@@ -188,3 +188,47 @@ fn without_an_attempt_a_background_process_still_ends_with_its_command() {
         "a lone command's background child outlived it"
     );
 }
+
+/// This process's resident memory, in KiB.
+fn own_rss_kib() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_background_job_flooding_the_session_between_calls_does_not_grow_the_harness() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(cfg0) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg0).expect("attempt starts");
+    let mut cfg = cfg0.clone();
+    cfg.attempt = Some(attempt.clone());
+    let before = own_rss_kib();
+    // 400 MB written to the shell's stdout while no call reads it.
+    let o = attempt
+        .session(&cfg, "(head -c 400000000 /dev/zero) & echo started", None)
+        .unwrap();
+    assert!(o.success(), "{:?}", o.exit);
+    std::thread::sleep(Duration::from_secs(3));
+    let grown = own_rss_kib().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024,
+        "the harness grew by {grown} KiB holding a background job's output"
+    );
+    // The next call gets what the job wrote ahead of its answer, cut at the cap (it may run
+    // out of time reading it: the job's doing, like a terminal flooded with output).
+    let o = attempt.session(&cfg, "echo after", None).unwrap();
+    assert!(
+        o.stdout.text.len() <= cfg.output_cap,
+        "{} bytes kept past the cap",
+        o.stdout.text.len()
+    );
+    assert!(
+        own_rss_kib().saturating_sub(before) < 64 * 1024,
+        "the harness grew reading a background job's output"
+    );
+    attempt.end();
+}
