@@ -232,3 +232,56 @@ fn a_background_job_flooding_the_session_between_calls_does_not_grow_the_harness
     );
     attempt.end();
 }
+
+#[test]
+fn what_is_made_to_outlive_the_attempt_runs_through_it_and_ends_with_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(mut cfg) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    let tag = format!("medin-outlive-{}", std::process::id());
+    // A sleeper that ignores SIGTERM, SIGHUP and SIGINT, named by its last argument.
+    fs::write(
+        ws.path().join("stay.py"),
+        "import signal, sys, time\nfor s in (1, 2, 15):\n    signal.signal(s, signal.SIG_IGN)\ntime.sleep(1000)\n",
+    )
+    .unwrap();
+    // A pid hopper: starts a copy of itself and exits, forever.
+    fs::write(
+        ws.path().join("hop.sh"),
+        format!("sleep 0.05; sh hop.sh {tag}-hop & exit 0\n"),
+    )
+    .unwrap();
+    let o = run(
+        &cfg,
+        &format!(
+            "setsid sh -c 'setsid python3 stay.py {tag}-a &'; \
+             nohup sh -c 'kill -STOP $$; python3 stay.py {tag}-b' >/dev/null 2>&1 & \
+             sh hop.sh {tag}-hop & echo left"
+        ),
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    let o = attempt
+        .session(
+            &cfg,
+            &format!("python3 stay.py {tag}-c & disown; (setsid python3 stay.py {tag}-d &); echo left"),
+            None,
+        )
+        .unwrap();
+    assert!(o.success(), "{:?}", o.exit);
+    let alive = |suffix: &str| !host_pids_with(&format!("{tag}-{suffix}")).is_empty();
+    assert!(
+        wait_until(
+            || ["a", "b", "c", "d", "hop"].iter().all(|s| alive(s)),
+            Duration::from_secs(5)
+        ),
+        "something meant to outlive its command died with it: {:?}",
+        ["a", "b", "c", "d", "hop"].map(alive)
+    );
+    attempt.end();
+    assert!(
+        wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)),
+        "outlived the attempt: {:?}",
+        host_pids_with(&tag)
+    );
+}
