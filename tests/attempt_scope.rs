@@ -351,3 +351,100 @@ fn a_session_at_process_level_keeps_its_state_and_ends_with_the_attempt() {
     attempt.end();
     assert!(wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)));
 }
+
+/// This process's resident memory, in KiB.
+fn own_rss_kib() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_background_job_flooding_the_session_between_calls_does_not_grow_the_harness() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(cfg0) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg0).expect("attempt starts");
+    let mut cfg = cfg0.clone();
+    cfg.attempt = Some(attempt.clone());
+    let before = own_rss_kib();
+    // 400 MB written to the shell's stdout while no call reads it.
+    let o = attempt
+        .session(&cfg, "(head -c 400000000 /dev/zero) & echo started", None)
+        .unwrap();
+    assert!(o.success(), "{:?}", o.exit);
+    std::thread::sleep(Duration::from_secs(3));
+    let grown = own_rss_kib().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024,
+        "the harness grew by {grown} KiB holding a background job's output"
+    );
+    // The next call gets what the job wrote ahead of its answer, cut at the cap (it may run
+    // out of time reading it: the job's doing, like a terminal flooded with output).
+    let o = attempt.session(&cfg, "echo after", None).unwrap();
+    assert!(
+        o.stdout.text.len() <= cfg.output_cap,
+        "{} bytes kept past the cap",
+        o.stdout.text.len()
+    );
+    assert!(
+        own_rss_kib().saturating_sub(before) < 64 * 1024,
+        "the harness grew reading a background job's output"
+    );
+    attempt.end();
+}
+
+#[test]
+fn what_is_made_to_outlive_the_attempt_runs_through_it_and_ends_with_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let Some(mut cfg) = strict_cfg(ws.path()) else { return };
+    let attempt = AttemptSandbox::start(&cfg).expect("attempt starts");
+    cfg.attempt = Some(attempt.clone());
+    let tag = format!("medin-outlive-{}", std::process::id());
+    // A sleeper that ignores SIGTERM, SIGHUP and SIGINT, named by its last argument.
+    fs::write(
+        ws.path().join("stay.py"),
+        "import signal, sys, time\nfor s in (1, 2, 15):\n    signal.signal(s, signal.SIG_IGN)\ntime.sleep(1000)\n",
+    )
+    .unwrap();
+    // A pid hopper: starts a copy of itself and exits, forever.
+    fs::write(
+        ws.path().join("hop.sh"),
+        format!("sleep 0.05; sh hop.sh {tag}-hop & exit 0\n"),
+    )
+    .unwrap();
+    let o = run(
+        &cfg,
+        &format!(
+            "setsid sh -c 'setsid python3 stay.py {tag}-a &'; \
+             nohup sh -c 'kill -STOP $$; python3 stay.py {tag}-b' >/dev/null 2>&1 & \
+             sh hop.sh {tag}-hop & echo left"
+        ),
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    let o = attempt
+        .session(
+            &cfg,
+            &format!("python3 stay.py {tag}-c & disown; (setsid python3 stay.py {tag}-d &); echo left"),
+            None,
+        )
+        .unwrap();
+    assert!(o.success(), "{:?}", o.exit);
+    let alive = |suffix: &str| !host_pids_with(&format!("{tag}-{suffix}")).is_empty();
+    assert!(
+        wait_until(
+            || ["a", "b", "c", "d", "hop"].iter().all(|s| alive(s)),
+            Duration::from_secs(5)
+        ),
+        "something meant to outlive its command died with it: {:?}",
+        ["a", "b", "c", "d", "hop"].map(alive)
+    );
+    attempt.end();
+    assert!(
+        wait_until(|| host_pids_with(&tag).is_empty(), Duration::from_secs(5)),
+        "outlived the attempt: {:?}",
+        host_pids_with(&tag)
+    );
+}

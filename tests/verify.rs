@@ -307,11 +307,11 @@ fn the_bundled_verification_tasks_hold() {
         .chain([root.join("golden/gt-040-verify-hidden-tests")])
         .map(|p| p.display().to_string())
         .collect();
-    assert_eq!(paths.len(), 8, "{paths:?}");
+    assert_eq!(paths.len(), 12, "{paths:?}");
     let mut args = vec!["run"];
     args.extend(paths.iter().map(String::as_str));
     let o = medin(&args, root);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("8 passed, 0 failed"), "{out}");
+    assert!(out.contains("12 passed, 0 failed"), "{out}");
 }

@@ -673,11 +673,14 @@ impl<'a> Attempt<'a> {
             },
             None => None,
         };
-        let placed_paths: Vec<String> = match (&files, &placed) {
-            (Some(h), Some(_)) => h.placed_paths().collect(),
+        let placed_files: Vec<(String, Vec<u8>, u32)> = match (&files, &placed) {
+            (Some(h), Some(_)) => h
+                .placed()
+                .map(|(rel, bytes, mode)| (rel, bytes.to_vec(), mode))
+                .collect(),
             _ => Vec::new(),
         };
-        let watch = self.watch_evidence(&placed_paths)?;
+        let watch = self.watch_evidence(&placed_files)?;
         let verification = verify::run(&VerifyRun {
             spec,
             pipeline: &self.pipe,
@@ -731,13 +734,17 @@ impl<'a> Attempt<'a> {
             .as_ref()
             .and_then(|v| v.folder())
             .map(|f| format!("{f}/"));
-        let evidence: Vec<String> = self
+        let evidence: Vec<(String, Vec<u8>, u32)> = self
             .judging
             .protection
-            .files()
-            .map(str::to_string)
-            .chain(placed.iter().flat_map(|(h, _)| h.placed_paths().collect::<Vec<_>>()))
-            .filter(|p| aside.as_ref().is_none_or(|a| !p.starts_with(a.as_str())))
+            .restored()
+            .map(|(rel, bytes, mode)| (rel.to_string(), bytes.to_vec(), mode))
+            .chain(placed.iter().flat_map(|(h, _)| {
+                h.placed()
+                    .map(|(rel, bytes, mode)| (rel, bytes.to_vec(), mode))
+                    .collect::<Vec<_>>()
+            }))
+            .filter(|(p, _, _)| aside.as_ref().is_none_or(|a| !p.starts_with(a.as_str())))
             .collect();
         let watch = self.watch_evidence(&evidence)?;
         let out = body(self, record);
@@ -755,17 +762,26 @@ impl<'a> Attempt<'a> {
         Ok(out)
     }
 
-    /// Starts watching the workspace files `rels` for the length of a judged phase (see
-    /// `validate::judged::EvidenceWatch`). Linux only; elsewhere nothing of the agent's runs
+    /// Starts watching the workspace files `files` (path, content and mode as the harness put
+    /// them there) for the length of a judged phase (see `validate::judged::EvidenceWatch`). Linux only; elsewhere nothing of the agent's runs
     /// during a judged phase.
-    fn watch_evidence(&self, rels: &[String]) -> Result<Option<EvidenceWatchHandle>, RunError> {
-        if rels.is_empty() {
+    fn watch_evidence(&self, files: &[(String, Vec<u8>, u32)]) -> Result<Option<EvidenceWatchHandle>, RunError> {
+        if files.is_empty() {
             return Ok(None);
         }
         #[cfg(target_os = "linux")]
-        return crate::validate::judged::EvidenceWatch::start(&self.workspace, rels.iter().map(String::as_str))
-            .map(Some)
-            .map_err(|e| RunError::harness("cannot watch the files the verdict rests on (inotify)", e));
+        return crate::validate::judged::EvidenceWatch::start(
+            &self.ws,
+            files
+                .iter()
+                .map(|(rel, bytes, mode)| crate::validate::judged::Evidence {
+                    rel,
+                    bytes,
+                    mode: *mode,
+                }),
+        )
+        .map(Some)
+        .map_err(|e| RunError::harness("cannot watch the files the verdict rests on (inotify)", e));
         #[cfg(not(target_os = "linux"))]
         Ok(None)
     }
@@ -780,7 +796,7 @@ impl<'a> Attempt<'a> {
     ) -> Result<(), RunError> {
         #[cfg(target_os = "linux")]
         if let Some(w) = watch {
-            let changed = w.finish();
+            let changed = w.finish(&self.ws);
             if !changed.is_empty() {
                 return self.note_tampering(
                     record,
@@ -919,11 +935,13 @@ pub(crate) fn harness_action(tool: &str, input: serde_json::Value) -> Action {
 }
 
 /// Whether a harness operation on the workspace failed because of what is there — a mode or an
-/// immutable flag the agent's commands set (EACCES, EPERM) — rather than because of the
-/// machine. After the agent has acted, such a failure is the agent's doing, never an
-/// infrastructure error.
+/// immutable flag the agent's commands set (EACCES, EPERM), or a tree a process of the agent's
+/// kept changing while the harness worked on it (a folder refilled as it was removed, a name
+/// taken again) — rather than because of the machine. After the agent has acted, such a
+/// failure is the agent's doing, never an infrastructure error.
 fn refused_by_workspace(e: &BeneathError) -> bool {
     matches!(e, BeneathError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
+        || e.changed_meanwhile()
 }
 
 /// What an attempt's judged runs rely on (see [`crate::validate::judged`]).

@@ -110,6 +110,21 @@ impl BeneathError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, BeneathError::NotFound(_))
     }
+
+    /// Whether the operation failed because someone else changed the tree while the harness
+    /// worked on it: a folder refilled while it was removed (for longer than the harness
+    /// chases it), a directory moved away mid-removal, a name taken again before a rename.
+    /// After the agent has acted, that is a process of the agent's still running, never the
+    /// machine failing.
+    pub fn changed_meanwhile(&self) -> bool {
+        let BeneathError::Io { source, .. } = self else {
+            return false;
+        };
+        matches!(source.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST))
+            || source
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<MovedWhileRemoved>().is_some())
+    }
 }
 
 /// A directory opened once; every operation resolves paths beneath it without following links.
@@ -835,11 +850,29 @@ impl Beneath {
     }
 }
 
+/// How long a tree found refilled while it is being removed (a process still running writes
+/// into it) is emptied again, from the first time it was found so; then the removal fails
+/// with `ENOTEMPTY` ([`BeneathError::changed_meanwhile`]) instead of chasing the writer forever.
+const REFILL_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A directory being removed was moved away by someone else meanwhile: the removal stops
+/// rather than follow it ([`BeneathError::changed_meanwhile`]).
+#[derive(Debug, thiserror::Error)]
+#[error("a directory moved while it was being removed")]
+struct MovedWhileRemoved;
+
+fn moved_while_removed() -> io::Error {
+    io::Error::other(MovedWhileRemoved)
+}
+
 /// Removes entry `name` of directory `dir` — a file, a link (never its target) or a whole tree
 /// — without recursion and without following links: the tree is walked down one directory
 /// descriptor at a time and climbed back through `..`, each step checked against the device
 /// and inode it came from, so a 40,000-deep chain of directories costs neither stack nor
-/// descriptors. `Ok(false)` when nothing was there.
+/// descriptors. Each directory is listed once (its files unlinked, its subdirectories kept
+/// by name to be removed in turn), so a wide directory costs time in proportion to what it
+/// holds; one refilled meanwhile is listed again, for at most [`REFILL_PATIENCE`].
+/// `Ok(false)` when nothing was there.
 fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
     let meta = match fstatat_nofollow(dir, name) {
         Ok(m) => m,
@@ -863,62 +896,118 @@ fn remove_entry_at(dir: i32, name: &std::ffi::CStr) -> io::Result<bool> {
         #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
         Ok((st.st_dev as u64, st.st_ino as u64))
     };
+    let mut refilled_since: Option<std::time::Instant> = None;
+    let mut refilled = || -> io::Result<()> {
+        let since = *refilled_since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() > REFILL_PATIENCE {
+            return Err(io::Error::from_raw_os_error(libc::ENOTEMPTY));
+        }
+        Ok(())
+    };
     let top_parent = dev_ino(dir)?;
     let mut cur = open_dir_to_empty(dir, name)?;
-    // Where we came from: each directory's name in its parent, and the parent's identity.
-    let mut path: Vec<(CString, (u64, u64))> = Vec::new();
+    // The subdirectories of `cur` still to remove, from its last listing (`None`: not listed).
+    let mut pending: Option<Vec<CString>> = None;
+    // Where we came from: each directory's name in its parent, the parent's identity, and the
+    // parent's subdirectories still to remove.
+    let mut path: Vec<(CString, (u64, u64), Vec<CString>)> = Vec::new();
     loop {
-        let mut down: Option<CString> = None;
-        for child in list_dir(cur.as_raw_fd())? {
-            let Ok(m) = fstatat_nofollow(cur.as_raw_fd(), &child) else {
-                continue;
-            };
-            if m.kind == EntryKind::Dir {
-                down = Some(child);
-                break;
-            }
-            // SAFETY: valid descriptor and C string.
-            if unsafe { libc::unlinkat(cur.as_raw_fd(), child.as_ptr(), 0) } != 0 {
-                let e = last_err();
-                if e.raw_os_error() != Some(libc::ENOENT) {
-                    return Err(e);
+        let todo = match &mut pending {
+            Some(todo) => todo,
+            None => {
+                let mut subdirs = Vec::new();
+                for child in list_dir(cur.as_raw_fd())? {
+                    let Ok(m) = fstatat_nofollow(cur.as_raw_fd(), &child) else {
+                        continue;
+                    };
+                    if m.kind == EntryKind::Dir {
+                        subdirs.push(child);
+                    } else {
+                        unlink_entry(cur.as_raw_fd(), &child)?;
+                    }
                 }
+                // Popped from the end: reversed, they go in listing order.
+                subdirs.reverse();
+                pending.insert(subdirs)
             }
-        }
-        if let Some(child) = down {
+        };
+        if let Some(child) = todo.pop() {
+            let next = match open_dir_to_empty(cur.as_raw_fd(), &child) {
+                Ok(next) => next,
+                // Gone since it was listed, or no longer a directory (a file or a link took
+                // its place): the next listing of `cur` sees to whatever is there now.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)) => continue,
+                Err(e) => return Err(e),
+            };
             let here = dev_ino(cur.as_raw_fd())?;
-            let next = open_dir_to_empty(cur.as_raw_fd(), &child)?;
-            path.push((child, here));
+            path.push((child, here, pending.take().unwrap_or_default()));
             cur = next;
             continue;
         }
-        // `cur` is empty: remove it from its parent, and go on there.
+        // `cur` was emptied: remove it from its parent, and go on there.
         match path.pop() {
             None => {
                 drop(cur);
                 if dev_ino(dir)? != top_parent {
-                    return Err(io::Error::other("the directory moved while it was being removed"));
+                    return Err(moved_while_removed());
                 }
                 // SAFETY: valid descriptor and C string.
-                if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                    return Err(last_err());
+                if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } == 0 {
+                    return Ok(true);
                 }
-                return Ok(true);
+                let e = last_err();
+                match e.raw_os_error() {
+                    Some(libc::ENOENT) => return Ok(true),
+                    Some(libc::ENOTEMPTY | libc::EEXIST) => {
+                        refilled()?;
+                        cur = open_dir_to_empty(dir, name)?;
+                        pending = None;
+                    }
+                    _ => return Err(e),
+                }
             }
-            Some((child, parent_id)) => {
+            Some((child, parent_id, parent_pending)) => {
                 let up = openat(cur.as_raw_fd(), c"..", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
                 if dev_ino(up.as_raw_fd())? != parent_id {
-                    return Err(io::Error::other("a directory moved while it was being removed"));
+                    return Err(moved_while_removed());
                 }
                 drop(cur);
                 // SAFETY: valid descriptor and C string.
-                if unsafe { libc::unlinkat(up.as_raw_fd(), child.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                    return Err(last_err());
+                if unsafe { libc::unlinkat(up.as_raw_fd(), child.as_ptr(), libc::AT_REMOVEDIR) } == 0 {
+                    cur = up;
+                    pending = Some(parent_pending);
+                    continue;
                 }
-                cur = up;
+                let e = last_err();
+                match e.raw_os_error() {
+                    Some(libc::ENOENT) => {
+                        cur = up;
+                        pending = Some(parent_pending);
+                    }
+                    Some(libc::ENOTEMPTY | libc::EEXIST) => {
+                        refilled()?;
+                        cur = open_dir_to_empty(up.as_raw_fd(), &child)?;
+                        path.push((child, parent_id, parent_pending));
+                        pending = None;
+                    }
+                    _ => return Err(e),
+                }
             }
         }
     }
+}
+
+/// Unlinks entry `name` of `dir`, listed as no directory. One already gone, or a directory
+/// that took its place since (unlinked later, when the folder is listed again), is fine.
+fn unlink_entry(dir: i32, name: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: valid descriptor and C string; unlinks the entry, never a link's target.
+    if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+        let e = last_err();
+        if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EISDIR)) {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// Opens directory `name` of `dir` (never through a link) to empty it, with its owner's
@@ -964,7 +1053,7 @@ fn open_dir_to_empty(dir: i32, name: &std::ffi::CStr) -> io::Result<OwnedFd> {
             let fd = openat(dir, name, flags, 0)?;
             let (now_dev, now_ino, _) = identity(fd.as_raw_fd())?;
             if (now_dev, now_ino) != (dev, ino) {
-                return Err(io::Error::other("a directory moved while it was being removed"));
+                return Err(moved_while_removed());
             }
             Ok(fd)
         }
@@ -1214,5 +1303,55 @@ mod tests {
         assert!(!ws.join("d").exists());
         assert!(t.path().join("secret").exists());
         assert!(!b.remove("d").unwrap());
+    }
+
+    #[test]
+    fn a_wide_tree_is_removed_in_time_proportional_to_its_size() {
+        let (_t, ws, b) = tree();
+        for i in 0..20_000 {
+            std::fs::create_dir(ws.join(format!("w{i}"))).unwrap();
+        }
+        std::fs::create_dir(ws.join("wide")).unwrap();
+        for i in 0..20_000 {
+            std::fs::rename(ws.join(format!("w{i}")), ws.join(format!("wide/d{i}"))).unwrap();
+        }
+        let started = std::time::Instant::now();
+        assert!(b.remove("wide").unwrap());
+        // Listing the folder again after each of its 20,000 subdirectories took minutes.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(!ws.join("wide").exists());
+    }
+
+    #[test]
+    fn a_tree_refilled_while_it_is_removed_ends_the_removal_instead_of_chasing_it() {
+        let (_t, ws, b) = tree();
+        std::fs::create_dir(ws.join("busy")).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (stop, ws) = (stop.clone(), ws.clone());
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::create_dir_all(ws.join(format!("busy/d{i}/e")));
+                    let _ = std::fs::write(ws.join(format!("busy/f{i}")), "x");
+                    i += 1;
+                }
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let started = std::time::Instant::now();
+        let removed = b.remove("busy");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(started.elapsed() < REFILL_PATIENCE + std::time::Duration::from_secs(20));
+        match removed {
+            Ok(_) => {}
+            Err(e) => assert!(e.changed_meanwhile(), "{e}"),
+        }
+        let _ = b.remove("busy");
     }
 }

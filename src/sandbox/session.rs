@@ -25,7 +25,15 @@
 //!   next call starts a new one.
 //!
 //! What a call starts in the background stays in the shell's process group and writes to the
-//! shell's streams: its output shows up in later calls' output, as in a terminal.
+//! shell's streams: its output shows up in later calls' output, as in a terminal. Between
+//! calls the harness holds at most [`QUEUED_READS`] reads of it; a job that writes more waits
+//! until the next call takes them (each call's own cap then applies).
+//!
+//! What the framing cannot stop: a process the shell started shares its sandbox and its
+//! Landlock domain, so it can open the shell's descriptors through `/proc`, read the harness's
+//! next line (and its nonce) from the shell's stdin and answer it with a forged marker. It only
+//! forges the agent's own tool result, as the agent could by printing whatever it likes;
+//! nothing judged runs in the shell.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -49,6 +57,11 @@ const MARK: u8 = 0x1e;
 
 /// Bytes of a stream held back while looking for a marker (longer than any marker).
 const HOLD: usize = 128;
+
+/// Reads of the shell's streams (up to 64 KiB each) held for the next call. Between calls no
+/// one takes them: a background job writing without end then waits on a full pipe, as it
+/// would on a terminal nobody reads, instead of growing the harness's memory.
+const QUEUED_READS: usize = 16;
 
 /// Which stream a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +106,7 @@ impl Session {
         let stdin = child.take_stdin().ok_or_else(|| missing("stdin"))?;
         let stdout = child.take_stdout().ok_or_else(|| missing("stdout"))?;
         let stderr = child.take_stderr().ok_or_else(|| missing("stderr"))?;
-        let (tx, chunks) = mpsc::channel();
+        let (tx, chunks) = mpsc::sync_channel(QUEUED_READS);
         for (stream, mut source) in [
             (Stream::Out, Box::new(stdout) as Box<dyn Read + Send>),
             (Stream::Err, Box::new(stderr) as Box<dyn Read + Send>),

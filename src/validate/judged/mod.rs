@@ -8,12 +8,12 @@
 //!    what the agent changed in them since the previous judged run is reported as
 //!    [`Tampering`] (the runner decides what tampering means for the outcome).
 //! 2. **Hidden checks** ([`Hidden`]): files the task keeps out of the workspace (`hidden:`, a
-//!    folder next to the spec, and the verifier's `verify.files`, placed read-only in a folder
-//!    of their own that nothing of the agent's shares) are copied in only for the final judged
+//!    folder next to the spec, and the verifier's `verify.files`, placed in a folder of their
+//!    own that nothing of the agent's shares), copied in read-only only for the final judged
 //!    phase — the verifier and the validators, after the agent's last action — and taken out
-//!    after it. The agent never sees them, nor
-//!    their names or failures (TDD and PRP rounds run without them) — the strongest defence,
-//!    since nothing the agent wrote can have been shaped against them.
+//!    after it. The agent never sees them, nor their names or failures (TDD and PRP rounds
+//!    run without them) — the strongest defence, since nothing the agent wrote can have been
+//!    shaped against them.
 //! 3. **The runner from the toolchain** ([`RunnerShims`]): Python processes of a judged run
 //!    import unittest/pytest, the modules they load lazily and what the shim writes with from
 //!    the toolchain before any workspace directory is on the import path (`PYTHONSAFEPATH=1`,
@@ -44,7 +44,7 @@ use std::sync::Arc;
 pub use protect::{Protection, Tampering, NOT_SOURCE_DIRS};
 pub use report::{Baseline, RunnerEvidence};
 #[cfg(target_os = "linux")]
-pub use watch::EvidenceWatch;
+pub use watch::{Evidence, EvidenceWatch};
 
 use crate::sandbox::{self, Beneath, CommandOutcome, SandboxConfig, SandboxError};
 
@@ -272,7 +272,11 @@ pub struct Displaced {
 }
 
 impl Hidden {
-    /// Reads every regular file below `dir` (links are not followed).
+    /// Reads every regular file below `dir` (links are not followed), to be placed read-only
+    /// (their write bits cleared): a process of the agent's still running while they are
+    /// judged by cannot open one for writing — which it could then do through a shared memory
+    /// map, where no watch sees it — without changing its mode first, which the evidence
+    /// watch does see.
     pub fn load(dir: &Path) -> Result<Hidden, HiddenError> {
         let load = |source| HiddenError::Load {
             dir: dir.to_path_buf(),
@@ -291,7 +295,7 @@ impl Hidden {
                 return Err(HiddenError::TooLarge { dir: dir.to_path_buf() });
             }
             let bytes = root.read(&e.rel, MAX_HIDDEN_BYTES).map_err(load)?;
-            files.push((e.rel, bytes, e.meta.mode));
+            files.push((e.rel, bytes, e.meta.mode & 0o555));
         }
         Ok(Hidden { files, into: None })
     }
@@ -300,16 +304,16 @@ impl Hidden {
     /// into the workspace folder `into` (a plain name, e.g. `tests`) after it is set aside.
     pub fn load_into(dir: &Path, into: &str) -> Result<Hidden, HiddenError> {
         let mut hidden = Hidden::load(dir)?;
-        for (_, _, mode) in &mut hidden.files {
-            *mode &= 0o555;
-        }
         hidden.into = Some(into.to_string());
         Ok(hidden)
     }
 
-    /// The workspace paths of the files, once placed.
-    pub fn placed_paths(&self) -> impl Iterator<Item = String> + '_ {
-        self.files.iter().map(|(rel, _, _)| self.at(rel))
+    /// The files as they are placed: workspace path, content and mode (what a judged phase's
+    /// evidence watch compares them with).
+    pub fn placed(&self) -> impl Iterator<Item = (String, &[u8], u32)> + '_ {
+        self.files
+            .iter()
+            .map(|(rel, bytes, mode)| (self.at(rel), bytes.as_slice(), *mode))
     }
 
     /// The workspace folder the files go into, when they have one of their own.

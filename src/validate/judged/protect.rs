@@ -316,6 +316,13 @@ impl Protection {
         self.files.keys().map(String::as_str)
     }
 
+    /// The protected files as a restore puts them back: path, content and mode.
+    pub fn restored(&self) -> impl Iterator<Item = (&str, &[u8], u32)> {
+        self.files
+            .iter()
+            .map(|(rel, (bytes, mode))| (rel.as_str(), bytes.as_slice(), *mode))
+    }
+
     /// Agent-added runner configuration now in the workspace, or why it cannot be known.
     fn added(&self, ws: &Beneath) -> Result<BTreeSet<String>, String> {
         let Some(added) = &self.remove_added else {
