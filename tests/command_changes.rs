@@ -101,7 +101,7 @@ description: the forger rewrites in place, same size, and puts the old mtime bac
 workspace: ../ws
 limits: { timeout: 30s, max_changes: 0 }
 solution:
-  - bash: "touch -r keep.txt stamp && printf 'bbbb\\n' 1<> keep.txt && touch -r stamp keep.txt && rm stamp"
+  - bash: "touch -r keep.txt \"$TMPDIR/stamp\" && printf 'bbbb\\n' | dd of=keep.txt conv=notrunc status=none && touch -r \"$TMPDIR/stamp\" keep.txt"
   - final: { result: success }
 expect:
   outcome: stopped
