@@ -105,6 +105,7 @@ mod log;
 mod partition;
 mod pipeline;
 mod plan;
+mod prd;
 mod report;
 mod runner;
 mod sandbox;

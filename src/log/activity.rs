@@ -127,15 +127,20 @@ pub enum EntryKind {
     SelfHealing,
     /// A retroactive correction of an earlier entry ([`Correction`]).
     Correction,
+    /// The suite's PRD: reloaded after an edit (`passed`, the diff summary as description),
+    /// found invalid (`error`), or a task expectation set aside because it contradicts a
+    /// requirement the task names (`skipped`).
+    Prd,
 }
 
 impl EntryKind {
-    pub const ALL: [EntryKind; 5] = [
+    pub const ALL: [EntryKind; 6] = [
         EntryKind::Task,
         EntryKind::Error,
         EntryKind::Validation,
         EntryKind::SelfHealing,
         EntryKind::Correction,
+        EntryKind::Prd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -145,6 +150,7 @@ impl EntryKind {
             EntryKind::Validation => "validation",
             EntryKind::SelfHealing => "self-healing",
             EntryKind::Correction => "correction",
+            EntryKind::Prd => "prd",
         }
     }
 
