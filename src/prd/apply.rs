@@ -84,7 +84,11 @@ impl Applied {
                 Why::DependencyOf(of) => format!(" [needed by {of}]"),
                 Why::Keyword(k) => format!(" [related: {k}]"),
             };
-            out.push_str(&format!("- {}{note}\n  {}\n", r.headline(), r.description.replace('\n', "\n  ")));
+            out.push_str(&format!(
+                "- {}{note}\n  {}\n",
+                r.headline(),
+                r.description.replace('\n', "\n  ")
+            ));
             for c in &r.acceptance_criteria {
                 out.push_str(&format!("  * {c}\n"));
             }
@@ -184,9 +188,17 @@ fn set_aside_contradictions(spec: &mut TaskSpec, r: &Requirement, check: &Valida
         task_expected,
         requirement_check: requirement_check.clone(),
     };
-    let keys: Vec<String> = spec.expect.files.keys().filter(|k| same_path(k, path)).cloned().collect();
+    let keys: Vec<String> = spec
+        .expect
+        .files
+        .keys()
+        .filter(|k| same_path(k, path))
+        .cloned()
+        .collect();
     for key in keys {
-        let Some(fe) = spec.expect.files.get_mut(&key) else { continue };
+        let Some(fe) = spec.expect.files.get_mut(&key) else {
+            continue;
+        };
         if fe.absent {
             fe.absent = false;
             out.push(conflict("to be absent (`absent: true`)".into()));
@@ -198,7 +210,9 @@ fn set_aside_contradictions(spec: &mut TaskSpec, r: &Requirement, check: &Valida
         if let (Some(pattern), Some(equals)) = (pattern, fe.equals.as_ref()) {
             // A pattern that does not compile is the check's own failure, judged as such.
             if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(equals)) {
-                out.push(conflict(format!("to equal {equals:?}, which `{pattern}` does not match")));
+                out.push(conflict(format!(
+                    "to equal {equals:?}, which `{pattern}` does not match"
+                )));
                 fe.equals = None;
             }
         }
@@ -207,4 +221,94 @@ fn set_aside_contradictions(spec: &mut TaskSpec, r: &Requirement, check: &Valida
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prd::{coverage, parse};
+    use std::path::Path;
+
+    const PRD: &str = "Version: 1.0.0\nLast updated: 2026-11-20\n\n## REQ-1: Greeting file\nPriority: critical\n\nWrite hello.txt.\n\nAcceptance criteria:\n- it exists\n\nChecks:\n```yaml\n- file_contains: {path: hello.txt, pattern: '^hello'}\n```\n\n## REQ-2: Base\nPriority: high\n\nThe base.\n\nAcceptance criteria:\n- base\n\n## REQ-3: Logging rotation\nPriority: low\nKeywords: rotation\n\nLogs rotate.\n\nAcceptance criteria:\n- rotates\n\n## REQ-4: Needs base\nPriority: medium\nDepends on: REQ-2\n\nOn top.\n\nAcceptance criteria:\n- on top\n";
+
+    fn task(yaml: &str) -> TaskSpec {
+        crate::spec::parse_task(yaml, Path::new("t.yaml")).unwrap()
+    }
+
+    #[test]
+    fn named_checks_are_judged_and_contradictions_set_aside() {
+        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let mut t = task("description: d\nrequirements: [REQ-1]\nexpect:\n  files:\n    hello.txt: { absent: true }\n    ./hello.txt: { equals: \"bye\\n\", contains: bye }\n    other.txt: { absent: true }\n");
+        let applied = apply(&mut t, &prd);
+        assert_eq!(applied.checks_added, 1);
+        assert_eq!(
+            t.expect.validate.last().and_then(|v| v.name.clone()).as_deref(),
+            Some("REQ-1: file_contains hello.txt /^hello/")
+        );
+        let what: Vec<&str> = applied.conflicts.iter().map(|c| c.task_expected.as_str()).collect();
+        assert_eq!(what.len(), 2, "{what:?}");
+        assert!(
+            what.iter().any(|w| w.contains("absent")) && what.iter().any(|w| w.contains("bye")),
+            "{what:?}"
+        );
+        // The contradicting parts are gone; what did not contradict stays.
+        assert!(!t.expect.files.contains_key("hello.txt"));
+        assert_eq!(t.expect.files["./hello.txt"].contains.as_deref(), Some("bye"));
+        assert!(t.expect.files["./hello.txt"].equals.is_none());
+        assert!(t.expect.files["other.txt"].absent);
+        assert!(applied.conflicts[0].to_string().contains("the PRD wins"));
+    }
+
+    #[test]
+    fn relevance_takes_named_dependencies_and_keywords() {
+        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let mut t = task("description: check log rotation works\nrequirements: [REQ-4]\n");
+        let applied = apply(&mut t, &prd);
+        let got: Vec<(&str, &Why)> = applied.relevant.iter().map(|(r, w)| (r.id.as_str(), w)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("REQ-4", &Why::Named),
+                ("REQ-2", &Why::DependencyOf("REQ-4".into())),
+                ("REQ-3", &Why::Keyword("rotation".into()))
+            ]
+        );
+        assert!(
+            applied.brief().contains("REQ-2 (high): Base [needed by REQ-4]"),
+            "{}",
+            applied.brief()
+        );
+        let mut unrelated = task("description: nothing in common\n");
+        assert!(apply(&mut unrelated, &prd).relevant.is_empty());
+    }
+
+    #[test]
+    fn unknown_ids_and_missing_prd_are_located_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.yaml");
+        std::fs::write(&file, "description: d\nrequirements: [REQ-1, REQ-9]\n").unwrap();
+        let t = crate::spec::load_task(&file).unwrap();
+        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let e = check_named(&file, &t, Some(&prd)).unwrap_err().to_string();
+        assert!(e.contains("t.yaml:2:23: requirement `REQ-9` is not defined"), "{e}");
+        let e = check_named(&file, &t, None).unwrap_err().to_string();
+        assert!(e.contains("t.yaml:2:16:") && e.contains("has no PRD"), "{e}");
+    }
+
+    #[test]
+    fn coverage_proves_by_passing_trials_and_flags_critical_gaps() {
+        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let one = vec!["REQ-1".to_string()];
+        let both = vec!["REQ-2".to_string(), "REQ-1".to_string()];
+        let c = coverage(
+            &prd,
+            vec![("a", 1, false, one.as_slice()), ("b", 1, true, both.as_slice())],
+        );
+        assert!(c.requirements[0].proven && c.requirements[1].proven);
+        assert!(c.unproven_critical().is_empty());
+        let c = coverage(&prd, vec![("a", 1, false, one.as_slice())]);
+        assert_eq!(c.unproven_critical().len(), 1);
+        assert_eq!(c.requirements[0].trials.len(), 1);
+        assert_eq!(c.rate(), 0.0);
+    }
 }

@@ -79,7 +79,8 @@ pub fn coverage<'a>(prd: &Prd, trials: impl IntoIterator<Item = (&'a str, u32, b
         }
     }
     for rc in &mut requirements {
-        rc.trials.sort_by(|a, b| (&a.trial, a.attempt).cmp(&(&b.trial, b.attempt)));
+        rc.trials
+            .sort_by(|a, b| (&a.trial, a.attempt).cmp(&(&b.trial, b.attempt)));
     }
     Coverage {
         prd_version: prd.version.clone(),

@@ -25,7 +25,11 @@ impl PrdDiff {
     /// One line: `1.0.0 → 1.1.0: added REQ-4; removed REQ-2; changed REQ-1, REQ-3`.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
-        for (what, ids) in [("added", &self.added), ("removed", &self.removed), ("changed", &self.changed)] {
+        for (what, ids) in [
+            ("added", &self.added),
+            ("removed", &self.removed),
+            ("changed", &self.changed),
+        ] {
             if !ids.is_empty() {
                 parts.push(format!("{what} {}", ids.join(", ")));
             }

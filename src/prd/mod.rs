@@ -15,7 +15,7 @@
 //! - **coverage** ([`coverage`]): per requirement, the trials that prove it and whether they
 //!   passed; a critical requirement no passing trial proves fails the gate.
 //! - **reload** ([`LivePrd`]): a PRD edited during a run is reloaded before the next task
-//!   starts, and the change (requirements added, removed, changed: [`PrdDiff`]) is logged.
+//!   starts, and the change (requirements added, removed, changed: `PrdDiff`) is logged.
 //!
 //! The PRD never runs anything and never reads the workspace: checks it declares run through
 //! the same validators (and, for commands, the same pipeline) as a task's own.
@@ -28,8 +28,7 @@ mod parse;
 mod relevance;
 
 pub use apply::{apply, check_named, Applied, Conflict};
-pub use coverage::{coverage, Coverage, RequirementCoverage, TrialProof};
-pub use diff::PrdDiff;
+pub use coverage::{coverage, Coverage};
 pub use live::{LivePrd, Reload};
-pub use parse::{load, parse, Prd, PrdError, Priority, Requirement};
-pub use relevance::{relevant, Relevant, Why};
+pub use parse::{load, parse, Prd, PrdError, Priority};
+pub use relevance::Why;

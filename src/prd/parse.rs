@@ -151,7 +151,9 @@ pub fn load(path: &Path) -> Result<Prd, PrdError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(PrdError::Missing { path: path.to_path_buf() })
+            return Err(PrdError::Missing {
+                path: path.to_path_buf(),
+            })
         }
         Err(e) => {
             return Err(PrdError::Unreadable {
@@ -311,12 +313,21 @@ fn check_requirements(
     }
     let mut out = Vec::with_capacity(drafts.len());
     for d in drafts {
-        let missing = |what: &str, help: &str| err(d.id_at, format!("requirement `{}` has no {what}", d.id), Some(help.into()));
+        let missing = |what: &str, help: &str| {
+            err(
+                d.id_at,
+                format!("requirement `{}` has no {what}", d.id),
+                Some(help.into()),
+            )
+        };
         if d.title.trim().is_empty() {
             return Err(missing("title", "write it after the id: `## REQ-1: Users can log in`"));
         }
         if d.description.trim().is_empty() {
-            return Err(missing("description", "write a paragraph under its heading saying what is required"));
+            return Err(missing(
+                "description",
+                "write a paragraph under its heading saying what is required",
+            ));
         }
         if d.criteria.iter().all(|c| c.trim().is_empty()) {
             return Err(missing(
@@ -325,15 +336,25 @@ fn check_requirements(
             ));
         }
         let priority = match &d.priority {
-            None => return Err(missing("priority", "add a line `Priority: high` (critical, high, medium or low)")),
+            None => {
+                return Err(missing(
+                    "priority",
+                    "add a line `Priority: high` (critical, high, medium or low)",
+                ))
+            }
             Some((text, at)) => Priority::parse(text).ok_or_else(|| {
                 err(
                     *at,
-                    format!("priority `{text}` of `{}` is not one of critical, high, medium, low", d.id),
-                    Some(match crate::suggest::nearest(text, &["critical", "high", "medium", "low"]) {
-                        Some(n) => format!("did you mean `{n}`?"),
-                        None => "write one of critical, high, medium, low".into(),
-                    }),
+                    format!(
+                        "priority `{text}` of `{}` is not one of critical, high, medium, low",
+                        d.id
+                    ),
+                    Some(
+                        match crate::suggest::nearest(text, &["critical", "high", "medium", "low"]) {
+                            Some(n) => format!("did you mean `{n}`?"),
+                            None => "write one of critical, high, medium, low".into(),
+                        },
+                    ),
                 )
             })?,
         };
@@ -450,15 +471,17 @@ fn front_matter(text: &str, path: &Path, lines: &Lines) -> Result<(Front, usize)
     let version = scalar(raw.version, "version");
     let last_updated = scalar(
         raw.last_updated,
-        if yaml.contains("lastUpdated") { "lastUpdated" } else { "last_updated" },
+        if yaml.contains("lastUpdated") {
+            "lastUpdated"
+        } else {
+            "last_updated"
+        },
     );
     let requirements = raw.requirements.map(|list| {
         let mut from = start;
         list.into_iter()
             .map(|r| {
-                let id_at = text[from..yaml_end]
-                    .find(&r.id)
-                    .map_or(from, |i| from + i);
+                let id_at = text[from..yaml_end].find(&r.id).map_or(from, |i| from + i);
                 from = id_at;
                 let at = |needle: &str| text[id_at..yaml_end].find(needle).map_or(id_at, |i| id_at + i);
                 Draft {
@@ -466,10 +489,14 @@ fn front_matter(text: &str, path: &Path, lines: &Lines) -> Result<(Front, usize)
                         let a = at("priority");
                         (p, a)
                     }),
-                    depends_on: r.depends_on.into_iter().map(|d| {
-                        let a = at(&d);
-                        (d, a)
-                    }).collect(),
+                    depends_on: r
+                        .depends_on
+                        .into_iter()
+                        .map(|d| {
+                            let a = at(&d);
+                            (d, a)
+                        })
+                        .collect(),
                     id: r.id,
                     id_at,
                     title: r.title,
@@ -494,7 +521,12 @@ fn front_matter(text: &str, path: &Path, lines: &Lines) -> Result<(Front, usize)
 
 /// YAML embedded in the PRD at byte `start`, deserialized the way task files are, its error
 /// moved to the PRD's lines.
-fn yaml_at<T: serde::de::DeserializeOwned>(yaml: &str, start: usize, path: &Path, lines: &Lines) -> Result<T, PrdError> {
+fn yaml_at<T: serde::de::DeserializeOwned>(
+    yaml: &str,
+    start: usize,
+    path: &Path,
+    lines: &Lines,
+) -> Result<T, PrdError> {
     let (line0, _) = lines.at(start);
     crate::spec::load::from_yaml(yaml, path, crate::spec::load::Doc::Prd).map_err(|e| match e {
         crate::spec::SpecError::Invalid {
@@ -594,7 +626,7 @@ fn read_headings(body: &str, base: usize, lines: &Lines, path: &Path) -> Result<
             Event::Start(Tag::Item) => {
                 if item_depth == 0 {
                     text.clear();
-                    }
+                }
                 item_depth += 1;
             }
             Event::End(TagEnd::Item) => {
@@ -612,15 +644,15 @@ fn read_headings(body: &str, base: usize, lines: &Lines, path: &Path) -> Result<
                     }
                 }
             }
-            Event::End(TagEnd::List(_)) if item_depth == 0 => {
-                if section == Section::Criteria {
-                    section = Section::Description;
-                }
+            Event::End(TagEnd::List(_)) if item_depth == 0 && section == Section::Criteria => {
+                section = Section::Description;
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let content_at = match kind {
                     CodeBlockKind::Fenced(_) => {
-                        let nl = body[range.clone()].find('\n').map_or(range.end, |i| range.start + i + 1);
+                        let nl = body[range.clone()]
+                            .find('\n')
+                            .map_or(range.end, |i| range.start + i + 1);
                         base + nl
                     }
                     CodeBlockKind::Indented => at,
@@ -679,9 +711,9 @@ fn paragraph(para: &str, src: &str, at: usize, current: Option<&mut Draft>, out:
                 }
                 match field_line(line) {
                     Some(("priority", v)) => d.priority = Some((v.to_string(), locate(v))),
-                    Some(("depends on", v)) => d.depends_on.extend(
-                        split_list(v).map(|id| (id.to_string(), locate(id))),
-                    ),
+                    Some(("depends on", v)) => d
+                        .depends_on
+                        .extend(split_list(v).map(|id| (id.to_string(), locate(id)))),
                     Some(("keywords", v)) => d.keywords.extend(split_list(v).map(str::to_lowercase)),
                     _ => rest.push(line),
                 }
@@ -743,14 +775,19 @@ fn is_id(id: &str) -> bool {
     let Some(first) = bytes.first() else { return false };
     first.is_ascii_alphabetic()
         && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
         && bytes.iter().any(|b| matches!(b, b'-' | b'_' | b'.'))
         && id.len() <= 64
 }
 
 fn is_semver(v: &str) -> bool {
     let parts: Vec<&str> = v.split('.').collect();
-    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn is_date(v: &str) -> bool {
@@ -831,18 +868,73 @@ mod tests {
     #[test]
     fn every_schema_violation_is_located() {
         let cases: &[(&str, &str, (usize, usize), &str)] = &[
-            ("no version", &HEADINGS.replace("Version: 1.2.0\n", ""), (1, 1), "no version"),
-            ("bad version", &HEADINGS.replace("1.2.0", "1.2"), (3, 10), "not MAJOR.MINOR.PATCH"),
-            ("bad date", &HEADINGS.replace("2026-11-20", "yesterday"), (4, 19), "not a date"),
-            ("bad priority", &HEADINGS.replace("Priority: low", "Priority: urgent"), (26, 11), "`urgent`"),
-            ("no priority", &HEADINGS.replace("Priority: low\n", ""), (24, 4), "no priority"),
-            ("duplicate", &HEADINGS.replace("REQ-2:", "REQ-1:"), (24, 4), "defined twice"),
-            ("unknown dep", &HEADINGS.replace("Depends on: REQ-1", "Depends on: REQ-7"), (27, 13), "REQ-7"),
-            ("no criteria", &HEADINGS.replace("### Acceptance criteria\n\n- no capitals\n", ""), (24, 4), "acceptance criteria"),
-            ("bad check", &HEADINGS.replace("- file_exists: hello.txt", "- file_exist: hello.txt"), (21, 3), "file_exist"),
-            ("no requirements", "Version: 1.0.0\nLast updated: 2026-01-01\n\n# Intro\n", (1, 1), "no requirements"),
+            (
+                "no version",
+                &HEADINGS.replace("Version: 1.2.0\n", ""),
+                (1, 1),
+                "no version",
+            ),
+            (
+                "bad version",
+                &HEADINGS.replace("1.2.0", "1.2"),
+                (3, 10),
+                "not MAJOR.MINOR.PATCH",
+            ),
+            (
+                "bad date",
+                &HEADINGS.replace("2026-11-20", "yesterday"),
+                (4, 19),
+                "not a date",
+            ),
+            (
+                "bad priority",
+                &HEADINGS.replace("Priority: low", "Priority: urgent"),
+                (26, 11),
+                "`urgent`",
+            ),
+            (
+                "no priority",
+                &HEADINGS.replace("Priority: low\n", ""),
+                (24, 4),
+                "no priority",
+            ),
+            (
+                "duplicate",
+                &HEADINGS.replace("REQ-2:", "REQ-1:"),
+                (24, 4),
+                "defined twice",
+            ),
+            (
+                "unknown dep",
+                &HEADINGS.replace("Depends on: REQ-1", "Depends on: REQ-7"),
+                (27, 13),
+                "REQ-7",
+            ),
+            (
+                "no criteria",
+                &HEADINGS.replace("### Acceptance criteria\n\n- no capitals\n", ""),
+                (24, 4),
+                "acceptance criteria",
+            ),
+            (
+                "bad check",
+                &HEADINGS.replace("- file_exists: hello.txt", "- file_exist: hello.txt"),
+                (21, 3),
+                "file_exist",
+            ),
+            (
+                "no requirements",
+                "Version: 1.0.0\nLast updated: 2026-01-01\n\n# Intro\n",
+                (1, 1),
+                "no requirements",
+            ),
             ("open front matter", "---\nversion: 1.0.0\n", (1, 1), "never closed"),
-            ("unknown front key", "---\nversion: 1.0.0\nowner: me\n---\n", (3, 1), "owner"),
+            (
+                "unknown front key",
+                "---\nversion: 1.0.0\nowner: me\n---\n",
+                (3, 1),
+                "owner",
+            ),
         ];
         for (name, text, at, needle) in cases {
             let (line, column, message) = err(text);
@@ -861,11 +953,16 @@ mod tests {
     #[test]
     fn diff_names_added_removed_and_changed() {
         let old = parse(HEADINGS, Path::new("PRD.md")).unwrap();
-        let edited = HEADINGS.replace("Version: 1.2.0", "Version: 1.3.0").replace("No shouting.", "No shouting at all.")
+        let edited = HEADINGS
+            .replace("Version: 1.2.0", "Version: 1.3.0")
+            .replace("No shouting.", "No shouting at all.")
             + "\n## REQ-3: Farewell\n\nPriority: medium\n\nSay bye.\n\nAcceptance criteria:\n\n- bye.txt\n";
         let new = parse(&edited, Path::new("PRD.md")).unwrap();
         let d = old.diff(&new);
-        assert_eq!((d.added.clone(), d.removed.clone(), d.changed.clone()), (vec!["REQ-3".to_string()], vec![], vec!["REQ-2".to_string()]));
+        assert_eq!(
+            (d.added.clone(), d.removed.clone(), d.changed.clone()),
+            (vec!["REQ-3".to_string()], vec![], vec!["REQ-2".to_string()])
+        );
         assert_eq!(d.summary(), "1.2.0 → 1.3.0: added REQ-3; changed REQ-2");
         assert!(new.diff(&new).is_empty());
         let back = new.diff(&old);

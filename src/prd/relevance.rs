@@ -55,7 +55,8 @@ fn normalise(word: &str) -> Option<String> {
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).filter_map(normalise)
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .filter_map(normalise)
 }
 
 /// The words that make `r` relevant.

@@ -19,12 +19,12 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use super::events::{Event, PrdNote, ReportError, Reporter};
-use crate::prd::Reload;
 use super::finish::RunConclusion;
 use super::metrics::{render_text, TrialCounts};
 use super::record::{TrialRecord, TrialStatus};
 use super::run::{atomic_write, RunFolder};
 use crate::log::{ActivityEntry, ActivityLog, EntryKind, EntryStatus};
+use crate::prd::Reload;
 use crate::runner::{expect, TaskResult, TrialVerdict, MESSAGE_CLIP};
 
 /// Where a text reporter prints: stdout, or any writer (tests, a file).
@@ -185,7 +185,10 @@ impl ActivityLogReporter {
                 "prd".to_string(),
                 0,
                 EntryStatus::Error,
-                format!("PRD changed and is invalid ({}): no task starts until it is fixed", path.display()),
+                format!(
+                    "PRD changed and is invalid ({}): no task starts until it is fixed",
+                    path.display()
+                ),
                 vec![e.to_string()],
             ),
             PrdNote::Conflict {
@@ -433,6 +436,22 @@ impl Reporter for MetricsText {
         };
         let mut text = format!("\n{}", render_text(&run.metrics, run.breaches.as_deref()));
         text.push_str(&super::repeats::render_text(&run.repeats));
+        if let Some(c) = &run.coverage {
+            let proven = c.requirements.iter().filter(|r| r.proven).count();
+            text.push_str(&format!(
+                "  requirements   {proven}/{} proven (PRD {})\n",
+                c.requirements.len(),
+                crate::inert::line(&c.prd_version)
+            ));
+            for r in c.requirements.iter().filter(|r| !r.proven) {
+                text.push_str(&format!(
+                    "    not proven   {} ({}): {} task(s) name it, none passed\n",
+                    crate::inert::line(&r.id),
+                    r.priority.as_str(),
+                    r.trials.len()
+                ));
+            }
+        }
         for part in &run.unreadable {
             text.push_str(&format!("  unreadable     {} (skipped)\n", crate::inert::line(part)));
         }

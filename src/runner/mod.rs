@@ -216,8 +216,7 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
                 }
             };
             // A bug in medin must cost one trial, not the run: a panic becomes a harness error.
-            let run =
-                std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt, applied.as_ref()));
+            let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt, applied.as_ref()));
             std::panic::catch_unwind(run).unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
@@ -335,9 +334,12 @@ fn run_task(
         requirements: task.requirements.clone(),
     };
     // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
-    let record = match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), settings, events.clone(), prd)
-        .and_then(|a| a.run())
-    {
+    let record = match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), settings, events.clone()).and_then(
+        |mut a| {
+            a.prd = prd;
+            a.run()
+        },
+    ) {
         Ok(record) => record,
         Err(e) => {
             result.verdict = TrialVerdict::from_run_error(&e);
@@ -448,7 +450,6 @@ impl<'a> Attempt<'a> {
         plan: TrialPlan,
         settings: &RunSettings,
         events: TrialEvents,
-        prd: Option<&'a crate::prd::Applied>,
     ) -> Result<Self, RunError> {
         let envs = &settings.output.join("envs");
         if run_dir.exists() {
@@ -601,7 +602,7 @@ impl<'a> Attempt<'a> {
             _claim: claim,
             model: ModelLink::new(plan_traffic),
             attempt_sandbox,
-            prd,
+            prd: None,
         })
     }
 

@@ -317,7 +317,10 @@ pub fn parse_suite(text: &str, path: &Path) -> Result<SuiteConfig, SpecError> {
     }
     if let Some(prd) = &config.prd {
         let p = Path::new(prd);
-        if prd.trim().is_empty() || p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        if prd.trim().is_empty()
+            || p.is_absolute()
+            || p.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        {
             return Err(SpecError::invalid(
                 path,
                 value_pos(text, "prd"),
