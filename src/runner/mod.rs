@@ -376,6 +376,9 @@ fn run_task(
         "verification": record.verification,
         "prp": record.prp,
         "tdd": record.tdd,
+        // The PRD as applied: its version, the requirements named and briefed (and why), the
+        // checks it added, the conflicts it won.
+        "prd": prd,
     });
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
         result.verdict = TrialVerdict::from_run_error(&RunError::log(run_dir.join("metrics.json"), e));
