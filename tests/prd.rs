@@ -144,7 +144,12 @@ fn a_requirements_checks_are_judged_and_win_over_a_contradicting_expectation() {
     let log = activity_log(s.path());
     assert!(log.contains("kind: prd") && log.contains("status: skipped"), "{log}");
     // The attempt records the PRD as applied.
-    let run = std::fs::read_dir(s.path().join("target/medin/runs")).unwrap().next().unwrap().unwrap().path();
+    let run = std::fs::read_dir(s.path().join("target/medin/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let metrics: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(run.join("golden/contradicting/attempt-1/metrics.json")).unwrap(),
     )
