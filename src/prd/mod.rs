@@ -27,7 +27,7 @@ mod live;
 mod parse;
 mod relevance;
 
-pub use apply::{apply, check_named, Applied, Conflict};
+pub use apply::{apply, check_named, Applied, Conflict, DecisionNeeded};
 pub use coverage::{coverage, Coverage};
 pub use live::{LivePrd, Reload};
 pub use parse::{load, parse, Prd, PrdError, Priority};
