@@ -179,7 +179,7 @@ proptest! {
         let description = context.join(" ");
         let yaml = format!("description: \"{description} x\"\nrequirements: [{}]\n", named.join(", "));
         let mut task = medin::internal::spec::parse_task(&yaml, Path::new("t.yaml")).unwrap();
-        let applied = apply(&mut task, &std::sync::Arc::new(prd));
+        let applied = apply(&mut task, &std::sync::Arc::new(prd.clone()));
         let words: BTreeSet<String> = context.iter().map(|w| w.strip_suffix('s').unwrap_or(w).to_string()).collect();
         let mut closure: BTreeSet<String> = named.iter().cloned().collect();
         loop {
@@ -232,7 +232,7 @@ proptest! {
             yaml.push_str(&format!("    {f}: {{ {} }}\n", fields.join(", ")));
         }
         let mut task = medin::internal::spec::parse_task(&yaml, Path::new("t.yaml")).unwrap();
-        let applied = apply(&mut task, &std::sync::Arc::new(prd));
+        let applied = apply(&mut task, &std::sync::Arc::new(prd.clone()));
         prop_assert_eq!(applied.conflicts.len(), contradictions);
         prop_assert_eq!(applied.checks_added, checked.len());
         for i in &checked_set {
