@@ -226,6 +226,14 @@ impl Walker<'_> {
             let clear = unbalanced(text).is_some();
             let msg = unbalanced(text).unwrap_or_else(|| "a construct the bash grammar does not accept".into());
             self.fail(msg, clear);
+            // `((rm -rf /))` is not arithmetic: bash refuses it, but dash (`/bin/sh`, which
+            // runs every command) runs it as two nested subshells. Read it that way as well.
+            if text.contains("((") {
+                let spaced = text.replace('(', "( ");
+                if let Some(nested) = parse_tree(&spaced) {
+                    self.visit(nested.root_node(), spaced.as_bytes(), depth);
+                }
+            }
         }
         let src = text.as_bytes();
         self.visit(root, src, depth);
@@ -1009,6 +1017,27 @@ mod tests {
             .flatten()
             .map(|c| c.argv)
             .collect()
+    }
+
+    #[test]
+    fn a_double_paren_that_is_not_arithmetic_is_read_as_nested_subshells() {
+        // dash runs `((rm -rf /))` as `( (rm -rf /) )`; the grammar only knows arithmetic.
+        for line in ["((rm -rf /))", "echo a; ((rm -rf ~)); echo b", "(((rm -rf /)))"] {
+            let parsed = argvs(line);
+            assert!(
+                parsed.iter().any(|argv| argv.first().map(String::as_str) == Some("rm")),
+                "{line}: {parsed:?}"
+            );
+        }
+        let verdict = crate::guard::check_command(
+            "((rm -rf /))",
+            &crate::guard::GuardContext {
+                workspace: std::path::Path::new("/ws"),
+            },
+        );
+        assert_eq!(verdict.recommendation, crate::guard::Recommendation::Block);
+        // Real arithmetic stays arithmetic.
+        assert!(argvs("((i++))").is_empty(), "{:?}", argvs("((i++))"));
     }
 
     #[test]

@@ -577,8 +577,12 @@ pub fn format_entry(entry: &ActivityEntry) -> io::Result<String> {
     let mut s = String::new();
     s.push_str(FENCE);
     s.push('\n');
-    s.push_str(yaml.trim_end_matches('\n'));
-    s.push('\n');
+    // As written: a last field that ends in newlines (a YAML `|+` block) keeps its trailing
+    // blank lines, which belong to its value.
+    s.push_str(&yaml);
+    if !yaml.ends_with('\n') {
+        s.push('\n');
+    }
     s.push_str(FENCE);
     s.push('\n');
     s.push_str(&format!("## {}\n\n", one_line(&entry.task_id)));
@@ -745,7 +749,8 @@ fn scan(text: &str) -> (Vec<Piece>, Vec<String>) {
 }
 
 fn build_entry(open_line: usize, fm: &[&str], body: &[(usize, &str)]) -> Result<ActivityEntry, String> {
-    let front: FrontMatter = serde_yaml_ng::from_str(&fm.join("\n"))
+    // Every line ends with its newline, as written: a `|+` block keeps its trailing ones.
+    let front: FrontMatter = serde_yaml_ng::from_str(&(fm.join("\n") + "\n"))
         .map_err(|e| format!("line {}: entry skipped, unparseable front matter: {e}", open_line + 1))?;
     let data = match body.iter().find(|(_, l)| l.starts_with(DATA_PREFIX)) {
         Some((n, l)) => {
@@ -842,6 +847,20 @@ mod tests {
         let (entries, warnings) = parse_log(&text);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(entries, vec![e]);
+    }
+
+    #[test]
+    fn a_last_front_matter_field_ending_in_newlines_keeps_them() {
+        // `agent` is the last field: YAML writes `agent: |+` and the newlines as blank lines.
+        for agent in ["\n", "x\n\n", "\n\n\n"] {
+            let e = ActivityEntry {
+                agent: agent.into(),
+                ..entry()
+            };
+            let (entries, warnings) = parse_log(&format_entry(&e).unwrap());
+            assert!(warnings.is_empty(), "{warnings:?}");
+            assert_eq!(entries, vec![e]);
+        }
     }
 
     #[test]
