@@ -4,7 +4,8 @@
 //! Taking it: the workspace is walked beneath its root without following any link
 //! ([`Beneath::walk`]); every directory is recorded with its mode, every symlink with its
 //! target text (never followed), every FIFO with its mode (recreated empty: a FIFO holds no
-//! data), and every regular file is copied, streamed, into a numbered blob with its SHA-256,
+//! data), and every regular file is copied, streamed, to the end of the checkpoint's one pack
+//! file (a file per copy would cost more than the copying on a busy disk), with its SHA-256,
 //! mode and `fstat` stamp. Files are opened `O_NONBLOCK` and checked before a byte is read, so
 //! a FIFO never blocks it. A socket or a device cannot be put back: a workspace holding one is
 //! refused ([`Refusal::Special`]). The checkpoint is bounded ([`CheckpointLimits`]: bytes and
@@ -34,7 +35,7 @@
 //! two workspace files that a step broke (each name gets its own copy back).
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -64,6 +65,9 @@ impl Default for CheckpointLimits {
 
 /// Folder levels a checkpoint follows below the root (deeper is refused, never cut).
 const MAX_DEPTH: usize = 128;
+
+/// The file in a checkpoint's folder that holds the copies of all its files.
+const PACK: &str = "pack";
 
 /// Rounds of putting back before a workspace that keeps changing is reported as unsettled.
 pub const RESTORE_ROUNDS: u32 = 3;
@@ -170,7 +174,8 @@ struct Saved {
 enum SavedKind {
     Dir,
     File {
-        blob: PathBuf,
+        /// Where its copy starts in the checkpoint's pack.
+        offset: u64,
         size: u64,
         hash: String,
         /// The stamp as the copy was taken; `None` when it was too recent to trust.
@@ -283,10 +288,14 @@ impl Checkpoint {
         };
         std::fs::create_dir_all(store.parent().unwrap_or(store)).map_err(|e| store_err(store, e))?;
         std::fs::create_dir(store).map_err(|e| store_err(store, e))?;
+        // One pack file holds every copy, end to end: making a file per copy costs more than
+        // the copying on a busy disk.
+        let pack_path = store.join(PACK);
+        let mut pack = std::fs::File::create_new(&pack_path).map_err(|e| store_err(&pack_path, e))?;
         let taken_at = SystemTime::now();
         let mut copied: u64 = 0;
         let mut entries = Vec::with_capacity(walk.entries.len());
-        for (n, e) in walk.entries.iter().enumerate() {
+        for e in &walk.entries {
             let what = match e.meta.kind {
                 EntryKind::Dir => SavedKind::Dir,
                 EntryKind::Special => SavedKind::Fifo,
@@ -306,10 +315,10 @@ impl Checkpoint {
                         )
                     })?;
                     let stamp = Stamp::of(&meta);
-                    let blob = store.join(format!("{n}"));
                     let budget = limits.max_bytes.saturating_sub(copied);
-                    let (size, hash) = copy_hashed(file, &blob, budget).map_err(|c| match c {
-                        Copied::Store(e) => store_err(&blob, e),
+                    let offset = copied;
+                    let (size, hash) = copy_hashed(file, &mut pack, budget).map_err(|c| match c {
+                        Copied::Store(e) => store_err(&pack_path, e),
                         Copied::Read(source) => unreadable(
                             &e.rel,
                             BeneathError::Io {
@@ -325,7 +334,7 @@ impl Checkpoint {
                     })?;
                     copied = copied.saturating_add(size);
                     SavedKind::File {
-                        blob,
+                        offset,
                         size,
                         hash,
                         stamp: (stamp.size == size && stamp.settled_before(taken_at)).then_some(stamp),
@@ -430,6 +439,8 @@ impl Checkpoint {
         }
         // 2. What must be there, parents first.
         let mut stamps = HashMap::new();
+        let pack_path = self.store.join(PACK);
+        let mut pack: Option<std::fs::File> = None;
         for saved in &self.entries {
             let rel = saved.rel.as_str();
             let there = b.entry(rel).map_err(|s| failed(rel, s))?;
@@ -455,7 +466,7 @@ impl Checkpoint {
                     }
                 }
                 SavedKind::File {
-                    blob,
+                    offset,
                     size,
                     hash,
                     stamp,
@@ -467,10 +478,16 @@ impl Checkpoint {
                     let now = match kept {
                         Some(now) => now,
                         None => {
-                            let mut copy = std::fs::File::open(blob).map_err(|source| RestoreError::Copy {
+                            let copy_err = |source| RestoreError::Copy {
                                 path: saved.rel.clone(),
                                 source,
-                            })?;
+                            };
+                            let file = match &mut pack {
+                                Some(f) => f,
+                                None => pack.insert(std::fs::File::open(&pack_path).map_err(copy_err)?),
+                            };
+                            file.seek(std::io::SeekFrom::Start(*offset)).map_err(copy_err)?;
+                            let mut copy = Read::by_ref(file).take(*size);
                             b.write_from(rel, &mut copy, Some(saved.mode))
                                 .map_err(|s| failed(rel, s))?;
                             done.restored.push(saved.rel.clone());
@@ -587,11 +604,10 @@ enum Copied {
     Grew,
 }
 
-/// Copies `from` into a new file `to`, at most `budget` bytes; returns the size and
-/// `sha256:<hex>` of what was copied.
-fn copy_hashed(from: std::fs::File, to: &Path, budget: u64) -> Result<(u64, String), Copied> {
+/// Appends `from` to `out`, at most `budget` bytes; returns the size and `sha256:<hex>` of
+/// what was copied.
+fn copy_hashed(from: std::fs::File, out: &mut std::fs::File, budget: u64) -> Result<(u64, String), Copied> {
     use std::io::Write;
-    let mut out = std::fs::File::create_new(to).map_err(Copied::Store)?;
     let mut hasher = Sha256::new();
     let mut reader = from.take(budget.saturating_add(1));
     let mut buf = vec![0u8; 64 * 1024];
