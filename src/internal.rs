@@ -107,6 +107,10 @@ pub mod pipeline {
     pub mod changes {
         pub use crate::pipeline::changes::{Snapshot, SnapshotLimits};
     }
+
+    pub mod checkpoint {
+        pub use crate::pipeline::checkpoint::{Checkpoint, CheckpointLimits};
+    }
 }
 
 pub mod report {

@@ -36,5 +36,7 @@ mod prd;
 mod runner;
 #[path = "properties/sandbox.rs"]
 mod sandbox;
+#[path = "properties/transaction.rs"]
+mod transaction;
 #[path = "properties/validate.rs"]
 mod validate;

@@ -165,6 +165,51 @@ pub fn check_action(tool: &str, input: &serde_json::Value, ctx: &GuardContext<'_
             Verdict::from_violations(violations, alternative)
         }
         "read_file" | "list_dir" | "verify" => Verdict::allow(),
+        // A transaction is judged by what it holds: each step and each check as a call of its
+        // own, the strongest verdict winning (the pipeline also judges each step again as it
+        // runs). A step that is itself a transaction cannot be judged here: no nesting.
+        "transaction" => {
+            let calls = |key: &str| input.get(key).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+            let mut violations = Vec::new();
+            let mut alternative = None;
+            for step in calls("steps") {
+                let tool = step.get("tool").and_then(|t| t.as_str()).unwrap_or_default();
+                let verdict = if tool == "transaction" {
+                    Verdict::from_violations(
+                        vec![Violation {
+                            category: Category::Parse,
+                            rule: "tool.nested_transaction".into(),
+                            severity: Risk::High,
+                            matched: tool.to_string(),
+                            description: "a transaction cannot be a step of another transaction".into(),
+                            recommendation: Recommendation::Block,
+                        }],
+                        None,
+                    )
+                } else {
+                    check_action(tool, step.get("input").unwrap_or(&serde_json::Value::Null), ctx)
+                };
+                alternative = alternative.or(verdict.alternative);
+                violations.extend(verdict.violations);
+            }
+            for check in calls("verify") {
+                let command = match check.get("command") {
+                    Some(serde_json::Value::String(c)) => Some(c.as_str()),
+                    Some(c) => c.get("run").and_then(|r| r.as_str()),
+                    None if check.get("type").and_then(|t| t.as_str()) == Some("command_succeeds") => {
+                        check.get("target").and_then(|t| t.as_str())
+                    }
+                    None => None,
+                };
+                if let Some(command) = command {
+                    let verdict = check_command(command, ctx);
+                    alternative = alternative.or(verdict.alternative);
+                    violations.extend(verdict.violations);
+                }
+            }
+            dedup(&mut violations);
+            Verdict::from_violations(violations, alternative)
+        }
         // A tool the guard does not know is a tool it cannot judge: it does not run.
         unknown => Verdict::from_violations(
             vec![Violation {

@@ -27,7 +27,9 @@
 //! pipeline; the ledger and the limit tracker sit behind one lock each.
 
 pub mod changes;
+pub mod checkpoint;
 mod ledger;
+mod transaction;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -176,6 +178,12 @@ pub struct Pipeline {
     ledger: Mutex<Ledger>,
     /// The attempt's validation cache, invalidated by every action that could change a result.
     checks: Arc<ValidationCache>,
+    /// Where transactions keep their checkpoints (`<run folder>/transactions`); none outside
+    /// an attempt: a private temporary folder then.
+    checkpoints: Option<PathBuf>,
+    checkpoint_limits: checkpoint::CheckpointLimits,
+    /// Transactions begun so far (their ids: `txn-1`, `txn-2` …).
+    transactions: std::sync::atomic::AtomicU32,
 }
 
 /// How an action fared on its way, for its record.
@@ -210,7 +218,20 @@ impl Pipeline {
             tracker: Mutex::new(tracker),
             ledger: Mutex::new(ledger),
             checks: Arc::new(ValidationCache::default()),
+            checkpoints: None,
+            checkpoint_limits: checkpoint::CheckpointLimits::default(),
+            transactions: std::sync::atomic::AtomicU32::new(0),
         }
+    }
+
+    /// Transactions keep their checkpoints below `dir` (the attempt's run folder).
+    pub(crate) fn set_checkpoint_dir(&mut self, dir: PathBuf) {
+        self.checkpoints = Some(dir);
+    }
+
+    /// The bounds of a transaction's checkpoint (default: [`checkpoint::CheckpointLimits`]).
+    pub fn set_checkpoint_limits(&mut self, limits: checkpoint::CheckpointLimits) {
+        self.checkpoint_limits = limits;
     }
 
     /// A pipeline outside any attempt, for checking a workspace on its own (`medin`'s
@@ -291,10 +312,19 @@ impl Pipeline {
         self.tracker().turns()
     }
 
-    /// One tool call of `origin` through the whole path.
+    /// One tool call of `origin` through the whole path (a `transaction` through the
+    /// transaction's flow, each of its steps a pass of its own: [`transaction`]).
     pub fn pass(&self, origin: Origin, action: &Action) -> Result<Passed, RunError> {
-        let started = Some(Instant::now());
-        let tctx = ToolContext {
+        if action.tool == tools::transaction::NAME && origin == Origin::Agent {
+            return self.transaction(action);
+        }
+        self.pass_linked(origin, action, None)
+    }
+
+    /// What the tools act with for this attempt: its workspace, its sandbox with the command
+    /// timeout cut to the deadline, its validation cache.
+    fn tool_context(&self) -> ToolContext {
+        ToolContext {
             workspace: self.workspace.clone(),
             sandbox: {
                 let mut s = self.sandbox.clone();
@@ -304,7 +334,19 @@ impl Pipeline {
             dry_run: false,
             deadline: Some(self.deadline.at()),
             checks: Some(Arc::clone(&self.checks)),
-        };
+        }
+    }
+
+    /// [`Pipeline::pass`], with `link` (a transaction's id and the step's place in it) written
+    /// into the receipt's `data.transaction`.
+    fn pass_linked(
+        &self,
+        origin: Origin,
+        action: &Action,
+        link: Option<&serde_json::Value>,
+    ) -> Result<Passed, RunError> {
+        let started = Some(Instant::now());
+        let tctx = self.tool_context();
         // 1. Tool policy: the tool, and `bash` too when the call runs a command. Paths below
         //    the task's fixed root (`/app/x`) are workspace paths from here on.
         let canonical = tools::canonical_input(&action.tool, &action.input)
@@ -328,6 +370,7 @@ impl Pipeline {
                 decision: Some("deny"),
                 ..Default::default()
             };
+            transaction::link(&mut receipt, link);
             self.record(origin, action, passage, receipt.clone())?;
             return Ok(Passed { receipt, stop: None });
         }
@@ -379,6 +422,7 @@ impl Pipeline {
                     decision: Some("deny"),
                     ..Default::default()
                 };
+                transaction::link(&mut receipt, link);
                 self.record(origin, action, passage, receipt.clone())?;
                 return Ok(Passed { receipt, stop: None });
             }
@@ -387,7 +431,7 @@ impl Pipeline {
         // 4. Runtime limits, before.
         let affected = tools::would_affect(&tctx, &action.tool, &input);
         if let Err(v) = self.tracker().check_before(&affected) {
-            let receipt = limit_receipt(&v);
+            let mut receipt = limit_receipt(&v);
             let passage = Passage {
                 started,
                 guard: Some(verdict),
@@ -396,6 +440,7 @@ impl Pipeline {
                 limit: Some(v.to_string()),
                 ran: false,
             };
+            transaction::link(&mut receipt, link);
             self.record(origin, action, passage, receipt.clone())?;
             return Ok(Passed {
                 receipt,
@@ -475,6 +520,7 @@ impl Pipeline {
             limit,
             ran: true,
         };
+        transaction::link(&mut receipt, link);
         self.record(origin, action, passage, receipt.clone())?;
         Ok(Passed { receipt, stop })
     }

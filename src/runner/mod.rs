@@ -573,6 +573,7 @@ impl<'a> Attempt<'a> {
                 RunError::harness(format!("cannot install the runner shims in {}", run_dir.display()), e)
             })?,
         );
+        pipe.set_checkpoint_dir(run_dir.join("transactions"));
         let pipe = Arc::new(pipe);
         let plan_traffic = plan.model_traffic.clone();
         // Tests the workspace does not ship judge a `verify:` task: the runner configuration

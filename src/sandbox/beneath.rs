@@ -615,6 +615,12 @@ impl Beneath {
     /// is replaced, never written through; a directory there is an error. `mode` defaults to
     /// the replaced regular file's bits, else `0o644`.
     pub fn write(&self, rel: &str, bytes: &[u8], mode: Option<u32>) -> Result<(), BeneathError> {
+        self.write_from(rel, &mut &bytes[..], mode)
+    }
+
+    /// [`Beneath::write`] with the content streamed from `content` (a checkpoint's copy of a
+    /// file is put back without holding it in memory).
+    pub fn write_from(&self, rel: &str, content: &mut dyn Read, mode: Option<u32>) -> Result<(), BeneathError> {
         let r = RelPath::parse(rel)?;
         let Some((dir, name)) = self.parent_of(&r, true)? else {
             return Err(BeneathError::NotRegular {
@@ -644,8 +650,8 @@ impl Beneath {
         )
         .map_err(|e| self.map_err(e, "create a temporary file for", &r))?;
         let mut file = std::fs::File::from(fd);
-        let written = file
-            .write_all(bytes)
+        let written = io::copy(content, &mut file)
+            .and_then(|_| file.flush())
             .and_then(|_| {
                 // The umask may have cut bits the caller asked for.
                 // SAFETY: a valid descriptor.
@@ -665,6 +671,61 @@ impl Beneath {
             // SAFETY: as above; the temporary name is ours.
             unsafe { libc::unlinkat(dir.as_raw_fd(), tmp.as_ptr(), 0) };
             return Err(self.map_err(e, "write", &r));
+        }
+        Ok(())
+    }
+
+    /// Opens regular file `rel` for reading (never blocking on a FIFO, never following a link):
+    /// the file and what `fstat` said of it before any byte is read.
+    pub fn open_file(&self, rel: &str) -> Result<(std::fs::File, EntryMeta), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        self.open_regular(&r)
+    }
+
+    /// Makes directory `rel` with permission bits `mode` (its parent must exist; nothing is
+    /// followed on the way). An entry already at `rel` is an error.
+    pub fn make_dir(&self, rel: &str, mode: u32) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let Some((dir, name)) = self.parent_of(&r, false)? else {
+            return Err(BeneathError::Outside(r.display));
+        };
+        // SAFETY: a valid descriptor and C string.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), (mode & 0o777) as libc::mode_t) } != 0 {
+            return Err(self.map_err(last_err(), "create the directory", &r));
+        }
+        Ok(())
+    }
+
+    /// Makes a FIFO at `rel` with permission bits `mode` (its parent must exist). An entry
+    /// already at `rel` is an error.
+    pub fn make_fifo(&self, rel: &str, mode: u32) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let Some((dir, name)) = self.parent_of(&r, false)? else {
+            return Err(BeneathError::Outside(r.display));
+        };
+        // SAFETY: a valid descriptor and C string.
+        if unsafe { libc::mkfifoat(dir.as_raw_fd(), name.as_ptr(), (mode & 0o777) as libc::mode_t) } != 0 {
+            return Err(self.map_err(last_err(), "create the FIFO", &r));
+        }
+        Ok(())
+    }
+
+    /// Sets the permission bits of the entry `rel` itself (the root for `.`): opened as a path
+    /// only, never through a link, and changed through that descriptor, so a link swapped in
+    /// meanwhile cannot redirect the change. A symlink at `rel` is [`BeneathError::Symlink`].
+    #[cfg(target_os = "linux")]
+    pub fn set_mode(&self, rel: &str, mode: u32) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let fd = self.open_rel(&r, libc::O_PATH, 0)?;
+        let meta = fstat(fd.as_raw_fd()).map_err(|e| self.map_err(e, "inspect", &r))?;
+        if meta.kind == EntryKind::Symlink {
+            return Err(BeneathError::Symlink(r.display));
+        }
+        let by_fd = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default();
+        // SAFETY: a valid C string naming the descriptor just opened (the magic link is that
+        // inode, not a path that could be swapped).
+        if unsafe { libc::chmod(by_fd.as_ptr(), (mode & 0o7777) as libc::mode_t) } != 0 {
+            return Err(self.map_err(last_err(), "change the mode of", &r));
         }
         Ok(())
     }

@@ -613,7 +613,7 @@ mod view;
 mod workspace;
 
 pub use attempt::AttemptSandbox;
-pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, WalkLimits};
+pub use beneath::{remove_tree, Beneath, BeneathError, EntryKind, WalkEntry, WalkLimits};
 pub use container::{
     image_name_is_valid, ready_image, Container, ContainerError, ContainerRequest, Engine as ContainerEngine,
     ImageSource, ReadyImage,

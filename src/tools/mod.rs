@@ -25,6 +25,7 @@ mod args;
 mod bash;
 mod files;
 pub mod path;
+pub(crate) mod transaction;
 
 /// Standard base64 (the HTML report's script hash uses it too).
 pub(crate) use files::base64;
@@ -168,6 +169,24 @@ pub fn registry() -> Vec<ToolInfo> {
             mutating: false,
             shorthand: None,
         },
+        ToolInfo {
+            name: transaction::NAME,
+            description: "Plan, check and run several tool calls as one: medin shows what the steps would affect, applies the task's policy to the whole plan, checkpoints the workspace, runs the steps in order (stopping at the first that fails), runs the verification, and on any failure rolls the workspace back to the checkpoint (unless rollback_on_failure is false). Every step and check is a receipt of its own; the answer says committed or rolled_back, and why.",
+            input_schema: json!({ "type": "object", "additionalProperties": false, "required": ["description", "steps", "verify"], "properties": {
+                "description": { "type": "string", "description": "What the transaction does, for the log." },
+                "steps": { "type": "array", "minItems": 1, "maxItems": transaction::MAX_STEPS,
+                    "description": "Tool calls run in order; any tool but `transaction`.",
+                    "items": { "type": "object", "additionalProperties": false, "required": ["tool", "input"], "properties": {
+                        "tool": { "type": "string" },
+                        "input": { "type": "object", "description": "The tool's input, as for a direct call." } } } },
+                "verify": { "type": "array", "minItems": 1, "maxItems": transaction::MAX_CHECKS,
+                    "description": "Checks run after the steps; all must pass to commit. Each is a `verify` tool input ({\"type\": \"file_contains\", \"target\": \"a.txt\", \"expected\": \"x\"}) or a validator ({\"file_exists\": \"a.txt\"}, {\"file_contains\": {\"path\": \"a.txt\", \"pattern\": \"x\"}}, {\"command\": \"make test\"}).",
+                    "items": { "type": "object" } },
+                "rollback_on_failure": { "type": "boolean", "description": "Put the workspace back as it was when a step or a check fails (default true)." },
+                "dry_run": dry } }),
+            mutating: true,
+            shorthand: None,
+        },
     ]
 }
 
@@ -219,6 +238,16 @@ pub fn would_affect(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Vec<W
         Ok(v) => v,
         Err(_) => lexical_plan(tool, &a),
     }
+}
+
+/// The input object as the tool will read it ([`canonical_input`]), or the message that says
+/// why it is not valid (what the tool itself would answer).
+pub(crate) fn validated_input(tool: &str, input: &ActionInput) -> Result<serde_json::Value, String> {
+    let Some(info) = registry().into_iter().find(|t| t.name == tool) else {
+        let names: Vec<&str> = registry().iter().map(|t| t.name).collect();
+        return Err(format!("no tool named `{tool}`; available tools: {}", names.join(", ")));
+    };
+    args::parse(&info, input).map(args::Args::into_value)
 }
 
 /// The input object exactly as the tool will read it (JSON text parsed, a bare string expanded to
@@ -315,6 +344,11 @@ fn call_inner(ctx: &ToolContext, tool: &str, input: &ActionInput) -> Receipt {
         "delete_file" => files::delete_file(ctx, &a),
         "move_file" => files::move_file(ctx, &a),
         "verify" => verify::run(ctx, &a),
+        // Each step is a pass of its own: only the pipeline runs a transaction.
+        transaction::NAME => Receipt::error(
+            ErrorCode::ToolExecutionFailed,
+            "a transaction runs only through the pipeline, never as a tool call of its own (a medin bug)",
+        ),
         other => Receipt::error(
             ErrorCode::ToolNotFound,
             format!("tool `{other}` is registered but has no implementation (a medin bug)"),
@@ -374,6 +408,7 @@ fn plan(ctx: &ToolContext, tool: &str, a: &args::Args) -> Result<Vec<WouldAffect
             "git_status" => vec![affect("git", res("target", true)?.rel, "read")],
             _ => vec![affect("file", res("target", true)?.rel, "read")],
         },
+        transaction::NAME => transaction::would_affect(ctx, &a.clone().into_value()),
         _ => Vec::new(),
     })
 }
