@@ -730,6 +730,32 @@ impl Beneath {
         Ok(())
     }
 
+    /// Sets the permission bits of the entry `rel` itself (the root for `.`), never through a
+    /// link: where there is no `O_PATH`, through its parent folder's descriptor with
+    /// `AT_SYMLINK_NOFOLLOW` after checking that it is not a link. A symlink at `rel` is
+    /// [`BeneathError::Symlink`].
+    #[cfg(not(target_os = "linux"))]
+    pub fn set_mode(&self, rel: &str, mode: u32) -> Result<(), BeneathError> {
+        let r = RelPath::parse(rel)?;
+        let mode = (mode & 0o7777) as libc::mode_t;
+        let Some((dir, name)) = self.parent_of(&r, false)? else {
+            // SAFETY: the root's own descriptor.
+            if unsafe { libc::fchmod(self.root.as_raw_fd(), mode) } != 0 {
+                return Err(self.map_err(last_err(), "change the mode of", &r));
+            }
+            return Ok(());
+        };
+        let meta = fstatat_nofollow(dir.as_raw_fd(), &name).map_err(|e| self.map_err(e, "inspect", &r))?;
+        if meta.kind == EntryKind::Symlink {
+            return Err(BeneathError::Symlink(r.display));
+        }
+        // SAFETY: valid descriptor and C string; the entry itself, never a link's target.
+        if unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+            return Err(self.map_err(last_err(), "change the mode of", &r));
+        }
+        Ok(())
+    }
+
     /// Makes `rel` a symbolic link to `target` (missing parents created, nothing followed on
     /// the way); an entry already at `rel` is an error.
     pub fn symlink(&self, rel: &str, target: &Path) -> Result<(), BeneathError> {
