@@ -19,8 +19,14 @@
 //! thread's, and the children's for `find` and `git`), which a shared machine's load distorts
 //! much less than wall time.
 //!
-//! Measured on the 2-core development machine, shared (see the README's figures, with the load
-//! average at the time). Run: `cargo bench --bench changes`.
+//! Measured on the 2-core development machine while shared (load average 7.2–9.1), CPU time per
+//! iteration / criterion's wall-clock median:
+//! 1,000 files: per command 1.6 / 3.8 ms; after another action 3.2 / 9.0 ms; syscall floor of
+//! one walk 1.6 / 3.9 ms; `find` ×2 10.8 / 20 ms; `git status` 6.2 / 13 ms.
+//! 10,000 files: per command 19.5 / 21 ms; after another action 40 / 66 ms; floor 18.4 / 42 ms;
+//! `find` ×2 60 / 147 ms; `git status` 28 / 66 ms.
+//! (Before one walk per command and the allocation-free walk: 6.4–7.1 ms wall for two walks on
+//! 1,000 files.) Run: `cargo bench --bench changes`.
 
 use std::ffi::{CStr, CString};
 use std::hint::black_box;
