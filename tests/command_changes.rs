@@ -135,3 +135,113 @@ expect:
     );
     assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
 }
+
+/// One agent command through a pipeline of its own, the receipt's `data.changed` returned.
+fn agent_bash(pipe: &medin::internal::pipeline::Pipeline, command: &str) -> serde_json::Value {
+    let action = medin::Action {
+        id: String::new(),
+        tool: "bash".into(),
+        input: medin::ActionInput::Json(serde_json::json!({ "command": command })),
+    };
+    let passed = pipe
+        .pass(medin::internal::pipeline::Origin::Agent, &action)
+        .expect("the pipeline runs the command");
+    passed.receipt.data["changed"].clone()
+}
+
+#[test]
+fn a_write_file_between_two_commands_is_counted_once_by_the_file_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = support::run_task(
+        dir.path(),
+        "golden",
+        r#"
+description: a command, a file tool's write, a command; three changes would break max_changes 2
+limits: { timeout: 30s, max_changes: 2 }
+solution:
+  - bash: echo a > a.txt
+  - write_file: { path: b.txt, content: "b\n" }
+  - bash: cat a.txt b.txt
+  - final: { result: success }
+expect:
+  outcome: success
+  validate: [ { file_exists: b.txt } ]
+  receipts:
+    - { tool: bash, data: { changed: { created: 1, since: command_start } } }
+    - { tool: write_file, status: success }
+    - { tool: bash, data: { changed: { created: 0, modified: 0, since: command_start } } }
+"#,
+    );
+    assert_eq!(result.verdict, TrialVerdict::Passed, "{:?}", result.failure_message());
+    assert_eq!(result.outcome, Some(Outcome::Success));
+}
+
+#[test]
+fn commands_back_to_back_start_from_the_previous_snapshot_and_a_file_tool_write_breaks_the_chain() {
+    let ws = tempfile::tempdir().unwrap();
+    let pipe = medin::internal::pipeline::Pipeline::standalone(ws.path());
+    let first = agent_bash(&pipe, "echo one > one.txt");
+    assert_eq!(first["since"], "command_start", "{first:#}");
+    assert_eq!(first["created"], 1, "{first:#}");
+    let second = agent_bash(&pipe, "echo two > two.txt");
+    assert_eq!(second["since"], "previous_command", "{second:#}");
+    assert_eq!(second["created"], 1, "{second:#}");
+    assert_eq!(second["paths"][0]["path"], "two.txt", "{second:#}");
+    // A file tool's write moves the epoch: the next command walks afresh and does not count it.
+    let write = medin::Action {
+        id: String::new(),
+        tool: "write_file".into(),
+        input: medin::ActionInput::Json(serde_json::json!({ "path": "three.txt", "content": "3\n" })),
+    };
+    let passed = pipe.pass(medin::internal::pipeline::Origin::Agent, &write).unwrap();
+    assert_eq!(
+        passed.receipt.status,
+        medin::ReceiptStatus::Success,
+        "{:?}",
+        passed.receipt
+    );
+    let third = agent_bash(&pipe, "cat three.txt");
+    assert_eq!(third["since"], "command_start", "{third:#}");
+    assert_eq!(third["created"], 0, "the file tool's write counted twice: {third:#}");
+    assert_eq!(third["modified"], 0, "{third:#}");
+}
+
+#[test]
+fn a_background_writer_between_two_commands_is_counted_at_the_next_command() {
+    let ws = tempfile::tempdir().unwrap();
+    support::write(&ws.path().join("kept.txt"), "old\n");
+    let pipe = medin::internal::pipeline::Pipeline::standalone(ws.path());
+    let first = agent_bash(&pipe, "true");
+    assert_eq!(first["created"], 0, "{first:#}");
+    // A process outside the pipeline (as one the agent left running would) writes between
+    // the two commands; no action passes the pipeline meanwhile.
+    let writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("sleep 0.1; echo late > late.txt; echo new > kept.txt")
+        .current_dir(ws.path())
+        .status()
+        .unwrap();
+    assert!(writer.success());
+    let second = agent_bash(&pipe, "true");
+    assert_eq!(second["since"], "previous_command", "{second:#}");
+    assert_eq!(second["created"], 1, "{second:#}");
+    assert_eq!(second["modified"], 1, "{second:#}");
+    let paths: Vec<_> = second["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_string(),
+                p["change"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("kept.txt".into(), "modify".into()),
+            ("late.txt".into(), "create".into())
+        ]
+    );
+}

@@ -1,12 +1,23 @@
 //! What a command changed in the workspace, seen from outside it: a cheap snapshot of the tree
-//! (path, kind, size, mode, inode, mtime, ctime) taken just before an agent's command runs and
-//! again just after, compared path by path. The pipeline adds what changed to the runtime-limit
+//! (path, kind, size, mode, inode, mtime, ctime) taken before an agent's command runs and again
+//! just after, compared path by path. The pipeline adds what changed to the runtime-limit
 //! tracker exactly as the file tools' own changes are added, so an agent cannot dodge
 //! `max_files` / `max_changes` by writing with `sed -i`, `cp` or a script instead of
 //! `write_file`; and it puts the list in the command's receipt (`data.changed`).
 //!
-//! This module owns the snapshot, its bounds and the comparison; it decides nothing about
-//! limits (the [`crate::guard::limits`] tracker does) and runs nothing.
+//! This module owns the snapshot, its bounds, the comparison and the [`Baseline`] (which
+//! snapshot a command starts from); it decides nothing about limits (the
+//! [`crate::guard::limits`] tracker does) and runs nothing.
+//!
+//! **One walk per command.** The snapshot taken after a command is kept ([`Baseline`]) as the
+//! next command's starting point as long as nothing else passes the pipeline in between,
+//! which the attempt's validation-cache epoch tells (every mutating action moves it). A
+//! file tool's write in between moves it, so the next command walks afresh and that write is
+//! counted once, by the file tool. What changes between two commands with no action in
+//! between — a process the agent left running, or the agent's own process writing into the
+//! workspace — is counted at the next command (`data.changed.since: previous_command`):
+//! before the baseline, such writes were counted by no one. (After a file tool's write, what
+//! a background process wrote before the next command starts is still not counted.)
 //!
 //! **A change is seen even when mtime is forged.** The cheap key holds the inode and the
 //! *ctime* as well as size and mtime. `touch -d 2001-01-01 f` or `utimensat` sets mtime (and
@@ -36,15 +47,25 @@
 //! `chmod 000` directory) are reported the same way.
 //!
 //! **Never through the agent's links.** Each directory is opened relative to its parent's
-//! descriptor with `O_NOFOLLOW | O_DIRECTORY`, every entry is examined with
+//! descriptor with `O_NOFOLLOW | O_DIRECTORY`, every other entry is examined with
 //! `fstatat(AT_SYMLINK_NOFOLLOW)`, and files are hashed through [`Beneath`]: a symlink is an
-//! entry like any other, never followed, whatever it points to.
+//! entry like any other, never followed, whatever it points to. A directory the listing
+//! names (`d_type`) is opened that way without a stat first (its own key is never compared);
+//! if it has become a link or a file, the open fails and it is stat'ed like any other entry.
+//!
+//! **Cost.** The walk is one `fstatat` per entry and one `getdents` per directory, relative
+//! to the parent's descriptor; names and paths go into two buffers for the whole walk, not an
+//! allocation per entry. On a 1,000-file workspace the system calls are most of the time
+//! (`benches/changes.rs` has the figures).
 
+use std::cell::OnceCell;
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::sandbox::Beneath;
@@ -137,8 +158,9 @@ struct StatKey {
 
 #[derive(Debug, Clone)]
 struct Entry {
-    /// Relative to the root, `/`-separated, as the file system spells it.
-    rel: Vec<u8>,
+    /// Where its path lies in [`Snapshot::paths`]: relative to the root, `/`-separated, as the
+    /// file system spells it.
+    rel: Range<usize>,
     key: StatKey,
     /// `sha256:<hex>`, for files hashed when the snapshot was taken (racy ones).
     hash: Option<String>,
@@ -148,6 +170,9 @@ struct Entry {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     root: PathBuf,
+    limits: SnapshotLimits,
+    /// Every entry's relative path, one after the other (one allocation, not one per entry).
+    paths: Vec<u8>,
     /// In path order, component by component (see [`path_order`]).
     entries: Vec<Entry>,
     /// The walk hit `max_entries`: nothing after the last entry was seen.
@@ -159,6 +184,9 @@ pub struct Snapshot {
 /// Compares two relative paths component by component (`a/x` before `a-b`), the order in
 /// which a depth-first walk with sorted names visits them.
 fn path_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if a == b {
+        return std::cmp::Ordering::Equal;
+    }
     let map = |c: &u8| if *c == b'/' { 0 } else { *c };
     a.iter().map(map).cmp(b.iter().map(map))
 }
@@ -171,20 +199,49 @@ fn last_err() -> io::Error {
     io::Error::last_os_error()
 }
 
-/// `openat(dir, name)` of a directory, never through a link.
-fn open_dir_at(dir: i32, name: &CStr) -> io::Result<OwnedFd> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-    loop {
-        // SAFETY: a valid descriptor and C string.
-        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
-        if fd >= 0 {
-            // SAFETY: a descriptor just returned by the kernel, owned by nobody else.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+/// An open directory stream, opened relative to its parent's descriptor and never through a
+/// link; closed when dropped.
+struct DirStream(NonNull<libc::DIR>);
+
+impl DirStream {
+    /// `openat(dir, name, O_DIRECTORY | O_NOFOLLOW)`, read as a stream (the stream owns the
+    /// descriptor: no duplicate per directory).
+    fn open_at(dir: i32, name: &CStr) -> io::Result<DirStream> {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        let fd = loop {
+            // SAFETY: a valid descriptor and C string.
+            let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+            if fd >= 0 {
+                break fd;
+            }
+            let e = last_err();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        };
+        // SAFETY: `fd` is ours; on success fdopendir owns it (closed by closedir).
+        match NonNull::new(unsafe { libc::fdopendir(fd) }) {
+            Some(dirp) => Ok(DirStream(dirp)),
+            None => {
+                let e = last_err();
+                // SAFETY: fdopendir failed, so `fd` is still ours to close.
+                unsafe { libc::close(fd) };
+                Err(e)
+            }
         }
-        let e = last_err();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
+    }
+
+    /// The stream's descriptor, for `fstatat` / `openat` relative to it.
+    fn fd(&self) -> i32 {
+        // SAFETY: a valid DIR*.
+        unsafe { libc::dirfd(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for DirStream {
+    fn drop(&mut self) {
+        // SAFETY: a valid DIR*, closed once (this also closes its descriptor).
+        unsafe { libc::closedir(self.0.as_ptr()) };
     }
 }
 
@@ -208,40 +265,49 @@ fn stat_at(dir: i32, name: &CStr) -> io::Result<StatKey> {
     })
 }
 
-/// The names in directory `dir` (not `.` and `..`), sorted.
-fn sorted_names(dir: &OwnedFd) -> io::Result<Vec<CString>> {
-    // fdopendir takes ownership: hand it a duplicate.
-    // SAFETY: dup of a valid descriptor.
-    let dup = unsafe { libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
-    if dup < 0 {
-        return Err(last_err());
-    }
-    // SAFETY: `dup` is ours; fdopendir owns it from here (closed by closedir).
-    let dirp = unsafe { libc::fdopendir(dup) };
-    if dirp.is_null() {
-        let e = last_err();
-        // SAFETY: fdopendir failed, so `dup` is still ours to close.
-        unsafe { libc::close(dup) };
-        return Err(e);
-    }
-    let mut names = Vec::new();
-    loop {
-        // SAFETY: readdir on a valid DIR*; the name is copied before the next call.
-        let ent = unsafe { libc::readdir(dirp) };
-        if ent.is_null() {
-            break;
+/// The key of a directory known from its listing (`d_type`), not stat'ed: a directory's own
+/// key is never compared (only what it holds is), so its kind is all that is kept.
+const DIR_KEY: StatKey = StatKey {
+    kind: Kind::Dir,
+    size: 0,
+    mode: 0,
+    ino: 0,
+    mtime_ns: 0,
+    ctime_ns: 0,
+};
+
+/// One name read from a directory: its bytes in [`Walker::names`] (`len` without the NUL that
+/// follows them) and whether the listing says it is a directory.
+#[derive(Debug, Clone, Copy)]
+struct Listed {
+    start: usize,
+    len: usize,
+    /// `d_type` said directory; `None` when the file system did not say (`DT_UNKNOWN`).
+    dir: Option<bool>,
+}
+
+/// Hashes files beneath the root through [`Beneath`] (never through a link, never a FIFO),
+/// opened on the first file that needs it.
+struct ContentHasher<'a> {
+    root: &'a Path,
+    opened: OnceCell<Option<Beneath>>,
+}
+
+impl<'a> ContentHasher<'a> {
+    fn new(root: &'a Path) -> Self {
+        ContentHasher {
+            root,
+            opened: OnceCell::new(),
         }
-        // SAFETY: d_name is a NUL-terminated array inside the entry.
-        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
-        let b = name.to_bytes();
-        if b != b"." && b != b".." {
-            names.push(name.to_owned());
-        }
     }
-    // SAFETY: closes the DIR* and the duplicate descriptor.
-    unsafe { libc::closedir(dirp) };
-    names.sort();
-    Ok(names)
+
+    fn hash(&self, rel: &[u8]) -> Option<String> {
+        self.opened
+            .get_or_init(|| Beneath::open(self.root).ok())
+            .as_ref()?
+            .hash(&String::from_utf8_lossy(rel), HASH_LIMIT)
+            .ok()
+    }
 }
 
 /// Walks one tree into a snapshot.
@@ -250,63 +316,158 @@ struct Walker<'a> {
     snap: &'a mut Snapshot,
     /// Files with a ctime at or after this are hashed (racy).
     racy_from_ns: i128,
-    beneath: Option<&'a Beneath>,
+    hasher: ContentHasher<'a>,
+    /// The names of the directories being listed, NUL-terminated, one after the other: a
+    /// stack (a directory's names are dropped once it is walked), so one buffer serves the
+    /// whole walk.
+    names: Vec<u8>,
+    /// The listings on the stack, each sorted by name.
+    listing: Vec<Listed>,
 }
 
 impl Walker<'_> {
-    /// Lists `dir` (at `prefix`, `depth` levels below the root); false once the walk is full.
-    fn visit(&mut self, dir: &OwnedFd, prefix: &[u8], depth: usize) -> bool {
-        let names = match sorted_names(dir) {
-            Ok(n) => n,
-            Err(_) => {
-                self.snap.unlisted.push((display(prefix), "could not be listed"));
-                return true;
+    /// Reads the names in `dir` (not `.` and `..`) onto the stack, sorted; returns where its
+    /// listing starts in [`Walker::listing`].
+    fn list(&mut self, dir: &DirStream) -> usize {
+        let from = self.listing.len();
+        loop {
+            // SAFETY: readdir on a valid DIR*; the name is copied before the next call.
+            let ent = unsafe { libc::readdir(dir.0.as_ptr()) };
+            if ent.is_null() {
+                break;
             }
-        };
-        for name in names {
+            // SAFETY: d_name is a NUL-terminated array inside the entry.
+            let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) }.to_bytes_with_nul();
+            if name == b".\0" || name == b"..\0" {
+                continue;
+            }
+            // SAFETY: the entry is valid until the next readdir.
+            let d_type = unsafe { (*ent).d_type };
+            self.listing.push(Listed {
+                start: self.names.len(),
+                len: name.len() - 1,
+                dir: (d_type != libc::DT_UNKNOWN).then_some(d_type == libc::DT_DIR),
+            });
+            self.names.extend_from_slice(name);
+        }
+        let names = &self.names;
+        self.listing[from..]
+            .sort_unstable_by(|a, b| names[a.start..a.start + a.len].cmp(&names[b.start..b.start + b.len]));
+        from
+    }
+
+    /// Lists `dir` (whose entries live under `prefix`, a range of [`Snapshot::paths`],
+    /// `depth` levels below the root); false once the walk is full.
+    fn visit(&mut self, dir: &DirStream, prefix: Range<usize>, depth: usize) -> bool {
+        let (names_from, from) = (self.names.len(), self.list(dir));
+        let to = self.listing.len();
+        let full = !self.visit_listed(dir, prefix, depth, from..to);
+        self.listing.truncate(from);
+        self.names.truncate(names_from);
+        !full
+    }
+
+    fn visit_listed(&mut self, dir: &DirStream, prefix: Range<usize>, depth: usize, listed: Range<usize>) -> bool {
+        for i in listed {
             if self.snap.entries.len() >= self.limits.max_entries {
                 self.snap.truncated = true;
                 return false;
             }
-            let Ok(key) = stat_at(dir.as_raw_fd(), &name) else {
-                continue; // gone meanwhile
+            let l = self.listing[i];
+            let name = &self.names[l.start..=l.start + l.len];
+            let Ok(c_name) = CStr::from_bytes_with_nul(name) else {
+                continue; // cannot happen: a name read from the kernel, with its NUL
             };
-            let bytes = name.to_bytes();
-            if key.kind == Kind::Dir && SKIPPED_DIRS.iter().any(|s| s.as_bytes() == bytes) {
-                continue;
-            }
-            let mut rel = Vec::with_capacity(prefix.len() + 1 + bytes.len());
-            if !prefix.is_empty() {
-                rel.extend_from_slice(prefix);
-                rel.push(b'/');
-            }
-            rel.extend_from_slice(bytes);
-            let hash = match (key.kind, self.beneath) {
-                (Kind::File, Some(b)) if key.ctime_ns >= self.racy_from_ns => {
-                    b.hash(&String::from_utf8_lossy(&rel), HASH_LIMIT).ok()
+            let bytes = &name[..l.len];
+            if l.dir != Some(false) && SKIPPED_DIRS.iter().any(|s| s.as_bytes() == bytes) {
+                // A directory by that name is skipped; anything else by that name is not.
+                let is_dir = l.dir == Some(true) || stat_at(dir.fd(), c_name).is_ok_and(|k| k.kind == Kind::Dir);
+                if is_dir {
+                    continue;
                 }
-                _ => None,
-            };
-            // Only a directory's path is needed again (as its children's prefix).
-            let dir_rel = (key.kind == Kind::Dir).then(|| rel.clone());
-            self.snap.entries.push(Entry { rel, key, hash });
-            let Some(rel) = dir_rel else {
-                continue;
-            };
-            if depth >= self.limits.max_depth {
-                self.snap.unlisted.push((display(&rel), "deeper than the walk goes"));
-                continue;
             }
-            match open_dir_at(dir.as_raw_fd(), &name) {
-                Ok(sub) => {
-                    if !self.visit(&sub, &rel, depth + 1) {
-                        return false;
+            // A directory the listing names is opened (never through a link) rather than
+            // stat'ed first; what turns out not to be one is stat'ed like any other entry.
+            let mut sub = None;
+            let mut unlisted = None;
+            let key = if l.dir == Some(true) && depth >= self.limits.max_depth {
+                unlisted = Some("deeper than the walk goes");
+                DIR_KEY
+            } else if l.dir == Some(true) {
+                match DirStream::open_at(dir.fd(), c_name) {
+                    Ok(s) => {
+                        sub = Some(s);
+                        DIR_KEY
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // gone meanwhile
+                    // Replaced by a link or a file since the listing: not followed, not listed.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                        match stat_at(dir.fd(), c_name) {
+                            Ok(k) if k.kind != Kind::Dir => k,
+                            Ok(_) => {
+                                unlisted = Some("could not be opened");
+                                DIR_KEY
+                            }
+                            Err(_) => continue,
+                        }
+                    }
+                    Err(_) => {
+                        unlisted = Some("could not be opened");
+                        DIR_KEY
                     }
                 }
-                // Replaced by a link or a file since the stat: not followed, not listed.
-                Err(e) if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(_) => self.snap.unlisted.push((display(&rel), "could not be opened")),
+            } else {
+                let Ok(key) = stat_at(dir.fd(), c_name) else {
+                    continue; // gone meanwhile
+                };
+                key
+            };
+            let paths = &mut self.snap.paths;
+            let start = paths.len();
+            if !prefix.is_empty() {
+                paths.extend_from_within(prefix.clone());
+                paths.push(b'/');
+            }
+            paths.extend_from_slice(bytes);
+            let rel = start..paths.len();
+            let hash = (key.kind == Kind::File && key.ctime_ns >= self.racy_from_ns)
+                .then(|| self.hasher.hash(&self.snap.paths[rel.clone()]))
+                .flatten();
+            self.snap.entries.push(Entry {
+                rel: rel.clone(),
+                key,
+                hash,
+            });
+            if let Some(why) = unlisted {
+                self.snap.unlisted.push((display(&self.snap.paths[rel]), why));
+                continue;
+            }
+            if key.kind != Kind::Dir {
+                continue;
+            }
+            // Its kind was not in the listing: a directory found by its stat.
+            let sub = match sub {
+                Some(s) => s,
+                None if depth >= self.limits.max_depth => {
+                    self.snap
+                        .unlisted
+                        .push((display(&self.snap.paths[rel]), "deeper than the walk goes"));
+                    continue;
+                }
+                None => match DirStream::open_at(dir.fd(), c_name) {
+                    Ok(s) => s,
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(_) => {
+                        self.snap
+                            .unlisted
+                            .push((display(&self.snap.paths[rel]), "could not be opened"));
+                        continue;
+                    }
+                },
+            };
+            if !self.visit(&sub, rel, depth + 1) {
+                return false;
             }
         }
         true
@@ -335,11 +496,11 @@ impl Snapshot {
         };
         let c = CString::new(root.as_os_str().as_bytes())
             .map_err(|_| root_err(io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte")))?;
-        let fd = open_dir_at(libc::AT_FDCWD, &c).map_err(root_err)?;
-        // Hashing (racy files only) goes through the same no-link rules as every harness read.
-        let beneath = Beneath::open(root).ok();
+        let dir = DirStream::open_at(libc::AT_FDCWD, &c).map_err(root_err)?;
         let mut snap = Snapshot {
             root: root.to_path_buf(),
+            limits,
+            paths: Vec::new(),
             entries: Vec::new(),
             truncated: false,
             unlisted: Vec::new(),
@@ -348,10 +509,18 @@ impl Snapshot {
             limits,
             snap: &mut snap,
             racy_from_ns,
-            beneath: beneath.as_ref(),
+            // Hashing (racy files only) goes through the same no-link rules as every harness read.
+            hasher: ContentHasher::new(root),
+            names: Vec::new(),
+            listing: Vec::new(),
         }
-        .visit(&fd, b"", 0);
+        .visit(&dir, 0..0, 0);
         Ok(snap)
+    }
+
+    /// The relative path of `e`.
+    fn rel(&self, e: &Entry) -> &[u8] {
+        &self.paths[e.rel.clone()]
     }
 
     /// Entries recorded.
@@ -366,17 +535,13 @@ impl Snapshot {
     /// What changed from `self` (before) to `after` (the same root, later). Files whose key
     /// changed are hashed now.
     pub fn diff(&self, after: &Snapshot) -> Changes {
-        let beneath = Beneath::open(&after.root).ok();
-        let hash_now = |rel: &[u8]| {
-            beneath
-                .as_ref()
-                .and_then(|b| b.hash(&String::from_utf8_lossy(rel), HASH_LIMIT).ok())
-        };
+        let hasher = ContentHasher::new(&after.root);
+        let hash_now = |rel: &[u8]| hasher.hash(rel);
         // Compare only up to the first path one of the walks did not reach.
         let frontier: Option<&[u8]> = [self, after]
             .iter()
             .filter(|s| s.truncated)
-            .filter_map(|s| s.entries.last().map(|e| e.rel.as_slice()))
+            .filter_map(|s| s.entries.last().map(|e| s.rel(e)))
             .min_by(|a, b| path_order(a, b));
         let within = |rel: &[u8]| frontier.is_none_or(|f| path_order(rel, f).is_le());
         let mut out = Changes::default();
@@ -384,16 +549,16 @@ impl Snapshot {
         let (old, new) = (&self.entries, &after.entries);
         while i < old.len() || j < new.len() {
             let order = match (old.get(i), new.get(j)) {
-                (Some(o), Some(n)) => path_order(&o.rel, &n.rel),
+                (Some(o), Some(n)) => path_order(self.rel(o), after.rel(n)),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 _ => std::cmp::Ordering::Greater,
             };
             let change = match order {
                 std::cmp::Ordering::Less => {
-                    let o = &old[i];
+                    let (o, rel) = (&old[i], self.rel(&old[i]));
                     i += 1;
-                    (within(&o.rel) && o.key.kind != Kind::Dir).then(|| PathChange {
-                        path: display(&o.rel),
+                    (within(rel) && o.key.kind != Kind::Dir).then(|| PathChange {
+                        path: display(rel),
                         change: ChangeKind::Removed,
                         kind: o.key.kind.name(),
                         size: None,
@@ -401,27 +566,27 @@ impl Snapshot {
                     })
                 }
                 std::cmp::Ordering::Greater => {
-                    let n = &new[j];
+                    let (n, rel) = (&new[j], after.rel(&new[j]));
                     j += 1;
-                    (within(&n.rel) && n.key.kind != Kind::Dir).then(|| PathChange {
-                        path: display(&n.rel),
+                    (within(rel) && n.key.kind != Kind::Dir).then(|| PathChange {
+                        path: display(rel),
                         change: ChangeKind::Created,
                         kind: n.key.kind.name(),
                         size: Some(n.key.size),
                         sha256: n
                             .hash
                             .clone()
-                            .or_else(|| (n.key.kind == Kind::File).then(|| hash_now(&n.rel)).flatten()),
+                            .or_else(|| (n.key.kind == Kind::File).then(|| hash_now(rel)).flatten()),
                     })
                 }
                 std::cmp::Ordering::Equal => {
-                    let (o, n) = (&old[i], &new[j]);
+                    let (o, n, rel) = (&old[i], &new[j], after.rel(&new[j]));
                     i += 1;
                     j += 1;
-                    if !within(&n.rel) {
+                    if !within(rel) {
                         None
                     } else {
-                        compare(o, n, &hash_now)
+                        compare(o, n, rel, &hash_now)
                     }
                 }
             };
@@ -453,13 +618,13 @@ impl Snapshot {
 }
 
 /// The change of an entry present in both snapshots, if any.
-fn compare(o: &Entry, n: &Entry, hash_now: &dyn Fn(&[u8]) -> Option<String>) -> Option<PathChange> {
+fn compare(o: &Entry, n: &Entry, rel: &[u8], hash_now: &dyn Fn(&[u8]) -> Option<String>) -> Option<PathChange> {
     if o.key.kind == Kind::Dir && n.key.kind == Kind::Dir {
         return None;
     }
     let changed = |sha256: Option<String>| {
         Some(PathChange {
-            path: display(&n.rel),
+            path: display(rel),
             change: ChangeKind::Modified,
             kind: n.key.kind.name(),
             size: Some(n.key.size),
@@ -467,7 +632,7 @@ fn compare(o: &Entry, n: &Entry, hash_now: &dyn Fn(&[u8]) -> Option<String>) -> 
         })
     };
     if o.key.kind != n.key.kind || o.key.mode != n.key.mode {
-        let h = (n.key.kind == Kind::File).then(|| hash_now(&n.rel)).flatten();
+        let h = (n.key.kind == Kind::File).then(|| hash_now(rel)).flatten();
         return changed(h);
     }
     // The same key: unchanged, unless the old entry was racy (then its content decides).
@@ -477,11 +642,65 @@ fn compare(o: &Entry, n: &Entry, hash_now: &dyn Fn(&[u8]) -> Option<String>) -> 
     if n.key.kind != Kind::File {
         return changed(None);
     }
-    let h = n.hash.clone().or_else(|| hash_now(&n.rel));
+    let h = n.hash.clone().or_else(|| hash_now(rel));
     match (&o.hash, &h) {
         // Touched, or rewritten with the same bytes: not a change.
         (Some(a), Some(b)) if a == b => None,
         _ => changed(h),
+    }
+}
+
+/// Where a command's comparison started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Since {
+    /// A snapshot taken as the command started.
+    #[default]
+    CommandStart,
+    /// The snapshot taken after the agent's previous command: nothing passed the pipeline in
+    /// between, so what changed meanwhile (a process the agent left running) counts here.
+    PreviousCommand,
+}
+
+impl Since {
+    /// As the receipt's `data.changed.since` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Since::CommandStart => "command_start",
+            Since::PreviousCommand => "previous_command",
+        }
+    }
+}
+
+/// The workspace as the agent's last command left it, kept as the next command's starting
+/// point while nothing else passes the pipeline: then each command costs one walk, not two.
+///
+/// It is kept with the epoch of the attempt's [`crate::validate::ValidationCache`], the counter
+/// that every action which could change the workspace moves on (a file tool's write, any
+/// command, a harness note, a judged phase). A command whose epoch is still the kept one
+/// starts from the kept snapshot; any other starts from a fresh one, so a `write_file` between
+/// two commands is counted once, by the file tool, and never again by the next command.
+#[derive(Debug, Default)]
+pub struct Baseline {
+    kept: Mutex<Option<(u64, Snapshot)>>,
+}
+
+impl Baseline {
+    /// The snapshot a command's comparison starts from, taken out of the baseline: the kept
+    /// one when it was kept at `epoch` for the same root and limits, else a fresh walk.
+    pub fn start(&self, root: &Path, limits: SnapshotLimits, epoch: u64) -> Result<(Snapshot, Since), SnapshotError> {
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match kept {
+            Some((at, snap)) if at == epoch && snap.root == root && snap.limits == limits => {
+                Ok((snap, Since::PreviousCommand))
+            }
+            _ => Snapshot::take(root, limits).map(|s| (s, Since::CommandStart)),
+        }
+    }
+
+    /// Keeps `after` (a snapshot taken after a command) for the next command, valid while
+    /// the epoch stays `epoch`.
+    pub fn keep(&self, after: Snapshot, epoch: u64) {
+        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = Some((epoch, after));
     }
 }
 
@@ -525,6 +744,8 @@ pub struct Changes {
     /// Why the comparison did not cover the whole workspace (empty when it did); the counts
     /// are then lower bounds.
     pub incomplete: Vec<String>,
+    /// Where the comparison started (set by whoever chose the starting snapshot).
+    pub since: Since,
 }
 
 impl Changes {
@@ -573,6 +794,7 @@ impl Changes {
             "paths": listed,
             "unlisted": self.paths.len().saturating_sub(LISTED_PATHS),
             "complete": self.complete(),
+            "since": self.since.name(),
         })
     }
 
@@ -699,7 +921,7 @@ mod tests {
         let changes = before.diff(&after);
         assert_eq!(summary(&changes), [("out".to_string(), "create")]);
         assert_eq!(changes.paths[0].kind, "symlink");
-        assert!(after.entries.iter().all(|e| !e.rel.starts_with(b"out/")));
+        assert!(after.entries.iter().all(|e| !after.rel(e).starts_with(b"out/")));
     }
 
     #[test]
@@ -742,6 +964,69 @@ mod tests {
         let changes = before.diff(&Snapshot::take(ws.path(), limits).unwrap());
         assert!(changes.paths.is_empty());
         assert!(changes.incomplete.iter().any(|w| w.contains("`a/b`")), "{changes:?}");
+    }
+
+    #[test]
+    fn the_baseline_is_reused_only_at_the_epoch_it_was_kept_at() {
+        let ws = tempfile::tempdir().unwrap();
+        fs::write(ws.path().join("a.txt"), "a").unwrap();
+        settle();
+        let limits = SnapshotLimits::default();
+        let baseline = Baseline::default();
+        let (first, since) = baseline.start(ws.path(), limits, 7).unwrap();
+        assert_eq!(since, Since::CommandStart);
+        baseline.keep(first, 8);
+        // What changed after the kept snapshot shows against it.
+        fs::write(ws.path().join("b.txt"), "b").unwrap();
+        let (kept, since) = baseline.start(ws.path(), limits, 8).unwrap();
+        assert_eq!(since, Since::PreviousCommand);
+        assert_eq!(summary(&kept.diff(&snap(ws.path()))), [("b.txt".to_string(), "create")]);
+        // Taken out: the next start walks afresh.
+        assert_eq!(baseline.start(ws.path(), limits, 8).unwrap().1, Since::CommandStart);
+        // Another epoch, other limits or another root: a fresh walk.
+        baseline.keep(kept.clone(), 8);
+        let (fresh, since) = baseline.start(ws.path(), limits, 9).unwrap();
+        assert_eq!(since, Since::CommandStart);
+        assert!(fresh.diff(&snap(ws.path())).paths.is_empty());
+        baseline.keep(kept.clone(), 8);
+        let other = SnapshotLimits {
+            max_entries: 5,
+            ..limits
+        };
+        assert_eq!(baseline.start(ws.path(), other, 8).unwrap().1, Since::CommandStart);
+        let elsewhere = tempfile::tempdir().unwrap();
+        baseline.keep(kept, 8);
+        assert_eq!(
+            baseline.start(elsewhere.path(), limits, 8).unwrap().1,
+            Since::CommandStart
+        );
+    }
+
+    #[test]
+    fn a_directory_made_a_link_or_a_file_is_a_change_and_never_followed() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "s").unwrap();
+        fs::create_dir_all(ws.path().join("d")).unwrap();
+        fs::write(ws.path().join("d/x"), "x").unwrap();
+        fs::create_dir_all(ws.path().join("e")).unwrap();
+        settle();
+        let before = snap(ws.path());
+        fs::remove_dir_all(ws.path().join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("d")).unwrap();
+        fs::remove_dir_all(ws.path().join("e")).unwrap();
+        fs::write(ws.path().join("e"), "now a file").unwrap();
+        let changes = before.diff(&snap(ws.path()));
+        assert_eq!(
+            summary(&changes),
+            [
+                ("d".to_string(), "modify"),
+                ("d/x".to_string(), "delete"),
+                ("e".to_string(), "modify")
+            ]
+        );
+        assert_eq!(changes.paths[0].kind, "symlink");
+        assert_eq!(changes.paths[2].kind, "file");
     }
 
     #[test]

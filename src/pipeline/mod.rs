@@ -12,7 +12,8 @@
 //! 5. **the tool or the sandbox**, under the task's deadline: no command runs past it (but the
 //!    verifier, which runs once the agent has stopped, on its own time: [`RunIn::own_time`]);
 //! 6. **runtime limits** after — counting, for an agent's command, the files it changed in the
-//!    workspace, seen by a snapshot before and after ([`changes`]) — and the attempt's
+//!    workspace, seen by a snapshot before and after ([`changes`]; the one before is the
+//!    previous command's after, when nothing passed in between) — and the attempt's
 //!    invariant (its workspace exists, and its root stays enterable and writable by the
 //!    harness: a mode taken away is put back);
 //! 7. **the receipt**, with its origin, guard verdict and decision, appended and flushed to
@@ -184,6 +185,9 @@ pub struct Pipeline {
     checkpoint_limits: checkpoint::CheckpointLimits,
     /// Transactions begun so far (their ids: `txn-1`, `txn-2` …).
     transactions: std::sync::atomic::AtomicU32,
+    /// The workspace as the agent's last command left it (kept while the cache's epoch says
+    /// nothing else passed): the next command's starting snapshot.
+    baseline: changes::Baseline,
 }
 
 /// How an action fared on its way, for its record.
@@ -221,6 +225,7 @@ impl Pipeline {
             checkpoints: None,
             checkpoint_limits: checkpoint::CheckpointLimits::default(),
             transactions: std::sync::atomic::AtomicU32::new(0),
+            baseline: changes::Baseline::default(),
         }
     }
 
@@ -448,9 +453,13 @@ impl Pipeline {
             });
         }
         // 5. Run it (the sandbox confines it; the deadline bounds it). What an agent's command
-        //    changes in the workspace is seen from outside it, by a snapshot before and after.
+        //    changes in the workspace is seen from outside it, by a snapshot before and after
+        //    (before: the one after the previous command, when nothing passed in between).
         let observe = origin == Origin::Agent && tools::runs_commands(&action.tool, canonical_of(&input));
-        let before = observe.then(|| changes::Snapshot::take(&self.workspace, changes::SnapshotLimits::default()));
+        let before = observe.then(|| {
+            self.baseline
+                .start(&self.workspace, changes::SnapshotLimits::default(), self.checks.epoch())
+        });
         let cleared = Cleared {
             tool: &action.tool,
             input: &input,
@@ -466,9 +475,9 @@ impl Pipeline {
             receipt.warnings.push(w);
         }
         // A command that failed may still have changed files: they count all the same.
-        let observed = match before {
+        let (observed, after) = match before {
             Some(before) if receipt.status != ReceiptStatus::DryRun => self.observe_changes(before, &mut receipt),
-            _ => Vec::new(),
+            _ => (Vec::new(), None),
         };
         self.tracker().record(&observed);
         // 6. Runtime limits, after; the invariant.
@@ -522,32 +531,44 @@ impl Pipeline {
         };
         transaction::link(&mut receipt, link);
         self.record(origin, action, passage, receipt.clone())?;
+        // The snapshot after the command is the next one's baseline when the only move of the
+        // epoch since it was taken is this command's own record (anything else, even from
+        // another thread, makes the next command walk afresh).
+        if let Some((after, epoch)) = after {
+            let now = self.checks.epoch();
+            if now == epoch + 1 {
+                self.baseline.keep(after, now);
+            }
+        }
         Ok(Passed { receipt, stop })
     }
 
-    /// Compares the workspace with `before` (taken as the command started), puts what changed
-    /// in the receipt's `data.changed` (and a warning when the comparison was partial), and
-    /// returns the changes as the limit tracker counts them.
+    /// Compares the workspace with `before` (the command's starting snapshot), puts what
+    /// changed in the receipt's `data.changed` (and a warning when the comparison was
+    /// partial), and returns the changes as the limit tracker counts them, with the snapshot
+    /// after and the epoch read just before it was taken.
     fn observe_changes(
         &self,
-        before: Result<changes::Snapshot, changes::SnapshotError>,
+        before: Result<(changes::Snapshot, changes::Since), changes::SnapshotError>,
         receipt: &mut Receipt,
-    ) -> Vec<tools::WouldAffect> {
+    ) -> (Vec<tools::WouldAffect>, Option<(changes::Snapshot, u64)>) {
+        let epoch = self.checks.epoch();
         let after = before
             .and_then(|b| changes::Snapshot::take(&self.workspace, changes::SnapshotLimits::default()).map(|a| (b, a)));
-        let (before, after) = match after {
+        let ((before, since), after) = match after {
             Ok(pair) => pair,
             Err(e) => {
                 receipt.warnings.push(e.to_string());
-                return Vec::new();
+                return (Vec::new(), None);
             }
         };
-        let found = before.diff(&after);
+        let mut found = before.diff(&after);
+        found.since = since;
         if let Some(data) = receipt.data.as_object_mut() {
             data.insert("changed".into(), found.to_json());
         }
         receipt.warnings.extend(found.warning());
-        found.affected()
+        (found.affected(), Some((after, epoch)))
     }
 
     /// A command of the task's author (`origin` is setup, test, build, gate or validator)
