@@ -196,3 +196,7 @@ pub mod validate {
         };
     }
 }
+
+pub mod watch {
+    pub use crate::watch::{watch, WatchError, WatchOptions, UNFREEZE_FILE};
+}

@@ -105,6 +105,11 @@ mod log;
 mod partition;
 mod pipeline;
 mod plan;
+// STAND-IN until the PRD layer lands from main: there `src/prd/mod.rs` declares `pub mod watch;`.
+mod prd {
+    pub mod watch;
+    pub use crate::watch::prd_standin::*;
+}
 mod report;
 mod runner;
 mod sandbox;
@@ -114,6 +119,7 @@ mod suggest;
 mod testparse;
 mod tools;
 mod validate;
+mod watch;
 
 #[doc(hidden)]
 pub mod internal;

@@ -127,15 +127,20 @@ pub enum EntryKind {
     SelfHealing,
     /// A retroactive correction of an earlier entry ([`Correction`]).
     Correction,
+    /// A PRD event of `medin watch`: a reload (status `passed`, the body has the diff
+    /// summary), a PRD that does not load (`error`), or a trial that ran while requirements
+    /// it rests on changed, which waits for a person's decision (`pending`).
+    Prd,
 }
 
 impl EntryKind {
-    pub const ALL: [EntryKind; 5] = [
+    pub const ALL: [EntryKind; 6] = [
         EntryKind::Task,
         EntryKind::Error,
         EntryKind::Validation,
         EntryKind::SelfHealing,
         EntryKind::Correction,
+        EntryKind::Prd,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -145,6 +150,7 @@ impl EntryKind {
             EntryKind::Validation => "validation",
             EntryKind::SelfHealing => "self-healing",
             EntryKind::Correction => "correction",
+            EntryKind::Prd => "prd",
         }
     }
 
