@@ -647,18 +647,22 @@ impl<'o> Session<'o> {
     fn on_prd_event(&mut self, event: PrdEvent, started: Instant) {
         let Some(prd) = &self.prd else { return };
         let path = prd.path().to_path_buf();
+        if event == PrdEvent::Ignored {
+            return;
+        }
+        // Logged before it is said: whoever reads the line finds the entry.
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(entry) = reload_entry(&path, &event, ms, &self.entries) {
+            self.append(&entry);
+        }
         match &event {
-            PrdEvent::Ignored => return,
+            PrdEvent::Ignored => {}
             PrdEvent::Reloaded { from: None, .. } => self.say(format!("PRD loaded: {}", event.describe())),
             PrdEvent::Reloaded { .. } => self.say(format!("PRD reloaded: {}", event.describe())),
             PrdEvent::Invalid { error } => {
                 self.say(format!("error: the PRD does not load: {error}"));
                 self.say("medin watch: no new task starts until the PRD loads");
             }
-        }
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if let Some(entry) = reload_entry(&path, &event, ms, &self.entries) {
-            self.append(&entry);
         }
         if event.unsettles_running_tasks() && !self.running.is_empty() {
             let caught: Vec<String> = self.running.iter().cloned().collect();
