@@ -85,6 +85,10 @@ pub enum RunError {
     /// Another file operation of the harness failed.
     #[error("{what}: {detail}")]
     Harness { what: String, detail: String },
+    /// The suite's PRD turned missing or invalid during the run: no task may start until it is
+    /// fixed (the message carries `file:line:col`).
+    #[error("the suite's PRD is invalid, so no task may start:\n{0}")]
+    Prd(String),
     /// A bug in medin (a panic), caught so that it costs one trial, not the run.
     #[error("medin panicked while running this task ({0}); this is a medin bug, please report it with the spec")]
     Panic(String),
@@ -94,9 +98,11 @@ impl RunError {
     /// Whose problem this is.
     pub fn cause(&self) -> Cause {
         match self {
-            RunError::Spec(_) | RunError::Fixture(_) | RunError::Setup { .. } | RunError::Denied { .. } => {
-                Cause::InvalidTask
-            }
+            RunError::Spec(_)
+            | RunError::Prd(_)
+            | RunError::Fixture(_)
+            | RunError::Setup { .. }
+            | RunError::Denied { .. } => Cause::InvalidTask,
             _ => Cause::Infrastructure,
         }
     }

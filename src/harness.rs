@@ -78,6 +78,9 @@ pub enum PlanError {
     /// `--record` / `--replay` (or `MEDIN_RECORD` / `MEDIN_REPLAY`) cannot be honoured.
     #[error("{0}")]
     Traffic(String),
+    /// The suite's PRD is missing or invalid: no task may start.
+    #[error("{0}")]
+    Prd(#[from] crate::prd::PrdError),
 }
 
 impl PlanError {
@@ -86,7 +89,7 @@ impl PlanError {
     pub fn exit_status(&self) -> ExitStatus {
         match self {
             PlanError::Agent { .. } | PlanError::RunId(_) | PlanError::Traffic(_) => ExitStatus::Usage,
-            PlanError::Spec(_) | PlanError::MissingPath(_) => ExitStatus::Infrastructure,
+            PlanError::Spec(_) | PlanError::MissingPath(_) | PlanError::Prd(_) => ExitStatus::Infrastructure,
         }
     }
 }
@@ -121,6 +124,11 @@ pub fn plan_with(
         .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
     let run_id = RunId::from_env()?;
     let suite = spec::load_suite_with(&root, agents)?;
+    // The PRD is read first: a missing or invalid one halts the run before any task starts.
+    let prd = suite
+        .prd_path()
+        .map(|p| crate::prd::LivePrd::open(&p).map(Arc::new))
+        .transpose()?;
     // The suite's named model agents are names like the registered ones.
     let agents = &suite.agents;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -167,6 +175,7 @@ pub fn plan_with(
         pass_env: suite.config.pass_env.clone(),
     };
     settings.run_id = run_id.to_string();
+    settings.prd = prd;
     let repeat = repeat.or(suite.config.repeat).unwrap_or(1).max(1);
     Ok(Plan {
         suite,
@@ -497,6 +506,16 @@ fn conclude_against(
     match concluded {
         Ok(mut run) => {
             run.unreadable.extend(how.unreadable_elsewhere);
+            // Coverage is judged by the PRD as it is now: the truth the run ended under.
+            if let Some(path) = suite.prd_path() {
+                match crate::prd::load(&path) {
+                    Ok(prd) => run.add_coverage(&prd),
+                    Err(e) => {
+                        eprintln!("medin: {}", crate::inert::text(&e.to_string()));
+                        run.unreadable.push(format!("{}: {}", path.display(), e));
+                    }
+                }
+            }
             sink.emit(&Event::RunFinished(&run));
             Some(run)
         }

@@ -34,6 +34,10 @@ pub mod exit {
     pub use crate::exit::HELP;
 }
 
+pub mod prd {
+    pub use crate::prd::{apply, coverage, parse, LivePrd, Prd, PrdError, Priority, Reload, Why};
+}
+
 pub mod guard {
     pub use crate::guard::{check_action, check_command, GuardContext, Recommendation, Risk, Verdict};
 

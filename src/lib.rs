@@ -105,11 +105,7 @@ mod log;
 mod partition;
 mod pipeline;
 mod plan;
-// STAND-IN until the PRD layer lands from main: there `src/prd/mod.rs` declares `pub mod watch;`.
-mod prd {
-    pub mod watch;
-    pub use crate::watch::prd_standin::*;
-}
+mod prd;
 mod report;
 mod runner;
 mod sandbox;

@@ -33,6 +33,7 @@ fn brief(prompt: &str) -> TaskBrief {
         limits: json!({"timeout": "30s", "max_turns": 10}),
         workspace: PathBuf::from("/tmp/medin-test-ws"),
         retry: None,
+        requirements: Vec::new(),
     }
 }
 

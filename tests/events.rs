@@ -45,7 +45,7 @@ impl Reporter for Tape {
                 trial: f.result.trial.clone(),
                 passed: f.result.passed(),
             },
-            Event::RunFinished(_) => return Ok(()),
+            Event::RunFinished(_) | Event::Prd(_) => return Ok(()),
         };
         self.0.lock().unwrap().push(seen);
         Ok(())

@@ -46,9 +46,32 @@ expect:
   validate: [ { file_exists: x.txt } ]
 "#;
 
-const PRD_V1: &str = "version: 1.0.0\n## REQ-1: login\nusers log in\n## REQ-2: logout\nusers log out\n";
-const PRD_V2: &str =
-    "version: 1.1.0\n## REQ-1: login\nusers log in with a key\n## REQ-3: audit\nevery action is logged\n";
+/// A PRD in the headings form, version `version`, with requirements `(id, description)`.
+fn prd(version: &str, reqs: &[(&str, &str)]) -> String {
+    let mut s = format!("# Product\n\nVersion: {version}\nLast updated: 2026-11-20\n");
+    for (id, text) in reqs {
+        s.push_str(&format!(
+            "\n## {id}: {id}\n\nPriority: high\n\n{text}\n\nAcceptance criteria:\n\n- it holds\n"
+        ));
+    }
+    s
+}
+
+fn prd_v1() -> String {
+    prd("1.0.0", &[("REQ-1", "Users log in."), ("REQ-2", "Users log out.")])
+}
+
+fn prd_v2() -> String {
+    prd(
+        "1.1.0",
+        &[
+            ("REQ-1", "Users log in with a key."),
+            ("REQ-3", "Every action is logged."),
+        ],
+    )
+}
+
+const PRD_CONFIG: &str = "suites: [golden]\nagent: oracle\nisolation: process\nprd: PRD.md\n";
 
 /// A running `medin watch`: its stdout as timed lines, its stdin for commands; killed when
 /// dropped, so a failing test leaves no watch behind.
@@ -276,18 +299,17 @@ fn regex_like_location(line: &str) -> bool {
 
 #[test]
 fn a_prd_edit_is_reloaded_and_logged_with_its_diff_and_an_invalid_prd_holds_tasks_back() {
-    let dir = suite_with(CONFIG, &[("golden/t2.yaml", T2), ("PRD.md", PRD_V1)]);
+    let dir = suite_with(PRD_CONFIG, &[("golden/t2.yaml", T2), ("PRD.md", &prd_v1())]);
     let root = dir.path();
     let mut watch = Watch::start(root, &[]);
     watch.expect(RUN, "summing up the first run", is_summary);
-    assert!(log_text(root).contains("PRD loaded: version 1.0.0, 2 requirements"));
 
     let edited = Instant::now();
-    save(&root.join("PRD.md"), PRD_V2);
+    save(&root.join("PRD.md"), &prd_v2());
     let (at, line) = watch.expect(BOUND, "reloading the PRD", |l| l.starts_with("PRD reloaded"));
     println!("PRD edit → reloaded: {:?}", at - edited);
-    let summary = "added: REQ-3; removed: REQ-2; changed: REQ-1";
-    assert!(line.contains("1.0.0 → 1.1.0") && line.contains(summary), "{line}");
+    let summary = "1.0.0 → 1.1.0: added REQ-3; removed REQ-2; changed REQ-1";
+    assert!(line.contains(summary), "{line}");
     let log = log_text(root);
     let entry = log
         .split("<!-- medin:end -->")
@@ -313,8 +335,8 @@ fn a_prd_edit_is_reloaded_and_logged_with_its_diff_and_an_invalid_prd_holds_task
         "a task started while the PRD does not load",
         |l| l.starts_with("re-running"),
     );
-    assert!(log_text(root).contains("PRD changed and does not load"));
-    save(&root.join("PRD.md"), PRD_V1);
+    assert!(log_text(root).contains("PRD changed and is invalid"));
+    save(&root.join("PRD.md"), &prd_v1());
     let (_, reloaded) = watch.expect(BOUND, "reloading the fixed PRD", |l| l.starts_with("PRD reloaded"));
     // Compared with the last PRD that loaded.
     assert!(reloaded.contains("1.1.0 → 1.0.0"), "{reloaded}");
@@ -324,29 +346,33 @@ fn a_prd_edit_is_reloaded_and_logged_with_its_diff_and_an_invalid_prd_holds_task
 
 #[test]
 fn with_freeze_prd_edits_are_ignored_until_unfrozen_by_stdin_or_the_unfreeze_file() {
-    let dir = suite_with(CONFIG, &[("golden/t2.yaml", T2), ("PRD.md", PRD_V1)]);
+    let dir = suite_with(PRD_CONFIG, &[("golden/t2.yaml", T2), ("PRD.md", &prd_v1())]);
     let root = dir.path();
     let mut watch = Watch::start(root, &["--freeze"]);
     watch.expect(RUN, "summing up the first run", is_summary);
 
-    save(&root.join("PRD.md"), PRD_V2);
+    save(&root.join("PRD.md"), &prd_v2());
     let (_, ignored) = watch.expect(BOUND, "ignoring the PRD edit", |l| l.starts_with("changed: PRD.md"));
     assert!(ignored.contains("ignored (frozen)"), "{ignored}");
     watch.expect_none(Duration::from_secs(1), "a reload while frozen", |l| {
         l.starts_with("PRD reloaded")
     });
+    // A run started while frozen does not reload it either.
+    write(&root.join("golden/t2.yaml"), &format!("{T2}# while frozen\n"));
+    watch.expect(RUN, "with t2's result", |l| l.contains("golden::t2 ... ok"));
+    watch.expect(RUN, "summing up", is_summary);
     assert!(!log_text(root).contains("PRD reloaded"), "a frozen PRD was reloaded");
 
     // `unfreeze` on stdin takes in the change made while frozen.
     watch.send("unfreeze");
     let (_, line) = watch.expect(BOUND, "reloading on unfreeze", |l| l.starts_with("PRD reloaded"));
     assert!(line.contains("1.0.0 → 1.1.0"), "{line}");
-    assert!(log_text(root).contains("PRD reloaded: version 1.0.0 → 1.1.0"));
+    assert!(log_text(root).contains("1.0.0 → 1.1.0: added REQ-3"));
 
     // Frozen again from stdin; the unfreeze file, for a watch nobody types to.
     watch.send("freeze");
     watch.expect(BOUND, "freezing", |l| l.starts_with("PRD frozen"));
-    save(&root.join("PRD.md"), PRD_V1);
+    save(&root.join("PRD.md"), &prd_v1());
     watch.expect(BOUND, "ignoring the PRD edit", |l| l.contains("ignored (frozen)"));
     write(&root.join(".medin-unfreeze"), "");
     let (_, line) = watch.expect(BOUND, "reloading on the unfreeze file", |l| {
@@ -391,13 +417,16 @@ fn wait_until(within: Duration, what: &str, cond: impl Fn() -> bool) {
 #[test]
 fn a_task_running_when_requirements_change_finishes_and_a_decision_is_logged_as_pending() {
     let tag = format!("3.{}", std::process::id() % 100_000);
-    let dir = suite_with(CONFIG, &[("golden/slow.yaml", &sleeper(&tag)), ("PRD.md", PRD_V1)]);
+    let dir = suite_with(
+        PRD_CONFIG,
+        &[("golden/slow.yaml", &sleeper(&tag)), ("PRD.md", &prd_v1())],
+    );
     let root = dir.path();
     let mut watch = Watch::start(root, &[]);
     watch.expect(RUN, "starting the first run", |l| l.starts_with("running 1 task"));
     let needle = format!("sleep {tag}");
     wait_until(RUN, "the task's sleep starts", || !pids_with(&needle).is_empty());
-    save(&root.join("PRD.md"), PRD_V2);
+    save(&root.join("PRD.md"), &prd_v2());
     watch.expect(BOUND, "reloading the PRD", |l| l.starts_with("PRD reloaded"));
     let (_, caught) = watch.expect(BOUND, "naming the running task", |l| {
         l.contains("started against the earlier PRD")

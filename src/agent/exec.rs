@@ -192,6 +192,7 @@ mod tests {
             limits,
             workspace: PathBuf::from("/ws"),
             retry: None,
+            requirements: Vec::new(),
         }
     }
 

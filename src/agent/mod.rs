@@ -130,6 +130,11 @@ pub struct TaskBrief {
     /// restart): its workspace holds what the failed start did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<u32>,
+    /// The suite PRD's requirements relevant to the task (`{id, title, priority, description,
+    /// acceptance_criteria, why}`), also written at the end of `prompt` for agents that read
+    /// only text. Empty when the suite has no PRD.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<serde_json::Value>,
 }
 
 /// An agent under test: it proposes actions, medin runs them.

@@ -127,9 +127,10 @@ pub enum EntryKind {
     SelfHealing,
     /// A retroactive correction of an earlier entry ([`Correction`]).
     Correction,
-    /// A PRD event of `medin watch`: a reload (status `passed`, the body has the diff
-    /// summary), a PRD that does not load (`error`), or a trial that ran while requirements
-    /// it rests on changed, which waits for a person's decision (`pending`).
+    /// The suite's PRD: reloaded after an edit (`passed`, the diff summary as description),
+    /// found invalid (`error`), a task expectation set aside because it contradicts a
+    /// requirement the task names (`skipped`), or (under `medin watch`) a trial that ran while
+    /// requirements it rests on changed, which waits for a person's decision (`pending`).
     Prd,
 }
 

@@ -1,79 +1,119 @@
 //! The PRD under `medin watch`: what a change of the PRD file does to a session that keeps
 //! running tasks (reference 000, properties 5 and 38–42).
 //!
-//! [`PrdWatch`] holds the PRD the session works against and turns a change of the file into a
-//! [`PrdEvent`]:
+//! A watch session holds one [`LivePrd`] and hands it to every run it starts, so a task
+//! starting in any run reloads a changed file exactly as under `medin run`
+//! ([`LivePrd::before_task`]). [`PrdWatch`] adds what only a session that outlives its runs
+//! needs, and turns a change of the file into a [`PrdEvent`]:
 //!
-//! - **reload** — the file is loaded again and compared with the PRD held
-//!   ([`super::Prd::diff`]: requirements added, removed, changed); the new one is held from
-//!   then on. The watch closes its gate on the change before asking for the reload, so no new
-//!   task starts between the change and the reload (property 39); a task already running
-//!   finishes.
-//! - **invalid** — the file does not load (a [`super::PrdError`], with `file:line:col`). The
-//!   last good PRD is kept, but [`PrdWatch::holds_tasks`] says no task may start until the file
-//!   loads again: a watch should not exit over a half-saved edit, nor run tasks against a PRD
-//!   nobody can read.
+//! - **reload at once** — when the watcher sees the file change, the watch closes its gate (no
+//!   new task starts; a running one finishes) and reloads here, before any task would: the
+//!   change is logged with its diff when it is seen, not when the next task happens to start
+//!   (property 39). A task that started between the save and the watcher's event has already
+//!   reloaded it (and logged it, in its run): the watch then finds it [`PrdEvent::Unchanged`].
+//! - **invalid** — the file does not load (a [`PrdError`], with `file:line:col`):
+//!   [`PrdWatch::holds_tasks`] says no task may start until it loads again. A watch does not
+//!   exit over a half-saved edit, nor run tasks against a PRD nobody can read.
 //! - **frozen** — with `--freeze`, a change is [`PrdEvent::Ignored`] (property 42) and
-//!   remembered; [`PrdWatch::unfreeze`] reloads a PRD that changed while frozen, so the
-//!   session does not go on against a file that no longer says what it holds.
+//!   remembered. Runs started meanwhile get a [`LivePrd`] opened on a copy of the file taken
+//!   when it was frozen (`snapshot`), so their tasks do not reload it either.
+//!   [`PrdWatch::unfreeze`] goes back to the live file and reloads a change made while frozen.
+//! - **a decision** — a reload that changes or removes requirements while tasks run makes
+//!   their results suspect (property 40): each such task finishes, and a `pending` `prd` entry
+//!   ([`decision_entry`]) asks a person to decide — re-run it (save its task file under the
+//!   watch, or `medin run` it) or keep the result. Nothing decides for them.
 //!
-//! Every reload is written to `ACTIVITY_LOG.md` as a `prd` entry whose body is the diff summary
-//! (property 41; [`reload_entry`]). A reload that changes or removes requirements while tasks
-//! run makes those tasks' results suspect (property 40): each such task finishes, and a
-//! `pending` `prd` entry ([`decision_entry`]) asks a person to decide — re-run it (save its
-//! task file under the watch, or `medin run` it) or keep the result as it is. Nothing decides
-//! for them: the watch does not re-run it on its own.
-//!
-//! This module reads the PRD file and shapes entries; it never runs a task, prints or writes
-//! the log (the watch loop does).
+//! This module reads the PRD and shapes entries; it never runs a task, prints or writes the
+//! log (the watch loop does; a reload's entry is the runs' own, `ActivityLogReporter::prd_entry`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::Utc;
 
-use super::{load, Prd, PrdDiff};
+use super::diff::PrdDiff;
+use super::{LivePrd, PrdError, Reload};
 use crate::log::{ActivityEntry, EntryKind, EntryStatus};
 
 /// What a change of the PRD file came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PrdEvent {
-    /// The PRD was loaded (`from`: the version held before, if any; none at the start or after
-    /// a PRD that never loaded).
-    Reloaded {
-        from: Option<String>,
-        to: String,
-        diff: PrdDiff,
-        requirements: usize,
-    },
+    /// The PRD was (re)loaded; the diff is against the last one that loaded (all added when
+    /// none had).
+    Reloaded(PrdDiff),
     /// The file does not load; tasks wait until it does.
-    Invalid { error: String },
+    Invalid(PrdError),
+    /// The file says what the PRD in use says (a task that started meanwhile reloaded it).
+    Unchanged,
     /// Frozen: the change is not looked at until [`PrdWatch::unfreeze`].
     Ignored,
+}
+
+impl PrdEvent {
+    /// What the run's log calls it (`None` for what is no reload).
+    pub fn as_reload(&self) -> Option<Reload> {
+        match self {
+            PrdEvent::Reloaded(diff) => Some(Reload::Reloaded(diff.clone())),
+            PrdEvent::Invalid(e) => Some(Reload::Invalid(e.clone())),
+            PrdEvent::Unchanged | PrdEvent::Ignored => None,
+        }
+    }
+
+    /// Whether the change makes the results of tasks running meanwhile suspect: requirements
+    /// changed or removed (one added asks nothing of work already under way).
+    pub fn unsettles_running_tasks(&self) -> bool {
+        matches!(self, PrdEvent::Reloaded(diff) if !diff.changed.is_empty() || !diff.removed.is_empty())
+    }
+
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        match self {
+            PrdEvent::Reloaded(diff) => diff.summary(),
+            PrdEvent::Invalid(e) => e.to_string(),
+            PrdEvent::Unchanged => "no change to reload (a task that started meanwhile already did)".into(),
+            PrdEvent::Ignored => "ignored (frozen)".into(),
+        }
+    }
 }
 
 /// The PRD a watch session works against.
 #[derive(Debug)]
 pub struct PrdWatch {
     path: PathBuf,
-    held: Option<Prd>,
-    /// The file's last load failed (its message).
-    invalid: Option<String>,
-    frozen: bool,
+    /// `None` while the file has never loaded.
+    live: Option<Arc<LivePrd>>,
+    /// The file's last load failed.
+    invalid: Option<PrdError>,
+    /// Where the frozen copy goes.
+    snapshot: PathBuf,
+    /// The PRD runs get while frozen (opened on `snapshot`).
+    frozen: Option<Arc<LivePrd>>,
+    /// Frozen but nothing loaded to copy yet: the first good load is taken as it is.
+    frozen_empty: bool,
     /// The file changed while frozen.
     changed_while_frozen: bool,
 }
 
 impl PrdWatch {
-    /// Loads the PRD at `path` (frozen or not, the first load happens).
-    pub fn open(path: PathBuf, frozen: bool) -> (PrdWatch, PrdEvent) {
+    /// Loads the PRD at `path`; with `frozen`, copies it to `snapshot` for the runs. The
+    /// event is the first load (a `Reloaded` diff with every requirement added) or why it
+    /// does not load.
+    pub fn open(path: PathBuf, snapshot: PathBuf, frozen: bool) -> (PrdWatch, PrdEvent) {
         let mut watch = PrdWatch {
             path,
-            held: None,
+            live: None,
             invalid: None,
-            frozen,
+            snapshot,
+            frozen: None,
+            frozen_empty: false,
             changed_while_frozen: false,
         };
         let event = watch.reload();
+        if frozen {
+            if let Err(e) = watch.freeze() {
+                watch.invalid = Some(e);
+            }
+        }
         (watch, event)
     }
 
@@ -81,174 +121,127 @@ impl PrdWatch {
         &self.path
     }
 
-    /// The PRD held (the last one that loaded).
-    pub fn held(&self) -> Option<&Prd> {
-        self.held.as_ref()
-    }
-
     pub fn is_frozen(&self) -> bool {
-        self.frozen
+        self.frozen.is_some() || self.frozen_empty
     }
 
-    /// Whether tasks must wait: the PRD file does not load.
+    /// The version in use, if one loaded.
+    pub fn version(&self) -> Option<String> {
+        let live = self.frozen.as_ref().or(self.live.as_ref())?;
+        Some(live.current().version.clone())
+    }
+
+    /// Whether tasks must wait: the PRD in use does not load.
     pub fn holds_tasks(&self) -> bool {
-        self.invalid.is_some()
+        self.frozen.is_none() && (self.invalid.is_some() || self.live.is_none())
+    }
+
+    /// The PRD the runs started now are to use: the frozen copy, or the live file.
+    pub fn for_runs(&self) -> Option<Arc<LivePrd>> {
+        self.frozen.clone().or_else(|| self.live.clone())
     }
 
     /// The file changed: reloaded, or ignored while frozen.
     pub fn changed(&mut self) -> PrdEvent {
-        if self.frozen {
+        if self.is_frozen() {
             self.changed_while_frozen = true;
             return PrdEvent::Ignored;
         }
         self.reload()
     }
 
-    /// Changes from now on are ignored.
-    pub fn freeze(&mut self) {
-        self.frozen = true;
+    /// Changes from now on are ignored; runs get a copy of the PRD as it is now.
+    pub fn freeze(&mut self) -> Result<(), PrdError> {
+        let Some(live) = &self.live else {
+            self.frozen_empty = true;
+            return Ok(());
+        };
+        let unreadable = |e: std::io::Error| PrdError::Unreadable {
+            path: self.snapshot.clone(),
+            message: format!("cannot keep a frozen copy of the PRD: {e}"),
+        };
+        if let Some(dir) = self.snapshot.parent() {
+            std::fs::create_dir_all(dir).map_err(unreadable)?;
+        }
+        // The copy is of the PRD in use: its file may already say something newer.
+        let bytes = std::fs::read(live.path()).map_err(unreadable)?;
+        std::fs::write(&self.snapshot, bytes).map_err(unreadable)?;
+        let copy = LivePrd::open(&self.snapshot)?;
+        if copy.current().digest != live.current().digest {
+            // Saved after the last reload: the copy must not be of the unseen change.
+            self.changed_while_frozen = true;
+        }
+        self.frozen = Some(Arc::new(copy));
+        Ok(())
     }
 
     /// Changes are looked at again; a change made while frozen is reloaded now.
     pub fn unfreeze(&mut self) -> Option<PrdEvent> {
-        self.frozen = false;
+        self.frozen = None;
+        self.frozen_empty = false;
         std::mem::take(&mut self.changed_while_frozen).then(|| self.reload())
     }
 
     fn reload(&mut self) -> PrdEvent {
-        match load(&self.path) {
-            Ok(prd) => {
-                let diff = match &self.held {
-                    Some(old) => old.diff(&prd),
-                    None => PrdDiff {
+        let event = match &self.live {
+            Some(live) => match live.before_task() {
+                (Ok(_), Some(Reload::Reloaded(diff))) => PrdEvent::Reloaded(diff),
+                (Ok(_), _) => PrdEvent::Unchanged,
+                (Err(e), _) => PrdEvent::Invalid(e),
+            },
+            None => match LivePrd::open(&self.path) {
+                Ok(live) => {
+                    let prd = live.current();
+                    let diff = PrdDiff {
+                        to_version: prd.version.clone(),
                         added: prd.requirements.iter().map(|r| r.id.clone()).collect(),
                         ..PrdDiff::default()
-                    },
-                };
-                let event = PrdEvent::Reloaded {
-                    from: self.held.as_ref().map(|p| p.version.clone()),
-                    to: prd.version.clone(),
-                    diff,
-                    requirements: prd.requirements.len(),
-                };
-                self.held = Some(prd);
-                self.invalid = None;
-                event
-            }
-            Err(e) => {
-                let error = e.to_string();
-                self.invalid = Some(error.clone());
-                PrdEvent::Invalid { error }
-            }
+                    };
+                    self.live = Some(Arc::new(live));
+                    PrdEvent::Reloaded(diff)
+                }
+                Err(e) => PrdEvent::Invalid(e),
+            },
+        };
+        match &event {
+            PrdEvent::Invalid(e) => self.invalid = Some(e.clone()),
+            PrdEvent::Reloaded(_) | PrdEvent::Unchanged => self.invalid = None,
+            PrdEvent::Ignored => {}
         }
+        event
     }
 }
 
-impl PrdEvent {
-    /// Whether the change makes the results of tasks running meanwhile suspect: requirements
-    /// changed or removed (one added asks nothing of work already under way).
-    pub fn unsettles_running_tasks(&self) -> bool {
-        matches!(self, PrdEvent::Reloaded { diff, from: Some(_), .. } if !diff.changed.is_empty() || !diff.removed.is_empty())
-    }
-
-    /// One line for people: what the reload found.
-    pub fn describe(&self) -> String {
-        match self {
-            PrdEvent::Reloaded {
-                from: Some(from),
-                to,
-                diff,
-                ..
-            } => format!("version {from} → {to}; {}", diff.summary()),
-            PrdEvent::Reloaded {
-                from: None,
-                to,
-                requirements,
-                ..
-            } => format!("version {to}, {requirements} requirements"),
-            PrdEvent::Invalid { error } => error.clone(),
-            PrdEvent::Ignored => "ignored (frozen)".into(),
-        }
-    }
+/// The `pending` entry of trial `trial` (attempt `attempt`) that ran while the PRD changed
+/// under it (`event`, which [`PrdEvent::unsettles_running_tasks`]): a person decides
+/// whether it runs again.
+pub struct Decision<'a> {
+    pub trial: &'a str,
+    pub category: &'a str,
+    pub attempt: u32,
+    pub run_id: &'a str,
+    pub run_dir: &'a Path,
+    pub agent: &'a str,
 }
 
-/// Who wrote an entry and when, for the `prd` entries of one watch session.
-#[derive(Debug, Clone)]
-pub struct EntryContext {
-    /// The session's id (as a run id: what the entries' `run_id` says).
-    pub session: String,
-    /// The agent the session runs tasks with (as `medin run` would name it).
-    pub agent: String,
-}
-
-/// The `ACTIVITY_LOG.md` entry of a load or reload of the PRD at `path` (none for an ignored
-/// change): `passed` with the diff summary, or `error` with the message.
-pub fn reload_entry(path: &Path, event: &PrdEvent, duration_ms: u64, ctx: &EntryContext) -> Option<ActivityEntry> {
-    let (status, description, failures) = match event {
-        PrdEvent::Ignored => return None,
-        PrdEvent::Reloaded { from: None, .. } => (
-            EntryStatus::Passed,
-            format!("PRD loaded: {}", event.describe()),
-            Vec::new(),
-        ),
-        PrdEvent::Reloaded { .. } => (
-            EntryStatus::Passed,
-            format!("PRD reloaded: {}", event.describe()),
-            Vec::new(),
-        ),
-        PrdEvent::Invalid { error } => (
-            EntryStatus::Error,
-            "PRD changed and does not load: no new task starts until it does".to_string(),
-            vec![error.clone()],
-        ),
-    };
-    Some(ActivityEntry {
-        timestamp: Utc::now(),
-        task_id: prd_task_id(path),
-        category: "prd".into(),
-        kind: EntryKind::Prd,
-        status,
-        outcome: None,
-        duration_ms,
-        attempt: 1,
-        run_id: ctx.session.clone(),
-        run_dir: String::new(),
-        agent: ctx.agent.clone(),
-        description,
-        correction: None,
-        validations: Vec::new(),
-        failures,
-    })
-}
-
-/// The `pending` entry of a trial that ran while the PRD changed under it (`event`, which
-/// [`PrdEvent::unsettles_running_tasks`]): a person decides whether it runs again.
-pub fn decision_entry(
-    trial: &str,
-    category: &str,
-    run_id: &str,
-    run_dir: &Path,
-    event: &PrdEvent,
-    ctx: &EntryContext,
-) -> ActivityEntry {
-    let (from, to, summary) = match event {
-        PrdEvent::Reloaded { from, to, diff, .. } => (from.clone().unwrap_or_default(), to.clone(), diff.summary()),
-        other => (String::new(), String::new(), other.describe()),
-    };
+/// See [`Decision`].
+pub fn decision_entry(d: &Decision<'_>, event: &PrdEvent) -> ActivityEntry {
+    let trial = d.trial;
     ActivityEntry {
         timestamp: Utc::now(),
         task_id: trial.to_string(),
-        category: category.to_string(),
+        category: d.category.to_string(),
         kind: EntryKind::Prd,
         status: EntryStatus::Pending,
         outcome: None,
         duration_ms: 0,
-        attempt: 1,
-        run_id: run_id.to_string(),
-        run_dir: run_dir.display().to_string(),
-        agent: ctx.agent.clone(),
+        attempt: d.attempt,
+        run_id: d.run_id.to_string(),
+        run_dir: d.run_dir.display().to_string(),
+        agent: d.agent.to_string(),
         description: format!(
-            "The PRD changed while this trial ran (version {from} → {to}; {summary}): its result was judged against the PRD it started with."
+            "The PRD changed while this trial ran ({}): its result was judged against the PRD it started with.",
+            event.describe()
         ),
         correction: None,
         validations: Vec::new(),
@@ -258,55 +251,58 @@ pub fn decision_entry(
     }
 }
 
-/// The task id of the PRD's entries: `prd::<file name>`.
-fn prd_task_id(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("prd::{name}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const V1: &str = "version: 1.0.0\n## REQ-1: login\nusers log in\n## REQ-2: logout\nusers log out\n";
-    const V2: &str =
-        "version: 1.1.0\n## REQ-1: login\nusers log in with a key\n## REQ-3: audit\nevery action is logged\n";
-
-    fn ctx() -> EntryContext {
-        EntryContext {
-            session: "watch-1".into(),
-            agent: "oracle".into(),
+    /// A PRD in the front-matter form with `ids` (each with `text` as its description).
+    fn prd(version: &str, reqs: &[(&str, &str)]) -> String {
+        let mut s = format!("---\nversion: {version}\nlastUpdated: 2026-01-19\nrequirements:\n");
+        for (id, text) in reqs {
+            s.push_str(&format!(
+                "  - id: {id}\n    title: {id}\n    description: {text}\n    acceptance_criteria: [it holds]\n    priority: high\n"
+            ));
         }
+        s.push_str("---\n");
+        s
+    }
+
+    fn v1() -> String {
+        prd("1.0.0", &[("REQ-1", "users log in"), ("REQ-2", "users log out")])
+    }
+
+    fn v2() -> String {
+        prd(
+            "1.1.0",
+            &[
+                ("REQ-1", "users log in with a key"),
+                ("REQ-3", "every action is logged"),
+            ],
+        )
+    }
+
+    fn open(text: &str, frozen: bool) -> (tempfile::TempDir, PathBuf, PrdWatch, PrdEvent) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("PRD.md");
+        std::fs::write(&path, text).unwrap();
+        let (watch, event) = PrdWatch::open(path.clone(), dir.path().join("frozen/PRD.md"), frozen);
+        (dir, path, watch, event)
     }
 
     #[test]
     fn a_change_is_reloaded_with_what_it_added_removed_and_changed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("PRD.md");
-        std::fs::write(&path, V1).unwrap();
-        let (mut watch, first) = PrdWatch::open(path.clone(), false);
+        let (_dir, path, mut watch, first) = open(&v1(), false);
         assert!(
-            matches!(
-                first,
-                PrdEvent::Reloaded {
-                    from: None,
-                    requirements: 2,
-                    ..
-                }
-            ),
+            matches!(&first, PrdEvent::Reloaded(d) if d.added == ["REQ-1", "REQ-2"]),
             "{first:?}"
         );
-        std::fs::write(&path, V2).unwrap();
+        std::fs::write(&path, v2()).unwrap();
         let event = watch.changed();
-        let PrdEvent::Reloaded { from, to, diff, .. } = &event else {
+        let PrdEvent::Reloaded(diff) = &event else {
             panic!("{event:?}")
         };
-        assert_eq!((from.as_deref(), to.as_str()), (Some("1.0.0"), "1.1.0"));
         assert_eq!(
-            (&diff.added[..], &diff.removed[..], &diff.changed[..]),
+            (diff.added.as_slice(), diff.removed.as_slice(), diff.changed.as_slice()),
             (
                 &["REQ-3".to_string()][..],
                 &["REQ-2".to_string()][..],
@@ -314,80 +310,90 @@ mod tests {
             )
         );
         assert!(event.unsettles_running_tasks());
-        let entry = reload_entry(&path, &event, 3, &ctx()).unwrap();
-        assert_eq!(
-            (entry.kind, entry.status, entry.task_id.as_str()),
-            (EntryKind::Prd, EntryStatus::Passed, "prd::PRD.md")
-        );
-        assert!(entry.description.contains(&diff.summary()), "{}", entry.description);
+        // A task's own reload found it first: nothing left to reload.
+        assert_eq!(watch.changed(), PrdEvent::Unchanged);
+        assert_eq!(watch.version().as_deref(), Some("1.1.0"));
     }
 
     #[test]
-    fn an_invalid_prd_holds_tasks_until_it_loads_and_keeps_the_last_good_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("PRD.md");
-        std::fs::write(&path, V1).unwrap();
-        let (mut watch, _) = PrdWatch::open(path.clone(), false);
-        std::fs::write(&path, "## no version and a bad heading\n").unwrap();
+    fn an_invalid_prd_holds_tasks_until_it_loads() {
+        let (_dir, path, mut watch, _) = open(&v1(), false);
+        std::fs::write(&path, "---\nversion: one\n---\n").unwrap();
         let event = watch.changed();
         assert!(
-            matches!(&event, PrdEvent::Invalid { error } if error.contains("PRD.md:1:1")),
+            matches!(&event, PrdEvent::Invalid(PrdError::Invalid { .. })),
             "{event:?}"
         );
+        assert!(event.describe().contains("PRD.md:"), "{}", event.describe());
         assert!(watch.holds_tasks());
-        assert_eq!(watch.held().map(|p| p.version.as_str()), Some("1.0.0"));
-        let entry = reload_entry(&path, &event, 0, &ctx()).unwrap();
-        assert_eq!(entry.status, EntryStatus::Error);
-        std::fs::write(&path, V2).unwrap();
+        std::fs::write(&path, v2()).unwrap();
         let event = watch.changed();
-        // The diff is against the last PRD that loaded.
         assert!(
-            matches!(&event, PrdEvent::Reloaded { from: Some(v), .. } if v == "1.0.0"),
+            matches!(&event, PrdEvent::Reloaded(d) if d.from_version == "1.0.0"),
             "{event:?}"
         );
         assert!(!watch.holds_tasks());
     }
 
     #[test]
-    fn frozen_changes_are_ignored_and_reloaded_on_unfreeze() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("PRD.md");
-        std::fs::write(&path, V1).unwrap();
-        let (mut watch, _) = PrdWatch::open(path.clone(), true);
-        std::fs::write(&path, V2).unwrap();
+    fn a_prd_that_never_loaded_holds_tasks_and_loads_on_a_change() {
+        let (_dir, path, mut watch, first) = open("not a prd", false);
+        assert!(matches!(first, PrdEvent::Invalid(_)), "{first:?}");
+        assert!(watch.holds_tasks() && watch.for_runs().is_none());
+        std::fs::write(&path, v1()).unwrap();
+        assert!(matches!(watch.changed(), PrdEvent::Reloaded(_)));
+        assert!(!watch.holds_tasks() && watch.for_runs().is_some());
+    }
+
+    #[test]
+    fn frozen_changes_are_ignored_by_the_watch_and_by_its_runs_and_reloaded_on_unfreeze() {
+        let (_dir, path, mut watch, _) = open(&v1(), true);
+        std::fs::write(&path, v2()).unwrap();
         assert_eq!(watch.changed(), PrdEvent::Ignored);
-        assert_eq!(watch.held().map(|p| p.version.as_str()), Some("1.0.0"));
-        assert!(reload_entry(&path, &PrdEvent::Ignored, 0, &ctx()).is_none());
+        // What a run's task sees: the copy, unchanged.
+        let runs = watch.for_runs().unwrap();
+        let (prd, reload) = runs.before_task();
+        assert_eq!((prd.unwrap().version.as_str(), reload), ("1.0.0", None));
         let event = watch
             .unfreeze()
             .expect("a change made while frozen is reloaded on unfreeze");
         assert!(
-            matches!(&event, PrdEvent::Reloaded { to, .. } if to == "1.1.0"),
+            matches!(&event, PrdEvent::Reloaded(d) if d.to_version == "1.1.0"),
             "{event:?}"
         );
+        assert_eq!(watch.for_runs().unwrap().current().version, "1.1.0");
         // Unfreezing with nothing changed reloads nothing.
-        watch.freeze();
+        watch.freeze().unwrap();
         assert_eq!(watch.unfreeze(), None);
     }
 
     #[test]
     fn a_trial_caught_by_a_change_waits_for_a_decision() {
-        let event = PrdEvent::Reloaded {
-            from: Some("1.0.0".into()),
-            to: "1.1.0".into(),
-            diff: PrdDiff {
-                changed: vec!["REQ-1".into()],
-                ..PrdDiff::default()
-            },
-            requirements: 1,
+        let event = PrdEvent::Reloaded(PrdDiff {
+            from_version: "1.0.0".into(),
+            to_version: "1.1.0".into(),
+            changed: vec!["REQ-1".into()],
+            ..PrdDiff::default()
+        });
+        let d = Decision {
+            trial: "golden::t1",
+            category: "golden",
+            attempt: 1,
+            run_id: "r1",
+            run_dir: Path::new("/runs/r1/t1"),
+            agent: "oracle",
         };
-        let e = decision_entry("golden::t1", "golden", "r1", Path::new("/runs/r1/t1"), &event, &ctx());
+        let e = decision_entry(&d, &event);
         assert_eq!((e.kind, e.status), (EntryKind::Prd, EntryStatus::Pending));
         assert!(
             e.failures[0].starts_with("decision needed: re-run golden::t1"),
             "{:?}",
             e.failures
         );
-        assert!(e.description.contains("1.0.0 → 1.1.0"), "{}", e.description);
+        assert!(
+            e.description.contains("1.0.0 → 1.1.0: changed REQ-1"),
+            "{}",
+            e.description
+        );
     }
 }

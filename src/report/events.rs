@@ -32,6 +32,24 @@ pub enum Event<'a> {
     TrialFinished(TrialFinished<'a>),
     /// The run is concluded: results merged, metrics computed, thresholds checked.
     RunFinished(&'a RunConclusion),
+    /// Something about the suite's PRD: reloaded, invalid, or in conflict with a task.
+    Prd(PrdNote<'a>),
+}
+
+/// What happened to the suite's PRD.
+#[derive(Debug, Clone, Copy)]
+pub enum PrdNote<'a> {
+    /// Its file changed before a task started: reloaded, or found invalid (the run halts).
+    Reload {
+        path: &'a std::path::Path,
+        reload: &'a crate::prd::Reload,
+    },
+    /// A task's expectation contradicts a requirement it names; the requirement won.
+    Conflict {
+        trial: &'a str,
+        attempt: u32,
+        conflict: &'a crate::prd::Conflict,
+    },
 }
 
 /// An attempt started: its agent is known and its workspace is about to be prepared.
@@ -164,6 +182,11 @@ impl EventSink {
             .unwrap_or_default()
     }
 
+    /// Reports something about the suite's PRD.
+    pub fn prd(&self, note: &PrdNote<'_>) {
+        self.emit(&Event::Prd(*note));
+    }
+
     /// The handle through which the runner reports attempt `attempt` of `trial`.
     pub fn trial(&self, trial: impl Into<String>, attempt: u32) -> TrialEvents {
         TrialEvents {
@@ -212,6 +235,15 @@ impl TrialEvents {
         }));
     }
 
+    /// A task expectation was set aside for the PRD requirement it contradicts.
+    pub fn prd_conflict(&self, conflict: &crate::prd::Conflict) {
+        self.sink.prd(&PrdNote::Conflict {
+            trial: &self.trial,
+            attempt: self.attempt,
+            conflict,
+        });
+    }
+
     pub fn finished(&self, result: &TaskResult, validations: &[ValidationResult]) {
         self.sink
             .emit(&Event::TrialFinished(TrialFinished { result, validations }));
@@ -234,6 +266,7 @@ mod tests {
                 Event::RoundEnded(r) => format!("round {} {:?}", r.round, r.end),
                 Event::TrialFinished(f) => format!("finished {}", f.result.trial),
                 Event::RunFinished(_) => "run".into(),
+                Event::Prd(_) => "prd".into(),
             };
             self.0.lock().unwrap().push(line);
             Ok(())

@@ -40,6 +40,9 @@ pub struct RunConclusion {
     pub unreadable: Vec<String>,
     /// Gated against a baseline run: what failed there too is no failure of this run.
     pub against_baseline: bool,
+    /// Per requirement of the suite's PRD, the trials that prove it ([`Self::add_coverage`]);
+    /// `None` when the suite has no PRD.
+    pub coverage: Option<crate::prd::Coverage>,
 }
 
 /// Merges the parts of `folder` and checks `thresholds` when `gate` says so. A gated run also
@@ -67,6 +70,7 @@ pub fn conclude(
         breaches,
         unreadable: parts.unreadable,
         against_baseline: false,
+        coverage: None,
     })
 }
 
@@ -130,6 +134,27 @@ impl RunConclusion {
     }
 
     /// The run summary (`summary.json`, `medin report --json`).
+    /// Adds the requirement coverage of `prd` by this run's trials; a gated run (not against a
+    /// baseline) gains a critical breach for each critical requirement no passing trial proves.
+    pub fn add_coverage(&mut self, prd: &crate::prd::Prd) {
+        let coverage = crate::prd::coverage(
+            prd,
+            self.trials
+                .iter()
+                .map(|t| (t.trial.as_str(), t.attempt, t.passed(), t.requirements.as_slice())),
+        );
+        if let (Some(breaches), false) = (self.breaches.as_mut(), self.against_baseline) {
+            breaches.extend(coverage.unproven_critical().into_iter().map(|r| Breach {
+                scope: r.id.clone(),
+                metric: super::thresholds::CRITICAL_REQUIREMENT,
+                limit: 1.0,
+                actual: r.trials.iter().filter(|t| t.passed).count() as f64,
+                level: super::thresholds::Level::Critical,
+            }));
+        }
+        self.coverage = Some(coverage);
+    }
+
     pub fn summary_json(&self) -> serde_json::Value {
         let trials: Vec<serde_json::Value> = self
             .trials
@@ -159,6 +184,7 @@ impl RunConclusion {
             "breaches": self.breaches.as_deref().unwrap_or_default(),
             "trials": trials,
             "unreadable_parts": self.unreadable,
+            "requirement_coverage": self.coverage,
         })
     }
 }

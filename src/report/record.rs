@@ -78,6 +78,9 @@ pub struct TrialRecord {
     /// The task's `flake_tolerance`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub flake_tolerance: u32,
+    /// The PRD requirements the task names (it proves them if it passed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -114,6 +117,7 @@ impl TrialRecord {
             },
             quality: super::quality::measure(&result.run_dir, validations),
             flake_tolerance: result.flake_tolerance,
+            requirements: result.requirements.clone(),
         }
     }
 
@@ -145,6 +149,7 @@ impl TrialRecord {
             expectations: Vec::new(),
             quality: AttemptQuality::default(),
             flake_tolerance: 0,
+            requirements: Vec::new(),
         }
     }
 }

@@ -18,12 +18,13 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::events::{Event, ReportError, Reporter};
+use super::events::{Event, PrdNote, ReportError, Reporter};
 use super::finish::RunConclusion;
 use super::metrics::{render_text, TrialCounts};
 use super::record::{TrialRecord, TrialStatus};
 use super::run::{atomic_write, RunFolder};
 use crate::log::{ActivityEntry, ActivityLog, EntryKind, EntryStatus};
+use crate::prd::Reload;
 use crate::runner::{expect, TaskResult, TrialVerdict, MESSAGE_CLIP};
 
 /// Where a text reporter prints: stdout, or any writer (tests, a file).
@@ -120,7 +121,8 @@ impl ActivityLogReporter {
     /// Appends `entry`, retrying [`APPEND_RETRIES`] times with a doubling wait; when every try
     /// failed, keeps the entry as `<run_dir>/activity-entry.md` (same format, so it can be
     /// appended by hand) and returns the last error and where the entry went.
-    fn append_or_keep(&self, entry: &ActivityEntry, run_dir: &std::path::Path) -> Result<(), String> {
+    /// Appends `entry`, retrying [`APPEND_RETRIES`] times with a doubling wait; the last error.
+    fn append_retrying(&self, entry: &ActivityEntry) -> Result<(), String> {
         let mut wait = APPEND_BACKOFF;
         let mut last = None;
         for retry in 0..=APPEND_RETRIES {
@@ -133,7 +135,13 @@ impl ActivityLogReporter {
                 Err(e) => last = Some(e),
             }
         }
-        let error = last.map(|e| e.to_string()).unwrap_or_default();
+        Err(last.map(|e| e.to_string()).unwrap_or_default())
+    }
+
+    fn append_or_keep(&self, entry: &ActivityEntry, run_dir: &std::path::Path) -> Result<(), String> {
+        let Err(error) = self.append_retrying(entry) else {
+            return Ok(());
+        };
         let kept = run_dir.join(KEPT_ENTRY_FILE);
         let keep = || -> std::io::Result<()> {
             std::fs::create_dir_all(run_dir)?;
@@ -154,8 +162,79 @@ impl ActivityLogReporter {
     }
 }
 
+impl ActivityLogReporter {
+    /// The entry of something that happened to the suite's PRD ([`EntryKind::Prd`]).
+    pub fn prd_entry(&self, note: &PrdNote<'_>) -> ActivityEntry {
+        let (task_id, category, attempt, status, description, failures) = match note {
+            PrdNote::Reload {
+                path,
+                reload: Reload::Reloaded(diff),
+            } => (
+                "prd".to_string(),
+                "prd".to_string(),
+                0,
+                EntryStatus::Passed,
+                format!("PRD reloaded ({}): {}", path.display(), diff.summary()),
+                Vec::new(),
+            ),
+            PrdNote::Reload {
+                path,
+                reload: Reload::Invalid(e),
+            } => (
+                "prd".to_string(),
+                "prd".to_string(),
+                0,
+                EntryStatus::Error,
+                format!(
+                    "PRD changed and is invalid ({}): no task starts until it is fixed",
+                    path.display()
+                ),
+                vec![e.to_string()],
+            ),
+            PrdNote::Conflict {
+                trial,
+                attempt,
+                conflict,
+            } => (
+                trial.to_string(),
+                trial.split("::").next().unwrap_or("prd").to_string(),
+                *attempt,
+                EntryStatus::Skipped,
+                format!("PRD conflict with {}: {conflict}", conflict.requirement),
+                Vec::new(),
+            ),
+        };
+        ActivityEntry {
+            timestamp: chrono::Utc::now(),
+            task_id,
+            category,
+            kind: EntryKind::Prd,
+            status,
+            outcome: None,
+            duration_ms: 0,
+            attempt,
+            run_id: self.run_id.clone(),
+            run_dir: String::new(),
+            agent: "-".into(),
+            description,
+            validations: Vec::new(),
+            failures,
+            correction: None,
+        }
+    }
+}
+
 impl Reporter for ActivityLogReporter {
     fn report(&self, event: &Event<'_>) -> Result<(), ReportError> {
+        if let Event::Prd(note) = event {
+            let entry = self.prd_entry(note);
+            return self.append_retrying(&entry).map_err(|why| {
+                ReportError::new(
+                    "activity log",
+                    format!("cannot append a PRD entry to {}: {why}", self.log.path().display()),
+                )
+            });
+        }
         let Event::TrialFinished(f) = event else {
             return Ok(());
         };
@@ -357,6 +436,22 @@ impl Reporter for MetricsText {
         };
         let mut text = format!("\n{}", render_text(&run.metrics, run.breaches.as_deref()));
         text.push_str(&super::repeats::render_text(&run.repeats));
+        if let Some(c) = &run.coverage {
+            let proven = c.requirements.iter().filter(|r| r.proven).count();
+            text.push_str(&format!(
+                "  requirements   {proven}/{} proven (PRD {})\n",
+                c.requirements.len(),
+                crate::inert::line(&c.prd_version)
+            ));
+            for r in c.requirements.iter().filter(|r| !r.proven) {
+                text.push_str(&format!(
+                    "    not proven   {} ({}): {} task(s) name it, none passed\n",
+                    crate::inert::line(&r.id),
+                    r.priority.as_str(),
+                    r.trials.len()
+                ));
+            }
+        }
         for part in &run.unreadable {
             text.push_str(&format!("  unreadable     {} (skipped)\n", crate::inert::line(part)));
         }
@@ -498,6 +593,7 @@ mod tests {
             metrics: AttemptMetrics::default(),
             run_dir: PathBuf::from("/tmp/run"),
             flake_tolerance: 0,
+            requirements: Vec::new(),
         }
     }
 

@@ -52,6 +52,9 @@ pub struct Results {
     /// The suite metrics of the run (overall, per category, per tool).
     #[serde(default)]
     pub metrics: SuiteMetrics,
+    /// Per requirement of the suite's PRD: the trials naming it and whether one passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement_coverage: Option<crate::prd::Coverage>,
     pub trials: Vec<TrialResult>,
 }
 
@@ -118,6 +121,9 @@ pub struct TrialResult {
     /// The task's `flake_tolerance`.
     #[serde(default)]
     pub flake_tolerance: u32,
+    /// The PRD requirements the task names (it proves them if it passed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
     /// The agent claimed success and the trial failed.
     #[serde(default)]
     pub false_success: bool,
@@ -174,6 +180,7 @@ impl TrialResult {
             model: m.model,
             context_length_exceeded: m.context_length_exceeded,
             flake_tolerance: t.flake_tolerance,
+            requirements: t.requirements.clone(),
             false_success: t.false_success(),
             quality: t.quality.clone(),
             reward: m.reward,
@@ -243,6 +250,7 @@ impl TrialResult {
             expectations: self.failed_expectations.clone(),
             quality: self.quality.clone(),
             flake_tolerance: self.flake_tolerance,
+            requirements: self.requirements.clone(),
         })
     }
 }
@@ -272,6 +280,7 @@ pub fn of(run: &RunConclusion, suite_hash: Option<String>) -> Results {
             .map(|b| b.to_string())
             .collect(),
         metrics: run.metrics.clone(),
+        requirement_coverage: run.coverage.clone(),
         trials: run.trials.iter().map(TrialResult::of).collect(),
     }
 }

@@ -119,6 +119,7 @@ fn run() -> RunConclusion {
         breaches: Some(breaches),
         unreadable: Vec::new(),
         against_baseline: false,
+        coverage: None,
     }
 }
 

@@ -51,8 +51,19 @@ impl Breach {
     }
 }
 
+/// The metric of a breach for a critical PRD requirement that no passing trial proves (its
+/// scope is the requirement's id).
+pub const CRITICAL_REQUIREMENT: &str = "critical_requirement";
+
 impl std::fmt::Display for Breach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.metric == CRITICAL_REQUIREMENT {
+            return write!(
+                f,
+                "{}: a critical requirement of the PRD that no passing task proves (name it in a task's `requirements:` and make that task pass)",
+                self.scope
+            );
+        }
         let cmp = match self.metric {
             "min_success_rate" => "below the minimum",
             super::compare::BASELINE_METRIC => "a regression from the baseline's",

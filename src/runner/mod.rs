@@ -68,6 +68,9 @@ pub struct RunSettings {
     pub ask: Ask,
     /// Whether model agents' exchanges go live, are recorded, or are replayed from cassettes.
     pub traffic: TrafficMode,
+    /// The suite's PRD, reloaded before each task when its file changed (`prd:` in
+    /// medin.yaml); `None` when the suite names none.
+    pub prd: Option<Arc<crate::prd::LivePrd>>,
 }
 
 impl RunSettings {
@@ -82,6 +85,7 @@ impl RunSettings {
             defaults: crate::plan::SuiteDefaults::default(),
             ask: Ask::from_env(),
             traffic: TrafficMode::Live,
+            prd: None,
         }
     }
 }
@@ -125,6 +129,8 @@ pub struct TaskResult {
     pub run_dir: PathBuf,
     /// The task's `flake_tolerance` (0 when its spec did not load).
     pub flake_tolerance: u32,
+    /// The PRD requirements the task names (`requirements:`): it proves them if it passed.
+    pub requirements: Vec<String>,
 }
 
 impl TaskResult {
@@ -194,14 +200,23 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
             metrics: AttemptMetrics::default(),
             run_dir: run_dir_for(file, settings, attempt),
             flake_tolerance: 0,
+            requirements: Vec::new(),
         };
         events.finished(&result, &[]);
         result
     };
     match spec::load_task_with(&file.path, &settings.agents) {
-        Ok(task) => {
+        Ok(mut task) => {
+            // The PRD first: reloaded if it changed, then applied to the task.
+            let applied = match under_prd(&mut task, file, settings, &events) {
+                Ok(applied) => applied,
+                Err(e) => {
+                    events.started("-");
+                    return harness_error(task.description.clone(), e);
+                }
+            };
             // A bug in medin must cost one trial, not the run: a panic becomes a harness error.
-            let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt));
+            let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt, applied.as_ref()));
             std::panic::catch_unwind(run).unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
@@ -216,6 +231,37 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
             harness_error(String::new(), RunError::Spec(e.to_string()))
         }
     }
+}
+
+/// Puts `task` under the suite's PRD, if the suite has one: reloads the PRD when its file
+/// changed (logging the change), checks the requirements the task names, and applies the PRD
+/// ([`crate::prd::apply`]), logging each conflict. A task that names requirements in a suite
+/// without a PRD, or ids the PRD does not define, is a spec error located in the task file; a
+/// PRD that turned invalid halts every task from now on.
+fn under_prd(
+    task: &mut TaskSpec,
+    file: &SpecFile,
+    settings: &RunSettings,
+    events: &TrialEvents,
+) -> Result<Option<crate::prd::Applied>, RunError> {
+    let Some(live) = &settings.prd else {
+        crate::prd::check_named(&file.path, task, None).map_err(|e| RunError::Spec(e.to_string()))?;
+        return Ok(None);
+    };
+    let (prd, reload) = live.before_task();
+    if let Some(reload) = reload {
+        settings.events.prd(&crate::report::events::PrdNote::Reload {
+            path: live.path(),
+            reload: &reload,
+        });
+    }
+    let prd = prd.map_err(|e| RunError::Prd(e.to_string()))?;
+    crate::prd::check_named(&file.path, task, Some(&prd)).map_err(|e| RunError::Spec(e.to_string()))?;
+    let applied = crate::prd::apply(task, &prd);
+    for conflict in &applied.conflicts {
+        events.prd_conflict(conflict);
+    }
+    Ok(Some(applied))
 }
 
 /// Where attempt `attempt` of `file` keeps its files.
@@ -251,8 +297,15 @@ fn spec_dir(path: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Runs attempt `attempt` of an already loaded task.
-pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attempt: u32) -> TaskResult {
+/// Runs attempt `attempt` of an already loaded task, to which the suite's PRD was applied
+/// (`prd`, see `under_prd`).
+fn run_task(
+    task: &TaskSpec,
+    file: &SpecFile,
+    settings: &RunSettings,
+    attempt: u32,
+    prd: Option<&crate::prd::Applied>,
+) -> TaskResult {
     let run_dir = run_dir_for(file, settings, attempt);
     let source = agent_for(task, file, settings);
     // Everything the trial runs under, decided once.
@@ -278,11 +331,15 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         metrics: AttemptMetrics::default(),
         run_dir: run_dir.clone(),
         flake_tolerance: task.flake_tolerance,
+        requirements: task.requirements.clone(),
     };
     // The one place a harness failure crosses into the trial: outcome `error`, with its cause.
-    let record = match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), settings, events.clone())
-        .and_then(|a| a.run())
-    {
+    let record = match Attempt::prepare(task, file, &run_dir, &source, plan.clone(), settings, events.clone()).and_then(
+        |mut a| {
+            a.prd = prd;
+            a.run()
+        },
+    ) {
         Ok(record) => record,
         Err(e) => {
             result.verdict = TrialVerdict::from_run_error(&e);
@@ -319,6 +376,9 @@ pub fn run_task(task: &TaskSpec, file: &SpecFile, settings: &RunSettings, attemp
         "verification": record.verification,
         "prp": record.prp,
         "tdd": record.tdd,
+        // The PRD as applied: its version, the requirements named and briefed (and why), the
+        // checks it added, the conflicts it won.
+        "prd": prd,
     });
     if let Err(e) = write_json(&run_dir.join("metrics.json"), &metrics_json) {
         result.verdict = TrialVerdict::from_run_error(&RunError::log(run_dir.join("metrics.json"), e));
@@ -374,6 +434,8 @@ struct Attempt<'a> {
     /// taken (validators and verification run while the agent's services still live), and
     /// on every other way out of the attempt ([`Drop`]).
     attempt_sandbox: sandbox::AttemptSandbox,
+    /// What the suite's PRD says for this task: the requirements it is briefed with.
+    prd: Option<&'a crate::prd::Applied>,
 }
 
 impl Drop for Attempt<'_> {
@@ -543,6 +605,7 @@ impl<'a> Attempt<'a> {
             _claim: claim,
             model: ModelLink::new(plan_traffic),
             attempt_sandbox,
+            prd: None,
         })
     }
 
@@ -894,6 +957,11 @@ impl<'a> Attempt<'a> {
     /// What the agent is told at the start of an episode: `prompt`, the tools the policy
     /// allows, the plan's limits.
     fn brief(&self, prompt: String) -> TaskBrief {
+        // The PRD's relevant requirements close the prompt, for agents that read only text.
+        let prompt = match self.prd.filter(|a| !a.relevant.is_empty()) {
+            Some(applied) => format!("{prompt}\n\n{}", applied.brief()),
+            None => prompt,
+        };
         let tools = tools::registry()
             .into_iter()
             .filter(|t| self.pipe.gate().check(t.name).is_ok())
@@ -916,6 +984,7 @@ impl<'a> Attempt<'a> {
             // Where its tools and commands see the workspace (`/app` with a fixed root).
             workspace: self.pipe.sandbox().workspace_seen().to_path_buf(),
             retry: None,
+            requirements: self.prd.map(|a| a.brief_json()).unwrap_or_default(),
         }
     }
 }

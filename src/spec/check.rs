@@ -16,15 +16,65 @@ use super::suite::{self, SUITE_FILE};
 /// One result per task file found below `paths`, in order. A path that cannot be read, a
 /// broken `medin.yaml` or a suite folder that is missing appears as an `Err` entry for that
 /// path, so the caller reports everything in one pass.
+///
+/// A task's `requirements:` are checked against the PRD of the suite it belongs to (the
+/// nearest `medin.yaml` above it): an id the PRD does not define, or any id in a suite without
+/// a PRD, is an error located in the task; a PRD that is missing or invalid is reported once,
+/// as an entry of its own.
 pub fn check_paths(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TaskSpec, SpecError>)> {
     let mut out = Vec::new();
+    let mut prds = SuitePrds::default();
     for p in paths {
         for file in expand(p, &mut out) {
-            let r = load_task(&file);
+            let r = load_task(&file).and_then(|spec| prds.check(&file, spec, &mut out));
             out.push((file, r));
         }
     }
     out
+}
+
+/// The PRDs of the suites the checked tasks belong to, each loaded once.
+#[derive(Default)]
+struct SuitePrds {
+    /// Suite root → its PRD (`None`: the suite names none, or it did not load).
+    loaded: std::collections::HashMap<PathBuf, Option<crate::prd::Prd>>,
+}
+
+impl SuitePrds {
+    fn check(
+        &mut self,
+        file: &Path,
+        spec: TaskSpec,
+        out: &mut Vec<(PathBuf, Result<TaskSpec, SpecError>)>,
+    ) -> Result<TaskSpec, SpecError> {
+        if spec.requirements.is_empty() {
+            return Ok(spec);
+        }
+        let root = file
+            .ancestors()
+            .skip(1)
+            .find(|d| d.join(SUITE_FILE).is_file())
+            .map(Path::to_path_buf);
+        let prd = match &root {
+            None => None,
+            Some(root) => self
+                .loaded
+                .entry(root.clone())
+                .or_insert_with(|| {
+                    let prd_path = suite::load_suite(root).ok()?.prd_path()?;
+                    match crate::prd::load(&prd_path) {
+                        Ok(prd) => Some(prd),
+                        Err(e) => {
+                            out.push((prd_path, Err(e.into())));
+                            None
+                        }
+                    }
+                })
+                .as_ref(),
+        };
+        crate::prd::check_named(file, &spec, prd)?;
+        Ok(spec)
+    }
 }
 
 /// Something in a task that loads and runs, but is probably not what its author meant.

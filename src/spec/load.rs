@@ -93,6 +93,21 @@ fn format_located(path: &Path, line: usize, column: usize, message: &str, help: 
     }
 }
 
+/// An error about requirement `id` named by the task at `path` (`requirements: [..]`),
+/// located at the id after the `requirements` key (else at the key, else at 1:1).
+pub fn requirement_error(path: &Path, id: &str, message: String, help: &str) -> SpecError {
+    let text = super::limits::read(path).unwrap_or_default();
+    let key = text.find("requirements");
+    let pos = key.map(|k| text[k..].find(id).map_or(k, |i| k + i));
+    let (line, column) = pos.map_or((1, 1), |p| {
+        let before = &text[..p];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    });
+    SpecError::invalid(path, (line, column), message, Some(help.to_string()))
+}
+
 /// Reads and parses the task file at `path`; its `agent:`, if any, names a built-in agent.
 pub fn load_task(path: &Path) -> Result<TaskSpec, SpecError> {
     load_task_with(path, &AgentRegistry::builtin())
@@ -172,6 +187,8 @@ fn tidy(path: &Path) -> PathBuf {
 pub(crate) enum Doc {
     Task,
     Suite,
+    /// YAML inside a PRD.md: its front matter or a requirement's `checks` block.
+    Prd,
 }
 
 impl Doc {
@@ -179,18 +196,21 @@ impl Doc {
         match self {
             Doc::Task => "the task",
             Doc::Suite => "medin.yaml",
+            Doc::Prd => "the PRD's YAML",
         }
     }
     fn file(self) -> &'static str {
         match self {
             Doc::Task => "a task file",
             Doc::Suite => "medin.yaml",
+            Doc::Prd => "a PRD's YAML",
         }
     }
     fn example_keys(self) -> &'static str {
         match self {
             Doc::Task => "`description:` and `prompt:`",
             Doc::Suite => "`suites:` and `thresholds:`",
+            Doc::Prd => "`version:` and `last_updated:`",
         }
     }
 }
@@ -1568,6 +1588,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         description,
         kind,
         tags,
+        requirements,
         workspace,
         setup,
         prompt,
@@ -1667,6 +1688,7 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
         description,
         kind,
         tags,
+        requirements,
         workspace,
         setup,
         prompt,

@@ -26,6 +26,8 @@ pub struct TaskSpec {
     /// What kind of task it is, together with what only that kind has.
     pub kind: TaskKind,
     pub tags: Vec<String>,
+    /// Ids of the suite PRD's requirements this task proves (see [`crate::prd`]).
+    pub requirements: Vec<String>,
     /// Fixture directory copied into a fresh workspace, relative to the spec file (it exists).
     pub workspace: Option<String>,
     /// Shell commands run in the workspace before the agent starts.

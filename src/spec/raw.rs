@@ -38,6 +38,12 @@ pub(crate) struct RawTask {
     pub kind: RawKind,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Ids of the suite PRD's requirements this task proves (`[REQ-1, REQ-3]`): they are put
+    /// in the agent's brief, their `checks` are judged with the task's own, and the run's
+    /// requirement coverage counts this task for them. An id the PRD does not define is an
+    /// error (`medin check` and the run); a suite without `prd:` cannot name any.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     /// Fixture directory copied into a fresh workspace, relative to the spec file.
     /// Default: an empty directory.
     #[serde(default)]

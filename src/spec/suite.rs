@@ -54,6 +54,12 @@ pub struct SuiteConfig {
     /// `ACTIVITY_LOG.md`'s own settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity_log: Option<ActivityLogSettings>,
+    /// The suite's product requirements document, relative to medin.yaml (`prd: PRD.md`): the
+    /// source of truth tasks prove requirements of (`requirements: [REQ-1]`). A missing or
+    /// invalid PRD halts the run before any task starts; see the README, "PRD.md as the
+    /// source of truth".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prd: Option<String>,
 }
 
 /// `activity_log:` in `medin.yaml`.
@@ -83,6 +89,7 @@ impl Default for SuiteConfig {
             network: None,
             pass_env: Vec::new(),
             activity_log: None,
+            prd: None,
         }
     }
 }
@@ -214,6 +221,13 @@ pub struct SpecFile {
     pub path: PathBuf,
 }
 
+impl Suite {
+    /// The PRD file `medin.yaml` names, if any.
+    pub fn prd_path(&self) -> Option<PathBuf> {
+        self.config.prd.as_ref().map(|p| self.root.join(p))
+    }
+}
+
 impl SpecFile {
     /// `<category>::<name>`.
     pub fn trial_name(&self) -> String {
@@ -298,6 +312,20 @@ pub fn parse_suite(text: &str, path: &Path) -> Result<SuiteConfig, SpecError> {
                 locate_value(text, s).unwrap_or_else(|| at("suites")),
                 format!("suite folder `{s}` must be a path inside the suite root"),
                 Some("write folders relative to medin.yaml, without `..`, e.g. `golden`".into()),
+            ));
+        }
+    }
+    if let Some(prd) = &config.prd {
+        let p = Path::new(prd);
+        if prd.trim().is_empty()
+            || p.is_absolute()
+            || p.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(SpecError::invalid(
+                path,
+                value_pos(text, "prd"),
+                format!("`prd: {prd}` must be a file inside the suite root"),
+                Some("write it relative to medin.yaml, without `..`, e.g. `prd: PRD.md`".into()),
             ));
         }
     }

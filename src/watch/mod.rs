@@ -36,14 +36,13 @@
 
 mod batch;
 pub mod inputs;
-pub(crate) mod prd_standin;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode};
@@ -52,7 +51,9 @@ use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, Recom
 use crate::exit::ExitStatus;
 use crate::harness::{self, PlanError};
 use crate::log::ActivityLog;
-use crate::prd::watch::{decision_entry, reload_entry, EntryContext, PrdEvent, PrdWatch};
+use crate::prd::watch::{decision_entry, Decision, PrdEvent, PrdWatch};
+use crate::report::events::PrdNote;
+use crate::report::reporters::ActivityLogReporter;
 use crate::report::RunId;
 use crate::runner::{TaskResult, TrialVerdict};
 use crate::spec::{self, SpecFile, Suite};
@@ -146,20 +147,19 @@ pub fn watch(root: &Path, options: WatchOptions, out: &mut dyn Write) -> Result<
         .map_err(|_| PlanError::MissingPath(root.to_path_buf()))?;
     // What the command line got wrong ends the watch before it starts; a suite that does not
     // load is waited for like any later edit.
-    let agent = match harness::plan(&root, options.agent.as_deref(), &[], options.repeat) {
+    match harness::plan(&root, options.agent.as_deref(), &[], options.repeat) {
         Err(
             e @ (PlanError::Agent { .. } | PlanError::RunId(_) | PlanError::Traffic(_) | PlanError::MissingPath(_)),
         ) => return Err(e.into()),
-        Ok(plan) => plan.settings.default_agent.spec.label(),
-        Err(PlanError::Spec(_)) => options.agent.clone().unwrap_or_else(|| "oracle".into()),
-    };
+        Ok(_) | Err(PlanError::Spec(_) | PlanError::Prd(_)) => {}
+    }
     let (tx, rx) = mpsc::channel();
     let files_tx = tx.clone();
     let debouncer = new_debouncer(options.debounce, None, move |res: DebounceEventResult| {
         let _ = files_tx.send(Signal::Files(res));
     })?;
     spawn_stdin_reader(tx.clone());
-    let mut session = Session::new(root, options, agent, out, debouncer, tx);
+    let mut session = Session::new(root, options, out, debouncer, tx);
     session.start();
     Ok(session.run(rx))
 }
@@ -199,7 +199,8 @@ struct Session<'o> {
     /// Whether PRD changes are ignored (kept across a PRD that comes and goes with medin.yaml).
     frozen: bool,
     watched: BTreeMap<PathBuf, RecursiveMode>,
-    entries: EntryContext,
+    /// The session's id: the `run_id` of the PRD entries it logs itself.
+    session: String,
     /// Runs started so far (the first is "running", later ones "re-running").
     runs: usize,
     quitting: bool,
@@ -209,7 +210,6 @@ impl<'o> Session<'o> {
     fn new(
         root: PathBuf,
         options: WatchOptions,
-        agent: String,
         out: &'o mut dyn Write,
         debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
         tx: Sender<Signal>,
@@ -233,10 +233,7 @@ impl<'o> Session<'o> {
             gate: Arc::new(Gate::default()),
             prd: None,
             watched: BTreeMap::new(),
-            entries: EntryContext {
-                session: RunId::fresh().to_string(),
-                agent,
-            },
+            session: RunId::fresh().to_string(),
             runs: 0,
             quitting: false,
         }
@@ -259,7 +256,7 @@ impl<'o> Session<'o> {
             Some(p) => format!(
                 "PRD {}{}{}",
                 self.shown(p.path()),
-                p.held().map(|prd| format!(" {}", prd.version)).unwrap_or_default(),
+                p.version().map(|v| format!(" {v}")).unwrap_or_default(),
                 if p.is_frozen() { ", frozen" } else { "" }
             ),
             None => "no PRD".into(),
@@ -542,6 +539,10 @@ impl<'o> Session<'o> {
             }
         };
         plan.set_run_id(RunId::fresh());
+        // One PRD for the whole session (or its frozen copy), not one per run.
+        if let Some(prd) = &self.prd {
+            plan.settings.prd = prd.for_runs();
+        }
         let jobs = self
             .options
             .jobs
@@ -580,12 +581,15 @@ impl<'o> Session<'o> {
         if let Some(event) = self.unsettled.remove(&label) {
             let run_id = self.batch.as_ref().map(|b| b.run_id.to_string()).unwrap_or_default();
             let entry = decision_entry(
-                &label,
-                &result.category,
-                &run_id,
-                &result.run_dir,
+                &Decision {
+                    trial: &label,
+                    category: &result.category,
+                    attempt: result.attempt,
+                    run_id: &run_id,
+                    run_dir: &result.run_dir,
+                    agent: &result.agent,
+                },
                 &event,
-                &self.entries,
             );
             self.append(&entry);
             self.say(format!(
@@ -608,16 +612,20 @@ impl<'o> Session<'o> {
 
     /// Opens the PRD the suite names (again, when `medin.yaml` changed which).
     fn open_prd(&mut self) {
-        let path = self.suite.as_ref().and_then(prd_path);
+        let path = self
+            .suite
+            .as_ref()
+            .and_then(|s| s.prd_path())
+            .map(|p| inputs::absolute(&p));
         if self.prd.as_ref().map(|p| p.path()) == path.as_deref() {
             return;
         }
         self.prd = None;
         let Some(path) = path else { return };
-        let started = Instant::now();
-        let (prd, event) = PrdWatch::open(path, self.frozen);
+        let snapshot = self.output.join("watch").join(&self.session).join("PRD.frozen.md");
+        let (prd, event) = PrdWatch::open(path, snapshot, self.frozen);
         self.prd = Some(prd);
-        self.on_prd_event(event, started);
+        self.on_prd_event(event);
     }
 
     fn on_prd_changed(&mut self) {
@@ -638,28 +646,38 @@ impl<'o> Session<'o> {
         }
         // No new task starts from the change until the PRD is reloaded.
         self.gate.close();
-        let started = Instant::now();
         let event = prd.changed();
         self.say(format!("changed: {shown}: new tasks wait while it is reloaded"));
-        self.on_prd_event(event, started);
+        self.on_prd_event(event);
     }
 
-    fn on_prd_event(&mut self, event: PrdEvent, started: Instant) {
+    fn on_prd_event(&mut self, event: PrdEvent) {
         let Some(prd) = &self.prd else { return };
         let path = prd.path().to_path_buf();
-        if event == PrdEvent::Ignored {
-            return;
+        // The first load is no reload: said, not logged (as `medin run` does).
+        if let PrdEvent::Reloaded(diff) = &event {
+            if diff.from_version.is_empty() {
+                let n = diff.added.len();
+                self.say(format!("PRD loaded: version {}, {n} requirements", diff.to_version));
+                self.sync_gate();
+                return;
+            }
         }
-        // Logged before it is said: whoever reads the line finds the entry.
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if let Some(entry) = reload_entry(&path, &event, ms, &self.entries) {
+        // Logged before it is said (whoever reads the line finds the entry), in the entry the
+        // runs write for a reload.
+        if let Some(reload) = event.as_reload() {
+            let log = ActivityLogReporter::new(self.log.clone(), self.session.clone());
+            let entry = log.prd_entry(&PrdNote::Reload {
+                path: &path,
+                reload: &reload,
+            });
             self.append(&entry);
         }
         match &event {
-            PrdEvent::Ignored => {}
-            PrdEvent::Reloaded { from: None, .. } => self.say(format!("PRD loaded: {}", event.describe())),
-            PrdEvent::Reloaded { .. } => self.say(format!("PRD reloaded: {}", event.describe())),
-            PrdEvent::Invalid { error } => {
+            PrdEvent::Ignored => return,
+            PrdEvent::Unchanged => self.say(format!("PRD: {}", event.describe())),
+            PrdEvent::Reloaded(_) => self.say(format!("PRD reloaded: {}", event.describe())),
+            PrdEvent::Invalid(error) => {
                 self.say(format!("error: the PRD does not load: {error}"));
                 self.say("medin watch: no new task starts until the PRD loads");
             }
@@ -681,11 +699,10 @@ impl<'o> Session<'o> {
 
     fn freeze(&mut self) {
         self.frozen = true;
-        match &mut self.prd {
-            Some(prd) => {
-                prd.freeze();
-                self.say("PRD frozen: its changes are ignored until `unfreeze`");
-            }
+        let frozen = self.prd.as_mut().map(PrdWatch::freeze);
+        match frozen {
+            Some(Ok(())) => self.say("PRD frozen: its changes are ignored until `unfreeze`"),
+            Some(Err(e)) => self.say(format!("error: cannot freeze the PRD: {e}")),
             None => self.say("PRD frozen (the suite names no PRD)"),
         }
     }
@@ -700,7 +717,7 @@ impl<'o> Session<'o> {
         self.say("PRD unfrozen: its changes are looked at again");
         if let Some(event) = pending {
             self.gate.close();
-            self.on_prd_event(event, Instant::now());
+            self.on_prd_event(event);
         }
     }
 
@@ -741,13 +758,6 @@ impl<'o> Session<'o> {
             other => self.say(format!("unknown command `{other}`: freeze, unfreeze or quit")),
         }
     }
-}
-
-/// The PRD the suite names. STAND-IN until the suite model has `prd:`: `PRD.md` beside
-/// `medin.yaml`, when it exists.
-fn prd_path(suite: &Suite) -> Option<PathBuf> {
-    let path = suite.root.join("PRD.md");
-    path.is_file().then(|| inputs::absolute(&path))
 }
 
 /// Whether an event may have changed what a file says: not a read (medin reads the suite's

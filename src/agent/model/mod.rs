@@ -956,6 +956,7 @@ mod tests {
             limits: serde_json::Value::Null,
             workspace: std::path::PathBuf::from("/tmp"),
             retry: None,
+            requirements: Vec::new(),
         };
         let mut settings = ModelSettings::new(Provider::OpenAi, "gpt-4o-mini");
         settings.base_url = Some("http://127.0.0.1:9".into());

@@ -38,6 +38,7 @@ fn run_of(trials: Vec<TrialRecord>) -> RunConclusion {
         breaches: Some(Vec::new()),
         unreadable: Vec::new(),
         against_baseline: false,
+        coverage: None,
     }
 }
 
