@@ -196,7 +196,7 @@ print(json.dumps({"type": "final", "result": "success", "message": ids + " promp
 
 #[test]
 fn a_prd_edited_mid_run_is_reloaded_before_the_next_task_and_an_invalid_edit_halts_the_rest() {
-    let slow = "description: slow\nagent: oracle\nsolution:\n  - bash: sleep 3\n  - final: { result: success, message: done }\n";
+    let slow = "description: slow\nagent: oracle\nrequirements: [REQ-3]\nsolution:\n  - bash: sleep 3\n  - final: { result: success, message: done }\n";
     let s = suite(&[
         ("medin.yaml", "suites: [golden]\nprd: PRD.md\n"),
         ("PRD.md", PRD),
@@ -247,6 +247,12 @@ fn a_prd_edited_mid_run_is_reloaded_before_the_next_task_and_an_invalid_edit_hal
         "{log}"
     );
     assert!(log.contains("PRD changed and is invalid"), "{log}");
+    // a-slow names REQ-3, which changed while it ran: a person is asked, in the log.
+    assert!(
+        log.contains("status: pending")
+            && log.contains("human decision requested: the task ran under PRD 1.0.0 and REQ-3 changed in PRD 1.1.0"),
+        "{log}"
+    );
     // b ran under the reloaded PRD and passed; d did not start under a broken PRD.
     let r = results(s.path());
     let status = |t: &str| {

@@ -47,6 +47,9 @@ impl std::fmt::Display for Conflict {
 /// What applying the PRD to a task did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Applied {
+    /// The PRD the task started under.
+    #[serde(skip)]
+    pub started_under: std::sync::Arc<Prd>,
     pub prd_version: String,
     /// The requirements the task names.
     pub named: Vec<String>,
@@ -97,10 +100,56 @@ impl Applied {
     }
 }
 
+/// A task that ran while the PRD changed the requirements it names: its verdict was reached
+/// under the old text, so a person must decide (re-run it, or accept the verdict). Reference
+/// 000's property 40; in a CI run nobody can be asked, so the decision is requested in the
+/// log, as a `pending` entry, and the run goes on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DecisionNeeded {
+    pub from_version: String,
+    pub to_version: String,
+    /// The named requirements that changed or were removed while the task ran.
+    pub requirements: Vec<String>,
+}
+
+impl std::fmt::Display for DecisionNeeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "human decision requested: the task ran under PRD {} and {} changed in PRD {} while it ran; re-run it under the new PRD, or accept its verdict",
+            self.from_version,
+            self.requirements.join(", "),
+            self.to_version
+        )
+    }
+}
+
+impl Applied {
+    /// Whether `now` (the PRD in use when the task finished) changed a requirement the task
+    /// names since it started.
+    pub fn decision_needed(&self, now: &Prd) -> Option<DecisionNeeded> {
+        if now.digest == self.started_under.digest {
+            return None;
+        }
+        let diff = self.started_under.diff(now);
+        let requirements: Vec<String> = self
+            .named
+            .iter()
+            .filter(|id| diff.changed.contains(id) || diff.removed.contains(id))
+            .cloned()
+            .collect();
+        (!requirements.is_empty()).then(|| DecisionNeeded {
+            from_version: self.started_under.version.clone(),
+            to_version: now.version.clone(),
+            requirements,
+        })
+    }
+}
+
 /// Applies `prd` to `spec`: adds the named requirements' checks, sets aside what contradicts
 /// them, and picks the relevant requirements. Ids the PRD does not define are left to
 /// [`unknown`]; here they are skipped.
-pub fn apply(spec: &mut TaskSpec, prd: &Prd) -> Applied {
+pub fn apply(spec: &mut TaskSpec, prd: &std::sync::Arc<Prd>) -> Applied {
     let named: Vec<&Requirement> = spec
         .requirements
         .iter()
@@ -125,6 +174,7 @@ pub fn apply(spec: &mut TaskSpec, prd: &Prd) -> Applied {
         .map(|r| (r.requirement.clone(), r.why))
         .collect();
     Applied {
+        started_under: prd.clone(),
         prd_version: prd.version.clone(),
         named: spec.requirements.clone(),
         relevant,
@@ -237,7 +287,7 @@ mod tests {
 
     #[test]
     fn named_checks_are_judged_and_contradictions_set_aside() {
-        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let prd = std::sync::Arc::new(parse(PRD, Path::new("PRD.md")).unwrap());
         let mut t = task("description: d\nrequirements: [REQ-1]\nexpect:\n  files:\n    hello.txt: { absent: true }\n    ./hello.txt: { equals: \"bye\\n\", contains: bye }\n    other.txt: { absent: true }\n");
         let applied = apply(&mut t, &prd);
         assert_eq!(applied.checks_added, 1);
@@ -261,7 +311,7 @@ mod tests {
 
     #[test]
     fn relevance_takes_named_dependencies_and_keywords() {
-        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let prd = std::sync::Arc::new(parse(PRD, Path::new("PRD.md")).unwrap());
         let mut t = task("description: check log rotation works\nrequirements: [REQ-4]\n");
         let applied = apply(&mut t, &prd);
         let got: Vec<(&str, &Why)> = applied.relevant.iter().map(|(r, w)| (r.id.as_str(), w)).collect();
@@ -288,7 +338,7 @@ mod tests {
         let file = dir.path().join("t.yaml");
         std::fs::write(&file, "description: d\nrequirements: [REQ-1, REQ-9]\n").unwrap();
         let t = crate::spec::load_task(&file).unwrap();
-        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let prd = std::sync::Arc::new(parse(PRD, Path::new("PRD.md")).unwrap());
         let e = check_named(&file, &t, Some(&prd)).unwrap_err().to_string();
         assert!(e.contains("t.yaml:2:23: requirement `REQ-9` is not defined"), "{e}");
         let e = check_named(&file, &t, None).unwrap_err().to_string();
@@ -297,7 +347,7 @@ mod tests {
 
     #[test]
     fn coverage_proves_by_passing_trials_and_flags_critical_gaps() {
-        let prd = parse(PRD, Path::new("PRD.md")).unwrap();
+        let prd = std::sync::Arc::new(parse(PRD, Path::new("PRD.md")).unwrap());
         let one = vec!["REQ-1".to_string()];
         let both = vec!["REQ-2".to_string(), "REQ-1".to_string()];
         let c = coverage(

@@ -1,5 +1,6 @@
 //! The PRD of a running suite, reloaded when its file changes: [`LivePrd::before_task`] is
-//! called before every task starts. It compares the file's digest with the one in use and,
+//! called before every task starts (and when one ends, to see whether the requirements it
+//! names changed while it ran). It compares the file's digest with the one in use and,
 //! when they differ, parses it again: a valid new PRD replaces the old one (the change is
 //! returned as a [`Reload`] for the log) before the task starts; an invalid one halts the
 //! run — that task and every later one end as infrastructure errors naming the problem, as a

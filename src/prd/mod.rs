@@ -28,7 +28,7 @@ mod parse;
 mod relevance;
 pub mod watch;
 
-pub use apply::{apply, check_named, Applied, Conflict};
+pub use apply::{apply, check_named, Applied, Conflict, DecisionNeeded};
 pub use coverage::{coverage, Coverage};
 pub use live::{LivePrd, Reload};
 pub use parse::{load, parse, Prd, PrdError, Priority};

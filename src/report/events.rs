@@ -50,6 +50,12 @@ pub enum PrdNote<'a> {
         attempt: u32,
         conflict: &'a crate::prd::Conflict,
     },
+    /// A task finished after the PRD changed a requirement it names: a person must decide.
+    Decision {
+        trial: &'a str,
+        attempt: u32,
+        decision: &'a crate::prd::DecisionNeeded,
+    },
 }
 
 /// An attempt started: its agent is known and its workspace is about to be prepared.
@@ -241,6 +247,15 @@ impl TrialEvents {
             trial: &self.trial,
             attempt: self.attempt,
             conflict,
+        });
+    }
+
+    /// The PRD changed a requirement this task names while it ran.
+    pub fn prd_decision(&self, decision: &crate::prd::DecisionNeeded) {
+        self.sink.prd(&PrdNote::Decision {
+            trial: &self.trial,
+            attempt: self.attempt,
+            decision,
         });
     }
 

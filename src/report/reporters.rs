@@ -203,6 +203,18 @@ impl ActivityLogReporter {
                 format!("PRD conflict with {}: {conflict}", conflict.requirement),
                 Vec::new(),
             ),
+            PrdNote::Decision {
+                trial,
+                attempt,
+                decision,
+            } => (
+                trial.to_string(),
+                trial.split("::").next().unwrap_or("prd").to_string(),
+                *attempt,
+                EntryStatus::Pending,
+                decision.to_string(),
+                Vec::new(),
+            ),
         };
         ActivityEntry {
             timestamp: chrono::Utc::now(),

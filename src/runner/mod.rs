@@ -217,14 +217,22 @@ pub fn run_spec_file(file: &SpecFile, settings: &RunSettings, attempt: u32) -> T
             };
             // A bug in medin must cost one trial, not the run: a panic becomes a harness error.
             let run = std::panic::AssertUnwindSafe(|| run_task(&task, file, settings, attempt, applied.as_ref()));
-            std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+            let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
                 harness_error(task.description.clone(), RunError::Panic(what))
-            })
+            });
+            // The PRD changed a requirement the task names while it ran: reload it now, and ask.
+            if let (Some(live), Some(applied)) = (&settings.prd, &applied) {
+                let now = refresh_prd(live, settings).unwrap_or_else(|_| live.current());
+                if let Some(decision) = applied.decision_needed(&now) {
+                    events.prd_decision(&decision);
+                }
+            }
+            result
         }
         Err(e) => {
             events.started("-");
@@ -248,6 +256,20 @@ fn under_prd(
         crate::prd::check_named(&file.path, task, None).map_err(|e| RunError::Spec(e.to_string()))?;
         return Ok(None);
     };
+    let prd = refresh_prd(live, settings).map_err(|e| RunError::Prd(e.to_string()))?;
+    crate::prd::check_named(&file.path, task, Some(&prd)).map_err(|e| RunError::Spec(e.to_string()))?;
+    let applied = crate::prd::apply(task, &prd);
+    for conflict in &applied.conflicts {
+        events.prd_conflict(conflict);
+    }
+    Ok(Some(applied))
+}
+
+/// The PRD as its file is now, reloaded (and the reload logged) if it changed.
+fn refresh_prd(
+    live: &crate::prd::LivePrd,
+    settings: &RunSettings,
+) -> Result<Arc<crate::prd::Prd>, crate::prd::PrdError> {
     let (prd, reload) = live.before_task();
     if let Some(reload) = reload {
         settings.events.prd(&crate::report::events::PrdNote::Reload {
@@ -255,13 +277,7 @@ fn under_prd(
             reload: &reload,
         });
     }
-    let prd = prd.map_err(|e| RunError::Prd(e.to_string()))?;
-    crate::prd::check_named(&file.path, task, Some(&prd)).map_err(|e| RunError::Spec(e.to_string()))?;
-    let applied = crate::prd::apply(task, &prd);
-    for conflict in &applied.conflicts {
-        events.prd_conflict(conflict);
-    }
-    Ok(Some(applied))
+    prd
 }
 
 /// Where attempt `attempt` of `file` keeps its files.
