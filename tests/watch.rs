@@ -390,11 +390,13 @@ fn with_freeze_prd_edits_are_ignored_until_unfrozen_by_stdin_or_the_unfreeze_fil
     assert!(status.success(), "{status}");
 }
 
-/// An oracle task that runs `sleep SECONDS` (the tag makes its process findable).
-fn sleeper(seconds: &str) -> String {
+/// An oracle task that runs `sleep SECONDS` (the tag makes its process findable), naming the
+/// PRD requirements `requirements` (a YAML list).
+fn sleeper(seconds: &str, requirements: &str) -> String {
     format!(
         r#"description: sleeps
 prompt: sleep
+requirements: {requirements}
 limits: {{ timeout: 2m }}
 solution:
   - bash: {{ command: "sleep {seconds}", timeout_ms: 120000 }}
@@ -415,11 +417,11 @@ fn wait_until(within: Duration, what: &str, cond: impl Fn() -> bool) {
 }
 
 #[test]
-fn a_task_running_when_requirements_change_finishes_and_a_decision_is_logged_as_pending() {
+fn a_task_running_when_a_requirement_it_names_changes_finishes_and_a_decision_is_logged_as_pending() {
     let tag = format!("3.{}", std::process::id() % 100_000);
     let dir = suite_with(
         PRD_CONFIG,
-        &[("golden/slow.yaml", &sleeper(&tag)), ("PRD.md", &prd_v1())],
+        &[("golden/slow.yaml", &sleeper(&tag, "[REQ-1]")), ("PRD.md", &prd_v1())],
     );
     let root = dir.path();
     let mut watch = Watch::start(root, &[]);
@@ -429,29 +431,30 @@ fn a_task_running_when_requirements_change_finishes_and_a_decision_is_logged_as_
     save(&root.join("PRD.md"), &prd_v2());
     watch.expect(BOUND, "reloading the PRD", |l| l.starts_with("PRD reloaded"));
     let (_, caught) = watch.expect(BOUND, "naming the running task", |l| {
-        l.contains("started against the earlier PRD")
+        l.contains("started under the earlier PRD")
     });
     assert!(caught.contains("golden::slow"), "{caught}");
-    // The running task is not stopped: it finishes, then the decision is asked for.
+    // The running task is not stopped: it finishes, and its run asks for a decision.
     watch.expect(RUN, "with its result", |l| l.contains("golden::slow ... ok"));
-    watch.expect(BOUND, "asking for a decision", |l| {
-        l.starts_with("decision needed: golden::slow")
-    });
     let log = log_text(root);
     let entry = log
         .split("<!-- medin:end -->")
         .find(|e| e.contains("taskId: golden::slow") && e.contains("kind: prd"))
         .unwrap_or_else(|| panic!("no decision entry in ACTIVITY_LOG.md:\n{log}"));
     assert!(
-        entry.contains("status: pending") && entry.contains("decision needed"),
+        entry.contains("status: pending") && entry.contains("human decision requested") && entry.contains("REQ-1"),
         "{entry}"
     );
+    // Nothing re-ran it on its own.
+    watch.expect_none(Duration::from_secs(1), "a re-run nobody asked for", |l| {
+        l.starts_with("re-running")
+    });
 }
 
 #[test]
 fn killing_the_watch_mid_run_leaves_no_process_behind() {
     let tag = format!("97.{}", std::process::id() % 100_000);
-    let dir = suite_with(CONFIG, &[("golden/slow.yaml", &sleeper(&tag))]);
+    let dir = suite_with(CONFIG, &[("golden/slow.yaml", &sleeper(&tag, "[]"))]);
     let root = dir.path();
     let watch = Watch::start(root, &[]);
     let needle = format!("sleep {tag}");

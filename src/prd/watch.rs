@@ -18,22 +18,20 @@
 //!   remembered. Runs started meanwhile get a [`LivePrd`] opened on a copy of the file taken
 //!   when it was frozen (`snapshot`), so their tasks do not reload it either.
 //!   [`PrdWatch::unfreeze`] goes back to the live file and reloads a change made while frozen.
-//! - **a decision** — a reload that changes or removes requirements while tasks run makes
-//!   their results suspect (property 40): each such task finishes, and a `pending` `prd` entry
-//!   ([`decision_entry`]) asks a person to decide — re-run it (save its task file under the
-//!   watch, or `medin run` it) or keep the result. Nothing decides for them.
+//! - **a decision** — because every run gets the session's [`LivePrd`], a task that was
+//!   running when the watch reloaded a requirement it names is caught by the runner when it
+//!   finishes, as under `medin run`: a `pending` `prd` entry asks a person to re-run it or
+//!   accept its verdict (property 40; `Applied::decision_needed`). The watch only says which
+//!   tasks were running ([`PrdEvent::unsettles_running_tasks`]); nothing re-runs on its own.
 //!
 //! This module reads the PRD and shapes entries; it never runs a task, prints or writes the
-//! log (the watch loop does; a reload's entry is the runs' own, `ActivityLogReporter::prd_entry`).
+//! log (the watch loop does, in the runs' own entry for a reload: `ActivityLogReporter::prd_entry`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chrono::Utc;
-
 use super::diff::PrdDiff;
 use super::{LivePrd, PrdError, Reload};
-use crate::log::{ActivityEntry, EntryKind, EntryStatus};
 
 /// What a change of the PRD file came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,45 +210,6 @@ impl PrdWatch {
     }
 }
 
-/// The `pending` entry of trial `trial` (attempt `attempt`) that ran while the PRD changed
-/// under it (`event`, which [`PrdEvent::unsettles_running_tasks`]): a person decides
-/// whether it runs again.
-pub struct Decision<'a> {
-    pub trial: &'a str,
-    pub category: &'a str,
-    pub attempt: u32,
-    pub run_id: &'a str,
-    pub run_dir: &'a Path,
-    pub agent: &'a str,
-}
-
-/// See [`Decision`].
-pub fn decision_entry(d: &Decision<'_>, event: &PrdEvent) -> ActivityEntry {
-    let trial = d.trial;
-    ActivityEntry {
-        timestamp: Utc::now(),
-        task_id: trial.to_string(),
-        category: d.category.to_string(),
-        kind: EntryKind::Prd,
-        status: EntryStatus::Pending,
-        outcome: None,
-        duration_ms: 0,
-        attempt: d.attempt,
-        run_id: d.run_id.to_string(),
-        run_dir: d.run_dir.display().to_string(),
-        agent: d.agent.to_string(),
-        description: format!(
-            "The PRD changed while this trial ran ({}): its result was judged against the PRD it started with.",
-            event.describe()
-        ),
-        correction: None,
-        validations: Vec::new(),
-        failures: vec![format!(
-            "decision needed: re-run {trial} (save its task file while `medin watch` runs, or `medin run` it) or keep this result"
-        )],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,35 +324,5 @@ mod tests {
         // Unfreezing with nothing changed reloads nothing.
         watch.freeze().unwrap();
         assert_eq!(watch.unfreeze(), None);
-    }
-
-    #[test]
-    fn a_trial_caught_by_a_change_waits_for_a_decision() {
-        let event = PrdEvent::Reloaded(PrdDiff {
-            from_version: "1.0.0".into(),
-            to_version: "1.1.0".into(),
-            changed: vec!["REQ-1".into()],
-            ..PrdDiff::default()
-        });
-        let d = Decision {
-            trial: "golden::t1",
-            category: "golden",
-            attempt: 1,
-            run_id: "r1",
-            run_dir: Path::new("/runs/r1/t1"),
-            agent: "oracle",
-        };
-        let e = decision_entry(&d, &event);
-        assert_eq!((e.kind, e.status), (EntryKind::Prd, EntryStatus::Pending));
-        assert!(
-            e.failures[0].starts_with("decision needed: re-run golden::t1"),
-            "{:?}",
-            e.failures
-        );
-        assert!(
-            e.description.contains("1.0.0 → 1.1.0: changed REQ-1"),
-            "{}",
-            e.description
-        );
     }
 }

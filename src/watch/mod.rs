@@ -51,7 +51,7 @@ use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, Recom
 use crate::exit::ExitStatus;
 use crate::harness::{self, PlanError};
 use crate::log::ActivityLog;
-use crate::prd::watch::{decision_entry, Decision, PrdEvent, PrdWatch};
+use crate::prd::watch::{PrdEvent, PrdWatch};
 use crate::report::events::PrdNote;
 use crate::report::reporters::ActivityLogReporter;
 use crate::report::RunId;
@@ -192,8 +192,6 @@ struct Session<'o> {
     batch: Option<Batch>,
     /// Trials of the running batch that have started and not finished.
     running: BTreeSet<String>,
-    /// Running trials the PRD changed under, with the change.
-    unsettled: BTreeMap<String, PrdEvent>,
     gate: Arc<Gate>,
     prd: Option<PrdWatch>,
     /// Whether PRD changes are ignored (kept across a PRD that comes and goes with medin.yaml).
@@ -229,7 +227,6 @@ impl<'o> Session<'o> {
             queue: BTreeSet::new(),
             batch: None,
             running: BTreeSet::new(),
-            unsettled: BTreeMap::new(),
             gate: Arc::new(Gate::default()),
             prd: None,
             watched: BTreeMap::new(),
@@ -578,25 +575,6 @@ impl<'o> Session<'o> {
         let label = crate::report::reporters::trial_label(&result.trial, result.attempt, self.plan_repeat());
         self.running.remove(&label);
         self.say(result_line(&label, result));
-        if let Some(event) = self.unsettled.remove(&label) {
-            let run_id = self.batch.as_ref().map(|b| b.run_id.to_string()).unwrap_or_default();
-            let entry = decision_entry(
-                &Decision {
-                    trial: &label,
-                    category: &result.category,
-                    attempt: result.attempt,
-                    run_id: &run_id,
-                    run_dir: &result.run_dir,
-                    agent: &result.agent,
-                },
-                &event,
-            );
-            self.append(&entry);
-            self.say(format!(
-                "decision needed: {label} ran while the PRD changed ({}); re-run it (save its task file) or keep its result — logged as pending",
-                event.describe()
-            ));
-        }
     }
 
     /// The repeats trials run with (their labels carry `#n` when above 1).
@@ -683,16 +661,13 @@ impl<'o> Session<'o> {
             }
         }
         if event.unsettles_running_tasks() && !self.running.is_empty() {
-            let caught: Vec<String> = self.running.iter().cloned().collect();
+            let running: Vec<String> = self.running.iter().cloned().collect();
             self.say(format!(
-                "{} running task{} started against the earlier PRD ({}): each finishes, then a decision is asked for",
-                caught.len(),
-                if caught.len() == 1 { "" } else { "s" },
-                caught.join(", ")
+                "{} running task{} started under the earlier PRD ({}): each finishes, and one that names a changed requirement asks for a decision in the log (pending)",
+                running.len(),
+                if running.len() == 1 { "" } else { "s" },
+                running.join(", ")
             ));
-            for trial in caught {
-                self.unsettled.insert(trial, event.clone());
-            }
         }
         self.sync_gate();
     }
