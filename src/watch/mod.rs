@@ -420,6 +420,12 @@ impl<'o> Session<'o> {
 
     /// Task files or files tasks rest on changed.
     fn on_inputs_changed(&mut self, changed: &BTreeSet<PathBuf>) {
+        // What no task rests on (a README beside medin.yaml) is no event.
+        let changed: BTreeSet<PathBuf> = changed.iter().filter(|p| self.may_affect_tasks(p)).cloned().collect();
+        if changed.is_empty() {
+            return;
+        }
+        let changed = &changed;
         let shown: Vec<String> = changed.iter().map(|p| self.shown(p)).collect();
         let listed = match shown.len() {
             n if n <= 3 => shown.join(", "),
@@ -464,6 +470,16 @@ impl<'o> Session<'o> {
             }
         }
         self.rewatch();
+    }
+
+    /// Whether `path` is in a suite folder or below something a task rests on.
+    fn may_affect_tasks(&self, path: &Path) -> bool {
+        let Some(suite) = &self.suite else { return true };
+        suite.config.suites.iter().any(|f| path.starts_with(self.root.join(f)))
+            || self.tasks.values().any(|k| match k {
+                Known::Ready { inputs, .. } => inputs.iter().any(|i| touches(path, i)),
+                Known::Broken { .. } => false,
+            })
     }
 
     /// Makes the file watcher watch exactly what the session rests on now.
@@ -531,7 +547,10 @@ impl<'o> Session<'o> {
         let mut plan = match harness::plan(&self.root, self.options.agent.as_deref(), &files, self.options.repeat) {
             Ok(plan) => plan,
             Err(e) => {
+                // Kept for the next change, which may fix what stopped the plan.
                 self.say(format!("error: {e}"));
+                self.say("medin watch: the tasks wait for the next change");
+                self.queue.extend(files);
                 return;
             }
         };
