@@ -187,6 +187,13 @@ pub fn plan_with(
 }
 
 impl Plan {
+    /// Gives the run `id` instead of the one it was planned with (`medin watch` makes each
+    /// re-run a run of its own, whatever `MEDIN_RUN_ID` says).
+    pub fn set_run_id(&mut self, id: RunId) {
+        self.settings.run_id = id.to_string();
+        self.run_id = id;
+    }
+
     /// Records or replays the run's model exchanges (`medin run --record`, `--replay DIR`),
     /// instead of what `MEDIN_RECORD` / `MEDIN_REPLAY` asked.
     pub fn set_traffic(&mut self, mode: TrafficMode) -> Result<(), PlanError> {

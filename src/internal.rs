@@ -204,3 +204,7 @@ pub mod validate {
         };
     }
 }
+
+pub mod watch {
+    pub use crate::watch::{watch, WatchError, WatchOptions, UNFREEZE_FILE};
+}

@@ -115,6 +115,7 @@ mod suggest;
 mod testparse;
 mod tools;
 mod validate;
+mod watch;
 
 #[doc(hidden)]
 pub mod internal;

@@ -27,6 +27,7 @@ use medin::internal::report::reporters::{FailureDigest, LibtestLine, MetricsText
 use medin::internal::report::{Gate, Reporter};
 use medin::internal::sandbox::{ExecArgs, Isolation};
 use medin::internal::testparse::ParseTestsError;
+use medin::internal::watch::{self, WatchOptions};
 use medin::internal::{inert, spec};
 use medin::ExitStatus;
 
@@ -89,6 +90,27 @@ enum Command {
         #[arg(long, value_name = "hash:k/N|count:k/N")]
         partition: Option<String>,
     },
+    /// Run the suite, then watch its task files, fixtures, medin.yaml and PRD and re-run what
+    /// each change affects (each re-run a run of its own), until killed or `quit` on stdin.
+    /// Stdin also takes `freeze` and `unfreeze` (PRD changes ignored or looked at again).
+    #[command(after_help = HELP)]
+    Watch {
+        /// The suite directory (default: --suite, else the current directory).
+        suite_dir: Option<PathBuf>,
+        /// Ignore PRD changes until `unfreeze` is read on stdin (or the file .medin-unfreeze
+        /// appears beside medin.yaml); a change made meanwhile is reloaded then.
+        #[arg(long)]
+        freeze: bool,
+        /// Agent for tasks that do not pin one (as `medin run --agent`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Trials run at once (default: number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        /// Attempts per task (overrides medin.yaml `repeat`).
+        #[arg(long)]
+        repeat: Option<u32>,
+    },
     /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID, or the
     /// run folders and results.json files given), print the suite metrics, check the
     /// thresholds of medin.yaml, write the run's summary.json and results.json.
@@ -143,7 +165,7 @@ enum Command {
         /// Only failed or errored entries.
         #[arg(long)]
         failed: bool,
-        /// Only entries of a kind (task, error, validation, self-healing, correction) or of a
+        /// Only entries of a kind (task, error, validation, self-healing, correction, prd) or of a
         /// suite category (golden, adversarial, ...). Corrections show only when asked for.
         #[arg(long)]
         category: Option<String>,
@@ -418,6 +440,29 @@ fn main() -> ExitCode {
                 traffic,
             };
             cmd_run(&cli.suite, args).into()
+        }
+        Command::Watch {
+            suite_dir,
+            freeze,
+            agent,
+            jobs,
+            repeat,
+        } => {
+            let options = WatchOptions {
+                agent,
+                jobs,
+                repeat,
+                freeze,
+                ..WatchOptions::default()
+            };
+            let root = suite_dir.unwrap_or(cli.suite);
+            match watch::watch(&root, options, &mut std::io::stdout()) {
+                Ok(status) => status.into(),
+                Err(e) => {
+                    eprintln!("medin: {}", inert::text(&e.to_string()));
+                    e.exit_status().into()
+                }
+            }
         }
         Command::Report {
             inputs,

@@ -128,8 +128,9 @@ pub enum EntryKind {
     /// A retroactive correction of an earlier entry ([`Correction`]).
     Correction,
     /// The suite's PRD: reloaded after an edit (`passed`, the diff summary as description),
-    /// found invalid (`error`), or a task expectation set aside because it contradicts a
-    /// requirement the task names (`skipped`).
+    /// found invalid (`error`), a task expectation set aside because it contradicts a
+    /// requirement the task names (`skipped`), or (under `medin watch`) a trial that ran while
+    /// requirements it rests on changed, which waits for a person's decision (`pending`).
     Prd,
 }
 

@@ -26,7 +26,7 @@ pub enum CategoryFilter {
 }
 
 impl CategoryFilter {
-    /// `task`, `error`, `validation`, `self-healing` and `correction` name kinds; anything else
+    /// `task`, `error`, `validation`, `self-healing`, `correction` and `prd` name kinds; anything else
     /// is a suite category, compared without case.
     pub fn parse(text: &str) -> CategoryFilter {
         match EntryKind::parse(text) {

@@ -26,6 +26,7 @@ mod diff;
 mod live;
 mod parse;
 mod relevance;
+pub mod watch;
 
 pub use apply::{apply, check_named, Applied, Conflict, DecisionNeeded};
 pub use coverage::{coverage, Coverage};
