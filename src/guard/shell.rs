@@ -201,6 +201,11 @@ struct Walker<'o> {
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
 const MAX_NODE_DEPTH: usize = 150;
 
+/// Whether `text` holds a `((` that does not open an arithmetic expansion (`$((`).
+fn double_paren_command(text: &str) -> bool {
+    text.match_indices("((").any(|(i, _)| !text[..i].ends_with('$'))
+}
+
 impl Walker<'_> {
     fn fail(&mut self, msg: impl Into<String>, clear: bool) {
         if self.out.error.is_none() {
@@ -226,13 +231,16 @@ impl Walker<'_> {
             let clear = unbalanced(text).is_some();
             let msg = unbalanced(text).unwrap_or_else(|| "a construct the bash grammar does not accept".into());
             self.fail(msg, clear);
-            // `((rm -rf /))` is not arithmetic: bash refuses it, but dash (`/bin/sh`, which
-            // runs every command) runs it as two nested subshells. Read it that way as well.
-            if text.contains("((") {
-                let spaced = text.replace('(', "( ");
-                if let Some(nested) = parse_tree(&spaced) {
-                    self.visit(nested.root_node(), spaced.as_bytes(), depth);
-                }
+        }
+        // `((…))` is arithmetic to bash, but dash (`/bin/sh`, which runs every command) has no
+        // arithmetic command: it runs `((rm -rf /))`, `(('mkfs.ext4' /dev/sda1))` and even
+        // `((reboot))` as two nested subshells. So a `((` that is not `$((` is read that way
+        // as well, whether or not bash's grammar accepted it; a second reading can only add
+        // what the rules see.
+        if double_paren_command(text) {
+            let spaced = text.replace('(', "( ");
+            if let Some(nested) = parse_tree(&spaced) {
+                self.visit(nested.root_node(), spaced.as_bytes(), depth);
             }
         }
         let src = text.as_bytes();
@@ -1036,8 +1044,18 @@ mod tests {
             },
         );
         assert_eq!(verdict.recommendation, crate::guard::Recommendation::Block);
-        // Real arithmetic stays arithmetic.
-        assert!(argvs("((i++))").is_empty(), "{:?}", argvs("((i++))"));
+        // Quoted words and plain names too: dash runs `((reboot))` as a command.
+        for line in ["(('mkfs.ext4' /dev/sda1))", "((reboot))"] {
+            assert!(!argvs(line).is_empty(), "{line}");
+        }
+        // An arithmetic expansion is arithmetic in dash too.
+        assert!(
+            argvs("echo $((1+2))")
+                .iter()
+                .all(|a| a.first().map(String::as_str) == Some("echo")),
+            "{:?}",
+            argvs("echo $((1+2))")
+        );
     }
 
     #[test]
