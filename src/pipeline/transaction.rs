@@ -39,7 +39,6 @@ use super::checkpoint::{Checkpoint, CheckpointError, Restored};
 use super::{limit_stop, Passage, Passed, Pipeline, Stop};
 use crate::agent::Action;
 use crate::error::RunError;
-use crate::guard::limits::CallKey;
 use crate::guard::policy::{Decision, Origin};
 use crate::guard::{self, GuardContext, Verdict};
 use crate::spec::Outcome;
@@ -260,8 +259,9 @@ impl Pipeline {
                 tool: step.tool.clone(),
                 input: ActionInput::Json(step.input.clone()),
             };
-            // A step is a tool call of the agent's: it takes a turn.
-            if let Err(v) = self.begin_turn(CallKey::new(&step.tool, &step.input.to_string())) {
+            // A step is a tool call of the agent's: it takes a turn (inside the transaction's
+            // call, which is the one `max_repeats` sees repeated).
+            if let Err(v) = self.begin_inner_turn() {
                 let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
                 link(&mut receipt, Some(&step_link));
                 self.note_agent(&step_action, receipt, Some(v.to_string()))?;
