@@ -118,6 +118,18 @@ impl LimitTracker {
         }
     }
 
+    /// Counts one more turn taken inside a call already begun (a transaction's step) against
+    /// `max_turns`, leaving the run of identical calls alone: the call the agent repeats is
+    /// the transaction, so its steps must not break that run (else the same transaction sent
+    /// again and again alternates with its steps and is never seen as a loop).
+    pub fn begin_inner_turn(&mut self) -> Result<(), LimitViolation> {
+        self.turns = self.turns.saturating_add(1);
+        match self.limits.max_turns {
+            Some(max) if self.turns > max => Err(LimitViolation::Turns { count: self.turns, max }),
+            _ => Ok(()),
+        }
+    }
+
     /// Before an action: would doing what `affected` lists exceed a limit? Order: files →
     /// changes → time.
     pub fn check_before(&self, affected: &[WouldAffect]) -> Result<(), LimitViolation> {

@@ -16,8 +16,8 @@
 //! checkpoint:
 //!
 //! 1. every entry that is not in the checkpoint, or is of another kind there (a folder that a
-//!    step replaced by a symlink to `/etc`, a file made a folder), or a symlink with another
-//!    target, is removed — the entry itself, never what a link points at;
+//!    step replaced by a symlink to `/etc`, a file made a folder, a socket where a FIFO was),
+//!    or a symlink with another target, is removed — the entry itself, never what a link points at;
 //! 2. in path order (parents first) what is missing is made again: folders, files (written to
 //!    a temporary name and renamed over, so a link or a hard link at the name is replaced,
 //!    never written through), symlinks, FIFOs; a file still there is kept when its stamp
@@ -260,17 +260,12 @@ impl Checkpoint {
                     }
                     .into())
                 }
-                EntryKind::Special => {
-                    // Told apart by an lstat of the path: only the kind is read, no content.
-                    let is_fifo =
-                        std::fs::symlink_metadata(workspace.join(&e.rel)).is_ok_and(|m| m.file_type().is_fifo());
-                    if !is_fifo {
-                        return Err(Refusal::Special {
-                            path: e.rel.clone(),
-                            kind: "socket or device",
-                        }
-                        .into());
+                EntryKind::Special if !is_fifo(&b, &e.rel) => {
+                    return Err(Refusal::Special {
+                        path: e.rel.clone(),
+                        kind: "socket or device",
                     }
+                    .into())
                 }
                 _ => {}
             }
@@ -424,6 +419,11 @@ impl Checkpoint {
                     what: SavedKind::Symlink { target },
                     ..
                 }) => b.read_link(&e.rel).is_ok_and(|t| &t == target),
+                // A socket or a device a step put in the FIFO's place goes: the walk calls all
+                // three special.
+                Some(Saved {
+                    what: SavedKind::Fifo, ..
+                }) => is_fifo(b, &e.rel),
                 Some(_) => true,
             };
             if keep {
@@ -556,6 +556,9 @@ impl Checkpoint {
                 SavedKind::Symlink { target } if b.read_link(&e.rel).ok().as_ref() != Some(target) => {
                     out.push(format!("`{}` points elsewhere", e.rel));
                 }
+                SavedKind::Fifo if !is_fifo(b, &e.rel) => {
+                    out.push(format!("`{}` is a socket or a device, not a FIFO", e.rel));
+                }
                 SavedKind::File { .. } => {
                     let now = b
                         .open_file(&e.rel)
@@ -583,6 +586,12 @@ impl Drop for Checkpoint {
     fn drop(&mut self) {
         let _ = crate::sandbox::remove_tree(&self.store);
     }
+}
+
+/// Whether `rel` is a FIFO, not a socket or a device (the walk calls all three special). Told
+/// apart by an lstat of the path: only the kind is read, never content.
+fn is_fifo(b: &Beneath, rel: &str) -> bool {
+    std::fs::symlink_metadata(b.path().join(rel)).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// Every entry below the root, no link followed, deep enough for any checkpoint.

@@ -313,6 +313,12 @@ impl Pipeline {
         self.tracker().begin_turn(call)
     }
 
+    /// A turn taken inside the agent's call (a transaction's step): counted against
+    /// `max_turns`, not as a call of its own for `max_repeats`.
+    fn begin_inner_turn(&self) -> Result<(), LimitViolation> {
+        self.tracker().begin_inner_turn()
+    }
+
     pub fn turns(&self) -> u32 {
         self.tracker().turns()
     }

@@ -39,7 +39,6 @@ use super::checkpoint::{Checkpoint, CheckpointError, Restored};
 use super::{limit_stop, Passage, Passed, Pipeline, Stop};
 use crate::agent::Action;
 use crate::error::RunError;
-use crate::guard::limits::CallKey;
 use crate::guard::policy::{Decision, Origin};
 use crate::guard::{self, GuardContext, Verdict};
 use crate::spec::Outcome;
@@ -260,8 +259,9 @@ impl Pipeline {
                 tool: step.tool.clone(),
                 input: ActionInput::Json(step.input.clone()),
             };
-            // A step is a tool call of the agent's: it takes a turn.
-            if let Err(v) = self.begin_turn(CallKey::new(&step.tool, &step.input.to_string())) {
+            // A step is a tool call of the agent's: it takes a turn (inside the transaction's
+            // call, which is the one `max_repeats` sees repeated).
+            if let Err(v) = self.begin_inner_turn() {
                 let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
                 link(&mut receipt, Some(&step_link));
                 self.note_agent(&step_action, receipt, Some(v.to_string()))?;
@@ -327,8 +327,21 @@ impl Pipeline {
                         ),
                     });
                 }
-                if passed.stop.is_some() {
-                    stop = passed.stop;
+                if let Some(stopped) = passed.stop {
+                    // Checks left unrun did not pass: the task's stop never commits them.
+                    if i + 1 < plan.checks.len() && all {
+                        all = false;
+                        failure = Some(Failure {
+                            code: ErrorCode::VerificationFailed,
+                            why: format!(
+                                "check {} and later were not run: the task was stopped after check {} ({})",
+                                i + 2,
+                                i + 1,
+                                stopped.reason
+                            ),
+                        });
+                    }
+                    stop = Some(stopped);
                     break;
                 }
             }
@@ -620,4 +633,44 @@ fn first(paths: &[String]) -> &[String] {
 
 fn millis(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::limits::RuntimeLimits;
+    use crate::guard::policy::Origin;
+    use std::time::Duration;
+
+    /// The task's time runs out during a check that passes: the checks after it never run, so
+    /// the transaction must not say `committed` and `verified` (red team: a stop in the middle
+    /// of the verification was taken for a pass of every check).
+    #[test]
+    fn a_stop_during_the_verification_never_commits_the_checks_left_unrun() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+        let mut pipe = Pipeline::standalone(ws);
+        pipe.start_clock(RuntimeLimits {
+            timeout: Some(Duration::from_millis(300)),
+            ..RuntimeLimits::default()
+        });
+        let action = Action {
+            id: "t".into(),
+            tool: plan::NAME.into(),
+            input: ActionInput::Json(json!({
+                "description": "outlive the time limit in check 1",
+                "steps": [ { "tool": "write_file", "input": { "path": "a.txt", "content": "beta\n" } } ],
+                "verify": [ { "command": "sleep 0.6" }, { "file_exists": "never-made" } ]
+            })),
+        };
+        let passed = pipe.pass(Origin::Agent, &action).unwrap();
+        let r = &passed.receipt;
+        assert!(passed.stop.is_some(), "{r:?}");
+        assert_eq!(r.data["verify"][0]["passed"], true, "{r:?}");
+        assert_ne!(r.data["state"], "committed", "{r:?}");
+        assert_ne!(r.data["verified"], true, "{r:?}");
+        assert_eq!(r.error_code(), Some(ErrorCode::VerificationFailed), "{r:?}");
+        assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "alpha\n");
+    }
 }
