@@ -48,7 +48,10 @@ fn a_transaction_whose_checks_pass_commits_with_a_receipt_per_step() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
     write(ws, "greet.py", "print('hi')\n");
-    let pipe = Pipeline::standalone(ws);
+    let mut pipe = Pipeline::standalone(ws);
+    // This test's own checkpoint folder: other tests of this binary take theirs at once.
+    let checkpoints = tempfile::tempdir().unwrap();
+    pipe.set_checkpoint_dir(checkpoints.path().to_path_buf());
     let passed = pipe
         .pass(
             Origin::Agent,
@@ -98,14 +101,10 @@ fn a_transaction_whose_checks_pass_commits_with_a_receipt_per_step() {
     assert_eq!(targets, ["greet.py", "docs/CHANGES.md"]);
     assert_eq!(plan.data["decision"], "allow");
     // The checkpoint's copy goes with the transaction.
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    let leftovers: Vec<_> = std::fs::read_dir(checkpoints.path())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("medin-{}-", std::process::id()))
-        })
+        .map(|e| e.path())
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

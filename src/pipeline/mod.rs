@@ -230,7 +230,7 @@ impl Pipeline {
     }
 
     /// Transactions keep their checkpoints below `dir` (the attempt's run folder).
-    pub(crate) fn set_checkpoint_dir(&mut self, dir: PathBuf) {
+    pub fn set_checkpoint_dir(&mut self, dir: PathBuf) {
         self.checkpoints = Some(dir);
     }
 
