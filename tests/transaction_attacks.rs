@@ -195,7 +195,6 @@ break.txt'
 /// name finds nothing, every round sees it again, and the rollback fails (`rollback_failed`,
 /// the task stopped) — a step can break any rollback with one `touch $'\xff'`.
 #[test]
-#[ignore = "finding: a name that is not UTF-8 cannot be removed by the rollback (Beneath::walk gives lossy names); the transaction ends rollback_failed"]
 fn a_file_a_step_names_with_invalid_utf8_is_removed_by_the_rollback() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
@@ -287,7 +286,6 @@ fn the_same_transaction_sent_again_and_again_is_stopped_as_a_loop() {
 /// `max_turns: 2`, one transaction of one step runs sixteen more commands whose effects are
 /// committed.
 #[test]
-#[ignore = "finding: a transaction's checks take no turn, so max_turns does not bound the commands an agent runs (16 command_succeeds per transaction); README documents 'checks do not' count"]
 fn a_transactions_command_checks_are_not_free_turns() {
     let dir = tempfile::tempdir().unwrap();
     let checks: String = (0..16)

@@ -309,6 +309,26 @@ impl Pipeline {
                     tool: check.tool.clone(),
                     input: ActionInput::Json(check.input.clone()),
                 };
+                // A check is a `verify` call of the agent's (it may run a command): it takes a
+                // turn as a step does, so `max_turns` bounds what a transaction runs.
+                if let Err(v) = self.begin_inner_turn() {
+                    let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
+                    link(&mut receipt, Some(&check_link));
+                    self.note_agent(&check_action, receipt, Some(v.to_string()))?;
+                    all = false;
+                    failure = Some(Failure {
+                        code: ErrorCode::PermissionDenied,
+                        why: format!("check {} (`{}`) was not run: {v}", i + 1, check.label),
+                    });
+                    stop = Some(Stop {
+                        outcome: Outcome::Stopped,
+                        reason: v.to_string(),
+                    });
+                    progress
+                        .checks
+                        .push(json!({ "check": i + 1, "label": check.label, "passed": false, "error": v.to_string() }));
+                    break;
+                }
                 let passed = self.pass_linked(Origin::Agent, &check_action, Some(&check_link))?;
                 let ok = passed.receipt.status == ReceiptStatus::Success;
                 let error = passed.receipt.errors.first().map(|e| e.message.clone());

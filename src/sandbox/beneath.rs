@@ -170,6 +170,33 @@ pub struct Walk {
     pub truncated: bool,
 }
 
+/// A directory entry's name as a walk reports it: the name itself when it is UTF-8; else a NUL
+/// followed by its bytes in hex. No real name holds a NUL, so the form cannot be taken for
+/// one, and every operation here that takes a relative path reads it back to the same bytes:
+/// a file a command named `bad\xffname` can be removed, restored or compared like any other.
+fn encode_name(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(name) => name.to_string(),
+        Err(_) => std::iter::once('\0'.to_string())
+            .chain(bytes.iter().map(|b| format!("{b:02x}")))
+            .collect(),
+    }
+}
+
+/// The bytes of a name [`encode_name`] wrote in hex (the text after its NUL).
+fn decode_name(hex: &[u8]) -> Option<Vec<u8>> {
+    if hex.is_empty() || hex.len() % 2 != 0 {
+        return None;
+    }
+    hex.chunks(2)
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect()
+}
+
 /// A relative path checked lexically: its normal components, `.` dropped, `..` applied.
 #[derive(Clone)]
 struct RelPath {
@@ -195,7 +222,14 @@ impl RelPath {
         let display = parts.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join("/");
         let parts = parts
             .into_iter()
-            .map(|s| CString::new(s.as_bytes()).map_err(|_| outside()))
+            .map(|s| {
+                let bytes = s.as_bytes();
+                match bytes.strip_prefix(&[0u8][..]) {
+                    // A name that is not UTF-8, as [`encode_name`] wrote it.
+                    Some(hex) => decode_name(hex).and_then(|b| CString::new(b).ok()).ok_or_else(outside),
+                    None => CString::new(bytes).map_err(|_| outside()),
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RelPath {
             parts,
@@ -907,9 +941,9 @@ impl Beneath {
                 let Ok(meta) = fstatat_nofollow(dir.as_raw_fd(), &name) else {
                     continue; // gone meanwhile
                 };
-                let shown = String::from_utf8_lossy(name.as_bytes());
+                let shown = encode_name(name.as_bytes());
                 let rel = if dir_rel.parts.is_empty() {
-                    shown.into_owned()
+                    shown.clone()
                 } else {
                     format!("{}/{shown}", dir_rel.display)
                 };
