@@ -85,6 +85,31 @@ struct Failure {
 }
 
 impl Pipeline {
+    /// Takes a turn for a step or check (`what`) of a transaction. Past the task's limits it is
+    /// not run: its refusal is recorded and the transaction fails and stops (`Some`).
+    fn take_inner_turn(
+        &self,
+        inner: &Action,
+        inner_link: &serde_json::Value,
+        what: String,
+    ) -> Result<Option<(Failure, Stop)>, RunError> {
+        let Err(v) = self.begin_inner_turn() else {
+            return Ok(None);
+        };
+        let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
+        link(&mut receipt, Some(inner_link));
+        self.note_agent(inner, receipt, Some(v.to_string()))?;
+        let refused = Failure {
+            code: ErrorCode::PermissionDenied,
+            why: format!("{what} was not run: {v}"),
+        };
+        let stopped = Stop {
+            outcome: Outcome::Stopped,
+            reason: v.to_string(),
+        };
+        Ok(Some((refused, stopped)))
+    }
+
     /// Runs the agent's `transaction` call (see the module doc).
     pub(super) fn transaction(&self, action: &Action) -> Result<Passed, RunError> {
         let started = Instant::now();
@@ -261,18 +286,10 @@ impl Pipeline {
             };
             // A step is a tool call of the agent's: it takes a turn (inside the transaction's
             // call, which is the one `max_repeats` sees repeated).
-            if let Err(v) = self.begin_inner_turn() {
-                let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                link(&mut receipt, Some(&step_link));
-                self.note_agent(&step_action, receipt, Some(v.to_string()))?;
-                failure = Some(Failure {
-                    code: ErrorCode::PermissionDenied,
-                    why: format!("step {} (`{}`) was not run: {v}", i + 1, step.label),
-                });
-                stop = Some(Stop {
-                    outcome: Outcome::Stopped,
-                    reason: v.to_string(),
-                });
+            if let Some((refused, stopped)) =
+                self.take_inner_turn(&step_action, &step_link, format!("step {} (`{}`)", i + 1, step.label))?
+            {
+                (failure, stop) = (Some(refused), Some(stopped));
                 progress.steps.push(step_row(i, step, "not_run", None));
                 break;
             }
@@ -311,22 +328,16 @@ impl Pipeline {
                 };
                 // A check is a `verify` call of the agent's (it may run a command): it takes a
                 // turn as a step does, so `max_turns` bounds what a transaction runs.
-                if let Err(v) = self.begin_inner_turn() {
-                    let mut receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                    link(&mut receipt, Some(&check_link));
-                    self.note_agent(&check_action, receipt, Some(v.to_string()))?;
+                if let Some((refused, stopped)) = self.take_inner_turn(
+                    &check_action,
+                    &check_link,
+                    format!("check {} (`{}`)", i + 1, check.label),
+                )? {
                     all = false;
-                    failure = Some(Failure {
-                        code: ErrorCode::PermissionDenied,
-                        why: format!("check {} (`{}`) was not run: {v}", i + 1, check.label),
-                    });
-                    stop = Some(Stop {
-                        outcome: Outcome::Stopped,
-                        reason: v.to_string(),
-                    });
-                    progress
-                        .checks
-                        .push(json!({ "check": i + 1, "label": check.label, "passed": false, "error": v.to_string() }));
+                    progress.checks.push(
+                        json!({ "check": i + 1, "label": check.label, "passed": false, "error": stopped.reason }),
+                    );
+                    (failure, stop) = (Some(refused), Some(stopped));
                     break;
                 }
                 let passed = self.pass_linked(Origin::Agent, &check_action, Some(&check_link))?;
