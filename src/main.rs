@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use medin::internal::exit::HELP;
 use medin::internal::harness::{self, Driver};
@@ -46,6 +46,20 @@ struct Cli {
     command: Command,
 }
 
+/// How the trials of `medin run` and `medin watch` run: the agent, how many at once, how often.
+#[derive(Args, Debug)]
+struct TrialArgs {
+    /// Agent for tasks that do not pin one: oracle | process:CMD | exec:CMD | openai:MODEL | anthropic:MODEL | a named agent of medin.yaml (overrides MEDIN_AGENT).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Trials run at once (default: number of CPUs).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Attempts per task (overrides medin.yaml `repeat`).
+    #[arg(long)]
+    repeat: Option<u32>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run tasks (default: the whole suite) and print the metrics. The run id is MEDIN_RUN_ID
@@ -54,15 +68,8 @@ enum Command {
     Run {
         /// Task files or folders (default: the suite folders of medin.yaml).
         paths: Vec<PathBuf>,
-        /// Agent for tasks that do not pin one: oracle | process:CMD | exec:CMD | openai:MODEL | anthropic:MODEL | a named agent of medin.yaml (overrides MEDIN_AGENT).
-        #[arg(long)]
-        agent: Option<String>,
-        /// Trials run at once (default: number of CPUs).
-        #[arg(long, short)]
-        jobs: Option<usize>,
-        /// Attempts per task (overrides medin.yaml `repeat`).
-        #[arg(long)]
-        repeat: Option<u32>,
+        #[command(flatten)]
+        trials: TrialArgs,
         /// Also write the run's results as JUnit XML to this file (one test case per task).
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
@@ -101,15 +108,8 @@ enum Command {
         /// appears beside medin.yaml); a change made meanwhile is reloaded then.
         #[arg(long)]
         freeze: bool,
-        /// Agent for tasks that do not pin one (as `medin run --agent`).
-        #[arg(long)]
-        agent: Option<String>,
-        /// Trials run at once (default: number of CPUs).
-        #[arg(long, short)]
-        jobs: Option<usize>,
-        /// Attempts per task (overrides medin.yaml `repeat`).
-        #[arg(long)]
-        repeat: Option<u32>,
+        #[command(flatten)]
+        trials: TrialArgs,
     },
     /// Merge the trial results of a run (every process that shared its MEDIN_RUN_ID, or the
     /// run folders and results.json files given), print the suite metrics, check the
@@ -414,9 +414,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run {
             paths,
-            agent,
-            jobs,
-            repeat,
+            trials: TrialArgs { agent, jobs, repeat },
             junit,
             baseline,
             record,
@@ -444,9 +442,7 @@ fn main() -> ExitCode {
         Command::Watch {
             suite_dir,
             freeze,
-            agent,
-            jobs,
-            repeat,
+            trials: TrialArgs { agent, jobs, repeat },
         } => {
             let options = WatchOptions {
                 agent,
