@@ -118,6 +118,37 @@ pub fn plan_with(
     paths: &[PathBuf],
     repeat: Option<u32>,
 ) -> Result<Plan, PlanError> {
+    plan_inner(root, agents, agent_arg, paths, repeat, None)
+}
+
+/// Plans a run (as [`plan`]) under a PRD already loaded, instead of the file `medin.yaml`
+/// names: `medin watch` gives every run its session's PRD (or the copy frozen with
+/// `--freeze`), so a run never reads the file itself.
+pub fn plan_under(
+    root: &Path,
+    agent_arg: Option<&str>,
+    paths: &[PathBuf],
+    repeat: Option<u32>,
+    prd: Arc<crate::prd::LivePrd>,
+) -> Result<Plan, PlanError> {
+    plan_inner(
+        root,
+        &AgentRegistry::builtin(),
+        agent_arg.map(|a| (a, "--agent")),
+        paths,
+        repeat,
+        Some(prd),
+    )
+}
+
+fn plan_inner(
+    root: &Path,
+    agents: &AgentRegistry,
+    agent_arg: Option<(&str, &'static str)>,
+    paths: &[PathBuf],
+    repeat: Option<u32>,
+    given_prd: Option<Arc<crate::prd::LivePrd>>,
+) -> Result<Plan, PlanError> {
     // Absolute paths everywhere: run folders are logged and found again from any directory.
     let root = root
         .canonicalize()
@@ -125,10 +156,13 @@ pub fn plan_with(
     let run_id = RunId::from_env()?;
     let suite = spec::load_suite_with(&root, agents)?;
     // The PRD is read first: a missing or invalid one halts the run before any task starts.
-    let prd = suite
-        .prd_path()
-        .map(|p| crate::prd::LivePrd::open(&p).map(Arc::new))
-        .transpose()?;
+    let prd = match given_prd {
+        Some(prd) => Some(prd),
+        None => suite
+            .prd_path()
+            .map(|p| crate::prd::LivePrd::open(&p).map(Arc::new))
+            .transpose()?,
+    };
     // The suite's named model agents are names like the registered ones.
     let agents = &suite.agents;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

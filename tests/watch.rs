@@ -384,6 +384,18 @@ fn with_freeze_prd_edits_are_ignored_until_unfrozen_by_stdin_or_the_unfreeze_fil
         "the unfreeze file is removed once taken"
     );
 
+    // Frozen, a PRD edited into an invalid state does not hold runs back: they run under the
+    // frozen copy, never reading the file.
+    watch.send("freeze");
+    watch.expect(BOUND, "freezing", |l| l.starts_with("PRD frozen"));
+    save(&root.join("PRD.md"), "# no version, no requirements\n");
+    watch.expect(BOUND, "ignoring the broken PRD", |l| l.contains("ignored (frozen)"));
+    write(&root.join("golden/t2.yaml"), &format!("{T2}# frozen, PRD broken\n"));
+    watch.expect(RUN, "t2 re-run under the frozen PRD", |l| {
+        l.contains("golden::t2 ... ok")
+    });
+    watch.expect(RUN, "summing up", is_summary);
+
     watch.send("quit");
     watch.expect(BOUND, "stopping", |l| l == "medin watch: stopped");
     let status = watch.child.wait().unwrap();

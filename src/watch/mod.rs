@@ -544,7 +544,19 @@ impl<'o> Session<'o> {
         if files.is_empty() {
             return;
         }
-        let mut plan = match harness::plan(&self.root, self.options.agent.as_deref(), &files, self.options.repeat) {
+        // One PRD for the whole session (or its frozen copy), not one per run: a run never
+        // reads the PRD file itself, so a frozen watch runs whatever the file now says.
+        let planned = match self.prd.as_ref().and_then(|prd| prd.for_runs()) {
+            Some(prd) => harness::plan_under(
+                &self.root,
+                self.options.agent.as_deref(),
+                &files,
+                self.options.repeat,
+                prd,
+            ),
+            None => harness::plan(&self.root, self.options.agent.as_deref(), &files, self.options.repeat),
+        };
+        let mut plan = match planned {
             Ok(plan) => plan,
             Err(e) => {
                 // Kept for the next change, which may fix what stopped the plan.
@@ -555,10 +567,6 @@ impl<'o> Session<'o> {
             }
         };
         plan.set_run_id(RunId::fresh());
-        // One PRD for the whole session (or its frozen copy), not one per run.
-        if let Some(prd) = &self.prd {
-            plan.settings.prd = prd.for_runs();
-        }
         let jobs = self
             .options
             .jobs
