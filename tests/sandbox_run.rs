@@ -102,6 +102,35 @@ fn relative_cwd_inside_and_outside() {
 }
 
 #[test]
+fn a_signal_the_harness_ignores_is_not_ignored_by_its_commands() {
+    // `nohup medin run` starts medin ignoring SIGHUP; a task's commands must not inherit that
+    // (nor Rust's own SIG_IGN of SIGPIPE): a verdict cannot depend on how medin was launched.
+    // SAFETY: sets this test process's disposition of SIGHUP, which nothing here handles.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+    let ws = tempfile::tempdir().unwrap();
+    for isolation in [Isolation::Process, sandbox::default_isolation()] {
+        let mut c = cfg(ws.path());
+        c.isolation = isolation;
+        let o = sandbox::run_shell(&c, "kill -HUP $$; sleep 5", None).unwrap();
+        assert_eq!(o.exit, ExitKind::Signal(libc::SIGHUP), "{isolation:?}: {o:?}");
+        let o = sandbox::run_shell(&c, "grep -E '^SigIgn' /proc/self/status", None).unwrap();
+        let ignored = o
+            .stdout
+            .text
+            .trim()
+            .strip_prefix("SigIgn:\t")
+            .map(|hex| u64::from_str_radix(hex, 16));
+        // Bits 31 and 32 are glibc's own real-time signals (32, 33), which no process sets.
+        let glibc_reserved = (1u64 << 31) | (1 << 32);
+        assert!(
+            matches!(ignored, Some(Ok(mask)) if mask & !glibc_reserved == 0),
+            "{isolation:?} ignores signals: {}",
+            o.stdout.text
+        );
+    }
+}
+
+#[test]
 fn signal_exit_is_reported() {
     let ws = tempfile::tempdir().unwrap();
     let o = sandbox::run_shell(&cfg(ws.path()), "kill -9 $$", None).unwrap();

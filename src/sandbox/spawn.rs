@@ -226,6 +226,35 @@ fn set_limit(resource: Resource, value: Option<u64>) -> Result<(), Errno> {
     setrlimit(resource, v, v)
 }
 
+/// Puts every signal's disposition back to its default, in a child about to exec a command:
+/// handlers installed by the harness must not run there, and a signal the harness was started
+/// ignoring (`nohup medin run` ignores SIGHUP; Rust ignores SIGPIPE) must not be ignored by the
+/// task's commands — a verdict cannot depend on how medin was launched. Only `sigaction`
+/// calls: safe between `clone`/`fork` and `exec`. `Err` carries the errno.
+///
+/// # Safety
+/// Changes the calling process's signal table: call it only in a child before `exec`.
+#[cfg(target_os = "linux")]
+pub(super) unsafe fn default_signals() -> Result<(), i32> {
+    for sig in 1..=libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut current) != 0 {
+            continue; // glibc's reserved signals
+        }
+        if current.sa_sigaction != libc::SIG_DFL {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            if libc::sigaction(sig, &default, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Marks every descriptor from `first` up close-on-exec, so nothing the harness inherited
 /// without `O_CLOEXEC` (a jobserver pipe, a supervisor's socket, a file opened outside the
 /// workspace) reaches the command; descriptors the child still needs before exec stay usable.
@@ -623,24 +652,8 @@ pub(super) mod vfork {
         // SAFETY: raw syscalls on the child's own signal table, descriptors and process state;
         // CLONE_VM without CLONE_SIGHAND/CLONE_FILES gives the child copies of both tables.
         unsafe {
-            // Handlers installed by the harness must not run here; ignored signals stay
-            // ignored across exec (as with std), except SIGPIPE, which Rust ignores for itself.
-            for sig in 1..=libc::SIGRTMAX() {
-                if sig == libc::SIGKILL || sig == libc::SIGSTOP {
-                    continue;
-                }
-                let mut current: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut current) != 0 {
-                    continue; // glibc's reserved signals
-                }
-                let handled = current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
-                if handled || (sig == libc::SIGPIPE && current.sa_sigaction == libc::SIG_IGN) {
-                    let mut default: libc::sigaction = std::mem::zeroed();
-                    default.sa_sigaction = libc::SIG_DFL;
-                    if libc::sigaction(sig, &default, std::ptr::null_mut()) != 0 {
-                        fail(STAGE_SIGNALS, last_errno());
-                    }
-                }
+            if let Err(errno) = super::default_signals() {
+                fail(STAGE_SIGNALS, errno);
             }
             for (target, &fd) in args.stdio.iter().enumerate() {
                 let target = target as i32;

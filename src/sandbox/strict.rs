@@ -1007,7 +1007,9 @@ unsafe fn add_path_rule(ruleset_fd: libc::c_int, path: &std::ffi::CStr, access: 
 
 /// Process C: Landlock, seccomp, then back to `std`, which execs the command.
 unsafe fn confine(raw: RawStrict) -> io::Result<()> {
-    libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    // Every signal at its default (std's exec resets SIGPIPE only): the reaper's SIGTERM
+    // handling, and whatever the harness was started ignoring, stay behind.
+    super::spawn::default_signals().map_err(io::Error::from_raw_os_error)?;
     // A descriptor inherited from the harness would read past Landlock (which checks paths only
     // when they are opened): none may survive the exec.
     super::spawn::cloexec_from(3);
