@@ -652,23 +652,8 @@ fn same_file(mut file: std::fs::File, size: u64, hash: &str, stamp: Option<&Stam
     if same_stamp {
         return Some(now);
     }
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut total: u64 = 0;
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        };
-        total += n as u64;
-        if total > size {
-            return None;
-        }
-        hasher.update(&buf[..n]);
-    }
-    (format!("sha256:{}", hex::encode(hasher.finalize())) == hash).then_some(now)
+    let now_hash = crate::tools::receipt::sha256_read(&mut file, size).ok().flatten()?;
+    (now_hash == hash).then_some(now)
 }
 
 #[cfg(test)]

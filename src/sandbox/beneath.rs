@@ -40,7 +40,6 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 
 /// What a path names, without following it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -625,23 +624,12 @@ impl Beneath {
         if meta.size > limit {
             return Err(BeneathError::TooLarge { path: r.display, limit });
         }
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut total: u64 = 0;
-        loop {
-            let n = match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.map_err(e, "read", &r)),
-            };
-            total += n as u64;
-            if total > limit {
-                return Err(BeneathError::TooLarge { path: r.display, limit });
-            }
-            hasher.update(&buf[..n]);
+        match crate::tools::receipt::sha256_read(&mut file, limit) {
+            Ok(Some(hash)) => Ok(hash),
+            // It grew past the limit since its size was read.
+            Ok(None) => Err(BeneathError::TooLarge { path: r.display, limit }),
+            Err(e) => Err(self.map_err(e, "read", &r)),
         }
-        Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
     }
 
     /// Replaces `rel` with `bytes` as a whole (temporary file + rename in the same directory),

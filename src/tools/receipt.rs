@@ -265,23 +265,26 @@ pub(crate) fn cut_text(text: &str, max: usize) -> String {
     )
 }
 
-/// `sha256:<hex>` of the content of the file at `path`, read in pieces: the same value as
-/// [`sha256_tagged`] of its bytes, in constant memory whatever the file's size.
-#[cfg(test)]
-pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+/// `sha256:<hex>` of what `reader` gives, read in pieces (constant memory: the same value as
+/// [`sha256_tagged`] of the bytes); `Ok(None)` once more than `limit` bytes came.
+pub fn sha256_read(mut reader: impl std::io::Read, limit: u64) -> std::io::Result<Option<String>> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut total: u64 = 0;
     loop {
-        match file.read(&mut buf) {
+        let n = match reader.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
+        };
+        total += n as u64;
+        if total > limit {
+            return Ok(None);
         }
+        hasher.update(&buf[..n]);
     }
-    Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
+    Ok(Some(format!("sha256:{}", hex::encode(hasher.finalize()))))
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -308,7 +311,10 @@ mod tests {
         let path = dir.path().join("f");
         let bytes: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(sha256_file(&path).unwrap(), sha256_tagged(&bytes));
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(sha256_read(file, u64::MAX).unwrap(), Some(sha256_tagged(&bytes)));
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(sha256_read(file, bytes.len() as u64 - 1).unwrap(), None, "past the limit");
     }
 
     #[test]
