@@ -369,25 +369,7 @@ fn status_filters_and_a_correction_through_the_binary() {
     assert_eq!(bad.status.code(), Some(64), "{}", text(&bad));
 
     // Correct the newest passed entry: it shows failed, a false positive.
-    let table = text(&medin(&["status", "--status", "passed", "--limit", "1"], s.path()));
-    let id = table
-        .lines()
-        .nth(2)
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
-    let o = medin(
-        &[
-            "log",
-            "correct",
-            &id,
-            "--false-positive",
-            "--reason",
-            "ok.txt was empty",
-        ],
-        s.path(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let id = correct_newest_passed(s.path(), "ok.txt was empty");
     let failed = json(&["status", "--format", "json", "--status", "failed"]);
     assert_eq!(failed.len(), 3);
     assert!(
@@ -409,6 +391,21 @@ fn status_filters_and_a_correction_through_the_binary() {
     assert!(text(&again).contains("already corrected"), "{}", text(&again));
 }
 
+/// Corrects the newest passed entry of the suite at `dir` as a false positive (`medin log
+/// correct`); its id.
+fn correct_newest_passed(dir: &Path, reason: &str) -> String {
+    let table = text(&medin(&["status", "--status", "passed", "--limit", "1"], dir));
+    let id = table
+        .lines()
+        .nth(2)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let o = medin(&["log", "correct", &id, "--false-positive", "--reason", reason], dir);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    id
+}
+
 #[test]
 fn a_corrected_false_positive_shows_in_the_runs_metrics_and_warns_past_a_tenth_of_a_percent() {
     let s = suite(&[("golden/good.yaml", GOOD)], "suites: [golden]\n");
@@ -417,25 +414,7 @@ fn a_corrected_false_positive_shows_in_the_runs_metrics_and_warns_past_a_tenth_o
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         assert!(text(&o).contains("false pos.     0.00% (0 of "), "{}", text(&o));
     }
-    let table = text(&medin(&["status", "--status", "passed", "--limit", "1"], s.path()));
-    let id = table
-        .lines()
-        .nth(2)
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap()
-        .to_string();
-    let o = medin(
-        &[
-            "log",
-            "correct",
-            &id,
-            "--false-positive",
-            "--reason",
-            "ok.txt was empty",
-        ],
-        s.path(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    correct_newest_passed(s.path(), "ok.txt was empty");
     // `medin report` concludes the last run again: 1 of the log's 2 passed entries was false.
     let o = medin(&["report"], s.path());
     let shown = text(&o);

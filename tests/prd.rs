@@ -190,8 +190,8 @@ print(json.dumps({"type": "final", "result": "success", "message": ids + " promp
         .output()
         .unwrap();
     let out = text(&o);
-    assert!(out.contains("golden::rotate"), "{out}");
-    assert!(!out.contains("FAILED"), "{out}");
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("ok     golden::rotate"), "{out}");
 }
 
 #[test]

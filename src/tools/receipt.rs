@@ -314,7 +314,11 @@ mod tests {
         let file = std::fs::File::open(&path).unwrap();
         assert_eq!(sha256_read(file, u64::MAX).unwrap(), Some(sha256_tagged(&bytes)));
         let file = std::fs::File::open(&path).unwrap();
-        assert_eq!(sha256_read(file, bytes.len() as u64 - 1).unwrap(), None, "past the limit");
+        assert_eq!(
+            sha256_read(file, bytes.len() as u64 - 1).unwrap(),
+            None,
+            "past the limit"
+        );
     }
 
     #[test]
