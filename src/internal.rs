@@ -21,6 +21,9 @@ pub mod agent {
         parse_reply, start, Action, Agent, AgentEvent, AgentFailure, AgentRegistry, AgentSource, TaskBrief,
     };
 
+    pub mod cli {
+        pub use crate::agent::cli::{adapter, adapters, install};
+    }
     pub mod process {
         pub use crate::agent::process::{group_alive, parse_line, ProcessAgent};
     }

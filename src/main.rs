@@ -219,6 +219,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Install CLI agents (claude-code, codex, gemini-cli, aider) at their pinned versions into
+    /// medin's cache (`target/medin/agents`, or MEDIN_AGENTS_DIR); each line printed is an
+    /// installed program. Runs also install a CLI on first use. Exit 0: all installed; 2: one
+    /// could not be (the message says what fixes it).
+    Agents {
+        #[command(subcommand)]
+        action: AgentsAction,
+    },
     /// Run one command exactly as a task would and print its receipt as JSON:
     /// medin exec [--isolation strict] [--memory 64MiB] ... -- CMD ARGS...
     Exec(ExecCli),
@@ -258,6 +266,18 @@ enum Command {
 }
 
 /// `medin log ...`.
+#[derive(Subcommand, Debug)]
+enum AgentsAction {
+    /// Install the named CLI agents (all four with --all); already installed ones are kept.
+    Install {
+        names: Vec<String>,
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+    },
+    /// List the CLI agents medin knows, their pinned versions and whether they are installed.
+    List,
+}
+
 #[derive(Subcommand, Debug)]
 enum LogAction {
     /// Append a retroactive correction of an entry: `status` and the false-positive rate
@@ -539,6 +559,7 @@ fn main() -> ExitCode {
         )),
         Command::Doctor { json } => ExitCode::from(medin::internal::sandbox::doctor_main(json)),
         Command::Exec(args) => ExitCode::from(medin::internal::sandbox::exec_main(&args.into())),
+        Command::Agents { action } => cmd_agents(action),
         Command::Schema { suite_file, results } => {
             println!(
                 "{}",
@@ -869,6 +890,53 @@ fn cmd_log_correct(root: &std::path::Path, entry: &str, reason: &str, log: Optio
                 ExitStatus::Usage
             } else {
                 ExitStatus::Infrastructure
+            }
+        }
+    }
+}
+
+/// `medin agents install|list`.
+fn cmd_agents(action: AgentsAction) -> ExitCode {
+    use medin::internal::agent::cli::{adapter, adapters, install};
+    let cache = install::cache_dir();
+    match action {
+        AgentsAction::List => {
+            for a in adapters() {
+                let pin = a.pin();
+                let state = match install::find(pin, &cache) {
+                    Some(found) => found.program.display().to_string(),
+                    None => "not installed".into(),
+                };
+                println!("{:<12} {:<28} {state}", pin.name, pin.requirement());
+            }
+            ExitCode::SUCCESS
+        }
+        AgentsAction::Install { names, all } => {
+            let names: Vec<String> = if all || names.is_empty() {
+                adapters().iter().map(|a| a.pin().name.to_string()).collect()
+            } else {
+                names
+            };
+            let mut failed = false;
+            for name in &names {
+                let Some(a) = adapter(name) else {
+                    let known: Vec<&str> = adapters().iter().map(|a| a.pin().name).collect();
+                    eprintln!("medin: unknown CLI agent `{name}`; known: {}", known.join(", "));
+                    failed = true;
+                    continue;
+                };
+                match install::install(a.pin(), &cache) {
+                    Ok(found) => println!("{}", found.program.display()),
+                    Err(e) => {
+                        eprintln!("medin: {e}");
+                        failed = true;
+                    }
+                }
+            }
+            if failed {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
             }
         }
     }

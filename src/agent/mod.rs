@@ -15,6 +15,7 @@
 //!
 //! An agent never touches the workspace itself and never sees the guard: it only proposes.
 
+pub mod cli;
 pub mod exec;
 mod kind;
 pub mod model;
@@ -91,6 +92,21 @@ pub enum AgentEvent {
     },
     /// The agent broke: exited, hung, or could not start.
     Failed(AgentFailure),
+    /// A tool call the agent's own program carries out once medin allows it (a CLI agent's
+    /// tool, reported by its pre-tool hook): the runner judges it ([`crate::pipeline::Pipeline::judge`])
+    /// and answers with the receipt, whose status says allow or deny.
+    Delegated(Action),
+    /// A delegated call the agent reports done (a post-tool hook): what it changed is counted
+    /// against the runtime limits. `result` is what the agent's tool answered, for the transcript.
+    DelegatedDone { id: String, result: serde_json::Value },
+    /// A tool call the agent's program ran without asking medin (seen in its own output with
+    /// no pre-tool hook call): its guard was evaded, and the attempt stops.
+    Unguarded(Action),
+    /// A connection the agent's process tried to open, as medin's egress proxy saw it.
+    Connection(Connection),
+    /// Something the agent's program said that is only for the transcript (its text, a tool
+    /// result it read, its own session events).
+    Note(serde_json::Value),
     /// The harness could not serve the agent (a replayed model exchange that does not match
     /// its cassette, a cassette that cannot be read or written): the trial ends as the
     /// harness's error, never as the agent's failure. The text says what broke and what to do.
@@ -114,6 +130,18 @@ pub enum AgentFailure {
     /// The agent left more than `unread` messages unread on its stdin (medin holds no more).
     #[error("agent stopped reading its stdin (more than {unread} messages unread); read each tool_result before the next call")]
     NotReading { unread: usize },
+}
+
+/// A connection attempt of an agent's process (see [`crate::sandbox::egress`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connection {
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// How it was tried: `forward` (the model endpoint), `proxy`, `direct`, `dns`.
+    pub via: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// What an agent is told at the start.

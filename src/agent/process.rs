@@ -518,7 +518,7 @@ fn read_lines(stdout: impl Read, tx: SyncSender<Out>) {
     let _ = tx.send(Out::Eof);
 }
 
-fn read_stderr(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>, done: Arc<AtomicBool>) {
+pub(crate) fn read_stderr(stderr: impl Read, tail: Arc<Mutex<VecDeque<String>>>, done: Arc<AtomicBool>) {
     let mut reader = BufReader::new(stderr);
     let mut buf = Vec::new();
     loop {

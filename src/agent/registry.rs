@@ -21,7 +21,7 @@ use crate::sandbox::SandboxConfig;
 use crate::spec::{AgentGiven, AgentRef};
 
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
-use super::{exec, model, oracle, process, Agent, AgentFailure};
+use super::{cli, exec, model, oracle, process, Agent, AgentFailure};
 
 /// Reads what follows a registered name into a kind, or says what is wrong with it.
 type Configure = Arc<dyn Fn(&AgentRef) -> Result<Arc<dyn AgentKind>, AgentRefError> + Send + Sync>;
@@ -61,12 +61,16 @@ impl AgentRegistry {
     /// `anthropic:MODEL`.
     pub fn builtin() -> Self {
         let mut registry = AgentRegistry { entries: Vec::new() };
-        let builtins: [(&str, &str, Configure); 5] = [
+        let builtins: [(&str, &str, Configure); 9] = [
             ("oracle", "oracle", Arc::new(oracle::configure)),
             ("process", "process:CMD", Arc::new(process::configure)),
             ("exec", "exec:CMD", Arc::new(exec::configure)),
             ("openai", "openai:MODEL", Arc::new(model::configure_openai)),
             ("anthropic", "anthropic:MODEL", Arc::new(model::configure_anthropic)),
+            ("claude-code", "claude-code[:MODEL]", Arc::new(cli::configure)),
+            ("codex", "codex[:MODEL]", Arc::new(cli::configure)),
+            ("gemini-cli", "gemini-cli[:MODEL]", Arc::new(cli::configure)),
+            ("aider", "aider[:MODEL]", Arc::new(cli::configure)),
         ];
         for (name, usage, configure) in builtins {
             registry.entries.push(Entry {
@@ -309,6 +313,10 @@ pub(crate) fn builtin_option_schemas(generator: &mut SchemaGenerator) -> Vec<(&'
         ("exec", generator.subschema_for::<exec::ExecOptions>()),
         ("openai", model.clone()),
         ("anthropic", model),
+        ("claude-code", generator.subschema_for::<cli::CliOptions>()),
+        ("codex", generator.subschema_for::<cli::CliOptions>()),
+        ("gemini-cli", generator.subschema_for::<cli::CliOptions>()),
+        ("aider", generator.subschema_for::<cli::CliOptions>()),
     ]
 }
 

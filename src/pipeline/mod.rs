@@ -202,6 +202,35 @@ struct Passage {
     started: Option<Instant>,
 }
 
+/// Where an action stands after steps 1-4 ([`Pipeline::clear`]).
+enum Clearing {
+    /// Stopped on the way (denied, or a limit): answered and recorded already.
+    Answered(Passed),
+    /// Cleared: what the rest of its path needs.
+    Cleared(Clearance),
+}
+
+/// An action that cleared the tool policy, the guard, the decision and the limits before.
+struct Clearance {
+    /// The input as the tool reads it (canonical where it validates).
+    input: ActionInput,
+    verdict: Verdict,
+    decision: Decision,
+    warnings: Vec<String>,
+    justification: Option<String>,
+    /// What it would touch, as the limit tracker counts it.
+    affected: Vec<tools::WouldAffect>,
+    started: Option<Instant>,
+}
+
+/// A delegated call that was allowed: the workspace as it was when it was cleared, so what the
+/// agent's own tool then changed can be counted when it reports the call done
+/// ([`Pipeline::delegated_done`]).
+#[derive(Debug)]
+pub struct DelegatedWatch {
+    before: Result<(changes::Snapshot, changes::Since), changes::SnapshotError>,
+}
+
 impl Pipeline {
     pub(crate) fn new(
         workspace: &Path,
@@ -332,6 +361,115 @@ impl Pipeline {
         self.pass_linked(origin, action, None)
     }
 
+    /// A tool call that the agent's own program will carry out (a CLI agent's Bash, Write or
+    /// Edit, reported by its pre-tool hook): the same steps 1-4 as [`Pipeline::pass`] and the
+    /// receipt (step 7), with step 5 left to the agent — medin only says whether it may. An
+    /// allowed call's receipt says `data.delegated: true` and who runs it (`executed_by`); a
+    /// denied one is the same receipt [`Pipeline::pass`] gives. The watch, for an allowed
+    /// call, lets [`Pipeline::delegated_done`] count what it changed.
+    pub fn judge(
+        &self,
+        origin: Origin,
+        action: &Action,
+        executed_by: &str,
+    ) -> Result<(Passed, Option<DelegatedWatch>), RunError> {
+        let tctx = self.tool_context();
+        let cleared = match self.clear(origin, action, None, &tctx)? {
+            Clearing::Answered(passed) => return Ok((passed, None)),
+            Clearing::Cleared(c) => c,
+        };
+        // The agent's tool will do the work, so medin's own tool checks the call without doing
+        // it (a dry run: the input's schema, the workspace boundary, links): a call medin's
+        // tool would refuse is refused.
+        if !tools::runs_commands(&action.tool, canonical_of(&cleared.input)) {
+            let mut dry = tctx.clone();
+            dry.dry_run = true;
+            let probe = tools::call(
+                &dry,
+                &Cleared {
+                    tool: &action.tool,
+                    input: &cleared.input,
+                },
+            );
+            if probe.status == ReceiptStatus::Error {
+                let passage = Passage {
+                    started: cleared.started,
+                    guard: Some(cleared.verdict),
+                    decision: Some("deny"),
+                    justification: cleared.justification,
+                    limit: None,
+                    ran: false,
+                };
+                self.record(origin, action, passage, probe.clone())?;
+                return Ok((
+                    Passed {
+                        receipt: probe,
+                        stop: None,
+                    },
+                    None,
+                ));
+            }
+        }
+        let watch = DelegatedWatch {
+            before: self
+                .baseline
+                .start(&self.workspace, changes::SnapshotLimits::default(), self.checks.epoch()),
+        };
+        let mut receipt = Receipt::success(serde_json::json!({
+            "delegated": true,
+            "executed_by": executed_by,
+            "input": input_json(&cleared.input),
+        }));
+        receipt.warnings.extend(cleared.warnings);
+        self.tracker().record(&cleared.affected);
+        let passage = Passage {
+            started: cleared.started,
+            guard: Some(cleared.verdict),
+            decision: Some(cleared.decision.name()),
+            justification: cleared.justification,
+            limit: None,
+            ran: false,
+        };
+        self.record(origin, action, passage, receipt.clone())?;
+        Ok((Passed { receipt, stop: None }, Some(watch)))
+    }
+
+    /// A delegated call ([`Pipeline::judge`]) that the agent reports done: what it changed in
+    /// the workspace is counted against the runtime limits (step 6); a broken limit or a
+    /// removed workspace stops the attempt with a receipt saying so. Returns what changed
+    /// (`data.changed` of a command's receipt) and the stop, if any.
+    pub fn delegated_done(
+        &self,
+        action: &Action,
+        watch: DelegatedWatch,
+    ) -> Result<(serde_json::Value, Option<Stop>), RunError> {
+        let mut probe = Receipt::success(serde_json::json!({}));
+        let (observed, _) = self.observe_changes(watch.before, &mut probe);
+        self.tracker().record(&observed);
+        let changed = probe.data.get("changed").cloned().unwrap_or(serde_json::Value::Null);
+        let violation = self.tracker().check_after().err();
+        let stop = match violation {
+            Some(v) => {
+                let receipt = limit_receipt(&v);
+                self.note_agent(action, receipt, Some(v.to_string()))?;
+                Some(limit_stop(&v))
+            }
+            None if !self.workspace.is_dir() => {
+                let message = format!(
+                    "the workspace {} no longer exists after this action; the task is stopped",
+                    self.workspace.display()
+                );
+                self.note_agent(action, Receipt::error(ErrorCode::InvariantBroken, message.clone()), None)?;
+                Some(Stop {
+                    outcome: Outcome::Stopped,
+                    reason: format!("INVARIANT_BROKEN: {message}"),
+                })
+            }
+            None => None,
+        };
+        Ok((changed, stop))
+    }
+
     /// What the tools act with for this attempt: its workspace, its sandbox with the command
     /// timeout cut to the deadline, its validation cache.
     fn tool_context(&self) -> ToolContext {
@@ -348,16 +486,17 @@ impl Pipeline {
         }
     }
 
-    /// [`Pipeline::pass`], with `link` (a transaction's id and the step's place in it) written
-    /// into the receipt's `data.transaction`.
-    fn pass_linked(
+    /// Steps 1-4 of an agent's or author's action: the tool policy, the guard, the decision and
+    /// the runtime limits before. An action stopped on the way is answered (and recorded) here;
+    /// one that cleared them all comes back with what the rest of its path needs.
+    fn clear(
         &self,
         origin: Origin,
         action: &Action,
         link: Option<&serde_json::Value>,
-    ) -> Result<Passed, RunError> {
+        tctx: &ToolContext,
+    ) -> Result<Clearing, RunError> {
         let started = Some(Instant::now());
-        let tctx = self.tool_context();
         // 1. Tool policy: the tool, and `bash` too when the call runs a command. Paths below
         //    the task's fixed root (`/app/x`) are workspace paths from here on.
         let canonical = tools::canonical_input(&action.tool, &action.input)
@@ -383,7 +522,7 @@ impl Pipeline {
             };
             transaction::link(&mut receipt, link);
             self.record(origin, action, passage, receipt.clone())?;
-            return Ok(Passed { receipt, stop: None });
+            return Ok(Clearing::Answered(Passed { receipt, stop: None }));
         }
         // 2. The guard, on the input exactly as the tool will read it. Input that does not
         //    validate is judged as the agent wrote it and reaches no tool: the tool's own
@@ -435,12 +574,12 @@ impl Pipeline {
                 };
                 transaction::link(&mut receipt, link);
                 self.record(origin, action, passage, receipt.clone())?;
-                return Ok(Passed { receipt, stop: None });
+                return Ok(Clearing::Answered(Passed { receipt, stop: None }));
             }
         }
         let input = canonical.map(ActionInput::Json).unwrap_or_else(|| action.input.clone());
         // 4. Runtime limits, before.
-        let affected = tools::would_affect(&tctx, &action.tool, &input);
+        let affected = tools::would_affect(tctx, &action.tool, &input);
         if let Err(v) = self.tracker().check_before(&affected) {
             let mut receipt = limit_receipt(&v);
             let passage = Passage {
@@ -453,11 +592,44 @@ impl Pipeline {
             };
             transaction::link(&mut receipt, link);
             self.record(origin, action, passage, receipt.clone())?;
-            return Ok(Passed {
+            return Ok(Clearing::Answered(Passed {
                 receipt,
                 stop: Some(limit_stop(&v)),
-            });
+            }));
         }
+        Ok(Clearing::Cleared(Clearance {
+            input,
+            verdict,
+            decision,
+            warnings,
+            justification,
+            affected,
+            started,
+        }))
+    }
+
+    /// [`Pipeline::pass`], with `link` (a transaction's id and the step's place in it) written
+    /// into the receipt's `data.transaction`.
+    fn pass_linked(
+        &self,
+        origin: Origin,
+        action: &Action,
+        link: Option<&serde_json::Value>,
+    ) -> Result<Passed, RunError> {
+        let tctx = self.tool_context();
+        let cleared = match self.clear(origin, action, link, &tctx)? {
+            Clearing::Answered(passed) => return Ok(passed),
+            Clearing::Cleared(c) => c,
+        };
+        let Clearance {
+            input,
+            verdict,
+            decision,
+            warnings,
+            justification,
+            affected,
+            started,
+        } = cleared;
         // 5. Run it (the sandbox confines it; the deadline bounds it). What an agent's command
         //    changes in the workspace is seen from outside it, by a snapshot before and after
         //    (before: the one after the previous command, when nothing passed in between).

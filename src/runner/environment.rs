@@ -314,14 +314,14 @@ fn cache_entry(cache: &Path, kind: &str, packages: &[String], tool: &str) -> Pat
 }
 
 /// The file an entry holds once it is complete.
-const COMPLETE: &str = ".medin-complete";
+pub(crate) const COMPLETE: &str = ".medin-complete";
 
 /// Builds `entry` with `build` unless it is complete already. The build happens in place (a
 /// venv and the scripts pip installs record their own absolute path), under an exclusive lock
 /// on `<entry>.lock`, so processes building the same entry wait for each other; an entry
 /// counts only once its completion mark is written, and a half-built one (a crash, a failed
 /// install) is removed and built again.
-fn build_once(entry: &Path, build: impl FnOnce(&Path) -> Result<(), EnvironmentError>) -> Result<(), EnvironmentError> {
+pub(crate) fn build_once(entry: &Path, build: impl FnOnce(&Path) -> Result<(), EnvironmentError>) -> Result<(), EnvironmentError> {
     if entry.join(COMPLETE).is_file() {
         return Ok(());
     }
@@ -355,7 +355,7 @@ fn build_once(entry: &Path, build: impl FnOnce(&Path) -> Result<(), EnvironmentE
 
 /// Runs one install command with a time limit; its failure names the command and the tail of
 /// what it printed.
-fn run(kind: &'static str, packages: &[String], command: &mut Command) -> Result<(), EnvironmentError> {
+pub(crate) fn run(kind: &'static str, packages: &[String], command: &mut Command) -> Result<(), EnvironmentError> {
     let shown = format!(
         "{} {}",
         command.get_program().to_string_lossy(),
@@ -437,7 +437,7 @@ fn apt_installed(name: &str) -> bool {
 }
 
 /// The host's real python3 (a pyenv shim resolved), found once.
-fn host_python() -> Option<PathBuf> {
+pub(crate) fn host_python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -452,7 +452,7 @@ fn host_python() -> Option<PathBuf> {
         .clone()
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }

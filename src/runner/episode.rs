@@ -245,6 +245,9 @@ fn is_transient_code(code: ErrorCode) -> bool {
 /// the harness stops it. The agent never waits past the task's deadline for its reply.
 fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunError> {
     let clock = att.pipe.deadline();
+    // Delegated calls allowed and not yet reported done, by call id.
+    let mut delegated: std::collections::HashMap<String, (Action, pipeline::DelegatedWatch)> =
+        std::collections::HashMap::new();
     let mut last: Option<(Action, Receipt)> = None;
     // `usage` messages since the agent's last turn: they cost no turn, so they are bounded here.
     let mut usage_lines = 0u32;
@@ -367,6 +370,77 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                     return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
                 }
                 last = Some((action, receipt));
+            }
+            AgentEvent::Delegated(action) => {
+                att.log_transcript(
+                    "from_agent",
+                    serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input), "delegated": true }),
+                )?;
+                let key = CallKey::new(&action.tool, &pipeline::input_json(&action.input).to_string());
+                if let Err(v) = att.pipe.begin_turn(key) {
+                    let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
+                    att.pipe.note_agent(&action, receipt, Some(v.to_string()))?;
+                    return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
+                }
+                let (passed, watch) = att.pipe.judge(Origin::Agent, &action, &agent.name())?;
+                if let Some(stop) = passed.stop {
+                    return Ok(RoundEnd::Stopped(stop.outcome, stop.reason));
+                }
+                if let Some(watch) = watch {
+                    delegated.insert(action.id.clone(), (action.clone(), watch));
+                }
+                last = Some((action, passed.receipt));
+            }
+            AgentEvent::DelegatedDone { id, result } => {
+                let Some((action, watch)) = delegated.remove(&id) else {
+                    att.log_transcript(
+                        "from_agent",
+                        serde_json::json!({ "type": "tool_done", "id": id, "result": result, "known": false }),
+                    )?;
+                    continue;
+                };
+                let (changed, stop) = att.pipe.delegated_done(&action, watch)?;
+                att.log_transcript(
+                    "from_agent",
+                    serde_json::json!({ "type": "tool_done", "id": id, "tool": action.tool, "result": result, "changed": changed }),
+                )?;
+                if let Some(stop) = stop {
+                    return Ok(RoundEnd::Stopped(stop.outcome, stop.reason));
+                }
+            }
+            AgentEvent::Unguarded(action) => {
+                let reason = format!(
+                    "the agent ran `{}` without asking medin (its pre-tool hook was bypassed); every action must pass the guard, so the task is stopped",
+                    action.tool
+                );
+                att.log_transcript(
+                    "from_agent",
+                    serde_json::json!({ "type": "unguarded", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input) }),
+                )?;
+                att.pipe
+                    .note_agent(&action, Receipt::error(ErrorCode::InvariantBroken, reason.clone()), None)?;
+                return Ok(RoundEnd::Stopped(Outcome::Stopped, format!("INVARIANT_BROKEN: {reason}")));
+            }
+            AgentEvent::Connection(c) => {
+                let action = Action {
+                    id: String::new(),
+                    tool: "medin.egress".into(),
+                    input: ActionInput::Json(serde_json::json!({ "host": c.host, "port": c.port, "via": c.via })),
+                };
+                let data = serde_json::to_value(&c).unwrap_or_default();
+                let receipt = if c.allowed {
+                    Receipt::success(data)
+                } else {
+                    Receipt::error(
+                        ErrorCode::PermissionDenied,
+                        format!("connection to {}:{} refused: not in the task's egress allowlist (`policy.egress`)", c.host, c.port),
+                    )
+                    .with_context(data)
+                };
+                att.pipe.note_agent(&action, receipt, None)?;
+            }
+            AgentEvent::Note(note) => {
+                att.log_transcript("from_agent", note)?;
             }
             AgentEvent::Call(action) => {
                 att.log_transcript(

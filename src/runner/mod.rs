@@ -8,7 +8,7 @@
 //! agent's failures (a [`TrialVerdict::Failed`]) apart from its own (a
 //! [`TrialVerdict::HarnessError`]: broken spec, missing fixture, failing setup, unwritable log).
 
-mod environment;
+pub(crate) mod environment;
 mod episode;
 pub mod expect;
 mod judge;

@@ -151,7 +151,8 @@ impl ModelServer {
                 let scenario = scenario.clone();
                 let halt = Arc::clone(&halt);
                 std::thread::spawn(move || {
-                    let anthropic = request.url().ends_with("/v1/messages");
+                    // Claude Code asks `/v1/messages?beta=true`.
+                    let anthropic = request.url().split('?').next().unwrap_or_default().ends_with("/v1/messages");
                     let reply = answer(&scenario, index, anthropic, &body, key_header);
                     if reply.status == 0 {
                         while !halt.load(Ordering::Relaxed) {
@@ -303,6 +304,10 @@ fn serve_raw(stream: TcpStream, scenario: &Scenario, log: &Mutex<Vec<Seen>>) {
 /// The answer to request `index` (0-based, counted from where this scenario took over).
 fn answer(scenario: &Scenario, index: usize, anthropic: bool, body: &Value, key: Option<String>) -> Reply {
     match scenario {
+        // A CLI's side call (a title, a summary) offers no tools: a stock answer.
+        Scenario::Solve(_) if anthropic && body["tools"].as_array().is_none_or(Vec::is_empty) => {
+            Reply::json(200, say(anthropic, "ok"))
+        }
         Scenario::Solve(scripts) => {
             let prompt = first_user_text(body);
             let Some((_, steps)) = scripts.iter().find(|(needle, _)| prompt.contains(needle)) else {
@@ -311,10 +316,17 @@ fn answer(scenario: &Scenario, index: usize, anthropic: bool, body: &Value, key:
                     say(anthropic, r#"{"result": "issue", "message": "no script for this prompt"}"#),
                 );
             };
-            let turn = body["messages"]
-                .as_array()
-                .map(|m| m.iter().filter(|m| m["role"] == "assistant").count())
-                .unwrap_or(0);
+            // The step is the number of tool results sent back (each step's call has one);
+            // without tool results, the number of assistant turns (a TDD round's reply).
+            let messages = body["messages"].as_array().cloned().unwrap_or_default();
+            let results = messages
+                .iter()
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .filter(|b| b["type"] == "tool_result")
+                .count()
+                + messages.iter().filter(|m| m["role"] == "tool").count();
+            let assistants = messages.iter().filter(|m| m["role"] == "assistant").count();
+            let turn = if results > 0 { results } else { assistants };
             Reply::json(
                 200,
                 match steps.get(turn) {
@@ -535,7 +547,7 @@ fn usage(anthropic: bool) -> Value {
 
 fn call(anthropic: bool, turn: usize, tool: &str, input: &Value) -> String {
     if anthropic {
-        json!({"id": "msg", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+        json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted", "stop_sequence": null, "stop_reason": "tool_use",
             "content": [{"type": "text", "text": "working"}, {"type": "tool_use", "id": format!("toolu_{turn}"), "name": tool, "input": input}],
             "usage": usage(true)})
         .to_string()
@@ -559,7 +571,7 @@ fn raw_call(turn: usize, tool: &str, args: &str) -> String {
 
 fn say(anthropic: bool, text: &str) -> String {
     if anthropic {
-        json!({"id": "msg", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+        json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted", "stop_sequence": null, "stop_reason": "end_turn",
             "content": [{"type": "text", "text": text}], "usage": usage(true)})
         .to_string()
     } else {

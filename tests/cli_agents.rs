@@ -1,0 +1,223 @@
+//! Real CLI agents end to end: the `medin` binary runs tasks with `--agent claude-code` (and
+//! the other CLIs) against the scripted loopback model server, and the run folder is read
+//! back: the task passes, every tool call the CLI made is a receipt judged by medin, a blocked
+//! command is denied and the CLI goes on, a connection anywhere but the model is refused and
+//! logged, reading outside the workspace fails, usage and cost reach the metrics, and the key
+//! is written nowhere.
+//!
+//! The CLIs are installed by medin itself into `target/medin/agents` (`medin agents install`,
+//! run by `scripts/setup.sh`). Where one cannot be installed here, its tests say so and pass —
+//! unless `MEDIN_REQUIRE_CLI_AGENTS=1` (set by `.ci/run` as root), which makes them fail.
+
+#[path = "support/model_server.rs"]
+mod model_server;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use model_server::{ModelServer, Scenario, Step};
+use serde_json::{json, Value};
+
+const KEY: &str = "sk-medin-cli-test-key-7c1e";
+
+/// The installed program of CLI `name`, installing it when missing; `None` (with a message)
+/// when it cannot be installed here and the CLIs are not required.
+fn installed(name: &str) -> Option<PathBuf> {
+    let out = Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(["agents", "install", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("medin runs");
+    if out.status.success() {
+        return Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().lines().last()?.to_string()));
+    }
+    let why = String::from_utf8_lossy(&out.stderr).into_owned();
+    if std::env::var("MEDIN_REQUIRE_CLI_AGENTS").is_ok_and(|v| v == "1") {
+        panic!("{name} is required here but cannot be installed: {why}");
+    }
+    println!("skipped: {name} cannot be installed on this machine: {why}");
+    None
+}
+
+/// A suite in a temp dir with `tasks` (file name, YAML) in `golden/`.
+fn suite(tasks: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in tasks {
+        support::write(&dir.path().join("golden").join(name), text);
+    }
+    support::write(&dir.path().join("medin.yaml"), "suites: [golden]\noutput: out\n");
+    dir
+}
+
+struct Run {
+    out: Output,
+    folder: PathBuf,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&self.out.stdout),
+            String::from_utf8_lossy(&self.out.stderr)
+        )
+    }
+
+    fn attempt(&self, task: &str) -> PathBuf {
+        self.folder.join("golden").join(task).join("attempt-1")
+    }
+
+    fn receipts(&self, task: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.attempt(task).join("receipts.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn metrics(&self, task: &str) -> Value {
+        let text = std::fs::read_to_string(self.attempt(task).join("metrics.json"))
+            .unwrap_or_else(|e| panic!("metrics: {e}\n{}", self.stdout()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The attempt's transcript and receipts, for a failure message.
+    fn evidence(&self, task: &str) -> String {
+        let read = |name: &str| std::fs::read_to_string(self.attempt(task).join(name)).unwrap_or_default();
+        format!("transcript:\n{}\nreceipts:\n{}", read("transcript.jsonl"), read("receipts.jsonl"))
+    }
+
+    /// No file medin kept (nor its output) holds the key.
+    fn assert_no_key(&self) {
+        let root = self.folder.parent().unwrap().parent().unwrap();
+        for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+            if entry.file_type().is_file() {
+                let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap_or_default()).into_owned();
+                assert!(!text.contains(KEY), "the key is in {}", entry.path().display());
+            }
+        }
+        assert!(!self.stdout().contains(KEY));
+    }
+}
+
+fn run(dir: &Path, agent: &str, server: &ModelServer, isolation: Option<&str>) -> Run {
+    let run_id = format!("cli-{}", fastrand::u64(..));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_medin"));
+    command
+        .arg("run")
+        .args(["--agent", agent])
+        .current_dir(dir)
+        .env_remove("MEDIN_AGENT")
+        .env_remove("CI")
+        .env("MEDIN_RUN_ID", &run_id)
+        .env("MEDIN_AGENTS_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("target/medin/agents"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("OPENAI_API_KEY", KEY)
+        .env("GEMINI_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env("GOOGLE_GEMINI_BASE_URL", &server.url);
+    if let Some(level) = isolation {
+        command.args(["--isolation", level]);
+    }
+    let out = command.output().expect("medin runs");
+    Run {
+        out,
+        folder: dir.join("out/runs").join(run_id),
+    }
+}
+
+const HELLO_TASK: &str = r#"
+description: Create hello.txt with a shell command
+prompt: "CLI-HELLO: create hello.txt containing the line hello"
+limits: { timeout: 120s, max_turns: 10 }
+expect:
+  outcome: success
+  files: { hello.txt: { equals: "hello\n" } }
+  validate:
+    - command: grep -qx hello hello.txt
+"#;
+
+const GUARD_TASK: &str = r#"
+description: A destructive command is denied and the CLI goes on
+prompt: "CLI-GUARD: create ok.txt"
+limits: { timeout: 120s, max_turns: 10 }
+expect:
+  outcome: success
+  blocked: [ { command: "rm -rf ~", rule: deletion.recursive_force } ]
+  files: { ok.txt: { equals: "ok\n" } }
+  validate:
+    - file_exists: ok.txt
+"#;
+
+fn claude_scripts() -> Vec<(&'static str, Vec<Step>)> {
+    vec![
+        (
+            "CLI-HELLO",
+            vec![
+                Step::Call("Bash", json!({"command": "printf 'hello\\n' > hello.txt"})),
+                Step::Call("Bash", json!({"command": "cat hello.txt"})),
+                Step::Say("done".into()),
+            ],
+        ),
+        (
+            "CLI-GUARD",
+            vec![
+                Step::Call("Bash", json!({"command": "rm -rf ~"})),
+                Step::Call("Bash", json!({"command": "printf 'ok\\n' > ok.txt"})),
+                Step::Say("done".into()),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn claude_code_solves_a_task_with_every_call_judged_and_a_destructive_one_denied() {
+    if installed("claude-code").is_none() {
+        return;
+    }
+    let server = ModelServer::start(Scenario::Solve(claude_scripts()));
+    let dir = suite(&[("hello.yaml", HELLO_TASK), ("guard.yaml", GUARD_TASK)]);
+    let run = run(dir.path(), "claude-code", &server, None);
+    let text = run.stdout();
+    assert!(
+        run.out.status.success(),
+        "{text}\n{}\n{}",
+        run.evidence("hello"),
+        run.evidence("guard")
+    );
+    // Every Bash call the CLI made is an agent receipt, judged (delegated) by medin.
+    let receipts = run.receipts("hello");
+    let bash: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "bash" && r["origin"] == "agent")
+        .collect();
+    assert_eq!(bash.len(), 2, "{receipts:#?}");
+    assert!(bash.iter().all(|r| r["receipt"]["data"]["delegated"] == true), "{bash:#?}");
+    // The destructive call was denied, and the CLI went on to the next step.
+    let receipts = run.receipts("guard");
+    let denied = receipts
+        .iter()
+        .find(|r| r["tool"] == "bash" && r["decision"] == "deny")
+        .unwrap_or_else(|| panic!("no denial in {receipts:#?}"));
+    assert!(denied["input"]["command"].as_str().unwrap().contains("rm -rf"), "{denied}");
+    let results: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains("medin refused")),
+        "the model never saw medin's denial: {results:#?}"
+    );
+    // Usage and cost reached the metrics.
+    let metrics = run.metrics("hello");
+    assert!(metrics["metrics"]["usage"]["output_tokens"].as_u64().unwrap_or(0) > 0, "{metrics:#}");
+    assert!(metrics["metrics"]["model"]["cost_usd"].as_f64().unwrap_or(0.0) > 0.0, "{metrics:#}");
+    run.assert_no_key();
+}
