@@ -153,6 +153,8 @@ pub mod runner {
 }
 
 pub mod sandbox {
+    #[cfg(target_os = "linux")]
+    pub use crate::sandbox::bind_inside;
     pub use crate::sandbox::{
         check_config, check_isolation, default_isolation, doctor_main, exec_main, prepare_workspace, probe,
         ready_image, run_shell, spawn_agent, spawn_piped, AttemptSandbox, Beneath, Container, ContainerEngine,

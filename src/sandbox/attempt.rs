@@ -118,6 +118,24 @@ impl AttemptSandbox {
         false
     }
 
+    /// The attempt's own network namespace (its holder's), when it has one: under `strict`
+    /// with the network off. `None` when commands use the host's network (`network: true`,
+    /// `process`, `none`, a container). The descriptor names the namespace for as long as it is
+    /// borrowed, even after the attempt ended (nothing runs in it then). The egress proxy binds
+    /// its sockets there ([`super::bind_inside`]).
+    #[cfg(unix)]
+    pub fn network_namespace(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        #[cfg(target_os = "linux")]
+        return self
+            .inner
+            .holder
+            .as_ref()
+            .and_then(|h| h.ns.net())
+            .map(std::os::fd::AsFd::as_fd);
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
     /// Ends every process of the attempt — its services, its persistent shell, what they
     /// left — with SIGTERM, the grace period, then SIGKILL. Idempotent; dropping the last
     /// clone does the same.

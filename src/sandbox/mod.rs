@@ -594,6 +594,7 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod container;
+mod egress;
 mod exec;
 mod fixed;
 #[cfg(target_os = "linux")]
@@ -618,6 +619,8 @@ pub use container::{
     image_name_is_valid, ready_image, Container, ContainerError, ContainerRequest, Engine as ContainerEngine,
     ImageSource, ReadyImage,
 };
+#[cfg(target_os = "linux")]
+pub use egress::bind_inside;
 pub use exec::{exec_main, ExecArgs};
 pub use fixed::{check_layout, FixedMount, FixedPath, MountAccess};
 pub use probe::{doctor_main, probe};
