@@ -75,6 +75,9 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v sh >/dev/null 2>&1 || need+=(dash)
 # node runs the Node fixture of the TDD tasks (`node --test`, Node 18+).
 command -v node >/dev/null 2>&1 || need+=(nodejs)
+# npm and venv install the CLI agents (claude-code, codex, gemini-cli from npm; aider from PyPI).
+command -v npm >/dev/null 2>&1 || need+=(npm)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 if [ "${1:-}" = "--bench" ]; then
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 fi
@@ -142,6 +145,15 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 containers
 
+# The CLI agents at their pinned versions, into target/medin/agents (tests/cli_agents.rs runs
+# them; `medin run --agent claude-code` would install them on first use anyway). Not fatal here:
+# without them those tests fail as root (MEDIN_REQUIRE_CLI_AGENTS=1) and name this command.
+if [ "${MEDIN_SKIP_CLI_AGENTS:-}" != 1 ]; then
+  cargo run --quiet -- agents install --all >/dev/null \
+    || echo "medin setup: could not install the CLI agents (no registry?); retry with: cargo run -- agents install --all" >&2
+fi
+
 chromium_version=$(chromium --version 2>/dev/null || echo "chromium missing")
 engine_version=$( (podman --version || echo "podman missing") 2>/dev/null | head -1)
-echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version), $(python3 -m pytest --version 2>&1 | head -1), $chromium_version, $engine_version"
+agents=$(cargo run --quiet -- agents list 2>/dev/null | awk '$3 != "not" {print $2}' | paste -sd' ' || true)
+echo "medin setup: git $(git --version | cut -d' ' -f3), $(python3 --version), node $(node --version), $(python3 -m pytest --version 2>&1 | head -1), $chromium_version, $engine_version, CLI agents: ${agents:-none}"

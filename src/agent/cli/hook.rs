@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -236,13 +236,6 @@ printf '%s\n' "$body"
 exit 0
 "#
     )
-}
-
-/// Waits for the next call until `deadline`.
-pub fn next_call(calls: &Receiver<HookCall>, deadline: Instant) -> Option<HookCall> {
-    calls
-        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        .ok()
 }
 
 #[cfg(test)]

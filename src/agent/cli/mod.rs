@@ -36,12 +36,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use run::CliAgent as Cli;
 
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
 use super::registry::{self, AgentRefError};
 use super::{Action, Agent, AgentEvent, AgentFailure};
-use crate::sandbox::{Isolation, SandboxConfig};
+use crate::sandbox::SandboxConfig;
 use crate::spec::{AgentGiven, AgentRef};
 use crate::tools::Receipt;
 use adapter::Adapter;
@@ -278,11 +277,6 @@ impl Agent for HarnessBroken {
     }
 
     fn finish(&mut self) {}
-}
-
-/// `true` when an attempt at `level` can confine a CLI's network (its own namespace).
-pub fn egress_enforced(level: Isolation, network: bool) -> bool {
-    level == Isolation::Strict && !network
 }
 
 #[cfg(test)]

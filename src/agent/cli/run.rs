@@ -89,10 +89,8 @@ pub struct CliAgent {
     pending: HashMap<String, SyncSender<HookAnswer>>,
     /// Calls allowed, by id, in order, for post-tool calls without an id (per hook key).
     allowed: HashMap<String, VecDeque<String>>,
-    /// Hook calls made, per hook key (what the cross-check consumes).
-    hooked: HashMap<String, u32>,
-    /// Tool calls the model asked for, by output key: (hook key, tool, input).
-    asked: HashMap<String, (String, String, Value)>,
+    /// What medin was asked against what the CLI reports it ran.
+    check: CrossCheck,
     calls: u64,
     done: Option<(bool, String)>,
     provider_failed: Option<String>,
@@ -236,8 +234,7 @@ impl CliAgent {
             queue: VecDeque::new(),
             pending: HashMap::new(),
             allowed: HashMap::new(),
-            hooked: HashMap::new(),
-            asked: HashMap::new(),
+            check: CrossCheck::default(),
             calls: 0,
             done: None,
             provider_failed: None,
@@ -278,7 +275,7 @@ impl CliAgent {
                 let hooked = self.adapter.hook_call(&call.payload, &self.workspace);
                 self.calls += 1;
                 let id = hooked.id.clone().unwrap_or_else(|| format!("cli-{}", self.calls));
-                *self.hooked.entry(hooked.key.clone()).or_default() += 1;
+                self.check.hooked(&hooked.key);
                 self.allowed.entry(hooked.key).or_default().push_back(id.clone());
                 self.pending.insert(id.clone(), call.answer);
                 let mut action = hooked.action;
@@ -314,37 +311,17 @@ impl CliAgent {
                     hook_key,
                     tool,
                     input,
-                } => {
-                    self.asked.insert(key, (hook_key, tool, input));
-                }
+                } => self.check.asked(key, hook_key, tool, input),
                 Seen::ToolRan { key } => {
-                    if let Some(event) = self.check_guarded(&key) {
-                        self.queue.push_back(event);
+                    if self.adapter.hooks() != Hooks::None {
+                        if let Some(action) = self.check.ran(&key, &self.workspace) {
+                            self.queue.push_back(AgentEvent::Unguarded(action));
+                        }
                     }
                 }
                 Seen::Done { ok, text } => self.done = Some((ok, text)),
                 Seen::ProviderFailed(detail) => self.provider_failed = Some(detail),
             }
-        }
-    }
-
-    /// A call the CLI reports run: was medin asked about it? Only tools that change
-    /// something count (a read that skipped the hook changed nothing medin judges).
-    fn check_guarded(&mut self, key: &str) -> Option<AgentEvent> {
-        if self.adapter.hooks() == Hooks::None {
-            return None;
-        }
-        let (hook_key, tool, input) = self.asked.get(key).cloned()?;
-        let action = medin_action(key, &tool, &input, &self.workspace);
-        if !matches!(action.tool.as_str(), "bash" | "write_file" | "edit_file") {
-            return None;
-        }
-        match self.hooked.get_mut(&hook_key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                None
-            }
-            _ => Some(AgentEvent::Unguarded(action)),
         }
     }
 
@@ -383,6 +360,44 @@ impl CliAgent {
                 status: status.map_or_else(|| "still running".into(), |s| s.to_string()),
                 stderr_tail: self.stderr_tail(),
             }),
+        }
+    }
+}
+
+/// The check that no call ran around medin: every hook call is counted by its key; a call the
+/// CLI reports run, of a tool that changes something (`bash`, `write_file`, `edit_file` once
+/// mapped), must have a hook call left to account for it. A read that skipped the hook
+/// changed nothing medin judges; a refused call never reports a result that ran.
+#[derive(Debug, Default)]
+struct CrossCheck {
+    /// Hook calls made and not yet matched, per hook key.
+    hooked: HashMap<String, u32>,
+    /// Tool calls the model asked for, by output key: (hook key, tool, input).
+    asked: HashMap<String, (String, String, Value)>,
+}
+
+impl CrossCheck {
+    fn hooked(&mut self, key: &str) {
+        *self.hooked.entry(key.to_string()).or_default() += 1;
+    }
+
+    fn asked(&mut self, key: String, hook_key: String, tool: String, input: Value) {
+        self.asked.insert(key, (hook_key, tool, input));
+    }
+
+    /// The call `key` ran: the action that was never judged, if it was not.
+    fn ran(&mut self, key: &str, workspace: &Path) -> Option<Action> {
+        let (hook_key, tool, input) = self.asked.get(key).cloned()?;
+        let action = medin_action(key, &tool, &input, workspace);
+        if !matches!(action.tool.as_str(), "bash" | "write_file" | "edit_file") {
+            return None;
+        }
+        match self.hooked.get_mut(&hook_key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                None
+            }
+            _ => Some(action),
         }
     }
 }
@@ -474,5 +489,54 @@ fn skip_line(reader: &mut impl BufRead) {
         if found {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_call_that_ran_without_a_hook_call_is_unguarded_and_one_with_is_not() {
+        let ws = Path::new("/ws");
+        let mut check = CrossCheck::default();
+        check.asked("t1".into(), "t1".into(), "Bash".into(), json!({"command": "ls"}));
+        check.hooked("t1");
+        assert_eq!(check.ran("t1", ws), None, "judged");
+        assert!(check.ran("t1", ws).is_some(), "one hook call accounts for one run only");
+        // A read that skipped the hook changed nothing medin judges.
+        check.asked("t2".into(), "t2".into(), "Read".into(), json!({"file_path": "/ws/a"}));
+        assert_eq!(check.ran("t2", ws), None);
+        // A write that skipped it is caught, with what it wrote.
+        check.asked("t3".into(), "t3".into(), "Write".into(), json!({"file_path": "/ws/a", "content": "x"}));
+        let unguarded = check.ran("t3", ws).expect("unguarded");
+        assert_eq!(unguarded.tool, "write_file");
+        // Matched by name and counted (Gemini CLI): two runs need two hook calls.
+        check.asked("g1".into(), "run_shell_command".into(), "run_shell_command".into(), json!({"command": "a"}));
+        check.asked("g2".into(), "run_shell_command".into(), "run_shell_command".into(), json!({"command": "b"}));
+        check.hooked("run_shell_command");
+        assert_eq!(check.ran("g1", ws), None);
+        assert!(check.ran("g2", ws).is_some());
+        // A result for a call never asked for (a forged line) is not blamed on anyone.
+        assert_eq!(check.ran("nope", ws), None);
+    }
+
+    #[test]
+    fn over_long_lines_are_cut_and_the_next_line_is_read_whole() {
+        let mut text = vec![b'x'; (MAX_LINE as usize) + 10];
+        text.extend_from_slice(b"\nnext\n");
+        let (tx, rx) = mpsc::channel();
+        read_lines(std::io::Cursor::new(text), &tx);
+        let lines: Vec<String> = rx
+            .try_iter()
+            .filter_map(|i| match i {
+                Input::Line(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), MAX_LINE as usize);
+        assert_eq!(lines[1], "next");
     }
 }
