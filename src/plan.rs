@@ -80,6 +80,8 @@ pub struct TrialPlan {
     /// Whether the task's commands may use the network: its `policy.network`, else the
     /// suite's `network`, else no.
     pub network: bool,
+    /// Hosts a CLI agent's process may reach besides its model (`policy.egress`).
+    pub egress: Vec<String>,
     /// The host variables the task's commands and agent are passed: the suite's `pass_env`,
     /// then the task's (names only: the values are read when the attempt starts, and never
     /// recorded).
@@ -110,6 +112,7 @@ impl TrialPlan {
             retry: RetryPolicy::from_spec(retry_spec, default_attempts),
             model_traffic: ModelTraffic::Live,
             network: task.policy.network.or(suite.network).unwrap_or(false),
+            egress: task.policy.egress.clone(),
             pass_env: crate::spec::pass_env::merged(&suite.pass_env, &task.pass_env)
                 .iter()
                 .map(|n| n.to_string())

@@ -67,6 +67,12 @@ fn drive(agent: &mut dyn Agent, mut respond: impl FnMut(&Action) -> Receipt) -> 
                 ));
             }
             AgentEvent::Usage(_) | AgentEvent::ModelCall(_) => {}
+            // A process agent never delegates its tools nor opens connections through medin.
+            AgentEvent::Delegated(_)
+            | AgentEvent::DelegatedDone { .. }
+            | AgentEvent::Unguarded(_)
+            | AgentEvent::Connection(_)
+            | AgentEvent::Note(_) => panic!("a process agent sent {ev:?}"),
             AgentEvent::Final(_) | AgentEvent::Reply(_) | AgentEvent::Failed(_) | AgentEvent::HarnessFailed(_) => {
                 events.push(ev);
                 return events;

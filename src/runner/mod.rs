@@ -1110,6 +1110,7 @@ fn sandbox_config(
         cfg.output_cap = usize::try_from(o.0).unwrap_or(usize::MAX);
     }
     cfg.network = plan.network;
+    cfg.egress = plan.egress.clone();
     // In a container the image brings the toolchains; the host's are not shown there.
     let in_container = task.environment.as_ref().is_some_and(|e| e.container().is_some());
     if !in_container {

@@ -399,6 +399,9 @@ pub struct SandboxConfig {
     pub output_cap: usize,
     /// Whether the command may use the network (enforced by later isolation levels).
     pub network: bool,
+    /// Hosts (`host:port`) an agent process may reach through the egress proxy when the
+    /// network is off (a CLI agent's; `policy.egress`). Commands get none of them.
+    pub egress: Vec<String>,
     /// Extra environment variables on top of the scrubbed base.
     pub env: Vec<(String, String)>,
     /// The names among [`SandboxConfig::env`] that are host variables the task passes
@@ -464,6 +467,7 @@ impl SandboxConfig {
             limits: ResourceLimits::default(),
             output_cap: 1024 * 1024,
             network: false,
+            egress: Vec::new(),
             env: Vec::new(),
             passed_env: Vec::new(),
             isolation: Isolation::Process,

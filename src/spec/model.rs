@@ -457,6 +457,11 @@ pub struct Policy {
     pub network: Option<bool>,
     #[serde(default)]
     pub tools: ToolPolicy,
+    /// Hosts (`host:port`) a CLI agent's own process may reach through medin's egress proxy,
+    /// besides its model endpoint (e.g. `[pypi.org:443]`). Every attempt, allowed or not, is a
+    /// receipt; with none, nothing but the model is reachable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<String>,
     /// Guard categories whose warnings are approved without asking (e.g. `[git]`).
     #[serde(default)]
     pub approve: Vec<String>,
