@@ -356,3 +356,18 @@ fn claude_code_that_loops_is_stopped_at_the_turn_limit_and_ended() {
     let left = Command::new("pgrep").args(["-f", "CLI-LOOP"]).output().unwrap();
     assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
 }
+
+#[test]
+fn a_failing_model_provider_is_infrastructure_not_the_agents_failure() {
+    if installed("claude-code").is_none() {
+        return;
+    }
+    let server = ModelServer::start(Scenario::Status(500));
+    let dir = suite(&[("hello.yaml", HELLO_TASK)]);
+    let run = run(dir.path(), "claude-code", &server, None);
+    let text = run.stdout();
+    assert_eq!(run.out.status.code(), Some(2), "exit 2 is infrastructure: {text}");
+    assert!(text.contains("could not reach its model"), "{text}");
+    // A bounded number of tries, not ten with backoff.
+    assert!(server.requests().len() <= 6, "{} requests", server.requests().len());
+}
