@@ -161,6 +161,9 @@ pub mod sandbox {
         ContainerRequest, ExecArgs, ExitKind, FixedMount, FixedPath, ImageSource, Isolation, LimitHit, MountAccess,
         ResourceLimits, SandboxConfig, SandboxError, SANDBOX_PATH,
     };
+    pub use crate::sandbox::{
+        Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError,
+    };
 }
 
 pub mod spec {

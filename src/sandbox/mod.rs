@@ -590,6 +590,9 @@ pub enum SandboxError {
     Container { detail: String },
     #[error("{what} needs isolation `strict`, and this task runs at `{level}`: only strict builds each command's own filesystem, where a folder can be shown at a fixed path; at `{level}` commands see the host's filesystem, where that path is not the task's folder, and medin does not run the task at the host path instead; run it where strict is available (`medin doctor`) and do not ask for a weaker `isolation:`")]
     NeedsStrict { level: Isolation, what: String },
+    /// The egress proxy could not start ([`Egress::start`]).
+    #[error(transparent)]
+    Egress(#[from] egress::EgressError),
 }
 
 mod attempt;
@@ -625,6 +628,7 @@ pub use container::{
 };
 #[cfg(target_os = "linux")]
 pub use egress::bind_inside;
+pub use egress::{Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError};
 pub use exec::{exec_main, ExecArgs};
 pub use fixed::{check_layout, FixedMount, FixedPath, MountAccess};
 pub use probe::{doctor_main, probe};

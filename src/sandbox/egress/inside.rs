@@ -89,6 +89,7 @@ impl<'a> Namespace<'a> {
     }
 
     /// Whether entering needs the forked child (a user namespace of the holder owns it).
+    #[cfg(test)]
     pub(super) fn needs_user_namespace(&self) -> bool {
         self.owner.is_some()
     }
