@@ -601,7 +601,7 @@ mod capture;
 #[cfg(target_os = "linux")]
 mod cgroup;
 mod container;
-mod egress;
+pub(crate) mod egress;
 mod exec;
 mod fixed;
 #[cfg(target_os = "linux")]

@@ -218,21 +218,50 @@ impl CliKind {
 }
 
 mod network {
-    //! The CLI's way out: the hook listener and the egress proxy, where the CLI runs.
+    //! The CLI's ways out: the hook listener and the egress proxy, where the CLI runs. Under
+    //! `strict` with the task's network off, both are bound inside the attempt's network
+    //! namespace and served by the harness (`sandbox::egress`): the model endpoint is reached
+    //! through a forward (a loopback endpoint, mirrored at the same address) or the proxy (any
+    //! other host, with `policy.egress` and the agent's `egress`), every attempt a receipt,
+    //! nothing else reachable. Elsewhere (`process`, `none`, or the task's network on) the CLI
+    //! keeps the network its level gives and the proxy is only advisory.
 
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+    use std::str::FromStr;
     use std::sync::mpsc::Sender;
 
     use super::adapter::{Adapter, Hooks};
     use super::run::Input;
-    use crate::sandbox::SandboxConfig;
+    use crate::agent::Connection;
+    use crate::sandbox::egress::{bind_inside, Egress, EgressRules, EgressVia, HostPort};
+    use crate::sandbox::{Isolation, SandboxConfig};
 
     pub(super) struct Net {
-        pub hook_listener: Option<std::net::TcpListener>,
+        pub hook_listener: Option<TcpListener>,
         pub keep: Vec<Box<dyn std::any::Any + Send>>,
     }
 
-    /// Opens the hook listener (and, where the attempt has its own network namespace, the
-    /// egress proxy) for a CLI about to run in `cfg`.
+    /// The egress rules of a CLI whose model is at `endpoint`, with `extra` hosts allowed.
+    pub(super) fn rules(endpoint: &(String, u16), extra: &[String]) -> Result<EgressRules, String> {
+        let mut rules = EgressRules::default();
+        let (host, port) = endpoint;
+        let loopback = match host.as_str() {
+            "localhost" => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            h => IpAddr::from_str(h).ok().filter(IpAddr::is_loopback),
+        };
+        match loopback {
+            Some(ip) => rules.forwards.push(SocketAddr::new(ip, *port)),
+            None => rules
+                .allow
+                .push(HostPort::from_str(&format!("{host}:{port}")).map_err(|e| e.to_string())?),
+        }
+        for entry in extra {
+            rules.allow.push(HostPort::from_str(entry).map_err(|e| e.to_string())?);
+        }
+        Ok(rules)
+    }
+
+    /// Opens the hook listener and the egress proxy for a CLI about to run in `cfg`.
     pub(super) fn open(
         adapter: &dyn Adapter,
         cfg: &mut SandboxConfig,
@@ -240,19 +269,49 @@ mod network {
         egress: &[String],
         tx: &Sender<Input>,
     ) -> Result<Net, String> {
-        let _ = (endpoint, egress, tx);
+        let mut extra = egress.to_vec();
+        extra.extend(cfg.egress.iter().cloned());
+        let rules = rules(endpoint, &extra)?;
+        let attempt = cfg.attempt.clone();
+        let netns = (cfg.isolation == Isolation::Strict && !cfg.network)
+            .then(|| attempt.as_ref().and_then(|a| a.network_namespace()))
+            .flatten();
+        let sink_tx = tx.clone();
+        let sink = Box::new(move |ev: crate::sandbox::egress::EgressEvent| {
+            let via = match ev.via {
+                EgressVia::Forward => "forward",
+                EgressVia::Proxy => "proxy",
+                EgressVia::Direct => "direct",
+                EgressVia::Dns => "dns",
+                EgressVia::Summary => "summary",
+            };
+            let _ = sink_tx.send(Input::Connection(Connection {
+                host: ev.host,
+                port: ev.port,
+                allowed: ev.allowed,
+                via: via.into(),
+                detail: ev.detail,
+            }));
+        });
+        let proxy = Egress::start(netns, rules, sink).map_err(|e| format!("cannot start the egress proxy: {e}"))?;
         let hook_listener = match adapter.hooks() {
             Hooks::None => None,
-            _ => Some(
-                std::net::TcpListener::bind("127.0.0.1:0")
+            _ => Some(match netns {
+                Some(net) => bind_inside(net, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                    .map_err(|e| format!("cannot open the hook channel in the attempt's network namespace: {e}"))?,
+                None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
                     .map_err(|e| format!("cannot open the hook channel on 127.0.0.1: {e}"))?,
-            ),
+            }),
         };
-        // The CLI reaches its model with the network the task's commands have.
-        cfg.network = true;
+        cfg.env.extend(proxy.proxy_env());
+        if netns.is_none() {
+            // No namespace of the attempt's to serve: the CLI keeps the network its level
+            // gives, to reach its model; the proxy is advisory there.
+            cfg.network = true;
+        }
         Ok(Net {
             hook_listener,
-            keep: Vec::new(),
+            keep: vec![Box::new(proxy)],
         })
     }
 }
@@ -292,6 +351,16 @@ mod tests {
         assert_eq!(parse_host_port("pypi.org:443"), Some(("pypi.org".into(), 443)));
         assert_eq!(parse_host_port("pypi.org"), None);
         assert_eq!(parse_host_port("a b:1"), None);
+    }
+
+    #[test]
+    fn a_loopback_model_is_forwarded_and_any_other_is_allowed_through_the_proxy() {
+        let r = network::rules(&("127.0.0.1".into(), 8080), &["pypi.org:443".into()]).unwrap();
+        assert_eq!(r.forwards, vec!["127.0.0.1:8080".parse().unwrap()]);
+        assert!(r.allows("pypi.org", 443) && !r.allows("pypi.org", 80) && !r.allows("example.com", 443));
+        let r = network::rules(&("api.anthropic.com".into(), 443), &[]).unwrap();
+        assert!(r.forwards.is_empty() && r.allows("api.anthropic.com", 443));
+        assert!(network::rules(&("localhost".into(), 1), &["no-port".into()]).is_err());
     }
 
     #[test]
