@@ -514,6 +514,13 @@ fn gemini_beforetool_hook_denial_reaches_the_model() {
     let first = results.first().unwrap_or_else(|| panic!("no tool result\n{}", ctx()));
     assert!(first.error && first.text.contains("no forbidden words"), "{results:?}");
     let denied = lines_of(&run, "tool_result");
+    println!("gemini denied tool_result: {:?}", denied.first());
+    assert_eq!(
+        denied.first().map(|r| r["error"]["type"].clone()),
+        Some("policy_violation".into()),
+        "{}",
+        ctx()
+    );
     assert_eq!(
         denied.first().map(|r| r["status"].clone()),
         Some("error".into()),
