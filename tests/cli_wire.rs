@@ -574,9 +574,129 @@ fn aider_writes_the_whole_file_and_answers() {
         ctx()
     );
     assert!(run.stdout.contains("Applied edit to hello.txt"), "{}", ctx());
+    // The command step is prose (aider renders it as Markdown), not a second edit of the file.
+    assert!(run.stdout.contains("I would now run cat hello.txt"), "{}", ctx());
+    assert!(!run.stdout.contains("+cat hello.txt"), "{}", ctx());
+    assert!(run.stdout.contains("done"), "{}", ctx());
     // Aider runs no suggested command under --yes-always, so no tool output comes back.
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "{}", ctx());
     assert!(requests[0].path.ends_with("/chat/completions"));
     assert!(server.tool_results().is_empty());
+}
+
+// ---------------------------------------------------------------- the server itself
+
+/// POSTs `body` to `url`: (status, body text).
+fn post(url: &str, body: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut response = agent
+        .post(url)
+        .header("content-type", "application/json")
+        .send(body)
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// The JSON `data:` payloads of an event stream.
+fn events(stream: &str) -> Vec<Value> {
+    stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+#[test]
+fn the_server_answers_side_calls_and_bounds_requests_and_bodies() {
+    let server = CliServer::with_limits(vec![hello_script()], 4, 2000);
+    // Codex without tools: the stock text, streamed, with usage.
+    let (status, text) = post(
+        &format!("{}/v1/responses", server.url),
+        r#"{"input": "make a title", "stream": true}"#,
+    );
+    assert_eq!(status, 200);
+    let evs = events(&text);
+    let kinds: Vec<&str> = evs.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"response.created"));
+    assert_eq!(kinds.last(), Some(&"response.completed"));
+    assert!(kinds.contains(&"response.output_text.delta"));
+    let done = evs.iter().find(|e| e["type"] == "response.output_item.done").unwrap();
+    assert_eq!(done["item"]["content"][0]["text"], support::cli_server::STOCK_TEXT);
+    assert_eq!(evs.last().unwrap()["response"]["usage"]["output_tokens"], 20);
+    // A Gemini side call asking for JSON gets its schema filled.
+    let router = r#"{"contents": [{"role": "user", "parts": [{"text": "route"}]}], "generationConfig": {"responseJsonSchema":
+        {"type": "object", "properties": {"reasoning": {"type": "string"}, "model_choice": {"type": "string", "enum": ["flash", "pro"]}}}}}"#;
+    let (status, text) = post(
+        &format!("{}/v1beta/models/gemini-2.5-flash-lite:generateContent", server.url),
+        router,
+    );
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    let filled: Value =
+        serde_json::from_str(answer["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        filled,
+        serde_json::json!({"reasoning": "scripted", "model_choice": "flash"})
+    );
+    // A body over the cap: 413.
+    let big = format!(r#"{{"input": "{}"}}"#, "x".repeat(3000));
+    assert_eq!(post(&format!("{}/v1/responses", server.url), &big).0, 413);
+    // The fourth request is the last answered.
+    assert_eq!(post(&format!("{}/v1/chat/completions", server.url), "{}").0, 200);
+    assert_eq!(post(&format!("{}/v1/chat/completions", server.url), "{}").0, 500);
+    assert_eq!(server.requests().len(), 5);
+}
+
+#[test]
+fn the_server_records_each_tool_output_once_in_order() {
+    let server = CliServer::start(vec![hello_script()]);
+    let url = format!("{}/v1/responses", server.url);
+    let user = serde_json::json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": HELLO_PROMPT}]});
+    let tools = serde_json::json!([{"type": "function", "name": "exec_command"}]);
+    let output =
+        |id: &str, text: &str| serde_json::json!({"type": "function_call_output", "call_id": id, "output": text});
+    let mut input = vec![user];
+    let mut commands = Vec::new();
+    for (id, out) in [
+        ("call_0", "wrote"),
+        ("call_1", "Command blocked by PreToolUse hook: no"),
+    ] {
+        let (_, text) = post(&url, &serde_json::json!({"input": input, "tools": tools}).to_string());
+        let done = events(&text)
+            .into_iter()
+            .find(|e| e["type"] == "response.output_item.done")
+            .unwrap();
+        assert_eq!(done["item"]["call_id"], id);
+        commands.push(done["item"]["arguments"].as_str().unwrap().to_string());
+        input.push(done["item"].clone());
+        input.push(output(id, out));
+    }
+    let (_, text) = post(&url, &serde_json::json!({"input": input, "tools": tools}).to_string());
+    let done = events(&text)
+        .into_iter()
+        .find(|e| e["type"] == "response.output_item.done")
+        .unwrap();
+    assert_eq!(done["item"]["content"][0]["text"], "done");
+    assert_eq!(
+        commands,
+        [
+            r#"{"cmd":"printf '%s' 'hello\n' > 'hello.txt'"}"#,
+            r#"{"cmd":"cat hello.txt"}"#
+        ]
+    );
+    assert_eq!(
+        server.tool_results(),
+        [
+            ToolResult {
+                text: "wrote".into(),
+                error: false
+            },
+            ToolResult {
+                text: "Command blocked by PreToolUse hook: no".into(),
+                error: true
+            }
+        ]
+    );
 }

@@ -10,10 +10,10 @@
 //!   content}`); step n answers the request holding n model turns with a `functionCall`. Side
 //!   calls (`:generateContent`) get JSON, filled to their `responseJsonSchema` when they ask.
 //! - Chat Completions, `POST /v1/chat/completions` (aider): text only. A `WriteFile` is the
-//!   whole-file edit aider's `--edit-format whole` parses, a `Shell` a suggested `bash` block;
-//!   the steps up to and including the next `Say` form one answer (aider sends one request per
-//!   message and runs no suggested command under `--yes-always`); a per-needle counter says
-//!   which answer is next.
+//!   whole-file edit aider's `--edit-format whole` parses, a `Shell` a sentence naming the
+//!   command (aider has no tools and runs no suggested command under `--yes-always`); the steps
+//!   up to and including the next `Say` form one answer (aider sends one request per message);
+//!   a per-needle counter says which answer is next.
 //!
 //! A request carrying no tools (titles, summaries, routers) gets a stock short text. Every
 //! request is recorded (path, body), and so is every tool output the CLI sent back, once, in
@@ -544,8 +544,8 @@ fn fill_schema(schema: &Value) -> Value {
     }
 }
 
-/// A step as aider text: a whole-file edit (file name line, fenced content), a suggested
-/// shell command, or the text itself.
+/// A step as aider text: a whole-file edit (file name line, fenced content), a sentence
+/// naming the command, or the text itself.
 fn aider_text(step: &Step) -> String {
     match step {
         Step::WriteFile(path, content) => {
@@ -556,7 +556,9 @@ fn aider_text(step: &Step) -> String {
             };
             format!("{path}\n```\n{content}```\n")
         }
-        Step::Shell(cmd) => format!("```bash\n{cmd}\n```\n"),
+        // Never fenced: aider's whole format takes a fence without a file name line for the
+        // only file in the chat, so a fenced command would overwrite it.
+        Step::Shell(cmd) => format!("I would now run `{cmd}`.\n"),
         Step::Say(text) => format!("{text}\n"),
     }
 }
