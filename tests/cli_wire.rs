@@ -45,20 +45,27 @@ fn hook_script() -> (&'static str, Vec<Step>) {
     )
 }
 
-/// The program `prog` of the installed CLI `names` (npm `node_modules/.bin/<prog>` or venv
-/// `bin/<prog>`), or `None` after saying it is skipped (a panic under
+/// The program `prog` of the CLI installed below the test CLI directory as one of `names`,
+/// optionally `@<version>` (npm `node_modules/.bin/<prog>` or venv `bin/<prog>`; the newest
+/// version by name order), or `None` after saying it is skipped (a panic under
 /// `MEDIN_REQUIRE_CLI_AGENTS=1`).
 fn installed(package: &str, names: &[&str], prog: &str) -> Option<PathBuf> {
     let root = PathBuf::from(std::env::var("MEDIN_TEST_CLI_DIR").unwrap_or_else(|_| "/tmp/agents".into()));
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            names.iter().any(|n| name == *n || name.starts_with(&format!("{n}@")))
+    // A name may be scoped (`@openai/codex`): its directory is then below `<root>/@openai`.
+    let mut dirs: Vec<PathBuf> = names
+        .iter()
+        .flat_map(|n| {
+            let (scope, leaf) = n.rsplit_once('/').unwrap_or(("", n));
+            std::fs::read_dir(root.join(scope))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(move |e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    name == leaf || name.starts_with(&format!("{leaf}@"))
+                })
+                .map(|e| e.path())
         })
-        .map(|e| e.path())
         .collect();
     dirs.sort();
     let found = dirs.iter().rev().find_map(|d| {
@@ -215,7 +222,7 @@ struct Codex {
 
 impl Codex {
     fn new(server: &CliServer, extra_config: &str) -> Option<Self> {
-        let bin = installed("@openai/codex", &["codex", "openai-codex"], "codex")?;
+        let bin = installed("@openai/codex", &["codex", "@openai/codex"], "codex")?;
         let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let config = format!(
             "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[analytics]\nenabled = false\n\n\
@@ -272,6 +279,13 @@ fn codex_writes_reads_back_and_answers() {
     );
     // The tool the server calls is the one codex offers.
     let first = &server.requests()[0].body;
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    println!("codex tools: {names:?}");
     assert!(
         first["tools"]
             .as_array()
@@ -378,7 +392,7 @@ struct Gemini {
 
 impl Gemini {
     fn new(server: &CliServer, hooks: Option<Value>) -> Option<Self> {
-        let bin = installed("@google/gemini-cli", &["gemini-cli", "gemini"], "gemini")?;
+        let bin = installed("@google/gemini-cli", &["gemini-cli", "@google/gemini-cli"], "gemini")?;
         let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut settings = serde_json::json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
