@@ -412,17 +412,12 @@ impl Gemini {
         })
     }
 
-    fn run(&self, prompt: &str) -> Run {
-        let args = [
-            "-p",
-            prompt,
-            "--output-format",
-            "stream-json",
-            "--yolo",
-            "--skip-trust",
-            "-m",
-            "gemini-2.5-flash",
-        ];
+    /// Without `model`, Gemini CLI first asks a router side call which model to use.
+    fn run(&self, prompt: &str, model: Option<&str>) -> Run {
+        let mut args = vec!["-p", prompt, "--output-format", "stream-json", "--yolo", "--skip-trust"];
+        if let Some(model) = model {
+            args.extend(["-m", model]);
+        }
         let env = [
             ("GOOGLE_GEMINI_BASE_URL", self.url.clone()),
             ("GEMINI_API_KEY", "dummy".to_string()),
@@ -441,7 +436,7 @@ fn gemini_writes_reads_back_and_answers() {
     let Some(gemini) = Gemini::new(&server, None) else {
         return;
     };
-    let run = gemini.run(HELLO_PROMPT);
+    let run = gemini.run(HELLO_PROMPT, Some("gemini-2.5-flash"));
     report("gemini", &run, &server);
     let ctx = || format!("{}\n--- server\n{}", run.text(), seen(&server));
     assert_eq!(run.code, Some(0), "{}", ctx());
@@ -502,7 +497,8 @@ fn gemini_beforetool_hook_denial_reaches_the_model() {
     let Some(gemini) = Gemini::new(&server, Some(settings)) else {
         return;
     };
-    let run = gemini.run(HOOK_PROMPT);
+    // No model: the router's side call is answered too.
+    let run = gemini.run(HOOK_PROMPT, None);
     report("gemini hook", &run, &server);
     let ctx = || format!("{}\n--- server\n{}", run.text(), seen(&server));
     assert_eq!(run.code, Some(0), "{}", ctx());
@@ -517,6 +513,23 @@ fn gemini_beforetool_hook_denial_reaches_the_model() {
             .as_deref(),
         Some("ok\n"),
         "{}",
+        ctx()
+    );
+    let side: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains(":generateContent"))
+        .collect();
+    println!(
+        "gemini side calls: {:?}",
+        side.iter()
+            .map(|r| (&r.path, &r.body["generationConfig"]["responseJsonSchema"]))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        side.iter()
+            .any(|r| r.body["generationConfig"]["responseJsonSchema"].is_object()),
+        "no router side call\n{}",
         ctx()
     );
     let inputs = hook_inputs(&log);
@@ -657,8 +670,16 @@ fn the_server_answers_side_calls_and_bounds_requests_and_bodies() {
     // A body over the cap: 413.
     let big = format!(r#"{{"input": "{}"}}"#, "x".repeat(3000));
     assert_eq!(post(&format!("{}/v1/responses", server.url), &big).0, 413);
-    // The fourth request is the last answered.
-    assert_eq!(post(&format!("{}/v1/chat/completions", server.url), "{}").0, 200);
+    // The fourth request is the last answered: a Chat Completions request with no script,
+    // not streamed, gets the stock text as JSON.
+    let (status, text) = post(&format!("{}/v1/chat/completions", server.url), "{}");
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        support::cli_server::STOCK_TEXT
+    );
+    assert_eq!(answer["usage"]["completion_tokens"], 20);
     assert_eq!(post(&format!("{}/v1/chat/completions", server.url), "{}").0, 500);
     assert_eq!(server.requests().len(), 5);
 }
