@@ -180,11 +180,17 @@ fn serve(
                 "application/json",
                 json!({"error": {"message": "too many requests for this scripted server"}}).to_string(),
             )
-        } else if too_big || read.is_err() {
+        } else if too_big {
             (
                 413,
                 "application/json",
                 json!({"error": {"message": "body too large"}}).to_string(),
+            )
+        } else if read.is_err() {
+            (
+                400,
+                "application/json",
+                json!({"error": {"message": "body unreadable"}}).to_string(),
             )
         } else {
             match wire(&path) {
