@@ -120,3 +120,5 @@ solution:
 expect:
   validate: [ { file_contains: { path: ok.txt, pattern: "^ok$" } } ]
 "#;
+
+pub mod cli_server;
