@@ -98,7 +98,10 @@ pub enum AgentEvent {
     Delegated(Action),
     /// A delegated call the agent reports done (a post-tool hook): what it changed is counted
     /// against the runtime limits. `result` is what the agent's tool answered, for the transcript.
-    DelegatedDone { id: String, result: serde_json::Value },
+    DelegatedDone {
+        id: String,
+        result: serde_json::Value,
+    },
     /// A tool call the agent's program ran without asking medin (seen in its own output with
     /// no pre-tool hook call): its guard was evaded, and the attempt stops.
     Unguarded(Action),

@@ -459,7 +459,11 @@ impl Pipeline {
                     "the workspace {} no longer exists after this action; the task is stopped",
                     self.workspace.display()
                 );
-                self.note_agent(action, Receipt::error(ErrorCode::InvariantBroken, message.clone()), None)?;
+                self.note_agent(
+                    action,
+                    Receipt::error(ErrorCode::InvariantBroken, message.clone()),
+                    None,
+                )?;
                 Some(Stop {
                     outcome: Outcome::Stopped,
                     reason: format!("INVARIANT_BROKEN: {message}"),

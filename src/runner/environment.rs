@@ -321,7 +321,10 @@ pub(crate) const COMPLETE: &str = ".medin-complete";
 /// on `<entry>.lock`, so processes building the same entry wait for each other; an entry
 /// counts only once its completion mark is written, and a half-built one (a crash, a failed
 /// install) is removed and built again.
-pub(crate) fn build_once(entry: &Path, build: impl FnOnce(&Path) -> Result<(), EnvironmentError>) -> Result<(), EnvironmentError> {
+pub(crate) fn build_once(
+    entry: &Path,
+    build: impl FnOnce(&Path) -> Result<(), EnvironmentError>,
+) -> Result<(), EnvironmentError> {
     if entry.join(COMPLETE).is_file() {
         return Ok(());
     }

@@ -417,9 +417,15 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                     "from_agent",
                     serde_json::json!({ "type": "unguarded", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input) }),
                 )?;
-                att.pipe
-                    .note_agent(&action, Receipt::error(ErrorCode::InvariantBroken, reason.clone()), None)?;
-                return Ok(RoundEnd::Stopped(Outcome::Stopped, format!("INVARIANT_BROKEN: {reason}")));
+                att.pipe.note_agent(
+                    &action,
+                    Receipt::error(ErrorCode::InvariantBroken, reason.clone()),
+                    None,
+                )?;
+                return Ok(RoundEnd::Stopped(
+                    Outcome::Stopped,
+                    format!("INVARIANT_BROKEN: {reason}"),
+                ));
             }
             AgentEvent::Connection(c) => {
                 let action = Action {
@@ -433,7 +439,10 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                 } else {
                     Receipt::error(
                         ErrorCode::PermissionDenied,
-                        format!("connection to {}:{} refused: not in the task's egress allowlist (`policy.egress`)", c.host, c.port),
+                        format!(
+                            "connection to {}:{} refused: not in the task's egress allowlist (`policy.egress`)",
+                            c.host, c.port
+                        ),
                     )
                     .with_context(data)
                 };

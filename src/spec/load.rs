@@ -1626,7 +1626,11 @@ fn typed(raw: RawTask, text: &str, path: &Path, agents: &AgentRegistry) -> Resul
     let agent = agent
         .map(|written| agents.resolve(&written).map_err(|e| agent_error(path, text, &e)))
         .transpose()?;
-    if let Some(bad) = policy.egress.iter().find(|h| crate::agent::cli::parse_host_port(h).is_none()) {
+    if let Some(bad) = policy
+        .egress
+        .iter()
+        .find(|h| crate::agent::cli::parse_host_port(h).is_none())
+    {
         let src = Source::new(text);
         let pos = src.locate_key("egress", None).unwrap_or((1, 1));
         return Err(SpecError::invalid(

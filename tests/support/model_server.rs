@@ -152,7 +152,12 @@ impl ModelServer {
                 let halt = Arc::clone(&halt);
                 std::thread::spawn(move || {
                     // Claude Code asks `/v1/messages?beta=true`.
-                    let anthropic = request.url().split('?').next().unwrap_or_default().ends_with("/v1/messages");
+                    let anthropic = request
+                        .url()
+                        .split('?')
+                        .next()
+                        .unwrap_or_default()
+                        .ends_with("/v1/messages");
                     let reply = answer(&scenario, index, anthropic, &body, key_header);
                     if reply.status == 0 {
                         while !halt.load(Ordering::Relaxed) {

@@ -147,7 +147,7 @@ pub fn medin_action(id: &str, tool: &str, input: &Value, workspace: &Path) -> Ac
                 Some(Value::Array(words)) => words
                     .iter()
                     .filter_map(Value::as_str)
-                    .map(|w| crate::agent::exec::shell_quote(w))
+                    .map(crate::agent::exec::shell_quote)
                     .collect::<Vec<_>>()
                     .join(" "),
                 _ => String::new(),
@@ -168,10 +168,16 @@ pub fn medin_action(id: &str, tool: &str, input: &Value, workspace: &Path) -> Ac
             "write_file",
             json!({ "path": path(&["file_path", "notebook_path", "path"]), "content": "" }),
         ),
-        "Read" | "read_file" => ("read_file", json!({ "path": path(&["file_path", "absolute_path", "path"]) })),
+        "Read" | "read_file" => (
+            "read_file",
+            json!({ "path": path(&["file_path", "absolute_path", "path"]) }),
+        ),
         "Glob" | "Grep" | "LS" | "glob" | "list_directory" | "search_file_content" => {
             let p = path(&["path", "dir_path"]);
-            ("list_dir", json!({ "path": if p.is_empty() { ".".to_string() } else { p } }))
+            (
+                "list_dir",
+                json!({ "path": if p.is_empty() { ".".to_string() } else { p } }),
+            )
         }
         other => (other, input.clone()),
     };
@@ -192,7 +198,10 @@ mod tests {
         let a = medin_action("1", "Write", &json!({"file_path": "/ws/a/b.txt", "content": "x"}), ws);
         assert_eq!(
             (a.tool.as_str(), a.input),
-            ("write_file", ActionInput::Json(json!({"path": "a/b.txt", "content": "x"})))
+            (
+                "write_file",
+                ActionInput::Json(json!({"path": "a/b.txt", "content": "x"}))
+            )
         );
         // Outside the workspace the path stays absolute: medin's tool refuses it.
         let a = medin_action("1", "Read", &json!({"file_path": "/root/.ssh/id_rsa"}), ws);

@@ -100,7 +100,11 @@ impl Adapter for ClaudeCode {
                         seen.push(Seen::ToolUse {
                             key: id.clone(),
                             hook_key: id,
-                            tool: block.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                            tool: block
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string(),
                             input: block.get("input").cloned().unwrap_or(Value::Null),
                         });
                     }
@@ -125,10 +129,10 @@ impl Adapter for ClaudeCode {
                         output_tokens: n("output_tokens"),
                     },
                     cached_input_tokens: cached,
-                    cost: v.get("total_cost_usd").and_then(Value::as_f64).map(|usd| Cost {
-                        usd,
-                        estimated: true,
-                    }),
+                    cost: v
+                        .get("total_cost_usd")
+                        .and_then(Value::as_f64)
+                        .map(|usd| Cost { usd, estimated: true }),
                     retries: 0,
                 };
                 seen.push(Seen::ModelCall(call));
@@ -171,4 +175,3 @@ fn content(v: &Value) -> Vec<Value> {
         .cloned()
         .unwrap_or_default()
 }
-

@@ -108,7 +108,10 @@ impl Adapter for Codex {
         };
         let mut seen = vec![Seen::Note(json!({ "type": "cli_event", "event": v }))];
         let item = v.get("item").cloned().unwrap_or(Value::Null);
-        match (v.get("type").and_then(Value::as_str), item.get("type").and_then(Value::as_str)) {
+        match (
+            v.get("type").and_then(Value::as_str),
+            item.get("type").and_then(Value::as_str),
+        ) {
             (Some("item.completed"), Some("command_execution")) => {
                 let command = item.get("command").and_then(Value::as_str).unwrap_or_default();
                 let key = command_key(command);

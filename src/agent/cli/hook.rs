@@ -137,10 +137,12 @@ fn accept_loop(listener: &TcpListener, calls: &Sender<HookCall>, stop: &AtomicBo
                     continue;
                 }
                 let (calls, held) = (calls.clone(), Arc::clone(open));
-                let spawned = std::thread::Builder::new().name("medin-hook-call".into()).spawn(move || {
-                    serve(stream, &calls);
-                    held.fetch_sub(1, Ordering::SeqCst);
-                });
+                let spawned = std::thread::Builder::new()
+                    .name("medin-hook-call".into())
+                    .spawn(move || {
+                        serve(stream, &calls);
+                        held.fetch_sub(1, Ordering::SeqCst);
+                    });
                 // A thread that cannot start drops its stream: the relay sees no answer and
                 // refuses the call. Its place is given back here.
                 if spawned.is_err() {

@@ -169,12 +169,23 @@ pub fn install(pin: &Pin, cache: &Path) -> Result<Installed, InstallError> {
                 package: "python3 python3-venv",
             })?;
             environment::build_once(&entry, |dir| {
-                environment::run("Python", &requirement, Command::new(&python).args(["-m", "venv"]).arg(dir))?;
+                environment::run(
+                    "Python",
+                    &requirement,
+                    Command::new(&python).args(["-m", "venv"]).arg(dir),
+                )?;
                 environment::run(
                     "Python",
                     &requirement,
                     Command::new(dir.join("bin/python"))
-                        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"])
+                        .args([
+                            "-m",
+                            "pip",
+                            "install",
+                            "--quiet",
+                            "--disable-pip-version-check",
+                            "--no-input",
+                        ])
                         .arg(pin.requirement()),
                 )
             })
@@ -206,7 +217,10 @@ mod tests {
         let cache = Path::new("/c");
         assert_eq!(NPM.requirement(), "@scope/x@1.2.3");
         assert_eq!(NPM.entry(cache), Path::new("/c/x@1.2.3"));
-        assert_eq!(NPM.program_in(&NPM.entry(cache)), Path::new("/c/x@1.2.3/node_modules/.bin/x"));
+        assert_eq!(
+            NPM.program_in(&NPM.entry(cache)),
+            Path::new("/c/x@1.2.3/node_modules/.bin/x")
+        );
         let pip = Pin {
             ecosystem: Ecosystem::Pip,
             package: "x-chat",
@@ -224,7 +238,10 @@ mod tests {
         std::fs::write(NPM.program_in(&entry), "#!/bin/sh\n").unwrap();
         assert_eq!(find(&NPM, cache.path()), None, "no completion mark: half-built");
         std::fs::write(entry.join(environment::COMPLETE), "").unwrap();
-        assert_eq!(find(&NPM, cache.path()).map(|i| i.program), Some(NPM.program_in(&entry)));
+        assert_eq!(
+            find(&NPM, cache.path()).map(|i| i.program),
+            Some(NPM.program_in(&entry))
+        );
         std::fs::remove_file(NPM.program_in(&entry)).unwrap();
         assert_eq!(find(&NPM, cache.path()), None, "a complete entry without its program");
     }

@@ -36,7 +36,6 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
 use super::registry::{self, AgentRefError};
 use super::{Action, Agent, AgentEvent, AgentFailure};
@@ -47,7 +46,12 @@ use adapter::Adapter;
 
 /// The CLI agents medin knows, by name.
 pub fn adapters() -> [&'static dyn Adapter; 4] {
-    [&claude_code::ClaudeCode, &codex::Codex, &gemini_cli::GeminiCli, &aider::Aider]
+    [
+        &claude_code::ClaudeCode,
+        &codex::Codex,
+        &gemini_cli::GeminiCli,
+        &aider::Aider,
+    ]
 }
 
 /// The adapter named `name`.
@@ -197,7 +201,8 @@ impl CliKind {
         ];
         cfg.read_paths.push(installed.entry.clone());
         let (tx, rx) = mpsc::channel();
-        let net = network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, &tx).map_err(Prepare::Harness)?;
+        let net =
+            network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, &tx).map_err(Prepare::Harness)?;
         let label = self.label();
         let agent = run::CliAgent::start(run::Start {
             adapter: self.adapter,
@@ -344,8 +349,14 @@ mod tests {
 
     #[test]
     fn endpoints_are_read_from_base_urls() {
-        assert_eq!(endpoint_of("http://127.0.0.1:8080/v1"), Some(("127.0.0.1".into(), 8080)));
-        assert_eq!(endpoint_of("https://api.anthropic.com"), Some(("api.anthropic.com".into(), 443)));
+        assert_eq!(
+            endpoint_of("http://127.0.0.1:8080/v1"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            endpoint_of("https://api.anthropic.com"),
+            Some(("api.anthropic.com".into(), 443))
+        );
         assert_eq!(endpoint_of("http://[::1]:9/x"), Some(("::1".into(), 9)));
         assert_eq!(endpoint_of("ftp://x"), None);
         assert_eq!(parse_host_port("pypi.org:443"), Some(("pypi.org".into(), 443)));

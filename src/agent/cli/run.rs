@@ -99,7 +99,9 @@ pub struct CliAgent {
 
 impl std::fmt::Debug for CliAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CliAgent").field("label", &self.label).finish_non_exhaustive()
+        f.debug_struct("CliAgent")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
     }
 }
 
@@ -289,7 +291,9 @@ impl CliAgent {
                     stdout: String::new(),
                 });
                 let hooked = self.adapter.hook_call(&call.payload, &self.workspace);
-                let id = hooked.id.or_else(|| self.allowed.get_mut(&hooked.key).and_then(VecDeque::pop_front))?;
+                let id = hooked
+                    .id
+                    .or_else(|| self.allowed.get_mut(&hooked.key).and_then(VecDeque::pop_front))?;
                 let result = call
                     .payload
                     .get("tool_response")
@@ -474,7 +478,6 @@ fn read_lines(stdout: impl Read, tx: &Sender<Input>) {
     let _ = tx.send(Input::Eof);
 }
 
-
 /// Drops the rest of an over-long line without holding it.
 fn skip_line(reader: &mut impl BufRead) {
     loop {
@@ -509,12 +512,27 @@ mod tests {
         check.asked("t2".into(), "t2".into(), "Read".into(), json!({"file_path": "/ws/a"}));
         assert_eq!(check.ran("t2", ws), None);
         // A write that skipped it is caught, with what it wrote.
-        check.asked("t3".into(), "t3".into(), "Write".into(), json!({"file_path": "/ws/a", "content": "x"}));
+        check.asked(
+            "t3".into(),
+            "t3".into(),
+            "Write".into(),
+            json!({"file_path": "/ws/a", "content": "x"}),
+        );
         let unguarded = check.ran("t3", ws).expect("unguarded");
         assert_eq!(unguarded.tool, "write_file");
         // Matched by name and counted (Gemini CLI): two runs need two hook calls.
-        check.asked("g1".into(), "run_shell_command".into(), "run_shell_command".into(), json!({"command": "a"}));
-        check.asked("g2".into(), "run_shell_command".into(), "run_shell_command".into(), json!({"command": "b"}));
+        check.asked(
+            "g1".into(),
+            "run_shell_command".into(),
+            "run_shell_command".into(),
+            json!({"command": "a"}),
+        );
+        check.asked(
+            "g2".into(),
+            "run_shell_command".into(),
+            "run_shell_command".into(),
+            json!({"command": "b"}),
+        );
         check.hooked("run_shell_command");
         assert_eq!(check.ran("g1", ws), None);
         assert!(check.ran("g2", ws).is_some());
