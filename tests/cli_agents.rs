@@ -21,27 +21,6 @@ use serde_json::{json, Value};
 
 const KEY: &str = "sk-medin-cli-test-key-7c1e";
 
-/// The installed program of CLI `name`, installing it when missing; `None` (with a message)
-/// when it cannot be installed here and the CLIs are not required.
-fn installed(name: &str) -> Option<PathBuf> {
-    let out = Command::new(env!("CARGO_BIN_EXE_medin"))
-        .args(["agents", "install", name])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("medin runs");
-    if out.status.success() {
-        return Some(PathBuf::from(
-            String::from_utf8_lossy(&out.stdout).trim().lines().last()?.to_string(),
-        ));
-    }
-    let why = String::from_utf8_lossy(&out.stderr).into_owned();
-    if std::env::var("MEDIN_REQUIRE_CLI_AGENTS").is_ok_and(|v| v == "1") {
-        panic!("{name} is required here but cannot be installed: {why}");
-    }
-    println!("skipped: {name} cannot be installed on this machine: {why}");
-    None
-}
-
 /// A suite in a temp dir with `tasks` (file name, YAML) in `golden/`.
 fn suite(tasks: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -225,7 +204,7 @@ fn claude_scripts() -> Vec<(&'static str, Vec<Step>)> {
 
 #[test]
 fn claude_code_solves_a_task_with_every_call_judged_and_a_destructive_one_denied() {
-    if installed("claude-code").is_none() {
+    if support::cli_agent("claude-code").is_none() {
         return;
     }
     let server = ModelServer::start(Scenario::Solve(claude_scripts()));
@@ -303,7 +282,7 @@ fn tool_results(server: &ModelServer) -> Vec<String> {
 
 #[test]
 fn claude_code_cannot_turn_its_hooks_off_read_secrets_write_outside_or_loop() {
-    if installed("claude-code").is_none() {
+    if support::cli_agent("claude-code").is_none() {
         return;
     }
     // A secret outside the workspace, on the host.
@@ -375,7 +354,7 @@ fn claude_code_cannot_turn_its_hooks_off_read_secrets_write_outside_or_loop() {
 
 #[test]
 fn claude_code_that_loops_is_stopped_at_the_turn_limit_and_ended() {
-    if installed("claude-code").is_none() {
+    if support::cli_agent("claude-code").is_none() {
         return;
     }
     let server = ModelServer::start(Scenario::Solve(claude_scripts()));
@@ -399,7 +378,7 @@ fn claude_code_that_loops_is_stopped_at_the_turn_limit_and_ended() {
 
 #[test]
 fn a_failing_model_provider_is_infrastructure_not_the_agents_failure() {
-    if installed("claude-code").is_none() {
+    if support::cli_agent("claude-code").is_none() {
         return;
     }
     let server = ModelServer::start(Scenario::Status(500));
@@ -425,7 +404,7 @@ expect:
 
 #[test]
 fn claude_code_reaches_its_model_only_and_every_connection_is_a_receipt() {
-    if installed("claude-code").is_none() {
+    if support::cli_agent("claude-code").is_none() {
         return;
     }
     let probe = "curl -s -m 5 -o /dev/null -w 'curl %{http_code}\\n' https://example.com/; \

@@ -3,9 +3,8 @@
 //! and answer, over its own wire format; Codex's and Gemini's command hooks must be able to
 //! deny a command and have the denial reach the model.
 //!
-//! The CLIs are looked up below `MEDIN_TEST_CLI_DIR` (default `/tmp/agents`): `<dir>/<name>` or
-//! `<dir>/<name>@<version>`, holding `node_modules/.bin/<prog>` (npm) or `bin/aider` (venv). A
-//! missing one skips its test, unless `MEDIN_REQUIRE_CLI_AGENTS=1`.
+//! The CLIs come from medin's own cache (`medin agents install`, `support::cli_agent`): a CLI
+//! that cannot be installed here skips its test, unless `MEDIN_REQUIRE_CLI_AGENTS=1`.
 mod support;
 
 use std::io::Read;
@@ -45,44 +44,6 @@ fn hook_script() -> (&'static str, Vec<Step>) {
     )
 }
 
-/// The program `prog` of the CLI installed below the test CLI directory as one of `names`,
-/// optionally `@<version>` (npm `node_modules/.bin/<prog>` or venv `bin/<prog>`; the newest
-/// version by name order), or `None` after saying it is skipped (a panic under
-/// `MEDIN_REQUIRE_CLI_AGENTS=1`).
-fn installed(package: &str, names: &[&str], prog: &str) -> Option<PathBuf> {
-    let root = PathBuf::from(std::env::var("MEDIN_TEST_CLI_DIR").unwrap_or_else(|_| "/tmp/agents".into()));
-    // A name may be scoped (`@openai/codex`): its directory is then below `<root>/@openai`.
-    let mut dirs: Vec<PathBuf> = names
-        .iter()
-        .flat_map(|n| {
-            let (scope, leaf) = n.rsplit_once('/').unwrap_or(("", n));
-            std::fs::read_dir(root.join(scope))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter(move |e| {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    name == leaf || name.starts_with(&format!("{leaf}@"))
-                })
-                .map(|e| e.path())
-        })
-        .collect();
-    dirs.sort();
-    let found = dirs.iter().rev().find_map(|d| {
-        [d.join("node_modules/.bin").join(prog), d.join("bin").join(prog)]
-            .into_iter()
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("MEDIN_REQUIRE_CLI_AGENTS").as_deref() != Ok("1"),
-            "{package} not installed below {} (MEDIN_REQUIRE_CLI_AGENTS=1)",
-            root.display()
-        );
-        println!("skipped: {package} not installed");
-    }
-    found
-}
 
 /// A finished CLI run.
 struct Run {
@@ -222,7 +183,7 @@ struct Codex {
 
 impl Codex {
     fn new(server: &CliServer, extra_config: &str) -> Option<Self> {
-        let bin = installed("@openai/codex", &["codex", "@openai/codex"], "codex")?;
+        let bin = support::cli_agent("codex")?;
         let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let config = format!(
             "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[analytics]\nenabled = false\n\n\
@@ -392,7 +353,7 @@ struct Gemini {
 
 impl Gemini {
     fn new(server: &CliServer, hooks: Option<Value>) -> Option<Self> {
-        let bin = installed("@google/gemini-cli", &["gemini-cli", "@google/gemini-cli"], "gemini")?;
+        let bin = support::cli_agent("gemini-cli")?;
         let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut settings = serde_json::json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -561,7 +522,7 @@ fn gemini_beforetool_hook_denial_reaches_the_model() {
 #[test]
 fn aider_writes_the_whole_file_and_answers() {
     let server = CliServer::start(vec![hello_script()]);
-    let Some(aider) = installed("aider-chat", &["aider", "aider-chat"], "aider") else {
+    let Some(aider) = support::cli_agent("aider") else {
         return;
     };
     let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

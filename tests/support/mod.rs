@@ -122,3 +122,27 @@ expect:
 "#;
 
 pub mod cli_server;
+
+/// The installed program of CLI agent `name` (`claude-code`, `codex`, `gemini-cli`, `aider`),
+/// installed by medin itself (`medin agents install`) into its cache when missing. `None`, with
+/// a message naming what is missing, when it cannot be installed here — unless
+/// `MEDIN_REQUIRE_CLI_AGENTS=1` (CI as root), which makes that a failure.
+pub fn cli_agent(name: &str) -> Option<std::path::PathBuf> {
+    let out = Command::new(env!("CARGO_BIN_EXE_medin"))
+        .args(["agents", "install", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("medin runs");
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        if let Some(program) = printed.lines().last() {
+            return Some(std::path::PathBuf::from(program.trim()));
+        }
+    }
+    let why = String::from_utf8_lossy(&out.stderr).into_owned();
+    if std::env::var("MEDIN_REQUIRE_CLI_AGENTS").is_ok_and(|v| v == "1") {
+        panic!("{name} is required here (MEDIN_REQUIRE_CLI_AGENTS=1) but cannot be installed: {why}");
+    }
+    println!("skipped: {name} cannot be installed on this machine: {why}");
+    None
+}
