@@ -18,6 +18,7 @@ use std::process::{Command, Output};
 
 use model_server::{ModelServer, Scenario, Step};
 use serde_json::{json, Value};
+use support::cli_server::{self, CliServer};
 
 const KEY: &str = "sk-medin-cli-test-key-7c1e";
 
@@ -87,6 +88,11 @@ impl Run {
 }
 
 fn run(dir: &Path, agent: &str, server: &ModelServer) -> Run {
+    run_at(dir, agent, &server.url)
+}
+
+/// Runs the suite in `dir` with `agent`, every provider's variables pointing at `url`.
+fn run_at(dir: &Path, agent: &str, url: &str) -> Run {
     let run_id = format!("cli-{}", fastrand::u64(..));
     let mut command = Command::new(env!("CARGO_BIN_EXE_medin"));
     command
@@ -104,9 +110,9 @@ fn run(dir: &Path, agent: &str, server: &ModelServer) -> Run {
         .env("ANTHROPIC_API_KEY", KEY)
         .env("OPENAI_API_KEY", KEY)
         .env("GEMINI_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .env("GOOGLE_GEMINI_BASE_URL", &server.url);
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("OPENAI_BASE_URL", format!("{url}/v1"))
+        .env("GOOGLE_GEMINI_BASE_URL", url);
     let out = command.output().expect("medin runs");
     Run {
         out,
@@ -452,4 +458,138 @@ fn claude_code_reaches_its_model_only_and_every_connection_is_a_receipt() {
     assert!(receipts
         .iter()
         .all(|r| r["receipt"]["agent_isolation"] != "strict+network"));
+}
+
+// ------------------------------------------------------------ Codex, Gemini CLI, aider
+
+const OTHER_GUARD_TASK: &str = r#"
+description: A blocked command is denied and the CLI goes on
+prompt: "CLI-DISK: create ok.txt"
+limits: { timeout: 120s, max_turns: 10 }
+expect:
+  outcome: success
+  blocked: [ { command: "dd if=/dev/zero of=/dev/sda", rule: disk.device_write } ]
+  files: { ok.txt: { equals: "ok\n" } }
+  validate:
+    - file_exists: ok.txt
+"#;
+
+fn neutral_scripts() -> cli_server::Scripts {
+    use cli_server::Step as S;
+    vec![
+        (
+            "CLI-HELLO",
+            vec![
+                S::Shell("printf 'hello\\n' > hello.txt".into()),
+                S::Shell("cat hello.txt".into()),
+                S::Say("done".into()),
+            ],
+        ),
+        (
+            "CLI-DISK",
+            vec![
+                S::Shell("dd if=/dev/zero of=/dev/sda".into()),
+                S::Shell("printf 'ok\\n' > ok.txt".into()),
+                S::Say("done".into()),
+            ],
+        ),
+    ]
+}
+
+/// Runs the hello and guard tasks with CLI `name` and checks what every hooked CLI must show.
+fn hooked_cli_passes_and_is_judged(name: &str, agent: &str) {
+    if support::cli_agent(name).is_none() {
+        return;
+    }
+    let server = CliServer::start(neutral_scripts());
+    let dir = suite(&[("hello.yaml", HELLO_TASK), ("guard.yaml", OTHER_GUARD_TASK)]);
+    let run = run_at(dir.path(), agent, &server.url);
+    assert!(
+        run.out.status.success(),
+        "{}\n{}\n{}",
+        run.stdout(),
+        run.evidence("hello"),
+        run.evidence("guard")
+    );
+    let receipts = run.receipts("hello");
+    let bash: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["tool"] == "bash" && r["origin"] == "agent")
+        .collect();
+    assert_eq!(bash.len(), 2, "each call is one judged receipt: {receipts:#?}");
+    assert!(bash.iter().all(|r| r["receipt"]["data"]["delegated"] == true));
+    assert!(
+        receipts.iter().any(|r| r["tool"] == "medin.egress"),
+        "the model endpoint was reached through medin"
+    );
+    let receipts = run.receipts("guard");
+    assert!(
+        receipts.iter().any(|r| r["tool"] == "bash" && r["decision"] == "deny"),
+        "{receipts:#?}"
+    );
+    let results = server.tool_results();
+    assert!(
+        results.iter().any(|r| r.text.contains("medin refused")),
+        "the model never saw medin's denial: {results:#?}"
+    );
+    let metrics = run.metrics("hello");
+    assert!(
+        metrics["metrics"]["usage"]["input_tokens"].as_u64().unwrap_or(0) > 0,
+        "{metrics:#}"
+    );
+    run.assert_no_key();
+}
+
+#[test]
+fn codex_solves_a_task_with_every_call_judged_and_a_blocked_one_denied() {
+    hooked_cli_passes_and_is_judged("codex", "codex:mock-model");
+}
+
+#[test]
+fn gemini_cli_solves_a_task_with_every_call_judged_and_a_blocked_one_denied() {
+    hooked_cli_passes_and_is_judged("gemini-cli", "gemini-cli");
+}
+
+const AIDER_TASK: &str = r#"
+description: aider writes a file; judged by what it changed
+prompt: "CLI-AIDER: create hello.txt containing hello"
+limits: { timeout: 120s, max_turns: 10 }
+expect:
+  outcome: success
+  files: { hello.txt: { equals: "hello\n" } }
+  validate:
+    - command: grep -qx hello hello.txt
+"#;
+
+#[test]
+fn aider_solves_a_task_judged_by_what_it_changed() {
+    if support::cli_agent("aider").is_none() {
+        return;
+    }
+    use cli_server::Step as S;
+    let server = CliServer::start(vec![(
+        "CLI-AIDER",
+        vec![
+            S::WriteFile("hello.txt".into(), "hello\n".into()),
+            S::Say("done".into()),
+        ],
+    )]);
+    let dir = suite(&[("aider.yaml", AIDER_TASK)]);
+    let run = run_at(dir.path(), "aider", &server.url);
+    assert!(run.out.status.success(), "{}\n{}", run.stdout(), run.evidence("aider"));
+    // No hooks: its edits are no receipts, its connections are.
+    let receipts = run.receipts("aider");
+    assert!(receipts.iter().all(|r| r["tool"] != "bash"), "{receipts:#?}");
+    assert!(receipts.iter().any(|r| r["tool"] == "medin.egress"), "{receipts:#?}");
+    // Its history stays in its home: nothing of aider's is left in the workspace.
+    let workspace = run.attempt("aider").join("workspace");
+    if workspace.is_dir() {
+        let names: Vec<String> = std::fs::read_dir(&workspace)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.starts_with(".aider")), "{names:?}");
+    }
+    run.assert_no_key();
 }

@@ -44,7 +44,6 @@ fn hook_script() -> (&'static str, Vec<Step>) {
     )
 }
 
-
 /// A finished CLI run.
 struct Run {
     code: Option<i32>,

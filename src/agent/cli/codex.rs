@@ -71,7 +71,7 @@ impl Adapter for Codex {
             config.push_str(&format!("model = {}\n", toml_string(model)));
         }
         config.push_str(&format!(
-            "model_provider = \"medin\"\n\n[model_providers.medin]\nname = \"medin\"\nbase_url = {}\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n\n[analytics]\nenabled = false\n",
+            "model_provider = \"medin\"\n\n[model_providers.medin]\nname = \"medin\"\nbase_url = {}\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n# One retry: a failing provider ends the run instead of 30 requests.\nrequest_max_retries = 1\nstream_max_retries = 1\n\n[analytics]\nenabled = false\n",
             toml_string(input.base_url)
         ));
         if let Some(pre) = input.pre_hook {

@@ -200,6 +200,15 @@ impl CliKind {
             (self.adapter.key_var().into(), key),
         ];
         cfg.read_paths.push(installed.entry.clone());
+        // The runtime the CLI runs on (node for npm CLIs, the venv's interpreter for pip
+        // ones), where it lies outside the system directories (a pyenv or nvm install).
+        let runtime = match pin.ecosystem {
+            install::Ecosystem::Npm => crate::spec::Toolchain::Node,
+            install::Ecosystem::Pip => crate::spec::Toolchain::Python,
+        };
+        let setup = crate::runner::toolchain::toolchain_setup(&[runtime], crate::sandbox::SANDBOX_PATH);
+        cfg.read_paths.extend(setup.read_paths);
+        cfg.env.extend(setup.env);
         let (tx, rx) = mpsc::channel();
         let net =
             network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, &tx).map_err(Prepare::Harness)?;
