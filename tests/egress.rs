@@ -280,6 +280,20 @@ fn a_direct_connection_is_refused_inside_and_is_an_event() {
         "{:?}",
         f.events()
     );
+    // IPv6 the same, where the namespace has it.
+    if f.egress().notes().iter().all(|n| !n.contains("IPv6")) {
+        let (code, _, err) = f.run(&python_connect("2001:db8::1", 443));
+        assert!(code != 0 && err.contains("ConnectionRefusedError"), "{err}");
+        assert!(
+            f.await_via(EgressVia::Direct, 3)
+                .iter()
+                .any(|e| e.host == "2001:db8::1" && e.port == 443),
+            "{:?}",
+            f.events()
+        );
+    } else {
+        eprintln!("IPv6 not checked: {:?}", f.egress().notes());
+    }
     // Loopback inside is the attempt's own: a service there still answers.
     let (code, out, err) = f.run(
         "python3 -c 'import socket; l=socket.socket(); l.bind((\"127.0.0.1\", 0)); l.listen(); c=socket.create_connection(l.getsockname(), timeout=5); print(\"local ok\")'",
