@@ -162,7 +162,7 @@ pub mod sandbox {
         ResourceLimits, SandboxConfig, SandboxError, SANDBOX_PATH,
     };
     pub use crate::sandbox::{
-        Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError,
+        Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError, EVENTS_PER_SECOND,
     };
 }
 

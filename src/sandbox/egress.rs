@@ -37,7 +37,10 @@
 //!   out. The egress adds ways out; it never opens the namespace.
 //! - Every attempt is an [`EgressEvent`], up to [`EVENTS_PER_SECOND`] a second one by one;
 //!   the rest of a second is summed up in one `Summary` event, so a flood cannot flood the
-//!   receipts.
+//!   receipts. `Forward` and `Proxy` events are delivered before the client gets its first
+//!   byte; `Direct` and `Dns` events come from the harness's log and DNS threads a moment
+//!   (milliseconds) after the refused packet, so they may arrive just after the command that
+//!   sent it has ended. Events come from the egress's threads, never from the caller's.
 //! - [`Egress::stop`] (also on drop) wakes every accept and receive loop, shuts every open
 //!   connection both ways, joins every thread and closes every socket (the ports inside are
 //!   free again). It waits at most for a connection to an allowed host that is being made

@@ -628,7 +628,9 @@ pub use container::{
 };
 #[cfg(target_os = "linux")]
 pub use egress::bind_inside;
-pub use egress::{Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError};
+pub use egress::{
+    Egress, EgressError, EgressEvent, EgressRules, EgressVia, EventSink, HostPort, HostPortError, EVENTS_PER_SECOND,
+};
 pub use exec::{exec_main, ExecArgs};
 pub use fixed::{check_layout, FixedMount, FixedPath, MountAccess};
 pub use probe::{doctor_main, probe};

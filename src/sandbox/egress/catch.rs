@@ -11,7 +11,8 @@
 //!   every other packet not for loopback is sent to NFLOG group [`NFLOG_GROUP`] (read here
 //!   from a netlink socket made inside the namespace) and rejected — a TCP `SYN` with a reset
 //!   (so `connect` fails at once with `ECONNREFUSED`), anything else with ICMP
-//!   port-unreachable. The resets and ICMP errors the rejection itself sends pass.
+//!   port-unreachable. The resets and ICMP errors the rejection itself sends pass, and so do
+//!   the DNS responder's answers (their connection was redirected: `ct status dnat`).
 //!
 //! Needs `ip` and `nft` on the host (run inside the namespace by the harness). Without them
 //! the catch-all is skipped with a note: direct attempts still fail (no route) but are not
@@ -140,6 +141,7 @@ fn ruleset(dns_port: u16, ipv6: bool) -> String {
         type filter hook output priority 0; policy accept;
         ip daddr 127.0.0.0/8 accept
         ip6 daddr ::1 accept
+        ct status dnat accept
         tcp flags rst accept
         icmp type destination-unreachable accept
         icmpv6 type destination-unreachable accept

@@ -190,6 +190,9 @@ pub(super) fn splice(client: TcpStream, target: TcpStream, stop: &Arc<Stop>) {
     let (Some(_client_tracked), Some(_target_tracked)) = (stop.track(&client), stop.track(&target)) else {
         return;
     };
+    // A relay passes each write on as it comes: Nagle would hold a small request back.
+    let _ = client.set_nodelay(true);
+    let _ = target.set_nodelay(true);
     let (Ok(client_back), Ok(target_back)) = (client.try_clone(), target.try_clone()) else {
         return;
     };
