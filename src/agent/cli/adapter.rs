@@ -37,6 +37,17 @@ pub struct LaunchInput<'a> {
     pub post_hook: Option<&'a Path>,
     /// Extra arguments from the agent's settings.
     pub extra_args: &'a [String],
+    /// `tools: medin`: the CLI's own tools off, medin's offered through its MCP server.
+    pub mcp: Option<McpLaunch<'a>>,
+}
+
+/// How a CLI reaches medin's MCP server (`tools: medin`).
+#[derive(Debug, Clone, Copy)]
+pub struct McpLaunch<'a> {
+    /// The relay the CLI starts as its stdio MCP server.
+    pub relay: &'a Path,
+    /// The tools medin offers (`bash`, `write_file`, …).
+    pub tools: &'a [String],
 }
 
 /// How a CLI is launched.
@@ -92,6 +103,10 @@ pub trait Adapter: std::fmt::Debug + Send + Sync {
     /// The variable naming the endpoint in medin's environment, and the provider's default.
     fn base_url_default(&self) -> (&'static str, &'static str);
     fn hooks(&self) -> Hooks;
+    /// Whether the CLI can be restricted to medin's tools (`tools: medin`).
+    fn takes_medin_tools(&self) -> bool {
+        false
+    }
     fn launch(&self, input: &LaunchInput<'_>) -> Launch;
     /// Reads one line of the CLI's standard output.
     fn read_line(&self, line: &str) -> Vec<Seen>;

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::adapter::{medin_action, permission_answer, Adapter, HookedCall, Hooks, Launch, LaunchInput, Seen};
 use super::hook::HookAnswer;
 use super::install::{Ecosystem, Pin};
+use super::mcp::SERVER_NAME;
 use crate::agent::{Cost, ModelCall, Usage};
 
 pub const PIN: Pin = Pin {
@@ -44,6 +45,10 @@ impl Adapter for ClaudeCode {
         Hooks::PreAndPost
     }
 
+    fn takes_medin_tools(&self) -> bool {
+        true
+    }
+
     fn launch(&self, input: &LaunchInput<'_>) -> Launch {
         let mut hooks = serde_json::Map::new();
         if let Some(pre) = input.pre_hook {
@@ -59,10 +64,29 @@ impl Adapter for ClaudeCode {
             "--output-format".into(),
             "stream-json".into(),
             "--verbose".into(),
-            "--dangerously-skip-permissions".into(),
             "--settings".into(),
             settings.to_string(),
         ];
+        match input.mcp {
+            // Its own tools off; medin's, through medin's MCP server only, allowed by name.
+            Some(mcp) => {
+                let servers = json!({ "mcpServers": { SERVER_NAME: {
+                    "command": "bash", "args": [mcp.relay.display().to_string()] } } });
+                let allowed: Vec<String> = mcp.tools.iter().map(|t| format!("mcp__{SERVER_NAME}__{t}")).collect();
+                args.extend([
+                    "--tools".into(),
+                    String::new(),
+                    "--strict-mcp-config".into(),
+                    "--mcp-config".into(),
+                    servers.to_string(),
+                    "--permission-mode".into(),
+                    "dontAsk".into(),
+                    "--allowedTools".into(),
+                    allowed.join(","),
+                ]);
+            }
+            None => args.push("--dangerously-skip-permissions".into()),
+        }
         if let Some(model) = input.model {
             args.extend(["--model".into(), model.into()]);
         }

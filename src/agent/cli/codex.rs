@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::adapter::{medin_action, permission_answer, Adapter, HookedCall, Hooks, Launch, LaunchInput, Seen};
 use super::hook::HookAnswer;
 use super::install::{Ecosystem, Pin};
+use super::mcp::SERVER_NAME;
 use crate::agent::{ModelCall, Usage};
 
 pub const PIN: Pin = Pin {
@@ -65,6 +66,10 @@ impl Adapter for Codex {
         Hooks::Pre
     }
 
+    fn takes_medin_tools(&self) -> bool {
+        true
+    }
+
     fn launch(&self, input: &LaunchInput<'_>) -> Launch {
         let mut config = String::new();
         if let Some(model) = input.model {
@@ -80,6 +85,12 @@ impl Adapter for Codex {
                 toml_string(&format!("bash {}", pre.display()))
             ));
         }
+        if let Some(mcp) = input.mcp {
+            config.push_str(&format!(
+                "\n[mcp_servers.{SERVER_NAME}]\ncommand = \"bash\"\nargs = [{}]\n",
+                toml_string(&mcp.relay.display().to_string())
+            ));
+        }
         let mut args: Vec<String> = [
             "exec",
             "--json",
@@ -92,6 +103,10 @@ impl Adapter for Codex {
         ]
         .map(String::from)
         .to_vec();
+        if input.mcp.is_some() {
+            // Its shell off: commands go through medin's tools only.
+            args.extend(["--disable", "shell_tool", "--disable", "unified_exec"].map(String::from));
+        }
         args.extend(input.extra_args.iter().cloned());
         args.push(input.prompt.into());
         Launch {

@@ -28,6 +28,7 @@ pub mod codex;
 pub mod gemini_cli;
 pub mod hook;
 pub mod install;
+pub mod mcp;
 mod run;
 
 use std::sync::mpsc;
@@ -78,6 +79,22 @@ pub struct CliOptions {
     /// More hosts the CLI may reach (`host:port`), through medin's egress proxy.
     #[serde(default)]
     pub egress: Vec<String>,
+    /// `hooks` (default): the CLI's own tools, each call judged by medin through its pre-tool
+    /// hook. `medin` (Claude Code, Codex): its own tools off, medin's offered through medin's
+    /// MCP server, so medin runs every action itself.
+    #[serde(default)]
+    pub tools: ToolsMode,
+}
+
+/// Whose tools a CLI agent acts with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsMode {
+    /// Its own, judged by medin through its hooks.
+    #[default]
+    Hooks,
+    /// medin's, through medin's MCP server.
+    Medin,
 }
 
 /// The registry entry of CLI agent `name`: `name`, `name:MODEL` or `{name: {options}}`.
@@ -92,6 +109,12 @@ pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentR
         },
         AgentGiven::Options(options) => registry::options::<CliOptions>(written, options)?,
     };
+    if options.tools == ToolsMode::Medin && !adapter.takes_medin_tools() {
+        return Err(AgentRefError::invalid(
+            written,
+            "cannot be restricted to medin's tools (`tools: medin` needs MCP-only mode: claude-code or codex); remove `tools: medin`".into(),
+        ));
+    }
     for host in &options.egress {
         if parse_host_port(host).is_none() {
             return Err(AgentRefError::invalid(
@@ -210,8 +233,9 @@ impl CliKind {
         cfg.read_paths.extend(setup.read_paths);
         cfg.env.extend(setup.env);
         let (tx, rx) = mpsc::channel();
-        let net =
-            network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, &tx).map_err(Prepare::Harness)?;
+        let medin_tools = self.options.tools == ToolsMode::Medin;
+        let net = network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, medin_tools, &tx)
+            .map_err(Prepare::Harness)?;
         let label = self.label();
         let agent = run::CliAgent::start(run::Start {
             adapter: self.adapter,
@@ -223,6 +247,8 @@ impl CliKind {
             extra_args: &self.options.args,
             cfg,
             hook_listener: net.hook_listener,
+            mcp_listener: net.mcp_listener,
+            tools: &context.brief().tools,
             inputs: (tx, rx),
             keep: net.keep,
         })
@@ -252,6 +278,8 @@ mod network {
 
     pub(super) struct Net {
         pub hook_listener: Option<TcpListener>,
+        /// medin's MCP server's listener (`tools: medin`).
+        pub mcp_listener: Option<TcpListener>,
         pub keep: Vec<Box<dyn std::any::Any + Send>>,
     }
 
@@ -281,6 +309,7 @@ mod network {
         cfg: &mut SandboxConfig,
         endpoint: &(String, u16),
         egress: &[String],
+        medin_tools: bool,
         tx: &Sender<Input>,
     ) -> Result<Net, String> {
         let mut extra = egress.to_vec();
@@ -308,15 +337,17 @@ mod network {
             }));
         });
         let proxy = Egress::start(netns, rules, sink).map_err(|e| format!("cannot start the egress proxy: {e}"))?;
+        // A listener where the CLI runs: inside the attempt's namespace, or on the host.
+        let listen = |what: &str| match netns {
+            Some(net) => bind_inside(net, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                .map_err(|e| format!("cannot open {what} in the attempt's network namespace: {e}")),
+            None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("cannot open {what} on 127.0.0.1: {e}")),
+        };
         let hook_listener = match adapter.hooks() {
             Hooks::None => None,
-            _ => Some(match netns {
-                Some(net) => bind_inside(net, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-                    .map_err(|e| format!("cannot open the hook channel in the attempt's network namespace: {e}"))?,
-                None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-                    .map_err(|e| format!("cannot open the hook channel on 127.0.0.1: {e}"))?,
-            }),
+            _ => Some(listen("the hook channel")?),
         };
+        let mcp_listener = medin_tools.then(|| listen("medin's MCP server")).transpose()?;
         cfg.env.extend(proxy.proxy_env());
         if netns.is_none() {
             // No namespace of the attempt's to serve: the CLI keeps the network its level
@@ -325,6 +356,7 @@ mod network {
         }
         Ok(Net {
             hook_listener,
+            mcp_listener,
             keep: vec![Box::new(proxy)],
         })
     }

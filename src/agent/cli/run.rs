@@ -47,6 +47,7 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// What reaches the agent's loop.
 pub(super) enum Input {
     Hook(super::hook::HookCall),
+    Mcp(super::mcp::McpCall),
     Line(String),
     Eof,
     Connection(Connection),
@@ -65,6 +66,9 @@ pub(super) struct Start<'a> {
     pub cfg: SandboxConfig,
     /// Where the hook listener is bound (inside the attempt's network namespace, or on the host).
     pub hook_listener: Option<std::net::TcpListener>,
+    /// Where medin's MCP server listens (`tools: medin`), and the tools it offers (the brief's).
+    pub mcp_listener: Option<std::net::TcpListener>,
+    pub tools: &'a [Value],
     /// The channel whose receiver the agent reads; its other ends feed the hook server and
     /// the egress proxy.
     pub inputs: (Sender<Input>, Receiver<Input>),
@@ -80,6 +84,9 @@ pub struct CliAgent {
     child: Option<PipedChild>,
     inputs: Receiver<Input>,
     _hooks: Option<HookServer>,
+    _mcp: Option<super::mcp::McpServer>,
+    /// MCP calls waiting for their receipt, by action id.
+    pending_mcp: HashMap<String, tokio::sync::oneshot::Sender<super::mcp::McpAnswer>>,
     _seed: tempfile::TempDir,
     keep: Vec<Box<dyn std::any::Any + Send>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -117,6 +124,8 @@ impl CliAgent {
             extra_args,
             mut cfg,
             hook_listener,
+            mcp_listener,
+            tools,
             inputs: (tx, rx),
             keep,
         } = start;
@@ -165,6 +174,34 @@ impl CliAgent {
             }
             None => (None, None),
         };
+        // `tools: medin`: medin's MCP server, reached through a relay in the seed.
+        let (mcp, mcp_relay) = match mcp_listener {
+            Some(listener) => {
+                let (mtx, mrx) = mpsc::channel();
+                let server = super::mcp::McpServer::start(listener, tools, mtx)
+                    .map_err(|e| spawn_err(format!("cannot serve medin's tools over MCP: {e}")))?;
+                let relay = seed_dir.join("mcp.sh");
+                std::fs::write(&relay, super::mcp::relay_script(server.port()))
+                    .map_err(|e| spawn_err(format!("cannot write its MCP relay: {e}")))?;
+                let tx = tx.clone();
+                std::thread::Builder::new()
+                    .name("medin-cli-mcp".into())
+                    .spawn(move || {
+                        while let Ok(call) = mrx.recv() {
+                            if tx.send(Input::Mcp(call)).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                    .map_err(|e| spawn_err(e.to_string()))?;
+                (Some(server), Some(relay))
+            }
+            None => (None, None),
+        };
+        let tool_names: Vec<String> = tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect();
         let workspace_seen = cfg.workspace_seen().to_path_buf();
         let launch = adapter.launch(&LaunchInput {
             prompt,
@@ -174,6 +211,10 @@ impl CliAgent {
             pre_hook: pre.as_deref(),
             post_hook: post.as_deref(),
             extra_args,
+            mcp: mcp_relay.as_deref().map(|relay| super::adapter::McpLaunch {
+                relay,
+                tools: &tool_names,
+            }),
         });
         let home = seed_dir.join("home");
         for (rel, text) in &launch.home_files {
@@ -230,6 +271,8 @@ impl CliAgent {
             child: Some(child),
             inputs: rx,
             _hooks: hooks,
+            _mcp: mcp,
+            pending_mcp: HashMap::new(),
             _seed: seed,
             keep,
             stderr_tail,
@@ -249,8 +292,15 @@ impl CliAgent {
         tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
-    /// Answers the hook call the runner just judged.
+    /// Answers the hook call the runner just judged, or the MCP call medin just ran.
     fn answer(&mut self, action: &Action, receipt: &Receipt) {
+        if let Some(answer) = self.pending_mcp.remove(&action.id) {
+            let _ = answer.send(super::mcp::McpAnswer {
+                error: receipt.status == ReceiptStatus::Error,
+                text: serde_json::to_string(receipt).unwrap_or_else(|_| "{}".into()),
+            });
+            return;
+        }
         let Some(answer) = self.pending.remove(&action.id) else {
             return;
         };
@@ -274,6 +324,12 @@ impl CliAgent {
     fn hook(&mut self, call: super::hook::HookCall) -> Option<AgentEvent> {
         match call.event {
             HookEvent::Pre => {
+                // A call of medin's own tools (`tools: medin`) is judged when medin runs it.
+                let tool = call.payload.get("tool_name").and_then(Value::as_str).unwrap_or_default();
+                if self._mcp.is_some() && tool.starts_with(&format!("mcp__{}__", super::mcp::SERVER_NAME)) {
+                    let _ = call.answer.try_send(self.adapter.hook_answer(true, "medin runs its own tools"));
+                    return None;
+                }
                 let hooked = self.adapter.hook_call(&call.payload, &self.workspace);
                 self.calls += 1;
                 let id = hooked.id.clone().unwrap_or_else(|| format!("cli-{}", self.calls));
@@ -429,6 +485,16 @@ impl Agent for CliAgent {
                         return event;
                     }
                 }
+                Ok(Input::Mcp(call)) => {
+                    self.calls += 1;
+                    let id = format!("mcp-{}", self.calls);
+                    self.pending_mcp.insert(id.clone(), call.answer);
+                    return AgentEvent::Call(Action {
+                        id,
+                        tool: call.tool,
+                        input: crate::tools::ActionInput::Json(call.input),
+                    });
+                }
                 Ok(Input::Line(line)) => self.read(&line),
                 Ok(Input::Connection(c)) => return AgentEvent::Connection(c),
                 Ok(Input::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -446,6 +512,7 @@ impl Agent for CliAgent {
     fn finish(&mut self) {
         // Every call still waiting is refused (the senders dropped), then the tree ends.
         self.pending.clear();
+        self.pending_mcp.clear();
         if let Some(mut child) = self.child.take() {
             let _ = child.kill_tree(KILL_GRACE);
         }
