@@ -593,3 +593,64 @@ fn aider_solves_a_task_judged_by_what_it_changed() {
     }
     run.assert_no_key();
 }
+
+const MEDIN_TOOLS_TASK: &str = r#"
+description: Claude Code restricted to medin's tools, so medin runs every action itself
+agent: { claude-code: { tools: medin } }
+prompt: "CLI-MCP: create hello.txt"
+limits: { timeout: 120s, max_turns: 10 }
+expect:
+  outcome: success
+  files: { hello.txt: { equals: "hello\n" } }
+  blocked: [ { command: "rm -rf ~", rule: deletion.recursive_force } ]
+  validate:
+    - command: grep -qx hello hello.txt
+"#;
+
+#[test]
+fn claude_code_restricted_to_medins_tools_acts_only_through_medin() {
+    if support::cli_agent("claude-code").is_none() {
+        return;
+    }
+    let scripts = vec![(
+        "CLI-MCP",
+        vec![
+            Step::Call("mcp__medin__bash", json!({"command": "rm -rf ~"})),
+            Step::Call(
+                "mcp__medin__write_file",
+                json!({"path": "hello.txt", "content": "hello\n"}),
+            ),
+            Step::Call("mcp__medin__bash", json!({"command": "cat hello.txt"})),
+            Step::Say("done".into()),
+        ],
+    )];
+    let server = ModelServer::start(Scenario::Solve(scripts));
+    let dir = suite(&[("mcp.yaml", MEDIN_TOOLS_TASK)]);
+    let run = run(dir.path(), "claude-code", &server);
+    assert!(run.out.status.success(), "{}\n{}", run.stdout(), run.evidence("mcp"));
+    // The model was offered medin's tools only, and nothing of Claude Code's own.
+    let offered: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["tools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(offered.iter().any(|t| t == "mcp__medin__bash"), "{offered:?}");
+    assert!(!offered.iter().any(|t| t == "Bash" || t == "Write"), "{offered:?}");
+    // medin ran every call itself: receipts of its own tools, not delegated ones.
+    let receipts = run.receipts("mcp");
+    let ran: Vec<&Value> = receipts
+        .iter()
+        .filter(|r| r["origin"] == "agent" && (r["tool"] == "bash" || r["tool"] == "write_file"))
+        .collect();
+    assert_eq!(ran.len(), 3, "{receipts:#?}");
+    assert!(
+        ran.iter().all(|r| r["receipt"]["data"]["delegated"].is_null()),
+        "{ran:#?}"
+    );
+    assert!(ran.iter().any(|r| r["decision"] == "deny"), "{ran:#?}");
+    assert!(
+        tool_results(&server).iter().any(|r| r.contains("PERMISSION_DENIED")),
+        "the model saw the receipt of the denial"
+    );
+}

@@ -102,14 +102,20 @@ pub struct McpServer {
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer").field("port", &self.port).finish_non_exhaustive()
+        f.debug_struct("McpServer")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
     }
 }
 
 /// The MCP tool of one entry of a brief's tool list (`{name, description, input_schema}`).
 fn tool_of(entry: &Value) -> Option<Tool> {
     let name = entry.get("name")?.as_str()?.to_string();
-    let description = entry.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+    let description = entry
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let schema = match entry.get("input_schema") {
         Some(Value::Object(schema)) => schema.clone(),
         _ => serde_json::Map::new(),

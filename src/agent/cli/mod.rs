@@ -234,8 +234,15 @@ impl CliKind {
         cfg.env.extend(setup.env);
         let (tx, rx) = mpsc::channel();
         let medin_tools = self.options.tools == ToolsMode::Medin;
-        let net = network::open(self.adapter, &mut cfg, &endpoint, &self.options.egress, medin_tools, &tx)
-            .map_err(Prepare::Harness)?;
+        let net = network::open(
+            self.adapter,
+            &mut cfg,
+            &endpoint,
+            &self.options.egress,
+            medin_tools,
+            &tx,
+        )
+        .map_err(Prepare::Harness)?;
         let label = self.label();
         let agent = run::CliAgent::start(run::Start {
             adapter: self.adapter,
@@ -341,7 +348,9 @@ mod network {
         let listen = |what: &str| match netns {
             Some(net) => bind_inside(net, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
                 .map_err(|e| format!("cannot open {what} in the attempt's network namespace: {e}")),
-            None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("cannot open {what} on 127.0.0.1: {e}")),
+            None => {
+                TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("cannot open {what} on 127.0.0.1: {e}"))
+            }
         };
         let hook_listener = match adapter.hooks() {
             Hooks::None => None,

@@ -325,9 +325,15 @@ impl CliAgent {
         match call.event {
             HookEvent::Pre => {
                 // A call of medin's own tools (`tools: medin`) is judged when medin runs it.
-                let tool = call.payload.get("tool_name").and_then(Value::as_str).unwrap_or_default();
+                let tool = call
+                    .payload
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if self._mcp.is_some() && tool.starts_with(&format!("mcp__{}__", super::mcp::SERVER_NAME)) {
-                    let _ = call.answer.try_send(self.adapter.hook_answer(true, "medin runs its own tools"));
+                    let _ = call
+                        .answer
+                        .try_send(self.adapter.hook_answer(true, "medin runs its own tools"));
                     return None;
                 }
                 let hooked = self.adapter.hook_call(&call.payload, &self.workspace);
