@@ -179,10 +179,11 @@
 //!   and stays unreadable); sockets a host daemon binds in package-managed `/usr` are not
 //!   looked for; abstract sockets are reachable with the network on before Landlock ABI 6;
 //!   the view's `/tmp` is RAM (charged to the command's memory cgroup when it has one; at most
-//!   512 MiB); and an agent started with [`spawn_agent`] keeps the network (it must reach its
-//!   model; egress to one endpoint only is not built), so under `strict` it is walled for
-//!   files, processes and syscalls but not for the network (its receipts say
-//!   `agent_isolation: strict+network`).
+//!   512 MiB); and a *process* agent started with [`spawn_agent`] keeps the network (it must
+//!   reach its model), so under `strict` it is walled for files, processes and syscalls but
+//!   not for the network (its receipts say `agent_isolation: strict+network`). A CLI agent
+//!   does not: it joins the attempt's network namespace and leaves it only through the
+//!   egress proxy ([`egress`]), which reaches its model endpoint and `policy.egress` only.
 //!
 //! # Agents ([`spawn_agent`])
 //!
