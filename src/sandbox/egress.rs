@@ -73,6 +73,15 @@ mod rules;
 pub use events::{EgressEvent, EgressVia, EventSink, EVENTS_PER_SECOND};
 #[cfg(target_os = "linux")]
 pub use inside::bind_inside;
+
+/// Network namespaces are Linux's: elsewhere there is no namespace to bind in.
+#[cfg(not(target_os = "linux"))]
+pub fn bind_inside(_net: BorrowedFd<'_>, _addr: SocketAddr) -> io::Result<TcpListener> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "network namespaces exist only on Linux",
+    ))
+}
 pub use relay::MAX_CONNECTIONS;
 pub use rules::{EgressRules, HostPort, HostPortError};
 

@@ -32,6 +32,8 @@ pub struct LaunchInput<'a> {
     pub base_url: &'a str,
     /// The workspace as the CLI sees it.
     pub workspace: &'a Path,
+    /// medin's read-only folder for this attempt (the relays, files of [`Launch::seed_files`]).
+    pub seed: &'a Path,
     /// The relay scripts, as the CLI sees them (none for a CLI without hooks).
     pub pre_hook: Option<&'a Path>,
     pub post_hook: Option<&'a Path>,
@@ -56,8 +58,11 @@ pub struct Launch {
     pub args: Vec<String>,
     /// Variables (the API key is added by the caller under [`Adapter::key_var`]).
     pub env: Vec<(String, String)>,
-    /// Files its home starts with, relative to `$HOME`.
+    /// Files its home starts with, relative to `$HOME` (the CLI may change them).
     pub home_files: Vec<(String, String)>,
+    /// Files medin keeps read-only for the CLI, relative to [`LaunchInput::seed`] (settings
+    /// the model must not be able to rewrite).
+    pub seed_files: Vec<(String, String)>,
     /// Variables naming places under `$HOME` (`CODEX_HOME` → `.codex`).
     pub home_vars: Vec<(&'static str, &'static str)>,
 }

@@ -76,6 +76,7 @@ impl Adapter for Aider {
             args,
             env: vec![("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into())],
             home_files: Vec::new(),
+            seed_files: Vec::new(),
             home_vars: vec![
                 ("AIDER_CHAT_HISTORY_FILE", ".aider.chat.history.md"),
                 ("AIDER_INPUT_HISTORY_FILE", ".aider.input.history"),

@@ -113,6 +113,7 @@ impl Adapter for Codex {
             args,
             env: Vec::new(),
             home_files: vec![(".codex/config.toml".into(), config)],
+            seed_files: Vec::new(),
             home_vars: vec![("CODEX_HOME", ".codex")],
         }
     }

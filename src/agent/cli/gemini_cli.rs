@@ -23,6 +23,10 @@ pub const PIN: Pin = Pin {
 /// The model when none is named (naming one skips Gemini CLI's router call).
 pub const DEFAULT_MODEL: &str = "gemini-2.5-flash";
 
+/// Its system settings file, in medin's read-only folder (one level down: Gemini CLI ignores
+/// a settings file whose folder others may write, and the seed itself lies in /tmp).
+const SYSTEM_SETTINGS: &str = "gemini/system-settings.json";
+
 #[derive(Debug)]
 pub struct GeminiCli;
 
@@ -60,8 +64,12 @@ impl Adapter for GeminiCli {
             "privacy": { "usageStatisticsEnabled": false },
             "telemetry": { "enabled": false },
             "general": { "disableAutoUpdate": true },
+            "hooksConfig": { "enabled": true },
             "hooks": hooks,
         });
+        // System settings: merged last, so they outrank the user's and the workspace's files
+        // the model can write; kept in medin's read-only folder.
+        let system = input.seed.join(SYSTEM_SETTINGS);
         let mut args: Vec<String> = vec![
             "-p".into(),
             input.prompt.into(),
@@ -75,8 +83,12 @@ impl Adapter for GeminiCli {
         args.extend(input.extra_args.iter().cloned());
         Launch {
             args,
-            env: vec![("GOOGLE_GEMINI_BASE_URL".into(), input.base_url.into())],
-            home_files: vec![(".gemini/settings.json".into(), settings.to_string())],
+            env: vec![
+                ("GOOGLE_GEMINI_BASE_URL".into(), input.base_url.into()),
+                ("GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(), system.display().to_string()),
+            ],
+            home_files: Vec::new(),
+            seed_files: vec![(SYSTEM_SETTINGS.into(), settings.to_string())],
             home_vars: Vec::new(),
         }
     }

@@ -136,7 +136,7 @@ impl CliAgent {
         // The seed: the CLI's settings and the hook relays, read-only for the agent.
         let seed = tempfile::Builder::new()
             .prefix("medin-cli-")
-            .tempdir()
+            .tempdir_in(seed_base().map_err(|e| spawn_err(format!("cannot create its settings folder: {e}")))?)
             .map_err(|e| spawn_err(format!("cannot create its settings folder: {e}")))?;
         let seed_dir = seed.path().canonicalize().unwrap_or_else(|_| seed.path().to_path_buf());
         let hooks = match (adapter.hooks(), hook_listener) {
@@ -208,6 +208,7 @@ impl CliAgent {
             model,
             base_url,
             workspace: &workspace_seen,
+            seed: &seed_dir,
             pre_hook: pre.as_deref(),
             post_hook: post.as_deref(),
             extra_args,
@@ -216,6 +217,13 @@ impl CliAgent {
                 tools: &tool_names,
             }),
         });
+        for (rel, text) in &launch.seed_files {
+            let path = seed_dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| spawn_err(format!("cannot write its settings: {e}")))?;
+            }
+            std::fs::write(&path, text).map_err(|e| spawn_err(format!("cannot write its settings: {e}")))?;
+        }
         let home = seed_dir.join("home");
         for (rel, text) in &launch.home_files {
             let path = home.join(rel);
@@ -524,6 +532,28 @@ impl Agent for CliAgent {
         }
         self.keep.clear();
     }
+}
+
+/// Where the per-attempt settings folders go: a place no other user can write into, on any
+/// level of its path (Gemini CLI refuses system settings below a world-writable folder such as
+/// `/tmp`): `$XDG_RUNTIME_DIR/medin-cli` when that is private, else `~/.cache/medin/cli`,
+/// made owner-only.
+fn seed_base() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let private = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o022 == 0);
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && private(d))
+        .map(|d| d.join("medin-cli"))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute() && private(h))
+                .map(|h| h.join(".cache/medin/cli"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&base)?;
+    Ok(base)
 }
 
 /// Reads the CLI's output line by line (each at most [`MAX_LINE`] bytes) into the loop.

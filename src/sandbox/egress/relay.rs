@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -33,13 +33,9 @@ pub(super) struct Stop {
 
 impl Stop {
     pub(super) fn new() -> io::Result<Stop> {
-        let mut fds = [-1; 2];
-        // SAFETY: pipe2 fills two descriptors we then own.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: just made, owned here alone.
-        let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // Close-on-exec on every platform (`std::io::pipe`).
+        let (r, w) = io::pipe()?;
+        let (r, w) = (OwnedFd::from(r), OwnedFd::from(w));
         Ok(Stop {
             stopped: AtomicBool::new(false),
             wake_read: r,
