@@ -49,7 +49,7 @@ fn entry(i: u32, base: DateTime<Utc>) -> ActivityEntry {
         task_id: format!("golden::gt-{:03}-create-file", i % 90),
         category: "golden".into(),
         kind: EntryKind::Task,
-        status: if i % 2 == 0 {
+        status: if i.is_multiple_of(2) {
             EntryStatus::Passed
         } else {
             EntryStatus::Failed
@@ -66,7 +66,7 @@ fn entry(i: u32, base: DateTime<Utc>) -> ActivityEntry {
         description: "Create a file with content; a receipt is returned".into(),
         validations: vec![
             validation("file_exists hello.txt", true),
-            validation("command grep -qx hello hello.txt", i % 2 == 0),
+            validation("command grep -qx hello hello.txt", i.is_multiple_of(2)),
         ],
         failures: if i % 2 == 1 {
             vec!["expected outcome success, got failure".into()]

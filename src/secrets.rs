@@ -209,7 +209,7 @@ fn base64_at(bytes: &[u8], shift: usize) -> Option<String> {
     let encoded = crate::tools::base64(&padded);
     let encoded = encoded.trim_end_matches('=');
     // A partial last group: its last character mixes in the bytes after the value.
-    let tail = usize::from(padded.len() % 3 != 0);
+    let tail = usize::from(!padded.len().is_multiple_of(3));
     // The leading characters that mix in the `shift` bytes before it.
     let head = match shift {
         0 => 0,

@@ -31,12 +31,12 @@ fn entry(i: u32, ts: &str) -> ActivityEntry {
         task_id: format!("golden::gt-{i:03}"),
         category: "golden".into(),
         kind: EntryKind::Task,
-        status: if i % 2 == 0 {
+        status: if i.is_multiple_of(2) {
             EntryStatus::Passed
         } else {
             EntryStatus::Failed
         },
-        outcome: (i % 3 != 0).then(|| "success".into()),
+        outcome: (!i.is_multiple_of(3)).then(|| "success".into()),
         duration_ms: 1000 + u64::from(i),
         attempt: 1 + i % 2,
         run_id: format!("run-{i}"),

@@ -183,7 +183,7 @@ fn encode_name(bytes: &[u8]) -> String {
 
 /// The bytes of a name [`encode_name`] wrote in hex (the text after its NUL).
 fn decode_name(hex: &[u8]) -> Option<Vec<u8>> {
-    if hex.is_empty() || hex.len() % 2 != 0 {
+    if hex.is_empty() || !hex.len().is_multiple_of(2) {
         return None;
     }
     hex.chunks(2)

@@ -417,7 +417,7 @@ fn step() -> impl Strategy<Value = Step> {
 /// Check `j`: `file_exists f<j/2>.txt` or `file_contains f<j/2>.txt /^alpha$/`.
 fn cached_check(j: usize) -> Validator {
     let path = format!("f{}.txt", j / 2);
-    Validator::from(if j % 2 == 0 {
+    Validator::from(if j.is_multiple_of(2) {
         ValidatorSpec::FileExists(path)
     } else {
         ValidatorSpec::FileContains(FileContainsCheck {
