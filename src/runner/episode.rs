@@ -376,11 +376,8 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                     "from_agent",
                     serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input), "delegated": true }),
                 )?;
-                let key = CallKey::new(&action.tool, &pipeline::input_json(&action.input).to_string());
-                if let Err(v) = att.pipe.begin_turn(key) {
-                    let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                    att.pipe.note_agent(&action, receipt, Some(v.to_string()))?;
-                    return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
+                if let Some(stopped) = begin_call(att, &action)? {
+                    return Ok(stopped);
                 }
                 let (passed, watch) = att.pipe.judge(Origin::Agent, &action, &agent.name())?;
                 if let Some(stop) = passed.stop {
@@ -456,11 +453,8 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                     "from_agent",
                     serde_json::json!({ "type": "tool_call", "id": action.id, "tool": action.tool, "input": pipeline::input_json(&action.input) }),
                 )?;
-                let key = CallKey::new(&action.tool, &pipeline::input_json(&action.input).to_string());
-                if let Err(v) = att.pipe.begin_turn(key) {
-                    let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
-                    att.pipe.note_agent(&action, receipt, Some(v.to_string()))?;
-                    return Ok(RoundEnd::Stopped(Outcome::Stopped, v.to_string()));
+                if let Some(stopped) = begin_call(att, &action)? {
+                    return Ok(stopped);
                 }
                 let passed = att.pipe.pass(Origin::Agent, &action)?;
                 if let Some(stop) = passed.stop {
@@ -468,6 +462,20 @@ fn play(att: &mut Attempt<'_>, agent: &mut dyn Agent) -> Result<RoundEnd, RunErr
                 }
                 last = Some((action, passed.receipt));
             }
+        }
+    }
+}
+
+/// A tool call starts a turn: counted against `max_turns` and `max_repeats`; a call past them
+/// gets its receipt and stops the round.
+fn begin_call(att: &mut Attempt<'_>, action: &Action) -> Result<Option<RoundEnd>, RunError> {
+    let key = CallKey::new(&action.tool, &pipeline::input_json(&action.input).to_string());
+    match att.pipe.begin_turn(key) {
+        Ok(()) => Ok(None),
+        Err(v) => {
+            let receipt = Receipt::error(ErrorCode::PermissionDenied, format!("{v}; the task is stopped"));
+            att.pipe.note_agent(action, receipt, Some(v.to_string()))?;
+            Ok(Some(RoundEnd::Stopped(Outcome::Stopped, v.to_string())))
         }
     }
 }

@@ -145,17 +145,7 @@ impl CliAgent {
                 let (htx, hrx) = mpsc::channel();
                 let server =
                     HookServer::start(listener, htx).map_err(|e| spawn_err(format!("cannot serve its hooks: {e}")))?;
-                let tx = tx.clone();
-                std::thread::Builder::new()
-                    .name("medin-cli-hooks".into())
-                    .spawn(move || {
-                        while let Ok(call) = hrx.recv() {
-                            if tx.send(Input::Hook(call)).is_err() {
-                                break;
-                            }
-                        }
-                    })
-                    .map_err(|e| spawn_err(e.to_string()))?;
+                forward("medin-cli-hooks", hrx, tx.clone(), Input::Hook).map_err(|e| spawn_err(e.to_string()))?;
                 Some(server)
             }
         };
@@ -183,17 +173,7 @@ impl CliAgent {
                 let relay = seed_dir.join("mcp.sh");
                 std::fs::write(&relay, super::mcp::relay_script(server.port()))
                     .map_err(|e| spawn_err(format!("cannot write its MCP relay: {e}")))?;
-                let tx = tx.clone();
-                std::thread::Builder::new()
-                    .name("medin-cli-mcp".into())
-                    .spawn(move || {
-                        while let Ok(call) = mrx.recv() {
-                            if tx.send(Input::Mcp(call)).is_err() {
-                                break;
-                            }
-                        }
-                    })
-                    .map_err(|e| spawn_err(e.to_string()))?;
+                forward("medin-cli-mcp", mrx, tx.clone(), Input::Mcp).map_err(|e| spawn_err(e.to_string()))?;
                 (Some(server), Some(relay))
             }
             None => (None, None),
@@ -532,6 +512,24 @@ impl Agent for CliAgent {
         }
         self.keep.clear();
     }
+}
+
+/// Hands everything `from` receives to the agent's loop, as `wrap` makes it, until either
+/// side is gone.
+fn forward<T: Send + 'static>(
+    name: &str,
+    from: Receiver<T>,
+    to: Sender<Input>,
+    wrap: fn(T) -> Input,
+) -> std::io::Result<()> {
+    std::thread::Builder::new().name(name.into()).spawn(move || {
+        while let Ok(item) = from.recv() {
+            if to.send(wrap(item)).is_err() {
+                break;
+            }
+        }
+    })?;
+    Ok(())
 }
 
 /// Where the per-attempt settings folders go: a place no other user can write into, on any
