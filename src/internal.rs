@@ -22,7 +22,7 @@ pub mod agent {
     };
 
     pub mod cli {
-        pub use crate::agent::cli::{adapter, adapters, install};
+        pub use crate::agent::cli::{adapter, adapters, hook, install};
     }
     pub mod process {
         pub use crate::agent::process::{group_alive, parse_line, ProcessAgent};

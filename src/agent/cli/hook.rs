@@ -149,9 +149,27 @@ fn accept_loop(listener: &TcpListener, calls: &Sender<HookCall>, stop: &AtomicBo
                     open.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            // Nothing to accept: wait until a relay connects (answered at once) or a short
+            // while passes (so a stop is seen).
+            Err(_) => wait_readable(listener, STOP_POLL),
         }
     }
+}
+
+/// How often an idle accept loop looks whether its server was stopped.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// Waits until `listener` has a connection to accept, at most `limit`.
+fn wait_readable(listener: &TcpListener, limit: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut fds = [libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    let ms = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one valid pollfd for the duration of the call.
+    let _ = unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
 }
 
 /// Reads one call, waits for the agent's answer, writes it back.
@@ -227,15 +245,15 @@ pub fn relay_script(port: u16, event: HookEvent) -> String {
 # medin's hook relay: hands the CLI's tool call to medin and prints medin's answer.
 # Written by medin for one attempt; it fails closed (exit 2 refuses the call).
 export LC_ALL=C
-payload=$(cat) || exit 2
+IFS= read -r -d '' payload
 exec 3<>/dev/tcp/127.0.0.1/{port} || {{ echo "medin hook: cannot reach medin; the call is refused" >&2; exit 2; }}
 printf '%s %d\n%s' {word} "${{#payload}}" "$payload" >&3 || exit 2
 IFS= read -r status <&3 || {{ echo "medin hook: no answer from medin; the call is refused" >&2; exit 2; }}
-case "$status" in 0|2) ;; *) exit 2 ;; esac
-body=$(cat <&3)
-if [ "$status" = 2 ]; then printf '%s\n' "$body" >&2; exit 2; fi
-printf '%s\n' "$body"
-exit 0
+case "$status" in
+  0) cat <&3; echo; exit 0 ;;
+  2) cat <&3 >&2; echo >&2; exit 2 ;;
+  *) exit 2 ;;
+esac
 "#
     )
 }
