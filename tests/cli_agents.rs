@@ -28,7 +28,10 @@ fn suite(tasks: &[(&str, &str)]) -> tempfile::TempDir {
     for (name, text) in tasks {
         support::write(&dir.path().join("golden").join(name), text);
     }
-    support::write(&dir.path().join("medin.yaml"), "suites: [golden]\noutput: out\n");
+    support::write(
+        &dir.path().join("medin.yaml"),
+        "suites: [golden]\noutput: out\nagents:\n  reviewer: { cli: claude-code, tools: hooks }\n",
+    );
     dir
 }
 
@@ -215,7 +218,8 @@ fn claude_code_solves_a_task_with_every_call_judged_and_a_destructive_one_denied
     }
     let server = ModelServer::start(Scenario::Solve(claude_scripts()));
     let dir = suite(&[("hello.yaml", HELLO_TASK), ("guard.yaml", GUARD_TASK)]);
-    let run = run(dir.path(), "claude-code", &server);
+    // A named CLI agent of medin.yaml.
+    let run = run(dir.path(), "reviewer", &server);
     let text = run.stdout();
     assert!(
         run.out.status.success(),

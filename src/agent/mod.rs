@@ -135,6 +135,35 @@ pub enum AgentFailure {
     NotReading { unread: usize },
 }
 
+/// A named agent of `medin.yaml`'s `agents:`: a model agent (`provider:`), or a CLI agent
+/// (`cli:`), written by its name wherever an agent is named.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum NamedAgent {
+    Cli(cli::NamedCli),
+    Model(model::ModelSettings),
+}
+
+impl<'de> Deserialize<'de> for NamedAgent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        if value.get("cli").is_some() {
+            cli::NamedCli::from_value(value)
+                .map(NamedAgent::Cli)
+                .map_err(D::Error::custom)
+        } else {
+            model::ModelSettings::deserialize(value)
+                .map(NamedAgent::Model)
+                .map_err(|e| {
+                    D::Error::custom(format!(
+                        "{e} (a model agent names its `provider`; a CLI agent its `cli`)"
+                    ))
+                })
+        }
+    }
+}
+
 /// A connection attempt of an agent's process (see [`crate::sandbox::egress`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Connection {

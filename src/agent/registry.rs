@@ -142,6 +142,36 @@ impl AgentRegistry {
         Ok(())
     }
 
+    /// Registers a named agent of `medin.yaml` (a model agent or a CLI agent), written by its
+    /// name alone.
+    pub fn register_named(&mut self, name: &str, agent: &super::NamedAgent) -> Result<(), RegistryError> {
+        let cli = match agent {
+            super::NamedAgent::Model(settings) => return self.register_model(name, settings.clone()),
+            super::NamedAgent::Cli(cli) => cli,
+        };
+        check_name(name)?;
+        if self.entries.iter().any(|e| e.name == name) {
+            return Err(RegistryError::Taken(name.to_string()));
+        }
+        let kind = cli.kind(name).map_err(RegistryError::Invalid)?;
+        let configure: Configure = Arc::new(move |r: &AgentRef| match &r.given {
+            AgentGiven::Nothing => Ok(Arc::clone(&kind)),
+            AgentGiven::Arg(_) | AgentGiven::Options(_) => Err(AgentRefError::invalid(
+                r,
+                format!(
+                    "is a CLI agent of medin.yaml's `agents`: write `{0}` alone (its settings are in medin.yaml)",
+                    r.name
+                ),
+            )),
+        });
+        self.entries.push(Entry {
+            name: name.to_string(),
+            usage: name.to_string(),
+            configure,
+        });
+        Ok(())
+    }
+
     /// Resolves an agent as written against the registered names.
     pub fn resolve(&self, written: &AgentRef) -> Result<AgentSpec, AgentRefError> {
         let entry = self
@@ -199,6 +229,9 @@ pub enum RegistryError {
     InvalidName(String),
     #[error("an agent named `{0}` is already registered; choose another name")]
     Taken(String),
+    /// A named agent whose settings cannot be used (a CLI option its CLI does not take).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// Why an agent as written could not be resolved.

@@ -24,10 +24,11 @@ pub struct SuiteConfig {
     /// Agent for tasks that do not pin one (default `oracle`); `MEDIN_AGENT` overrides it.
     #[serde(default)]
     pub agent: Option<AgentRef>,
-    /// Named model agents (`agents: {fast: {provider: openai, model: gpt-4.1-mini}}`), written
-    /// by their name wherever an agent is named (`--agent fast`, `agent: fast`).
+    /// Named agents, written by their name wherever an agent is named (`--agent fast`,
+    /// `agent: fast`): model agents (`fast: {provider: openai, model: gpt-4.1-mini}`) and CLI
+    /// agents (`reviewer: {cli: claude-code, model: claude-sonnet-4-5, tools: medin}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub agents: BTreeMap<String, crate::agent::model::ModelSettings>,
+    pub agents: BTreeMap<String, crate::agent::NamedAgent>,
     /// Attempts per task (epochs), default 1.
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -260,7 +261,7 @@ pub fn load_suite_with(dir: &Path, agents: &AgentRegistry) -> Result<Suite, Spec
     let config = parse_suite(&text, &path)?;
     let mut registry = agents.clone();
     for (name, settings) in &config.agents {
-        registry.register_model(name, settings.clone()).map_err(|e| {
+        registry.register_named(name, settings).map_err(|e| {
             SpecError::invalid(
                 &path,
                 locate_key(&text, name),
@@ -563,6 +564,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn named_cli_agents_are_names_of_the_suite_with_their_options_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = "agent: reviewer\nagents:\n  reviewer: { cli: claude-code, model: claude-sonnet-4-5, tools: medin, egress: [pypi.org:443] }\n";
+        std::fs::write(dir.path().join(SUITE_FILE), yaml).unwrap();
+        let suite = load_suite(dir.path()).unwrap();
+        assert_eq!(suite.agent.as_ref().map(AgentSpec::label).as_deref(), Some("reviewer"));
+        assert!(suite
+            .agents
+            .parse("reviewer:x")
+            .unwrap_err()
+            .to_string()
+            .contains("medin.yaml"));
+        // Each mistake is a located error that says what is wrong.
+        for (bad, says) in [
+            ("{ cli: claude-code, modle: x }", "modle"),
+            ("{ cli: cursor }", "cursor"),
+            ("{ cli: aider, tools: medin }", "tools: medin"),
+            ("{ cli: codex, egress: [pypi.org] }", "host:port"),
+            ("{ modle: x }", "modle"),
+        ] {
+            std::fs::write(dir.path().join(SUITE_FILE), format!("agents:\n  r: {bad}\n")).unwrap();
+            let e = load_suite(dir.path()).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("medin.yaml:"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn named_model_agents_are_names_of_the_suite_and_cannot_take_a_registered_one() {
         let dir = tempfile::tempdir().unwrap();
         let yaml = "agent: fast\nagents:\n  fast: { provider: anthropic, model: claude-sonnet-4-5, max_tokens: 512 }\n";
@@ -701,9 +729,9 @@ mod tests {
     #[test]
     fn an_unknown_agent_is_located_and_lists_the_registered_ones() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join(SUITE_FILE), "suites: [golden]\nagent: claude-code\n").unwrap();
+        std::fs::write(tmp.path().join(SUITE_FILE), "suites: [golden]\nagent: cursor-agent\n").unwrap();
         let e = load_suite(tmp.path()).unwrap_err().to_string();
-        assert!(e.contains("medin.yaml:2:8: unknown agent `claude-code`; the registered agents are `oracle`, `process:CMD`, `exec:CMD`"), "{e}");
+        assert!(e.contains("medin.yaml:2:8: unknown agent `cursor-agent`; the registered agents are `oracle`, `process:CMD`, `exec:CMD`"), "{e}");
         std::fs::write(tmp.path().join(SUITE_FILE), "agent:\n  process:\n    comand: ./a\n").unwrap();
         let e = load_suite(tmp.path()).unwrap_err().to_string();
         assert!(

@@ -35,7 +35,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::kind::{AgentConfinement, AgentContext, AgentKind};
 use super::registry::{self, AgentRefError};
@@ -61,11 +61,11 @@ pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
 }
 
 /// The options of `{claude-code: {..}}` (and the other CLIs).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CliOptions {
     /// The model, as the endpoint knows it (default: the CLI's own).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The model endpoint (default: the provider's variable, else the provider's address).
     #[serde(default)]
@@ -87,7 +87,7 @@ pub struct CliOptions {
 }
 
 /// Whose tools a CLI agent acts with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolsMode {
     /// Its own, judged by medin through its hooks.
@@ -95,6 +95,53 @@ pub enum ToolsMode {
     Hooks,
     /// medin's, through medin's MCP server.
     Medin,
+}
+
+/// A named CLI agent of `medin.yaml` (`agents: {reviewer: {cli: claude-code, model: ..}}`):
+/// which CLI, and its options.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct NamedCli {
+    /// `claude-code`, `codex`, `gemini-cli` or `aider`.
+    pub cli: String,
+    #[serde(flatten)]
+    pub options: CliOptions,
+}
+
+impl NamedCli {
+    /// Reads `{cli: NAME, ..options}` (the options strictly: an unknown key is an error).
+    pub fn from_value(mut value: serde_json::Value) -> Result<NamedCli, String> {
+        let map = value
+            .as_object_mut()
+            .ok_or("a named CLI agent is a mapping: `{cli: claude-code, model: ..}`")?;
+        let cli = match map.remove("cli") {
+            Some(serde_json::Value::String(name)) => name,
+            _ => return Err("`cli` names the CLI: claude-code, codex, gemini-cli or aider".into()),
+        };
+        if adapter(&cli).is_none() {
+            let known: Vec<&str> = adapters().iter().map(|a| a.pin().name).collect();
+            return Err(format!(
+                "`cli: {cli}` is not a CLI agent medin knows; use one of {}",
+                known.join(", ")
+            ));
+        }
+        let options = CliOptions::deserialize(value).map_err(|e| e.to_string())?;
+        Ok(NamedCli { cli, options })
+    }
+
+    /// The agent kind it names, shown under `name`.
+    pub(crate) fn kind(&self, name: &str) -> Result<Arc<dyn AgentKind>, String> {
+        let written = AgentRef {
+            name: self.cli.clone(),
+            given: AgentGiven::Nothing,
+        };
+        let adapter = adapter(&self.cli).ok_or_else(|| format!("`{}` is not a CLI agent medin knows", self.cli))?;
+        check_options(&written, adapter, &self.options).map_err(|e| e.to_string())?;
+        Ok(Arc::new(CliKind {
+            adapter,
+            options: self.options.clone(),
+            name: Some(name.to_string()),
+        }))
+    }
 }
 
 /// The registry entry of CLI agent `name`: `name`, `name:MODEL` or `{name: {options}}`.
@@ -109,6 +156,16 @@ pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentR
         },
         AgentGiven::Options(options) => registry::options::<CliOptions>(written, options)?,
     };
+    check_options(written, adapter, &options)?;
+    Ok(Arc::new(CliKind {
+        adapter,
+        options,
+        name: None,
+    }))
+}
+
+/// What the options of one CLI may not say.
+fn check_options(written: &AgentRef, adapter: &dyn Adapter, options: &CliOptions) -> Result<(), AgentRefError> {
     if options.tools == ToolsMode::Medin && !adapter.takes_medin_tools() {
         return Err(AgentRefError::invalid(
             written,
@@ -123,7 +180,7 @@ pub(crate) fn configure(written: &AgentRef) -> Result<Arc<dyn AgentKind>, AgentR
             ));
         }
     }
-    Ok(Arc::new(CliKind { adapter, options }))
+    Ok(())
 }
 
 /// `host:port` (a name or an address; `[v6]:port`).
@@ -156,10 +213,15 @@ pub fn endpoint_of(url: &str) -> Option<(String, u16)> {
 struct CliKind {
     adapter: &'static dyn Adapter,
     options: CliOptions,
+    /// The name of a named agent of `medin.yaml`, shown instead of `claude-code:MODEL`.
+    name: Option<String>,
 }
 
 impl AgentKind for CliKind {
     fn label(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
         match &self.options.model {
             Some(model) => format!("{}:{model}", self.adapter.pin().name),
             None => self.adapter.pin().name.to_string(),
