@@ -585,6 +585,13 @@ fn aider_solves_a_task_judged_by_what_it_changed() {
     let receipts = run.receipts("aider");
     assert!(receipts.iter().all(|r| r["tool"] != "bash"), "{receipts:#?}");
     assert!(receipts.iter().any(|r| r["tool"] == "medin.egress"), "{receipts:#?}");
+    // Every receipt says its edits were not judged one by one.
+    assert!(
+        receipts.iter().all(|r| r["receipt"]["agent_isolation"]
+            .as_str()
+            .is_some_and(|i| i.ends_with("+unhooked"))),
+        "{receipts:#?}"
+    );
     // Its history stays in its home: nothing of aider's is left in the workspace.
     let workspace = run.attempt("aider").join("workspace");
     if workspace.is_dir() {

@@ -50,6 +50,9 @@ pub(crate) enum AgentConfinement {
     /// Run inside the sandbox at this level, but with the network on although the task's
     /// commands have none: a process agent must reach its model endpoint (`strict+network`).
     Networked(Isolation),
+    /// A CLI agent run inside the sandbox at this level whose tool calls medin cannot see
+    /// before they run (aider: no hooks): judged by what it changed (`strict+unhooked`).
+    Unhooked(Isolation),
 }
 
 impl fmt::Display for AgentConfinement {
@@ -59,6 +62,7 @@ impl fmt::Display for AgentConfinement {
             AgentConfinement::InProcess => f.write_str("in-process"),
             AgentConfinement::Sandboxed(level) => f.write_str(level.as_str()),
             AgentConfinement::Networked(level) => write!(f, "{level}+network"),
+            AgentConfinement::Unhooked(level) => write!(f, "{level}+unhooked"),
         }
     }
 }

@@ -229,7 +229,11 @@ impl AgentKind for CliKind {
     }
 
     fn confinement(&self, sandbox: &SandboxConfig) -> AgentConfinement {
-        AgentConfinement::Sandboxed(sandbox.isolation)
+        match (self.adapter.hooks(), self.options.tools) {
+            // Every receipt of an aider run says that its edits were not judged one by one.
+            (adapter::Hooks::None, _) => AgentConfinement::Unhooked(sandbox.isolation),
+            _ => AgentConfinement::Sandboxed(sandbox.isolation),
+        }
     }
 
     fn start(&self, context: &AgentContext<'_>, sandbox: &SandboxConfig) -> Result<Box<dyn Agent>, AgentFailure> {
