@@ -169,7 +169,7 @@ fn unknown_and_invalid_names_are_refused_with_what_is_registered() {
     assert!(
         text.contains("(from Harness::default_agent)")
             && text.contains("unknown agent `robot`")
-            && text.contains("`oracle`, `process:CMD`, `exec:CMD`, `openai:MODEL`, `anthropic:MODEL`, `mine`"),
+            && text.contains("`oracle`, `process:CMD`, `exec:CMD`, `openai:MODEL`, `anthropic:MODEL`, `claude-code[:MODEL]`, `codex[:MODEL]`, `gemini-cli[:MODEL]`, `aider[:MODEL]`, `mine`"),
         "{text}"
     );
     assert_eq!(unknown.exit_status(), medin::ExitStatus::Usage);

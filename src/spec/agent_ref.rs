@@ -144,7 +144,7 @@ impl JsonSchema for AgentRef {
             );
         }
         json_schema!({
-            "description": "Who acts: a registered agent by name. `oracle` (plays the task's solution), `process:CMD` (a program speaking JSON lines), `exec:CMD` (a black-box command run in the workspace), `openai:MODEL` / `anthropic:MODEL` (a model behind the provider's API), a named model agent of medin.yaml's `agents`, or an agent an embedding crate registered (`name` or `name:ARG`).",
+            "description": "Who acts: a registered agent by name. `oracle` (plays the task's solution), `process:CMD` (a program speaking JSON lines), `exec:CMD` (a black-box command run in the workspace), `openai:MODEL` / `anthropic:MODEL` (a model behind the provider's API), `claude-code`, `codex`, `gemini-cli`, `aider` (a real CLI agent, `:MODEL` or `{claude-code: {..}}`), a named agent of medin.yaml's `agents`, or an agent an embedding crate registered (`name` or `name:ARG`).",
             "anyOf": [
                 { "type": "string", "pattern": "^\\s*[a-z][a-z0-9_-]*(:.*)?$" },
                 {
