@@ -158,7 +158,11 @@ impl ModelServer {
                         .next()
                         .unwrap_or_default()
                         .ends_with("/v1/messages");
-                    let reply = answer(&scenario, index, anthropic, &body, key_header);
+                    let mut reply = answer(&scenario, index, anthropic, &body, key_header);
+                    // Only Claude Code asks `?beta=true`.
+                    if anthropic && request.url().contains("beta=true") {
+                        reply.body = as_claude_code_expects(reply.body);
+                    }
                     if reply.status == 0 {
                         while !halt.load(Ordering::Relaxed) {
                             std::thread::sleep(Duration::from_millis(50));
@@ -321,17 +325,18 @@ fn answer(scenario: &Scenario, index: usize, anthropic: bool, body: &Value, key:
                     say(anthropic, r#"{"result": "issue", "message": "no script for this prompt"}"#),
                 );
             };
-            // The step is the number of tool results sent back (each step's call has one);
-            // without tool results, the number of assistant turns (a TDD round's reply).
+            // The step: the number of assistant turns — or, for Claude Code, which splits one
+            // turn into several assistant messages, the number of tool results sent back.
             let messages = body["messages"].as_array().cloned().unwrap_or_default();
-            let results = messages
-                .iter()
-                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-                .filter(|b| b["type"] == "tool_result")
-                .count()
-                + messages.iter().filter(|m| m["role"] == "tool").count();
-            let assistants = messages.iter().filter(|m| m["role"] == "assistant").count();
-            let turn = if results > 0 { results } else { assistants };
+            let turn = if is_claude_code(body) {
+                messages
+                    .iter()
+                    .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                    .filter(|b| b["type"] == "tool_result")
+                    .count()
+            } else {
+                messages.iter().filter(|m| m["role"] == "assistant").count()
+            };
             Reply::json(
                 200,
                 match steps.get(turn) {
@@ -527,6 +532,29 @@ fn anthropic_stream(turn: &Value) -> String {
         .collect()
 }
 
+/// Whether a Messages request comes from Claude Code (its own tools, or medin's over MCP).
+fn is_claude_code(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|tools| {
+        tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .any(|n| n == "Bash" || n.starts_with("mcp__"))
+    })
+}
+
+/// Claude Code checks a message for the fields the real API always sends.
+fn as_claude_code_expects(body: String) -> String {
+    match serde_json::from_str::<Value>(&body) {
+        Ok(Value::Object(mut m)) if m.get("type") == Some(&json!("message")) => {
+            m.insert("id".into(), json!("msg_scripted"));
+            m.insert("model".into(), json!("scripted"));
+            m.insert("stop_sequence".into(), Value::Null);
+            Value::Object(m).to_string()
+        }
+        _ => body,
+    }
+}
+
 fn first_user_text(body: &Value) -> String {
     let Some(first) = body["messages"]
         .as_array()
@@ -552,7 +580,7 @@ fn usage(anthropic: bool) -> Value {
 
 fn call(anthropic: bool, turn: usize, tool: &str, input: &Value) -> String {
     if anthropic {
-        json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted", "stop_sequence": null, "stop_reason": "tool_use",
+        json!({"id": "msg", "type": "message", "role": "assistant", "stop_reason": "tool_use",
             "content": [{"type": "text", "text": "working"}, {"type": "tool_use", "id": format!("toolu_{turn}"), "name": tool, "input": input}],
             "usage": usage(true)})
         .to_string()
@@ -576,7 +604,7 @@ fn raw_call(turn: usize, tool: &str, args: &str) -> String {
 
 fn say(anthropic: bool, text: &str) -> String {
     if anthropic {
-        json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted", "stop_sequence": null, "stop_reason": "end_turn",
+        json!({"id": "msg", "type": "message", "role": "assistant", "stop_reason": "end_turn",
             "content": [{"type": "text", "text": text}], "usage": usage(true)})
         .to_string()
     } else {
