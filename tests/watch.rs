@@ -84,7 +84,18 @@ struct Watch {
 
 impl Watch {
     fn start(root: &Path, args: &[&str]) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_medin"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_medin"));
+        // The watch is ended with Ctrl-C as a person would, so SIGINT must be at its default:
+        // a test run started in the background by a non-interactive shell (`cargo test &`)
+        // ignores SIGINT, and a child inherits that.
+        // SAFETY: only `signal`, async-signal-safe, between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = command
             .arg("watch")
             .arg(root)
             .args(args)
