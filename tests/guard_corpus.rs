@@ -196,7 +196,12 @@ mod cli {
         let ws = ["--workspace", "/work/medin-ws/task-1"];
         assert_eq!(medin(&[&["guard"][..], &ws, &["ls", "-la"]].concat(), "", None).0, 0);
         assert_eq!(
-            medin(&[&["guard"][..], &ws, &["git", "branch", "-D", "x"]].concat(), "", None).0,
+            medin(
+                &[&["guard"][..], &ws, &["git", "push", "origin", "--delete", "x"]].concat(),
+                "",
+                None
+            )
+            .0,
             1
         );
         let (code, out) = medin(&[&["guard", "--json"][..], &ws, &["rm", "-fr", "/"]].concat(), "", None);
@@ -248,9 +253,17 @@ mod cli {
         );
         assert_eq!(decision(&out), "deny");
         assert!(out.contains("remote_execution.pipe_to_shell"), "{out}");
-        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), None);
+        let (_, out) = medin(
+            &["guard", "--hook", "claude"],
+            &ev("git push origin --delete old"),
+            None,
+        );
         assert_eq!(decision(&out), "ask");
-        let (_, out) = medin(&["guard", "--hook", "claude"], &ev("git branch -D old"), Some("true"));
+        let (_, out) = medin(
+            &["guard", "--hook", "claude"],
+            &ev("git push origin --delete old"),
+            Some("true"),
+        );
         assert_eq!(decision(&out), "deny");
         let write = serde_json::json!({"tool_name":"Edit","tool_input":{"file_path":"tests/test_a.py","old_string":"def test_a","new_string":"@pytest.mark.skip\ndef test_a"}}).to_string();
         let (_, out) = medin(&["guard", "--hook", "claude"], &write, None);

@@ -18,6 +18,7 @@
 
 pub(crate) mod carriers;
 pub mod cli;
+pub mod effects;
 pub mod limits;
 pub mod policy;
 pub mod rules;
@@ -137,7 +138,7 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
         violations.extend(rules::check_pipeline(pipeline, ctx));
     }
     rules::check_text(command, &mut violations);
-    rules::check_line(&parsed.pipelines, &mut violations);
+    rules::check_line(&parsed.pipelines, ctx, &mut violations);
     dedup(&mut violations);
     let alternative = rules::alternative_for(&violations);
     Verdict::from_violations(violations, alternative)

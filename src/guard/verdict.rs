@@ -35,6 +35,8 @@ pub enum Category {
     RemoteExecution,
     Exfiltration,
     TestTampering,
+    /// Commands planted for later: VCS hooks, cron, services, startup files.
+    Persistence,
     /// The command could not be understood (fails closed).
     Parse,
 }
@@ -53,6 +55,7 @@ impl Category {
             Category::RemoteExecution => "remote_execution",
             Category::Exfiltration => "exfiltration",
             Category::TestTampering => "test_tampering",
+            Category::Persistence => "persistence",
             Category::Parse => "parse",
         }
     }

@@ -1,8 +1,9 @@
 //! Git: history and work-tree destroyers. Global options (`-C dir`, `-c k=v`, `--git-dir`,
 //! `--no-pager`, ...) are skipped before the subcommand. `reset --hard`, `clean -f`,
 //! `push --force`/`-f`/`+ref`/`--mirror`, `checkout -- .`/`restore .` are blocked;
-//! `push --force-with-lease`, `branch -D`, `stash clear/drop`, `filter-branch` and
-//! `reflog expire` are warned. `checkout -f`/`--force` (and `switch --discard-changes`)
+//! `push --force-with-lease` and `filter-branch` are warned. Stash drops, reflog
+//! destruction, ref and forced branch deletion and path restores are git's spec in the effect
+//! model (`guard::effects`). `checkout -f`/`--force` (and `switch --discard-changes`)
 //! throws away the work tree's changes like `checkout .` and is blocked the same way.
 //! Deleting the remote's main branch (`push origin --delete main`, `:master`) is blocked;
 //! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
@@ -222,20 +223,9 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 ));
             }
         }
-        "branch" if has("-D") || (short('d') && short('f')) || (has("--delete") && has("--force")) => {
-            out.push(warn(
-                g,
-                BRANCH_DELETE,
-                cmd,
-                "force-deletes a branch, even if it is not merged",
-            ));
-        }
-        "stash" if matches!(args.first(), Some(&"clear") | Some(&"drop")) => {
-            out.push(warn(g, HISTORY_REWRITE, cmd, "throws away stashed changes"));
-        }
+        // Stash drops, reflog destruction, ref and forced branch deletion: the effect model
+        // (`guard::effects`, git's spec) judges them.
         "filter-branch" | "filter-repo" => out.push(warn(g, HISTORY_REWRITE, cmd, "rewrites the whole history")),
-        "reflog" if has("expire") => out.push(warn(g, HISTORY_REWRITE, cmd, "expires the reflog (the undo history)")),
-        "update-ref" if has("-d") => out.push(warn(g, BRANCH_DELETE, cmd, "deletes a ref")),
         // `git worktree remove --force`: the worktree's uncommitted changes go with it.
         "worktree" if args.first() == Some(&"remove") && (has("--force") || short('f')) => out.push(warn(
             g,

@@ -6,10 +6,10 @@
 //! | category | rules (block unless noted) |
 //! |---|---|
 //! | deletion | `recursive_force` (rm -r of root, home, system dirs, `*` at the workspace root, outside the workspace; warn for non-literal targets), `system_file` (rm/unlink/truncate/emptying redirect of a system file; warn outside the workspace and for other writes into one), `find_delete` (also `find PATH \| xargs rm`), `rsync_delete`, `git_dir` (warn: deleting `.git`), `infrastructure` (terraform destroy, kubectl delete namespace or in prod, aws s3 rm --recursive, gh repo delete, `gh api -X DELETE repos/O/R`, cdk destroy, firebase firestore:delete --all-collections, artisan migrate:fresh, npm unpublish, rake db:drop, ...; warn for bulk docker removal, compose down -v, cargo yank, terraform state rm, kubectl drain/scale to 0, other `gh api` DELETEs, alembic downgrade base); `system_file` also covers home dotfiles, `mv` of home/system dirs or into /dev/null, `crontab -r`, writing over /bin, /lib*, /usr/bin, /usr/lib, /boot and `echo "" \| tee` onto a system file |
-//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`; alias definitions are judged as what they stand for), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn; block for the remote's main/master), `history_rewrite` (warn), `no_verify` (warn), `global_config` (warn: `--global` core.hooksPath / url.*.insteadOf); `checkout_all` warns for old tests checked out (`checkout HEAD~5 -- tests/`) and `worktree remove --force` |
+//! | git | `reset_hard`, `clean_force`, `force_push` (`--force`, `-f`, `+ref`, `--mirror`; warn for `--force-with-lease`; alias definitions are judged as what they stand for), `checkout_all` (`checkout -- .`, `restore .`, `checkout -f`), `branch_delete` (warn: remote branches; block for the remote's main/master), `history_rewrite` (warn: filter-branch), `no_verify` (warn), `global_config` (warn: `--global` core.hooksPath / url.*.insteadOf); `checkout_all` warns for old tests checked out (`checkout HEAD~5 -- tests/`) and `worktree remove --force` |
 //! | database | `drop_table` (also `ALTER TABLE .. DROP COLUMN`), `delete_without_where`, `update_without_where`, `flush` (redis FLUSHALL, dropDatabase, `db:drop`) |
 //! | secrets | `token` (known formats), `url_credentials`, `password_argument`, `secret_assignment`, `authorization_header` (also `X-Api-Key:`-style headers), `credential_file` (also browser password/cookie stores), `printed` (warn: the environment, a secret-named variable, a dotenv file or `/proc/*/environ` printed into the transcript) |
-//! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel` (also `npx localtunnel`), `reverse_shell`, `listener` (warn), `firewall` (warn; also `setenforce 0`); `exposed_bind` blocks Jupyter with an empty token on every interface |
+//! | network | `exposed_bind` (warn), `docker_publish` (warn), `tunnel` (also `npx localtunnel`), `reverse_shell`, `listener` (warn), `firewall` (now judged by the effect model, below); `exposed_bind` blocks Jupyter with an empty token on every interface |
 //! | disk | `device_write`, `mkfs`, `shred`, `partition`, `volume` (mdadm --stop, dmsetup remove, lvremove, cryptsetup luksFormat, zpool destroy) |
 //! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`), `ssh_access` (authorized_keys, sshd_config), `startup_hijack` (a startup file given a PATH led by /tmp or `.`, or `alias sudo=`), `global_install` (warn: `npm install -g`); `root_shell` also warns `ssh HOST 'sudo ..'`; `setuid` also for `install -m 4755` |
 //! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`) |
@@ -17,6 +17,18 @@
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
+//!
+//! The effect model (`guard::effects`) runs on every command next to these rules and owns, by
+//! program spec rather than rule code: `git.ref_delete`, `git.stash_drop`,
+//! `git.reflog_destroy` (block), `git.prune` (warn), path restores in `git.checkout_all`;
+//! `privilege.escape`, `privilege.kernel`, `privilege.passwordless` (block),
+//! `privilege.system_state` (warn: a program without a spec handed a system path);
+//! `network.firewall` (block: firewalls, SELinux, AppArmor, audit, security services),
+//! `network.exposed_bind` (block: every interface with authentication off);
+//! `persistence.vcs_hook`, `persistence.scheduled` (block; warn for `systemctl enable`),
+//! `persistence.startup_file` (warn); `process.kill_all` by broad name or user;
+//! `exfiltration.upload` (block: whole directories, home or system files; warn: a workspace
+//! file); `deletion.bulk` (block), `deletion.dependency_dir` (warn).
 
 pub mod database;
 pub mod deletion;
@@ -51,6 +63,7 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         remote_execution::check(pipeline, i, &mut out);
         exfiltration::check(pipeline, i, ctx, &mut out);
         test_tampering::check_command(cmd, ctx, &mut out);
+        super::effects::check(pipeline, i, ctx, &mut out);
     }
     out
 }
@@ -62,13 +75,17 @@ pub fn check_text(command: &str, out: &mut Vec<Violation>) {
 
 /// Rules that read the whole line's commands in order (what one command leaves for a later
 /// one).
-pub fn check_line(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
+pub fn check_line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     remote_execution::download_then_run(pipelines, out);
+    super::effects::check_line(pipelines, ctx, out);
 }
 
 /// The safer alternative for the strongest violation.
 pub fn alternative_for(violations: &[Violation]) -> Option<String> {
     let worst = violations.iter().max_by_key(|v| (v.recommendation, v.severity))?;
+    if let Some(text) = super::effects::alternative(&worst.rule) {
+        return Some(text.to_string());
+    }
     let text = match worst.category {
         Category::Deletion => deletion::alternative(&worst.rule),
         Category::Git => git::alternative(&worst.rule),
@@ -88,6 +105,7 @@ pub fn alternative_for(violations: &[Violation]) -> Option<String> {
         Category::TestTampering => {
             "make the code pass the tests as written; change a test only when the task asks for it"
         }
+        Category::Persistence => "run the command once, in the workspace, instead of planting it for later",
         Category::Parse => "balance the quotes, `$(` and backticks, or write the script to a file and run it",
     };
     Some(text.to_string())

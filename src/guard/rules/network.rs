@@ -2,7 +2,7 @@
 //! `HOST=0.0.0.0`, `php -S 0.0.0.0:8000`, `python -m http.server` which binds every interface
 //! by default), docker `-p` publishing without a loopback address, host networking, tunnels
 //! (ngrok, cloudflared, `ssh -R`; not `ngrok version`), bind and reverse shells (`nc -e`,
-//! `socat ..EXEC`, `/dev/tcp/`, inline programs wiring a socket to `/bin/sh`), listeners and firewall flushes. Any option whose value is the
+//! `socat ..EXEC`, `/dev/tcp/`, inline programs wiring a socket to `/bin/sh`), listeners (firewall teardown is the effect model's, `guard::effects`). Any option whose value is the
 //! every-interface address (`-h 0.0.0.0`, `--server.address 0.0.0.0`, `-a 0.0.0.0`,
 //! `-l tcp://0.0.0.0:3000`) is a bind; so is a bare `--host` to a JS dev server (vite, astro,
 //! `npm run dev -- --host`), which means every interface there.
@@ -353,35 +353,5 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "python -m http.server serves the directory on every interface",
             ));
         }
-        return;
-    }
-    // Firewall.
-    let fw = match name {
-        "iptables" | "ip6tables" => argv
-            .iter()
-            .any(|a| a == "-F" || a == "--flush" || a == "-P" || a == "-X"),
-        "ufw" => {
-            argv.iter().any(|a| a == "disable" || a == "reset")
-                || (argv.iter().any(|a| a == "default") && argv.iter().any(|a| a == "allow"))
-        }
-        "nft" => argv.iter().any(|a| a == "flush"),
-        // SELinux / AppArmor protections switched off.
-        "setenforce" => argv
-            .get(1)
-            .is_some_and(|a| a == "0" || a.eq_ignore_ascii_case("permissive")),
-        "aa-teardown" => true,
-        "systemctl" => {
-            argv.iter().any(|a| a == "stop" || a == "disable")
-                && argv.iter().any(|a| a.contains("firewalld") || a.contains("ufw"))
-        }
-        _ => false,
-    };
-    if fw {
-        out.push(warn(
-            n,
-            FIREWALL,
-            cmd,
-            "turns off or flushes the firewall (or SELinux/AppArmor)",
-        ));
     }
 }

@@ -1,0 +1,800 @@
+//! The rules on effects: one decision per effect kind, whatever program had it. The rule ids
+//! keep the guard's categories (`git.*`, `privilege.*`, `network.*`, `persistence.*`, ...), so
+//! policies and reports read them like any other rule's.
+
+use std::path::Path;
+
+use super::place::{place_of, Place};
+use super::spec::{is_flag, Does};
+use super::table::{BROAD_PROCESS_NAMES, PROGRAMS, QUIET};
+use crate::guard::rules::{block, violation, warn};
+use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
+use crate::guard::{GuardContext, Pipeline, SimpleCommand};
+
+pub const DISCARD_WORKTREE: &str = "git.checkout_all";
+pub const DELETE_REFS: &str = "git.ref_delete";
+pub const DROP_STASH: &str = "git.stash_drop";
+pub const DESTROY_REFLOG: &str = "git.reflog_destroy";
+pub const PRUNE: &str = "git.prune";
+pub const ESCAPE: &str = "privilege.escape";
+pub const KERNEL: &str = "privilege.kernel";
+pub const PASSWORDLESS: &str = "privilege.passwordless";
+pub const SYSTEM_STATE: &str = "privilege.system_state";
+pub const SECURITY_OFF: &str = crate::guard::rules::network::FIREWALL;
+pub const OPEN_SERVICE: &str = "network.exposed_bind";
+pub const VCS_HOOK: &str = "persistence.vcs_hook";
+pub const SCHEDULED: &str = "persistence.scheduled";
+pub const STARTUP: &str = "persistence.startup_file";
+pub const KILL_ALL: &str = "process.kill_all";
+pub const UPLOAD: &str = "exfiltration.upload";
+pub const BULK_DELETE: &str = "deletion.bulk";
+pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
+
+/// The safer alternative for an effect rule, or None for ids this module does not own.
+pub fn alternative(rule: &str) -> Option<&'static str> {
+    Some(match rule {
+        DELETE_REFS => "git branch -d (refuses to delete unmerged work), or keep the branch",
+        DROP_STASH => "git stash list and git stash show -p first; apply the stash you need (git stash apply)",
+        DESTROY_REFLOG | PRUNE => "leave the reflog and unreachable objects to git gc's defaults",
+        ESCAPE => {
+            "run the container without --privileged, host namespaces or host mounts; mount only workspace folders"
+        }
+        KERNEL => "leave kernel settings alone; configure the program instead",
+        PASSWORDLESS => "keep the password; use a key or a scoped sudo rule the user sets up",
+        SYSTEM_STATE => "keep the program's input and output inside the workspace",
+        SECURITY_OFF => "open the single port the task needs, for loopback only, and leave the protection on",
+        OPEN_SERVICE => "bind the service to 127.0.0.1 and keep its authentication on",
+        VCS_HOOK => "run the check yourself (e.g. the test command) instead of installing a hook",
+        SCHEDULED => "run the job once now, in the workspace, instead of scheduling it",
+        STARTUP => "set the variable for this command only (VAR=value cmd) instead of in a startup file",
+        KILL_ALL => "kill the one process you started, by its pid or a specific pattern (pkill -f 'node server.js')",
+        UPLOAD => "keep the workspace and the user's files on this machine; report what you would send",
+        BULK_DELETE => "list what would be deleted first (find . -name '*.tmp' -print), then delete those paths",
+        DEPENDENCY_DIR => {
+            "keep installed dependencies; let the package manager fix them (npm ci, pip install -r requirements.txt)"
+        }
+        _ => return None,
+    })
+}
+
+fn spec_for(name: &str) -> Option<&'static super::spec::Program> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
+
+fn is_quiet(name: &str) -> bool {
+    QUIET.contains(&name) || name.starts_with("python")
+}
+
+/// The effect rules for command `i` of `pipeline`.
+pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
+    let name = cmd.name();
+    if name.is_empty() {
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    let at = |p: &str| place_of(p, cwd, ctx.workspace);
+    // Writes by redirection, whatever the program.
+    for target in &cmd.redirects {
+        written(cmd, target, at(target), out);
+    }
+    let args = &cmd.argv[1..];
+    match spec_for(name) {
+        Some(spec) => {
+            let found = spec.effects(args);
+            let exposed = found.iter().any(|(c, _)| c.does == Does::ExposedService);
+            let auth_off = found.iter().any(|(c, _)| c.does == Does::AuthOff);
+            if exposed && auth_off {
+                out.push(block(
+                    Category::Network,
+                    OPEN_SERVICE,
+                    Risk::Critical,
+                    cmd,
+                    "starts a service on every interface with its authentication off: anyone who reaches the port controls it",
+                ));
+            }
+            for (clause, operands) in found {
+                does(cmd, clause.does, &operands, ctx, out);
+            }
+        }
+        None => {
+            if name == "find" {
+                find_delete(cmd, ctx, out);
+            }
+            if name == "rm" || name == "rmdir" {
+                dependency_dirs(cmd, ctx, out);
+            }
+            if !is_quiet(name) {
+                unknown_program(cmd, ctx, out);
+            }
+        }
+    }
+    if cmd.args_from_stdin && (name == "rm" || name == "unlink" || name == "shred") && i > 0 {
+        listing_fed_delete(&pipeline[i - 1], cmd, ctx, out);
+    }
+    if i > 0 && reads_stdin_to_network(cmd) {
+        piped_upload(&pipeline[..i], cmd, ctx, out);
+    }
+    http_upload(cmd, ctx, out);
+}
+
+/// A path written by `cmd`: judged by where it lands.
+fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violation>) {
+    let what = |s: &str| format!("writes {path}: {s}");
+    match place {
+        Place::Kernel => out.push(block(
+            Category::Privilege,
+            KERNEL,
+            Risk::Critical,
+            cmd,
+            what("kernel state, for the whole machine"),
+        )),
+        Place::VcsHooks => out.push(block(
+            Category::Persistence,
+            VCS_HOOK,
+            Risk::High,
+            cmd,
+            what("a git hook, a command git runs on the user's next commit, checkout or push"),
+        )),
+        Place::Persistence => out.push(block(
+            Category::Persistence,
+            SCHEDULED,
+            Risk::Critical,
+            cmd,
+            what("a place the system runs commands or takes its accounts from"),
+        )),
+        Place::Startup => startup_write(cmd, path, out),
+        _ => {}
+    }
+}
+
+/// A write into a startup file: a plain `export`/`alias` line echoed in passes; text that
+/// fetches, decodes or substitutes is a command planted for every later shell (block); text
+/// the guard cannot see (a copy, a program's output) is warned.
+fn startup_write(cmd: &SimpleCommand, path: &str, out: &mut Vec<Violation>) {
+    const PLANTED: &[&str] = &[
+        "$(",
+        "`",
+        "curl",
+        "wget",
+        "nc ",
+        "ncat",
+        "/dev/tcp",
+        "bash -i",
+        "sh -i",
+        "base64",
+        "python -c",
+        "python3 -c",
+        "perl -e",
+        "eval",
+        "| sh",
+        "|sh",
+        "| bash",
+        "|bash",
+        "ld_preload",
+        "prompt_command",
+        "trap ",
+    ];
+    let text = match cmd.name() {
+        "echo" | "printf" => Some(cmd.argv[1..].join(" ")),
+        _ => cmd.stdin_text.clone(),
+    };
+    let description = format!("writes {path}: a startup file, run by every later shell of the user");
+    match text.map(|t| t.to_ascii_lowercase()) {
+        Some(t) if PLANTED.iter().any(|m| t.contains(m)) => {
+            out.push(block(Category::Persistence, STARTUP, Risk::High, cmd, description))
+        }
+        Some(_) => {}
+        None => out.push(warn(Category::Persistence, STARTUP, cmd, description)),
+    }
+}
+
+/// One matched clause's effect.
+fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    let at = |p: &str| place_of(p, cwd, ctx.workspace);
+    match effect {
+        Does::DiscardWorktree => {
+            let all = operands
+                .iter()
+                .any(|p| matches!(*p, "." | "./" | "*" | ":/" | "/" | ":(top)") || at(p) == Place::WorkspaceAll);
+            let dirs: Vec<&&str> = operands.iter().filter(|p| looks_like_dir(p)).collect();
+            if all {
+                out.push(block(
+                    Category::Git,
+                    DISCARD_WORKTREE,
+                    Risk::High,
+                    cmd,
+                    "discards every uncommitted change in the work tree",
+                ));
+            } else if let Some(dir) = dirs.first() {
+                out.push(warn(
+                    Category::Git,
+                    DISCARD_WORKTREE,
+                    cmd,
+                    format!("discards the uncommitted changes under {dir}"),
+                ));
+            }
+        }
+        Does::DeleteRefs => out.push(block(
+            Category::Git,
+            DELETE_REFS,
+            Risk::High,
+            cmd,
+            "deletes a ref or force-deletes a branch: commits only it held are lost",
+        )),
+        Does::DropStash => out.push(block(
+            Category::Git,
+            DROP_STASH,
+            Risk::High,
+            cmd,
+            "drops stashed changes, which no branch holds",
+        )),
+        Does::DestroyReflog => out.push(block(
+            Category::Git,
+            DESTROY_REFLOG,
+            Risk::High,
+            cmd,
+            "destroys the reflog, git's undo history",
+        )),
+        Does::PruneObjects => out.push(warn(
+            Category::Git,
+            PRUNE,
+            cmd,
+            "prunes unreachable objects now: what only the reflog held is gone",
+        )),
+        Does::Escape(what) => out.push(block(Category::Privilege, ESCAPE, Risk::Critical, cmd, what)),
+        Does::Kernel(what) => out.push(block(Category::Privilege, KERNEL, Risk::Critical, cmd, what)),
+        Does::SecurityOff(what) => out.push(block(Category::Network, SECURITY_OFF, Risk::High, cmd, what)),
+        Does::Passwordless => out.push(block(
+            Category::Privilege,
+            PASSWORDLESS,
+            Risk::Critical,
+            cmd,
+            "makes an account usable without a password",
+        )),
+        // Judged together, by the caller.
+        Does::ExposedService | Does::AuthOff => {}
+        Does::Writes => {
+            for p in operands {
+                written(cmd, p, at(p), out);
+            }
+        }
+        Does::WritesLast => {
+            if operands.len() >= 2 {
+                if let Some(p) = operands.last() {
+                    written(cmd, p, at(p), out);
+                }
+            }
+        }
+        Does::KillUser if cmd.name() != "pgrep" => out.push(block(
+            Category::Process,
+            KILL_ALL,
+            Risk::High,
+            cmd,
+            "kills every process of a user",
+        )),
+        Does::KillByName if cmd.name() != "pgrep" => {
+            let broad = operands.iter().find(|p| {
+                let p = p.trim_matches(|c| c == '^' || c == '$');
+                let lower = p.to_ascii_lowercase();
+                BROAD_PROCESS_NAMES.contains(&lower.as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
+            });
+            if let Some(b) = broad {
+                out.push(block(
+                    Category::Process,
+                    KILL_ALL,
+                    Risk::High,
+                    cmd,
+                    format!("kills every `{b}` process on the machine, not only the one this task started"),
+                ));
+            }
+        }
+        Does::KillUser | Does::KillByName => {}
+        Does::CopyToRemote => {
+            let Some(dest) = operands.last().filter(|d| super::spec::Val::Remote.holds(d)) else {
+                return;
+            };
+            let sources: Vec<&&str> = operands[..operands.len() - 1]
+                .iter()
+                .filter(|s| !super::spec::Val::Remote.holds(s))
+                .collect();
+            let recursive = cmd
+                .argv
+                .iter()
+                .any(|a| is_flag(a, "-r") || is_flag(a, "-a") || a == "--recursive" || a == "--archive");
+            judge_upload(cmd, sources.iter().map(|s| **s), recursive, dest, ctx, out);
+        }
+        Does::Persist(what) => out.push(block(Category::Persistence, SCHEDULED, Risk::High, cmd, what)),
+        Does::EnableService => out.push(warn(
+            Category::Persistence,
+            SCHEDULED,
+            cmd,
+            "enables a system service that starts at every boot",
+        )),
+    }
+}
+
+/// A path that names a directory rather than a file: a trailing slash, or a last component
+/// without an extension.
+fn looks_like_dir(p: &str) -> bool {
+    if p.ends_with('/') {
+        return true;
+    }
+    let last = p.rsplit('/').next().unwrap_or(p);
+    !last.contains('.')
+        && !last.is_empty()
+        && !last.contains(['*', '?'])
+        && last != "Makefile"
+        && last != "Dockerfile"
+        && last.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// Sources sent to `dest`: the whole workspace, a directory sent recursively, or anything
+/// from home or the system is blocked; single workspace files are warned.
+fn judge_upload<'a>(
+    cmd: &SimpleCommand,
+    sources: impl Iterator<Item = &'a str>,
+    recursive: bool,
+    dest: &str,
+    ctx: &GuardContext<'_>,
+    out: &mut Vec<Violation>,
+) {
+    let cwd = cmd.cwd.as_deref();
+    let mut worst: Option<(Recommendation, String)> = None;
+    for s in sources {
+        let place = place_of(s, cwd, ctx.workspace);
+        let rec = match place {
+            Place::WorkspaceAll
+            | Place::Home
+            | Place::Startup
+            | Place::System
+            | Place::Persistence
+            | Place::Outside
+            | Place::VcsMeta
+            | Place::Kernel
+            | Place::Device => Recommendation::Block,
+            Place::Workspace | Place::DependencyDir if recursive => Recommendation::Block,
+            Place::Unknown if recursive => Recommendation::Block,
+            Place::Temp => continue,
+            _ => Recommendation::Warn,
+        };
+        if worst.as_ref().is_none_or(|(r, _)| rec > *r) {
+            worst = Some((rec, s.to_string()));
+        }
+    }
+    if let Some((rec, what)) = worst {
+        let description = format!("sends {what} to {dest}, off this machine");
+        out.push(match rec {
+            Recommendation::Block => block(Category::Exfiltration, UPLOAD, Risk::High, cmd, description),
+            _ => warn(Category::Exfiltration, UPLOAD, cmd, description),
+        });
+    }
+}
+
+/// `curl -F f=@P`, `-T P`, `--data-binary @P`, `wget --post-file=P` to a host that is not
+/// this machine.
+/// A request body read from a workspace file (`-d @payload.json`) is an API call's payload,
+/// not a transfer: only upload options are judged for workspace files.
+fn http_upload(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if let Some((files, host)) = http_uploads(cmd) {
+        let cwd = cmd.cwd.as_deref();
+        let files = files
+            .iter()
+            .filter(|(f, body)| !(*body && place_of(f, cwd, ctx.workspace) == Place::Workspace))
+            .map(|(f, _)| f.as_str());
+        judge_upload(cmd, files, false, &host, ctx, out);
+    }
+}
+
+/// The files an HTTP client's upload options send (each marked when it is a request body),
+/// and the remote host they go to.
+fn http_uploads(cmd: &SimpleCommand) -> Option<(Vec<(String, bool)>, String)> {
+    let name = cmd.name();
+    if !matches!(name, "curl" | "wget" | "http" | "https" | "xh") {
+        return None;
+    }
+    let argv = &cmd.argv;
+    let mut files: Vec<(String, bool)> = Vec::new();
+    for i in 1..argv.len() {
+        let a = argv[i].as_str();
+        let next = argv.get(i + 1).map(String::as_str);
+        let (opt, value) = match a.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (a, next),
+        };
+        let data = |v: &str| v.strip_prefix('@').map(str::to_string);
+        match opt {
+            "-F" | "--form" | "--form-string" => {
+                let file = value
+                    .and_then(|v| v.split_once('='))
+                    .and_then(|(_, rhs)| rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<')));
+                files.extend(file.map(|p| (p.split(';').next().unwrap_or(p).to_string(), false)));
+            }
+            "-T" | "--upload-file" | "--post-file" | "--data-binary" => {
+                files.extend(value.map(|v| (v.strip_prefix('@').unwrap_or(v).to_string(), false)))
+            }
+            "-d" | "--data" | "--data-raw" | "--data-urlencode" | "--json" | "--body-file" => {
+                files.extend(
+                    value
+                        .and_then(data)
+                        .or_else(|| (opt == "--body-file").then(|| value.unwrap_or("").to_string()))
+                        .map(|f| (f, true)),
+                );
+            }
+            _ => {}
+        }
+    }
+    // httpie: `http POST host @file`, `field@file`.
+    if matches!(name, "http" | "https" | "xh") {
+        files.extend(argv.iter().skip(1).filter_map(|a| {
+            a.split_once('@')
+                .filter(|(k, _)| !k.contains(':') && !k.contains('/'))
+                .map(|(_, f)| (f.to_string(), false))
+        }));
+    }
+    files.retain(|(f, _)| !f.is_empty() && f != "-" && f != "/dev/stdin");
+    if files.is_empty() {
+        return None;
+    }
+    Some((files, destination(argv)?))
+}
+
+/// The host of the first URL-looking argument, None when it is this machine.
+fn destination(argv: &[String]) -> Option<String> {
+    let url = argv.iter().skip(1).find(|a| {
+        a.contains("://") || (a.contains('.') && !a.starts_with('-') && !a.starts_with('@') && !a.contains('='))
+    })?;
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let host = rest.split(['/', '?']).next().unwrap_or(rest);
+    let host = host.rsplit_once('@').map(|(_, h)| h).unwrap_or(host);
+    let bare = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
+    if matches!(bare, "localhost" | "127.0.0.1" | "[::1]" | "::1" | "0.0.0.0")
+        || bare.starts_with("127.")
+        || bare.is_empty()
+    {
+        return None;
+    }
+    Some(host.to_string())
+}
+
+/// Does `cmd` send its stdin over the network?
+fn reads_stdin_to_network(cmd: &SimpleCommand) -> bool {
+    let argv = &cmd.argv;
+    let has = |f: &str| argv.iter().any(|a| a == f);
+    match cmd.name() {
+        "curl" => {
+            argv.windows(2).any(|w| {
+                matches!(w[0].as_str(), "-T" | "--upload-file") && w[1] == "-"
+                    || matches!(
+                        w[0].as_str(),
+                        "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode"
+                    ) && w[1] == "@-"
+                    || matches!(w[0].as_str(), "-F" | "--form") && w[1].ends_with("=@-")
+            }) || argv.iter().any(|a| a == "--data-binary=@-" || a == "--upload-file=-")
+        }
+        "wget" => argv
+            .iter()
+            .any(|a| a == "--post-file=/dev/stdin" || a == "--body-file=/dev/stdin"),
+        "nc" | "ncat" | "netcat" | "telnet" => !has("-l") && argv.len() >= 3,
+        "ssh" => argv
+            .iter()
+            .skip(1)
+            .any(|a| !a.starts_with('-') && (a.contains('@') || a.contains('.'))),
+        "socat" => {
+            argv.iter().any(|a| a == "-" || a.eq_ignore_ascii_case("stdin"))
+                && argv
+                    .iter()
+                    .any(|a| a.to_ascii_lowercase().starts_with("tcp") || a.to_ascii_lowercase().starts_with("openssl"))
+        }
+        "http" | "https" | "xh" => true,
+        _ => false,
+    }
+}
+
+/// `tar czf - ~ | curl -T - ...`: what the commands before the sender pack or print is sent.
+fn piped_upload(before: &[SimpleCommand], sender: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if sender.name() == "ssh" && sender.argv.iter().any(|a| a.contains("@localhost") || a == "localhost") {
+        return;
+    }
+    let mut sources: Vec<String> = Vec::new();
+    let mut recursive = false;
+    for c in before {
+        match c.name() {
+            "tar" | "bsdtar" | "zip" | "7z" | "cpio" | "pax" | "rar" => {
+                recursive = true;
+                let archive = archive_file(c);
+                sources.extend(
+                    c.argv
+                        .iter()
+                        .skip(1)
+                        .filter(|a| !a.starts_with('-') && Some(a.as_str()) != archive.as_deref() && !is_tar_mode(a))
+                        .cloned(),
+                );
+            }
+            "cat" | "gzip" | "bzip2" | "xz" | "zstd" | "base64" | "xxd" | "openssl" | "gpg" | "head" | "tail" => {
+                sources.extend(c.argv.iter().skip(1).filter(|a| !a.starts_with('-')).cloned());
+            }
+            _ => {}
+        }
+    }
+    if sources.is_empty() {
+        return;
+    }
+    let dest = sender
+        .argv
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-') && a.as_str() != "@-")
+        .cloned()
+        .unwrap_or_else(|| "a remote host".into());
+    let cmd = SimpleCommand {
+        argv: before
+            .iter()
+            .chain(std::iter::once(sender))
+            .flat_map(|c| c.argv.clone())
+            .collect(),
+        ..sender.clone()
+    };
+    judge_upload(&cmd, sources.iter().map(String::as_str), recursive, &dest, ctx, out);
+}
+
+/// `tar czf` / `cvf`: the bundled mode word of tar's old syntax.
+fn is_tar_mode(word: &str) -> bool {
+    word.len() <= 6 && word.chars().all(|c| "cxtzjJvfpPaOr".contains(c)) && word.contains(['c', 'x', 't'])
+}
+
+/// The archive a packer writes: `tar -cf X`, `tar czf X`, `zip X ...`, `7z a X ...`; `-` is
+/// stdout.
+fn archive_file(cmd: &SimpleCommand) -> Option<String> {
+    let argv = &cmd.argv;
+    match cmd.name() {
+        "tar" | "bsdtar" => {
+            for (i, a) in argv.iter().enumerate().skip(1) {
+                if let Some(v) = a.strip_prefix("--file=") {
+                    return Some(v.to_string());
+                }
+                let bundle = a.strip_prefix('-').unwrap_or(a);
+                let is_bundle = (a.starts_with('-') && !a.starts_with("--")) || (i == 1 && is_tar_mode(a));
+                if is_bundle && bundle.contains('f') {
+                    return argv.get(i + 1).cloned();
+                }
+                if a == "--file" {
+                    return argv.get(i + 1).cloned();
+                }
+            }
+            None
+        }
+        "zip" => argv.iter().skip(1).find(|a| !a.starts_with('-')).cloned(),
+        "7z" => argv.iter().skip(2).find(|a| !a.starts_with('-')).cloned(),
+        _ => None,
+    }
+}
+
+/// `tar czf /tmp/x.tgz ~ && curl -F f=@/tmp/x.tgz https://...`: an archive of risky sources
+/// packed by one command and uploaded by a later one in the same line.
+pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let mut packed: Vec<(String, Vec<String>)> = Vec::new();
+    for pipeline in pipelines {
+        for cmd in pipeline {
+            if matches!(cmd.name(), "tar" | "bsdtar" | "zip" | "7z") {
+                if let Some(archive) = archive_file(cmd).filter(|a| a != "-") {
+                    let sources = cmd
+                        .argv
+                        .iter()
+                        .skip(1)
+                        .filter(|a| !a.starts_with('-') && **a != archive && !is_tar_mode(a) && a.as_str() != "a")
+                        .cloned()
+                        .collect();
+                    packed.push((archive, sources));
+                }
+                continue;
+            }
+            let mut sent: Vec<String> = http_uploads(cmd)
+                .map(|(files, _)| files.into_iter().map(|(f, _)| f).collect())
+                .unwrap_or_default();
+            if let Some(spec) = spec_for(cmd.name()) {
+                for (clause, operands) in spec.effects(&cmd.argv[1..]) {
+                    if clause.does == Does::CopyToRemote
+                        && operands.last().is_some_and(|d| super::spec::Val::Remote.holds(d))
+                    {
+                        sent.extend(operands[..operands.len() - 1].iter().map(|s| s.to_string()));
+                    }
+                }
+            }
+            if sent.is_empty() {
+                continue;
+            }
+            // The upload names an archive packed earlier: judge what went into it.
+            for (archive, sources) in &packed {
+                let name = Path::new(archive)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(archive);
+                if sent.iter().any(|a| a == archive || a.ends_with(name)) {
+                    judge_upload(cmd, sources.iter().map(String::as_str), true, "a remote host", ctx, out);
+                }
+            }
+        }
+    }
+}
+
+/// `find . -delete`, `find . -type f -exec rm {} +`: every file under the workspace root,
+/// with no test that narrows what goes.
+fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let argv = &cmd.argv;
+    let deletes = argv.iter().any(|a| a == "-delete")
+        || argv.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok")
+                && matches!(crate::guard::basename(&w[1]), "rm" | "shred" | "unlink")
+        });
+    if !deletes {
+        return;
+    }
+    const NARROWING: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-regex",
+        "-iregex",
+        "-wholename",
+        "-iwholename",
+        "-newer",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-size",
+        "-empty",
+        "-user",
+        "-group",
+        "-perm",
+        "-links",
+        "-samefile",
+        "-inum",
+        "-lname",
+        "-ilname",
+        "-newermt",
+        "-uid",
+        "-gid",
+    ];
+    if argv.iter().any(|a| NARROWING.contains(&a.as_str())) {
+        return;
+    }
+    let starts: Vec<&String> = argv
+        .iter()
+        .skip(1)
+        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && *a != "!")
+        .collect();
+    let cwd = cmd.cwd.as_deref();
+    let everything = starts.is_empty()
+        || starts
+            .iter()
+            .any(|s| matches!(place_of(s, cwd, ctx.workspace), Place::WorkspaceAll));
+    if everything {
+        out.push(block(
+            Category::Deletion,
+            BULK_DELETE,
+            Risk::High,
+            cmd,
+            "deletes every file under the workspace root: no test narrows what find matches",
+        ));
+    }
+}
+
+/// `ls | xargs rm -rf`, `git ls-files | xargs rm`: a listing of everything fed to a deleter.
+fn listing_fed_delete(
+    lister: &SimpleCommand,
+    deleter: &SimpleCommand,
+    ctx: &GuardContext<'_>,
+    out: &mut Vec<Violation>,
+) {
+    let cwd = lister.cwd.as_deref();
+    let operands: Vec<&String> = lister.argv.iter().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let everywhere = |ops: &[&String]| {
+        ops.is_empty()
+            || ops.iter().any(|o| {
+                matches!(
+                    place_of(o, cwd, ctx.workspace),
+                    Place::WorkspaceAll | Place::Home | Place::System | Place::Outside | Place::Startup
+                )
+            })
+    };
+    let all = match lister.name() {
+        "ls" | "dir" => everywhere(&operands),
+        "find" | "fd" => {
+            const NARROWING: &[&str] = &[
+                "-name",
+                "-iname",
+                "-path",
+                "-regex",
+                "-newer",
+                "-mtime",
+                "-mmin",
+                "-size",
+                "-empty",
+                "-e",
+                "--extension",
+                "-g",
+                "--glob",
+            ];
+            !lister.argv.iter().any(|a| NARROWING.contains(&a.as_str()))
+                && everywhere(&operands.iter().take(1).copied().collect::<Vec<_>>())
+        }
+        "git" => lister.argv.get(1).is_some_and(|s| s == "ls-files") && operands.len() <= 1,
+        "echo" | "printf" => operands.iter().any(|o| *o == "*"),
+        _ => false,
+    };
+    if all {
+        let cmd = SimpleCommand {
+            argv: lister.argv.iter().chain(deleter.argv.iter()).cloned().collect(),
+            ..deleter.clone()
+        };
+        out.push(block(
+            Category::Deletion,
+            BULK_DELETE,
+            Risk::High,
+            &cmd,
+            "deletes everything a listing of the whole directory names",
+        ));
+    }
+}
+
+/// `rm -rf node_modules`, `rm -r .venv`: installed dependencies (warned: reinstalling them
+/// needs the network and may not give the same versions back).
+fn dependency_dirs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    if let Some(dir) = cmd
+        .argv
+        .iter()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .find(|a| place_of(a, cwd, ctx.workspace) == Place::DependencyDir)
+    {
+        out.push(warn(
+            Category::Deletion,
+            DEPENDENCY_DIR,
+            cmd,
+            format!("deletes {dir}, installed dependencies: getting them back needs the network"),
+        ));
+    }
+}
+
+/// A program without a spec, not known to only read, build or test, handed a path in kernel
+/// state, a persistence location, VCS hooks or a system directory.
+fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    for a in cmd.argv.iter().skip(1) {
+        let path = a
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-'))
+            .map(|(_, v)| v)
+            .unwrap_or(a);
+        if path.starts_with('-') || !path.contains('/') {
+            continue;
+        }
+        let place = place_of(path, cwd, ctx.workspace);
+        let what = match place {
+            Place::Kernel => "kernel state",
+            Place::Persistence => "a place the system runs commands from",
+            Place::VcsHooks => "a git hook",
+            Place::System => "a system path",
+            _ => continue,
+        };
+        out.push(violation(
+            Category::Privilege,
+            SYSTEM_STATE,
+            Recommendation::Warn,
+            Risk::Medium,
+            &cmd.display(),
+            format!(
+                "`{}` is handed {path} ({what}); the guard has no spec saying it only reads it",
+                cmd.name()
+            ),
+        ));
+        return;
+    }
+}

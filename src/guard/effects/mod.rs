@@ -1,0 +1,62 @@
+//! The effect model: what a command *does*, read from data-driven specs of programs'
+//! arguments, and the rules that judge those effects.
+//!
+//! The older rule files (one per category, `super::rules`) each recognise the commands of
+//! their category by name and shape. This module is the method that generalises: a program is
+//! described once in [`table`] (which options take a value, which words are subcommands, which
+//! arguments are paths, what each subcommand or option shape does), a command's argv is read
+//! against that spec ([`spec`]), and every path it writes, deletes or sends is placed
+//! ([`place`]: workspace, VCS metadata and hooks, dependency folders, home, startup files,
+//! persistence locations, system, kernel state, devices, temp). [`judge`] then decides on the
+//! effects, not on the program: a write into `.git/hooks/` is a planted command whoever writes
+//! it (`tee`, `cp`, a redirect of any program), a kill by a broad process name is a mass kill
+//! whether it is spelled `pkill` or `killall`, and a service with authentication off on every
+//! interface is blocked whatever the service is. A new program is a spec entry.
+//!
+//! What the specs say, effect by effect:
+//! - **VCS state**: work-tree restores, ref and forced branch deletion, stash drops, reflog
+//!   destruction, immediate pruning — after any global options (`git -C dir --no-pager ...`).
+//! - **privilege**: container and namespace escapes (privileged containers, host namespaces,
+//!   host root or container socket mounted, `nsenter -t 1`, `unshare -r`, `chroot`, mounting a
+//!   host disk), kernel state (sysctl writes, modules, writes under `/proc/sys` and `/sys`),
+//!   accounts made passwordless.
+//! - **protections torn down**: firewalls flushed or opened, security services stopped, SELinux
+//!   and AppArmor off, audit rules deleted.
+//! - **services**: a listener on every interface with its authentication off.
+//! - **persistence**: writes into VCS hooks, cron, systemd units, init scripts, autostart,
+//!   loader preload; crontabs installed; system services enabled (warned).
+//! - **process control**: kills by a name that stands for a whole class of processes, or every
+//!   process of a user.
+//! - **exfiltration**: workspace directories, home or system files sent to a remote host with
+//!   scp/rsync/sftp or an HTTP client's upload options, directly, through a pipe from a packer,
+//!   or packed into an archive first and sent later in the same line.
+//! - **bulk deletion**: `find` deleting from the workspace root without a narrowing test,
+//!   `xargs rm` fed by a listing of everything; deleting dependency and build folders is warned.
+//!
+//! And for programs without a spec: **match the safe ones**. A program in [`table::QUIET`]
+//! (known to read, build or test) passes quietly; any other program handed a path in kernel
+//! state, a persistence location, VCS hooks or a system directory is warned, because nothing
+//! says it only reads it.
+//!
+//! Like the rest of the guard, this never touches the file system and never runs anything.
+
+mod judge;
+mod place;
+mod spec;
+mod table;
+
+pub use judge::alternative;
+
+use super::verdict::Violation;
+use super::{GuardContext, Pipeline};
+
+/// The effect rules for command `i` of `pipeline`.
+pub fn check(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    judge::command(pipeline, i, ctx, out);
+}
+
+/// The effect rules that read the whole line in order (an archive packed by one command and
+/// sent by a later one).
+pub fn check_line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    judge::line(pipelines, ctx, out);
+}

@@ -1,0 +1,236 @@
+//! Where an effect lands: the path classes the effect rules judge. Built on
+//! [`crate::guard::targets::classify_target`] (root, home, system, temp, workspace) and refined
+//! with the places whose writes mean more than a changed file: VCS metadata and its hooks,
+//! kernel state, devices, the locations the system runs commands from (persistence), shell
+//! startup files, and the workspace's dependency and build folders. Lexical, like `targets`.
+
+use std::path::Path;
+
+use crate::guard::targets::{self, Target};
+
+/// Where a path points, for the effect rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Inside the workspace.
+    Workspace,
+    /// The workspace itself or everything in it (`.`, `*`, its absolute path).
+    WorkspaceAll,
+    /// A folder of installed dependencies (`node_modules`, `.venv`, `vendor`): getting it back
+    /// needs the network. Build output (`target`, `dist`) is rebuilt locally and is ordinary
+    /// workspace.
+    DependencyDir,
+    /// A repository's metadata (`.git/…`), other than its hooks.
+    VcsMeta,
+    /// A repository's hooks (`.git/hooks/…`): files git runs on commit, checkout, push.
+    VcsHooks,
+    /// Kernel state: `/proc/sys`, `/sys`, `/proc/sysrq-trigger`.
+    Kernel,
+    /// A device node other than the harmless ones (`/dev/null`, `/dev/stdout`).
+    Device,
+    /// A place the system or the login runs commands from: cron, systemd units, init scripts,
+    /// autostart entries, the dynamic loader's preload list.
+    Persistence,
+    /// A shell or tool startup file in the home directory (`~/.bashrc`, `~/.profile`).
+    Startup,
+    /// The home directory or something in it.
+    Home,
+    /// The root or a system directory.
+    System,
+    /// A temp directory or something in it.
+    Temp,
+    /// Any other path outside the workspace.
+    Outside,
+    /// Not a literal path.
+    Unknown,
+}
+
+/// Folders that hold a workspace's installed dependencies.
+const DEPENDENCY_DIRS: &[&str] = &[
+    "node_modules",
+    "vendor",
+    ".venv",
+    "venv",
+    ".terraform",
+    "bower_components",
+    "Pods",
+    "site-packages",
+];
+
+/// Where the system runs commands from (persistence), as path prefixes; `~/` is the home.
+const PERSISTENCE: &[&str] = &[
+    "/etc/cron",
+    "/var/spool/cron",
+    "/etc/anacrontab",
+    "/etc/systemd/",
+    "/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/etc/init.d",
+    "/etc/init/",
+    "/etc/rc.local",
+    "/etc/rc.d",
+    "/etc/profile",
+    "/etc/bash.bashrc",
+    "/etc/zsh/",
+    "/etc/environment",
+    "/etc/xdg/autostart",
+    "/etc/ld.so.preload",
+    "/etc/update-motd.d",
+    "/etc/udev/rules.d",
+    "/etc/sudoers",
+    "/etc/pam.d",
+    "/etc/security/",
+    "/etc/ssh/sshrc",
+    "/etc/ssh/sshd_config",
+    "/etc/apt/apt.conf.d",
+    "/etc/modules-load.d",
+    "/etc/modprobe.d",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "~/.config/autostart",
+    "~/.config/systemd",
+    "~/.ssh/rc",
+    "~/.ssh/authorized_keys",
+    "~/.local/share/systemd",
+    "~/Library/LaunchAgents",
+    "/Library/LaunchAgents",
+    "/Library/LaunchDaemons",
+];
+
+/// Device nodes that are harmless to write.
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Classifies `path` (a word as the parser left it), run from `cwd`.
+pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
+    let p = path.trim_matches(|c| c == '"' || c == '\'');
+    if p.is_empty() {
+        return Place::Unknown;
+    }
+    let lower = p.to_ascii_lowercase();
+    let home_rest = targets::home_relative(p);
+    if let Some(rest) = home_rest {
+        let tilde = format!("~/{}", rest.trim_start_matches('/'));
+        if PERSISTENCE.iter().any(|x| x.starts_with('~') && tilde.starts_with(x)) {
+            return Place::Persistence;
+        }
+        if targets::startup_file(p) {
+            return Place::Startup;
+        }
+    }
+    if is_git_hooks(&lower) {
+        return Place::VcsHooks;
+    }
+    let target = targets::classify_target(p, cwd, workspace);
+    // The absolute form, for the prefix tables.
+    let absolute = match &target {
+        Target::System(x) | Target::Outside(x) => Some(x.to_string_lossy().into_owned()),
+        _ if p.starts_with('/') => Some(crate::guard::normalize(Path::new(p)).to_string_lossy().into_owned()),
+        _ => None,
+    };
+    if let Some(abs) = &absolute {
+        if abs == "/proc/sys"
+            || abs.starts_with("/proc/sys/")
+            || abs == "/proc/sysrq-trigger"
+            || abs.starts_with("/sys/")
+        {
+            return Place::Kernel;
+        }
+        if abs.starts_with("/dev/")
+            && !HARMLESS_DEVICES.contains(&abs.as_str())
+            && !abs.starts_with("/dev/fd/")
+            && !abs.starts_with("/dev/shm")
+        {
+            return Place::Device;
+        }
+        if PERSISTENCE.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
+            return Place::Persistence;
+        }
+    }
+    match target {
+        Target::Root | Target::System(_) => Place::System,
+        Target::Home => Place::Home,
+        Target::Outside(x) => {
+            if home_rest.is_some() || x.starts_with("/home") || x.starts_with("/root") || x.starts_with("/Users") {
+                Place::Home
+            } else {
+                Place::Outside
+            }
+        }
+        Target::WorkspaceAll | Target::WorkspaceDot => Place::WorkspaceAll,
+        Target::Inside => {
+            let last = Path::new(p.trim_end_matches('/'))
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("");
+            if lower.split('/').any(|c| c == ".git") {
+                Place::VcsMeta
+            } else if DEPENDENCY_DIRS.contains(&last) {
+                Place::DependencyDir
+            } else {
+                Place::Workspace
+            }
+        }
+        Target::Temp | Target::TempRoot => Place::Temp,
+        Target::Unknown => {
+            if home_rest.is_some() {
+                Place::Home
+            } else {
+                Place::Unknown
+            }
+        }
+    }
+}
+
+/// `.git/hooks/…` (or a bare repository's `hooks/` next to its `HEAD`): files git runs.
+fn is_git_hooks(lower: &str) -> bool {
+    lower.contains(".git/hooks/")
+        || lower.ends_with(".git/hooks")
+        || lower.contains("/.husky/")
+        || lower.starts_with(".husky/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WS: &str = "/work/ws";
+
+    fn at(p: &str) -> Place {
+        place_of(p, Some(Path::new(WS)), Path::new(WS))
+    }
+
+    #[test]
+    fn places_are_told_apart() {
+        assert_eq!(at("src/main.rs"), Place::Workspace);
+        assert_eq!(at("."), Place::WorkspaceAll);
+        assert_eq!(at("node_modules"), Place::DependencyDir);
+        assert_eq!(at("./.venv/"), Place::DependencyDir);
+        assert_eq!(at("target"), Place::Workspace);
+        assert_eq!(at(".git/config"), Place::VcsMeta);
+        assert_eq!(at(".git/hooks/pre-commit"), Place::VcsHooks);
+        assert_eq!(at("/proc/sys/kernel/randomize_va_space"), Place::Kernel);
+        assert_eq!(at("/proc/sysrq-trigger"), Place::Kernel);
+        assert_eq!(at("/dev/sda"), Place::Device);
+        assert_eq!(at("/dev/null"), Place::System);
+        assert_eq!(at("/etc/cron.d/job"), Place::Persistence);
+        assert_eq!(at("/etc/systemd/system/x.service"), Place::Persistence);
+        assert_eq!(at("~/.config/systemd/user/x.service"), Place::Persistence);
+        assert_eq!(at("~/.bashrc"), Place::Startup);
+        assert_eq!(at("~/notes.txt"), Place::Home);
+        assert_eq!(at("/etc/hosts"), Place::System);
+        assert_eq!(at("/tmp/x"), Place::Temp);
+        assert_eq!(at("/opt2/x"), Place::Outside);
+        assert_eq!(at("$X"), Place::Unknown);
+    }
+}

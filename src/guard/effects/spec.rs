@@ -1,0 +1,320 @@
+//! The language of program specs: what a program's arguments mean (which options take a value,
+//! which words name a subcommand, which arguments are paths) and, for each subcommand and
+//! option shape, the effect it has. The data itself lives in [`super::table`]; this module only
+//! defines its shape and reads a command's argv against it.
+//!
+//! A spec is read in three steps, the same for every program:
+//! 1. the program's global options are skipped (their values too, from `value_opts`);
+//! 2. the subcommand words of the longest matching clause are taken (`stash clear`);
+//! 3. the remaining words are split into options and positional arguments, an option in
+//!    `value_opts` consuming the next word, everything after `--` positional.
+//!
+//! A clause fires when its [`When`] holds on those options and arguments; its [`Does`] says
+//! what the command does, which [`super::judge`] turns into verdicts.
+
+/// A program's spec: its names and the clauses that give its effects.
+#[derive(Debug)]
+pub struct Program {
+    /// The command words it answers to (basenames).
+    pub names: &'static [&'static str],
+    /// Options that take the next word as their value (`-C dir`, `-u user`), global or not.
+    pub value_opts: &'static [&'static str],
+    /// Every clause that holds contributes its effect.
+    pub clauses: &'static [Clause],
+}
+
+/// One shape of use: the subcommand words, a condition on the options, and the effect.
+#[derive(Debug)]
+pub struct Clause {
+    /// Subcommand words that must come first among the positional words (empty: any).
+    pub sub: &'static [&'static str],
+    pub when: When,
+    pub does: Does,
+}
+
+/// A condition on a command's options and positional arguments.
+#[derive(Debug)]
+pub enum When {
+    Always,
+    /// One of these options is present (`--hard`, `--prune=now`; `-f` also inside `-fdx`).
+    Any(&'static [&'static str]),
+    /// None of these options is present.
+    NoneOf(&'static [&'static str]),
+    /// An option's value (`--opt=v`, `--opt v`, `-ov`) or a positional word satisfies the test.
+    Value(&'static [&'static str], Val),
+    /// A positional argument (after the subcommand) satisfies the test.
+    Arg(Val),
+    /// Both hold.
+    Both(&'static When, &'static When),
+    /// Either holds.
+    Either(&'static When, &'static When),
+    /// The arguments hold a `--`: what follows are paths (`git checkout REF -- PATH`).
+    DashDash,
+}
+
+/// A test on one word.
+#[derive(Debug)]
+pub enum Val {
+    /// Equal to one of these (ASCII case-insensitive).
+    Is(&'static [&'static str]),
+    /// Starts with one of these.
+    Prefix(&'static [&'static str]),
+    /// Contains one of these.
+    Contains(&'static [&'static str]),
+    /// A bind specification mounting the host's root or a host socket (`/:/host`,
+    /// `/var/run/docker.sock:/x`).
+    HostMount,
+    /// Empty, or a value that turns authentication off (`''`, `false`, `no`, `none`, `0`).
+    Off,
+    /// An address on every interface (`0.0.0.0`, `::`, `*`, `[::]`).
+    AllInterfaces,
+    /// A port publication not bound to loopback (`-p 5432:5432` listens on every interface).
+    NotLoopback,
+    /// A remote location: `host:path`, `user@host:path`, `rsync://host/..`.
+    Remote,
+    /// Any word at all.
+    Any,
+}
+
+/// What a matched clause does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Does {
+    /// Work-tree changes thrown away for the positional paths.
+    DiscardWorktree,
+    /// Refs or branches deleted (with their own reflog).
+    DeleteRefs,
+    /// Stashed changes dropped.
+    DropStash,
+    /// The reflog (git's undo history) destroyed.
+    DestroyReflog,
+    /// Unreachable objects pruned at once: what the reflog still held is gone.
+    PruneObjects,
+    /// Joins or grants the host's namespaces or root: a way out of any confinement.
+    Escape(&'static str),
+    /// Changes kernel state (a tunable, a module, a mount).
+    Kernel(&'static str),
+    /// Tears down a protection of the machine (firewall, MAC, audit).
+    SecurityOff(&'static str),
+    /// Makes an account usable without a password.
+    Passwordless,
+    /// Starts a service reachable from every interface.
+    ExposedService,
+    /// Starts a service with its authentication off.
+    AuthOff,
+    /// The positional arguments are paths it writes (the last one only: `cp a b DEST`).
+    WritesLast,
+    /// The positional arguments are paths it writes.
+    Writes,
+    /// Kills processes matched by name (the positional arguments are the names or patterns).
+    KillByName,
+    /// Kills every process of a user.
+    KillUser,
+    /// Sends the positional paths to a remote host (`host:path` among the arguments).
+    CopyToRemote,
+    /// Registers a command the system runs later (a crontab, a timer, a login item).
+    Persist(&'static str),
+    /// Enables a system service to start at every boot (warned: often the task's own service).
+    EnableService,
+}
+
+/// A command's argv read against a spec: the subcommand words taken, options and positional
+/// arguments apart.
+#[derive(Debug, Default)]
+pub struct Reading<'a> {
+    pub options: Vec<(&'a str, Option<&'a str>)>,
+    pub positional: Vec<&'a str>,
+    /// Index in `positional` where the words after `--` start.
+    pub dashdash: Option<usize>,
+}
+
+impl Program {
+    /// Whether `word` is an option that consumes the next word.
+    fn takes_value(&self, word: &str) -> bool {
+        self.value_opts.contains(&word)
+    }
+
+    /// Reads `args` (argv without the command word): options with their values, positional
+    /// words in order.
+    pub fn read<'a>(&self, args: &'a [String]) -> Reading<'a> {
+        let mut r = Reading::default();
+        let mut i = 0;
+        let mut rest_positional = false;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if rest_positional || !a.starts_with('-') || a == "-" {
+                r.positional.push(a);
+            } else if a == "--" {
+                rest_positional = true;
+                r.dashdash = Some(r.positional.len());
+            } else if let Some((name, value)) = a.split_once('=').filter(|_| a.starts_with("--")) {
+                r.options.push((name, Some(value)));
+            } else if self.takes_value(a) {
+                r.options.push((a, args.get(i + 1).map(String::as_str)));
+                i += 1;
+            } else {
+                r.options.push((a, None));
+            }
+            i += 1;
+        }
+        r
+    }
+
+    /// The clauses that hold for `args`, each with its operands: the positional words after
+    /// its subcommand (after `--` when there is one).
+    pub fn effects<'a>(&'static self, args: &'a [String]) -> Vec<(&'static Clause, Vec<&'a str>)> {
+        let reading = self.read(args);
+        let mut out = Vec::new();
+        for clause in self.clauses {
+            let n = clause.sub.len();
+            if reading.positional.len() < n
+                || !clause
+                    .sub
+                    .iter()
+                    .zip(&reading.positional)
+                    .all(|(s, p)| s.eq_ignore_ascii_case(p))
+            {
+                continue;
+            }
+            let after = &reading.positional[n..];
+            let dashdash = reading.dashdash.filter(|d| *d >= n);
+            if clause.when.holds(&reading.options, after, dashdash.is_some()) {
+                let operands = match dashdash {
+                    Some(d) => &reading.positional[d..],
+                    None => after,
+                };
+                out.push((clause, operands.to_vec()));
+            }
+        }
+        out
+    }
+}
+
+/// Whether the written option `written` is `flag`: equal, `flag=value`, or a short flag inside a
+/// bundle of single-letter flags (`-f` in `-fdx`).
+pub fn is_flag(written: &str, flag: &str) -> bool {
+    if written.eq_ignore_ascii_case(flag) && (flag.starts_with("--") || written == flag) {
+        return true;
+    }
+    let short = flag.len() == 2 && flag.starts_with('-') && flag != "--";
+    short
+        && written.starts_with('-')
+        && !written.starts_with("--")
+        && written.len() > 2
+        && written[1..].chars().all(|c| c.is_ascii_alphabetic())
+        && written[1..].contains(&flag[1..])
+}
+
+impl When {
+    fn holds(&self, options: &[(&str, Option<&str>)], args: &[&str], dashdash: bool) -> bool {
+        let has = |flags: &[&str]| options.iter().any(|(o, _)| flags.iter().any(|f| is_flag(o, f)));
+        match self {
+            When::Always => true,
+            When::Any(flags) => has(flags),
+            When::NoneOf(flags) => !has(flags),
+            When::Value(names, test) => options.iter().any(|(o, v)| {
+                names.iter().any(|n| {
+                    if o.eq_ignore_ascii_case(n) {
+                        v.is_some_and(|v| test.holds(v))
+                    } else {
+                        // `-oVALUE`: a short option glued to its value.
+                        n.len() == 2 && !n.starts_with("--") && o.len() > 2 && o.starts_with(n) && test.holds(&o[2..])
+                    }
+                })
+            }),
+            When::Arg(test) => args.iter().any(|a| test.holds(a)),
+            When::Both(a, b) => a.holds(options, args, dashdash) && b.holds(options, args, dashdash),
+            When::Either(a, b) => a.holds(options, args, dashdash) || b.holds(options, args, dashdash),
+            When::DashDash => dashdash,
+        }
+    }
+}
+
+impl Val {
+    pub fn holds(&self, word: &str) -> bool {
+        let w = word.trim_matches(|c| c == '"' || c == '\'');
+        let lower = w.to_ascii_lowercase();
+        match self {
+            Val::Is(set) => set.iter().any(|s| lower == *s),
+            Val::Prefix(set) => set.iter().any(|s| lower.starts_with(s)),
+            Val::Contains(set) => set.iter().any(|s| lower.contains(s)),
+            Val::HostMount => {
+                let source = lower.split(':').next().unwrap_or("");
+                let source = source
+                    .strip_prefix("type=bind,")
+                    .unwrap_or(source)
+                    .trim_start_matches("source=")
+                    .trim_start_matches("src=");
+                matches!(
+                    source,
+                    "/" | "/etc" | "/root" | "/proc" | "/sys" | "/dev" | "/home" | "/var/lib/docker"
+                ) || source.ends_with("docker.sock")
+                    || source.ends_with("containerd.sock")
+                    || source.ends_with("podman.sock")
+                    || lower.contains("source=/,")
+                    || lower.contains("src=/,")
+                    || lower.ends_with("source=/")
+                    || lower.ends_with("src=/")
+            }
+            Val::Off => matches!(lower.as_str(), "" | "false" | "no" | "none" | "0" | "off" | "disabled"),
+            Val::AllInterfaces => {
+                let host = lower
+                    .rsplit_once(':')
+                    .map(|(h, _)| h)
+                    .filter(|h| !h.is_empty() && *h != "[");
+                let host = host.unwrap_or(&lower);
+                matches!(host, "0.0.0.0" | "::" | "[::]" | "*" | "0" | "all")
+            }
+            Val::NotLoopback => {
+                let parts: Vec<&str> = lower.split(':').collect();
+                // `8080`, `8080:80`: every interface; `127.0.0.1:8080:80`: loopback only.
+                parts.len() < 3
+                    || !(parts[0].starts_with("127.") || parts[0] == "localhost" || lower.starts_with("[::1]"))
+            }
+            Val::Remote => {
+                if lower.starts_with("rsync://") {
+                    return true;
+                }
+                // `host:path` (not a drive letter, not a path with a colon after a slash).
+                match w.split_once(':') {
+                    Some((host, _)) => {
+                        !host.is_empty()
+                            && host.len() > 1
+                            && !host.contains('/')
+                            && host.chars().all(|c| c.is_ascii_alphanumeric() || "@.-_[]".contains(c))
+                    }
+                    None => false,
+                }
+            }
+            Val::Any => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_flags_are_found_in_bundles_and_long_ones_with_values() {
+        assert!(is_flag("-fdx", "-f"));
+        assert!(is_flag("-f", "-f"));
+        assert!(!is_flag("-F", "-f"));
+        assert!(!is_flag("--force", "-f"));
+        assert!(is_flag("--force", "--force"));
+        assert!(!is_flag("-9", "-f"));
+    }
+
+    #[test]
+    fn host_mounts_and_interfaces_are_recognised() {
+        assert!(Val::HostMount.holds("/:/host"));
+        assert!(Val::HostMount.holds("/var/run/docker.sock:/var/run/docker.sock"));
+        assert!(Val::HostMount.holds("type=bind,source=/,target=/host"));
+        assert!(!Val::HostMount.holds("./data:/data"));
+        assert!(!Val::HostMount.holds("/work/app:/app"));
+        assert!(Val::AllInterfaces.holds("0.0.0.0"));
+        assert!(Val::AllInterfaces.holds("0.0.0.0:8080"));
+        assert!(Val::AllInterfaces.holds("[::]:80"));
+        assert!(!Val::AllInterfaces.holds("127.0.0.1:8080"));
+        assert!(!Val::AllInterfaces.holds("8080"));
+    }
+}
