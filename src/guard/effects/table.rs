@@ -569,6 +569,8 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["usermod", "useradd"],
         value_opts: &[
+            "-p",
+            "--password",
             "-g",
             "-G",
             "-s",
