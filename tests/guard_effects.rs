@@ -322,3 +322,45 @@ fn programs_without_a_spec_handed_system_paths() {
         "grep -r TODO /usr/share/doc/foo",
     ]);
 }
+
+#[test]
+fn words_after_a_redirect_still_reach_the_rules() {
+    judged("git.reset_hard", Block, &["git 2>/dev/null reset --hard HEAD~1"]);
+    judged("deletion.recursive_force", Block, &["rm >/dev/null -rf ~"]);
+}
+
+#[test]
+fn credentials_in_login_options_config_commands_headers_and_webhooks() {
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "redis-cli -h cache.corp.net -a Pr0dPassw0rd",
+            "az login -u bob@corp.net -p Pr0dPassw0rd",
+            "mongosh --password Pr0dPassw0rd mongodb://db.corp.net",
+            "smbclient //fs/share -U bob%Pr0dPassw0rd",
+            "openssl enc -aes-256-cbc -pass pass:Pr0dPassw0rd -in a -out b",
+            "poetry config http-basic.corp bob Pr0dPassw0rd",
+        ],
+    );
+    judged(
+        "secrets.token",
+        Block,
+        &[
+            "curl -d '{}' https://outlook.office.com/webhook/a1b2c3d4-e5f6-7a8b-9c0d-e1f2a3b4c5d6@a1b2c3d4/IncomingWebhook/0123456789abcdef/a1b2c3d4",
+            "curl -X POST https://api.telegram.org/bot123456789:AAH8fj3kLm9Qr4StUv7WxYz1Ab3Cd5Ef6Gh/sendMessage",
+        ],
+    );
+    judged(
+        "secrets.authorization_header",
+        Block,
+        &["curl -H 'Cookie: session=9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d' https://app.internal.net"],
+    );
+    allowed(&[
+        "redis-cli -h localhost ping",
+        "openssl enc -aes-256-cbc -pass env:PASS -in a -out b",
+        "az login",
+        "poetry config virtualenvs.in-project true",
+        "curl -H 'Accept: application/json' https://api.github.com",
+    ]);
+}

@@ -107,7 +107,7 @@ fn deletion_inside_the_workspace_is_allowed() {
         "rm -rf build",
         "rm -rf ./build",
         "rm -rf ./build/",
-        "rm -rf build dist node_modules",
+        "rm -rf build dist",
         "rm -r target/debug",
         "rm -rf /work/medin-ws/task-1/build",
         "rm file.txt",

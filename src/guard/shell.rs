@@ -313,6 +313,13 @@ impl Walker<'_> {
             // `a && b < f`: the grammar hangs the redirect on the whole list, bash on its last
             // command; `{ ..; } > f`, `while ..; done < f`: on every command of the body.
             "redirected_statement" => {
+                // `git 2>/dev/null reset --hard`: the grammar takes every word after the
+                // redirect's target as more targets; bash passes them to the command. Read the
+                // statement again with those words moved before the redirect.
+                if let Some(moved) = interleaved_redirect(node, src) {
+                    self.parse_into(&moved, depth + 1);
+                    return;
+                }
                 let before = self.out.pipelines.len();
                 let mut redirs = SimpleCommand::default();
                 let mut list = false;
@@ -644,7 +651,11 @@ impl Walker<'_> {
         } else {
             op
         };
-        if let Some(dest) = child.child_by_field_name("destination") {
+        let mut c = child.walk();
+        let dests: Vec<Node<'_>> = child.children_by_field_name("destination", &mut c).collect();
+        // `cmd -a 2>/dev/null b c`: words after the target are the command's arguments.
+        cmd.argv.extend(dests.iter().skip(1).map(|d| word(*d, src)));
+        if let Some(dest) = dests.first().copied() {
             let target = word(dest, src);
             let descriptor = target.chars().all(|c| c.is_ascii_digit()) || target == "-";
             if descriptor {
@@ -709,6 +720,30 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// The text of a `redirected_statement` whose redirect took more than one target word, with
+/// the words after the first target moved before the redirect (`git 2>/dev/null reset --hard`
+/// → `git reset --hard 2>/dev/null`); None when no redirect did.
+fn interleaved_redirect(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        if child.kind() != "file_redirect" {
+            continue;
+        }
+        let mut c = child.walk();
+        let dests: Vec<Node<'_>> = child.children_by_field_name("destination", &mut c).collect();
+        if dests.len() < 2 {
+            continue;
+        }
+        let start = node.start_byte();
+        let head = slice(src, start, child.start_byte());
+        let redirect = slice(src, child.start_byte(), dests[0].end_byte());
+        let extra = slice(src, dests[1].start_byte(), child.end_byte());
+        let tail = slice(src, child.end_byte(), node.end_byte());
+        return Some(format!("{head} {extra} {redirect}{tail}"));
+    }
+    None
 }
 
 fn collect_heredoc(node: Node<'_>, src: &[u8], out: &mut String) {
@@ -1106,6 +1141,17 @@ mod tests {
         assert_eq!(cmds[1].argv, ["echo", "done"]);
         let p = parse_shell("sqlite3 a.db <<< 'DELETE FROM t'", None);
         assert_eq!(p.pipelines[0][0].stdin_text.as_deref(), Some("DELETE FROM t"));
+    }
+
+    #[test]
+    fn words_after_a_redirect_target_are_arguments() {
+        assert_eq!(
+            argvs("git 2>/dev/null reset --hard HEAD~1"),
+            vec![vec!["git", "reset", "--hard", "HEAD~1"]]
+        );
+        assert_eq!(argvs("rm >/dev/null -rf ~"), vec![vec!["rm", "-rf", "~"]]);
+        assert_eq!(argvs("sudo 2>&1 rm -rf /"), vec![vec!["rm", "-rf", "/"]]);
+        assert_eq!(argvs("ls -la > out.txt"), vec![vec!["ls", "-la"]]);
     }
 
     #[test]

@@ -214,7 +214,13 @@ fn token_re() -> &'static Regex {
             r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
             r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
             r"|(hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})",
-            r"|(discord(?:app)?\.com/api/webhooks/[0-9]{15,}/[A-Za-z0-9_\-]{40,})"
+            r"|(discord(?:app)?\.com/api/webhooks/[0-9]{15,}/[A-Za-z0-9_\-]{40,})",
+            // Other chat and automation webhooks: the URL is the credential.
+            r"|((?:outlook\.office(?:365)?\.com/webhook|[a-z0-9-]+\.webhook\.office\.com/webhookb2)/[A-Za-z0-9@\-]{30,}/IncomingWebhook/[A-Za-z0-9]{16,})",
+            r"|(hooks\.zapier\.com/hooks/catch/[0-9]{4,}/[A-Za-z0-9]{5,})",
+            r"|(maker\.ifttt\.com/trigger/[^/\s]+/with/key/[A-Za-z0-9_\-]{16,})",
+            r"|(api\.telegram\.org/bot[0-9]{6,}:[A-Za-z0-9_\-]{30,})",
+            r"|(chat\.googleapis\.com/v1/spaces/[A-Za-z0-9_\-]+/messages\?key=[A-Za-z0-9_\-]{20,}&token=[A-Za-z0-9_\-=%]{20,})"
         ))
         .expect("constant regex compiles")
     })
@@ -306,7 +312,7 @@ fn secret_name(name: &str) -> bool {
         && up != "OLDPWD"
         && SECRET_NAMES
             .iter()
-            .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")))
+            .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")) || up.contains(&format!("{s}.")))
 }
 
 /// `postgres://postgres:postgres@localhost/app_test`: the stock login of a database on this
@@ -489,10 +495,25 @@ fn long_secret_option(a: &str) -> Option<&str> {
 
 /// Commands that store a named setting given as `set NAME VALUE`.
 fn setter(cmd: &SimpleCommand) -> bool {
-    cmd.argv
-        .iter()
-        .skip(1)
-        .any(|a| matches!(a.as_str(), "set" | "config:set" | "put" | "set-credentials"))
+    // Package managers set a key with `config KEY VALUE` (poetry, composer, bundle, pip, uv).
+    let config_setter = matches!(
+        cmd.name(),
+        "poetry"
+            | "composer"
+            | "bundle"
+            | "pip"
+            | "pip3"
+            | "uv"
+            | "pdm"
+            | "hatch"
+            | "conda"
+            | "gem"
+            | "dotnet"
+            | "nuget"
+    );
+    cmd.argv.iter().skip(1).any(|a| {
+        matches!(a.as_str(), "set" | "config:set" | "put" | "set-credentials") || (config_setter && a == "config")
+    })
 }
 
 /// The value part of a header that carries a credential: `Authorization:`, or a header named as
@@ -503,6 +524,7 @@ fn credential_header(text: &str) -> Option<&str> {
     let header_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     let credential = n == "authorization"
         || n == "proxy-authorization"
+        || n == "cookie"
         || [
             "api-key",
             "apikey",
@@ -547,9 +569,126 @@ fn strong(v: &str) -> bool {
     literal_value(v) && v.len() >= 12 && entropy(v) >= 3.0 && !v.contains('/') && !v.starts_with('-')
 }
 
+/// Login options: programs and the options whose value is a password or a token (glued or
+/// separate: `-aPASS`, `-a PASS`, `--password=PASS`). The value may carry the user in front
+/// (`user:pass`, `user%pass`, `user,pass`) or a scheme (`pass:secret`). A new client is an
+/// entry here.
+const LOGIN_OPTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &["redis-cli", "keydb-cli", "valkey-cli"],
+        &["-a", "--pass", "--user-pass"],
+    ),
+    (&["az"], &["-p", "--password"]),
+    (
+        &[
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+            "mongostat",
+            "mongotop",
+        ],
+        &["-p", "--password"],
+    ),
+    (&["sqlcmd", "bcp", "isql", "osql"], &["-P"]),
+    (
+        &[
+            "ldapsearch",
+            "ldapadd",
+            "ldapmodify",
+            "ldapdelete",
+            "ldappasswd",
+            "ldapwhoami",
+        ],
+        &["-w"],
+    ),
+    (&["zip", "unzip", "7z", "7za", "rar", "unrar"], &["-P"]),
+    (&["rdesktop"], &["-p"]),
+    (&["xfreerdp", "wlfreerdp"], &["/p"]),
+    (
+        &["smbclient", "rpcclient", "smbmap", "crackmapexec", "netexec", "nxc"],
+        &["-U", "-p"],
+    ),
+    (&["lftp"], &["-u"]),
+    (&["openssl"], &["-passin", "-passout", "-pass", "-k"]),
+    (&["doctl"], &["-t", "--access-token"]),
+    (&["influx"], &["-t", "--token", "-p", "--password"]),
+    (&["vault"], &["-token"]),
+    (&["psql", "pg_dump"], &["--password"]),
+    (&["sshpass"], &["-p"]),
+    (&["htpasswd"], &["-b"]),
+];
+
+/// The secret in a login option's value: after a user part (`user:pass`, `user%pass`,
+/// `user,pass`) or a scheme (`pass:secret`, `env:` and `file:` are references, not secrets).
+fn login_secret(value: &str) -> Option<&str> {
+    if let Some((scheme, rest)) = value.split_once(':') {
+        return match scheme {
+            "env" | "file" | "fd" | "stdin" => None,
+            _ => Some(rest),
+        };
+    }
+    Some(value.rsplit_once(['%', ',']).map(|(_, p)| p).unwrap_or(value))
+}
+
+/// A literal secret in one of the program's login options ([`LOGIN_OPTIONS`]).
+fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)> {
+    let (_, opts) = LOGIN_OPTIONS.iter().find(|(names, _)| names.contains(&name))?;
+    for (i, a) in args.iter().enumerate() {
+        for o in opts.iter() {
+            let value = if a == o {
+                args.get(i + 1).map(String::as_str)
+            } else if let Some(v) = a.strip_prefix(o).and_then(|r| r.strip_prefix(['=', ':'])) {
+                Some(v)
+            } else if o.len() == 2 && o.starts_with('-') && a.starts_with(o) && a.len() > 2 && !a.starts_with("--") {
+                Some(&a[2..])
+            } else {
+                None
+            };
+            if let Some(secret) = value.and_then(login_secret) {
+                if literal_value(secret) && secret.len() >= 6 {
+                    return Some((a.as_str(), secret));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Literal passwords in options; true when one fired.
 fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
+    if let Some((option, _)) = login_option(name, args) {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            option,
+            "a literal password or token is passed in a login option",
+        );
+        return true;
+    }
+    // `poetry config http-basic.corp USER PASS`, `composer config http-basic.host USER PASS`:
+    // the password is the second value.
+    if args.iter().any(|a| a == "config") {
+        if let Some(i) = args
+            .iter()
+            .position(|a| a.to_ascii_lowercase().starts_with("http-basic."))
+        {
+            if let Some(pw) = args.get(i + 2).filter(|p| literal_value(p) && p.len() >= 6) {
+                push(
+                    out,
+                    PASSWORD_ARGUMENT,
+                    Recommendation::Block,
+                    pw,
+                    "a package manager is configured with a literal password",
+                );
+                return true;
+            }
+        }
+    }
     for (i, a) in args.iter().enumerate() {
         let next = args.get(i + 1).map(String::as_str).unwrap_or("");
         let mysqlish = matches!(
