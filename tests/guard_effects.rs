@@ -217,7 +217,25 @@ fn protections_torn_down() {
             "firewall-cmd --set-default-zone=trusted",
         ],
     );
+    judged(
+        "network.firewall",
+        Block,
+        &[
+            "history -c",
+            "unset HISTFILE",
+            "export HISTFILE=/dev/null",
+            "set +o history",
+            "journalctl --vacuum-time=1s",
+            "cat /dev/null > ~/.bash_history",
+            "truncate -s 0 /var/log/auth.log",
+            "echo '' > /var/log/syslog",
+        ],
+    );
     allowed(&[
+        "history | tail -5",
+        "journalctl -u nginx --since today",
+        "tail -n 50 /var/log/syslog",
+        "export HISTSIZE=5000",
         "iptables -L -n",
         "ufw status verbose",
         "nft list ruleset",

@@ -260,7 +260,7 @@ impl Walker<'_> {
 
     fn visit_inner(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
         match node.kind() {
-            "declaration_command" | "variable_assignment" => {
+            "declaration_command" | "unset_command" | "variable_assignment" => {
                 let mut cmd = SimpleCommand::default();
                 if node.kind() == "variable_assignment" {
                     self.visit_subs(node, src, depth);
@@ -274,7 +274,12 @@ impl Walker<'_> {
                     let mut tail = Vec::new();
                     self.fill(node, src, depth, &mut cmd, &mut tail);
                     for w in cmd.argv.iter().skip(1) {
-                        self.assign(w);
+                        if node.kind() == "unset_command" {
+                            // `unset DIR; rm -rf "$DIR/"`: the name no longer holds its value.
+                            self.vars.remove(w.as_str());
+                        } else {
+                            self.assign(w);
+                        }
                     }
                 }
                 let mut p = Vec::new();

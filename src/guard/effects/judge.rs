@@ -144,6 +144,13 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("a place the system runs commands or takes its accounts from"),
         )),
         Place::Startup => startup_write(cmd, path, out),
+        Place::Logs => out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            what("the machine's logs or the shell history, the record of what was done"),
+        )),
         _ => {}
     }
 }

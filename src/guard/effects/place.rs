@@ -32,6 +32,8 @@ pub enum Place {
     Persistence,
     /// A shell or tool startup file in the home directory (`~/.bashrc`, `~/.profile`).
     Startup,
+    /// The machine's logs or the user's shell history: the record of what was done.
+    Logs,
     /// The home directory or something in it.
     Home,
     /// The root or a system directory.
@@ -98,6 +100,25 @@ const PERSISTENCE: &[&str] = &[
     "/Library/LaunchDaemons",
 ];
 
+/// Logs and shell histories, as path prefixes; `~/` is the home.
+const LOGS: &[&str] = &[
+    "/var/log/",
+    "/var/adm/",
+    "/var/run/utmp",
+    "/run/utmp",
+    "/var/account/",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.history",
+    "~/.sh_history",
+    "~/.local/share/fish/fish_history",
+    "~/.python_history",
+    "~/.mysql_history",
+    "~/.psql_history",
+    "~/.lesshst",
+    "~/.viminfo",
+];
+
 /// Device nodes that are harmless to write.
 const HARMLESS_DEVICES: &[&str] = &[
     "/dev/null",
@@ -123,6 +144,9 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         let tilde = format!("~/{}", rest.trim_start_matches('/'));
         if PERSISTENCE.iter().any(|x| x.starts_with('~') && tilde.starts_with(x)) {
             return Place::Persistence;
+        }
+        if LOGS.iter().any(|x| x.starts_with('~') && tilde.starts_with(x)) {
+            return Place::Logs;
         }
         if targets::startup_file(p) {
             return Place::Startup;
@@ -155,6 +179,9 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         }
         if PERSISTENCE.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
             return Place::Persistence;
+        }
+        if LOGS.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
+            return Place::Logs;
         }
     }
     match target {
@@ -227,6 +254,8 @@ mod tests {
         assert_eq!(at("/etc/systemd/system/x.service"), Place::Persistence);
         assert_eq!(at("~/.config/systemd/user/x.service"), Place::Persistence);
         assert_eq!(at("~/.bashrc"), Place::Startup);
+        assert_eq!(at("~/.bash_history"), Place::Logs);
+        assert_eq!(at("/var/log/auth.log"), Place::Logs);
         assert_eq!(at("~/notes.txt"), Place::Home);
         assert_eq!(at("/etc/hosts"), Place::System);
         assert_eq!(at("/tmp/x"), Place::Temp);

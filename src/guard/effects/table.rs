@@ -558,6 +558,57 @@ pub static PROGRAMS: &[Program] = &[
         ],
     },
     Program {
+        names: &["history"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-c"]),
+            does: Does::SecurityOff("clears the shell history"),
+        }],
+    },
+    Program {
+        names: &["unset"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(&["histfile"])),
+            does: Does::SecurityOff("turns the shell history off"),
+        }],
+    },
+    Program {
+        names: &["export", "declare", "typeset", "readonly"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(&[
+                "histfile=/dev/null",
+                "histfile=",
+                "histsize=0",
+                "histfilesize=0",
+                "savehist=0",
+            ])),
+            does: Does::SecurityOff("turns the shell history off"),
+        }],
+    },
+    Program {
+        names: &["set"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(&When::Arg(Val::Is(&["+o"])), &When::Arg(Val::Is(&["history"]))),
+            does: Does::SecurityOff("turns the shell history off"),
+        }],
+    },
+    Program {
+        names: &["journalctl"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["--vacuum-time", "--vacuum-size", "--vacuum-files"]),
+            does: Does::SecurityOff("deletes the system journal"),
+        }],
+    },
+    Program {
         names: &["passwd"],
         value_opts: &[],
         clauses: &[Clause {
