@@ -1456,7 +1456,9 @@ mod tests {
         let removed = b.remove("busy");
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         writer.join().unwrap();
-        assert!(started.elapsed() < REFILL_PATIENCE + std::time::Duration::from_secs(20));
+        // A chase would never end; what follows the patience is deleting what was listed, which
+        // a loaded 2-core machine (CI next to other builds) stretches: the bound is generous.
+        assert!(started.elapsed() < REFILL_PATIENCE + std::time::Duration::from_secs(90));
         match removed {
             Ok(_) => {}
             Err(e) => assert!(e.changed_meanwhile(), "{e}"),
