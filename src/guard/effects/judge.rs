@@ -29,6 +29,7 @@ pub const KILL_ALL: &str = "process.kill_all";
 pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
+const INFRASTRUCTURE: &str = crate::guard::rules::deletion::INFRASTRUCTURE;
 
 /// The safer alternative for an effect rule, or None for ids this module does not own.
 pub fn alternative(rule: &str) -> Option<&'static str> {
@@ -79,7 +80,11 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         written(cmd, target, at(target), out);
     }
     let args = &cmd.argv[1..];
-    match spec_for(name) {
+    // `--dry-run` shows what would happen; nothing does.
+    let dry = args
+        .iter()
+        .any(|a| matches!(a.as_str(), "--dry-run" | "--dryrun" | "--what-if" | "--simulate"));
+    match spec_for(name).filter(|_| !dry) {
         Some(spec) => {
             let found = spec.effects(args);
             let exposed = found.iter().any(|(c, _)| c.does == Does::ExposedService);
@@ -287,7 +292,18 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 let lower = p.to_ascii_lowercase();
                 BROAD_PROCESS_NAMES.contains(&lower.as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
             });
-            if let Some(b) = broad {
+            // `-CONT`, `-0`: resuming or probing processes is no kill.
+            let harmless = cmd.argv.iter().any(|a| {
+                let sig = a.trim_start_matches('-').trim_start_matches("SIG").to_ascii_uppercase();
+                a.starts_with('-') && matches!(sig.as_str(), "CONT" | "0" | "18")
+            }) || cmd.argv.windows(2).any(|w| {
+                matches!(w[0].as_str(), "-s" | "--signal")
+                    && matches!(
+                        w[1].trim_start_matches("SIG").to_ascii_uppercase().as_str(),
+                        "CONT" | "0"
+                    )
+            });
+            if let Some(b) = broad.filter(|_| !harmless) {
                 out.push(block(
                     Category::Process,
                     KILL_ALL,
@@ -313,6 +329,21 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             judge_upload(cmd, sources.iter().map(|s| **s), recursive, dest, ctx, out);
         }
         Does::Persist(what) => out.push(block(Category::Persistence, SCHEDULED, Risk::High, cmd, what)),
+        Does::DestroyRemote => {
+            let name = cmd.name();
+            // Pods are restarted by their controller, a chart release is reinstalled from its
+            // chart: routine, left to the category rules.
+            let routine = (matches!(name, "kubectl" | "oc")
+                && operands
+                    .iter()
+                    .any(|o| matches!(*o, "pod" | "pods" | "po") || o.starts_with("pod/")))
+                || (name == "helm" && operands.first().is_some_and(|o| matches!(*o, "uninstall" | "delete")));
+            let what =
+                "deletes resources of a remote service or cloud account: nothing on this machine brings them back";
+            if !routine {
+                out.push(block(Category::Deletion, INFRASTRUCTURE, Risk::Critical, cmd, what));
+            }
+        }
         Does::EnableService => out.push(warn(
             Category::Persistence,
             SCHEDULED,

@@ -115,6 +115,9 @@ pub enum Does {
     Persist(&'static str),
     /// Enables a system service to start at every boot (warned: often the task's own service).
     EnableService,
+    /// Deletes resources of a remote service or cloud account (clusters, databases, apps,
+    /// buckets): nothing on this machine brings them back.
+    DestroyRemote,
 }
 
 /// A command's argv read against a spec: the subcommand words taken, options and positional

@@ -170,8 +170,118 @@ macro_rules! container_clauses {
     };
 }
 
+/// Verbs of cloud and deployment CLIs that delete what they name.
+const DESTROY_VERBS: &[&str] = &[
+    "delete",
+    "destroy",
+    "drop",
+    "purge",
+    "terminate",
+    "apps:destroy",
+    "uninstall",
+    "reset",
+    "terminate-instances",
+    "delete-stack",
+    "delete-cluster",
+    "delete-db-instance",
+    "delete-bucket",
+    "delete-table",
+    "rb",
+];
+
 /// Every program with a spec.
 pub static PROGRAMS: &[Program] = &[
+    Program {
+        names: &[
+            "az",
+            "aws",
+            "gcloud",
+            "gsutil",
+            "eksctl",
+            "doctl",
+            "heroku",
+            "fly",
+            "flyctl",
+            "dokku",
+            "vercel",
+            "netlify",
+            "firebase",
+            "supabase",
+            "pulumi",
+            "linode-cli",
+            "hcloud",
+            "scw",
+            "ibmcloud",
+            "oci",
+            "civo",
+            "vultr-cli",
+            "railway",
+            "render",
+            "ko",
+            "kubectl",
+            "oc",
+            "helm",
+            "prisma",
+            "wrangler",
+            "terraform",
+            "tofu",
+            "cdk",
+            "serverless",
+            "sls",
+            "ansible",
+            "nomad",
+            "consul",
+            "vault",
+            "gcp",
+            "rclone",
+            "s3cmd",
+            "mc",
+        ],
+        value_opts: &[
+            "-n",
+            "--name",
+            "-g",
+            "--resource-group",
+            "--region",
+            "--profile",
+            "--project",
+            "--zone",
+            "-f",
+            "--filename",
+            "-l",
+            "--selector",
+            "--context",
+            "--namespace",
+            "-o",
+            "--output",
+            "--app",
+            "-a",
+            "--subscription",
+            "--account",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(DESTROY_VERBS)),
+            does: Does::DestroyRemote,
+        }],
+    },
+    Program {
+        names: &["dotnet"],
+        value_opts: &[
+            "-c",
+            "--configuration",
+            "-f",
+            "--framework",
+            "-p",
+            "--project",
+            "--context",
+        ],
+        clauses: &[Clause {
+            sub: &["ef", "database", "drop"],
+            when: When::Always,
+            does: Does::DestroyRemote,
+        }],
+    },
     Program {
         names: &["git"],
         value_opts: &[
@@ -262,10 +372,7 @@ pub static PROGRAMS: &[Program] = &[
         value_opts: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
         clauses: &[Clause {
             sub: &[],
-            when: When::Either(
-                &When::Value(&["-t", "--target"], Val::Is(&["1"])),
-                &When::Any(&["-a", "--all"]),
-            ),
+            when: When::Value(&["-t", "--target"], Val::Is(&["1"])),
             does: Does::Escape("enters the namespaces of the host's init process"),
         }],
     },
@@ -728,13 +835,35 @@ pub static PROGRAMS: &[Program] = &[
         ],
     },
     Program {
-        // A web terminal: a shell for whoever reaches the port, on every interface by default.
-        names: &["ttyd", "gotty"],
-        value_opts: &["-p", "--port", "-c", "--credential", "-t", "-i", "--interface", "-a"],
+        // A web terminal: a shell for whoever reaches the port, on every interface by default
+        // (writable unless `-R`, in the versions that have it).
+        names: &["ttyd"],
+        value_opts: &[
+            "-p",
+            "--port",
+            "-c",
+            "--credential",
+            "-t",
+            "-i",
+            "--interface",
+            "-a",
+            "-u",
+            "-g",
+            "-P",
+        ],
         clauses: &[
             Clause {
                 sub: &[],
-                when: When::NoneOf(&["-c", "--credential"]),
+                when: When::NoneOf(&[
+                    "-c",
+                    "--credential",
+                    "-R",
+                    "--readonly",
+                    "-v",
+                    "--version",
+                    "-h",
+                    "--help",
+                ]),
                 does: Does::AuthOff,
             },
             Clause {
@@ -742,6 +871,29 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::Either(
                     &When::NoneOf(&["-i", "--interface"]),
                     &When::Value(&["-i", "--interface"], Val::AllInterfaces),
+                ),
+                does: Does::ExposedService,
+            },
+        ],
+    },
+    Program {
+        // gotty shows a program read-only unless `-w` lets the visitors type into it.
+        names: &["gotty"],
+        value_opts: &["-p", "--port", "-c", "--credential", "-a", "--address"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Any(&["-w", "--permit-write"]),
+                    &When::NoneOf(&["-c", "--credential"]),
+                ),
+                does: Does::AuthOff,
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::NoneOf(&["-a", "--address"]),
+                    &When::Value(&["-a", "--address"], Val::AllInterfaces),
                 ),
                 does: Does::ExposedService,
             },

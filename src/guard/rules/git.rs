@@ -212,7 +212,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             let is_restore = cmd.argv[s] == "restore";
             if all
                 && (after_dd.is_some() || is_restore || paths.len() == 1)
-                && !(is_restore && has("--staged") && !has("--worktree"))
+                && !(is_restore && (has("--staged") || has("-S")) && !(has("--worktree") || has("-W")))
             {
                 out.push(block(
                     g,

@@ -604,7 +604,8 @@ const LOGIN_OPTIONS: &[(&[&str], &[&str])] = &[
         ],
         &["-w"],
     ),
-    (&["zip", "unzip", "7z", "7za", "rar", "unrar"], &["-P"]),
+    (&["zip", "unzip"], &["-P"]),
+    (&["7z", "7za", "7zr", "rar", "unrar"], &["-p"]),
     (&["rdesktop"], &["-p"]),
     (&["xfreerdp", "wlfreerdp"], &["/p"]),
     (
@@ -633,8 +634,18 @@ fn login_secret(value: &str) -> Option<&str> {
     Some(value.rsplit_once(['%', ',']).map(|(_, p)| p).unwrap_or(value))
 }
 
+/// Not a file name: a login option's value that names a file is where the secret is kept.
+fn secret_shaped_or_short(v: &str) -> bool {
+    !v.rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.len() <= 4 && ext.chars().all(|c| c.is_ascii_alphabetic()))
+}
+
 /// A literal secret in one of the program's login options ([`LOGIN_OPTIONS`]).
 fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)> {
+    // `az -p` is a project everywhere but in `az login`.
+    if name == "az" && !args.iter().any(|a| a == "login") {
+        return None;
+    }
     let (_, opts) = LOGIN_OPTIONS.iter().find(|(names, _)| names.contains(&name))?;
     for (i, a) in args.iter().enumerate() {
         for o in opts.iter() {
@@ -648,7 +659,15 @@ fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)
                 None
             };
             if let Some(secret) = value.and_then(login_secret) {
-                if literal_value(secret) && secret.len() >= 6 {
+                // Passwords mix letters with digits or symbols; a project or host name does not.
+                let mixed =
+                    secret.chars().any(|c| c.is_ascii_alphabetic()) && secret.chars().any(|c| !c.is_ascii_alphabetic());
+                if literal_value(secret)
+                    && secret.len() >= 6
+                    && mixed
+                    && !secret.contains('/')
+                    && secret_shaped_or_short(secret)
+                {
                     return Some((a.as_str(), secret));
                 }
             }
@@ -657,9 +676,155 @@ fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)
     None
 }
 
+/// A value shaped like a password: at least 8 characters with upper case, lower case and
+/// digits, no whitespace, not a placeholder (image tags, versions and names lack one of them).
+fn password_shaped(v: &str) -> bool {
+    literal_value(v)
+        && v.chars().count() >= 8
+        && !v.contains(char::is_whitespace)
+        && v.chars().any(|c| c.is_ascii_uppercase())
+        && v.chars().any(|c| c.is_ascii_lowercase())
+        && v.chars().any(|c| c.is_ascii_digit())
+}
+
+/// A value shaped like a password or a key: [`password_shaped`], or a long random string
+/// (hex or base64 keys, 20+ characters of high entropy).
+fn secret_shaped(v: &str) -> bool {
+    let file_like = v.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "pem"
+                | "key"
+                | "crt"
+                | "cer"
+                | "json"
+                | "txt"
+                | "yaml"
+                | "yml"
+                | "p12"
+                | "pfx"
+                | "gpg"
+                | "asc"
+                | "env"
+                | "cfg"
+                | "conf"
+                | "ini"
+                | "pub"
+        )
+    });
+    let uuid = v.len() == 36 && v.split('-').map(str::len).eq([8, 4, 4, 4, 12]);
+    !file_like
+        && !uuid
+        && !v.contains('/')
+        && (password_shaped(v)
+            || (literal_value(v) && v.len() >= 20 && entropy(v) >= 3.5 && !v.contains(char::is_whitespace)))
+}
+
+/// An option named as a secret in any spelling (`-password V`, `--account-key V`,
+/// `-computer-pass V`, `-key=V`, `--credential user:V`, `-bearer V`) whose value is shaped like
+/// one. Names of files, ids, servers and commands that hold a secret (`--key-file`,
+/// `--password-command`) are not secrets.
+fn named_secret_option(args: &[String]) -> Option<&str> {
+    const SECRET_WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "passphrase",
+        "token",
+        "secret",
+        "apikey",
+        "api-key",
+        "api_key",
+        "key",
+        "auth",
+        "credential",
+        "credentials",
+        "bearer",
+    ];
+    const NOT_A_SECRET: &[&str] = &[
+        "file",
+        "path",
+        "id",
+        "name",
+        "type",
+        "size",
+        "length",
+        "server",
+        "ring",
+        "env",
+        "command",
+        "cmd",
+        "stdin",
+        "prompt",
+        "dir",
+        "url",
+        "uri",
+        "alg",
+        "algorithm",
+        "format",
+        "method",
+        "mode",
+        "keys",
+        "provider",
+        "helper",
+    ];
+    for (i, a) in args.iter().enumerate() {
+        let Some(opt) = a.strip_prefix('-') else { continue };
+        let opt = opt.trim_start_matches('-');
+        let (name, value) = match opt.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (opt, args.get(i + 1).map(String::as_str)),
+        };
+        let name = name.to_ascii_lowercase();
+        if name.len() < 3 || name.starts_with("no-") {
+            continue;
+        }
+        let words: Vec<&str> = name.split(['-', '_', '.']).collect();
+        let last = words.last().copied().unwrap_or("");
+        let secret_named = SECRET_WORDS.iter().any(|w| name.ends_with(w)) && !NOT_A_SECRET.contains(&last);
+        let Some(v) = value.filter(|_| secret_named) else {
+            continue;
+        };
+        // `user:secret`, `user%secret`, `pass:secret`.
+        let secret = v.rsplit_once([':', '%']).map(|(_, p)| p).unwrap_or(v);
+        if secret_shaped(secret) {
+            return Some(a.as_str());
+        }
+    }
+    None
+}
+
+/// `domain/user:secret`, `user:secret@host`: a login written into an argument, the secret
+/// shaped like a password.
+fn inline_login(args: &[String]) -> Option<&str> {
+    args.iter().map(String::as_str).find(|a| {
+        if a.starts_with('-') || a.contains("://") {
+            return false;
+        }
+        let Some((user, rest)) = a.split_once(':') else {
+            return false;
+        };
+        let secret = rest.rsplit_once('@').map(|(p, _)| p).unwrap_or(rest);
+        !user.is_empty()
+            && user.chars().all(|c| c.is_ascii_alphanumeric() || "._-/\\@".contains(c))
+            && password_shaped(secret)
+            && !secret.contains(['/', ',', ':'])
+    })
+}
+
 /// Literal passwords in options; true when one fired.
 fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
+    if let Some(option) = named_secret_option(args).or_else(|| inline_login(args)) {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            option,
+            "a literal password, token or key is written into the command line",
+        );
+        return true;
+    }
     if let Some((option, _)) = login_option(name, args) {
         push(
             out,
@@ -707,7 +872,11 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             // `--auth V`, `--access-token V`, `--client-secret V`: named as a secret, valued
             // like one.
             Some(next)
-        } else if ((a == "--password" || a == "--token" || a == "--api-key") && !next.starts_with('-'))
+        } else if ((a == "--password" || a == "--token" || a == "--api-key")
+            && !next.starts_with('-')
+            && !next.contains('/')
+            // mysql's `--password` takes no separate value: it prompts.
+            && !mysqlish)
             // `twine upload -u __token__ -p pypi-...`.
             || (name == "twine" && a == "-p")
             // `docker login -p PW`.
