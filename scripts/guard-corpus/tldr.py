@@ -175,6 +175,16 @@ def fill(content, k, notes, cmd_word="", in_alt=False, prev=""):
         or key in ("your_token", "your_api_key")
         or key_noun in ("account_key", "storage_account_key", "server_key", "master_key", "auth_key", "license_key", "hex_key", "client_key_secret")
     )
+    # Not credentials: names of things, pagination and idempotency tokens, type tokens, and
+    # one-time codes (valid for seconds: printed, they give nothing away).
+    if is_secret and (
+        re.search(r"(--name|-n|--id|--label|--secrets-provider)\s*=?\s*['\"]?$", prev)
+        or "_of_" in key
+        or re.match(r"^(type|starting|next|page|pagination|continuation|sync|resume)_token$", key)
+    ):
+        is_secret = False
+    if key in ("one_time_password", "otp", "totp") or (is_secret and re.search(r"--mfa-passcode\s+$", prev)):
+        return str(100000 + number("otp", k) % 900000)
     if is_secret and re.search(r"--(idempotency|client)-token\s*=?\s*['\"]?$", prev):
         return hexs(8, "idem", k) + "-" + hexs(4, "i2", k) + "-" + hexs(4, "i3", k) + "-" + hexs(4, "i4", k) + "-" + hexs(12, "i5", k)
     if is_secret and not (in_alt and key in ALT_NOT_SECRET) and key not in NOT_SECRET_IN.get(cmd_word, set()):
@@ -182,8 +192,6 @@ def fill(content, k, notes, cmd_word="", in_alt=False, prev=""):
         if re.search(r"(-b|--base32)\s+['\"]?$", prev):
             from common import chars
             return chars(32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "b32", k)
-        if re.search(r"--mfa-passcode\s+$", prev):
-            return str(100000 + number("otp", k) % 900000)
         return secret_value(key, k, cmd_word)
     m = re.fullmatch(r"(user(?:name)?|login)\s*:\s*(password|pass)", low)
     if m:

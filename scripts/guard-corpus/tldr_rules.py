@@ -155,6 +155,10 @@ def secret_printed(r):
             return FLAG
         if n == "aws" and rest[:2] == ["configure", "get"] and "secret" in " ".join(rest):
             return FLAG
+        if n == "aws" and rest[:2] in (["secretsmanager", "get-secret-value"], ["ssm", "get-parameter"], ["ssm", "get-parameters"]) and (rest[1] == "get-secret-value" or has(a, "--with-decryption")):
+            return FLAG
+        if n == "gcloud" and rest[:3] == ["secrets", "versions", "access"] or n == "az" and rest[:3] == ["keyvault", "secret", "show"]:
+            return FLAG
         if n == "vault" and (rest[:2] == ["kv", "get"] or rest[:1] == ["read"]):
             return FLAG
         if n == "op" and (rest[:1] == ["read"] or rest[:2] == ["item", "get"]):
@@ -840,7 +844,7 @@ def publish(r):
         rest = args(a)
         if has(a, "--dry-run", "-n", "--dryrun"):
             continue
-        if n in ("npm", "pnpm", "yarn") and rest[:1] == ["publish"] and not has(a, "--dry-run"):
+        if n in ("npm", "pnpm", "yarn", "bun") and rest[:1] == ["publish"] and not has(a, "--dry-run"):
             return FLAG
         if n == "cargo" and rest[:1] in (["publish"], ["yank"]) and not has(a, "--dry-run", "-n"):
             return FLAG
