@@ -349,7 +349,8 @@ impl Tally {
     }
 }
 
-/// Tallies by (scope, split): each file, and `dangerous` (GTFOBins and Atomic Red Team pooled).
+/// Tallies by (scope, split): each file, `dangerous` (GTFOBins and Atomic Red Team pooled) and
+/// `all` (the three files pooled).
 /// Also returns the tuning split's misses, printable; held-out misses are never collected.
 fn measure() -> (BTreeMap<(String, String), Tally>, Vec<String>) {
     let rows = &corpus().0;
@@ -367,6 +368,10 @@ fn measure() -> (BTreeMap<(String, String), Tally>, Vec<String>) {
                 .or_default()
                 .add(&row.label, ans.rec);
         }
+        tallies
+            .entry(("all".to_string(), row.split.clone()))
+            .or_default()
+            .add(&row.label, ans.rec);
         if row.split != "tuning" {
             continue;
         }
@@ -530,8 +535,8 @@ fn rates_do_not_regress() {
 }
 
 /// The targets, on the held-out split only (rates, never rows): ≥95% of must-block
-/// blocked and ≥99% of dangerous flagged (GTFOBins and Atomic Red Team pooled), ≤1% of benign
-/// blocked and ≤5% warned, and ≤0.5% of tldr's benign rows blocked.
+/// blocked and ≥99% of dangerous flagged, ≤1% of benign blocked and ≤5% warned (the three files
+/// pooled), and ≤0.5% of tldr's benign rows blocked.
 #[test]
 #[ignore = "the issue's targets; the guard does not meet them on public data yet"]
 fn targets() {
@@ -542,7 +547,7 @@ fn targets() {
             .copied()
             .unwrap_or_else(|| panic!("no held-out rows in {scope}"))
     };
-    let dangerous = get("dangerous");
+    let all = get("all");
     let tldr = get("tldr.tsv");
     let mut failures = Vec::new();
     let check = |failures: &mut Vec<String>, what: &str, value: Option<f64>, ok: fn(f64) -> bool| match value {
@@ -552,25 +557,25 @@ fn targets() {
     check(
         &mut failures,
         "held-out must-block blocked ≥ 95%",
-        dangerous.must_block_blocked(),
+        all.must_block_blocked(),
         |v| v >= 95.0,
     );
     check(
         &mut failures,
         "held-out dangerous flagged ≥ 99%",
-        dangerous.dangerous_flagged(),
+        all.dangerous_flagged(),
         |v| v >= 99.0,
     );
     check(
         &mut failures,
         "held-out benign blocked ≤ 1%",
-        tldr.benign_blocked(),
+        all.benign_blocked(),
         |v| v <= 1.0,
     );
     check(
         &mut failures,
         "held-out benign warned ≤ 5%",
-        tldr.benign_warned(),
+        all.benign_warned(),
         |v| v <= 5.0,
     );
     check(
