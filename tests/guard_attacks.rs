@@ -953,7 +953,7 @@ fn teardown_lockout_and_root_shells() {
     fires("privilege.lockout", Warn, &["chattr +i /etc/resolv.conf"]);
     fires(
         "privilege.root_shell",
-        Warn,
+        Block,
         &["sudo -s", "sudo -i", "sudo su -", "pkexec bash", "su -"],
     );
     fires(

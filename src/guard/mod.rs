@@ -65,6 +65,9 @@ pub struct SimpleCommand {
     /// The command runs inside a command or process substitution: its output is captured by
     /// the outer command instead of being printed.
     pub captured: bool,
+    /// The command runs with another user's rights: a privilege wrapper (`sudo`, `doas`,
+    /// `pkexec`, `run0`, `runuser`) was unwrapped in front of it.
+    pub as_root: bool,
 }
 
 impl SimpleCommand {

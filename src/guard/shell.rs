@@ -589,6 +589,10 @@ impl Walker<'_> {
         cmd.args_from_stdin = carriers::unwrap_command(&mut cmd.argv);
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
+        cmd.as_root = original
+            .iter()
+            .take(removed)
+            .any(|w| matches!(super::basename(w), "sudo" | "doas" | "pkexec" | "run0" | "runuser"));
         cmd.assignments = original
             .into_iter()
             .take(removed)

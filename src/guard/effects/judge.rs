@@ -20,6 +20,7 @@ pub const ESCAPE: &str = "privilege.escape";
 pub const KERNEL: &str = "privilege.kernel";
 pub const PASSWORDLESS: &str = "privilege.passwordless";
 pub const SYSTEM_STATE: &str = "privilege.system_state";
+const ROOT_SHELL: &str = crate::guard::rules::privilege::ROOT_SHELL;
 pub const SECURITY_OFF: &str = crate::guard::rules::network::FIREWALL;
 pub const OPEN_SERVICE: &str = "network.exposed_bind";
 pub const VCS_HOOK: &str = "persistence.vcs_hook";
@@ -114,6 +115,9 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
             }
         }
     }
+    if cmd.as_root {
+        root_shell(cmd, out);
+    }
     if cmd.args_from_stdin && (name == "rm" || name == "unlink" || name == "shred") && i > 0 {
         listing_fed_delete(&pipeline[i - 1], cmd, ctx, out);
     }
@@ -121,6 +125,106 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         piped_upload(&pipeline[..i], cmd, ctx, out);
     }
     http_upload(cmd, ctx, out);
+}
+
+/// Shells and interactive interpreters: run with no script, they read commands from the
+/// terminal.
+const SHELLS_AND_REPLS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ash",
+    "ksh",
+    "mksh",
+    "csh",
+    "tcsh",
+    "fish",
+    "posh",
+    "rc",
+    "elvish",
+    "xonsh",
+    "nu",
+    "yash",
+    "pwsh",
+    "powershell",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "irb",
+    "node",
+    "php",
+    "lua",
+    "ghci",
+    "R",
+    "julia",
+    "clisp",
+    "sbcl",
+    "guile",
+    "tclsh",
+    "wish",
+    "expect",
+    "jshell",
+    "scala",
+    "erl",
+    "iex",
+    "gdb",
+    "psql",
+    "mysql",
+    "sqlite3",
+    "busybox",
+    "capsh",
+    "script",
+    "tmux",
+    "screen",
+];
+
+/// Text that hands a program a shell or the setuid bit.
+const SHELL_MARKERS: &[&str] = &[
+    "bin/sh",
+    "bin/bash",
+    "bin/dash",
+    "bin/zsh",
+    "bin/ash",
+    "bin/ksh",
+    "bin/csh",
+    "bin/tcsh",
+    "bin/fish",
+    "sh -i",
+    "sh -p",
+    "bash -i",
+    "bash -p",
+    ":!",
+    "!sh",
+    "!/",
+    "chmod u+s",
+    "chmod +s",
+    "chmod 4755",
+    "setuid(0)",
+    "posix_setuid",
+    "pcntl_exec",
+];
+
+/// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
+/// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
+/// a root shell, and everything typed into it afterwards is out of the guard's sight.
+fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let bare = SHELLS_AND_REPLS.contains(&cmd.name()) && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
+    let handed = cmd.argv[1..]
+        .iter()
+        .chain(cmd.stdin_text.iter())
+        .any(|a| SHELL_MARKERS.iter().any(|m| a.contains(m)));
+    if bare || handed {
+        out.push(block(
+            Category::Privilege,
+            ROOT_SHELL,
+            Risk::Critical,
+            cmd,
+            "runs a shell with root's rights: what it runs afterwards is out of the guard's sight",
+        ));
+    }
 }
 
 /// A path written by `cmd`: judged by where it lands.

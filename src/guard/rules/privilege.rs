@@ -96,7 +96,8 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
         && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
     if su_shell {
-        out.push(warn(p, ROOT_SHELL, cmd, "opens a root shell"));
+        // Everything typed into it afterwards is out of the guard's sight.
+        out.push(block(p, ROOT_SHELL, Risk::High, cmd, "opens a root shell"));
         return;
     }
     // `echo 'export PATH=/tmp/evil:$PATH' >> ~/.bashrc`: every later shell runs whatever is
