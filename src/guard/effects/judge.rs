@@ -30,6 +30,10 @@ pub const KILL_ALL: &str = "process.kill_all";
 pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
+pub const WIPE: &str = "disk.wipe";
+pub const NETWORK_CONFIG: &str = "network.config";
+pub const MANAGED_DELETE: &str = "deletion.managed_resource";
+pub const ATTACK_TOOL: &str = "network.attack_tool";
 const INFRASTRUCTURE: &str = crate::guard::rules::deletion::INFRASTRUCTURE;
 
 /// The safer alternative for an effect rule, or None for ids this module does not own.
@@ -118,6 +122,17 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if cmd.as_root {
         root_shell(cmd, out);
     }
+    if !dry {
+        managed_delete(cmd, out);
+    }
+    if ATTACK_TOOLS.contains(&name) {
+        out.push(warn(
+            Category::Network,
+            ATTACK_TOOL,
+            cmd,
+            "runs an attack tool (scanning, brute force, spoofing or exploitation) against other hosts",
+        ));
+    }
     if cmd.args_from_stdin && (name == "rm" || name == "unlink" || name == "shred") && i > 0 {
         listing_fed_delete(&pipeline[i - 1], cmd, ctx, out);
     }
@@ -125,6 +140,200 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         piped_upload(&pipeline[..i], cmd, ctx, out);
     }
     http_upload(cmd, ctx, out);
+}
+
+/// Offensive tools aimed at other hosts: scanners, online password guessers, spoofers,
+/// exploitation and lateral-movement kits (offline crackers such as john or hashcat work on
+/// local files and are not here).
+const ATTACK_TOOLS: &[&str] = &[
+    "hydra",
+    "medusa",
+    "ncrack",
+    "patator",
+    "wfuzz",
+    "ffuf",
+    "gobuster",
+    "dirb",
+    "dirbuster",
+    "feroxbuster",
+    "nikto",
+    "masscan",
+    "zmap",
+    "arpspoof",
+    "dnsspoof",
+    "ettercap",
+    "bettercap",
+    "responder",
+    "mitm6",
+    "msfconsole",
+    "msfvenom",
+    "msfdb",
+    "sqlmap",
+    "crackmapexec",
+    "netexec",
+    "nxc",
+    "evil-winrm",
+    "kerbrute",
+    "aireplay-ng",
+    "airodump-ng",
+    "mdk3",
+    "mdk4",
+    "reaver",
+    "bully",
+    "wifite",
+    "hping3",
+    "slowloris",
+    "thc-ssl-dos",
+    "yersinia",
+    "beef-xss",
+    "setoolkit",
+    "impacket-secretsdump",
+    "secretsdump.py",
+    "psexec.py",
+    "wmiexec.py",
+    "smbexec.py",
+    "ntlmrelayx.py",
+    "mimikatz",
+    "pspy",
+    "linpeas.sh",
+    "chisel",
+    "ligolo-ng",
+];
+
+/// Words that, as a CLI's subcommand, delete what it manages.
+const DELETE_WORDS: &[&str] = &[
+    "delete",
+    "destroy",
+    "rm",
+    "purge",
+    "drop",
+    "revoke",
+    "undeploy",
+    "undefine",
+    "terminate",
+    "wipe",
+    "erase",
+    "delete_member",
+    "rm-service",
+    "nuke",
+];
+
+/// Programs whose delete subcommands touch only the workspace or installed packages, or that
+/// have rules of their own.
+const LOCAL_DELETERS: &[&str] = &[
+    "rm",
+    "rmdir",
+    "unlink",
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "poetry",
+    "pdm",
+    "cargo",
+    "rustup",
+    "gem",
+    "bundle",
+    "composer",
+    "go",
+    "dotnet",
+    "nuget",
+    "conda",
+    "mamba",
+    "micromamba",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "pacman",
+    "zypper",
+    "apk",
+    "snap",
+    "flatpak",
+    "nix-env",
+    "asdf",
+    "mise",
+    "nvm",
+    "pyenv",
+    "sdk",
+    "opam",
+    "stack",
+    "cabal",
+    "helm",
+    "kubectl",
+    "oc",
+    "docker",
+    "podman",
+    "tmux",
+    "screen",
+    "jj",
+    "hg",
+    "svn",
+    "find",
+    "xargs",
+    "sed",
+    "awk",
+    "echo",
+    "printf",
+    "trash",
+    "trash-put",
+    "gio",
+    "make",
+    "just",
+    "task",
+    "npx",
+    "pnpx",
+    "bunx",
+    "ipfs",
+    "mc",
+    "crontab",
+    "ufw",
+    "nft",
+    "iptables",
+    "ip",
+    "nerdctl",
+    "crictl",
+    "toolbox",
+    "distrobox",
+    "limactl",
+    "redis-cli",
+    "valkey-cli",
+    "keydb-cli",
+    "ollama",
+];
+
+/// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`: a CLI told
+/// to delete something it manages, off the workspace (warned; cloud CLIs with a spec block).
+fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    if LOCAL_DELETERS.contains(&name)
+        || spec_for(name).is_some_and(|s| s.clauses.iter().any(|c| c.does == Does::DestroyRemote))
+    {
+        return;
+    }
+    let words: Vec<&str> = cmd.argv[1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .take(3)
+        .collect();
+    if words
+        .iter()
+        .any(|w| DELETE_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+    {
+        out.push(warn(
+            Category::Deletion,
+            MANAGED_DELETE,
+            cmd,
+            "deletes something the program manages (a machine, a service, a key, a record)",
+        ));
+    }
 }
 
 /// Shells and interactive interpreters: run with no script, they read commands from the
@@ -253,6 +462,7 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("a place the system runs commands or takes its accounts from"),
         )),
         Place::Startup => startup_write(cmd, path, out),
+        Place::System => out.push(warn(Category::Privilege, SYSTEM_STATE, cmd, what("a system file"))),
         Place::Logs => out.push(block(
             Category::Network,
             SECURITY_OFF,
@@ -448,6 +658,19 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 out.push(block(Category::Deletion, INFRASTRUCTURE, Risk::Critical, cmd, what));
             }
         }
+        Does::WipeDevice => out.push(block(
+            Category::Disk,
+            WIPE,
+            Risk::Critical,
+            cmd,
+            "overwrites or erases a whole device",
+        )),
+        Does::NetworkConfig => out.push(warn(
+            Category::Network,
+            NETWORK_CONFIG,
+            cmd,
+            "changes the machine's network configuration (addresses, routes, links or open ports)",
+        )),
         Does::EnableService => out.push(warn(
             Category::Persistence,
             SCHEDULED,
@@ -490,13 +713,13 @@ fn judge_upload<'a>(
             Place::WorkspaceAll
             | Place::Home
             | Place::Startup
+            | Place::Logs
             | Place::System
             | Place::Persistence
             | Place::Outside
             | Place::VcsMeta
             | Place::Kernel
             | Place::Device => Recommendation::Block,
-            Place::Workspace | Place::DependencyDir if recursive => Recommendation::Block,
             Place::Unknown if recursive => Recommendation::Block,
             Place::Temp => continue,
             _ => Recommendation::Warn,
@@ -905,9 +1128,58 @@ fn dependency_dirs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     }
 }
 
+/// A block device holding file systems: a disk, a partition, a volume.
+fn is_disk(path: &str) -> bool {
+    const DISKS: &[&str] = &[
+        "/dev/sd",
+        "/dev/nvme",
+        "/dev/vd",
+        "/dev/xvd",
+        "/dev/hd",
+        "/dev/mmcblk",
+        "/dev/md",
+        "/dev/dm-",
+        "/dev/mapper/",
+        "/dev/loop",
+        "/dev/disk/",
+        "/dev/root",
+        "/dev/zd",
+    ];
+    DISKS.iter().any(|d| path.starts_with(d))
+}
+
 /// A program without a spec, not known to only read, build or test, handed a path in kernel
 /// state, a persistence location, VCS hooks or a system directory.
 fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    // Asked only to show something: `mdadm --detail`, `lvs --info`, `tool status`.
+    const INSPECT: &[&str] = &[
+        "--detail",
+        "--examine",
+        "--query",
+        "-D",
+        "-E",
+        "-Q",
+        "--info",
+        "--list",
+        "-l",
+        "--show",
+        "--dump",
+        "--print",
+        "--status",
+        "--check",
+        "--verify",
+        "--test",
+        "status",
+        "info",
+        "show",
+        "list",
+        "ls",
+        "get",
+        "describe",
+    ];
+    if cmd.argv.iter().skip(1).any(|a| INSPECT.contains(&a.as_str())) {
+        return;
+    }
     let cwd = cmd.cwd.as_deref();
     for a in cmd.argv.iter().skip(1) {
         let path = a
@@ -919,11 +1191,18 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             continue;
         }
         let place = place_of(path, cwd, ctx.workspace);
+        // Programs read from /usr, /opt, /bin and /nix all the time (headers, libraries, data,
+        // interpreters): the system's *state* is /etc, /var, /boot, /root, /srv; of the
+        // devices, the disks.
+        let state_dir = ["/etc", "/var", "/boot", "/root", "/srv"]
+            .iter()
+            .any(|d| path == *d || path.starts_with(&format!("{d}/")));
         let what = match place {
             Place::Kernel => "kernel state",
             Place::Persistence => "a place the system runs commands from",
             Place::VcsHooks => "a git hook",
-            Place::System => "a system path",
+            Place::System if state_dir => "a system path",
+            Place::Device if is_disk(path) => "a disk",
             _ => continue,
         };
         out.push(violation(

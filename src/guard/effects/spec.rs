@@ -115,6 +115,10 @@ pub enum Does {
     Persist(&'static str),
     /// Enables a system service to start at every boot (warned: often the task's own service).
     EnableService,
+    /// Overwrites or erases a whole device (`nwipe`, `blkdiscard`, `badblocks -w`).
+    WipeDevice,
+    /// Changes the machine's network configuration (addresses, routes, links, open ports).
+    NetworkConfig,
     /// Deletes resources of a remote service or cloud account (clusters, databases, apps,
     /// buckets): nothing on this machine brings them back.
     DestroyRemote,
@@ -274,7 +278,11 @@ impl Val {
                     || !(parts[0].starts_with("127.") || parts[0] == "localhost" || lower.starts_with("[::1]"))
             }
             Val::Remote => {
-                if lower.starts_with("rsync://") {
+                const REMOTE_SCHEMES: &[&str] = &[
+                    "rsync://", "s3://", "gs://", "az://", "wasb://", "wasbs://", "abfs://", "r2://", "b2://",
+                    "sftp://", "ftp://", "ftps://",
+                ];
+                if REMOTE_SCHEMES.iter().any(|s| lower.starts_with(s)) {
                     return true;
                 }
                 // `host:path` (not a drive letter, not a path with a colon after a slash).

@@ -259,11 +259,39 @@ pub static PROGRAMS: &[Program] = &[
             "--subscription",
             "--account",
         ],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Arg(Val::Is(DESTROY_VERBS)),
-            does: Does::DestroyRemote,
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(DESTROY_VERBS)),
+                does: Does::DestroyRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Prefix(&[
+                    "delete-",
+                    "destroy-",
+                    "terminate-",
+                    "deregister-",
+                    "purge-",
+                    "remove-",
+                ])),
+                does: Does::DestroyRemote,
+            },
+            // `aws s3 sync DIR s3://..`, `gsutil cp F gs://..`, `rclone copy DIR remote:..`: sent
+            // to a bucket off this machine.
+            Clause {
+                sub: &["s3"],
+                when: When::Arg(Val::Is(&["cp", "sync", "mv"])),
+                does: Does::CopyToRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(&[
+                    "cp", "rsync", "mv", "copy", "sync", "copyto", "moveto", "move",
+                ])),
+                does: Does::CopyToRemote,
+            },
+        ],
     },
     Program {
         names: &["dotnet"],
@@ -550,19 +578,45 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::Always,
                 does: Does::SecurityOff("lets every connection through the firewall"),
             },
+            Clause {
+                sub: &["allow"],
+                when: When::Always,
+                does: Does::NetworkConfig,
+            },
+            Clause {
+                sub: &["delete"],
+                when: When::Always,
+                does: Does::NetworkConfig,
+            },
         ],
     },
     Program {
         names: &["firewall-cmd"],
         value_opts: &[],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Either(
-                &When::Value(&["--set-default-zone"], Val::Is(&["trusted"])),
-                &When::Value(&["--zone"], Val::Is(&["trusted"])),
-            ),
-            does: Does::SecurityOff("trusts every connection"),
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Any(&[
+                    "--add-port",
+                    "--add-service",
+                    "--remove-service",
+                    "--remove-port",
+                    "--panic-on",
+                    "--add-rich-rule",
+                    "--add-forward-port",
+                    "--add-masquerade",
+                ]),
+                does: Does::NetworkConfig,
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Value(&["--set-default-zone"], Val::Is(&["trusted"])),
+                    &When::Value(&["--zone"], Val::Is(&["trusted"])),
+                ),
+                does: Does::SecurityOff("trusts every connection"),
+            },
+        ],
     },
     Program {
         names: &["systemctl"],
@@ -663,6 +717,146 @@ pub static PROGRAMS: &[Program] = &[
                 does: Does::SecurityOff("turns auditing off"),
             },
         ],
+    },
+    Program {
+        names: &[
+            "nwipe",
+            "blkdiscard",
+            "sg_format",
+            "shred",
+            "wipe",
+            "scrub",
+            "dcfldd",
+            "f3fix",
+            "f3probe",
+        ],
+        value_opts: &["-m", "--method", "-r", "--rounds", "-o", "--offset", "-l", "--length"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Prefix(&["/dev/"])),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["badblocks"],
+        value_opts: &["-b", "-c", "-e", "-d", "-i", "-o", "-p", "-t"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-w"]),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["wipefs"],
+        value_opts: &["-o", "--offset", "-t", "--types", "-b", "--backup"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Any(&["-a", "--all", "-o", "--offset"]),
+                &When::NoneOf(&["-n", "--no-act"]),
+            ),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["nvme"],
+        value_opts: &["-n", "--namespace-id", "-s", "--ses", "-r", "--reset"],
+        clauses: &[
+            Clause {
+                sub: &["format"],
+                when: When::Always,
+                does: Does::WipeDevice,
+            },
+            Clause {
+                sub: &["sanitize"],
+                when: When::Always,
+                does: Does::WipeDevice,
+            },
+        ],
+    },
+    Program {
+        names: &["hdparm"],
+        value_opts: &["--user-master", "--security-set-pass"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&[
+                "--security-erase",
+                "--security-erase-enhanced",
+                "--trim-sector-ranges",
+                "--write-sector",
+            ]),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["ip"],
+        value_opts: &["-n", "-netns", "-f", "-family"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Arg(Val::Is(&[
+                    "del", "delete", "d", "flush", "f", "down", "replace", "change",
+                ])),
+                &When::Both(
+                    &When::Arg(Val::Is(&["set"])),
+                    &When::Arg(Val::Is(&["down", "nomaster"])),
+                ),
+            ),
+            does: Does::NetworkConfig,
+        }],
+    },
+    Program {
+        names: &[
+            "ifconfig",
+            "ifdown",
+            "nmcli",
+            "networkctl",
+            "route",
+            "brctl",
+            "tc",
+            "ethtool",
+            "iwconfig",
+            "wg-quick",
+            "resolvectl",
+        ],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Arg(Val::Is(&[
+                    "down",
+                    "del",
+                    "delete",
+                    "off",
+                    "flush",
+                    "disconnect",
+                    "revert",
+                    "reset",
+                ])),
+                &When::Any(&["-s", "--set", "-K", "--offload"]),
+            ),
+            does: Does::NetworkConfig,
+        }],
+    },
+    Program {
+        names: &["semanage"],
+        value_opts: &[
+            "-t", "--type", "-s", "--seuser", "-r", "--range", "-R", "--roles", "-e", "--equal",
+        ],
+        clauses: &[Clause {
+            sub: &["permissive"],
+            when: When::Any(&["-a", "--add"]),
+            does: Does::SecurityOff("makes an SELinux domain permissive"),
+        }],
+    },
+    Program {
+        names: &["aa-remove-unknown"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["-n"]),
+            does: Does::SecurityOff("unloads AppArmor profiles"),
+        }],
     },
     Program {
         names: &["history"],
@@ -955,7 +1149,7 @@ pub static PROGRAMS: &[Program] = &[
         ],
     },
     Program {
-        names: &["scp", "rsync", "sftp"],
+        names: &["scp", "rsync", "sftp", "rcp", "pscp"],
         value_opts: &[
             "-P",
             "-p",

@@ -299,7 +299,9 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 "adds a user to an administrator group",
             ));
         }
-        "passwd" | "chpasswd" | "useradd" | "userdel" => {
+        "passwd" | "chpasswd" | "useradd" | "userdel" | "usermod" | "gpasswd" | "groupadd" | "groupdel"
+        | "groupmod" | "adduser" | "addgroup" | "deluser" | "delgroup" | "smbpasswd" | "chage" | "vipw" | "vigr"
+        | "sulogin" | "pdbedit" | "chsh" | "chfn" => {
             out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
         }
         _ => {}
