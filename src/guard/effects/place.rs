@@ -166,7 +166,7 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         if abs == "/proc/sys"
             || abs.starts_with("/proc/sys/")
             || abs == "/proc/sysrq-trigger"
-            || abs.starts_with("/sys/")
+            || (abs.starts_with("/sys/") && !abs.starts_with("/sys/fs/cgroup"))
         {
             return Place::Kernel;
         }

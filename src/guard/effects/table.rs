@@ -1219,6 +1219,24 @@ pub static PROGRAMS: &[Program] = &[
         }],
     },
     Program {
+        names: &["at", "batch"],
+        value_opts: &["-f", "-q", "-t"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["-l", "-r", "-d", "-c", "-V"]),
+            does: Does::Persist("schedules a command to run later, after this task"),
+        }],
+    },
+    Program {
+        names: &["trust"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &["anchor"],
+            when: When::NoneOf(&["--remove", "-r"]),
+            does: Does::SecurityOff("adds a certificate authority to the system's trust"),
+        }],
+    },
+    Program {
         names: &["tee"],
         value_opts: &[],
         clauses: &[Clause {

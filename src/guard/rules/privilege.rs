@@ -2,7 +2,7 @@
 //! bits and capabilities, sudoers edits, `chown -R` of system directories, adding users to
 //! admin groups, writes to `/etc/passwd`/`/etc/shadow`. `lockout`: `chmod -R 000` /
 //! `chattr -R +i` of a tree outside the workspace (blocked; warned without `-R`);
-//! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (warned). `install -m 4755` is a setuid
+//! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (blocked). `install -m 4755` is a setuid
 //! change like `chmod`. `ssh_access`: writing `~/.ssh/authorized_keys` or the SSH daemon's
 //! configuration (a login for someone else, root login turned on). `startup_hijack`: a shell
 //! startup file given a PATH that starts with /tmp, /dev/shm or `.` (or an `alias sudo=`).
@@ -77,7 +77,12 @@ fn setuid_mode(mode: &str) -> bool {
     if mode.chars().all(|c| c.is_ascii_digit()) {
         return mode.len() == 4 && matches!(mode.chars().next(), Some('2' | '4' | '6' | '7'));
     }
-    mode.contains("+s") || mode.contains("u+s") || mode.contains("g+s")
+    // Symbolic modes: `u+s`, `g+xs`, `a=rwxs`, `+s`; every clause of `u+x,g+s` counts.
+    mode.split(',').any(|clause| {
+        clause
+            .split_once(['+', '='])
+            .is_some_and(|(who, perms)| who.chars().all(|c| "ugoa".contains(c)) && perms.contains('s'))
+    })
 }
 
 const PROTECTED: &[&str] = &[
@@ -94,6 +99,10 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`: a root shell.
     let su_shell = matches!(name, "su" | "sudo" | "doas" | "pkexec")
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
+        // `sudo -l`, `doas -L`, `su -h`, `sudo -k`: listing, help, forgetting the credentials.
+        && !cmd.argv.iter().skip(1).any(|a| {
+            matches!(a.as_str(), "-h" | "--help" | "-l" | "--list" | "-L" | "-V" | "--version" | "-k" | "-K" | "-v" | "--validate")
+        })
         && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
     if su_shell {
         // Everything typed into it afterwards is out of the guard's sight.

@@ -1087,7 +1087,13 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
                     || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
                     && !rest.ends_with(".pub")
             }
-            None => matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers") || a.starts_with("/etc/ssh/ssh_host_"),
+            None => {
+                matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
+                    || a.starts_with("/etc/ssh/ssh_host_")
+                    // Container and pod secrets mounted by the orchestrator.
+                    || a.starts_with("/run/secrets/")
+                    || a.starts_with("/var/run/secrets/")
+            }
         };
         if sensitive && !a.ends_with(".pub") {
             out.push(violation(
