@@ -519,3 +519,40 @@ fn startup_files_credential_hunts_trust_and_schedules() {
     );
     allowed(&["sudo -l", "sudo -k", "su -h", "chmod u+x scripts/run.sh"]);
 }
+
+#[test]
+fn paths_named_inside_programs_and_values() {
+    judged(
+        "secrets.credential_file",
+        Block,
+        &[
+            "lua -e 'local f=io.open(\"/etc/shadow\", \"rb\"); io.write(f:read(\"*a\"))'",
+            "curl file:///root/.aws/credentials",
+            "sysctl -n \"/../../etc/shadow\"",
+        ],
+    );
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "python3 -c 'open(\"/etc/ld.so.preload\",\"w\").write(\"/tmp/x.so\")'",
+            "sqlite3 /dev/null -cmd '.output /home/dev/.bashrc' 'select 1'",
+        ],
+    );
+    judged(
+        "privilege.system_state",
+        Block,
+        &[
+            "frobnicate -o /etc/cron.d/job",
+            "gtester x -o /etc/ld.so.preload",
+            "nmap -oG=/etc/ld.so.preload 127.0.0.1",
+        ],
+    );
+    allowed(&[
+        "export KUBECONFIG=~/.kube/config",
+        "kubectl --kubeconfig=~/.kube/config get pods",
+        "python3 -c 'print(open(\"/etc/os-release\").read())'",
+        "awk -F: '{print $1}' /etc/passwd",
+        "python3 -c 'import pwd; print(open(\"/etc/passwd\").read())'",
+    ]);
+}

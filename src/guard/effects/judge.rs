@@ -32,6 +32,7 @@ pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
 pub const CREDENTIAL_HUNT: &str = "secrets.credential_hunt";
+const CREDENTIAL_FILE: &str = crate::guard::rules::secrets::CREDENTIAL_FILE;
 pub const NETWORK_CONFIG: &str = "network.config";
 pub const MANAGED_DELETE: &str = "deletion.managed_resource";
 pub const ATTACK_TOOL: &str = "network.attack_tool";
@@ -132,6 +133,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         managed_delete(cmd, out);
     }
     credential_hunt(cmd, ctx, out);
+    embedded_paths(cmd, ctx, out);
     if ATTACK_TOOLS.contains(&name) {
         out.push(warn(
             Category::Network,
@@ -341,6 +343,85 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "deletes something the program manages (a machine, a service, a key, a record)",
         ));
     }
+}
+
+/// Paths inside a larger word: inline programs (`python -c 'open("/etc/ld.so.preload","w")'`,
+/// `lua -e 'io.open("/etc/shadow")'`), glued option values (`-oG=/etc/ld.so.preload`,
+/// `--extra-opts=@/etc/ssh/ssh_host_ed25519_key`), URLs (`file:///root/.aws/credentials`),
+/// editor commands (`.output ~/.bashrc`). A credential file named there is read; a place the
+/// system runs commands from, a git hook or kernel state named there is, for all the guard
+/// can tell, written.
+fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    let texts = cmd.argv[1..].iter().chain(cmd.stdin_text.iter());
+    for text in texts {
+        // `--kubeconfig=~/.kube/config`, `KUBECONFIG=~/.kube/config`: a setting that points at
+        // a file is judged as that file given whole (the category rules know its owners).
+        let bare = text
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-') || crate::guard::is_assignment(text))
+            .map(|(_, v)| v)
+            .unwrap_or(text)
+            .trim_start_matches('@');
+        for path in paths_in(text) {
+            if path == text.as_str() || path == bare {
+                continue;
+            }
+            if crate::guard::rules::secrets::is_credential_path(&path) {
+                out.push(block(
+                    Category::Secrets,
+                    CREDENTIAL_FILE,
+                    Risk::High,
+                    cmd,
+                    format!("reads {path}, a credential file, from inside its arguments"),
+                ));
+                return;
+            }
+            // `/etc/passwd` and `/etc/group` are read all the time (user lookups).
+            if matches!(path.as_str(), "/etc/passwd" | "/etc/group") {
+                continue;
+            }
+            let what = match place_of(&path, cwd, ctx.workspace) {
+                Place::Persistence => "a place the system runs commands or takes its accounts from",
+                Place::VcsHooks => "a git hook",
+                Place::Kernel => "kernel state",
+                Place::Startup => "a startup file",
+                _ => continue,
+            };
+            out.push(block(
+                Category::Persistence,
+                SCHEDULED,
+                Risk::High,
+                cmd,
+                format!("names {path} ({what}) inside its arguments, where writing it plants a command"),
+            ));
+            return;
+        }
+    }
+}
+
+/// The absolute or home paths inside a text: runs of path characters starting with `/` or `~/`
+/// (a `file://` scheme's slashes folded), lexically normalised.
+fn paths_in(text: &str) -> Vec<String> {
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "._/~+-@%".contains(c);
+    let mut out = Vec::new();
+    for token in text.split(|c: char| !is_path_char(c)) {
+        let token = token.trim_start_matches('@');
+        let path = if token.starts_with("~/") {
+            token.to_string()
+        } else if let Some(rest) = token.strip_prefix('/') {
+            let folded = format!("/{}", rest.trim_start_matches('/'));
+            crate::guard::normalize(Path::new(&folded))
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            continue;
+        };
+        if path.len() > 1 {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// `grep -ri password /`, `find / -name id_rsa`, `find ~ -name '*.pem'`: searching the whole
@@ -1304,19 +1385,25 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         let state_dir = ["/etc", "/var", "/boot", "/root", "/srv"]
             .iter()
             .any(|d| path == *d || path.starts_with(&format!("{d}/")));
-        let what = match place {
-            Place::Kernel => "kernel state",
-            Place::Persistence => "a place the system runs commands from",
-            Place::VcsHooks => "a git hook",
-            Place::System if state_dir => "a system path",
-            Place::Device if is_disk(path) => "a disk",
+        let (what, rec) = match place {
+            // Hardware tools read /sys all the time; writes there are judged as writes.
+            Place::Kernel => ("kernel state", Recommendation::Warn),
+            Place::Persistence => ("a place the system runs commands from", Recommendation::Block),
+            Place::VcsHooks => ("a git hook", Recommendation::Block),
+            Place::Startup => ("a startup file", Recommendation::Warn),
+            Place::System if state_dir => ("a system path", Recommendation::Warn),
+            Place::Device if is_disk(path) => ("a disk", Recommendation::Warn),
             _ => continue,
         };
         out.push(violation(
             Category::Privilege,
             SYSTEM_STATE,
-            Recommendation::Warn,
-            Risk::Medium,
+            rec,
+            if rec == Recommendation::Block {
+                Risk::High
+            } else {
+                Risk::Medium
+            },
             &cmd.display(),
             format!(
                 "`{}` is handed {path} ({what}); the guard has no spec saying it only reads it",

@@ -273,7 +273,6 @@ pub static PROGRAMS: &[Program] = &[
                     "terminate-",
                     "deregister-",
                     "purge-",
-                    "remove-",
                 ])),
                 does: Does::DestroyRemote,
             },

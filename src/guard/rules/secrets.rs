@@ -926,6 +926,28 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
     false
 }
 
+/// A credential file: below the home directory (`~/.ssh/id_*`, `~/.aws/credentials`, ...),
+/// or the system's (`/etc/shadow`, host keys, mounted orchestrator secrets). Public keys are
+/// not credentials.
+pub(crate) fn is_credential_path(a: &str) -> bool {
+    match home_relative(a) {
+        Some(rest) => {
+            (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
+                || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
+                && !rest.ends_with(".pub")
+        }
+        None => {
+            matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
+                || a.starts_with("/etc/ssh/ssh_host_")
+                // Container and pod secrets mounted by the orchestrator.
+                || a.starts_with("/run/secrets/")
+                || a.starts_with("/var/run/secrets/")
+                // root's own credentials.
+                || a.strip_prefix("/root/").is_some_and(|rest| CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)))
+        }
+    }
+}
+
 /// Credential files under the home directory (or the system's), by path below home.
 const CREDENTIAL_PATHS: &[&str] = &[
     ".ssh/id_",
@@ -1081,20 +1103,7 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         }
         let a = a.trim_start_matches('@');
         let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a);
-        let sensitive = match home_relative(a) {
-            Some(rest) => {
-                (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
-                    || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
-                    && !rest.ends_with(".pub")
-            }
-            None => {
-                matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
-                    || a.starts_with("/etc/ssh/ssh_host_")
-                    // Container and pod secrets mounted by the orchestrator.
-                    || a.starts_with("/run/secrets/")
-                    || a.starts_with("/var/run/secrets/")
-            }
-        };
+        let sensitive = is_credential_path(a);
         if sensitive && !a.ends_with(".pub") {
             out.push(violation(
                 Category::Secrets,
