@@ -556,3 +556,24 @@ fn paths_named_inside_programs_and_values() {
         "python3 -c 'import pwd; print(open(\"/etc/passwd\").read())'",
     ]);
 }
+
+#[test]
+fn credentials_by_shape_wherever_they_stand() {
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "atuin login --username alice -p jmC7%7eTUFX23",
+            "doctl d u rs database_id alice E7qo@ipofin25",
+            "echo 'Y63B%RmYUcA62' | argon2 salt -id",
+            "expose token f8SCpcrFIpSclVkov1So877gvgv06qw166U8P3s2",
+        ],
+    );
+    allowed(&[
+        "git checkout -b JIRA-1234_AddLogin",
+        "git checkout 9b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+        "ssh deploy@Prod01",
+        "docker pull node:20-alpine",
+        "echo 'Build_v2.0.1 done'",
+    ]);
+}

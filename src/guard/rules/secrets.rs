@@ -292,6 +292,7 @@ pub fn find_token(text: &str) -> Option<&str> {
 }
 
 const SECRET_NAMES: &[&str] = &[
+    "PASSPHRASE",
     "PASSWORD",
     "PASSWD",
     "PASS",
@@ -812,9 +813,49 @@ fn inline_login(args: &[String]) -> Option<&str> {
     })
 }
 
+/// A word shaped like a credential wherever it stands: mixed-case letters, digits and a
+/// password symbol (`@#%+!$^&*=?~`), 10+ characters, no whitespace, no path or address shape;
+/// or 32+ mixed-case alphanumerics of high entropy (a random token). Branch names, versions,
+/// hashes (one case) and file names do not have that shape.
+fn credential_shaped(w: &str) -> bool {
+    let w = w.trim_matches(|c| c == '"' || c == '\'');
+    if !literal_value(w) || w.contains(char::is_whitespace) || w.contains(['/', '.', ':', ',']) || w.starts_with('-') {
+        return false;
+    }
+    let upper = w.chars().any(|c| c.is_ascii_uppercase());
+    let lower = w.chars().any(|c| c.is_ascii_lowercase());
+    let digit = w.chars().any(|c| c.is_ascii_digit());
+    let symbol = w.chars().any(|c| "@#%+!$^&*=?~".contains(c));
+    let user_at_host = w.split_once('@').is_some_and(|(u, h)| {
+        !u.is_empty()
+            && u.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))
+            && !h.contains(['@', '#', '%', '+', '!'])
+    });
+    let assignment = crate::guard::is_assignment(w);
+    let password = upper && lower && digit && symbol && w.len() >= 10 && !user_at_host && !assignment;
+    let token = upper
+        && lower
+        && digit
+        && w.len() >= 32
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        && entropy(w) >= 4.0;
+    password || token
+}
+
 /// Literal passwords in options; true when one fired.
 fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) -> bool {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
+    if let Some(word) = args.iter().find(|a| credential_shaped(a)) {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            word,
+            "a literal password or token is written into the command line",
+        );
+        return true;
+    }
     if let Some(option) = named_secret_option(args).or_else(|| inline_login(args)) {
         push(
             out,
