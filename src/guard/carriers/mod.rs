@@ -112,6 +112,7 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
     out.extend(by_name(&cmd.argv));
     out.extend(interpreters::carried(&cmd.argv));
     out.extend(programs::find_exec(&cmd.argv));
+    out.extend(programs::command_options(&cmd.argv));
     out.extend(written_script(cmd, written));
     out.extend(shells::startup_file_text(cmd));
     out

@@ -28,15 +28,52 @@ const RUN_VARS: &[&str] = &[
     "PROMPT_COMMAND",
 ];
 
-/// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`); a
-/// `LESSOPEN='|cmd %s'` pipe mark is dropped.
+/// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`,
+/// and any `*_COMMAND`, `*_CMD`, `*PAGER`, `*EDITOR` variable: `RESTIC_PASSWORD_COMMAND=..`,
+/// `CRASHPAGER=..`); a `LESSOPEN='|cmd %s'` pipe mark is dropped.
 pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
+    let names_a_command = |n: &str| {
+        RUN_VARS.contains(&n)
+            || ["_COMMAND", "_CMD", "PAGER", "EDITOR", "_SHELL", "_HOOK"]
+                .iter()
+                .any(|s| n.ends_with(s))
+    };
     cmd.assignments
         .iter()
         .filter_map(|a| a.split_once('='))
-        .filter(|(n, v)| RUN_VARS.contains(n) && !v.is_empty())
+        .filter(|(n, v)| names_a_command(n) && !v.is_empty())
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
         .collect()
+}
+
+/// Options whose value is a command line the program runs, by their name: `--password-
+/// command='..'`, `--conf-script='..'`, `--exec-hook=..`, `--pager='..'`. Only a value the
+/// option is known to hold (`--name=VALUE`, or a separate value that reads as a command line:
+/// it has a space) is taken.
+pub(super) fn command_options(argv: &[String]) -> Vec<Carried> {
+    const ENDINGS: &[&str] = &[
+        "command", "cmd", "script", "exec", "hook", "program", "pager", "editor", "shell",
+    ];
+    let named = |o: &str| {
+        let o = o.trim_start_matches('-').to_ascii_lowercase();
+        o.len() > 2 && ENDINGS.iter().any(|e| o.ends_with(e)) && !o.ends_with("-path") && !o.starts_with("no-")
+    };
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        if !a.starts_with("--") {
+            continue;
+        }
+        match a.split_once('=') {
+            Some((o, v)) if named(o) && !v.is_empty() => out.push(Carried::child(v)),
+            None if named(a) => {
+                if let Some(v) = argv.get(i + 1).filter(|v| v.contains(' ') && !v.starts_with('-')) {
+                    out.push(Carried::child(v));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `git -c core.sshCommand=CMD ..`, `git config alias.x '!CMD'`, `git clone 'ext::sh -c cmd%

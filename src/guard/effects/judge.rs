@@ -134,6 +134,8 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     }
     credential_hunt(cmd, ctx, out);
     embedded_paths(cmd, ctx, out);
+    inline_reverse_shell(cmd, out);
+    privileged_shell(cmd, out);
     if ATTACK_TOOLS.contains(&name) {
         out.push(warn(
             Category::Network,
@@ -341,6 +343,95 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             MANAGED_DELETE,
             cmd,
             "deletes something the program manages (a machine, a service, a key, a record)",
+        ));
+    }
+}
+
+/// `gawk 'BEGIN {s = "/inet/tcp/0/HOST/PORT"; ... |& s}'`, `julia -e 'sock=connect(..);
+/// run(..)'`, `php -r '$sock=fsockopen(..);exec("/bin/sh ..")'`: inline code that opens a
+/// connection and runs what comes through it.
+fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const CONNECT: &[&str] = &[
+        "/inet/tcp",
+        "/inet/udp",
+        "/dev/tcp/",
+        "/dev/udp/",
+        "fsockopen",
+        "socket.socket",
+        "socket(",
+        "tcpsocket",
+        "net.connect",
+        "net.socket",
+        "connect(",
+        "sockets",
+        "io::socket",
+        "java.net.socket",
+        "new socket(",
+        "tcp()",
+        "tcpclient",
+        "socket.tcp",
+        "s.tcp(",
+    ];
+    const RUN: &[&str] = &[
+        "/bin/sh",
+        "/bin/bash",
+        "cmd.exe",
+        "exec(",
+        "spawn(",
+        "popen(",
+        "system(",
+        "processbuilder",
+        "child_process",
+        "subprocess",
+        "os.execute",
+        "io.popen",
+        "run(`",
+        "pty.spawn",
+        "shell_exec",
+        "passthru",
+        "|&",
+        "getruntime",
+        "dup2",
+        "readline(sock",
+        "execute(",
+    ];
+    let code = cmd.argv[1..].iter().chain(cmd.stdin_text.iter()).find(|t| {
+        let l = t.to_ascii_lowercase();
+        (t.contains(' ') || t.contains('\n'))
+            && CONNECT.iter().any(|m| l.contains(m))
+            && RUN.iter().any(|m| l.contains(m))
+    });
+    if code.is_some() {
+        out.push(block(
+            Category::Network,
+            crate::guard::rules::network::REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            "inline code that connects out and runs what comes back: a reverse shell",
+        ));
+    }
+}
+
+/// `sh -p`, `bash -p`, `X /bin/sh -p`: a shell told to keep set-user-ID privileges, which only
+/// matters when escalating through a setuid program.
+fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let shell = |w: &str| crate::guard::carriers::is_shell(crate::guard::basename(w));
+    let direct = shell(&cmd.argv[0])
+        && cmd.argv[1..]
+            .iter()
+            .any(|a| a == "-p" || (is_flag(a, "-p") && !a.contains('c')));
+    let handed = cmd
+        .argv
+        .windows(2)
+        .any(|w| shell(&w[0]) && w[0].contains('/') && w[1] == "-p");
+    let text = cmd.argv[1..].iter().any(|a| shell_flag(a, "-p"));
+    if direct || handed || text {
+        out.push(block(
+            Category::Privilege,
+            ROOT_SHELL,
+            Risk::Critical,
+            cmd,
+            "starts a shell that keeps set-user-ID privileges (-p): an escalation through a setuid program",
         ));
     }
 }
@@ -564,7 +655,8 @@ const SHELLS_AND_REPLS: &[&str] = &[
     "screen",
 ];
 
-/// Text that hands a program a shell or the setuid bit.
+/// Text that hands a program a shell or the setuid bit (`sh -i`/`-p` are checked with
+/// [`shell_flag`], so `ssh -p 22` is no shell).
 const SHELL_MARKERS: &[&str] = &[
     "bin/sh",
     "bin/bash",
@@ -575,10 +667,6 @@ const SHELL_MARKERS: &[&str] = &[
     "bin/csh",
     "bin/tcsh",
     "bin/fish",
-    "sh -i",
-    "sh -p",
-    "bash -i",
-    "bash -p",
     ":!",
     "!sh",
     "!/",
@@ -590,6 +678,24 @@ const SHELL_MARKERS: &[&str] = &[
     "pcntl_exec",
 ];
 
+/// Whether `text` runs a shell word (`sh`, `bash`, `/bin/zsh`, ...) with option `flag`
+/// (`-i`, `-p`): the word before the flag must be a shell's name, not `ssh`.
+fn shell_flag(text: &str, flag: &str) -> bool {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || "'\";(){}".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| crate::guard::carriers::is_shell(crate::guard::basename(w[0])) && w[1] == flag)
+}
+
+/// Text that hands a program a shell: a shell path, an escape, or a shell run interactively or
+/// keeping privileges.
+fn hands_a_shell(text: &str) -> bool {
+    SHELL_MARKERS.iter().any(|m| text.contains(m)) || shell_flag(text, "-i") || shell_flag(text, "-p")
+}
+
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight.
@@ -598,7 +704,7 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let handed = cmd.argv[1..]
         .iter()
         .chain(cmd.stdin_text.iter())
-        .any(|a| SHELL_MARKERS.iter().any(|m| a.contains(m)));
+        .any(|a| hands_a_shell(a));
     if bare || handed {
         out.push(block(
             Category::Privilege,
@@ -1128,8 +1234,30 @@ fn archive_file(cmd: &SimpleCommand) -> Option<String> {
 /// packed by one command and uploaded by a later one in the same line.
 pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let mut packed: Vec<(String, Vec<String>)> = Vec::new();
+    // A program started as root earlier in the text, and text handing a shell written to a
+    // file: what follows runs as root.
+    let mut root_before = false;
+    let mut shell_text_written = false;
     for pipeline in pipelines {
         for cmd in pipeline {
+            let bare_shell = crate::guard::carriers::is_shell(cmd.name())
+                && cmd.argv[1..]
+                    .iter()
+                    .all(|a| matches!(a.as_str(), "-i" | "-p" | "-s" | "-l" | "--login"));
+            if (root_before && bare_shell) || (shell_text_written && cmd.as_root) {
+                out.push(block(
+                    Category::Privilege,
+                    ROOT_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    "a shell reached through a program running as root (typed into it, or planted in a file it reads)",
+                ));
+            }
+            root_before |= cmd.as_root;
+            if !cmd.redirects.is_empty() && matches!(cmd.name(), "echo" | "printf" | "cat") {
+                let text = cmd.argv[1..].join(" ") + cmd.stdin_text.as_deref().unwrap_or("");
+                shell_text_written |= hands_a_shell(&text) || text.contains("exec ");
+            }
             if matches!(cmd.name(), "tar" | "bsdtar" | "zip" | "7z") {
                 if let Some(archive) = archive_file(cmd).filter(|a| a != "-") {
                     let sources = cmd
