@@ -31,6 +31,9 @@ pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
+pub const MACHINE_POWER: &str = "process.machine_power";
+pub const BOOT: &str = "privilege.boot";
+pub const SECURITY_POLICY: &str = "privilege.security_policy";
 pub const CREDENTIAL_HUNT: &str = "secrets.credential_hunt";
 const CREDENTIAL_FILE: &str = crate::guard::rules::secrets::CREDENTIAL_FILE;
 pub const NETWORK_CONFIG: &str = "network.config";
@@ -129,6 +132,9 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if cmd.as_root {
         root_shell(cmd, out);
     }
+    if name == "kill" {
+        kill_by_lookup(cmd, out);
+    }
     if !dry {
         managed_delete(cmd, out);
     }
@@ -151,6 +157,36 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         piped_upload(&pipeline[..i], cmd, ctx, out);
     }
     http_upload(cmd, ctx, out);
+}
+
+/// `kill $(pidof NAME)`, `kill -9 $(pgrep -f NAME)`: a kill by name spelled through a lookup;
+/// judged like `pkill NAME`.
+fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    for a in &cmd.argv[1..] {
+        let inner = a
+            .trim_start_matches("$(")
+            .trim_start_matches('`')
+            .trim_end_matches(')')
+            .trim_end_matches('`');
+        if inner.len() == a.len() {
+            continue;
+        }
+        let words: Vec<&str> = inner.split_whitespace().collect();
+        if !matches!(words.first().copied(), Some("pidof" | "pgrep")) {
+            continue;
+        }
+        let names: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+        let broad = names
+            .iter()
+            .any(|n| BROAD_PROCESS_NAMES.contains(&n.to_ascii_lowercase().as_str()));
+        let what = format!("kills every process `{inner}` finds by name");
+        if broad {
+            out.push(block(Category::Process, KILL_ALL, Risk::High, cmd, what));
+        } else {
+            out.push(warn(Category::Process, KILL_ALL, cmd, what));
+        }
+        return;
+    }
 }
 
 /// Offensive tools aimed at other hosts: scanners, online password guessers, spoofers,
@@ -964,6 +1000,54 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             NETWORK_CONFIG,
             cmd,
             "changes the machine's network configuration (addresses, routes, links or open ports)",
+        )),
+        Does::ExportSecrets => out.push(block(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Risk::High,
+            cmd,
+            "exports secret keys",
+        )),
+        Does::ShareFiles => {
+            let files: Vec<&str> = operands
+                .iter()
+                .copied()
+                .filter(|o| !matches!(*o, "upload" | "send" | "share"))
+                .collect();
+            if files.is_empty() {
+                out.push(warn(
+                    Category::Exfiltration,
+                    UPLOAD,
+                    cmd,
+                    "hands data to a file-sharing service",
+                ));
+            } else {
+                judge_upload(cmd, files.into_iter(), false, "a file-sharing service", ctx, out);
+            }
+        }
+        Does::MachinePower => out.push(warn(
+            Category::Process,
+            MACHINE_POWER,
+            cmd,
+            "powers off, suspends, restarts or destroys a machine",
+        )),
+        Does::BootConfig => out.push(warn(
+            Category::Privilege,
+            BOOT,
+            cmd,
+            "changes how the machine boots (kernels, boot entries, kernel arguments)",
+        )),
+        Does::SecurityPolicy => out.push(warn(
+            Category::Privilege,
+            SECURITY_POLICY,
+            cmd,
+            "changes the machine's security policy",
+        )),
+        Does::KillHolders => out.push(warn(
+            Category::Process,
+            KILL_ALL,
+            cmd,
+            "kills whatever holds a port, a file or a connection, whoever started it",
         )),
         Does::EnableService => out.push(warn(
             Category::Persistence,

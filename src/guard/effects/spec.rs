@@ -119,6 +119,18 @@ pub enum Does {
     WipeDevice,
     /// Changes the machine's network configuration (addresses, routes, links, open ports).
     NetworkConfig,
+    /// Exports secret keys (`gpg --export-secret-keys`).
+    ExportSecrets,
+    /// Hands the positional files to a file-sharing service (`ffsend upload`, `croc send`).
+    ShareFiles,
+    /// Powers off, suspends, restarts or resets a machine (a VM, or this one).
+    MachinePower,
+    /// Changes how the machine boots (kernels, boot entries, kernel arguments).
+    BootConfig,
+    /// Changes a security policy (SELinux mappings, booleans, ports).
+    SecurityPolicy,
+    /// Kills whatever holds a port, a file or a connection.
+    KillHolders,
     /// Deletes resources of a remote service or cloud account (clusters, databases, apps,
     /// buckets): nothing on this machine brings them back.
     DestroyRemote,

@@ -34,8 +34,16 @@ fn publish(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }) || args.windows(2).any(|w| w[0] == "-r" && w[1] == "testpypi");
     let publishes = match cmd.name() {
         "npm" | "pnpm" | "yarn" | "bun" => {
-            first == Some("publish") || (first == Some("npm") && args.contains(&"publish"))
+            first == Some("publish")
+                || first == Some("deprecate")
+                || (first == Some("npm") && args.contains(&"publish"))
+                // Who owns, who may publish, which version is `latest`: the registry's record.
+                || (matches!(first, Some("owner" | "access" | "dist-tag" | "token" | "team" | "org"))
+                    && args
+                        .iter()
+                        .any(|a| matches!(*a, "rm" | "remove" | "revoke" | "destroy" | "add" | "grant" | "set")))
         }
+        "vsce" | "ovsx" => first == Some("publish"),
         "cargo" => first == Some("publish"),
         "twine" => first == Some("upload"),
         "gem" => first == Some("push"),

@@ -104,6 +104,18 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             matches!(a.as_str(), "-h" | "--help" | "-l" | "--list" | "-L" | "-V" | "--version" | "-k" | "-K" | "-v" | "--validate")
         })
         && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
+    // `su - deploy`: a login shell as another user; what it runs is out of sight too.
+    if name == "su"
+        && !su_shell
+        && !cmd
+            .argv
+            .iter()
+            .any(|a| a == "-c" || a == "--command" || a == "-h" || a == "--help")
+        && cmd.argv.iter().skip(1).any(|a| !a.starts_with('-'))
+    {
+        out.push(warn(p, ROOT_SHELL, cmd, "opens a shell as another user"));
+        return;
+    }
     if su_shell {
         // Everything typed into it afterwards is out of the guard's sight.
         out.push(block(p, ROOT_SHELL, Risk::High, cmd, "opens a root shell"));
