@@ -31,6 +31,7 @@ pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
+pub const LIBRARY_LOAD: &str = "privilege.library_load";
 pub const MACHINE_POWER: &str = "process.machine_power";
 pub const BOOT: &str = "privilege.boot";
 pub const SECURITY_POLICY: &str = "privilege.security_policy";
@@ -104,6 +105,14 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
             let found = spec.effects(args);
             let exposed = found.iter().any(|(c, _)| c.does == Does::ExposedService);
             let auth_off = found.iter().any(|(c, _)| c.does == Does::AuthOff);
+            if exposed && !auth_off {
+                out.push(warn(
+                    Category::Network,
+                    OPEN_SERVICE,
+                    cmd,
+                    "listens on every interface: anyone who reaches this machine reaches the service",
+                ));
+            }
             if exposed && auth_off {
                 out.push(block(
                     Category::Network,
@@ -140,6 +149,18 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     }
     credential_hunt(cmd, ctx, out);
     embedded_paths(cmd, ctx, out);
+    output_options(cmd, ctx, out);
+    library_loads(cmd, ctx, out);
+    // `~/.netrc /dev/null` left as the command after a tracer's options: reading it is the point.
+    if crate::guard::rules::secrets::is_credential_path(&cmd.argv[0]) {
+        out.push(block(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Risk::High,
+            cmd,
+            "hands a credential file to a program as the thing to run or trace",
+        ));
+    }
     inline_reverse_shell(cmd, out);
     privileged_shell(cmd, out);
     if ATTACK_TOOLS.contains(&name) {
@@ -383,6 +404,65 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// Options that name the file a program writes its output to, whatever the program: `-o F`,
+/// `--output=F`, `--log-file F`, `--junit-xml F`, find's `-fprintf F`. The file is judged as a
+/// write.
+fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    const OUTPUT: &[&str] = &[
+        "-o",
+        "--output",
+        "--out",
+        "--outfile",
+        "--output-file",
+        "--out-file",
+        "--output-document",
+        "--log-file",
+        "--logfile",
+        "--junit-xml",
+        "--junitxml",
+        "-fprint",
+        "-fprintf",
+        "-fprint0",
+        "-fls",
+        "--save-to",
+        "--result-file",
+        "-oN",
+        "-oG",
+        "-oX",
+        "-oA",
+    ];
+    let cwd = cmd.cwd.as_deref();
+    let argv = &cmd.argv;
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let target = match a.split_once('=') {
+            Some((o, v)) if OUTPUT.contains(&o) => Some(v),
+            None if OUTPUT.contains(&a.as_str()) => argv.get(i + 1).map(String::as_str),
+            _ => None,
+        };
+        if let Some(t) = target.filter(|t| !t.starts_with('-')) {
+            written(cmd, t, place_of(t, cwd, ctx.workspace), out);
+        }
+    }
+}
+
+/// A shared library loaded from a temp directory into a program (`--engine /dev/shm/x.so`,
+/// `enable -f /tmp/x.so`, `ladspa=file=/tmp/x.so`): code anyone could have dropped there.
+fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    let loads = cmd.argv[1..].iter().flat_map(|a| paths_in(a)).any(|p| {
+        let file = p.rsplit('/').next().unwrap_or(&p);
+        (file.ends_with(".so") || file.contains(".so.")) && matches!(place_of(&p, cwd, ctx.workspace), Place::Temp)
+    });
+    if loads {
+        out.push(warn(
+            Category::Privilege,
+            LIBRARY_LOAD,
+            cmd,
+            "loads a shared library from a temp directory into the program",
+        ));
+    }
+}
+
 /// `gawk 'BEGIN {s = "/inet/tcp/0/HOST/PORT"; ... |& s}'`, `julia -e 'sock=connect(..);
 /// run(..)'`, `php -r '$sock=fsockopen(..);exec("/bin/sh ..")'`: inline code that opens a
 /// connection and runs what comes through it.
@@ -407,6 +487,9 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "tcpclient",
         "socket.tcp",
         "s.tcp(",
+        "bind(",
+        "accept(",
+        "listen(",
     ];
     const RUN: &[&str] = &[
         "/bin/sh",
@@ -534,6 +617,12 @@ fn paths_in(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for token in text.split(|c: char| !is_path_char(c)) {
         let token = token.trim_start_matches('@');
+        // `file://~/.netrc`: the scheme's slashes before a home path.
+        let token = if token.trim_start_matches('/').starts_with("~/") {
+            token.trim_start_matches('/')
+        } else {
+            token
+        };
         let path = if token.starts_with("~/") {
             token.to_string()
         } else if let Some(rest) = token.strip_prefix('/') {
@@ -1000,6 +1089,13 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             NETWORK_CONFIG,
             cmd,
             "changes the machine's network configuration (addresses, routes, links or open ports)",
+        )),
+        Does::Tunnel => out.push(block(
+            Category::Network,
+            crate::guard::rules::network::TUNNEL,
+            Risk::High,
+            cmd,
+            "opens a tunnel that lets a remote party reach this machine",
         )),
         Does::ExportSecrets => out.push(block(
             Category::Secrets,

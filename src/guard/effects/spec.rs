@@ -119,6 +119,8 @@ pub enum Does {
     WipeDevice,
     /// Changes the machine's network configuration (addresses, routes, links, open ports).
     NetworkConfig,
+    /// Opens a tunnel that lets a remote party reach this machine (`code tunnel`).
+    Tunnel,
     /// Exports secret keys (`gpg --export-secret-keys`).
     ExportSecrets,
     /// Hands the positional files to a file-sharing service (`ffsend upload`, `croc send`).

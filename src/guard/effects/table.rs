@@ -889,6 +889,24 @@ pub static PROGRAMS: &[Program] = &[
         }],
     },
     Program {
+        names: &["code", "code-insiders", "devtunnel", "cloudflared", "vscode-server"],
+        value_opts: &["--name", "--url", "--accept-server-license-terms"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(&["tunnel", "host"])),
+            does: Does::Tunnel,
+        }],
+    },
+    Program {
+        names: &["busybox"],
+        value_opts: &["-p", "-h", "-c", "-u", "-r"],
+        clauses: &[Clause {
+            sub: &["httpd"],
+            when: When::Either(&When::NoneOf(&["-p"]), &When::Value(&["-p"], Val::NotLoopback)),
+            does: Does::ExposedService,
+        }],
+    },
+    Program {
         names: &["gpg", "gpg2"],
         value_opts: &["-o", "--output", "-u", "--local-user", "-r", "--recipient", "--homedir"],
         clauses: &[Clause {

@@ -1143,7 +1143,7 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
             continue;
         }
         let a = a.trim_start_matches('@');
-        let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a);
+        let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a).trim_start_matches('@');
         let sensitive = is_credential_path(a);
         if sensitive && !a.ends_with(".pub") {
             out.push(violation(
