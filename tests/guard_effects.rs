@@ -720,3 +720,54 @@ fn outputs_libraries_tunnels_and_credentials_behind_schemes() {
         "cc -shared -o build/libx.so src/x.c",
     ]);
 }
+
+#[test]
+fn resets_user_files_shutdowns_hashes_and_domain_logins() {
+    judged(
+        "disk.wipe",
+        Block,
+        &[
+            "ykman oath reset",
+            "gpg-card factory-reset",
+            "pvcreate -f /dev/sdb1",
+            "mdadm --create /dev/md0 --level=1 /dev/sdb /dev/sdc",
+        ],
+    );
+    judged(
+        "deletion.user_files",
+        Block,
+        &["sudo userdel --remove jenkins", "deluser --remove-home alice"],
+    );
+    judged(
+        "process.shutdown",
+        Block,
+        &["systemctl soft-reboot", "kexec -e", "i3exit reboot"],
+    );
+    judged(
+        "privilege.passwordless",
+        Block,
+        &["systemd-firstboot --delete-root-password"],
+    );
+    judged(
+        "network.exposed_bind",
+        Block,
+        &["kubectl proxy --address 0.0.0.0 --accept-hosts '.*'"],
+    );
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "getTGT.py example.com/jenkins:tdBH@FznKje79",
+            "rpcclient --user 'corp\\\\dev%bVKw%yqPNne54' 192.168.1.20",
+            "psexec.py -hashes 4be536db6617c655da5b99f56f190146:7b7a3d9c235dfcd9c0e382ebc2e288c3 admin@10.0.0.5",
+        ],
+    );
+    allowed(&[
+        "ykman info",
+        "id jenkins",
+        "mdadm --detail /dev/md0",
+        "kubectl proxy --port 8001",
+        "systemctl status",
+        "git log --format=%H:%an",
+    ]);
+}

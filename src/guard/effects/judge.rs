@@ -31,6 +31,7 @@ pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
 pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
+pub const USER_FILES: &str = "deletion.user_files";
 pub const LIBRARY_LOAD: &str = "privilege.library_load";
 pub const MACHINE_POWER: &str = "process.machine_power";
 pub const BOOT: &str = "privilege.boot";
@@ -1089,6 +1090,20 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             NETWORK_CONFIG,
             cmd,
             "changes the machine's network configuration (addresses, routes, links or open ports)",
+        )),
+        Does::Shutdown => out.push(block(
+            Category::Process,
+            crate::guard::rules::process::SHUTDOWN,
+            Risk::High,
+            cmd,
+            "shuts down, reboots or replaces the running system",
+        )),
+        Does::DeleteUserFiles => out.push(block(
+            Category::Deletion,
+            USER_FILES,
+            Risk::High,
+            cmd,
+            "deletes a user's home directory and files along with the account",
         )),
         Does::Tunnel => out.push(block(
             Category::Network,

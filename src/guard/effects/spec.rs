@@ -119,6 +119,10 @@ pub enum Does {
     WipeDevice,
     /// Changes the machine's network configuration (addresses, routes, links, open ports).
     NetworkConfig,
+    /// Shuts down, reboots or replaces the running system (`systemctl soft-reboot`, `kexec -e`).
+    Shutdown,
+    /// Deletes a user's home directory and files with the account.
+    DeleteUserFiles,
     /// Opens a tunnel that lets a remote party reach this machine (`code tunnel`).
     Tunnel,
     /// Exports secret keys (`gpg --export-secret-keys`).

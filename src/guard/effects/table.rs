@@ -238,6 +238,8 @@ pub static PROGRAMS: &[Program] = &[
             "mc",
         ],
         value_opts: &[
+            "--address",
+            "--port",
             "-n",
             "--name",
             "-g",
@@ -275,6 +277,18 @@ pub static PROGRAMS: &[Program] = &[
                     "purge-",
                 ])),
                 does: Does::DestroyRemote,
+            },
+            // `kubectl proxy --address 0.0.0.0`: the cluster's API with the user's rights, for
+            // anyone who reaches the port.
+            Clause {
+                sub: &["proxy"],
+                when: When::Value(&["--address"], Val::AllInterfaces),
+                does: Does::ExposedService,
+            },
+            Clause {
+                sub: &["proxy"],
+                when: When::Always,
+                does: Does::AuthOff,
             },
             // `aws s3 sync DIR s3://..`, `gsutil cp F gs://..`, `rclone copy DIR remote:..`: sent
             // to a bucket off this machine.
@@ -699,6 +713,11 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::NoneOf(&["--user"]),
                 does: Does::EnableService,
             },
+            Clause {
+                sub: &["soft-reboot"],
+                when: When::Always,
+                does: Does::Shutdown,
+            },
         ],
     },
     Program {
@@ -776,6 +795,134 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Arg(Val::Prefix(&["/dev/"])),
             does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["pvcreate", "vgcreate", "mkswap", "ventoy", "zpool", "mdadm", "vgextend"],
+        value_opts: &[
+            "-L",
+            "--label",
+            "-U",
+            "--uuid",
+            "-o",
+            "-O",
+            "-l",
+            "--level",
+            "-n",
+            "--raid-devices",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Arg(Val::Prefix(&["/dev/"])),
+                &When::Either(
+                    &When::Any(&["-i", "-I", "-u", "--create", "-C", "--zero-superblock", "-f", "--force"]),
+                    &When::NoneOf(&[
+                        "--detail",
+                        "-D",
+                        "--examine",
+                        "-E",
+                        "--query",
+                        "-Q",
+                        "--scan",
+                        "-l",
+                        "-s",
+                        "--status",
+                    ]),
+                ),
+            ),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        // Hardware security keys and smart cards: a reset erases the keys they hold.
+        names: &[
+            "ykman",
+            "gpg-card",
+            "pkcs15-init",
+            "steamos-factory-reset",
+            "nitropy",
+            "solo",
+            "solo2",
+        ],
+        value_opts: &["-d", "--device", "-r", "--reader"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Arg(Val::Is(&["reset", "factory-reset", "erase", "--erase"])),
+                &When::Any(&["--erase", "-E"]),
+            ),
+            does: Does::WipeDevice,
+        }],
+    },
+    Program {
+        names: &["userdel", "deluser"],
+        value_opts: &["-R", "--root", "-P", "--prefix", "--backup-to"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-r", "--remove", "--remove-home", "--remove-all-files"]),
+            does: Does::DeleteUserFiles,
+        }],
+    },
+    Program {
+        names: &["kexec"],
+        value_opts: &["-l", "--load", "--initrd", "--append", "--command-line"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-e", "--exec", "-f", "--force"]),
+            does: Does::Shutdown,
+        }],
+    },
+    Program {
+        names: &[
+            "i3exit",
+            "loginctl",
+            "gnome-session-quit",
+            "qdbus",
+            "xfce4-session-logout",
+            "lxqt-leave",
+        ],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Arg(Val::Is(&[
+                    "shutdown",
+                    "reboot",
+                    "poweroff",
+                    "halt",
+                    "terminate-user",
+                    "kill-user",
+                    "terminate-session",
+                    "kill-session",
+                ])),
+                &When::Any(&["--power-off", "--reboot"]),
+            ),
+            does: Does::Shutdown,
+        }],
+    },
+    Program {
+        names: &["systemd-firstboot"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["--delete-root-password", "--root-password-hashed", "--root-password"]),
+            does: Does::Passwordless,
+        }],
+    },
+    Program {
+        names: &["rabbitmqctl"],
+        value_opts: &["-n", "--node", "-p", "--vhost"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(&[
+                "reset",
+                "force_reset",
+                "delete_vhost",
+                "delete_user",
+                "purge_queue",
+            ])),
+            does: Does::DestroyRemote,
         }],
     },
     Program {

@@ -798,18 +798,23 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
 /// `domain/user:secret`, `user:secret@host`: a login written into an argument, the secret
 /// shaped like a password.
 fn inline_login(args: &[String]) -> Option<&str> {
+    let user_like = |u: &str| !u.is_empty() && u.chars().all(|c| c.is_ascii_alphanumeric() || "._-/\\@".contains(c));
     args.iter().map(String::as_str).find(|a| {
         if a.starts_with('-') || a.contains("://") {
             return false;
         }
-        let Some((user, rest)) = a.split_once(':') else {
-            return false;
-        };
-        let secret = rest.rsplit_once('@').map(|(p, _)| p).unwrap_or(rest);
-        !user.is_empty()
-            && user.chars().all(|c| c.is_ascii_alphanumeric() || "._-/\\@".contains(c))
-            && password_shaped(secret)
-            && !secret.contains(['/', ',', ':'])
+        // `domain/user:secret[@host]` (the secret may hold an `@` itself), `domain\\user%secret`.
+        let colon = a.split_once(':').is_some_and(|(user, rest)| {
+            let before_host = rest.rsplit_once('@').map(|(p, _)| p).unwrap_or(rest);
+            user_like(user)
+                && [rest, before_host]
+                    .iter()
+                    .any(|secret| password_shaped(secret) && !secret.contains(['/', ',', ':']))
+        });
+        let percent = a.split_once('%').is_some_and(|(user, secret)| {
+            user_like(user) && password_shaped(secret) && !secret.contains(['/', ',', ':'])
+        });
+        colon || percent
     })
 }
 
@@ -819,7 +824,10 @@ fn inline_login(args: &[String]) -> Option<&str> {
 /// hashes (one case) and file names do not have that shape.
 fn credential_shaped(w: &str) -> bool {
     let w = w.trim_matches(|c| c == '"' || c == '\'');
-    if !literal_value(w) || w.contains(char::is_whitespace) || w.contains(['/', '.', ':', ',']) || w.starts_with('-') {
+    if !literal_value(w) || w.contains(char::is_whitespace) || w.contains(['/', '.', ',']) || w.starts_with('-') {
+        return false;
+    }
+    if w.contains(':') && w.len() != 65 {
         return false;
     }
     let upper = w.chars().any(|c| c.is_ascii_uppercase());
@@ -834,13 +842,18 @@ fn credential_shaped(w: &str) -> bool {
     });
     let assignment = crate::guard::is_assignment(w);
     let password = upper && lower && digit && symbol && w.len() >= 10 && !user_at_host && !assignment;
+    // `LMHASH:NTHASH`: a Windows password hash pair, as good as the password.
+    let hash_pair = w.len() == 65
+        && w.split_once(':').is_some_and(|(a, b)| {
+            a.len() == 32 && b.len() == 32 && (a.to_owned() + b).chars().all(|c| c.is_ascii_hexdigit())
+        });
     let token = upper
         && lower
         && digit
         && w.len() >= 32
         && w.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
         && entropy(w) >= 4.0;
-    password || token
+    password || token || hash_pair
 }
 
 /// Literal passwords in options; true when one fired.
