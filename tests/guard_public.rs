@@ -43,73 +43,73 @@ const FILES: [(&str, usize, usize); 3] = [
 const DANGEROUS: [&str; 2] = ["gtfobins.tsv", "atomic.tsv"];
 const SPLITS: [&str; 2] = ["heldout", "tuning"];
 
-/// The rates measured when this test was written: 2026-11-24, the guard as of commit 13a3d10
-/// (branch public-corpus, corpora built from tldr 08e345f, GTFOBins 7382261, Atomic Red Team
-/// 9f85cf3). Percentages; `None` where the file has no row of that kind. Each rate may get at
+/// The rates last measured: 2026-11-24, the guard as of commit 5b89443; corpora built from
+/// tldr 08e345f, GTFOBins 7382261, Atomic Red Team 9f85cf3. (At 13a3d10, before the effect
+/// model, the held-out half of all three pooled measured 47.4% blocked and 41.2% flagged.) Percentages; `None` where the file has no row of that kind. Each rate may get at
 /// most one percentage point worse (`rates_do_not_regress`); raise these when the guard
 /// improves.
 const MEASURED: [Measured; 8] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(46.42),
-        dangerous_flagged: Some(33.02),
-        benign_blocked: Some(0.21),
-        benign_warned: Some(0.28),
+        must_block_blocked: Some(87.79),
+        dangerous_flagged: Some(78.34),
+        benign_blocked: Some(0.30),
+        benign_warned: Some(1.91),
     },
     Measured {
         scope: "tldr.tsv",
         split: "tuning",
-        must_block_blocked: Some(46.35),
-        dangerous_flagged: Some(32.59),
-        benign_blocked: Some(0.21),
-        benign_warned: Some(0.20),
+        must_block_blocked: Some(92.71),
+        dangerous_flagged: Some(84.59),
+        benign_blocked: Some(0.19),
+        benign_warned: Some(1.74),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(51.43),
-        dangerous_flagged: Some(49.65),
+        must_block_blocked: Some(87.33),
+        dangerous_flagged: Some(88.61),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "tuning",
-        must_block_blocked: Some(46.75),
-        dangerous_flagged: Some(46.89),
+        must_block_blocked: Some(88.05),
+        dangerous_flagged: Some(89.24),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "atomic.tsv",
         split: "heldout",
-        must_block_blocked: Some(20.68),
-        dangerous_flagged: Some(40.47),
+        must_block_blocked: Some(67.81),
+        dangerous_flagged: Some(67.46),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "atomic.tsv",
         split: "tuning",
-        must_block_blocked: Some(34.37),
-        dangerous_flagged: Some(39.28),
+        must_block_blocked: Some(73.95),
+        dangerous_flagged: Some(75.71),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(47.86),
-        dangerous_flagged: Some(48.30),
+        must_block_blocked: Some(85.06),
+        dangerous_flagged: Some(85.49),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "tuning",
-        must_block_blocked: Some(45.21),
-        dangerous_flagged: Some(45.66),
+        must_block_blocked: Some(86.30),
+        dangerous_flagged: Some(87.05),
         benign_blocked: None,
         benign_warned: None,
     },
