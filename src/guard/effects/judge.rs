@@ -70,8 +70,21 @@ pub fn alternative(rule: &str) -> Option<&'static str> {
     })
 }
 
+/// The spec of the program called `name`, through an index built on first use (a few hundred
+/// names; the hook process builds it only when a command reaches the effect rules).
 fn spec_for(name: &str) -> Option<&'static super::spec::Program> {
-    PROGRAMS.iter().find(|p| p.names.contains(&name))
+    static INDEX: std::sync::LazyLock<std::collections::HashMap<&'static str, &'static super::spec::Program>> =
+        std::sync::LazyLock::new(|| {
+            let mut index = std::collections::HashMap::new();
+            for program in PROGRAMS {
+                for name in program.names {
+                    // The first spec naming a program is its spec.
+                    index.entry(*name).or_insert(program);
+                }
+            }
+            index
+        });
+    INDEX.get(name).copied()
 }
 
 fn is_quiet(name: &str) -> bool {
@@ -450,10 +463,14 @@ fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
 /// `enable -f /tmp/x.so`, `ladspa=file=/tmp/x.so`): code anyone could have dropped there.
 fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
-    let loads = cmd.argv[1..].iter().flat_map(|a| paths_in(a)).any(|p| {
-        let file = p.rsplit('/').next().unwrap_or(&p);
-        (file.ends_with(".so") || file.contains(".so.")) && matches!(place_of(&p, cwd, ctx.workspace), Place::Temp)
-    });
+    let loads = cmd.argv[1..]
+        .iter()
+        .filter(|a| a.contains(".so"))
+        .flat_map(|a| paths_in(a))
+        .any(|p| {
+            let file = p.rsplit('/').next().unwrap_or(&p);
+            (file.ends_with(".so") || file.contains(".so.")) && matches!(place_of(&p, cwd, ctx.workspace), Place::Temp)
+        });
     if loads {
         out.push(warn(
             Category::Privilege,
@@ -544,7 +561,7 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .argv
         .windows(2)
         .any(|w| shell(&w[0]) && w[0].contains('/') && w[1] == "-p");
-    let text = cmd.argv[1..].iter().any(|a| shell_flag(a, "-p"));
+    let text = cmd.argv[1..].iter().any(|a| a.contains(" -p") && shell_flag(a, "-p"));
     if direct || handed || text {
         out.push(block(
             Category::Privilege,
@@ -565,7 +582,7 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
     let texts = cmd.argv[1..].iter().chain(cmd.stdin_text.iter());
-    for text in texts {
+    for text in texts.filter(|t| t.contains('/')) {
         // `--kubeconfig=~/.kube/config`, `KUBECONFIG=~/.kube/config`: a setting that points at
         // a file is judged as that file given whole (the category rules know its owners).
         let bare = text
@@ -644,6 +661,12 @@ fn paths_in(text: &str) -> Vec<String> {
 /// `grep -ri password /`, `find / -name id_rsa`, `find ~ -name '*.pem'`: searching the whole
 /// machine or the home directory for credentials.
 fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if !matches!(
+        cmd.name(),
+        "grep" | "egrep" | "rg" | "ag" | "ack" | "git-secrets" | "find" | "fd" | "locate" | "mlocate"
+    ) {
+        return;
+    }
     const SECRET_WORDS: &[&str] = &[
         "password",
         "passwd",
