@@ -20,6 +20,7 @@ pub(crate) mod carriers;
 pub mod cli;
 pub mod limits;
 pub mod policy;
+pub(crate) mod regexes;
 pub mod rules;
 pub mod shell;
 pub mod targets;
