@@ -86,16 +86,25 @@ static FORMATS: [Format; 19] = [
     ),
 ];
 
+/// No format matches fewer bytes than this (`xox?-` and ten more): shorter texts, most argv
+/// words, are not searched for needles at all.
+const SHORTEST_MATCH: usize = 15;
+
 /// The token-shaped matches in `text`, in order, as the alternation of all formats finds them.
 pub(super) fn find_iter(text: &str) -> Matches<'_> {
-    Matches {
-        text,
-        at: 0,
-        candidates: FORMATS
+    let candidates = if text.len() < SHORTEST_MATCH {
+        Vec::new()
+    } else {
+        FORMATS
             .iter()
             .filter(|f| f.may_match(text))
             .map(|f| (f, None))
-            .collect(),
+            .collect()
+    };
+    Matches {
+        text,
+        at: 0,
+        candidates,
     }
 }
 
@@ -159,7 +168,7 @@ mod tests {
             "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5",
             "github_pat_11ABCDEFG0abcdefghijklmnopqrstuvwxyz0123456789",
             "glpat-abcdefghij0123456789",
-            "xoxb-0123456789abc",
+            "xoxb-0123456789",
             "rk_live_abcdefghij0123456789",
             "sk-ant-api03-abcdefghij0123456789",
             "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
@@ -176,6 +185,8 @@ mod tests {
             "discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz0123456789ABCDEF",
         ];
         assert_eq!(samples.len(), FORMATS.len());
+        // The shortest sample is as short as a match gets.
+        assert_eq!(samples.iter().map(|s| s.len()).min(), Some(SHORTEST_MATCH));
         for (format, sample) in FORMATS.iter().zip(samples) {
             assert_eq!(
                 format.pattern.find_at(sample, 0),
