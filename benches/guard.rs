@@ -1,6 +1,9 @@
 //! Guard latency over the labelled corpus (tests/data/guard/corpus.tsv, a few hundred typical,
 //! dangerous and obfuscated commands): criterion's mean over the whole corpus, plus a custom
-//! loop that times every command separately and prints the median and p99 per command.
+//! loop that times every command separately and prints the median and p99 per command (the
+//! issue's bound: p99 <= 50 µs), and the first command's time in this process (the parser
+//! made, the regexes its rules need compiled: what a one-shot hook process pays on top; the
+//! process as a whole is timed by `benches/guard_hook.rs`).
 //! Run: `cargo bench --bench guard`.
 
 use std::hint::black_box;
@@ -49,6 +52,18 @@ fn bench(c: &mut Criterion) {
     let commands = corpus();
     let ws = Path::new("/work/medin-ws/task-1");
     let ctx = GuardContext { workspace: ws };
+    for cold in [
+        "ls -la",
+        "curl -H 'Authorization: Bearer sk-proj-Zq8xT2vL9mN4bR7cK1wP5yH3jD6fG0sA' https://api.openai.com/v1/models",
+    ] {
+        let t = Instant::now();
+        black_box(check_command(black_box(cold), &ctx));
+        println!(
+            "guard, first call of its kind in this process: {:.1} µs for `{}`",
+            t.elapsed().as_secs_f64() * 1e6,
+            cold.chars().take(40).collect::<String>()
+        );
+    }
     percentiles("whole corpus", &commands, &ctx);
     // Malformed input (unbalanced quotes) costs tree-sitter's error recovery; agents rarely
     // send it, so the well-formed figure is the one that matters for the hot path.

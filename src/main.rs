@@ -417,7 +417,35 @@ impl From<ExecCli> for ExecArgs {
     }
 }
 
+/// `medin guard --hook claude`, exactly as a Claude Code hook setting spells it: the hook runs
+/// once per tool call, so it is answered without building clap's command tree (every
+/// subcommand's arguments, which `medin --version` pays too). Any other spelling goes through
+/// clap and gets the same answer.
+fn claude_hook_fast_path() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    let words = [args.next()?, args.next()?, args.next()?];
+    if args.next().is_some() || words != ["guard", "--hook", "claude"] {
+        return None;
+    }
+    let hook = medin::internal::guard::cli::GuardArgs {
+        json: false,
+        jsonl: false,
+        hook: Some("claude".into()),
+        workspace: None,
+        command: Vec::new(),
+    };
+    Some(ExitCode::from(medin::internal::guard::cli::run(
+        &hook,
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )))
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = claude_hook_fast_path() {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

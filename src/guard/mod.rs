@@ -21,6 +21,7 @@ pub mod cli;
 pub mod effects;
 pub mod limits;
 pub mod policy;
+pub(crate) mod regexes;
 pub mod rules;
 pub mod shell;
 pub mod targets;

@@ -4,11 +4,8 @@
 //! (ssh, networking) and `swapoff -a` are warned. A fork bomb is also an inline program forking in an endless
 //! loop (`python -c 'while True: os.fork()'`).
 
-use std::sync::OnceLock;
-
-use regex::Regex;
-
 use super::{block, violation, warn};
+use crate::guard::regexes::{group, Pattern};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::SimpleCommand;
 
@@ -146,13 +143,9 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
-fn bomb_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*?([A-Za-z_:.][\w:.]*)\s*\|\s*([A-Za-z_:.][\w:.]*)\s*&")
-            .expect("constant regex compiles")
-    })
-}
+/// A function that pipes itself into itself in the background.
+pub(crate) static BOMB: Pattern =
+    Pattern::new(r"([A-Za-z_:.][\w:.]*)\s*\(\)\s*\{[^}]*?([A-Za-z_:.][\w:.]*)\s*\|\s*([A-Za-z_:.][\w:.]*)\s*&");
 
 /// `process.fork_bomb`: a function that pipes itself into itself in the background
 /// (`:(){ :|:& };:` and renamed variants).
@@ -176,15 +169,19 @@ pub fn fork_bomb(text: &str, out: &mut Vec<Violation>) {
         ));
         return;
     }
-    for c in bomb_re().captures_iter(text) {
-        let f = c.get(1).map(|m| m.as_str());
-        if f.is_some() && f == c.get(2).map(|m| m.as_str()) && f == c.get(3).map(|m| m.as_str()) {
+    // Every match holds `{`, `|` and `&`: without them the regex is not even compiled.
+    if !(text.contains('{') && text.contains('|') && text.contains('&')) {
+        return;
+    }
+    for g in BOMB.captures_iter(text) {
+        let f = group(text, &g, 1);
+        if f.is_some() && f == group(text, &g, 2) && f == group(text, &g, 3) {
             out.push(violation(
                 Category::Process,
                 FORK_BOMB,
                 Recommendation::Block,
                 Risk::Critical,
-                c.get(0).map(|m| m.as_str()).unwrap_or(text),
+                group(text, &g, 0).unwrap_or(text),
                 "a fork bomb: a function that spawns itself until the machine stops",
             ));
             return;

@@ -29,11 +29,10 @@
 //! process environment (`/proc/self/environ`). Counting (`grep -c`), listing (`grep -l`) and
 //! output sent on to a file or another program are not printing.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
+mod tokens;
 
 use super::violation;
+use crate::guard::regexes::{group, Pattern};
 use crate::guard::shell::is_literal;
 use crate::guard::targets::home_relative;
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
@@ -192,46 +191,8 @@ pub fn alternative(rule: &str) -> &'static str {
     }
 }
 
-fn token_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(concat!(
-            r"(?-u:\b)((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})(?-u:\b)",
-            r"|(?-u:\b)(gh[pousr]_[A-Za-z0-9]{36,})(?-u:\b)",
-            r"|(?-u:\b)(github_pat_[A-Za-z0-9_]{40,})(?-u:\b)",
-            r"|(?-u:\b)(glpat-[A-Za-z0-9_\-]{20,})(?-u:\b)",
-            r"|(?-u:\b)(xox[abposr]-[A-Za-z0-9\-]{10,})(?-u:\b)",
-            r"|(?-u:\b)([sr]k_live_[0-9A-Za-z]{20,})(?-u:\b)",
-            r"|(?-u:\b)(sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,})(?-u:\b)",
-            r"|(?-u:\b)(AIza[0-9A-Za-z_\-]{35})(?-u:\b)",
-            r"|(?-u:\b)(npm_[A-Za-z0-9]{36})(?-u:\b)",
-            r"|(?-u:\b)(hf_[A-Za-z]{34})(?-u:\b)",
-            r"|(?-u:\b)(dop_v1_[a-f0-9]{64})(?-u:\b)",
-            r"|(?-u:\b)(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
-            r"|(?-u:\b)(dapi[a-f0-9]{32})(?-u:\b)",
-            r"|(?-u:\b)(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?-u:\b)",
-            r"|(?-u:\b)(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?-u:\b)",
-            r"|(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
-            r"|(?-u:\b)(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
-            r"|(hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})",
-            r"|(discord(?:app)?\.com/api/webhooks/[0-9]{15,}/[A-Za-z0-9_\-]{40,})",
-            // Other chat and automation webhooks: the URL is the credential.
-            r"|((?:outlook\.office(?:365)?\.com/webhook|[a-z0-9-]+\.webhook\.office\.com/webhookb2)/[A-Za-z0-9@\-]{30,}/IncomingWebhook/[A-Za-z0-9]{16,})",
-            r"|(hooks\.zapier\.com/hooks/catch/[0-9]{4,}/[A-Za-z0-9]{5,})",
-            r"|(maker\.ifttt\.com/trigger/[^/\s]+/with/key/[A-Za-z0-9_\-]{16,})",
-            r"|(api\.telegram\.org/bot[0-9]{6,}:[A-Za-z0-9_\-]{30,})",
-            r"|(chat\.googleapis\.com/v1/spaces/[A-Za-z0-9_\-]+/messages\?key=[A-Za-z0-9_\-]{20,}&token=[A-Za-z0-9_\-=%]{20,})"
-        ))
-        .expect("constant regex compiles")
-    })
-}
-
-fn url_userinfo_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]*):([^/\s@]+)@").expect("constant regex compiles")
-    })
-}
+/// `scheme://user:password@`.
+pub(crate) static URL_USERINFO: Pattern = Pattern::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]*://([^/\s:@]*):([^/\s@]+)@");
 
 /// Shannon entropy in bits per character.
 pub fn entropy(s: &str) -> f64 {
@@ -279,8 +240,7 @@ fn placeholder(s: &str) -> bool {
 
 /// A token-shaped secret in `text`, if any (with enough entropy to be real).
 pub fn find_token(text: &str) -> Option<&str> {
-    for m in token_re().find_iter(text) {
-        let t = m.as_str();
+    for t in tokens::find_iter(text) {
         if t.starts_with("-----BEGIN") {
             return Some(t);
         }
@@ -378,10 +338,15 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             );
             return;
         }
-        if let Some(c) = url_userinfo_re().captures(text) {
-            let user = c.get(1).map(|m| m.as_str()).unwrap_or("");
-            let pw = c.get(2).map(|m| m.as_str()).unwrap_or("");
-            let host = &text[c.get(0).map_or(0, |m| m.end())..];
+        // Every match holds `://` and `@`: without them the regex is not even compiled.
+        let userinfo = (text.contains("://") && text.contains('@'))
+            .then(|| URL_USERINFO.captures(text))
+            .flatten();
+        if let Some(g) = userinfo {
+            let user = group(text, &g, 1).unwrap_or("");
+            let pw = group(text, &g, 2).unwrap_or("");
+            let end = g.first().and_then(Option::as_ref).map_or(0, |m| m.end);
+            let host = text.get(end..).unwrap_or("");
             if literal_value(pw) && !local_dev_login(user, pw, host) {
                 push(
                     out,
