@@ -338,6 +338,8 @@ fn programs_without_a_spec_handed_system_paths() {
         ],
     );
     allowed(&[
+        "nohup sh forge.sh >/dev/null 2>&1 &",
+        "python3 probe.py > /dev/null 2>/dev/stderr",
         "frobnicate src/a.txt",
         "cat /etc/os-release",
         "python3 script.py /etc/hosts",

@@ -1233,7 +1233,7 @@ fn judge_upload<'a>(
             | Place::Kernel
             | Place::Device => Recommendation::Block,
             Place::Unknown if recursive => Recommendation::Block,
-            Place::Temp => continue,
+            Place::Temp | Place::Sink => continue,
             _ => Recommendation::Warn,
         };
         if worst.as_ref().is_none_or(|(r, _)| rec > *r) {

@@ -42,6 +42,8 @@ pub enum Place {
     Temp,
     /// Any other path outside the workspace.
     Outside,
+    /// A harmless device or descriptor: `/dev/null`, `/dev/stdout`, `/dev/fd/N`.
+    Sink,
     /// Not a literal path.
     Unknown,
 }
@@ -163,6 +165,10 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         _ => None,
     };
     if let Some(abs) = &absolute {
+        if HARMLESS_DEVICES.contains(&abs.as_str()) || abs.starts_with("/dev/fd/") || abs.starts_with("/proc/self/fd/")
+        {
+            return Place::Sink;
+        }
         if abs == "/proc/sys"
             || abs.starts_with("/proc/sys/")
             || abs == "/proc/sysrq-trigger"
@@ -249,7 +255,8 @@ mod tests {
         assert_eq!(at("/proc/sys/kernel/randomize_va_space"), Place::Kernel);
         assert_eq!(at("/proc/sysrq-trigger"), Place::Kernel);
         assert_eq!(at("/dev/sda"), Place::Device);
-        assert_eq!(at("/dev/null"), Place::System);
+        assert_eq!(at("/dev/null"), Place::Sink);
+        assert_eq!(at("/dev/stderr"), Place::Sink);
         assert_eq!(at("/etc/cron.d/job"), Place::Persistence);
         assert_eq!(at("/etc/systemd/system/x.service"), Place::Persistence);
         assert_eq!(at("~/.config/systemd/user/x.service"), Place::Persistence);
