@@ -959,9 +959,153 @@ fn environment_only(text: &str) -> bool {
 }
 
 /// One matched clause's effect.
+/// The effects whose verdict does not depend on the operands: one row each, with the
+/// category, rule, recommendation, risk and description. None for the effects [`does`] judges
+/// by their operands; the match is exhaustive, so a new effect is decided in one of the two.
+fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation, Risk, &'static str)> {
+    Some(match effect {
+        Does::DeleteRefs => (
+            Category::Git,
+            DELETE_REFS,
+            Recommendation::Block,
+            Risk::High,
+            "deletes a ref or force-deletes a branch: commits only it held are lost",
+        ),
+        Does::DropStash => (
+            Category::Git,
+            DROP_STASH,
+            Recommendation::Block,
+            Risk::High,
+            "drops stashed changes, which no branch holds",
+        ),
+        Does::DestroyReflog => (
+            Category::Git,
+            DESTROY_REFLOG,
+            Recommendation::Block,
+            Risk::High,
+            "destroys the reflog, git's undo history",
+        ),
+        Does::PruneObjects => (
+            Category::Git,
+            PRUNE,
+            Recommendation::Warn,
+            Risk::Medium,
+            "prunes unreachable objects now: what only the reflog held is gone",
+        ),
+        Does::Escape(what) => (Category::Privilege, ESCAPE, Recommendation::Block, Risk::Critical, what),
+        Does::Kernel(what) => (Category::Privilege, KERNEL, Recommendation::Block, Risk::Critical, what),
+        Does::SecurityOff(what) => (Category::Network, SECURITY_OFF, Recommendation::Block, Risk::High, what),
+        Does::Passwordless => (
+            Category::Privilege,
+            PASSWORDLESS,
+            Recommendation::Block,
+            Risk::Critical,
+            "makes an account usable without a password",
+        ),
+        Does::Persist(what) => (
+            Category::Persistence,
+            SCHEDULED,
+            Recommendation::Block,
+            Risk::High,
+            what,
+        ),
+        Does::WipeDevice => (
+            Category::Disk,
+            WIPE,
+            Recommendation::Block,
+            Risk::Critical,
+            "overwrites or erases a whole device",
+        ),
+        Does::NetworkConfig => (
+            Category::Network,
+            NETWORK_CONFIG,
+            Recommendation::Warn,
+            Risk::Medium,
+            "changes the machine's network configuration (addresses, routes, links or open ports)",
+        ),
+        Does::Shutdown => (
+            Category::Process,
+            crate::guard::rules::process::SHUTDOWN,
+            Recommendation::Block,
+            Risk::High,
+            "shuts down, reboots or replaces the running system",
+        ),
+        Does::DeleteUserFiles => (
+            Category::Deletion,
+            USER_FILES,
+            Recommendation::Block,
+            Risk::High,
+            "deletes a user's home directory and files along with the account",
+        ),
+        Does::Tunnel => (
+            Category::Network,
+            crate::guard::rules::network::TUNNEL,
+            Recommendation::Block,
+            Risk::High,
+            "opens a tunnel that lets a remote party reach this machine",
+        ),
+        Does::ExportSecrets => (
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            "exports secret keys",
+        ),
+        Does::MachinePower => (
+            Category::Process,
+            MACHINE_POWER,
+            Recommendation::Warn,
+            Risk::Medium,
+            "powers off, suspends, restarts or destroys a machine",
+        ),
+        Does::BootConfig => (
+            Category::Privilege,
+            BOOT,
+            Recommendation::Warn,
+            Risk::Medium,
+            "changes how the machine boots (kernels, boot entries, kernel arguments)",
+        ),
+        Does::SecurityPolicy => (
+            Category::Privilege,
+            SECURITY_POLICY,
+            Recommendation::Warn,
+            Risk::Medium,
+            "changes the machine's security policy",
+        ),
+        Does::KillHolders => (
+            Category::Process,
+            KILL_ALL,
+            Recommendation::Warn,
+            Risk::Medium,
+            "kills whatever holds a port, a file or a connection, whoever started it",
+        ),
+        Does::EnableService => (
+            Category::Persistence,
+            SCHEDULED,
+            Recommendation::Warn,
+            Risk::Medium,
+            "enables a system service that starts at every boot",
+        ),
+        Does::DiscardWorktree
+        | Does::ExposedService
+        | Does::AuthOff
+        | Does::Writes
+        | Does::WritesLast
+        | Does::KillUser
+        | Does::KillByName
+        | Does::CopyToRemote
+        | Does::DestroyRemote
+        | Does::ShareFiles => return None,
+    })
+}
+
 fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
     let at = |p: &str| place_of(p, cwd, ctx.workspace);
+    if let Some((category, rule, rec, risk, what)) = fixed_verdict(effect) {
+        out.push(violation(category, rule, rec, risk, &cmd.display(), what));
+        return;
+    }
     match effect {
         Does::DiscardWorktree => {
             let all = operands
@@ -985,43 +1129,6 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 ));
             }
         }
-        Does::DeleteRefs => out.push(block(
-            Category::Git,
-            DELETE_REFS,
-            Risk::High,
-            cmd,
-            "deletes a ref or force-deletes a branch: commits only it held are lost",
-        )),
-        Does::DropStash => out.push(block(
-            Category::Git,
-            DROP_STASH,
-            Risk::High,
-            cmd,
-            "drops stashed changes, which no branch holds",
-        )),
-        Does::DestroyReflog => out.push(block(
-            Category::Git,
-            DESTROY_REFLOG,
-            Risk::High,
-            cmd,
-            "destroys the reflog, git's undo history",
-        )),
-        Does::PruneObjects => out.push(warn(
-            Category::Git,
-            PRUNE,
-            cmd,
-            "prunes unreachable objects now: what only the reflog held is gone",
-        )),
-        Does::Escape(what) => out.push(block(Category::Privilege, ESCAPE, Risk::Critical, cmd, what)),
-        Does::Kernel(what) => out.push(block(Category::Privilege, KERNEL, Risk::Critical, cmd, what)),
-        Does::SecurityOff(what) => out.push(block(Category::Network, SECURITY_OFF, Risk::High, cmd, what)),
-        Does::Passwordless => out.push(block(
-            Category::Privilege,
-            PASSWORDLESS,
-            Risk::Critical,
-            cmd,
-            "makes an account usable without a password",
-        )),
         // Judged together, by the caller.
         Does::ExposedService | Does::AuthOff => {}
         Does::Writes => {
@@ -1029,11 +1136,10 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 written(cmd, p, at(p), out);
             }
         }
-        Does::WritesLast => {
-            if operands.len() >= 2 {
-                if let Some(p) = operands.last() {
-                    written(cmd, p, at(p), out);
-                }
+        // `cp a b DEST`: only the last operand is written, and only when there are two.
+        Does::WritesLast if operands.len() >= 2 => {
+            if let Some(p) = operands.last() {
+                written(cmd, p, at(p), out);
             }
         }
         Does::KillUser if cmd.name() != "pgrep" => out.push(block(
@@ -1085,7 +1191,6 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 .any(|a| is_flag(a, "-r") || is_flag(a, "-a") || a == "--recursive" || a == "--archive");
             judge_upload(cmd, sources.iter().map(|s| **s), recursive, dest, ctx, out);
         }
-        Does::Persist(what) => out.push(block(Category::Persistence, SCHEDULED, Risk::High, cmd, what)),
         Does::DestroyRemote => {
             let name = cmd.name();
             // Pods are restarted by their controller, a chart release is reinstalled from its
@@ -1101,47 +1206,6 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 out.push(block(Category::Deletion, INFRASTRUCTURE, Risk::Critical, cmd, what));
             }
         }
-        Does::WipeDevice => out.push(block(
-            Category::Disk,
-            WIPE,
-            Risk::Critical,
-            cmd,
-            "overwrites or erases a whole device",
-        )),
-        Does::NetworkConfig => out.push(warn(
-            Category::Network,
-            NETWORK_CONFIG,
-            cmd,
-            "changes the machine's network configuration (addresses, routes, links or open ports)",
-        )),
-        Does::Shutdown => out.push(block(
-            Category::Process,
-            crate::guard::rules::process::SHUTDOWN,
-            Risk::High,
-            cmd,
-            "shuts down, reboots or replaces the running system",
-        )),
-        Does::DeleteUserFiles => out.push(block(
-            Category::Deletion,
-            USER_FILES,
-            Risk::High,
-            cmd,
-            "deletes a user's home directory and files along with the account",
-        )),
-        Does::Tunnel => out.push(block(
-            Category::Network,
-            crate::guard::rules::network::TUNNEL,
-            Risk::High,
-            cmd,
-            "opens a tunnel that lets a remote party reach this machine",
-        )),
-        Does::ExportSecrets => out.push(block(
-            Category::Secrets,
-            CREDENTIAL_FILE,
-            Risk::High,
-            cmd,
-            "exports secret keys",
-        )),
         Does::ShareFiles => {
             let files: Vec<&str> = operands
                 .iter()
@@ -1159,36 +1223,8 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 judge_upload(cmd, files.into_iter(), false, "a file-sharing service", ctx, out);
             }
         }
-        Does::MachinePower => out.push(warn(
-            Category::Process,
-            MACHINE_POWER,
-            cmd,
-            "powers off, suspends, restarts or destroys a machine",
-        )),
-        Does::BootConfig => out.push(warn(
-            Category::Privilege,
-            BOOT,
-            cmd,
-            "changes how the machine boots (kernels, boot entries, kernel arguments)",
-        )),
-        Does::SecurityPolicy => out.push(warn(
-            Category::Privilege,
-            SECURITY_POLICY,
-            cmd,
-            "changes the machine's security policy",
-        )),
-        Does::KillHolders => out.push(warn(
-            Category::Process,
-            KILL_ALL,
-            cmd,
-            "kills whatever holds a port, a file or a connection, whoever started it",
-        )),
-        Does::EnableService => out.push(warn(
-            Category::Persistence,
-            SCHEDULED,
-            cmd,
-            "enables a system service that starts at every boot",
-        )),
+        // Judged by `fixed_verdict` above.
+        _ => {}
     }
 }
 
