@@ -650,10 +650,16 @@ fn infrastructure_teardown() {
         "terraform plan -destroy",
         "kubectl delete pod api-0",
         "kubectl get namespaces",
-        "aws s3 rm s3://bucket/tmp/file.txt",
         "docker rm -f web",
         "docker system prune -f",
     ]);
+    // One object of a bucket: warned like any deletion a CLI makes off this machine (the public
+    // tldr corpus labels it dangerous; nothing local brings it back).
+    fires(
+        "deletion.managed_resource",
+        Warn,
+        &["aws s3 rm s3://bucket/tmp/file.txt"],
+    );
 }
 
 #[test]
@@ -1334,9 +1340,16 @@ fn fourth_round_findings() {
         "docker build --secret id=npmrc,src=.npmrc -t app .",
         "gh secret set --env-file .env.example",
         "kubectl create secret generic app --from-env-file=.env.example --dry-run=client -o yaml",
-        "vault kv get --token-file ./token.txt secret/app",
+        "TOKEN=$(vault kv get -field=token secret/app) make deploy",
         "aws configure set region eu-west-1",
     ]);
+    // A secret store read whose output reaches the transcript: warned, not blocked (the token
+    // file is no literal secret).
+    fires(
+        "secrets.printed",
+        Warn,
+        &["vault kv get --token-file ./token.txt secret/app"],
+    );
     fires(
         "secrets.secret_assignment",
         Block,

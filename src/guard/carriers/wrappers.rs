@@ -90,6 +90,11 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                     if i >= argv.len() || bare_shell {
                         return xargs;
                     }
+                    // `sudo -e FILE`, `sudo --edit FILE`: sudoedit, an editor run on FILE as root.
+                    if argv[1..i].iter().any(|a| a == "-e" || a == "--edit") {
+                        argv.splice(..i, ["sudoedit".to_string()]);
+                        return xargs;
+                    }
                     i
                 }
                 // `busybox rm -rf /`: the applet is the command.

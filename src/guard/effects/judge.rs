@@ -114,9 +114,12 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     let dry = args
         .iter()
         .any(|a| matches!(a.as_str(), "--dry-run" | "--dryrun" | "--what-if" | "--simulate"));
+    // Whether a spec clause said what this command does: then the words need not guess.
+    let mut described = false;
     match spec_for(name).filter(|_| !dry) {
         Some(spec) => {
             let found = spec.effects(args);
+            described = !found.is_empty();
             let exposed = found.iter().any(|(c, _)| c.does == Does::ExposedService);
             let auth_off = found.iter().any(|(c, _)| c.does == Does::AuthOff);
             if exposed && !auth_off {
@@ -137,6 +140,9 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
                 ));
             }
             for (clause, operands) in found {
+                if clause.does == Does::ReadSecret && secret_consumed(pipeline, i) {
+                    continue;
+                }
                 does(cmd, clause.does, &operands, ctx, out);
             }
         }
@@ -158,7 +164,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if name == "kill" {
         kill_by_lookup(cmd, out);
     }
-    if !dry {
+    if !dry && !described {
         managed_delete(cmd, out);
     }
     credential_hunt(cmd, ctx, out);
@@ -176,6 +182,10 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         ));
     }
     inline_reverse_shell(cmd, out);
+    inline_setuid(cmd, out);
+    inline_server(cmd, out);
+    edited(cmd, ctx, out);
+    keystrokes(cmd, ctx, out);
     privileged_shell(cmd, out);
     if ATTACK_TOOLS.contains(&name) {
         out.push(warn(
@@ -192,6 +202,17 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         piped_upload(&pipeline[..i], cmd, ctx, out);
     }
     http_upload(cmd, ctx, out);
+}
+
+/// Whether what command `i` prints is taken by the program that needs it: captured by a
+/// substitution (`TOKEN=$(pass show x)`) or piped into a command that is not a mere filter on
+/// the way to the screen (`op read X | docker login --password-stdin`).
+fn secret_consumed(pipeline: &Pipeline, i: usize) -> bool {
+    const TO_SCREEN: &[&str] = &[
+        "head", "tail", "sort", "uniq", "cut", "tr", "cat", "column", "grep", "rg", "sed", "awk", "less", "more", "nl",
+        "jq", "yq", "tee", "base64", "xxd",
+    ];
+    pipeline[i].captured || pipeline[i + 1..].iter().any(|c| !TO_SCREEN.contains(&c.name()))
 }
 
 /// `kill $(pidof NAME)`, `kill -9 $(pgrep -f NAME)`: a kill by name spelled through a lookup;
@@ -298,7 +319,13 @@ const DELETE_WORDS: &[&str] = &[
     "delete_member",
     "rm-service",
     "nuke",
+    "unpublish",
+    "deluser",
 ];
+
+/// Verbs glued to what they delete: `delete-bucket`, `delete_replica`, `deleteall`,
+/// `destroy-stack`.
+const DELETE_PREFIXES: &[&str] = &["delete", "destroy", "purge", "drop-", "drop_", "wipe"];
 
 /// Programs whose delete subcommands touch only the workspace or installed packages, or that
 /// have rules of their own.
@@ -390,13 +417,12 @@ const LOCAL_DELETERS: &[&str] = &[
     "ollama",
 ];
 
-/// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`: a CLI told
-/// to delete something it manages, off the workspace (warned; cloud CLIs with a spec block).
+/// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`, `aws s3 rm
+/// s3://b/key`: a CLI told to delete something it manages, off the workspace (warned). Runs
+/// only where no spec clause described the command: a spec that knows the verb decides.
 fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
-    if LOCAL_DELETERS.contains(&name)
-        || spec_for(name).is_some_and(|s| s.clauses.iter().any(|c| c.does == Does::DestroyRemote))
-    {
+    if LOCAL_DELETERS.contains(&name) {
         return;
     }
     let words: Vec<&str> = cmd.argv[1..]
@@ -405,10 +431,22 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .filter(|a| !a.starts_with('-'))
         .take(3)
         .collect();
-    if words
+    // `tool help rm`, `tool rm --help`: the page about deleting, not a deletion.
+    if cmd.argv[1..]
         .iter()
-        .any(|w| DELETE_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        .any(|a| matches!(a.as_str(), "help" | "--help" | "-h"))
     {
+        return;
+    }
+    let deletes = |w: &&str| {
+        let w = w.to_ascii_lowercase();
+        DELETE_WORDS.contains(&w.as_str())
+            || (DELETE_PREFIXES
+                .iter()
+                .any(|p| w.starts_with(p) && w.len() > p.len() + 1)
+                && !w.contains(char::is_whitespace))
+    };
+    if words.iter().any(deletes) {
         out.push(warn(
             Category::Deletion,
             MANAGED_DELETE,
@@ -454,7 +492,18 @@ fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
             _ => None,
         };
         if let Some(t) = target.filter(|t| !t.starts_with('-')) {
-            written(cmd, t, place_of(t, cwd, ctx.workspace), out);
+            match place_of(t, cwd, ctx.workspace) {
+                // An output file is replaced whole: the startup file becomes what the program
+                // wrote, which no one has read.
+                Place::Startup => out.push(block(
+                    Category::Persistence,
+                    STARTUP,
+                    Risk::High,
+                    cmd,
+                    format!("replaces {t}, a startup file run by every later shell, with a program's output"),
+                )),
+                place => written(cmd, t, place, out),
+            }
         }
     }
 }
@@ -508,6 +557,7 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "bind(",
         "accept(",
         "listen(",
+        "ztcp ",
     ];
     const RUN: &[&str] = &[
         "/bin/sh",
@@ -531,6 +581,7 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "dup2",
         "readline(sock",
         "execute(",
+        ">&$reply",
     ];
     let code = cmd.argv[1..].iter().chain(cmd.stdin_text.iter()).find(|t| {
         let l = t.to_ascii_lowercase();
@@ -546,6 +597,138 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             cmd,
             "inline code that connects out and runs what comes back: a reverse shell",
         ));
+    }
+}
+
+/// `perl -e 'POSIX::setuid(0); exec "/bin/sh"'`, `node -e 'process.setuid(0); ...'`, `gdb -ex
+/// 'python import os; os.setuid(0)'`: inline code that makes itself root. It works only where the
+/// interpreter holds a capability or a set-user-ID bit, and then it is the escalation.
+fn inline_setuid(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let code = cmd.argv[1..].iter().chain(cmd.stdin_text.iter());
+    if code.into_iter().any(|t| sets_id_zero(t)) {
+        out.push(block(
+            Category::Privilege,
+            ROOT_SHELL,
+            Risk::Critical,
+            cmd,
+            "inline code that sets its user or group ID to 0: an escalation to root through a capability or a set-user-ID interpreter",
+        ));
+    }
+}
+
+/// Whether `text` calls `setuid(0)`, `setreuid(0, 0)`, `setresgid(0,0,0)`, `seteuid( 0 )` and the
+/// like, in any language.
+fn sets_id_zero(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    let mut rest = l.as_str();
+    while let Some(at) = rest.find("set") {
+        let tail = &rest[at + 3..];
+        let tail = tail
+            .strip_prefix("res")
+            .or_else(|| tail.strip_prefix("re"))
+            .or_else(|| tail.strip_prefix('e'))
+            .unwrap_or(tail);
+        if let Some(args) = tail.strip_prefix("uid").or_else(|| tail.strip_prefix("gid")) {
+            let args = args.trim_start_matches([' ', '(']);
+            if args.starts_with('0') && !args[1..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                return true;
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    false
+}
+
+/// `ruby -run -e httpd . -p 80`, `python -c '..TCPServer(("", 8443), ..)..'`: a file server
+/// started from inline code, on every interface.
+fn inline_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let un_httpd = cmd.argv.iter().any(|a| a == "-run") && cmd.argv.iter().any(|a| a == "httpd");
+    let loopback = cmd
+        .argv
+        .iter()
+        .any(|a| a.contains("127.0.0.1") || a.contains("localhost") || a.contains("::1"));
+    let code = cmd.argv[1..].iter().any(|t| {
+        let l = t.to_ascii_lowercase().replace(' ', "");
+        l.contains("server((\"\",")
+            || l.contains("server(('',")
+            || l.contains("server((\"0.0.0.0\"")
+            || l.contains("server(('0.0.0.0'")
+    });
+    if (un_httpd || code) && !loopback {
+        out.push(warn(
+            Category::Network,
+            OPEN_SERVICE,
+            cmd,
+            "serves files from inline code on every interface: anyone who reaches this machine can fetch them",
+        ));
+    }
+}
+
+/// Editors handed a file: what they save is written. A place the system runs commands from or
+/// a git hook is planted (block); a startup file, kernel state or a system file is warned.
+fn edited(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    const EDITORS: &[&str] = &[
+        "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "ex", "micro", "joe", "mcedit", "kak", "hx",
+        "helix", "gedit", "kate", "sudoedit", "vipw", "vigr", "visudo",
+    ];
+    if !EDITORS.contains(&cmd.name()) {
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    for path in cmd.argv[1..].iter().filter(|a| !a.starts_with(['-', '+'])) {
+        let place = place_of(path, cwd, ctx.workspace);
+        let system = path.starts_with("/etc/") || path.starts_with("/root/") || path.starts_with("/boot/");
+        let (rec, what) = match place {
+            Place::Persistence => (
+                Recommendation::Block,
+                "a place the system runs commands or takes its accounts from",
+            ),
+            Place::VcsHooks => (Recommendation::Block, "a git hook"),
+            Place::Startup => (Recommendation::Warn, "a startup file"),
+            Place::Kernel => (Recommendation::Warn, "kernel state"),
+            _ if system => (Recommendation::Warn, "a system file"),
+            _ => continue,
+        };
+        out.push(violation(
+            Category::Privilege,
+            SYSTEM_STATE,
+            rec,
+            if rec == Recommendation::Block {
+                Risk::High
+            } else {
+                Risk::Medium
+            },
+            &cmd.display(),
+            format!("opens {path} ({what}) in an editor, which writes what it saves"),
+        ));
+        return;
+    }
+}
+
+/// A command word that is no program but keystrokes for the interactive program before it
+/// (`s/etc/sudoers.d/x` typed into `less`, which saves the text there): a place the system runs
+/// commands from, or a startup file, named inside it is written.
+fn keystrokes(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let word = &cmd.argv[0];
+    if word.starts_with(['/', '.', '~']) || !word.contains('/') {
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    for (at, _) in word.match_indices(['/', '~']).filter(|(at, _)| *at > 0) {
+        let path = &word[at..];
+        if matches!(
+            place_of(path, cwd, ctx.workspace),
+            Place::Persistence | Place::VcsHooks | Place::Startup
+        ) {
+            out.push(block(
+                Category::Persistence,
+                SCHEDULED,
+                Risk::High,
+                cmd,
+                format!("keystrokes for an interactive program that save text to {path}"),
+            ));
+            return;
+        }
     }
 }
 
@@ -804,6 +987,71 @@ const SHELLS_AND_REPLS: &[&str] = &[
     "screen",
 ];
 
+/// Programs that, run with no command of their own, give an interactive shell (or a file
+/// manager or terminal with one a keystroke away), with the options that take a value: as root,
+/// each is a root shell.
+const ROOT_TERMINALS: &[(&str, &[&str])] = &[
+    (
+        "script",
+        &[
+            "-c",
+            "--command",
+            "-E",
+            "--echo",
+            "-O",
+            "--log-out",
+            "-I",
+            "--log-in",
+            "-B",
+            "--log-io",
+            "-T",
+            "--log-timing",
+            "-m",
+            "--logging-format",
+        ],
+    ),
+    ("sg", &[]),
+    ("newgrp", &[]),
+    ("tmux", &["-S", "-L", "-f", "-c", "-T"]),
+    (
+        "screen",
+        &["-S", "-L", "-Logfile", "-c", "-s", "-T", "-e", "-h", "-p", "-t"],
+    ),
+    ("byobu", &["-S", "-L", "-f"]),
+    (
+        "ranger",
+        &[
+            "--cmd",
+            "--confdir",
+            "--datadir",
+            "--choosefile",
+            "--choosefiles",
+            "--choosedir",
+            "--selectfile",
+        ],
+    ),
+    ("nnn", &["-b", "-c", "-P", "-s", "-t", "-T"]),
+    ("vifm", &["-c", "--select", "--choose-files", "--choose-dir"]),
+    ("lf", &["-command", "-config", "-last-dir-path", "-selection-path"]),
+];
+
+/// The words of `args` that are neither options nor the values of `value_opts`.
+fn positional_words<'a>(args: &'a [String], value_opts: &[&str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if value_opts.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') {
+            out.push(a.as_str());
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Text that hands a program a shell or the setuid bit (`sh -i`/`-p` are checked with
 /// [`shell_flag`], so `ssh -p 22` is no shell).
 const SHELL_MARKERS: &[&str] = &[
@@ -817,6 +1065,8 @@ const SHELL_MARKERS: &[&str] = &[
     "bin/tcsh",
     "bin/fish",
     ":!",
+    ":shell",
+    ":terminal",
     "!sh",
     "!/",
     "chmod u+s",
@@ -850,11 +1100,25 @@ fn hands_a_shell(text: &str) -> bool {
 /// a root shell, and everything typed into it afterwards is out of the guard's sight.
 fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let bare = SHELLS_AND_REPLS.contains(&cmd.name()) && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
+    let interactive = ROOT_TERMINALS
+        .iter()
+        .find(|(name, _)| *name == cmd.name())
+        .is_some_and(|(_, value_opts)| {
+            let positional = positional_words(&cmd.argv[1..], value_opts);
+            !cmd.argv[1..].iter().any(|a| a == "-c" || a == "--command")
+                && match cmd.name() {
+                    // `sudo sg root`: a group, then nothing to run.
+                    "sg" | "newgrp" => positional.len() <= 1,
+                    // `sudo script -q /dev/null`: a typescript file, then a shell.
+                    "script" => positional.len() <= 1,
+                    _ => positional.is_empty(),
+                }
+        });
     let handed = cmd.argv[1..]
         .iter()
         .chain(cmd.stdin_text.iter())
         .any(|a| hands_a_shell(a));
-    if bare || handed {
+    if bare || handed || interactive {
         out.push(block(
             Category::Privilege,
             ROOT_SHELL,
@@ -1085,6 +1349,13 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Recommendation::Warn,
             Risk::Medium,
             "enables a system service that starts at every boot",
+        ),
+        Does::ReadSecret => (
+            Category::Secrets,
+            crate::guard::rules::secrets::PRINTED,
+            Recommendation::Warn,
+            Risk::Medium,
+            "prints or stores a secret from a password manager or secret store, where the transcript and logs keep it",
         ),
         Does::DiscardWorktree
         | Does::ExposedService
@@ -1492,8 +1763,12 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
     // file: what follows runs as root.
     let mut root_before = false;
     let mut shell_text_written = false;
+    // Text written to a file by `echo`/`printf` earlier in the line, judged when a later
+    // command names the file.
+    let mut staged: Vec<(String, String)> = Vec::new();
     for pipeline in pipelines {
         for cmd in pipeline {
+            staged_payload(cmd, &mut staged, ctx, out);
             let bare_shell = crate::guard::carriers::is_shell(cmd.name())
                 && cmd.argv[1..]
                     .iter()
@@ -1549,6 +1824,70 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                 if sent.iter().any(|a| a == archive || a.ends_with(name)) {
                     judge_upload(cmd, sources.iter().map(String::as_str), true, "a remote host", ctx, out);
                 }
+            }
+        }
+    }
+}
+
+/// `echo 'rm -rf ~' > /tmp/x; chmod +x /tmp/x; tool --on-error=/tmp/x`: a command the guard
+/// blocks, written to a file that a later command of the line runs, hands on or makes
+/// executable. Written text is judged only once a later command names its file (a note that
+/// quotes a dangerous command is no payload), and then as the command it is.
+fn staged_payload(
+    cmd: &SimpleCommand,
+    staged: &mut Vec<(String, String)>,
+    ctx: &GuardContext<'_>,
+    out: &mut Vec<Violation>,
+) {
+    if cmd.argv.is_empty() {
+        return;
+    }
+    // Run (`/tmp/x`, `sh /tmp/x`, `. /tmp/x`), made executable, handed over as an option's
+    // value (`--on-error=/tmp/x`, `-z /tmp/x`) or as the directory holding it (a toolchain
+    // linked from `/tmp/d/`); a file merely read, added or copied is not run.
+    let runs = |file: &str| {
+        let dir_of = |w: &str| {
+            let dir = w.trim_end_matches('/');
+            dir.len() > 1 && dir.starts_with('/') && file.starts_with(&format!("{dir}/"))
+        };
+        let runner = crate::guard::carriers::is_shell(cmd.name())
+            || matches!(
+                cmd.name(),
+                "source" | "." | "chmod" | "python" | "python3" | "perl" | "ruby" | "node" | "php"
+            );
+        cmd.argv[0] == file
+            || (runner && cmd.argv[1..].iter().any(|w| w == file))
+            || cmd.argv[1..].iter().any(|w| {
+                w.split_once('=')
+                    .is_some_and(|(k, v)| k.starts_with('-') && v.contains(file))
+                    || dir_of(w)
+            })
+            || cmd.argv.windows(2).any(|w| w[0].starts_with('-') && w[1] == file)
+    };
+    if let Some(at) = staged.iter().position(|(file, _)| runs(file)) {
+        let (file, text) = staged.remove(at);
+        if crate::guard::check_command(&text, ctx).recommendation == Recommendation::Block {
+            out.push(block(
+                Category::RemoteExecution,
+                crate::guard::rules::remote_execution::DYNAMIC_COMMAND,
+                Risk::Critical,
+                cmd,
+                format!("runs or hands on {file}, written earlier in the line with a command the guard blocks"),
+            ));
+        }
+    }
+    if matches!(cmd.name(), "echo" | "printf") && !cmd.captured {
+        let text = cmd.argv[1..]
+            .iter()
+            .filter(|a| !matches!(a.as_str(), "-e" | "-n" | "-E"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for file in cmd.redirects.iter().filter(|f| !f.starts_with("/dev/")) {
+            let text = text.replace("\\n", "\n");
+            match staged.iter_mut().find(|(f, _)| f == file) {
+                Some((_, before)) => *before = format!("{before}\n{text}"),
+                None => staged.push((file.clone(), text)),
             }
         }
     }
@@ -1747,9 +2086,9 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         "get",
         "describe",
     ];
-    if cmd.argv.iter().skip(1).any(|a| INSPECT.contains(&a.as_str())) {
-        return;
-    }
+    // Asked only to show something, a program still judged for what it is handed where the
+    // system runs commands from: `-l FILE` is a log file to some, a listing to others.
+    let inspecting = cmd.argv.iter().skip(1).any(|a| INSPECT.contains(&a.as_str()));
     let cwd = cmd.cwd.as_deref();
     for a in cmd.argv.iter().skip(1) {
         let path = a
@@ -1769,9 +2108,10 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             .any(|d| path == *d || path.starts_with(&format!("{d}/")));
         let (what, rec) = match place {
             // Hardware tools read /sys all the time; writes there are judged as writes.
-            Place::Kernel => ("kernel state", Recommendation::Warn),
             Place::Persistence => ("a place the system runs commands from", Recommendation::Block),
             Place::VcsHooks => ("a git hook", Recommendation::Block),
+            _ if inspecting => continue,
+            Place::Kernel => ("kernel state", Recommendation::Warn),
             Place::Startup => ("a startup file", Recommendation::Warn),
             Place::System if state_dir => ("a system path", Recommendation::Warn),
             Place::Device if is_disk(path) => ("a disk", Recommendation::Warn),

@@ -44,6 +44,10 @@ pub enum When {
     Value(&'static [&'static str], Val),
     /// A positional argument (after the subcommand) satisfies the test.
     Arg(Val),
+    /// The first positional argument (after the subcommand) satisfies the test.
+    First(Val),
+    /// The condition does not hold.
+    Not(&'static When),
     /// Both hold.
     Both(&'static When, &'static When),
     /// Either holds.
@@ -137,6 +141,10 @@ pub enum Does {
     SecurityPolicy,
     /// Kills whatever holds a port, a file or a connection.
     KillHolders,
+    /// Prints or stores a secret from a password manager or secret store (judged only when the
+    /// secret reaches the transcript or a file, not when it is piped into the program that
+    /// needs it).
+    ReadSecret,
     /// Deletes resources of a remote service or cloud account (clusters, databases, apps,
     /// buckets): nothing on this machine brings them back.
     DestroyRemote,
@@ -247,6 +255,8 @@ impl When {
                 })
             }),
             When::Arg(test) => args.iter().any(|a| test.holds(a)),
+            When::First(test) => args.first().is_some_and(|a| test.holds(a)),
+            When::Not(inner) => !inner.holds(options, args, dashdash),
             When::Both(a, b) => a.holds(options, args, dashdash) && b.holds(options, args, dashdash),
             When::Either(a, b) => a.holds(options, args, dashdash) || b.holds(options, args, dashdash),
             When::DashDash => dashdash,

@@ -189,6 +189,58 @@ const DESTROY_VERBS: &[&str] = &[
     "rb",
 ];
 
+/// `pass` and `gopass` subcommands that do not show an entry (`pass NAME` does).
+const PASS_SUBCOMMANDS: &[&str] = &[
+    "init",
+    "ls",
+    "list",
+    "find",
+    "search",
+    "insert",
+    "add",
+    "edit",
+    "generate",
+    "rm",
+    "remove",
+    "delete",
+    "mv",
+    "move",
+    "cp",
+    "copy",
+    "git",
+    "help",
+    "version",
+    "setup",
+    "sync",
+    "config",
+    "mounts",
+    "recipients",
+    "templates",
+    "audit",
+    "fsck",
+    "clone",
+    "create",
+    "new",
+    "update",
+    "grep",
+    "history",
+    "alias",
+    "completion",
+    "env",
+    "fscopy",
+    "fsmove",
+    "link",
+    "unclip",
+    "age",
+    "convert",
+    "process",
+    "pwgen",
+    "rcs",
+    "otp",
+    "show",
+    "cat",
+];
+
 /// Every program with a spec.
 pub static PROGRAMS: &[Program] = &[
     Program {
@@ -231,7 +283,6 @@ pub static PROGRAMS: &[Program] = &[
             "ansible",
             "nomad",
             "consul",
-            "vault",
             "gcp",
             "rclone",
             "s3cmd",
@@ -278,6 +329,59 @@ pub static PROGRAMS: &[Program] = &[
                 ])),
                 does: Does::DestroyRemote,
             },
+            // Secrets read out of a cloud secret store or an identity: `aws secretsmanager
+            // get-secret-value`, `gcloud secrets versions access`, `az keyvault secret show`,
+            // `vault kv get`, `kubectl get secret X -o yaml`, `gcloud auth print-access-token`.
+            Clause {
+                sub: &["secretsmanager"],
+                when: When::First(Val::Is(&["get-secret-value", "batch-get-secret-value"])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["ssm"],
+                when: When::Both(
+                    &When::First(Val::Prefix(&["get-parameter"])),
+                    &When::Any(&["--with-decryption"]),
+                ),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["secrets", "versions", "access"],
+                when: When::Always,
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["keyvault", "secret"],
+                when: When::First(Val::Is(&["show", "download"])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["get"],
+                when: When::Both(
+                    &When::First(Val::Is(&["secret", "secrets"])),
+                    &When::Value(
+                        &["-o", "--output"],
+                        Val::Prefix(&["yaml", "json", "jsonpath", "go-template"]),
+                    ),
+                ),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["configure"],
+                when: When::Either(
+                    &When::First(Val::Is(&["export-credentials"])),
+                    &When::Both(
+                        &When::First(Val::Is(&["get"])),
+                        &When::Arg(Val::Contains(&["secret", "token"])),
+                    ),
+                ),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["--show-secrets"]),
+                does: Does::ReadSecret,
+            },
             // `kubectl proxy --address 0.0.0.0`: the cluster's API with the user's rights, for
             // anyone who reaches the port.
             Clause {
@@ -305,6 +409,172 @@ pub static PROGRAMS: &[Program] = &[
                 does: Does::CopyToRemote,
             },
         ],
+    },
+    // Password managers and secret stores: reading an entry prints the secret (judged only when
+    // it reaches the transcript or a file, not when piped into the program that needs it).
+    Program {
+        names: &["vault"],
+        value_opts: &["-address", "-namespace", "-format", "-field", "-mount", "-version"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::First(Val::Is(&["read"])),
+                    &When::Both(&When::First(Val::Is(&["kv"])), &When::Arg(Val::Is(&["get"]))),
+                ),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(DESTROY_VERBS)),
+                does: Does::DestroyRemote,
+            },
+            Clause {
+                sub: &["operator"],
+                when: When::First(Val::Is(&["seal", "raft", "step-down"])),
+                does: Does::DestroyRemote,
+            },
+        ],
+    },
+    Program {
+        names: &["pass", "gopass"],
+        value_opts: &["-c", "--clip"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["show", "cat"])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["otp"],
+                when: When::Not(&When::First(Val::Is(&["insert", "append", "validate"]))),
+                does: Does::ReadSecret,
+            },
+            // `pass NAME`: the entry is shown.
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::First(Val::Any),
+                    &When::Not(&When::First(Val::Is(PASS_SUBCOMMANDS))),
+                ),
+                does: Does::ReadSecret,
+            },
+        ],
+    },
+    Program {
+        names: &["op"],
+        value_opts: &[
+            "--account",
+            "--vault",
+            "--fields",
+            "--format",
+            "--out-file",
+            "-o",
+            "--in-file",
+            "-i",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["read", "inject"])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::First(Val::Is(&["item", "document", "ssh"])),
+                    &When::Arg(Val::Is(&["get"])),
+                ),
+                does: Does::ReadSecret,
+            },
+        ],
+    },
+    Program {
+        names: &["bw", "lpass", "keepassxc-cli", "rbw"],
+        value_opts: &[
+            "--session",
+            "--format",
+            "--output",
+            "--field",
+            "-f",
+            "-a",
+            "--attributes",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::First(Val::Is(&["get", "show", "export"])),
+                // `rbw get -f username E`: a field that is no secret.
+                &When::Not(&When::Value(
+                    &["-f", "--field"],
+                    Val::Is(&["username", "user", "notes", "uri", "uris", "url"]),
+                )),
+            ),
+            does: Does::ReadSecret,
+        }],
+    },
+    Program {
+        names: &["secret-tool"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["lookup", "search"])),
+            does: Does::ReadSecret,
+        }],
+    },
+    Program {
+        names: &["sops"],
+        value_opts: &["--extract", "--output", "--input-type", "--output-type", "--config"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Any(&["-d", "--decrypt"]),
+                &When::First(Val::Is(&["decrypt", "exec-env", "exec-file"])),
+            ),
+            does: Does::ReadSecret,
+        }],
+    },
+    Program {
+        names: &["doppler", "infisical", "chamber", "k8sec", "teller", "berglas"],
+        value_opts: &[
+            "--project",
+            "-p",
+            "--config",
+            "-c",
+            "--format",
+            "--env",
+            "--filename",
+            "-n",
+            "--namespace",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Both(
+                    &When::First(Val::Is(&["secrets"])),
+                    &When::Not(&When::Arg(Val::Is(&["set", "delete", "upload", "rm", "names"]))),
+                ),
+                &When::First(Val::Is(&[
+                    "export", "read", "dump", "env", "access", "show", "get", "list",
+                ])),
+            ),
+            does: Does::ReadSecret,
+        }],
+    },
+    Program {
+        names: &["security"],
+        value_opts: &["-a", "-s", "-l", "-c", "-C", "-D", "-j", "-r", "-k"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Both(
+                    &When::First(Val::Is(&["find-generic-password", "find-internet-password"])),
+                    &When::Any(&["-w", "-g"]),
+                ),
+                &When::First(Val::Is(&["dump-keychain"])),
+            ),
+            does: Does::ReadSecret,
+        }],
     },
     Program {
         names: &["dotnet"],
@@ -1042,6 +1312,19 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Arg(Val::Is(&["tunnel", "host"])),
             does: Does::Tunnel,
+        }],
+    },
+    // busybox's `httpd` applet, once busybox is unwrapped: `-h DIR` serves a directory.
+    Program {
+        names: &["httpd"],
+        value_opts: &["-p", "-h", "-c", "-u", "-r"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Any(&["-h"]),
+                &When::Either(&When::NoneOf(&["-p"]), &When::Value(&["-p"], Val::NotLoopback)),
+            ),
+            does: Does::ExposedService,
         }],
     },
     Program {
