@@ -986,7 +986,6 @@ fn teardown_lockout_and_root_shells() {
         "mv build/app.js dist/",
         "mv ~/Downloads/data.csv ./data/",
         "cp /dev/null ./logs/app.log",
-        "echo 'export PATH=$PATH:~/bin' >> ~/.bashrc",
         "chmod -R u+w .",
         "chmod 000 ./secret-fixture",
         "sudo -u postgres createdb app_dev",
@@ -1099,7 +1098,6 @@ fn wrappers_and_carriers_from_public_reports() {
         "docker run --rm -v \"$PWD\":/src alpine rm -rf /src/build",
         "docker run --rm alpine rm -rf /tmp/cache",
         "pwsh -Command \"Remove-Item -Recurse -Force ./build\"",
-        "echo 'export PATH=$HOME/.cargo/bin:$PATH' >> ~/.bashrc",
         "systemd-run --user --scope -p MemoryMax=2G cargo build",
         "time git status",
     ]);
@@ -1402,7 +1400,6 @@ fn fourth_round_startup_remote_global_and_databases() {
         ],
     );
     passes(&[
-        "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc",
         "echo 'export PATH=$PATH:/tmp/tools' > ./env.sh",
         "export PATH=/tmp/go/bin:$PATH && go version",
     ]);

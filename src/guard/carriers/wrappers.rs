@@ -39,6 +39,25 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                     ],
                 ),
                 "caffeinate" => skip_options(argv, &["-t", "-w"]),
+                // `systemd-run --on-calendar=.. cmd`: a timer, not a wrapped command; kept
+                // whole so its spec judges the schedule.
+                "systemd-run"
+                    if argv.iter().any(|a| {
+                        [
+                            "--on-calendar",
+                            "--on-boot",
+                            "--on-startup",
+                            "--on-unit-active",
+                            "--on-unit-inactive",
+                            "--on-active",
+                            "--timer-property",
+                        ]
+                        .iter()
+                        .any(|o| a == o || a.starts_with(&format!("{o}=")))
+                    }) =>
+                {
+                    return xargs
+                }
                 "systemd-run" => skip_options(
                     argv,
                     &[

@@ -1174,10 +1174,11 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
     }
 }
 
-/// A write into a startup file. Text that only sets the environment (`export`, `alias`,
-/// assignments, comments, shell options) passes: installers and agents add a PATH entry this
-/// way. Text that runs a command at every login is planted (block); text the guard cannot see
-/// (a copy, a program's output) is warned.
+/// A write into a startup file. Text that only sets the environment (`export`, assignments,
+/// comments, shell options) is warned: installers and agents add a PATH entry this way, and the
+/// user should still see it. Text that runs a command at every login, or an alias that can
+/// shadow one, is planted (block); text the guard cannot see (a copy, a program's output) is
+/// warned.
 fn startup_write(cmd: &SimpleCommand, path: &str, out: &mut Vec<Violation>) {
     let text = match cmd.name() {
         "echo" | "printf" => Some(
@@ -1195,7 +1196,8 @@ fn startup_write(cmd: &SimpleCommand, path: &str, out: &mut Vec<Violation>) {
         Some(t) if !environment_only(&t) => {
             out.push(block(Category::Persistence, STARTUP, Risk::High, cmd, description))
         }
-        Some(_) => {}
+        // Settings only: still a change to every later shell, shown to the user.
+        Some(_) => out.push(warn(Category::Persistence, STARTUP, cmd, description)),
         None => out.push(warn(Category::Persistence, STARTUP, cmd, description)),
     }
 }
@@ -1209,7 +1211,7 @@ fn environment_only(text: &str) -> bool {
         let first = words.first().copied().unwrap_or("");
         let setting = matches!(
             first,
-            "export" | "alias" | "unalias" | "set" | "shopt" | "setopt" | "bindkey" | "umask"
+            "export" | "unalias" | "set" | "shopt" | "setopt" | "bindkey" | "umask"
         ) || crate::guard::is_assignment(first);
         l.is_empty()
             || l.starts_with('#')
@@ -1350,6 +1352,34 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Risk::Medium,
             "enables a system service that starts at every boot",
         ),
+        Does::DiscardEverything => (
+            Category::Git,
+            DISCARD_WORKTREE,
+            Recommendation::Block,
+            Risk::High,
+            "throws away every uncommitted change and untracked file of the repository",
+        ),
+        Does::DeleteLocalData(what) => (
+            Category::Deletion,
+            MANAGED_DELETE,
+            Recommendation::Warn,
+            Risk::Medium,
+            what,
+        ),
+        Does::ChangeDisk => (
+            Category::Disk,
+            WIPE,
+            Recommendation::Warn,
+            Risk::Medium,
+            "changes a disk, a partition or a volume in place",
+        ),
+        Does::EditSchedule => (
+            Category::Persistence,
+            SCHEDULED,
+            Recommendation::Warn,
+            Risk::Medium,
+            "edits a crontab: what is saved runs on a schedule",
+        ),
         Does::ReadSecret => (
             Category::Secrets,
             crate::guard::rules::secrets::PRINTED,
@@ -1426,17 +1456,27 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 let lower = p.to_ascii_lowercase();
                 BROAD_PROCESS_NAMES.contains(&lower.as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
             });
-            // `-CONT`, `-0`: resuming or probing processes is no kill.
+            // `-CONT`, `-0`, `-USR1`: resuming, probing or poking processes is no kill.
             let harmless = cmd.argv.iter().any(|a| {
                 let sig = a.trim_start_matches('-').trim_start_matches("SIG").to_ascii_uppercase();
-                a.starts_with('-') && matches!(sig.as_str(), "CONT" | "0" | "18")
+                a.starts_with('-')
+                    && matches!(
+                        sig.as_str(),
+                        "CONT" | "0" | "18" | "USR1" | "USR2" | "WINCH" | "10" | "12" | "28"
+                    )
             }) || cmd.argv.windows(2).any(|w| {
                 matches!(w[0].as_str(), "-s" | "--signal")
                     && matches!(
                         w[1].trim_start_matches("SIG").to_ascii_uppercase().as_str(),
-                        "CONT" | "0"
+                        "CONT" | "0" | "USR1" | "USR2" | "WINCH"
                     )
             });
+            // A bare program name (`killall openconnect`, `pkill nginx`) matches every instance
+            // on the machine; a command line (`pkill -f "node server.js"`) or a script's name
+            // (`pkill -f app.py`) is the task's own process.
+            let by_name = operands
+                .iter()
+                .find(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)));
             if let Some(b) = broad.filter(|_| !harmless) {
                 out.push(block(
                     Category::Process,
@@ -1444,6 +1484,13 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                     Risk::High,
                     cmd,
                     format!("kills every `{b}` process on the machine, not only the one this task started"),
+                ));
+            } else if let Some(name) = by_name.filter(|_| !harmless) {
+                out.push(warn(
+                    Category::Process,
+                    KILL_ALL,
+                    cmd,
+                    format!("kills every `{name}` process on the machine by name, whoever started it"),
                 ));
             }
         }

@@ -141,6 +141,16 @@ pub enum Does {
     SecurityPolicy,
     /// Kills whatever holds a port, a file or a connection.
     KillHolders,
+    /// Throws away every uncommitted change and untracked file of a repository at once
+    /// (`git clear`, `hg update --clean`, `hg purge`).
+    DiscardEverything,
+    /// Deletes data this machine keeps that nothing brings back: the trash, snapshots,
+    /// backups, a container's volumes, a database role, queued tasks.
+    DeleteLocalData(&'static str),
+    /// Changes a disk, a partition or a volume in place (rename, resize, convert, relabel).
+    ChangeDisk,
+    /// Opens the crontab in an editor: what is saved runs on a schedule.
+    EditSchedule,
     /// Prints or stores a secret from a password manager or secret store (judged only when the
     /// secret reaches the transcript or a file, not when it is piped into the program that
     /// needs it).

@@ -412,6 +412,309 @@ pub static PROGRAMS: &[Program] = &[
     },
     // Password managers and secret stores: reading an entry prints the secret (judged only when
     // it reaches the transcript or a file, not when piped into the program that needs it).
+    // Mercurial and Jujutsu: the verbs that throw away work or history.
+    Program {
+        names: &["hg"],
+        value_opts: &["-R", "--repository", "--cwd", "-r", "--rev", "-I", "-X", "--config"],
+        clauses: &[
+            Clause {
+                sub: &["update"],
+                when: When::Any(&["-C", "--clean"]),
+                does: Does::DiscardEverything,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["purge", "clean"])),
+                does: Does::DiscardEverything,
+            },
+            Clause {
+                sub: &["revert"],
+                when: When::Any(&["-a", "--all"]),
+                does: Does::DiscardEverything,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["strip", "prune", "rollback"])),
+                does: Does::DeleteRefs,
+            },
+        ],
+    },
+    Program {
+        names: &["jj"],
+        value_opts: &["-R", "--repository", "-r", "--revision", "--at-op", "--config"],
+        clauses: &[
+            Clause {
+                sub: &["bookmark"],
+                when: When::First(Val::Is(&["delete", "forget", "d", "f"])),
+                does: Does::DeleteRefs,
+            },
+            Clause {
+                sub: &["branch"],
+                when: When::First(Val::Is(&["delete", "forget", "d", "f"])),
+                does: Does::DeleteRefs,
+            },
+        ],
+    },
+    Program {
+        names: &["killall"],
+        value_opts: &[
+            "-u",
+            "--user",
+            "-o",
+            "--older-than",
+            "-y",
+            "--younger-than",
+            "-s",
+            "--signal",
+            "-n",
+            "--ns",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Value(&["-u", "--user"], Val::Any),
+                does: Does::KillUser,
+            },
+            Clause {
+                sub: &[],
+                when: When::Always,
+                does: Does::KillByName,
+            },
+        ],
+    },
+    // Data this machine keeps that nothing brings back.
+    Program {
+        names: &["systemd-run"],
+        value_opts: &[
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "--description",
+            "-M",
+            "--machine",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&[
+                "--on-calendar",
+                "--on-boot",
+                "--on-startup",
+                "--on-unit-active",
+                "--on-unit-inactive",
+                "--on-active",
+                "--timer-property",
+            ]),
+            does: Does::Persist("starts a timer: a command the system runs later, on a schedule"),
+        }],
+    },
+    Program {
+        names: &["trash-empty"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Always,
+            does: Does::DeleteLocalData("empties the trash: what was put there is gone"),
+        }],
+    },
+    Program {
+        names: &["trash", "trash-cli", "gtrash"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["empty", "rm", "prune"])),
+            does: Does::DeleteLocalData("empties the trash: what was put there is gone"),
+        }],
+    },
+    Program {
+        names: &["gio"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &["trash"],
+            when: When::Any(&["--empty"]),
+            does: Does::DeleteLocalData("empties the trash: what was put there is gone"),
+        }],
+    },
+    Program {
+        names: &["rip"],
+        value_opts: &["--graveyard"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-d", "--decompose"]),
+            does: Does::DeleteLocalData("empties rip's graveyard: what was put there is gone"),
+        }],
+    },
+    Program {
+        names: &[
+            "timeshift",
+            "snapper",
+            "restic",
+            "borg",
+            "kopia",
+            "duplicity",
+            "rdiff-backup",
+        ],
+        value_opts: &[
+            "--snapshot",
+            "-r",
+            "--repo",
+            "--repository",
+            "-c",
+            "--config",
+            "--keep-last",
+            "--keep-daily",
+            "--keep-weekly",
+            "--keep-monthly",
+            "--keep-within",
+            "--password-file",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Any(&["--delete", "--delete-all", "--prune"]),
+                &When::First(Val::Is(&[
+                    "delete",
+                    "rm",
+                    "remove",
+                    "prune",
+                    "forget",
+                    "remove-older-than",
+                ])),
+            ),
+            does: Does::DeleteLocalData("deletes snapshots or backups: the copies meant to bring data back"),
+        }],
+    },
+    Program {
+        names: &["dropuser"],
+        value_opts: &["-h", "--host", "-p", "--port", "-U", "--username"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["--help", "--version"]),
+            does: Does::DeleteLocalData("drops a database role, with the rights it held"),
+        }],
+    },
+    Program {
+        names: &["pg_resetwal", "pg_resetxlog"],
+        value_opts: &["-D", "--pgdata"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["-n", "--dry-run", "--help", "--version"]),
+            does: Does::DeleteLocalData("resets a database's write-ahead log: committed transactions may be lost"),
+        }],
+    },
+    Program {
+        names: &["pueue"],
+        value_opts: &["-g", "--group"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["reset"])),
+            does: Does::DeleteLocalData("kills every queued task and forgets them"),
+        }],
+    },
+    Program {
+        names: &[
+            "iptables-restore",
+            "ip6tables-restore",
+            "iptables-apply",
+            "ebtables-restore",
+        ],
+        value_opts: &["-M", "--modprobe", "-T", "--table", "-w", "--wait"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["-t", "--test", "--help"]),
+            does: Does::NetworkConfig,
+        }],
+    },
+    Program {
+        names: &["apparmor_parser"],
+        value_opts: &["-I", "--Include", "-b", "--base", "-L", "--cache-loc", "-o", "--ofile"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-R", "--remove"]),
+            does: Does::SecurityOff("removes an AppArmor profile: the program it confined runs unconfined"),
+        }],
+    },
+    Program {
+        names: &["semodule"],
+        value_opts: &["-s", "--store", "-p", "--path"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-r", "--remove"]),
+            does: Does::SecurityPolicy,
+        }],
+    },
+    Program {
+        names: &["ncat"],
+        value_opts: &[
+            "-p",
+            "--source-port",
+            "-s",
+            "--source",
+            "-e",
+            "--exec",
+            "-c",
+            "--sh-exec",
+            "--lua-exec",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Any(&["-l", "--listen"]),
+                &When::Not(&When::Arg(Val::Prefix(&["127.", "localhost", "::1"]))),
+            ),
+            does: Does::ExposedService,
+        }],
+    },
+    Program {
+        names: &[
+            "lvrename",
+            "lvconvert",
+            "lvresize",
+            "lvextend",
+            "lvreduce",
+            "vgrename",
+            "vgreduce",
+            "vgsplit",
+            "vgmerge",
+            "pvmove",
+            "pvresize",
+            "resize2fs",
+            "xfs_growfs",
+            "e2label",
+            "tune2fs",
+            "fatlabel",
+            "growpart",
+            "gdisk",
+            "fdisk",
+            "cfdisk",
+            "parted",
+            "rkdeveloptool",
+        ],
+        value_opts: &[
+            "-L",
+            "--size",
+            "-l",
+            "--extents",
+            "--type",
+            "-m",
+            "--mirrors",
+            "-n",
+            "--name",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::NoneOf(&["-l", "--list", "-s", "--help", "--version", "-t", "--test"]),
+                &When::Either(
+                    &When::Arg(Val::Prefix(&["/dev/"])),
+                    &When::First(Val::Is(&["db", "wl", "ef", "ul", "rd"])),
+                ),
+            ),
+            does: Does::ChangeDisk,
+        }],
+    },
     Program {
         names: &["vault"],
         value_opts: &["-address", "-namespace", "-format", "-field", "-mount", "-version"],
@@ -562,21 +865,6 @@ pub static PROGRAMS: &[Program] = &[
         }],
     },
     Program {
-        names: &["security"],
-        value_opts: &["-a", "-s", "-l", "-c", "-C", "-D", "-j", "-r", "-k"],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Either(
-                &When::Both(
-                    &When::First(Val::Is(&["find-generic-password", "find-internet-password"])),
-                    &When::Any(&["-w", "-g"]),
-                ),
-                &When::First(Val::Is(&["dump-keychain"])),
-            ),
-            does: Does::ReadSecret,
-        }],
-    },
-    Program {
         names: &["dotnet"],
         value_opts: &[
             "-c",
@@ -616,6 +904,25 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &["restore"],
                 when: When::Either(&When::Any(&["--worktree", "-W"]), &When::NoneOf(&["--staged", "-S"])),
                 does: Does::DiscardWorktree,
+            },
+            // git-extras: `git clear` is `clean -dfx` and `reset --hard` at once; `force-clone`
+            // replaces an existing directory with a fresh clone.
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["clear", "clear-soft", "force-clone"])),
+                does: Does::DiscardEverything,
+            },
+            // `git daemon`: the repositories served on every interface (with `receive-pack`,
+            // writable by anyone).
+            Clause {
+                sub: &["daemon"],
+                when: When::NoneOf(&["--listen"]),
+                does: Does::ExposedService,
+            },
+            Clause {
+                sub: &["daemon"],
+                when: When::Any(&["--enable=receive-pack"]),
+                does: Does::AuthOff,
             },
             // `git checkout [REF] -- PATH`: the paths after `--` are put back.
             Clause {
@@ -930,6 +1237,9 @@ pub static PROGRAMS: &[Program] = &[
                     "--add-rich-rule",
                     "--add-forward-port",
                     "--add-masquerade",
+                    "--reload",
+                    "--complete-reload",
+                    "--runtime-to-permanent",
                 ]),
                 does: Does::NetworkConfig,
             },
@@ -987,6 +1297,17 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &["soft-reboot"],
                 when: When::Always,
                 does: Does::Shutdown,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&[
+                    "hybrid-sleep",
+                    "suspend-then-hibernate",
+                    "sleep",
+                    "suspend",
+                    "hibernate",
+                ])),
+                does: Does::MachinePower,
             },
         ],
     },
@@ -1290,6 +1611,8 @@ pub static PROGRAMS: &[Program] = &[
                     "disconnect",
                     "revert",
                     "reset",
+                    "delif",
+                    "delbr",
                 ])),
                 &When::Any(&["-s", "--set", "-K", "--offload"]),
             ),
@@ -1774,7 +2097,7 @@ pub static PROGRAMS: &[Program] = &[
         ],
     },
     Program {
-        names: &["pkill", "killall", "pgrep"],
+        names: &["pkill", "pgrep"],
         value_opts: &[
             "-u",
             "-U",
@@ -1787,8 +2110,6 @@ pub static PROGRAMS: &[Program] = &[
             "-t",
             "--signal",
             "--user",
-            "-o",
-            "-y",
             "--older-than",
             "--younger-than",
             "-F",
@@ -1845,11 +2166,18 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["crontab"],
         value_opts: &["-u"],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Either(&When::Arg(Val::Any), &When::NoneOf(&["-l", "-r", "-e", "-i"])),
-            does: Does::Persist("installs a crontab: commands the system runs on a schedule"),
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Either(&When::Arg(Val::Any), &When::NoneOf(&["-l", "-r", "-e", "-i"])),
+                does: Does::Persist("installs a crontab: commands the system runs on a schedule"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["-e"]),
+                does: Does::EditSchedule,
+            },
+        ],
     },
     Program {
         names: &["sed", "gsed", "perl"],

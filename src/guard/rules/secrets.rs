@@ -606,13 +606,54 @@ fn secret_shaped_or_short(v: &str) -> bool {
         .is_some_and(|(_, ext)| ext.len() <= 4 && ext.chars().all(|c| c.is_ascii_alphabetic()))
 }
 
-/// A literal secret in one of the program's login options ([`LOGIN_OPTIONS`]).
+/// Subcommands that log in or sign up: their `-p` is a password, whatever the program
+/// (`ibmcloud login -p`, `pio account register -p`).
+const LOGIN_VERBS: &[&str] = &[
+    "login",
+    "register",
+    "signup",
+    "sign-up",
+    "signin",
+    "sign-in",
+    "auth",
+    "authenticate",
+];
+
+/// `--pin 241869`, `pkcs11-tool -p 980008`: the PIN of a token or smart card, digits only, as
+/// good as the password it stands for.
+fn pin_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)> {
+    args.windows(2).find_map(|w| {
+        let pin_option = matches!(
+            w[0].as_str(),
+            "--pin" | "--so-pin" | "--new-pin" | "--user-pin" | "--puk" | "--so-puk"
+        ) || (name == "pkcs11-tool" && w[0] == "-p");
+        let digits = w[1].len() >= 4 && w[1].chars().all(|c| c.is_ascii_digit());
+        (pin_option && digits).then(|| (w[0].as_str(), w[1].as_str()))
+    })
+}
+
+/// A literal secret in one of the program's login options ([`LOGIN_OPTIONS`]), in the
+/// password option of a login subcommand ([`LOGIN_VERBS`]), or a PIN ([`pin_option`]).
 fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)> {
+    if let Some(found) = pin_option(name, args) {
+        return Some(found);
+    }
     // `az -p` is a project everywhere but in `az login`.
     if name == "az" && !args.iter().any(|a| a == "login") {
         return None;
     }
-    let (_, opts) = LOGIN_OPTIONS.iter().find(|(names, _)| names.contains(&name))?;
+    const LOGIN_VERB_OPTIONS: &[&str] = &["-p", "--password", "--pass", "--passwd"];
+    let logging_in = || {
+        args.iter()
+            .filter(|a| !a.starts_with('-'))
+            .take(3)
+            .any(|a| LOGIN_VERBS.contains(&a.as_str()))
+    };
+    let opts: &[&str] = match LOGIN_OPTIONS.iter().find(|(names, _)| names.contains(&name)) {
+        Some((_, opts)) => opts,
+        None if logging_in() => LOGIN_VERB_OPTIONS,
+        None => return None,
+    };
     for (i, a) in args.iter().enumerate() {
         for o in opts.iter() {
             let value = if a == o {
