@@ -1,9 +1,10 @@
 //! The guard measured on public data nobody on this project wrote (issue "Guard v2", point 2):
-//! three labelled corpora in tests/data/guard/public/, built by scripts/guard-corpus/build.py from
+//! four labelled corpora in tests/data/guard/public/, built by scripts/guard-corpus/build.py from
 //! the tldr pages (benign everyday commands, a few dangerous ones), GTFOBins and Atomic Red Team
-//! (dangerous commands). PROVENANCE.md there gives the sources, commits, licences and the rules
-//! each label follows; the labels were decided from the sources' own text and the commands'
-//! effect, never by running the guard.
+//! (dangerous commands), and other agent guards' test suites and bypass reports (`bypass.tsv`:
+//! dangerous commands, their obfuscated and wrapped forms, and safe look-alikes). PROVENANCE.md
+//! there gives the sources, commits, licences and the rules each label follows; the labels were
+//! decided from the sources' own text and the commands' effect, never by running the guard.
 //!
 //! Rows are `label<TAB>split<TAB>source<TAB>command` (label block | flag | allow; a backslash in
 //! the command is written `\\`, a newline `\n`, a tab `\t`, a carriage return `\r`). Each row's
@@ -34,21 +35,24 @@ use sha2::{Digest, Sha256};
 const WS: &str = "/work/medin-ws/task-1";
 
 /// The files, and how many rows each must hold.
-const FILES: [(&str, usize, usize); 3] = [
+const FILES: [(&str, usize, usize); 4] = [
     ("tldr.tsv", 20_000, 40_000),
     ("gtfobins.tsv", 1_000, 2_500),
     ("atomic.tsv", 150, 500),
+    ("bypass.tsv", 1_000, 1_600),
 ];
 /// The files of dangerous commands, pooled in the report.
 const DANGEROUS: [&str; 2] = ["gtfobins.tsv", "atomic.tsv"];
 const SPLITS: [&str; 2] = ["heldout", "tuning"];
 
-/// The rates last measured: 2026-11-25, the guard as of the commit that adds secret-store reads, staged payloads and the spec entries of round two; corpora built from
-/// tldr 08e345f, GTFOBins 7382261, Atomic Red Team 9f85cf3. (At 13a3d10, before the effect
+/// The rates last measured: 2026-11-25, the guard as of the commit that adds secret-store
+/// reads, staged payloads and the spec entries of round two; corpora built from tldr 08e345f,
+/// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
+/// commits). (At 13a3d10, before the effect
 /// model, the held-out half of all three pooled measured 47.4% blocked and 41.2% flagged.) Percentages; `None` where the file has no row of that kind. Each rate may get at
 /// most one percentage point worse (`rates_do_not_regress`); raise these when the guard
 /// improves.
-const MEASURED: [Measured; 8] = [
+const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
@@ -96,6 +100,23 @@ const MEASURED: [Measured; 8] = [
         dangerous_flagged: Some(75.00),
         benign_blocked: None,
         benign_warned: None,
+    },
+    // bypass.tsv: measured 2026-11-25 on the guard as of commit 1c3847a, first build of the file.
+    Measured {
+        scope: "bypass.tsv",
+        split: "heldout",
+        must_block_blocked: Some(79.07),
+        dangerous_flagged: Some(85.02),
+        benign_blocked: Some(2.74),
+        benign_warned: Some(3.56),
+    },
+    Measured {
+        scope: "bypass.tsv",
+        split: "tuning",
+        must_block_blocked: Some(85.60),
+        dangerous_flagged: Some(88.77),
+        benign_blocked: Some(3.03),
+        benign_warned: Some(3.86),
     },
     Measured {
         scope: "dangerous",
@@ -350,7 +371,7 @@ impl Tally {
 }
 
 /// Tallies by (scope, split): each file, `dangerous` (GTFOBins and Atomic Red Team pooled) and
-/// `all` (the three files pooled).
+/// `all` (every file pooled).
 /// Also returns the tuning split's misses, printable; held-out misses are never collected.
 fn measure() -> (BTreeMap<(String, String), Tally>, Vec<String>) {
     let rows = &corpus().0;
@@ -452,14 +473,11 @@ fn files_are_well_formed() {
                 split_of(&r.command)
             ));
         }
-        let well_sourced = r.source.split_once('@').is_some_and(|(path, rest)| {
-            !path.is_empty()
-                && rest.len() > 8
-                && rest[..7].chars().all(|c| c.is_ascii_hexdigit())
-                && rest[7..].starts_with('#')
-        });
-        if !well_sourced {
-            problems.push(format!("{at}: source `{}` is not path@shortcommit#example", r.source));
+        if !well_sourced(&r.source) {
+            problems.push(format!(
+                "{at}: source `{}` is neither path@shortcommit#example nor github.com/owner/repo/issues|pull/N#item",
+                r.source
+            ));
         }
         if r.command.trim().is_empty() {
             problems.push(format!("{at}: empty command"));
@@ -480,6 +498,28 @@ fn files_are_well_formed() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// Whether a row's source names where its command was taken: `path@shortcommit#example` in a
+/// repository, or `github.com/owner/repo/issues/N#item` (or `pull/N`) for a bypass report.
+fn well_sourced(source: &str) -> bool {
+    let in_repository = source.split_once('@').is_some_and(|(path, rest)| {
+        !path.is_empty()
+            && rest.len() > 8
+            && rest[..7].chars().all(|c| c.is_ascii_hexdigit())
+            && rest[7..].starts_with('#')
+    });
+    let in_report = source
+        .strip_prefix("github.com/")
+        .and_then(|rest| rest.split_once('#'))
+        .is_some_and(|(thread, item)| {
+            let parts: Vec<&str> = thread.split('/').collect();
+            matches!(parts[..], [owner, repo, "issues" | "pull", number]
+                if !owner.is_empty() && !repo.is_empty() && !number.is_empty()
+                    && number.chars().all(|c| c.is_ascii_digit()))
+                && !item.is_empty()
+        });
+    in_repository || in_report
 }
 
 /// One percentage point of slack, for the floors.
@@ -535,7 +575,7 @@ fn rates_do_not_regress() {
 }
 
 /// The issue's targets, on the held-out split only (rates, never rows): ≥95% of must-block
-/// blocked and ≥99% of dangerous flagged, ≤1% of benign blocked and ≤5% warned (the three files
+/// blocked and ≥99% of dangerous flagged, ≤1% of benign blocked and ≤5% warned (every file
 /// pooled), and ≤0.5% of tldr's benign rows blocked.
 #[test]
 #[ignore = "the issue's targets; the guard does not meet them on public data yet"]

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Builds the public guard corpora from three public repositories nobody on this project wrote.
+"""Builds the public guard corpora from public repositories nobody on this project wrote.
 
-    python3 scripts/guard-corpus/build.py TLDR_GITDIR GTFO_GITDIR ART_GITDIR [--review DIR]
+    python3 scripts/guard-corpus/build.py TLDR GTFO ART SAFETY_NET CONTINUE NANOSTACK GPTME [--review DIR]
 
 Each argument is a git directory (a bare clone is enough) of, in order, tldr-pages/tldr,
-GTFOBins/GTFOBins.github.io and redcanaryco/atomic-red-team. Files are read at their HEAD
-commit. Writes tests/data/guard/public/{tldr,gtfobins,atomic}.tsv and the counts section of
-tests/data/guard/public/PROVENANCE.md. Stdlib only; the output depends only on the three
-commits (sorted rows, no timestamps). `--review DIR` also writes, for people checking the
-labels, every non-allow tldr row with the rules that decided it, and every dropped row.
+GTFOBins/GTFOBins.github.io, redcanaryco/atomic-red-team, and the four repositories the bypass
+corpus reads test files from: kenryu42/claude-code-safety-net, continuedev/continue,
+garagon/nanostack and gptme/gptme. Files are read at their HEAD commit; the bypass corpus also
+reads scripts/guard-corpus/bypass_raw.tsv (rows from issue threads and from repositories too
+large to fetch) and bypass_labels.tsv (its label decisions). Writes
+tests/data/guard/public/{tldr,gtfobins,atomic,bypass}.tsv and the counts section of
+tests/data/guard/public/PROVENANCE.md. Stdlib only; the output depends only on the commits and
+those two files (sorted rows, no timestamps). `--review DIR` also writes, for people checking
+the labels, every non-allow tldr row with the rules that decided it, every dropped row, and
+every bypass candidate with its source's verdict.
 """
 
 import argparse
@@ -21,6 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import atomic  # noqa: E402
+import bypass  # noqa: E402
 import gtfobins  # noqa: E402
 import tldr  # noqa: E402
 import tldr_rules  # noqa: E402
@@ -131,11 +137,105 @@ def build_atomic(git, review):
     return rows, drops, by_tactic
 
 
+def build_bypass(gits, review):
+    """The bypass rows: (label, source, command), the drops, and source → (verdict, licence)."""
+    labels = bypass.decisions()
+    candidates = list(bypass.candidates(gits))
+    syntax = valid_shell(sorted({cmd for drop, _, _, cmd, _ in candidates if drop is None and cmd.strip()}))
+    rows, drops, used, verdicts = [], collections.Counter(), set(), {}
+    for drop, source, verdict, cmd, licence in candidates:
+        if drop is not None:
+            drops[drop.reason] += 1
+            continue
+        if not cmd.strip():
+            drops["empty command"] += 1
+            continue
+        if not syntax[cmd]:
+            drops["not valid shell as the source writes it (bash -n rejects it)"] += 1
+            continue
+        if cmd not in labels:
+            raise SystemExit(f"{source}: no decision in bypass_labels.tsv for {cmd!r}")
+        used.add(cmd)
+        label, reason = labels[cmd]
+        if label == "drop":
+            drops[bypass.DROP_REASONS[reason]] += 1
+            continue
+        rows.append((label, source, cmd))
+        verdicts[(source, cmd)] = (verdict, licence)
+    stale = sorted(set(labels) - used)
+    if stale:
+        raise SystemExit(f"bypass_labels.tsv decides commands no source has: {stale[:5]}")
+    # Where a command has several sources, keep one whose verdict was given in the guard's
+    # default mode (the first such), so the verdict compared below is the default one.
+    rows.sort(key=lambda r: " [" in verdicts[(r[1], r[2])][0])
+    if review:
+        bypass.write_candidates(gits, os.path.join(review, "bypass-candidates.txt"))
+    return rows, drops, verdicts
+
+
+def disagrees(label, verdict):
+    """Whether a label and the source's own verdict (given in the guard's default mode) contradict
+    each other: the source blocks a command the rules allow, or runs unasked (or does not block) a
+    command the rules block, or runs unasked a command the rules flag. `ask` contradicts nothing:
+    the allow-list guards (codex, gptme, continue) ask about every command they do not know."""
+    return (
+        (label == "allow" and verdict == "block")
+        or (label == "block" and verdict in ("allow", "not-block"))
+        or (label == "flag" and verdict == "allow")
+    )
+
+
+def bypass_counts(rows, verdicts, gits):
+    """The bypass corpus's rows by source and label, and where the sources' verdicts disagree
+    with the labels."""
+    commits = {repo: g.commit for repo, g in gits.items()}
+    by_source = collections.Counter()
+    licences = {}
+    cross = collections.Counter()
+    contradictions = 0
+    for label, split, source, cmd in rows:
+        verdict, lic = verdicts[(source, cmd)]
+        m = re.match(r"(?:github\.com/)?([^/]+/[^/]+)", source)
+        repo = m.group(1)
+        kind = "report" if source.startswith("github.com/") else "tests"
+        by_source[(repo, kind, label)] += 1
+        licences[(repo, kind)] = lic
+        cross[(verdict.split(" [")[0] if " [" not in verdict else "(opt-in mode)", label)] += 1
+        if " [" not in verdict and disagrees(label, verdict):
+            contradictions += 1
+    out = ["Bypass rows by source (tests: the repository's test files; report: its issues and pull requests):", ""]
+    out.append("| source | licence | commit | rows | block | flag | allow |")
+    out.append("|---|---|---|---:|---:|---:|---:|")
+    for repo, kind in sorted({(r, k) for r, k, _ in by_source}):
+        n = {lab: by_source[(repo, kind, lab)] for lab in ("block", "flag", "allow")}
+        commit = commits.get(repo, "")[:7] if kind == "tests" else ""
+        if kind == "tests" and not commit:
+            commit = "see each row"
+        out.append(f"| {repo} ({kind}) | {licences[(repo, kind)]} | {commit} | {sum(n.values())} | {n['block']} | {n['flag']} | {n['allow']} |")
+    out.append("")
+    out.append("Bypass rows by the source's own verdict (rows) and label (columns); `(opt-in mode)`: a verdict the")
+    out.append("source's guard gave only under a mode that is off by default, not compared:")
+    out.append("")
+    out.append("| source's verdict | block | flag | allow |")
+    out.append("|---|---:|---:|---:|")
+    for verdict in (*bypass.VERDICTS, "(opt-in mode)"):
+        out.append(f"| {verdict} | " + " | ".join(str(cross[(verdict, lab)]) for lab in ("block", "flag", "allow")) + " |")
+    out.append("")
+    out.append(f"The labels contradict the source's default-mode verdict in {contradictions} rows (the source blocks a command")
+    out.append("the rules allow, or lets through one they block, or runs unasked one they flag). `ask` contradicts no")
+    out.append("label: the allow-list guards ask about every command they do not know.")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tldr")
     ap.add_argument("gtfobins")
     ap.add_argument("atomic")
+    ap.add_argument("safety_net", help="kenryu42/claude-code-safety-net")
+    ap.add_argument("continue_", metavar="continue", help="continuedev/continue")
+    ap.add_argument("nanostack", help="garagon/nanostack")
+    ap.add_argument("gptme", help="gptme/gptme")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--review", help="also write review listings into this directory")
     a = ap.parse_args()
@@ -149,17 +249,27 @@ def main():
     if "Version 3" not in gg.read("LICENSE"):
         raise SystemExit("GTFOBins LICENSE is not GPL version 3; check by hand")
     lic_a = licence(ag, "LICENSE.txt", "The MIT License", "MIT")
+    bgits = {
+        bypass.SAFETY_NET: GitDir(a.safety_net),
+        bypass.CONTINUE: GitDir(a.continue_),
+        bypass.NANOSTACK: GitDir(a.nanostack),
+        bypass.GPTME: GitDir(a.gptme),
+    }
+    for repo, g in bgits.items():
+        path, needle, name = bypass.LICENCES[repo]
+        licence(g, path, needle, name)
 
     t_rows, t_drops = build_tldr(tg, a.review)
     g_rows, g_drops = build_gtfobins(gg, a.review)
     a_rows, a_drops, a_tactics = build_atomic(ag, a.review)
+    b_rows, b_drops, b_verdicts = build_bypass(bgits, a.review)
 
     files = {}
     cross = collections.Counter()
     taken = {}
-    # A command in two files stays in the first of: atomic, gtfobins, tldr (the dangerous
-    # corpora's own examples first).
-    for name, rows in (("atomic", a_rows), ("gtfobins", g_rows), ("tldr", t_rows)):
+    # A command in two files stays in the first of: atomic, gtfobins, tldr, bypass (the dangerous
+    # corpora's own examples first, the newest corpus last).
+    for name, rows in (("atomic", a_rows), ("gtfobins", g_rows), ("tldr", t_rows), ("bypass", b_rows)):
         kept = []
         for label, source, cmd in rows:
             if cmd in taken and taken[cmd][0] != name:
@@ -200,12 +310,28 @@ def main():
             "  privilege escalation, credential access, tearing down protections, exfiltration, C2: block; ambiguous or",
             "  milder effects: flag; discovery and harmless effects: dropped.",
         ],
+        "bypass": [
+            "Bypass corpus: commands other command guards for AI coding agents block or allow in their own test suites, or",
+            "  were shown to miss in public bypass reports. Sources, commits and licences: PROVENANCE.md; each row's source",
+            "  names the repository, file and commit (or the issue or pull request) and the test or item.",
+            "Licences: MIT (claude-code-safety-net (c) 2026 kenryu42, gptme (c) 2023 Erik Bjareholt, hermes-agent (c) 2025",
+            "  Nous Research, nanobot, LifeOS, cc-audit) and Apache-2.0 (continue, nanostack, codex, cline, gemini-cli);",
+            "  adapted: test fixtures made concrete paths, labels added.",
+            "Labels: by the command's effect on the machine an AI coding agent works on (PROVENANCE.md's rules), decided",
+            "  one command at a time in scripts/guard-corpus/bypass_labels.tsv, never from the other guard's verdict.",
+        ],
     }
-    for name in ("tldr", "gtfobins", "atomic"):
-        write_tsv(os.path.join(a.out, f"{name}.tsv"), headers[name] + FORMAT, files[name])
+    bypass_format = [
+        line if not line.startswith("source:") else
+        "source: owner/repo/path@shortcommit#item (a test file), or github.com/owner/repo/issues|pull/N#item (a report)."
+        for line in FORMAT
+    ]
+    for name in ("tldr", "gtfobins", "atomic", "bypass"):
+        fmt = bypass_format if name == "bypass" else FORMAT
+        write_tsv(os.path.join(a.out, f"{name}.tsv"), headers[name] + fmt, files[name])
 
     counts = collections.OrderedDict()
-    for name in ("tldr", "gtfobins", "atomic"):
+    for name in ("tldr", "gtfobins", "atomic", "bypass"):
         c = collections.Counter((label, split) for label, split, _, _ in files[name])
         counts[name] = c
     lines = ["| file | rows | block | flag | allow | heldout | tuning |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -218,7 +344,7 @@ def main():
             spl[split] += v
         lines.append(f"| {name}.tsv | {n} | {lab['block']} | {lab['flag']} | {lab['allow']} | {spl['heldout']} | {spl['tuning']} |")
     lines.append("")
-    for name, drops in (("tldr", t_drops), ("gtfobins", g_drops), ("atomic", a_drops)):
+    for name, drops in (("tldr", t_drops), ("gtfobins", g_drops), ("atomic", a_drops), ("bypass", b_drops)):
         lines.append(f"Dropped from {name} (rows, reason):")
         lines.append("")
         for reason, n in sorted(drops.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -233,6 +359,8 @@ def main():
     tacs = sorted({t for t, _ in a_tactics})
     for t in tacs:
         lines.append(f"- {t}: " + ", ".join(f"{a_tactics[(t, l)]} {l}" for l in ("block", "flag") if a_tactics[(t, l)]))
+    lines.append("")
+    lines.extend(bypass_counts(files["bypass"], b_verdicts, bgits))
     section = "\n".join(lines).rstrip() + "\n"
 
     prov = os.path.join(a.out, "PROVENANCE.md")
@@ -249,7 +377,7 @@ def main():
             with open(prov, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
     print(section)
-    for g in (tg, gg, ag):
+    for g in (tg, gg, ag, *bgits.values()):
         g.close()
 
 
