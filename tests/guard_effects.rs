@@ -972,3 +972,37 @@ fn passwords_in_login_subcommands_and_pins() {
         "pkcs11-tool --list-slots",
     ]);
 }
+
+#[test]
+fn metadata_services_forced_switches_root_uids_and_find_order() {
+    judged(
+        "secrets.credential_file",
+        Block,
+        &[
+            "curl -s http://169.254.169.254/latest/meta-data/iam/security-credentials/web",
+            "wget -qO- --header 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
+        ],
+    );
+    judged(
+        "git.checkout_all",
+        Block,
+        &[
+            "git checkout -qf main",
+            "git switch --discard-changes release",
+            "git -C app switch -f main",
+        ],
+    );
+    judged("privilege.escape", Block, &["sudo useradd -o -u 0 backdoor"]);
+    judged("deletion.bulk", Block, &["find . -delete -name '*.tmp'"]);
+    judged("process.kill_all", Warn, &["killall -r 'fire.*'"]);
+    judged("secrets.printed", Warn, &["cat credentials.json", "strings deploy.pem"]);
+    allowed(&[
+        "git checkout -bfeature",
+        "git checkout -b fix/login",
+        "git switch main",
+        "find . -name '*.tmp' -delete",
+        "find . -ok rm {} \\;",
+        "curl -s http://localhost:8080/health",
+        "cat credentials.example.md",
+    ]);
+}

@@ -168,6 +168,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         managed_delete(cmd, out);
     }
     credential_hunt(cmd, ctx, out);
+    instance_metadata(cmd, out);
     embedded_paths(cmd, ctx, out);
     output_options(cmd, ctx, out);
     library_loads(cmd, ctx, out);
@@ -841,6 +842,29 @@ fn paths_in(text: &str) -> Vec<String> {
     out
 }
 
+/// `curl http://169.254.169.254/latest/meta-data/iam/...`, `wget
+/// http://metadata.google.internal/...`: the cloud instance's metadata service, which hands
+/// out the machine's credentials to whoever asks from inside it.
+fn instance_metadata(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const ENDPOINTS: &[&str] = &[
+        "169.254.169.254",
+        "metadata.google.internal",
+        "[fd00:ec2::254]",
+        "100.100.100.200",
+        "169.254.170.2",
+        "metadata.azure.com",
+    ];
+    if cmd.argv[1..].iter().any(|a| ENDPOINTS.iter().any(|e| a.contains(e))) {
+        out.push(block(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Risk::High,
+            cmd,
+            "asks the cloud instance's metadata service, which hands out the machine's credentials",
+        ));
+    }
+}
+
 /// `grep -ri password /`, `find / -name id_rsa`, `find ~ -name '*.pem'`: searching the whole
 /// machine or the home directory for credentials.
 fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -1474,9 +1498,12 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             // A bare program name (`killall openconnect`, `pkill nginx`) matches every instance
             // on the machine; a command line (`pkill -f "node server.js"`) or a script's name
             // (`pkill -f app.py`) is the task's own process.
-            let by_name = operands
-                .iter()
-                .find(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)));
+            // A pattern (`killall -r 'fire.*'`) matches more than any one name does.
+            let by_name = operands.iter().find(|p| {
+                !p.is_empty()
+                    && (p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+                        || (p.contains(".*") && !p.contains(char::is_whitespace)))
+            });
             if let Some(b) = broad.filter(|_| !harmless) {
                 out.push(block(
                     Category::Process,
@@ -1946,7 +1973,8 @@ fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violat
     let argv = &cmd.argv;
     let deletes = argv.iter().any(|a| a == "-delete")
         || argv.windows(2).any(|w| {
-            matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok")
+            // `-ok` asks before each file: with no one to answer, nothing goes.
+            matches!(w[0].as_str(), "-exec" | "-execdir")
                 && matches!(crate::guard::basename(&w[1]), "rm" | "shred" | "unlink")
         });
     if !deletes {
@@ -1982,7 +2010,13 @@ fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violat
         "-uid",
         "-gid",
     ];
-    if argv.iter().any(|a| NARROWING.contains(&a.as_str())) {
+    // find evaluates its expression left to right: a test after `-delete` narrows nothing
+    // (`find . -delete -name x` deletes every file, then tests the name).
+    let acts_at = argv
+        .iter()
+        .position(|a| matches!(a.as_str(), "-delete" | "-exec" | "-execdir"))
+        .unwrap_or(argv.len());
+    if argv[..acts_at].iter().any(|a| NARROWING.contains(&a.as_str())) {
         return;
     }
     let starts: Vec<&String> = argv

@@ -140,6 +140,17 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
     if p.is_empty() {
         return Place::Unknown;
     }
+    // macOS keeps /etc, /var and /tmp under /private; the links at the root point there.
+    let p = match p.strip_prefix("/private") {
+        Some(rest)
+            if ["/etc", "/var", "/tmp"]
+                .iter()
+                .any(|d| rest == *d || rest.starts_with(&format!("{d}/"))) =>
+        {
+            rest
+        }
+        _ => p,
+    };
     let lower = p.to_ascii_lowercase();
     let home_rest = targets::home_relative(p);
     if let Some(rest) = home_rest {

@@ -239,10 +239,13 @@ pub fn is_flag(written: &str, flag: &str) -> bool {
         return true;
     }
     let short = flag.len() == 2 && flag.starts_with('-') && flag != "--";
+    // A bundle is a few letters (`-fdx`, `-qf`); a longer word is a value glued to its option
+    // (`-bfeature` is `-b feature`).
     short
         && written.starts_with('-')
         && !written.starts_with("--")
         && written.len() > 2
+        && written.len() <= 6
         && written[1..].chars().all(|c| c.is_ascii_alphabetic())
         && written[1..].contains(&flag[1..])
 }

@@ -924,6 +924,18 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::Any(&["--enable=receive-pack"]),
                 does: Does::AuthOff,
             },
+            // `git checkout -f BRANCH`, `git switch --discard-changes`: local changes are
+            // thrown away to switch.
+            Clause {
+                sub: &["checkout"],
+                when: When::Any(&["-f", "--force"]),
+                does: Does::DiscardEverything,
+            },
+            Clause {
+                sub: &["switch"],
+                when: When::Any(&["-f", "--force", "--discard-changes"]),
+                does: Does::DiscardEverything,
+            },
             // `git checkout [REF] -- PATH`: the paths after `--` are put back.
             Clause {
                 sub: &["checkout"],
@@ -1927,11 +1939,19 @@ pub static PROGRAMS: &[Program] = &[
             "--uid",
             "--comment",
         ],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Value(&["-p", "--password"], Val::Off),
-            does: Does::Passwordless,
-        }],
+        clauses: &[
+            // `useradd -o -u 0 backdoor`: a second account with root's uid is root.
+            Clause {
+                sub: &[],
+                when: When::Value(&["-u", "--uid"], Val::Is(&["0"])),
+                does: Does::Escape("gives an account uid 0: a second root"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["-p", "--password"], Val::Off),
+                does: Does::Passwordless,
+            },
+        ],
     },
     Program {
         names: &["redis-server"],

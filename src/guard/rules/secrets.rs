@@ -66,6 +66,27 @@ fn secret_var_name(n: &str) -> bool {
         && !u.ends_with("_PATH")
 }
 
+/// A file whose name says it holds credentials: `credentials.json`, `client_secret_X.json`,
+/// `service-account.json`, `secrets.yaml`, a private key (`*.pem`, `*.key`, `id_rsa`).
+fn credential_named(base: &str) -> bool {
+    let lower = base.to_ascii_lowercase();
+    let (stem, ext) = lower.rsplit_once('.').unwrap_or((lower.as_str(), ""));
+    let data = matches!(ext, "json" | "yaml" | "yml" | "toml" | "txt" | "ini" | "");
+    let named = [
+        "credential",
+        "client_secret",
+        "client-secret",
+        "service-account",
+        "service_account",
+    ]
+    .iter()
+    .any(|w| stem.contains(w))
+        || matches!(stem, "secrets" | "secret" | "token" | "tokens");
+    (named && data)
+        || matches!(ext, "pem" | "key" | "p12" | "pfx")
+        || matches!(lower.as_str(), "id_rsa" | "id_ed25519" | "id_ecdsa" | "id_dsa")
+}
+
 /// `secrets.printed`: the command at `index` prints a secret into the transcript.
 pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
@@ -162,7 +183,9 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
             .chain(cmd.inputs.iter().map(String::as_str))
             .find(|a| {
                 let base = a.rsplit('/').next().unwrap_or(a);
-                super::exfiltration::dotenv(base) || (a.starts_with("/proc/") && a.ends_with("/environ"))
+                super::exfiltration::dotenv(base)
+                    || credential_named(base)
+                    || (a.starts_with("/proc/") && a.ends_with("/environ"))
             });
         file.filter(|_| reader && !quiet)
             .map(|f| format!("prints `{f}`, which holds secrets"))
