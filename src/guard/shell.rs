@@ -435,6 +435,8 @@ impl Walker<'_> {
                 self.visit(node, src, depth);
                 self.captured -= 1;
             }
+            // A leaf (most words) holds no substitution: no cursor is made for it.
+            _ if node.named_child_count() == 0 => {}
             _ => {
                 self.nest += 1;
                 let mut cursor = node.walk();
@@ -563,10 +565,18 @@ impl Walker<'_> {
     }
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
-        let mut as_written = cmd.argv.clone();
-        carriers::unwrap_command(&mut as_written);
-        let written_word = as_written.first().filter(|w| !is_literal(w)).cloned();
-        if !self.vars.is_empty() || cmd.argv.iter().any(|w| w.contains("${") || w.contains("$(echo")) {
+        // The command word as written, before expansion: only expansion can make it differ
+        // from the word that runs, so without expansion it is not computed (it would be
+        // dropped below as equal to `argv[0]`).
+        let expands = !self.vars.is_empty() || cmd.argv.iter().any(|w| w.contains("${") || w.contains("$(echo"));
+        let written_word = if expands {
+            let mut as_written = cmd.argv.clone();
+            carriers::unwrap_command(&mut as_written);
+            as_written.first().filter(|w| !is_literal(w)).cloned()
+        } else {
+            None
+        };
+        if expands {
             cmd.argv = cmd.argv.iter().map(|w| self.expand(w)).collect();
             cmd.redirects = cmd.redirects.iter().map(|w| self.expand(w)).collect();
         }
@@ -585,10 +595,11 @@ impl Walker<'_> {
             cmd.stdin_text = self.written.read_by(&cmd);
         }
         let before = cmd.argv.len();
-        let original = cmd.argv.clone();
-        cmd.args_from_stdin = carriers::unwrap_command(&mut cmd.argv);
+        let mut original = None;
+        cmd.args_from_stdin = carriers::unwrap_command_keeping(&mut cmd.argv, &mut original);
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
+        let original = original.unwrap_or_default();
         cmd.as_root = original
             .iter()
             .take(removed)
@@ -615,8 +626,8 @@ impl Walker<'_> {
                 }
             }
         }
-        let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
         if let Some(text) = cmd.argv.first().and_then(|n| self.aliases.get(n)).cloned() {
+            let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
             self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
         }
         if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
@@ -781,7 +792,8 @@ fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
 
 /// A word with quotes and escapes resolved; expansions keep their source text.
 pub(crate) fn word(node: Node<'_>, src: &[u8]) -> String {
-    let mut out = String::new();
+    // Resolving quotes and escapes only shortens a word (expansions keep their text).
+    let mut out = String::with_capacity(node.byte_range().len());
     push_word(node, src, &mut out);
     out
 }

@@ -171,14 +171,13 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     };
     let norm = normalize(&full);
     let glob_all = matches!(norm.file_name().and_then(|n| n.to_str()), Some("*" | ".*"));
-    let base = if glob_all {
-        norm.parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("/"))
+    let base: &Path = if glob_all {
+        norm.parent().unwrap_or(Path::new("/"))
     } else {
-        norm.clone()
+        &norm
     };
-    let ws = normalize(workspace);
+    let ws = crate::guard::normalized(workspace);
+    let ws: &Path = &ws;
     if base == ws {
         // `rm -rf .` is refused by rm itself; any other spelling of the root (`*`, `../ws`,
         // the absolute path) really deletes the whole workspace.
@@ -189,7 +188,7 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             Target::WorkspaceAll
         };
     }
-    if base.starts_with(&ws) {
+    if base.starts_with(ws) {
         return Target::Inside;
     }
     if base == Path::new("/") {
@@ -197,8 +196,8 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     }
     // An ancestor of the workspace holds the run folder (logs, receipts) and more: deleting it
     // is never ordinary work, even when it sits in a temp directory.
-    if ws.starts_with(&base) {
-        return Target::Outside(base);
+    if ws.starts_with(base) {
+        return Target::Outside(base.to_path_buf());
     }
     for tmp in TEMP_DIRS {
         if base == Path::new(tmp) {
