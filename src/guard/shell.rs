@@ -139,20 +139,26 @@ const GRAMMAR_WORDS: &[&str] = &[
 /// The words of a line that is one plain command, which tree-sitter-bash reads as a
 /// `command` of plain words, each word's text its own: words of ASCII letters, digits and
 /// `-_./:=@+,` separated by spaces, none of them a [`GRAMMAR_WORDS`] entry, the first without
-/// `=` (an assignment) and starting with a letter, digit, `_`, `.` or `/`. None for anything
-/// else (quotes, `$`, operators, `~`, `*`, tabs, newlines, other bytes), which is parsed.
+/// `=` (an assignment) and starting with a letter, digit, `_`, `.` or `/`; after the first,
+/// `{}` (find's placeholder, which the grammar reads as `{` and `}` joined) is a word too.
+/// None for anything else (quotes, `$`, operators, `~`, `*`, other braces, tabs, newlines,
+/// other bytes), which is parsed.
 ///
 /// Most lines an agent sends (`ls -la`, `cargo test --release`, `git status`) and most
 /// scripts carriers hand over (`find -exec rm -rf {}` carries `rm -rf`) are this shape, and
 /// parsing was a third of the guard's time. The unit test
 /// `plain_lines_read_as_the_grammar_reads_them` holds both readings equal over the corpora.
 fn plain_command_words(text: &str) -> Option<Vec<&str>> {
-    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=@+, ".contains(&b);
+    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=@+, {}".contains(&b);
     if !text.bytes().all(plain_byte) {
         return None;
     }
     let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
     let first = words.first()?;
+    let braces = |w: &&str| w.contains(['{', '}']);
+    if braces(first) || words.iter().any(|w| braces(w) && *w != "{}") {
+        return None;
+    }
     let starts_plain = first
         .bytes()
         .next()
@@ -1221,6 +1227,9 @@ mod tests {
             "echo for in then",
             "/bin/rm -rf /",
             "rm -rf {}",
+            "rm {} +",
+            "echo {} x{} {a}",
+            "{} x",
             "sudo rm -rf /etc",
             "env A=1 B=2 rm x",
             "xargs rm -rf",
@@ -1264,6 +1273,10 @@ mod tests {
             ("echo 'x'", None),
             ("ls\tx", None),
             ("ls ~", None),
+            ("rm -rf {}", Some(vec!["rm", "-rf", "{}"])),
+            ("rm x{}", None),
+            ("{} x", None),
+            ("echo {a}", None),
             ("-x", None),
             ("", None),
         ] {
