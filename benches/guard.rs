@@ -5,6 +5,14 @@
 //! made, the regexes its rules need compiled: what a one-shot hook process pays on top; the
 //! process as a whole is timed by `benches/guard_hook.rs`).
 //! Run: `cargo bench --bench guard`.
+//!
+//! Measured 2026-11-25 on two shared cores under a load average of 3–4 (median of five runs
+//! interleaved with the guard before the plain-line fast path and the allocation cuts):
+//! well-formed median 9.0 µs, p99 36 µs (before: 14.9 µs, 55 µs); whole corpus median
+//! 9.2 µs, p99 58 µs (before: 15.0 µs, 64 µs). The whole-corpus p99 falls among the five
+//! malformed commands, where tree-sitter's error recovery costs 40–80 µs each. On a loaded
+//! machine the p99 figures move by ±10 µs between runs; instruction counts (callgrind over
+//! one corpus pass: 43 M, before 71 M) do not.
 
 use std::hint::black_box;
 use std::path::Path;

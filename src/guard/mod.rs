@@ -16,6 +16,7 @@
 //! test-tampering rules; `write_file` over an existing test file reads that file to compare
 //! assertions (the guard's one read).
 
+pub(crate) mod ascii;
 pub(crate) mod carriers;
 pub mod cli;
 pub mod effects;
@@ -124,14 +125,16 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
     // A relative workspace is taken relative to the current directory, so absolute targets
     // inside it are recognised.
     let workspace = if ctx.workspace.is_absolute() {
-        normalize(ctx.workspace)
+        normalized(ctx.workspace)
     } else {
-        normalize(&std::env::current_dir().unwrap_or_default().join(ctx.workspace))
+        std::borrow::Cow::Owned(normalize(
+            &std::env::current_dir().unwrap_or_default().join(ctx.workspace),
+        ))
     };
     let ctx = &GuardContext { workspace: &workspace };
     let start = match cwd {
         Some(dir) if !dir.is_empty() => normalize(&workspace.join(dir)),
-        _ => workspace.clone(),
+        _ => workspace.to_path_buf(),
     };
     let parsed = parse_shell(command, Some(start));
     let mut violations = Vec::new();
@@ -245,7 +248,11 @@ fn dedup(violations: &mut Vec<Violation>) {
 
 /// The last path component of a command word (`/usr/bin/psql` → `psql`).
 pub fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    // Asked for every command by every rule: a plain byte scan, not a `rsplit` iterator.
+    match word.bytes().rposition(|b| b == b'/') {
+        Some(slash) => &word[slash + 1..],
+        None => word,
+    }
 }
 
 /// Lexically normalizes a path: removes `.`, resolves `..` against the previous component.
@@ -267,6 +274,21 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// `path` lexically normalized ([`normalize`]), borrowed when it is already spelled in its
+/// normal form (no `.`, `..` or empty components, no trailing `/`): the workspace is, on
+/// every call, and copying it was a measurable part of judging a command.
+pub(crate) fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let parts = bytes.strip_prefix(b"/").unwrap_or(bytes);
+    let spelled_normal =
+        bytes.is_empty() || bytes == b"/" || parts.split(|b| *b == b'/').all(|p| !matches!(p, b"" | b"." | b".."));
+    if spelled_normal {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(normalize(path))
+    }
+}
+
 pub use shell::parse_shell;
 
 pub(crate) fn is_assignment(word: &str) -> bool {
@@ -285,8 +307,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn basename_is_the_last_component() {
+        for (word, base) in [
+            ("/usr/bin/psql", "psql"),
+            ("rm", "rm"),
+            ("dir/", ""),
+            ("/", ""),
+            ("", ""),
+            ("é/ü", "ü"),
+        ] {
+            assert_eq!(basename(word), base, "{word}");
+            assert_eq!(basename(word), word.rsplit('/').next().unwrap_or(word), "{word}");
+        }
+    }
+
+    #[test]
     fn normalize_is_lexical() {
         assert_eq!(normalize(Path::new("/ws/a/../../etc")), PathBuf::from("/etc"));
         assert_eq!(normalize(Path::new("/ws/./b/")), PathBuf::from("/ws/b"));
+    }
+
+    #[test]
+    fn normalized_borrows_only_what_is_already_normal() {
+        for path in [
+            "/",
+            "/ws",
+            "/work/medin-ws/task-1",
+            "ws/a",
+            "/ws/",
+            "/ws//a",
+            "/ws/./a",
+            "/ws/..",
+            "./a",
+            "",
+            "a/../..",
+        ] {
+            let path = Path::new(path);
+            let got = normalized(path);
+            assert_eq!(got.as_os_str(), normalize(path).as_os_str(), "{path:?}");
+            let borrowed = matches!(got, std::borrow::Cow::Borrowed(_));
+            assert_eq!(borrowed, path.as_os_str() == normalize(path).as_os_str(), "{path:?}");
+        }
     }
 }

@@ -171,15 +171,16 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     };
     let norm = normalize(&full);
     let glob_all = matches!(norm.file_name().and_then(|n| n.to_str()), Some("*" | ".*"));
-    let base = if glob_all {
-        norm.parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("/"))
+    let base: &Path = if glob_all {
+        norm.parent().unwrap_or(Path::new("/"))
     } else {
-        norm.clone()
+        &norm
     };
-    let ws = normalize(workspace);
-    if base == ws {
+    let ws = crate::guard::normalized(workspace);
+    // Both paths are spelled in normal form, so they compare as bytes (component-wise
+    // comparisons of `Path` were most of this function's time).
+    let (base_bytes, ws_bytes) = (base.as_os_str().as_encoded_bytes(), ws.as_os_str().as_encoded_bytes());
+    if base_bytes == ws_bytes {
         // `rm -rf .` is refused by rm itself; any other spelling of the root (`*`, `../ws`,
         // the absolute path) really deletes the whole workspace.
         let dot = t.trim_end_matches('/') == "." || t.trim_end_matches('/').ends_with("/.");
@@ -189,22 +190,22 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             Target::WorkspaceAll
         };
     }
-    if base.starts_with(&ws) {
+    if normal_starts_with(base_bytes, ws_bytes) {
         return Target::Inside;
     }
-    if base == Path::new("/") {
+    if base_bytes == b"/" {
         return Target::Root;
     }
     // An ancestor of the workspace holds the run folder (logs, receipts) and more: deleting it
     // is never ordinary work, even when it sits in a temp directory.
-    if ws.starts_with(&base) {
-        return Target::Outside(base);
+    if normal_starts_with(ws_bytes, base_bytes) {
+        return Target::Outside(base.to_path_buf());
     }
     for tmp in TEMP_DIRS {
-        if base == Path::new(tmp) {
+        if base_bytes == tmp.as_bytes() {
             return Target::TempRoot;
         }
-        if base.starts_with(tmp) {
+        if normal_starts_with(base_bytes, tmp.as_bytes()) {
             return Target::Temp;
         }
     }
@@ -218,6 +219,13 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     } else {
         Target::Outside(norm)
     }
+}
+
+/// `Path::starts_with` (whole components) for two paths spelled in normal form (no `.`, `..`
+/// or empty components, no trailing `/`; what [`normalize`] writes), as bytes.
+fn normal_starts_with(path: &[u8], prefix: &[u8]) -> bool {
+    prefix.is_empty()
+        || (path.starts_with(prefix) && (path.len() == prefix.len() || path[prefix.len()] == b'/' || prefix == b"/"))
 }
 
 /// A path whose literal beginning already places it: `dist/$VERSION` is inside the workspace,
@@ -307,6 +315,33 @@ pub fn startup_file(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn normal_paths_compare_as_bytes_as_they_do_as_components() {
+        let paths = [
+            "/",
+            "/tmp",
+            "/tmpx",
+            "/tmp/x",
+            "/var/tmp",
+            "/work/ws",
+            "/work/ws/a",
+            "/work/wsx",
+            "/work",
+            "a",
+            "a/b",
+            "",
+        ];
+        for p in paths {
+            for q in paths {
+                assert_eq!(
+                    super::normal_starts_with(p.as_bytes(), q.as_bytes()),
+                    std::path::Path::new(p).starts_with(q),
+                    "{p} starts with {q}"
+                );
+            }
+        }
+    }
+
     use super::*;
 
     const WS: &str = "/work/ws";

@@ -53,7 +53,7 @@ use std::path::PathBuf;
 use super::{basename, Pipeline, SimpleCommand};
 
 pub(crate) use text::{printed_text, WrittenFiles};
-pub use wrappers::unwrap_command;
+pub use wrappers::{unwrap_command, unwrap_command_keeping};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,6 +18,13 @@ use crate::guard::{basename, is_assignment};
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
 /// Returns true when `xargs` was unwrapped (more arguments come from stdin at run time).
 pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
+    unwrap_command_keeping(argv, &mut None)
+}
+
+/// [`unwrap_command`], which also hands back the argv as it was (in `original`) when it
+/// changed it, and leaves `original` alone when it did not: most commands have no wrapper,
+/// and their words are not copied.
+pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<String>>) -> bool {
     let mut xargs = false;
     for _ in 0..32 {
         let Some(first) = argv.first().cloned() else {
@@ -130,6 +137,7 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                             .unwrap_or_else(|| &argv[k][2..])
                             .to_string();
                         let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                        keep(original, argv);
                         words.extend(argv.drain(k + 1..));
                         *argv = words;
                         continue;
@@ -140,6 +148,7 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                     {
                         if let Some(value) = argv.get(k + 1).cloned() {
                             let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
+                            keep(original, argv);
                             words.extend(argv.drain(k + 2..));
                             *argv = words;
                             continue;
@@ -173,6 +182,7 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
                     xargs = true;
                     let i = skip_options(argv, &["-j", "-S", "--jobs", "-n", "-N", "-d", "--delimiter"]);
                     // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
+                    keep(original, argv);
                     argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
                     i
                 }
@@ -213,9 +223,17 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
         if skip == 0 || (skip >= argv.len() && !is_assignment(first)) {
             return xargs;
         }
+        keep(original, argv);
         argv.drain(..skip);
     }
     xargs
+}
+
+/// Saves `argv` as the original before its first change.
+fn keep(original: &mut Option<Vec<String>>, argv: &[String]) {
+    if original.is_none() {
+        *original = Some(argv.to_vec());
+    }
 }
 
 /// Index of the first word after the wrapper word and its options; `with_value` lists options

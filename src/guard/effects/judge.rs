@@ -88,7 +88,9 @@ fn spec_for(name: &str) -> Option<&'static super::spec::Program> {
 }
 
 fn is_quiet(name: &str) -> bool {
-    QUIET.contains(&name) || name.starts_with("python")
+    static INDEX: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| QUIET.iter().copied().collect());
+    INDEX.contains(name) || name.starts_with("python")
 }
 
 /// The effect rules for command `i` of `pipeline`.
@@ -585,10 +587,10 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         ">&$reply",
     ];
     let code = cmd.argv[1..].iter().chain(cmd.stdin_text.iter()).find(|t| {
-        let l = t.to_ascii_lowercase();
         (t.contains(' ') || t.contains('\n'))
-            && CONNECT.iter().any(|m| l.contains(m))
-            && RUN.iter().any(|m| l.contains(m))
+            && crate::guard::ascii::with_lowercase(t, |l| {
+                CONNECT.iter().any(|m| l.contains(m)) && RUN.iter().any(|m| l.contains(m))
+            })
     });
     if code.is_some() {
         out.push(block(
@@ -914,9 +916,11 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     let args: Vec<&str> = cmd.argv[1..].iter().map(String::as_str).collect();
     let hunting = match cmd.name() {
         "grep" | "egrep" | "rg" | "ag" | "ack" | "git-secrets" => {
-            args.iter()
-                .any(|a| SECRET_WORDS.iter().any(|w| a.to_ascii_lowercase().contains(w)))
-                && args.iter().any(|a| wide(a))
+            args.iter().any(|a| {
+                SECRET_WORDS
+                    .iter()
+                    .any(|w| crate::guard::ascii::contains_lowercase(a, w))
+            }) && args.iter().any(|a| wide(a))
         }
         "find" | "fd" | "locate" | "mlocate" => {
             let named = args.windows(2).any(|w| {
@@ -2184,9 +2188,10 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         // Programs read from /usr, /opt, /bin and /nix all the time (headers, libraries, data,
         // interpreters): the system's *state* is /etc, /var, /boot, /root, /srv; of the
         // devices, the disks.
-        let state_dir = ["/etc", "/var", "/boot", "/root", "/srv"]
-            .iter()
-            .any(|d| path == *d || path.starts_with(&format!("{d}/")));
+        let state_dir = ["/etc", "/var", "/boot", "/root", "/srv"].iter().any(|d| {
+            path.strip_prefix(d)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        });
         let (what, rec) = match place {
             // Hardware tools read /sys all the time; writes there are judged as writes.
             Place::Persistence => ("a place the system runs commands from", Recommendation::Block),

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::guard::ascii::contains_lowercase;
 use crate::guard::targets::{self, Target};
 
 /// Where a path points, for the effect rules.
@@ -151,21 +152,27 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         }
         _ => p,
     };
-    let lower = p.to_ascii_lowercase();
     let home_rest = targets::home_relative(p);
     if let Some(rest) = home_rest {
-        let tilde = format!("~/{}", rest.trim_start_matches('/'));
-        if PERSISTENCE.iter().any(|x| x.starts_with('~') && tilde.starts_with(x)) {
+        // `rest` read as `~/rest`: the tables spell home paths that way.
+        let rest = rest.trim_start_matches('/');
+        let under_home = |x: &&str| {
+            x.strip_prefix('~').is_some_and(|after| match after.strip_prefix('/') {
+                Some(below) => rest.starts_with(below),
+                None => after.is_empty(),
+            })
+        };
+        if PERSISTENCE.iter().any(under_home) {
             return Place::Persistence;
         }
-        if LOGS.iter().any(|x| x.starts_with('~') && tilde.starts_with(x)) {
+        if LOGS.iter().any(under_home) {
             return Place::Logs;
         }
         if targets::startup_file(p) {
             return Place::Startup;
         }
     }
-    if is_git_hooks(&lower) {
+    if is_git_hooks(p) {
         return Place::VcsHooks;
     }
     let target = targets::classify_target(p, cwd, workspace);
@@ -217,7 +224,7 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or("");
-            if lower.split('/').any(|c| c == ".git") {
+            if p.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
                 Place::VcsMeta
             } else if DEPENDENCY_DIRS.contains(&last) {
                 Place::DependencyDir
@@ -236,12 +243,22 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
     }
 }
 
-/// `.git/hooks/…` (or a bare repository's `hooks/` next to its `HEAD`): files git runs.
-fn is_git_hooks(lower: &str) -> bool {
-    lower.contains(".git/hooks/")
-        || lower.ends_with(".git/hooks")
-        || lower.contains("/.husky/")
-        || lower.starts_with(".husky/")
+/// `.git/hooks/…` (or a bare repository's `hooks/` next to its `HEAD`): files git runs. ASCII
+/// case is ignored.
+fn is_git_hooks(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let ends_with = |suffix: &str| {
+        bytes.len() >= suffix.len() && bytes[bytes.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    let starts_with = |prefix: &str| {
+        bytes
+            .get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
+    contains_lowercase(path, ".git/hooks/")
+        || ends_with(".git/hooks")
+        || contains_lowercase(path, "/.husky/")
+        || starts_with(".husky/")
 }
 
 #[cfg(test)]

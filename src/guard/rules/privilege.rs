@@ -125,8 +125,8 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     // dropped into a world-writable directory instead of the real program.
     let into_startup = cmd.redirects.iter().any(|r| startup_file(r))
         || (name == "tee" && cmd.argv.iter().skip(1).any(|a| startup_file(a)));
-    let text = cmd.argv[1.min(cmd.argv.len())..].join(" ") + "\n" + cmd.stdin_text.as_deref().unwrap_or("");
-    if into_startup && hijacking_text(&text) {
+    let text = || cmd.argv[1.min(cmd.argv.len())..].join(" ") + "\n" + cmd.stdin_text.as_deref().unwrap_or("");
+    if into_startup && hijacking_text(&text()) {
         out.push(block(
             p,
             STARTUP_HIJACK,

@@ -32,6 +32,7 @@
 mod tokens;
 
 use super::violation;
+use crate::guard::ascii::CaseBuf;
 use crate::guard::regexes::{group, Pattern};
 use crate::guard::shell::is_literal;
 use crate::guard::targets::home_relative;
@@ -241,7 +242,8 @@ pub fn entropy(s: &str) -> f64 {
 
 /// Placeholder values in docs and examples.
 fn placeholder(s: &str) -> bool {
-    let l = s.to_ascii_lowercase();
+    let mut buf = CaseBuf::new();
+    let l = buf.lower(s);
     [
         "example",
         "xxxx",
@@ -291,12 +293,15 @@ const SECRET_NAMES: &[&str] = &[
 ];
 
 fn secret_name(name: &str) -> bool {
-    let up = name.to_ascii_uppercase();
-    up != "PWD"
-        && up != "OLDPWD"
-        && SECRET_NAMES
-            .iter()
-            .any(|s| up.ends_with(s) || up.contains(&format!("{s}_")) || up.contains(&format!("{s}.")))
+    let mut buf = CaseBuf::new();
+    let up = buf.upper(name);
+    // `s` followed by `_` or `.`, without building either needle.
+    let inside = |s: &str| {
+        up.as_bytes()
+            .windows(s.len() + 1)
+            .any(|w| w[..s.len()] == *s.as_bytes() && matches!(w[s.len()], b'_' | b'.'))
+    };
+    up != "PWD" && up != "OLDPWD" && SECRET_NAMES.iter().any(|s| up.ends_with(s) || inside(s))
 }
 
 /// `postgres://postgres:postgres@localhost/app_test`: the stock login of a database on this
@@ -475,7 +480,8 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 /// `--http-password=`, `--proxy-passwd=`, `--api-token=`).
 fn long_secret_option(a: &str) -> Option<&str> {
     let (opt, v) = a.strip_prefix("--")?.split_once('=')?;
-    let opt = opt.to_ascii_lowercase();
+    let mut buf = CaseBuf::new();
+    let opt = buf.lower(opt);
     ["password", "passwd", "token", "secret", "api-key", "apikey"]
         .iter()
         .any(|s| opt.ends_with(s))
@@ -509,7 +515,8 @@ fn setter(cmd: &SimpleCommand) -> bool {
 /// a key or token (`X-Api-Key:`, `X-Auth-Token:`, `PRIVATE-TOKEN:`, `apikey:`).
 fn credential_header(text: &str) -> Option<&str> {
     let (name, value) = text.trim_start().split_once(':')?;
-    let n = name.trim().to_ascii_lowercase();
+    let mut buf = CaseBuf::new();
+    let n = buf.lower(name.trim());
     let header_name = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     let credential = n == "authorization"
         || n == "proxy-authorization"
@@ -533,7 +540,8 @@ fn credential_header(text: &str) -> Option<&str> {
 /// `--token-file`, `--secret-name`).
 fn secret_option(a: &str) -> bool {
     let Some(o) = a.strip_prefix("--") else { return false };
-    let o = o.to_ascii_lowercase();
+    let mut buf = CaseBuf::new();
+    let o = buf.lower(o);
     !o.contains('=')
         && !o.starts_with("no-")
         && (o == "auth"
@@ -805,12 +813,12 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
             Some((n, v)) => (n, Some(v)),
             None => (opt, args.get(i + 1).map(String::as_str)),
         };
-        let name = name.to_ascii_lowercase();
+        let mut buf = CaseBuf::new();
+        let name = buf.lower(name);
         if name.len() < 3 || name.starts_with("no-") {
             continue;
         }
-        let words: Vec<&str> = name.split(['-', '_', '.']).collect();
-        let last = words.last().copied().unwrap_or("");
+        let last = name.rsplit(['-', '_', '.']).next().unwrap_or("");
         let secret_named = SECRET_WORDS.iter().any(|w| name.ends_with(w)) && !NOT_A_SECRET.contains(&last);
         let Some(v) = value.filter(|_| secret_named) else {
             continue;
@@ -853,7 +861,8 @@ fn inline_login(args: &[String]) -> Option<&str> {
 /// hashes (one case) and file names do not have that shape.
 fn credential_shaped(w: &str) -> bool {
     let w = w.trim_matches(|c| c == '"' || c == '\'');
-    if !literal_value(w) || w.contains(char::is_whitespace) || w.contains(['/', '.', ',']) || w.starts_with('-') {
+    // The cheap shape tests first: most words fail them, and `literal_value` reads more.
+    if w.contains(char::is_whitespace) || w.contains(['/', '.', ',']) || w.starts_with('-') || !literal_value(w) {
         return false;
     }
     if w.contains(':') && w.len() != 65 {
