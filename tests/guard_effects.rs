@@ -1006,3 +1006,33 @@ fn metadata_services_forced_switches_root_uids_and_find_order() {
         "cat credentials.example.md",
     ]);
 }
+
+#[test]
+fn inline_file_servers_listeners_and_firewall_replacement() {
+    judged(
+        "network.exposed_bind",
+        Warn,
+        &[
+            "ruby -run -e httpd . -p 80",
+            "python3 -c 'import http.server as s, socketserver as ss; ss.TCPServer((\"\", 8443), s.SimpleHTTPRequestHandler).serve_forever()'",
+            "ncat --ssl --keep-open --listen 8443",
+        ],
+    );
+    judged(
+        "network.config",
+        Warn,
+        &["sudo iptables-restore rules.v4", "firewall-cmd --reload"],
+    );
+    judged(
+        "network.firewall",
+        Block,
+        &["sudo apparmor_parser --remove /etc/apparmor.d/usr.sbin.nginx"],
+    );
+    allowed(&[
+        "ruby -run -e httpd . -p 8000 --bind-address=127.0.0.1",
+        "python3 -c 'import http.server as s, socketserver as ss; ss.TCPServer((\"127.0.0.1\", 8443), s.SimpleHTTPRequestHandler)'",
+        "ncat --listen 127.0.0.1 8443",
+        "sudo iptables-restore --test rules.v4",
+        "sudo apparmor_parser -r /etc/apparmor.d/usr.sbin.nginx",
+    ]);
+}

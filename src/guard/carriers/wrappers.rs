@@ -50,17 +50,9 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 // whole so its spec judges the schedule.
                 "systemd-run"
                     if argv.iter().any(|a| {
-                        [
-                            "--on-calendar",
-                            "--on-boot",
-                            "--on-startup",
-                            "--on-unit-active",
-                            "--on-unit-inactive",
-                            "--on-active",
-                            "--timer-property",
-                        ]
-                        .iter()
-                        .any(|o| a == o || a.starts_with(&format!("{o}=")))
+                        crate::guard::effects::TIMER_OPTIONS
+                            .iter()
+                            .any(|o| a.strip_prefix(o).is_some_and(|r| r.is_empty() || r.starts_with('=')))
                     }) =>
                 {
                     return xargs

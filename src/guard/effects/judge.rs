@@ -22,7 +22,7 @@ pub const PASSWORDLESS: &str = "privilege.passwordless";
 pub const SYSTEM_STATE: &str = "privilege.system_state";
 const ROOT_SHELL: &str = crate::guard::rules::privilege::ROOT_SHELL;
 pub const SECURITY_OFF: &str = crate::guard::rules::network::FIREWALL;
-pub const OPEN_SERVICE: &str = "network.exposed_bind";
+pub const OPEN_SERVICE: &str = crate::guard::rules::network::EXPOSED_BIND;
 pub const VCS_HOOK: &str = "persistence.vcs_hook";
 pub const SCHEDULED: &str = "persistence.scheduled";
 pub const STARTUP: &str = "persistence.startup_file";
@@ -211,10 +211,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
 /// substitution (`TOKEN=$(pass show x)`) or piped into a command that is not a mere filter on
 /// the way to the screen (`op read X | docker login --password-stdin`).
 fn secret_consumed(pipeline: &Pipeline, i: usize) -> bool {
-    const TO_SCREEN: &[&str] = &[
-        "head", "tail", "sort", "uniq", "cut", "tr", "cat", "column", "grep", "rg", "sed", "awk", "less", "more", "nl",
-        "jq", "yq", "tee", "base64", "xxd",
-    ];
+    use crate::guard::rules::secrets::TO_SCREEN;
     pipeline[i].captured || pipeline[i + 1..].iter().any(|c| !TO_SCREEN.contains(&c.name()))
 }
 
@@ -622,8 +619,15 @@ fn inline_setuid(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 /// Whether `text` calls `setuid(0)`, `setreuid(0, 0)`, `setresgid(0,0,0)`, `seteuid( 0 )` and the
 /// like, in any language.
 fn sets_id_zero(text: &str) -> bool {
-    let l = text.to_ascii_lowercase();
-    let mut rest = l.as_str();
+    // Most words name no id at all: look closer only where one is called.
+    if !crate::guard::ascii::contains_lowercase(text, "id(") && !crate::guard::ascii::contains_lowercase(text, "id (") {
+        return false;
+    }
+    crate::guard::ascii::with_lowercase(text, sets_id_zero_lowercase)
+}
+
+fn sets_id_zero_lowercase(l: &str) -> bool {
+    let mut rest = l;
     while let Some(at) = rest.find("set") {
         let tail = &rest[at + 3..];
         let tail = tail
@@ -650,13 +654,16 @@ fn inline_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .argv
         .iter()
         .any(|a| a.contains("127.0.0.1") || a.contains("localhost") || a.contains("::1"));
-    let code = cmd.argv[1..].iter().any(|t| {
-        let l = t.to_ascii_lowercase().replace(' ', "");
-        l.contains("server((\"\",")
-            || l.contains("server(('',")
-            || l.contains("server((\"0.0.0.0\"")
-            || l.contains("server(('0.0.0.0'")
-    });
+    let code = cmd.argv[1..]
+        .iter()
+        .filter(|t| crate::guard::ascii::contains_lowercase(t, "server("))
+        .any(|t| {
+            let l = t.to_ascii_lowercase().replace(' ', "");
+            l.contains("server((\"\",")
+                || l.contains("server(('',")
+                || l.contains("server((\"0.0.0.0\"")
+                || l.contains("server(('0.0.0.0'")
+        });
     if (un_httpd || code) && !loopback {
         out.push(warn(
             Category::Network,

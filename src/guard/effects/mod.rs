@@ -46,6 +46,7 @@ mod spec;
 mod table;
 
 pub use judge::alternative;
+pub(crate) use table::TIMER_OPTIONS;
 
 use super::verdict::Violation;
 use super::{GuardContext, Pipeline};

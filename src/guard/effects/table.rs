@@ -241,6 +241,18 @@ const PASS_SUBCOMMANDS: &[&str] = &[
     "cat",
 ];
 
+/// systemd-run's options that make a timer of the command: a schedule, not a wrapper (the
+/// wrapper unwrapping in `carriers` keeps such a command whole for its spec).
+pub const TIMER_OPTIONS: &[&str] = &[
+    "--on-calendar",
+    "--on-boot",
+    "--on-startup",
+    "--on-unit-active",
+    "--on-unit-inactive",
+    "--on-active",
+    "--timer-property",
+];
+
 /// Every program with a spec.
 pub static PROGRAMS: &[Program] = &[
     Program {
@@ -498,15 +510,7 @@ pub static PROGRAMS: &[Program] = &[
         ],
         clauses: &[Clause {
             sub: &[],
-            when: When::Any(&[
-                "--on-calendar",
-                "--on-boot",
-                "--on-startup",
-                "--on-unit-active",
-                "--on-unit-inactive",
-                "--on-active",
-                "--timer-property",
-            ]),
+            when: When::Any(TIMER_OPTIONS),
             does: Does::Persist("starts a timer: a command the system runs later, on a schedule"),
         }],
     },

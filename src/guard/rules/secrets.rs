@@ -88,6 +88,13 @@ fn credential_named(base: &str) -> bool {
         || matches!(lower.as_str(), "id_rsa" | "id_ed25519" | "id_ecdsa" | "id_dsa")
 }
 
+/// Filters a secret passes through on its way to the screen (or a file): piped into any other
+/// program, the secret is consumed, not shown.
+pub(crate) const TO_SCREEN: &[&str] = &[
+    "head", "tail", "sort", "uniq", "cut", "tr", "cat", "column", "grep", "rg", "sed", "awk", "less", "more", "nl",
+    "jq", "yq", "tee", "base64", "xxd",
+];
+
 /// `secrets.printed`: the command at `index` prints a secret into the transcript.
 pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
@@ -96,12 +103,9 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
     }
     // What follows must only pass the text on to the screen (`| head`, `| sort`, `| grep X`).
     let downstream = &pipeline[index + 1..];
-    const PASS: &[&str] = &[
-        "head", "tail", "sort", "uniq", "cut", "tr", "cat", "column", "grep", "rg", "sed", "awk", "less", "more", "nl",
-    ];
     if downstream
         .iter()
-        .any(|c| !PASS.contains(&c.name()) || !c.redirects.is_empty())
+        .any(|c| !TO_SCREEN.contains(&c.name()) || !c.redirects.is_empty())
     {
         return;
     }
