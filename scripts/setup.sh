@@ -78,6 +78,11 @@ command -v node >/dev/null 2>&1 || need+=(nodejs)
 # npm and venv install the CLI agents (claude-code, codex, gemini-cli from npm; aider from PyPI).
 command -v npm >/dev/null 2>&1 || need+=(npm)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+# The egress catch-all (src/sandbox/egress/catch.rs) routes and logs, inside each attempt's
+# network namespace, every packet an agent sends past the proxy: `ip` and `nft` do it.
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
+have ip || need+=(iproute2)
+have nft || need+=(nftables)
 if [ "${1:-}" = "--bench" ]; then
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 fi

@@ -302,7 +302,14 @@ fn disk_privilege_process() {
     fires(
         "disk.partition",
         Block,
-        &["wipefs -a /dev/sdb", "parted /dev/sda mklabel gpt"],
+        &["parted /dev/sda mklabel gpt", "sgdisk -Z /dev/sdb"],
+    );
+    // wipefs is the effect model's: with `-a` it erases every signature (the whole device's
+    // identity); alone or with `-n` it only lists them.
+    fires(
+        "disk.wipe",
+        Block,
+        &["wipefs -a /dev/sdb", "sudo wipefs --all -f /dev/nvme0n1"],
     );
     fires("privilege.chmod_world", Block, &["chmod -R 777 /", "chmod -R o+w /etc"]);
     fires("privilege.chmod_world", Warn, &["chmod -R 777 build/"]);

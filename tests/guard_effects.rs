@@ -1012,11 +1012,23 @@ fn inline_file_servers_listeners_and_firewall_replacement() {
     judged(
         "network.exposed_bind",
         Warn,
+        &["ruby -run -e httpd . -p 80", "ncat --ssl --keep-open --listen 8443"],
+    );
+    // A file server bound to every interface on purpose hands the files to every host.
+    judged(
+        "network.exposed_bind",
+        Block,
         &[
-            "ruby -run -e httpd . -p 80",
             "python3 -c 'import http.server as s, socketserver as ss; ss.TCPServer((\"\", 8443), s.SimpleHTTPRequestHandler).serve_forever()'",
-            "ncat --ssl --keep-open --listen 8443",
+            "php -S 0.0.0.0:80",
+            "python3 -m http.server --bind 0.0.0.0 8000",
         ],
+    );
+    // Its default bind (every interface) is warned; another server on every interface too.
+    judged(
+        "network.exposed_bind",
+        Warn,
+        &["python3 -m http.server 8000", "redis-server --bind 0.0.0.0"],
     );
     judged(
         "network.config",
@@ -1034,5 +1046,150 @@ fn inline_file_servers_listeners_and_firewall_replacement() {
         "ncat --listen 127.0.0.1 8443",
         "sudo iptables-restore --test rules.v4",
         "sudo apparmor_parser -r /etc/apparmor.d/usr.sbin.nginx",
+    ]);
+}
+
+#[test]
+fn disguised_shells_and_outputs_that_replace_startup_files() {
+    // A shell copied or linked under another name: whatever runs that name runs a shell.
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
+            "cp /bin/sh /tmp/.x/bin/rustc",
+            "ln -s /bin/sh git-x",
+            "install -m 4755 /bin/bash ./helper",
+            "cp $(which bash) /usr/lib/zypper/commands/zypper-x",
+            "logsave /dev/null /bin/sh -i -p",
+            "start-stop-daemon -S -x /bin/sh -- -p",
+        ],
+    );
+    // A program's output written over a startup file, or into a place the system runs.
+    judged(
+        "privilege.system_state",
+        Block,
+        &[
+            "dos2unix -f -n /tmp/in ~/.bashrc",
+            "lwp-download file:///tmp/x ~/.profile",
+        ],
+    );
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "sudo tsc /tmp/x.ts --outFile /etc/ld.so.preload",
+            "echo a | xxd | xxd -r - /etc/profile.d/update.sh",
+        ],
+    );
+    judged("persistence.startup_file", Block, &["echo 'curl x | sh' >> ~/.shrc"]);
+    // Keeping a shell's name installs a shell (a system write, warned as such).
+    judged("privilege.system_state", Warn, &["ln -s /bin/bash /usr/local/bin/bash"]);
+    allowed(&[
+        "cp /bin/bash rootfs/bin/",
+        "ls -l /bin/sh",
+        "cp build/tool /tmp/out/tool",
+        "shellcheck ~/.bashrc",
+        "xxd -r dump.hex",
+        "xxd -r dump.hex out.bin",
+        "tsc src/a.ts --outFile dist/a.js",
+    ]);
+}
+
+#[test]
+fn deleting_the_workspace_itself_or_climbing_out_of_a_variable() {
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "rm -rf .",
+            "rm -rf ./",
+            "rm -rf /work/medin-ws/task-1",
+            "rm -rf $TMPDIR/../escape",
+            "rm -rf \"${OUT}\"/a/../../x",
+        ],
+    );
+    allowed(&["rm -rf $TMPDIR/build/../cache", "rm -rf ./build", "rm -f /"]);
+    // A variable that stays inside itself is only unknown (warned).
+    judged("deletion.recursive_force", Warn, &["rm -rf \"$OUT/x/..\""]);
+}
+
+#[test]
+fn read_only_modes_and_cancellations_pass() {
+    allowed(&[
+        "command -V git reset --hard",
+        "command -pvV -- git reset --hard",
+        "git switch -- -f",
+        "find . -exec echo -delete \\; -print",
+        "sudo visudo --check",
+        "setcap -r build/file",
+        "setcap -v cap_net_raw build/file",
+        "sudo wipefs /dev/sdb",
+        "sudo wipefs -a -n /dev/sdb",
+        "reboot --wtmp-only",
+        "systemctl halt --when cancel",
+        "systemctl soft-reboot --when=cancel",
+        "npm unpublish left-pad --dry-run",
+        "aws ses delete-receipt-rule --rule-set-name r --rule-name n --generate-cli-skeleton",
+        "aws acm-pca create-certificate-authority --idempotency-token 4d398f66-ad7d-6d2e-c916-462a49a2bed7",
+        "docker run --rm alpine rm -rf /tmp/cache",
+        "docker rm web",
+    ]);
+    // The same words where they act.
+    judged("git.reset_hard", Block, &["command git reset --hard"]);
+    judged("git.checkout_all", Block, &["git switch -f main"]);
+    judged("deletion.bulk", Block, &["find . -exec echo x \\; -delete"]);
+    judged("privilege.sudoers", Block, &["sudo visudo"]);
+    judged(
+        "privilege.setuid",
+        Block,
+        &["sudo setcap cap_setuid+ep /usr/bin/python3"],
+    );
+    judged("process.shutdown", Block, &["sudo reboot", "systemctl halt"]);
+    judged("deletion.infrastructure", Block, &["npm unpublish left-pad --force"]);
+}
+
+#[test]
+fn protections_torn_down_managed_objects_and_stolen_hashes() {
+    judged(
+        "network.firewall",
+        Block,
+        &[
+            "pfctl -d",
+            "sudo pfctl -F all",
+            "service pf stop",
+            "sudo systemctl stop mdatp",
+            "sudo mdatp config real-time-protection --value disabled",
+            "iptables -D OUTPUT -p tcp --dport 21 -j DROP",
+        ],
+    );
+    judged(
+        "deletion.managed_resource",
+        Warn,
+        &[
+            "docker secret rm db_password",
+            "docker service rm web",
+            "docker container rm -v db",
+            "virsh pool-undefine --pool p",
+        ],
+    );
+    judged(
+        "network.attack_tool",
+        Block,
+        &["evil-winrm --ip 10.0.0.2 --user admin -H 4e73accfa5c5d0c2b80eafd9f94251ca"],
+    );
+    judged("network.config", Warn, &["iptables -D INPUT -s 10.0.0.5 -j ACCEPT"]);
+    judged(
+        "network.attack_tool",
+        Warn,
+        &["evil-winrm --ip 10.0.0.2 --user admin -p \"$PW\""],
+    );
+    judged("secrets.printed", Warn, &["python3 -c 'print(open(\".env\").read())'"]);
+    allowed(&[
+        "pfctl -s rules",
+        "mdatp health",
+        "mdatp config real-time-protection --value enabled",
+        "systemctl stop postgresql.service",
+        "docker secret ls",
+        "python3 -c 'print(open(\".env.example\").read())'",
     ]);
 }

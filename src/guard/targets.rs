@@ -109,6 +109,20 @@ const HOME_STARTUP_FILES: &[&str] = &[
     ".zprofile",
     ".zshenv",
     ".zlogin",
+    ".zlogout",
+    ".bash_logout",
+    // sh and dash read `$ENV` (conventionally `~/.shrc`); ksh, mksh, csh and tcsh their own.
+    ".shrc",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    // Run by the X session at every graphical login.
+    ".xprofile",
+    ".xinitrc",
+    ".xsessionrc",
     ".config/fish/config.fish",
 ];
 
@@ -285,6 +299,30 @@ pub fn empty_expands_to_root(t: &str) -> bool {
     }
     let rest = rest.trim_matches(['"', '\'']);
     vars > 0 && matches!(rest, "/" | "/*" | "/.*" | "/**")
+}
+
+/// `$TMPDIR/../x`, `"${OUT}"/a/../../y`: a path that starts with a variable and climbs with
+/// `..` above the directory the variable names. Whatever the variable holds, the target is
+/// not inside it, and nothing says where it is.
+pub fn climbs_out_of_a_variable(t: &str) -> bool {
+    let t = t.trim_start_matches(['"', '\'']);
+    if !t.starts_with('$') || t.starts_with("$(") {
+        return false;
+    }
+    let mut depth: i32 = 0;
+    for part in t.split('/').skip(1).map(|p| p.trim_matches(['"', '\''])) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    false
 }
 
 /// The part of `path` below a home directory, for the spellings a command may use (`~/`,

@@ -196,7 +196,10 @@ fn inline_effects(argv: &[String]) -> Vec<String> {
         let path = ["~/", "/home/", "/root/", "/Users/", "/etc/"]
             .iter()
             .any(|p| lit.starts_with(p));
-        if path && !lit.contains(char::is_whitespace) {
+        // `open(".env").read()`, `readFileSync("config/.env.production")`: a secrets file the
+        // program names, wherever it is.
+        let dotenv = crate::guard::rules::exfiltration::dotenv(lit.rsplit('/').next().unwrap_or(lit));
+        if (path || dotenv) && !lit.contains(char::is_whitespace) {
             out.push(format!("cat {}", shell_quote(lit)));
         }
     }

@@ -178,6 +178,16 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
                     i
                 }
+                // `command -v git`, `command -pV -- git reset --hard`: describes the command
+                // word and runs nothing.
+                "command"
+                    if argv[1..]
+                        .iter()
+                        .take_while(|a| a.starts_with('-') && *a != "--")
+                        .any(|a| !a.starts_with("--") && a.contains(['v', 'V'])) =>
+                {
+                    return xargs
+                }
                 "command" | "exec" => skip_options(argv, &["-a"]),
                 "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
                 "xargs" => {

@@ -113,9 +113,13 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     }
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
-    let dry = args
-        .iter()
-        .any(|a| matches!(a.as_str(), "--dry-run" | "--dryrun" | "--what-if" | "--simulate"));
+    // `--when=cancel` (systemctl, shutdown) cancels what was scheduled.
+    let dry = args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--dry-run" | "--dryrun" | "--what-if" | "--simulate" | "--when=cancel" | "--generate-cli-skeleton"
+        )
+    }) || args.windows(2).any(|w| w[0] == "--when" && w[1] == "cancel");
     // Whether a spec clause said what this command does: then the words need not guess.
     let mut described = false;
     match spec_for(name).filter(|_| !dry) {
@@ -190,7 +194,28 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     edited(cmd, ctx, out);
     keystrokes(cmd, ctx, out);
     privileged_shell(cmd, out);
-    if ATTACK_TOOLS.contains(&name) {
+    disguised_shell(cmd, out);
+    // `evil-winrm -H 4e73..`, `nxc smb HOST -u x -H HASH`, `psexec.py -hashes LM:NT`: logs in
+    // with a stolen password hash.
+    let hash = |v: &str| {
+        let v = v.rsplit(':').next().unwrap_or(v);
+        v.len() == 32 && v.chars().all(|c| c.is_ascii_hexdigit())
+    };
+    let pass_the_hash = cmd.argv.windows(2).any(|w| {
+        matches!(
+            w[0].as_str(),
+            "-H" | "--hash" | "-hashes" | "--hashes" | "--nthash" | "-nthash"
+        ) && hash(&w[1])
+    });
+    if ATTACK_TOOLS.contains(&name) && pass_the_hash {
+        out.push(block(
+            Category::Secrets,
+            ATTACK_TOOL,
+            Risk::Critical,
+            cmd,
+            "logs in to another host with a password hash (pass-the-hash)",
+        ));
+    } else if ATTACK_TOOLS.contains(&name) {
         out.push(warn(
             Category::Network,
             ATTACK_TOOL,
@@ -323,6 +348,9 @@ const DELETE_WORDS: &[&str] = &[
     "deluser",
 ];
 
+/// Verbs glued after what they delete: `pool-undefine`, `vol-delete`, `snapshot-destroy`.
+const DELETE_SUFFIXES: &[&str] = &["-delete", "-undefine", "-destroy", "-remove", "-purge"];
+
 /// Verbs glued to what they delete: `delete-bucket`, `delete_replica`, `deleteall`,
 /// `destroy-stack`.
 const DELETE_PREFIXES: &[&str] = &["delete", "destroy", "purge", "drop-", "drop_", "wipe"];
@@ -377,8 +405,6 @@ const LOCAL_DELETERS: &[&str] = &[
     "helm",
     "kubectl",
     "oc",
-    "docker",
-    "podman",
     "tmux",
     "screen",
     "jj",
@@ -431,6 +457,19 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .filter(|a| !a.starts_with('-'))
         .take(3)
         .collect();
+    // Docker's local objects (containers, images, networks, builders) are the deletion rules'
+    // to judge; its swarm objects (secrets, services, configs, stacks, nodes) and a
+    // container's volumes (`container rm -v`) are data kept elsewhere.
+    if matches!(name, "docker" | "podman" | "nerdctl") {
+        let volumes = cmd.argv.iter().any(|a| a == "-v" || a == "--volumes");
+        let managed = matches!(
+            words.first().copied(),
+            Some("secret" | "service" | "config" | "stack" | "node" | "plugin" | "context" | "trust" | "manifest")
+        ) || (words.first() == Some(&"container") && volumes);
+        if !managed {
+            return;
+        }
+    }
     // `tool help rm`, `tool rm --help`: the page about deleting, not a deletion.
     if cmd.argv[1..]
         .iter()
@@ -441,10 +480,12 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let deletes = |w: &&str| {
         let w = w.to_ascii_lowercase();
         DELETE_WORDS.contains(&w.as_str())
-            || (DELETE_PREFIXES
+            || ((DELETE_PREFIXES
                 .iter()
                 .any(|p| w.starts_with(p) && w.len() > p.len() + 1)
-                && !w.contains(char::is_whitespace))
+                || DELETE_SUFFIXES.iter().any(|s| w.ends_with(s) && w.len() > s.len() + 1))
+                && !w.contains(char::is_whitespace)
+                && !w.contains('/'))
     };
     if words.iter().any(deletes) {
         out.push(warn(
@@ -486,9 +527,12 @@ fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
     let cwd = cmd.cwd.as_deref();
     let argv = &cmd.argv;
     for (i, a) in argv.iter().enumerate().skip(1) {
+        // `--outFile`, `--outfile`, `--OutputFile`: long options in any case.
+        let is_output =
+            |o: &str| OUTPUT.contains(&o) || (o.starts_with("--") && OUTPUT.iter().any(|x| x.eq_ignore_ascii_case(o)));
         let target = match a.split_once('=') {
-            Some((o, v)) if OUTPUT.contains(&o) => Some(v),
-            None if OUTPUT.contains(&a.as_str()) => argv.get(i + 1).map(String::as_str),
+            Some((o, v)) if is_output(o) => Some(v),
+            None if is_output(a) => argv.get(i + 1).map(String::as_str),
             _ => None,
         };
         if let Some(t) = target.filter(|t| !t.starts_with('-')) {
@@ -664,7 +708,21 @@ fn inline_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 || l.contains("server((\"0.0.0.0\"")
                 || l.contains("server(('0.0.0.0'")
         });
-    if (un_httpd || code) && !loopback {
+    if loopback {
+        return;
+    }
+    // Spelled out (`("", 8000)`, `("0.0.0.0", 80)`): the files are handed to every host on
+    // purpose, with no authentication (block). `ruby -run -e httpd` listens everywhere only
+    // by its default (warned, like `python -m http.server`).
+    if code {
+        out.push(block(
+            Category::Network,
+            OPEN_SERVICE,
+            Risk::High,
+            cmd,
+            "serves files from inline code to every host on the network, with no authentication",
+        ));
+    } else if un_httpd {
         out.push(warn(
             Category::Network,
             OPEN_SERVICE,
@@ -750,10 +808,16 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         && cmd.argv[1..]
             .iter()
             .any(|a| a == "-p" || (is_flag(a, "-p") && !a.contains('c')));
-    let handed = cmd
-        .argv
-        .windows(2)
-        .any(|w| shell(&w[0]) && w[0].contains('/') && w[1] == "-p");
+    // `logsave /dev/null /bin/sh -i -p`, `start-stop-daemon -x /bin/sh -- -p`: a shell path
+    // handed over, with `-p` among the options that follow it.
+    let handed = cmd.argv.iter().enumerate().any(|(k, w)| {
+        shell(w)
+            && w.contains('/')
+            && cmd.argv[k + 1..]
+                .iter()
+                .take_while(|a| a.starts_with('-'))
+                .any(|a| a == "-p" || (is_flag(a, "-p") && !a.contains('c')))
+    });
     let text = cmd.argv[1..].iter().any(|a| a.contains(" -p") && shell_flag(a, "-p"));
     if direct || handed || text {
         out.push(block(
@@ -764,6 +828,66 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "starts a shell that keeps set-user-ID privileges (-p): an escalation through a setuid program",
         ));
     }
+}
+
+/// `cp /bin/sh /tmp/x/rustc`, `ln -s /bin/sh git-x`, `install -m 4755 /bin/bash ./b`: a shell
+/// copied or linked under another name. Whatever runs that name afterwards (a program that
+/// runs helpers by name, `sudo` rules written for the name, a setuid bit) runs a shell, and
+/// nothing in the command that does it will say so. A copy that keeps a shell's name
+/// (`cp /bin/bash rootfs/bin/`, `ln -s /bin/bash /usr/local/bin/bash`) builds a system and
+/// passes.
+fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv" | "rsync" | "ditto" | "gcp") {
+        return;
+    }
+    let shell_binary = |w: &str| {
+        let w = w.trim_matches(['"', '\'']);
+        let via_lookup = ["$(which ", "$(command -v ", "`which "].iter().any(|p| {
+            w.starts_with(p) && crate::guard::carriers::is_shell(w[p.len()..].trim_end_matches([')', '`']).trim())
+        });
+        via_lookup || (w.starts_with('/') && crate::guard::carriers::is_shell(crate::guard::basename(w)))
+    };
+    let mut positional: Vec<&str> = Vec::new();
+    let mut target_dir: Option<&str> = None;
+    let mut args = cmd.argv[1..].iter();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-t" | "--target-directory" => target_dir = args.next().map(String::as_str),
+            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group" => {
+                args.next();
+            }
+            _ if a.starts_with("--target-directory=") => target_dir = a.split_once('=').map(|(_, v)| v),
+            _ if a.starts_with('-') && a.len() > 1 => {}
+            _ => positional.push(a),
+        }
+    }
+    let (sources, dest) = match target_dir {
+        Some(d) => (&positional[..], d),
+        None => match positional.split_last() {
+            Some((last, rest)) if !rest.is_empty() => (rest, *last),
+            _ => return,
+        },
+    };
+    let Some(source) = sources.iter().find(|s| shell_binary(s)) else {
+        return;
+    };
+    let dest = dest.trim_matches(['"', '\'']);
+    let into_dir = target_dir.is_some() || dest.ends_with('/') || dest == "." || sources.len() > 1;
+    let new_name = if into_dir {
+        crate::guard::basename(source.trim_matches(['"', '\'']))
+    } else {
+        crate::guard::basename(dest)
+    };
+    if crate::guard::carriers::is_shell(new_name) {
+        return;
+    }
+    out.push(block(
+        Category::Privilege,
+        ROOT_SHELL,
+        Risk::High,
+        cmd,
+        format!("puts a shell ({source}) under another name ({new_name}): whatever runs that name runs a shell"),
+    ));
 }
 
 /// Paths inside a larger word: inline programs (`python -c 'open("/etc/ld.so.preload","w")'`,
@@ -1981,9 +2105,12 @@ fn staged_payload(
 /// `find . -delete`, `find . -type f -exec rm {} +`: every file under the workspace root,
 /// with no test that narrows what goes.
 fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    let argv = &cmd.argv;
-    let deletes = argv.iter().any(|a| a == "-delete")
-        || argv.windows(2).any(|w| {
+    // The words of an `-exec CMD ... ;` are CMD's, not find's: `find . -exec echo -delete \;`
+    // prints the word `-delete`.
+    let own = find_own_words(&cmd.argv);
+    let argv = &own;
+    let deletes = argv.contains(&"-delete")
+        || cmd.argv.windows(2).any(|w| {
             // `-ok` asks before each file: with no one to answer, nothing goes.
             matches!(w[0].as_str(), "-exec" | "-execdir")
                 && matches!(crate::guard::basename(&w[1]), "rm" | "shred" | "unlink")
@@ -2025,15 +2152,16 @@ fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violat
     // (`find . -delete -name x` deletes every file, then tests the name).
     let acts_at = argv
         .iter()
-        .position(|a| matches!(a.as_str(), "-delete" | "-exec" | "-execdir"))
+        .position(|a| matches!(*a, "-delete" | "-exec" | "-execdir"))
         .unwrap_or(argv.len());
-    if argv[..acts_at].iter().any(|a| NARROWING.contains(&a.as_str())) {
+    if argv[..acts_at].iter().any(|a| NARROWING.contains(a)) {
         return;
     }
-    let starts: Vec<&String> = argv
+    let starts: Vec<&str> = argv
         .iter()
         .skip(1)
-        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && *a != "!")
+        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && **a != "!")
+        .copied()
         .collect();
     let cwd = cmd.cwd.as_deref();
     let everything = starts.is_empty()
@@ -2049,6 +2177,22 @@ fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violat
             "deletes every file under the workspace root: no test narrows what find matches",
         ));
     }
+}
+
+/// find's own words: its argv without the command words of `-exec`/`-execdir`/`-ok`/`-okdir`
+/// (up to their `;` or `+`), the action word itself kept.
+fn find_own_words(argv: &[String]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut inside = false;
+    for a in argv {
+        if inside {
+            inside = !matches!(a.as_str(), ";" | "\\;" | "+");
+            continue;
+        }
+        inside = matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir");
+        out.push(a.as_str());
+    }
+    out
 }
 
 /// `ls | xargs rm -rf`, `git ls-files | xargs rm`: a listing of everything fed to a deleter.
@@ -2182,6 +2326,13 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     // system runs commands from: `-l FILE` is a log file to some, a listing to others.
     let inspecting = cmd.argv.iter().skip(1).any(|a| INSPECT.contains(&a.as_str()));
     let cwd = cmd.cwd.as_deref();
+    // `dos2unix -n IN OUT`, `lwp-download URL FILE`, `xxd -r - FILE`: of two or more
+    // positional arguments, the last is where a program that converts or fetches writes.
+    let positional: Vec<&String> = cmd.argv[1..]
+        .iter()
+        .filter(|a| !a.starts_with('-') || *a == "-")
+        .collect();
+    let output = positional.last().filter(|_| positional.len() >= 2).copied();
     for a in cmd.argv.iter().skip(1) {
         let path = a
             .split_once('=')
@@ -2205,6 +2356,10 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             Place::VcsHooks => ("a git hook", Recommendation::Block),
             _ if inspecting => continue,
             Place::Kernel => ("kernel state", Recommendation::Warn),
+            Place::Startup if output == Some(a) => (
+                "a startup file, in the place a converter or downloader writes its output",
+                Recommendation::Block,
+            ),
             Place::Startup => ("a startup file", Recommendation::Warn),
             Place::System if state_dir => ("a system path", Recommendation::Warn),
             Place::Device if is_disk(path) => ("a disk", Recommendation::Warn),

@@ -33,6 +33,26 @@ const SECURITY_SERVICES: &[&str] = &[
     "rsyslog",
     "syslog",
     "systemd-journald",
+    // BSD's packet filter and its log.
+    "pf",
+    // Endpoint protection and detection agents.
+    "mdatp",
+    "wdavdaemon",
+    "sentinelone",
+    "sentinel-agent",
+    "cbagentd",
+    "cbdaemon",
+    "elastic-agent",
+    "auditbeat",
+    "velociraptor",
+    "sav-protect",
+    "sophos",
+    "kesl",
+    "esets",
+    "snort",
+    "suricata",
+    "zeek",
+    "tripwire",
 ];
 
 /// Process names that stand for a whole class of processes: killing them by name hits every
@@ -1155,6 +1175,15 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::Both(&When::Any(&["-P", "--policy"]), &When::Arg(Val::Is(&["accept"]))),
                 does: Does::SecurityOff("sets the firewall to accept everything"),
             },
+            // `iptables -D INPUT -p tcp --dport 22 -j DROP`: what the rule kept out gets in.
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Any(&["-D", "--delete"]),
+                    &When::Value(&["-j", "--jump"], Val::Is(&["drop", "reject"])),
+                ),
+                does: Does::SecurityOff("deletes a firewall rule that drops or rejects traffic"),
+            },
             Clause {
                 sub: &[],
                 when: When::Any(&[
@@ -1175,6 +1204,40 @@ pub static PROGRAMS: &[Program] = &[
                 does: Does::NetworkConfig,
             },
         ],
+    },
+    // BSD's packet filter: `-d` turns it off, `-F` flushes what it holds, `-f` loads rules.
+    Program {
+        names: &["pfctl"],
+        value_opts: &[
+            "-a", "-f", "-F", "-s", "-t", "-T", "-k", "-K", "-x", "-D", "-i", "-o", "-p",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Any(&["-d"]),
+                does: Does::SecurityOff("turns the packet filter off"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["-F"], Val::Is(&["all", "rules", "nat", "ethernet"])),
+                does: Does::SecurityOff("flushes the packet filter's rules"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["-f", "-e"]),
+                does: Does::NetworkConfig,
+            },
+        ],
+    },
+    // Microsoft Defender for Endpoint: `mdatp config real-time-protection --value disabled`.
+    Program {
+        names: &["mdatp"],
+        value_opts: &["--value", "--name", "--path", "--extension", "--scan-type"],
+        clauses: &[Clause {
+            sub: &["config"],
+            when: When::Value(&["--value"], Val::Is(&["disabled", "off", "false"])),
+            does: Does::SecurityOff("turns a protection of the endpoint agent off"),
+        }],
     },
     Program {
         names: &["nft"],
@@ -2247,6 +2310,29 @@ pub static PROGRAMS: &[Program] = &[
             sub: &["anchor"],
             when: When::NoneOf(&["--remove", "-r"]),
             does: Does::SecurityOff("adds a certificate authority to the system's trust"),
+        }],
+    },
+    // `xxd -r - FILE`: reverts a dump into FILE (without `-r` it only reads).
+    Program {
+        names: &["xxd"],
+        value_opts: &[
+            "-c",
+            "-cols",
+            "-g",
+            "-groupsize",
+            "-l",
+            "-len",
+            "-o",
+            "-offset",
+            "-s",
+            "-seek",
+            "-n",
+            "-name",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-r", "-revert"]),
+            does: Does::WritesLast,
         }],
     },
     Program {

@@ -21,7 +21,7 @@
 
 use super::{block, cut, violation, warn};
 use crate::guard::carriers::printed_text;
-use crate::guard::targets::{classify_target, empty_expands_to_root, home_relative, Target};
+use crate::guard::targets::{classify_target, climbs_out_of_a_variable, empty_expands_to_root, home_relative, Target};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, GuardContext, Pipeline, SimpleCommand};
 
@@ -185,6 +185,11 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
     for t in targets {
         let class = classify_target(t, cmd.cwd.as_deref(), ctx.workspace);
         let (rec, risk, what) = match &class {
+            _ if climbs_out_of_a_variable(t) => (
+                Recommendation::Block,
+                Risk::Critical,
+                format!("`{t}`, which climbs with `..` out of the directory a variable names: it lands anywhere"),
+            ),
             Target::Root => (
                 Recommendation::Block,
                 Risk::Critical,
@@ -206,10 +211,13 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
                 Risk::Critical,
                 "everything at the workspace root".to_string(),
             ),
+            // `rm -rf .`, `rm -rf "$PWD"`: everything the task gave the agent, its work with
+            // it. GNU rm refuses a bare `.`, but `./`, `$PWD` and the absolute path it does
+            // not, and other rm implementations do not refuse at all.
             Target::WorkspaceDot => (
-                Recommendation::Warn,
-                Risk::Medium,
-                "the workspace root itself".to_string(),
+                Recommendation::Block,
+                Risk::Critical,
+                "the workspace root itself, and all the work in it".to_string(),
             ),
             Target::Unknown if empty_expands_to_root(t) || no_preserve => (
                 Recommendation::Block,
@@ -513,6 +521,15 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
 pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    // `npm unpublish --dry-run`, `kubectl delete ns x --dry-run=client`, `aws ..
+    // --generate-cli-skeleton`: shown, not done (these CLIs refuse options they do not know,
+    // so the word cannot be a decoy that the program ignores).
+    if args.iter().any(|a| {
+        matches!(*a, "--dry-run" | "--dryrun" | "--generate-cli-skeleton")
+            || a.strip_prefix("--dry-run=").is_some_and(|v| v != "none")
+    }) {
+        return;
+    }
     let has = |w: &str| args.contains(&w);
     let sub = |words: &[&str]| {
         args.iter()
@@ -733,6 +750,10 @@ fn is_git_dir(t: &str) -> bool {
 fn plain_rm(cmd: &SimpleCommand, targets: &[&str], ctx: &GuardContext<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
     for t in targets {
+        // Without `-r`, rm refuses a directory: `rm -f /` deletes nothing.
+        if t.trim_matches(['"', '\'']).chars().all(|c| c == '/') {
+            continue;
+        }
         match classify_target(t, cmd.cwd.as_deref(), ctx.workspace) {
             Target::Root | Target::System(_) => out.push(block(
                 Category::Deletion,

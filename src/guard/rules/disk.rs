@@ -124,10 +124,30 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 out.push(warn(d, MKFS, cmd, "creates a file system"));
             }
         }
-        "wipefs" | "blkdiscard" | "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "diskutil" => {
-            let listing = args
-                .iter()
-                .any(|a| a == "-l" || a == "--list" || a == "list" || a == "-p" || a == "print");
+        // wipefs is the effect model's (`-a`/`-o` without `-n` wipes; alone it lists).
+        "blkdiscard" | "fdisk" | "sfdisk" | "cfdisk" | "gdisk" | "sgdisk" | "parted" | "diskutil" => {
+            // sgdisk's read-only options: print, save a backup of the table to a file, verify,
+            // show a partition, and `-P` (pretend: nothing is written whatever else is asked).
+            let sgdisk_reads = name == "sgdisk"
+                && (args.iter().any(|a| a == "-P" || a == "--pretend")
+                    || args.iter().filter(|a| a.starts_with('-')).all(|a| {
+                        matches!(
+                            a.split('=').next().unwrap_or(a),
+                            "-p" | "--print"
+                                | "-b"
+                                | "--backup"
+                                | "-v"
+                                | "--verify"
+                                | "-i"
+                                | "--info"
+                                | "-O"
+                                | "--print-mbr"
+                        )
+                    }));
+            let listing = sgdisk_reads
+                || args.iter().any(|a| {
+                    (a == "-l" && name != "sgdisk") || a == "--list" || a == "list" || a == "-p" || a == "print"
+                });
             if !listing {
                 out.push(block(
                     d,

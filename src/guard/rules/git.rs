@@ -3,8 +3,8 @@
 //! `push --force`/`-f`/`+ref`/`--mirror`, `checkout -- .`/`restore .` are blocked;
 //! `push --force-with-lease` and `filter-branch` are warned. Stash drops, reflog
 //! destruction, ref and forced branch deletion and path restores are git's spec in the effect
-//! model (`guard::effects`). `checkout -f`/`--force` (and `switch --discard-changes`)
-//! throws away the work tree's changes like `checkout .` and is blocked the same way.
+//! model (`guard::effects`), and so is `checkout -f`/`switch --discard-changes` (every
+//! uncommitted change thrown away to switch).
 //! Deleting the remote's main branch (`push origin --delete main`, `:master`) is blocked;
 //! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
 //! warned, and so are `worktree remove --force` (its uncommitted changes go too) and
@@ -175,15 +175,6 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         }
         "commit" | "merge" | "am" if has("--no-verify") => {
             out.push(warn(g, NO_VERIFY, cmd, "commits without running the pre-commit hooks"));
-        }
-        "checkout" | "switch" if has("-f") || has("--force") || has("--discard-changes") => {
-            out.push(block(
-                g,
-                CHECKOUT_ALL,
-                Risk::High,
-                cmd,
-                "switches branch throwing away every uncommitted change",
-            ));
         }
         "checkout" | "restore" => {
             let after_dd = args.iter().position(|a| *a == "--").map(|i| &args[i + 1..]);

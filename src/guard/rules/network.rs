@@ -255,7 +255,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             None
         };
         if value.is_some_and(all_interfaces) || (name == "php" && value.is_some_and(|v| v.starts_with("0.0.0.0"))) {
-            out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+            exposed(cmd, out);
             return;
         }
     }
@@ -296,7 +296,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             spelled.then_some(a)
         });
     if option_value.is_some() && !matches!(name, "iptables" | "ip6tables" | "ufw" | "nft" | "ping" | "route" | "ip") {
-        out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
+        exposed(cmd, out);
         return;
     }
     // `vite --host`, `npm run dev -- --host`: a bare --host exposes the dev server.
@@ -353,5 +353,39 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "python -m http.server serves the directory on every interface",
             ));
         }
+    }
+}
+
+/// A server bound to every interface on purpose (`--bind 0.0.0.0`, `-S 0.0.0.0:80`): a file
+/// server hands the directory's files to every host that reaches the machine, with no
+/// authentication at all (blocked); any other server is warned.
+fn exposed(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let argv = &cmd.argv;
+    let name = cmd.name();
+    let file_server = (name.starts_with("python")
+        && argv
+            .windows(2)
+            .any(|w| w[0] == "-m" && (w[1] == "http.server" || w[1] == "SimpleHTTPServer")))
+        || (name == "php" && argv.iter().any(|a| a == "-S" || a.starts_with("-S")))
+        || (name == "busybox" && argv.get(1).is_some_and(|a| a == "httpd"))
+        || matches!(
+            name,
+            "httpd" | "darkhttpd" | "http-server" | "webfsd" | "miniserve" | "serve" | "updog" | "simplehttpserver"
+        ) && !argv.iter().any(|a| a.starts_with("--auth") || a == "-a");
+    if file_server {
+        out.push(block(
+            Category::Network,
+            EXPOSED_BIND,
+            Risk::High,
+            cmd,
+            "serves the directory's files to every host on the network, with no authentication",
+        ));
+    } else {
+        out.push(warn(
+            Category::Network,
+            EXPOSED_BIND,
+            cmd,
+            "binds a server to every network interface",
+        ));
     }
 }

@@ -204,7 +204,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 .iter()
                 .skip(1)
                 .any(|a| touches_protected(a.trim_start_matches("of="))))
-        || name == "visudo"
+        || (name == "visudo" && !args_check_only(cmd))
     {
         out.push(block(
             p,
@@ -300,7 +300,8 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 }
             }
         }
-        "setcap" => out.push(block(
+        // `setcap -r FILE` removes capabilities, `setcap -v CAPS FILE` only compares.
+        "setcap" if !args.iter().any(|a| *a == "-r" || *a == "-v") => out.push(block(
             p,
             SETUID,
             Risk::High,
@@ -327,4 +328,15 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         }
         _ => {}
     }
+}
+
+/// `visudo -c`, `visudo --check -f FILE`: checks the syntax and changes nothing.
+fn args_check_only(cmd: &SimpleCommand) -> bool {
+    cmd.argv[1..].iter().any(|a| {
+        a == "--check"
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && a.contains('c'))
+    })
 }

@@ -80,7 +80,12 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 ));
             }
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" if !args.iter().any(|a| *a == "-c" || *a == "--help") => {
+        // `-c` cancels a scheduled shutdown; `-w`/`--wtmp-only` only writes the wtmp record.
+        "shutdown" | "reboot" | "halt" | "poweroff"
+            if !args
+                .iter()
+                .any(|a| matches!(*a, "-c" | "--help" | "-w" | "--wtmp-only" | "--show")) =>
+        {
             out.push(block(
                 c,
                 SHUTDOWN,
@@ -106,13 +111,16 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "changes the run level (halt or reboot)",
             ));
         }
+        // `systemctl halt --when=cancel`: cancels a scheduled action.
         "systemctl" | "loginctl"
-            if args.iter().any(|a| {
-                matches!(
-                    *a,
-                    "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
-                )
-            }) =>
+            if !args.contains(&"--when=cancel")
+                && !args.windows(2).any(|w| w == ["--when", "cancel"])
+                && args.iter().any(|a| {
+                    matches!(
+                        *a,
+                        "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
+                    )
+                }) =>
         {
             out.push(block(
                 c,

@@ -546,8 +546,22 @@ fn secret_option(a: &str) -> bool {
     let Some(o) = a.strip_prefix("--") else { return false };
     let mut buf = CaseBuf::new();
     let o = buf.lower(o);
+    // Request identifiers named "token": `--idempotency-token`, `--client-token`,
+    // `--next-token`, `--page-token`, `--continuation-token`, `--starting-token`.
+    let request_id = [
+        "idempotency",
+        "client-token",
+        "next-token",
+        "page-token",
+        "continuation",
+        "starting-token",
+        "pagination",
+    ]
+    .iter()
+    .any(|k| o.starts_with(k));
     !o.contains('=')
         && !o.starts_with("no-")
+        && !request_id
         && (o == "auth"
             || ["token", "secret", "apikey", "api-key", "password", "passwd"]
                 .iter()
