@@ -130,8 +130,14 @@ fn deletion_inside_the_workspace_is_allowed() {
 }
 
 #[test]
-fn workspace_root_and_unknown_targets_warn() {
-    for cmd in ["rm -rf .", "rm -rf $BUILD_DIR", "rm -rf \"$(pwd)/x\""] {
+fn the_workspace_root_is_blocked_and_unknown_targets_warn() {
+    // Everything the task gave the agent, and the agent's work with it.
+    for cmd in ["rm -rf .", "rm -rf ./", "rm -rf /work/medin-ws/task-1"] {
+        let v = check(cmd);
+        assert_eq!(v.recommendation, Recommendation::Block, "`{cmd}`: {v:#?}");
+        assert_eq!(v.violations[0].rule, "deletion.recursive_force");
+    }
+    for cmd in ["rm -rf $BUILD_DIR", "rm -rf \"$(pwd)/x\""] {
         let v = check(cmd);
         assert_eq!(v.recommendation, Recommendation::Warn, "`{cmd}`: {v:#?}");
         assert_eq!(v.violations[0].rule, "deletion.recursive_force");
