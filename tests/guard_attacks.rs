@@ -1451,3 +1451,179 @@ fn deeply_nested_input_is_blocked_at_once_instead_of_stalling_the_harness() {
         assert_eq!(v.recommendation, Recommendation::Block, "{open}: {v:?}");
     }
 }
+
+#[test]
+fn xargs_and_parallel_run_what_they_read() {
+    use Recommendation::Block;
+    // The items an `echo`/`printf`/here-document hands xargs or parallel are known: the
+    // commands they build are judged.
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "echo / | xargs rm -rf",
+            "echo / | xargs -I{} rm -rf {}",
+            "echo / | xargs -I % rm -rf %",
+            "echo / | xargs -J {} rm -rf {}",
+            "echo / | xargs --replace rm -rf {}",
+            "echo / | xargs --replace=R rm -rf R",
+            "echo /etc | xargs -i rm -rf {}",
+            "echo /etc | xargs -iX rm -rf X",
+            "echo 'rm -rf /' | xargs bash -c",
+            "echo 'rm -rf /' | xargs sh -c",
+            "echo 'rm -rf ~' | xargs -0 -I{} sh -c {}",
+            "echo / | xargs --replace -t bash -c 'rm -rf {}'",
+            "printf '%s\\n' / | xargs -n 1 -P 4 sudo rm -rf",
+            "xargs rm -rf <<< /",
+            "cat <<EOF | xargs rm -rf\n/etc\nEOF",
+            "echo 'rm -rf /' | parallel",
+            "echo 'rm -rf /' | parallel -j4",
+            "echo 'rm -rf /' | parallel bash -c {}",
+            "echo 'rm -rf /' | parallel {}",
+            "echo / | parallel rm -rf",
+            "parallel ::: 'rm -rf /'",
+            "parallel -j2 ::: 'echo ok' 'rm -rf ~'",
+            "parallel rm -rf ::: /",
+            "echo 'eq -ve /' | tr eqv rmf | xargs -I{} sh -c {}",
+        ],
+    );
+    passes(&[
+        "echo a b | xargs -n1 echo",
+        "printf '%s\\n' *.rs | xargs wc -l",
+        "ls | xargs -I{} cp {} backup/",
+        "echo / | xargs -i rm -rf",
+        "echo ok | xargs sudo --",
+        "echo build | xargs rm -rf",
+        "echo 'a.o b.o' | xargs -I{} echo {}",
+        "parallel gzip ::: *.log",
+        "echo ls | parallel",
+        "parallel ::: 'echo a' 'echo b'",
+        "seq 3 | parallel echo",
+    ]);
+}
+
+#[test]
+fn a_shell_named_by_a_variable_carries_its_script() {
+    use Recommendation::{Block, Warn};
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "$SHELL -c 'rm -rf /'",
+            "${SHELL} -c 'rm -rf /'",
+            "$BASH -c 'rm -rf /'",
+            "\"$SHELL\" -c 'rm -rf /'",
+            "sudo $SHELL -c 'rm -rf /etc'",
+            "echo 'rm -rf /' | $SHELL",
+        ],
+    );
+    // Any other variable stays a command computed at run time.
+    fires("remote_execution.dynamic_command", Warn, &["$CMD -c 'rm -rf /'"]);
+    passes(&[
+        "$SHELL -c 'echo hi'",
+        "exec $SHELL -l",
+        "echo $SHELL",
+        "\"$SHELL\" --version",
+    ]);
+}
+
+#[test]
+fn literal_text_disguised_on_its_way_into_a_shell() {
+    use Recommendation::Block;
+    // Changed by any filter on its way: obfuscated execution, blocked whatever it computes to.
+    fires(
+        "remote_execution.pipe_to_shell",
+        Block,
+        &[
+            "echo 'eq -pe v/' | tr 'eqv' 'rmf' | bash",
+            "echo '/ fr- mr' | rev | sh",
+            "rev <<< 'di' | sh",
+            "echo 'ls' | sed 's/l/L/' | sh",
+            "echo 'xy' | tr -d x | sudo -s",
+            "echo 'print(1)' | rev | python3",
+        ],
+    );
+    // Where the filter is plain, what it computes to is judged too.
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "echo 'eq -ve /' | tr 'eqv' 'rmf' | bash",
+            "echo '/ fr- mr' | rev | sh",
+            "echo 'RM -RF /' | tr A-Z a-z | sh",
+            "echo 'RM -RF /' | tr '[:upper:]' '[:lower:]' | bash -s",
+            "echo 'cm0gLXJmIC8=' | base64 -d | sh",
+            "printf 726d202d7266202f | xxd -r -p | sh",
+            "echo '/ fr- mr' | rev | cat | sh",
+        ],
+    );
+    passes(&[
+        "echo 'hello' | tr a-z A-Z",
+        "echo 'hello' | rev",
+        "echo hi | tr a-z A-Z | tee out.txt",
+        "echo 'c2VjcmV0' | base64 -d",
+        "echo ls | sh -c 'cat'",
+    ]);
+}
+
+#[test]
+fn brace_lists_with_a_prefix_or_suffix_expand() {
+    use Recommendation::Block;
+    fires("secrets.credential_file", Block, &["cat /{etc/shadow,tmp/harmless}"]);
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "rm -rf /{etc,tmp}/x",
+            "rm -rf ~/{.ssh,x}",
+            "rm -rf {/,x}",
+            "echo $(rm -rf /{etc,x})",
+        ],
+    );
+    passes(&[
+        "echo \"{a,b}\"",
+        "echo '{a,b}'",
+        "echo {a,b}",
+        "mkdir -p src/{a,b}/tests",
+        "cp config.{yml,yml.bak}",
+        "rm -rf build/{a,b}",
+        "awk -F, '{print $1,$2}' data.csv",
+        "find . -name '*.tmp' -exec rm {} +",
+    ]);
+    // A pathological word is expanded within bounds.
+    let word = format!("echo {}", "{a,b}".repeat(40));
+    let started = std::time::Instant::now();
+    check(&word);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn m4_runs_what_esyscmd_holds() {
+    use Recommendation::Block;
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "echo 'esyscmd(rm -rf /)' | m4",
+            "echo \"syscmd(\\`rm -rf ~')\" | m4",
+            "m4 <<< 'esyscmd(rm -rf /etc)'",
+            "m4 <<EOF\ndefine(x, 1)\nesyscmd(rm -rf /)\nEOF",
+        ],
+    );
+    passes(&[
+        "echo 'define(x,1)x' | m4",
+        "m4 file.m4",
+        "m4 -D VERSION=1 config.m4 > config",
+    ]);
+}
+
+#[test]
+fn parallel_arguments_on_the_line_are_judged_as_written() {
+    // `:::` arguments are not read from stdin: nothing is left unknown.
+    passes(&["parallel rm -rf ::: /tmp/a", "parallel -j4 rm -f ::: a.o b.o"]);
+    fires(
+        "deletion.recursive_force",
+        Recommendation::Block,
+        &["parallel -j4 rm -rf ::: build /"],
+    );
+}

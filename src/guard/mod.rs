@@ -50,6 +50,10 @@ pub struct SimpleCommand {
     pub cwd: Option<PathBuf>,
     /// More arguments come from stdin at run time (the command was unwrapped from `xargs`).
     pub args_from_stdin: bool,
+    /// The words as written before unwrapping, kept when they hold an `xargs` or `parallel`
+    /// ([`SimpleCommand::args_from_stdin`]): its options decide what runs once its input is
+    /// known (`echo / | xargs -I{} rm -rf {}`).
+    pub unwrapped_from: Option<Vec<String>>,
     /// The command word is not literal (`$cmd`, `$(..)`, `r$IFS`): what runs is decided at
     /// run time.
     pub dynamic_name: bool,

@@ -13,12 +13,15 @@
 //! (`carriers::unwrap_command`) and for the scripts the command carries
 //! (`carriers::carried`), which it parses as commands of their own one level deeper
 //! (at most `MAX_DEPTH`), in the directory each one runs in; once the line is parsed it asks
-//! which scripts each pipeline feeds a shell on stdin (`carriers::scripts_fed_on_stdin`).
+//! which scripts each pipeline feeds a shell on stdin, and which commands its `xargs` /
+//! `parallel` build from known input (`carriers::scripts_fed_on_stdin`).
 //!
 //! What bash itself does indirectly is the walker's: aliases and functions defined earlier in
-//! the line run at their call (`$1`/`"$@"` replaced by the call's words), brace-list words
-//! (`{rm,-rf,/}`) are expanded, `for` bodies are walked once per literal value, variables given
-//! a literal value earlier in the line are expanded (`d=/; rm -rf $d`), `cd`/`pushd` move the
+//! the line run at their call (`$1`/`"$@"` replaced by the call's words), unquoted brace lists
+//! are expanded with their prefix and suffix (`{rm,-rf,/}`, `/{etc,tmp}/x`, bounded), `for`
+//! bodies are walked once per literal value, variables given a literal value earlier in the
+//! line are expanded (`d=/; rm -rf $d`), a command word that is a variable holding a shell
+//! (`$SHELL -c ..`, see `carriers::shell_variable`) is that shell, `cd`/`pushd` move the
 //! lexically tracked directory, and files written earlier in the line are remembered
 //! (`WrittenFiles`) for the commands that later run or read them.
 //!
@@ -660,9 +663,14 @@ impl Walker<'_> {
         if cmd.stdin_text.is_none() {
             cmd.stdin_text = self.written.read_by(&cmd);
         }
+        // `$SHELL -c '..'`, `sudo "$BASH" -s`: a variable that holds a shell names one.
+        let shell_word = self.shell_variable_word(&mut cmd.argv);
         let before = cmd.argv.len();
         let mut original = None;
         cmd.args_from_stdin = carriers::unwrap_command_keeping(&mut cmd.argv, &mut original);
+        if cmd.args_from_stdin {
+            cmd.unwrapped_from = original.clone();
+        }
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
         let original = original.unwrap_or_default();
@@ -678,6 +686,10 @@ impl Walker<'_> {
         cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
         if let Some(w) = written_word.filter(|w| cmd.argv.first() != Some(w)) {
             cmd.dynamic_name = true;
+            cmd.name_as_written = Some(w);
+        }
+        if let Some(w) = shell_word {
+            cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
             cmd.name_as_written = Some(w);
         }
         if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() && cmd.redirects.is_empty() {
@@ -712,6 +724,24 @@ impl Walker<'_> {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
         }
         pipeline.push(cmd);
+    }
+
+    /// Replaces a command word that is a variable holding a shell (`$SHELL`, `"${BASH}"`, not
+    /// given another value earlier in the line) with `bash`, and returns it as written. Only
+    /// the word that is the command once wrappers are removed counts (`echo $SHELL` is left
+    /// alone).
+    fn shell_variable_word(&self, argv: &mut [String]) -> Option<String> {
+        if !argv.iter().any(|w| carriers::shell_variable(w)) {
+            return None;
+        }
+        let mut probe = argv.to_vec();
+        carriers::unwrap_command(&mut probe);
+        let word = probe.first().filter(|w| carriers::shell_variable(w))?;
+        let at = argv
+            .len()
+            .checked_sub(probe.len())
+            .filter(|at| argv.get(*at) == Some(word))?;
+        Some(std::mem::replace(&mut argv[at], "bash".to_string()))
     }
 
     /// Parses a script `cmd` carries, in the directory it runs in: a `cd` in a process of its
@@ -1085,29 +1115,265 @@ pub(crate) fn positional(script: &str, args: &[String]) -> String {
     s
 }
 
-/// `{rm,-rf,/}`: a line with a word that is one brace list (no quotes, spaces or `$`), with
-/// that word replaced by its expansion; None when there is none.
+/// At most this many words come out of one word with brace lists; past it, a covering subset
+/// (see [`expand_braces`]).
+const MAX_BRACE_WORDS: usize = 64;
+/// Words with more brace groups than this are expanded by the covering subset only.
+const MAX_BRACE_GROUPS: usize = 16;
+
+/// `{rm,-rf,/}`, `/{etc,tmp}/x`, `~/.{bashrc,profile}`: the line with every word that holds an
+/// unquoted brace list replaced by the words bash expands it into (`pre{a,b}post` → `preapost
+/// prebpost`), in a command substitution's words too (`$(rm {a,b})`); None when there is
+/// none. Quoted braces (`'{a,b}'`, `"{a,b}"`, `\{`), `${..}`, substitutions inside a word
+/// (`x$(..)`) and backquotes, comments, here-document bodies and assignments at the start of
+/// a command are left as they are; sequences (`{a..c}`) are not expanded. The output is bounded
+/// ([`MAX_BRACE_WORDS`] per word, and about four times the line in all).
 fn brace_words(text: &str) -> Option<String> {
-    if !text.contains(",") || !text.contains('{') {
+    if !text.contains(',') || !text.contains('{') {
         return None;
     }
+    let b = text.as_bytes();
+    let budget = 4 * text.len() + 4096;
+    let mut out = String::with_capacity(text.len() + 16);
     let mut changed = false;
-    let words: Vec<String> = text
-        .split(' ')
-        .map(|w| {
-            let (lead, rest) = w.split_at(w.len() - w.trim_start_matches([';', '(', '&', '|']).len());
-            let (core, trail) = rest.split_at(rest.trim_end_matches([';', ')', '&', '|']).len());
-            let inner = core.strip_prefix('{').and_then(|c| c.strip_suffix('}'));
-            match inner {
-                Some(i) if i.contains(',') && !i.contains(['{', '}', '\'', '"', '$', '`', '\\']) => {
-                    changed = true;
-                    format!("{lead}{}{trail}", i.split(',').collect::<Vec<_>>().join(" "))
+    let mut at_start = true;
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                out.push('\n');
+                i += 1;
+                at_start = true;
+                // Here-document bodies are text, not words.
+                for (delim, tabs) in std::mem::take(&mut heredocs) {
+                    while i < b.len() {
+                        let end = text[i..].find('\n').map_or(b.len(), |e| i + e + 1);
+                        let line = text[i..end].trim_end_matches('\n');
+                        let line = if tabs { line.trim_start_matches('\t') } else { line };
+                        out.push_str(&text[i..end]);
+                        i = end;
+                        if line == delim {
+                            break;
+                        }
+                    }
                 }
-                _ => w.to_string(),
             }
-        })
-        .collect();
-    changed.then(|| words.join(" "))
+            b' ' | b'\t' | b'\r' => {
+                out.push(b[i] as char);
+                i += 1;
+            }
+            b';' | b'&' | b'|' | b'(' | b')' => {
+                out.push(b[i] as char);
+                i += 1;
+                at_start = true;
+            }
+            b'<' if text[i..].starts_with("<<") && !text[i..].starts_with("<<<") => {
+                let mut j = i + 2;
+                let tabs = b.get(j) == Some(&b'-');
+                j += usize::from(tabs);
+                while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
+                    j += 1;
+                }
+                let end = word_end(b, j);
+                let delim: String = text[j..end]
+                    .chars()
+                    .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                    .collect();
+                if !delim.is_empty() {
+                    heredocs.push((delim, tabs));
+                }
+                out.push_str(&text[i..end]);
+                i = end;
+            }
+            b'<' | b'>' => {
+                out.push(b[i] as char);
+                i += 1;
+            }
+            // A word that opens a command substitution: its commands' words are words too.
+            b'$' if text[i..].starts_with("$(") && !text[i..].starts_with("$((") => {
+                out.push_str("$(");
+                i += 2;
+                at_start = true;
+            }
+            // A word that starts with `#` starts a comment.
+            b'#' => {
+                let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                out.push_str(&text[i..end]);
+                i = end;
+            }
+            _ => {
+                let end = word_end(b, i).max(i + 1);
+                let word = &text[i..end];
+                let assignment = at_start && super::is_assignment(word);
+                let expanded = (!assignment && out.len() < budget)
+                    .then(|| expand_braces(word))
+                    .flatten();
+                match expanded {
+                    Some(words) => {
+                        changed = true;
+                        out.push_str(&words.join(" "));
+                    }
+                    None => out.push_str(word),
+                }
+                at_start = assignment;
+                i = end;
+            }
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The end of the word that starts at `i`: quotes, escapes, `${..}`, `$(..)` and backquotes
+/// are part of it; unquoted blanks and `;&|()<>` end it.
+fn word_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' => return i,
+            _ => i = skip_quoted(b, i),
+        }
+    }
+    i
+}
+
+/// The index after the character at `i`, or after the quoted or substituted part that starts
+/// there (`'..'`, `".."`, `$'..'`, `\x`, `${..}`, `$(..)`, `` `..` ``).
+fn skip_quoted(b: &[u8], i: usize) -> usize {
+    let find = |from: usize, close: u8, escapes: bool| {
+        let mut k = from;
+        while k < b.len() {
+            if escapes && b[k] == b'\\' {
+                k += 2;
+                continue;
+            }
+            if b[k] == close {
+                return k + 1;
+            }
+            k += 1;
+        }
+        b.len()
+    };
+    let nested = |from: usize, open: u8, close: u8| {
+        let mut depth = 1usize;
+        let mut k = from;
+        while k < b.len() {
+            match b[k] {
+                b'\\' => k += 1,
+                c if c == open => depth += 1,
+                c if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return k + 1;
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        b.len()
+    };
+    match (b[i], b.get(i + 1)) {
+        (b'\\', _) => (i + 2).min(b.len()),
+        (b'\'', _) => find(i + 1, b'\'', false),
+        (b'"', _) => find(i + 1, b'"', true),
+        (b'`', _) => find(i + 1, b'`', true),
+        (b'$', Some(b'\'')) => find(i + 2, b'\'', true),
+        (b'$', Some(b'{')) => nested(i + 2, b'{', b'}'),
+        (b'$', Some(b'(')) => nested(i + 2, b'(', b')'),
+        _ => i + 1,
+    }
+}
+
+/// The first unquoted brace list of `word` (`{` .. `}` holding a comma at its own level, not
+/// `${`): the text before it, its alternatives, the text after it.
+fn brace_list(word: &str) -> Option<(&str, Vec<&str>, &str)> {
+    let b = word.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'{' || (i > 0 && b[i - 1] == b'$') {
+            i = skip_quoted(b, i);
+            continue;
+        }
+        // The matching `}`, and the commas at this level.
+        let (mut depth, mut k) = (0usize, i + 1);
+        let mut commas = Vec::new();
+        let mut close = None;
+        while k < b.len() {
+            match b[k] {
+                b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    close = Some(k);
+                    break;
+                }
+                b'}' => depth -= 1,
+                b',' if depth == 0 => commas.push(k),
+                _ => {
+                    k = skip_quoted(b, k);
+                    continue;
+                }
+            }
+            k += 1;
+        }
+        match close {
+            Some(c) if !commas.is_empty() => {
+                let mut alts = Vec::with_capacity(commas.len() + 1);
+                let mut from = i + 1;
+                for &comma in &commas {
+                    alts.push(&word[from..comma]);
+                    from = comma + 1;
+                }
+                alts.push(&word[from..c]);
+                return Some((&word[..i], alts, &word[c + 1..]));
+            }
+            // `{}`, `{a}`, `{a..c}`: literal; look further on.
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The words bash expands `word` into, None when it holds no brace list. More than
+/// [`MAX_BRACE_WORDS`] words (or more than [`MAX_BRACE_GROUPS`] lists) give a covering
+/// subset instead: the k-th word takes the k-th alternative of every list (the last one where
+/// a list is shorter), so every alternative of a flat list shows up in some word.
+fn expand_braces(word: &str) -> Option<Vec<String>> {
+    brace_list(word)?;
+    let mut out = Vec::new();
+    if word.matches('{').count() <= MAX_BRACE_GROUPS && expand_all(word, &mut out) {
+        return Some(out);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for k in 0..MAX_BRACE_WORDS {
+        let mut w = word.to_string();
+        let mut widest = 0;
+        for _ in 0..4 * MAX_BRACE_GROUPS {
+            let Some((pre, alts, post)) = brace_list(&w) else {
+                break;
+            };
+            widest = widest.max(alts.len());
+            w = format!("{pre}{}{post}", alts[k.min(alts.len() - 1)]);
+        }
+        if !out.contains(&w) {
+            out.push(w);
+        }
+        if k + 1 >= widest {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Pushes every word `word` expands into; false once there would be more than
+/// [`MAX_BRACE_WORDS`].
+fn expand_all(word: &str, out: &mut Vec<String>) -> bool {
+    match brace_list(word) {
+        None if out.len() < MAX_BRACE_WORDS => {
+            out.push(word.to_string());
+            true
+        }
+        None => false,
+        Some((pre, alts, post)) => alts.iter().all(|a| expand_all(&format!("{pre}{a}{post}"), out)),
+    }
 }
 
 /// Single-quotes a word for re-parsing.
@@ -1282,6 +1548,112 @@ mod tests {
         ] {
             assert_eq!(plain_command_words(line), want, "{line}");
         }
+    }
+
+    #[test]
+    fn brace_lists_expand_with_their_prefix_and_suffix() {
+        for (line, want) in [
+            ("{rm,-rf,/}", "rm -rf /"),
+            ("cat /{etc/shadow,tmp/x}", "cat /etc/shadow /tmp/x"),
+            ("rm -rf /{etc,tmp}/x", "rm -rf /etc/x /tmp/x"),
+            ("cp x ~/.{bashrc,profile}", "cp x ~/.bashrc ~/.profile"),
+            ("echo a{b,c{d,e}}f", "echo abf acdf acef"),
+            ("echo {a,b}{1,2}", "echo a1 a2 b1 b2"),
+            ("echo {}{a,b} {a..c}", "echo {}a {}b {a..c}"),
+            ("x && rm -rf /{a,b};ls", "x && rm -rf /a /b;ls"),
+            ("echo $(rm -rf /{a,b})", "echo $(rm -rf /a /b)"),
+            ("echo \"$x\"{a,b}", "echo \"$x\"a \"$x\"b"),
+            ("dd of=/dev/{sda,sdb}", "dd of=/dev/sda of=/dev/sdb"),
+            ("echo {'a b',c}", "echo 'a b' c"),
+        ] {
+            assert_eq!(brace_words(line).as_deref(), Some(want), "{line}");
+        }
+        // Quoted, escaped, parameter expansions, assignments, comments, here-documents.
+        for line in [
+            "echo '{a,b}'",
+            "echo \"{a,b}\"",
+            "echo \\{a,b}",
+            "echo ${x,,} ${a:-{b,c}}",
+            "x={a,b} ls",
+            "ls # {a,b}",
+            "cat <<EOF\n{a,b}\nEOF",
+            "awk -F, '{print $1,$2}'",
+            "find . -exec rm {} +",
+            "echo {a} {a..c} {",
+        ] {
+            assert_eq!(brace_words(line), None, "{line}");
+        }
+        // After the here-document ends, words expand again.
+        assert_eq!(
+            brace_words("cat <<'E'\n{a,b}\nE\nrm {c,d}").as_deref(),
+            Some("cat <<'E'\n{a,b}\nE\nrm c d")
+        );
+    }
+
+    #[test]
+    fn brace_expansion_is_bounded() {
+        // 2^20 words: a covering subset, every alternative of the last list included.
+        let word = format!("{}{{x,/}}", "{a,b}".repeat(19));
+        let words = expand_braces(&word).unwrap_or_default();
+        assert!(words.len() <= MAX_BRACE_WORDS, "{}", words.len());
+        assert!(words.iter().any(|w| w.ends_with('/')) && words.iter().any(|w| w.ends_with('x')));
+        // A long flat list keeps its alternatives up to the bound.
+        let list = format!("rm -rf {{{}/}}", "a,".repeat(10_000));
+        let started = std::time::Instant::now();
+        let out = brace_words(&list).unwrap_or_default();
+        assert!(out.len() < 4 * list.len() + 4096);
+        let deep = format!("echo {}", "{a,b}".repeat(5_000));
+        assert!(brace_words(&deep).is_some_and(|o| o.len() < 4 * deep.len() + 4096));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_shell_named_by_its_variable_is_a_shell() {
+        for line in [
+            "$SHELL -c 'rm -rf /'",
+            "${SHELL} -c 'rm -rf /'",
+            "\"$BASH\" -c 'rm -rf /'",
+            "sudo $SHELL -c 'rm -rf /'",
+        ] {
+            let p = parse_shell(line, None);
+            let cmds: Vec<_> = p.pipelines.iter().flatten().collect();
+            assert!(cmds.iter().any(|c| c.argv == ["rm", "-rf", "/"]), "{line}: {cmds:?}");
+            let shell = cmds.iter().find(|c| c.name_as_written.is_some()).expect("the shell");
+            assert!(!shell.dynamic_name && shell.name() == "bash", "{line}: {shell:?}");
+        }
+        // Other variables stay dynamic; `echo $SHELL` is not a command word; a value given
+        // earlier in the line wins.
+        assert!(parse_shell("$CMD -c 'rm -rf /'", None).pipelines[0][0].dynamic_name);
+        assert_eq!(argvs("echo $SHELL"), vec![vec!["echo", "$SHELL"]]);
+        assert_eq!(argvs("SHELL=ls; $SHELL -c x")[1], ["ls", "-c", "x"]);
+    }
+
+    #[test]
+    fn xargs_and_parallel_commands_are_built_from_known_input() {
+        for (line, want) in [
+            ("echo / | xargs rm -rf", &["rm", "-rf", "/"][..]),
+            ("echo / | xargs -I{} rm -rf {}", &["rm", "-rf", "/"]),
+            ("printf '/etc\\n' | xargs -n1 -J % rm -rf %", &["rm", "-rf", "/etc"]),
+            ("echo 'rm -rf /' | xargs sh -c", &["rm", "-rf", "/"]),
+            ("xargs -i rm -rf {}/x <<< /etc", &["rm", "-rf", "/etc/x"]),
+            ("echo 'rm -rf ~' | parallel", &["rm", "-rf", "~"]),
+            ("parallel ::: 'rm -rf /'", &["rm", "-rf", "/"]),
+            (
+                "echo 'eq -ve /' | tr eqv rmf | xargs -I{} sh -c {}",
+                &["rm", "-fr", "/"],
+            ),
+        ] {
+            let got = argvs(line);
+            assert!(got.iter().any(|a| a == want), "{line}: {got:?}");
+        }
+        // `-i` without the string in the command: the items are not appended.
+        let got = argvs("echo / | xargs -i rm -rf");
+        assert!(
+            got.iter()
+                .filter(|a| a[0] == "rm")
+                .all(|a| a.last().map(String::as_str) != Some("/")),
+            "{got:?}"
+        );
     }
 
     #[test]

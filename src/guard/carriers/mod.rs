@@ -17,7 +17,8 @@
 //!
 //! 1. [`unwrap_command`]: *is this command word a wrapper?* `sudo -u x env A=1 nice rm -rf y`
 //!    is `rm -rf y` (with `A=1` as an assignment, and "more arguments come from stdin" after
-//!    `xargs`). The wrapper disappears: the rules see the real command in its place.
+//!    `xargs`). The wrapper disappears: the rules see the real command in its place. A shell
+//!    named by a variable that holds one (`$SHELL -c ..`, [`shell_variable`]) is a shell.
 //! 2. [`carried`]: *what other commands does it run?* Each answer is a [`Carried`] script —
 //!    always bash text, whatever the carrier's own language was (PowerShell and inline
 //!    programs are translated here into the shell commands that do the same), with where it
@@ -26,16 +27,21 @@
 //!    paths do not resolve against the workspace). The walker parses each script as commands
 //!    of their own, nested one level deeper (depth is bounded), and keeps the carrier too.
 //! 3. [`scripts_fed_on_stdin`]: *which scripts does this pipeline feed a shell?* (`echo .. |
-//!    sh`, `sh <<EOF`, `cat <<EOF | sh`, `.. | at now`, `.. | crontab -`, `sudo -s <<EOF`).
-//!    Asked once the whole line is parsed.
+//!    sh`, `sh <<EOF`, `cat <<EOF | sh`, `.. | at now`, `.. | crontab -`, `sudo -s <<EOF`,
+//!    `echo 'esyscmd(..)' | m4`), and *which commands do `xargs` and `parallel` build from
+//!    the text they read* (`echo / | xargs -I{} rm -rf {}`, `echo 'rm -rf /' | parallel`).
+//!    The text is followed through filters whose output is plain to compute (`echo 'eq -pe
+//!    v/' | tr eqv rmf | sh`). Asked once the whole line is parsed.
 //!
 //! [`WrittenFiles`] is the walker's memory of files written earlier in the line, which
 //! [`carried`] reads when a command runs one of them; [`printed_text`] (what `echo`/`printf`
-//! print) is shared with the rules.
+//! print) and [`disguised_literal`] (the filter that changed a literal on its way into a
+//! command) are shared with the rules.
 //!
-//! One file per family: [`wrappers`], [`shells`] (other shells and shell-like runners),
-//! [`programs`] (tools that run a command given in an option, a variable or a file they read),
-//! [`interpreters`] (inline programs), [`containers`], [`powershell`], [`text`].
+//! One file per family: [`wrappers`], [`xargs`] (`xargs` and `parallel`), [`shells`] (other
+//! shells and shell-like runners, m4), [`programs`] (tools that run a command given in an
+//! option, a variable or a file they read), [`interpreters`] (inline programs),
+//! [`containers`], [`powershell`], [`text`].
 //!
 //! This module never parses shell text and never judges anything: it turns a command into the
 //! text of the commands it carries, and the walker and the rules do the rest.
@@ -47,12 +53,13 @@ mod programs;
 mod shells;
 mod text;
 mod wrappers;
+mod xargs;
 
 use std::path::PathBuf;
 
 use super::{basename, Pipeline, SimpleCommand};
 
-pub(crate) use text::{printed_text, WrittenFiles};
+pub(crate) use text::{disguised_literal, printed_text, WrittenFiles};
 pub use wrappers::{unwrap_command, unwrap_command_keeping};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.
@@ -118,9 +125,30 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
     out
 }
 
-/// Scripts that `pipeline` feeds to a shell (or `at`, `crontab`, a root shell) on stdin.
+/// Scripts that `pipeline` feeds to a shell (or `at`, `crontab`, a root shell, m4) on stdin,
+/// and the commands its `xargs`/`parallel` stages build from known input.
 pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
-    shells::fed_on_stdin(pipeline)
+    let mut out = shells::fed_on_stdin(pipeline);
+    for (i, cmd) in pipeline.iter().enumerate() {
+        if let Some(lines) = built_by_xargs(pipeline, i) {
+            out.push(StdinScript {
+                script: lines.join("\n"),
+                cwd: cmd.cwd.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The command lines the `xargs` or `parallel` unwrapped in front of stage `i` runs, when
+/// what it reads is known (`echo / | xargs -I{} rm -rf {}` runs `rm -rf /`); None when the
+/// stage reads no arguments from stdin, its input is not known, or its items do not come from
+/// stdin (`xargs -a FILE`). The rules then judge the stage itself without the unknown items.
+pub(crate) fn built_by_xargs(pipeline: &[SimpleCommand], i: usize) -> Option<Vec<String>> {
+    let cmd = pipeline.get(i).filter(|c| c.args_from_stdin)?;
+    let text = text::stdin_of(pipeline, i)?;
+    let lines = xargs::command_lines(cmd, &text);
+    (!lines.is_empty()).then_some(lines)
 }
 
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "rbash"];
@@ -128,6 +156,13 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fi
 /// Whether `name` is a shell interpreter.
 pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
+}
+
+/// Whether a command word is a variable that holds the path of a shell (`$SHELL`, `${SHELL}`,
+/// `$BASH`): `$SHELL -c 'rm -rf /'` is `bash -c 'rm -rf /'`, not a command computed at run
+/// time.
+pub(crate) fn shell_variable(word: &str) -> bool {
+    matches!(word, "$SHELL" | "${SHELL}" | "$BASH" | "${BASH}")
 }
 
 /// The script a command hands over by its own name and arguments: `sh -c SCRIPT`, `eval
@@ -141,6 +176,7 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "ssh" => shells::ssh(argv),
         "script" => shells::script_c(argv),
         "tmux" => shells::tmux(argv),
+        "parallel" => xargs::parallel_arguments(argv),
         "git" => programs::git(argv),
         "tar" | "gtar" | "bsdtar" => programs::tar(argv),
         "npm" | "pnpm" | "yarn" | "bun" => programs::npm_pkg_set(argv),

@@ -1,11 +1,12 @@
 //! Shells and shell-like runners: `sh -c SCRIPT` (and `busybox sh -c`), `eval WORDS`, `su -c`,
 //! `runuser -c`, `ssh HOST WORDS..`, `script -c`, `tmux new-session CMD`; scripts fed to a
 //! shell on stdin (`echo .. | sh`, `sh <<EOF`, `.. | at now`, `.. | crontab -`, what `sudo -s`
-//! reads); a script file written earlier in the line and then run (`bash x.sh`, `source x.sh`,
-//! `./x.sh`); text appended to a shell startup file (`>> ~/.bashrc`), which every new shell
-//! runs.
+//! reads), to m4 (`esyscmd(..)`, `syscmd(..)`), and the commands `xargs`/`parallel` build from
+//! known input (see [`super::xargs`]); a script file written earlier in the line and then run
+//! (`bash x.sh`, `source x.sh`, `./x.sh`); text appended to a shell startup file (`>>
+//! ~/.bashrc`), which every new shell runs.
 
-use super::text::{printed_text, WrittenFiles};
+use super::text::{output_of, printed_text, stdin_of, WrittenFiles};
 use super::{is_shell, Carried, StdinScript};
 use crate::guard::shell::{positional, shell_quote};
 use crate::guard::targets::startup_file;
@@ -149,11 +150,26 @@ pub(super) fn startup_file_text(cmd: &SimpleCommand) -> Option<Carried> {
 
 /// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
 /// shell (or `at`/`batch`, a root shell, `crontab -`), or the literal words an upstream
-/// `echo`/`printf` (or `cat <<EOF`) prints into it.
+/// `echo`/`printf` (or `cat <<EOF`) prints into it, followed through filters (`tr`, `rev`,
+/// `base64 -d`); the commands of m4's `esyscmd(..)` in what m4 reads; and the commands
+/// `xargs`/`parallel` build from what they read.
 pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
     let mut out = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {
         let name = cmd.name();
+        // `echo / | xargs rm -rf`: xargs reads arguments, not a script, from stdin (the
+        // commands it builds are `super::built_by_xargs`').
+        if cmd.args_from_stdin {
+            continue;
+        }
+        if name == "m4" && m4_reads_stdin(&cmd.argv) {
+            let scripts = m4_input(pipeline, i).map(|t| m4_commands(&t)).unwrap_or_default();
+            out.extend(scripts.into_iter().map(|script| StdinScript {
+                script,
+                cwd: cmd.cwd.clone(),
+            }));
+            continue;
+        }
         let cron = name == "crontab"
             && cmd
                 .argv
@@ -182,15 +198,9 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         if let Some(t) = &cmd.stdin_text {
             texts.push(t.clone());
         }
-        if i > 0 {
-            let up = &pipeline[i - 1];
-            // `cat <<EOF | sh`: cat prints its here-document.
-            let cat_doc = (up.name() == "cat" && up.argv.len() == 1)
-                .then(|| up.stdin_text.clone())
-                .flatten();
-            if let Some(text) = printed_text(up).or(cat_doc) {
-                texts.push(text);
-            }
+        // `echo .. | sh`, `cat <<EOF | sh`, `echo .. | rev | sh`.
+        if let Some(text) = i.checked_sub(1).and_then(|up| output_of(pipeline, up)) {
+            texts.push(text);
         }
         for t in texts {
             let script = if cron { cron_commands(&t) } else { t };
@@ -201,6 +211,87 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         }
     }
     out
+}
+
+/// What m4 at stage `i` reads: known text, or what an upstream `echo`/`printf` prints even
+/// when a word holds a backquote (m4's own opening quote, `` esyscmd(`rm -rf /') ``).
+fn m4_input(pipeline: &Pipeline, i: usize) -> Option<String> {
+    stdin_of(pipeline, i).or_else(|| {
+        let up = pipeline.get(i.checked_sub(1)?)?;
+        matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" "))
+    })
+}
+
+/// Whether m4 reads its input on stdin: no input file named (or `-`).
+fn m4_reads_stdin(argv: &[String]) -> bool {
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if matches!(
+            a.as_str(),
+            "-D" | "-U" | "-I" | "-o" | "-d" | "--define" | "--undefine" | "--include"
+        ) {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') || a == "-" {
+            return a == "-";
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The arguments of the `esyscmd(..)` and `syscmd(..)` calls in m4 input: each runs in a
+/// shell. One level of m4 quotes (`` `..' ``) is removed, as m4 does when it collects them.
+fn m4_commands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(p) = rest.find("syscmd(") {
+        let before = &rest[..p];
+        let head = before.strip_suffix('e').unwrap_or(before);
+        let after = &rest[p + "syscmd(".len()..];
+        if !head.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            out.extend(m4_argument(after).filter(|a| !a.trim().is_empty()));
+        }
+        if out.len() >= 16 {
+            break;
+        }
+        rest = after;
+    }
+    out
+}
+
+/// The first argument of an m4 call whose `(` has been read.
+fn m4_argument(text: &str) -> Option<String> {
+    let (mut quotes, mut parens) = (0usize, 0usize);
+    let mut arg = String::new();
+    for c in text.trim_start().chars() {
+        match c {
+            '`' => {
+                if quotes > 0 {
+                    arg.push(c);
+                }
+                quotes += 1;
+            }
+            '\'' if quotes > 0 => {
+                quotes -= 1;
+                if quotes > 0 {
+                    arg.push(c);
+                }
+            }
+            '(' if quotes == 0 => {
+                parens += 1;
+                arg.push(c);
+            }
+            ')' | ',' if quotes == 0 && parens == 0 => return Some(arg),
+            ')' if quotes == 0 => {
+                parens -= 1;
+                arg.push(c);
+            }
+            _ => arg.push(c),
+        }
+    }
+    None
 }
 
 /// The commands of crontab lines: each line without its schedule (five fields, or `@daily`).
@@ -334,6 +425,44 @@ mod tests {
         assert!(fed(&[echo.clone(), command(&["sh", "-c", "cat"])]).is_empty());
         assert!(fed(&[echo.clone(), command(&["at", "-f", "job", "now"])]).is_empty());
         assert!(fed(&[echo, command(&["grep", "x"])]).is_empty());
+    }
+
+    #[test]
+    fn m4_runs_what_esyscmd_and_syscmd_hold() {
+        let m4 = command(&["m4"]);
+        for (text, want) in [
+            ("esyscmd(rm -rf /)", &["rm -rf /"][..]),
+            ("syscmd(`rm -rf ~')dnl", &["rm -rf ~"]),
+            ("define(x, esyscmd(`id'))x syscmd(ls, y)", &["id", "ls"]),
+            ("esyscmd(`f(1)' )", &["f(1) "]),
+        ] {
+            assert_eq!(fed(&[command(&["echo", text]), m4.clone()]), want, "{text}");
+        }
+        let mut doc = command(&["m4", "-P"]);
+        doc.stdin_text = Some("esyscmd(rm -rf /etc)".into());
+        assert_eq!(fed(&[doc]), ["rm -rf /etc"]);
+        // No call, a name that only ends in `syscmd`, an unclosed call, or m4 reading a file.
+        for text in ["define(x,1)x", "mysyscmd(rm -rf /)", "esyscmd(rm -rf /"] {
+            assert!(fed(&[command(&["echo", text]), m4.clone()]).is_empty(), "{text}");
+        }
+        assert!(fed(&[command(&["echo", "esyscmd(id)"]), command(&["m4", "x.m4"])]).is_empty());
+        assert_eq!(
+            fed(&[command(&["echo", "esyscmd(id)"]), command(&["m4", "-D", "a=1", "-"])]),
+            ["id"]
+        );
+    }
+
+    #[test]
+    fn filtered_text_reaches_the_shell() {
+        let rev = command(&["rev"]);
+        assert_eq!(
+            fed(&[command(&["echo", "/ fr- mr"]), rev, command(&["bash"])]),
+            ["rm -rf /"]
+        );
+        // A command run by xargs reads its arguments, not a script.
+        let mut sudo = command(&["sudo", "--"]);
+        sudo.args_from_stdin = true;
+        assert!(fed(&[command(&["echo", "ok"]), sudo]).is_empty());
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Text one command hands to another through a pipe or a file: what `echo`/`printf` of literal
 //! words print, what `cat`/`tee` pass on from a here-document, and the files written that way
 //! earlier in the line ([`WrittenFiles`]), which a later command may run or read.
+//!
+//! Text on its way down a pipeline is followed through the filters whose output is plain to
+//! compute ([`filtered`]: `tr` of plain sets, `rev`, `base64 -d`, `xxd -r -p`, and `cat`,
+//! `tee`, `head`, `tail`, which pass it on), so [`stdin_of`] knows what `echo 'eq -pe v/' | tr
+//! eqv rmf | sh` feeds the shell; [`disguised_literal`] names the filter that changed a literal
+//! on its way, whether or not its output can be computed.
 
 use std::collections::HashMap;
 
@@ -31,6 +37,225 @@ pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
         _ => return None,
     };
     (is_literal(&text) && !text.trim().is_empty()).then_some(text)
+}
+
+/// Texts longer than this are not followed through filters.
+const MAX_TEXT: usize = 64 * 1024;
+
+/// What stage `i` of `pipeline` reads on stdin, when it is known: its own here-document or
+/// here-string, or what the stage before it prints ([`output_of`]).
+pub(crate) fn stdin_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
+    let cmd = pipeline.get(i)?;
+    if let Some(t) = &cmd.stdin_text {
+        return Some(t.clone());
+    }
+    output_of(pipeline, i.checked_sub(1)?)
+}
+
+/// What stage `i` of `pipeline` prints into the pipe, when it is known: the literal words of an
+/// `echo`/`printf`, or the text a filter computes from what it reads (`cat <<EOF`, `.. | tr a
+/// b`), followed back to the nearest stage that prints or reads a literal.
+pub(crate) fn output_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
+    // The nearest stage at or before `i` whose text is its own; every stage after it, up to
+    // `i`, must be a filter whose output can be computed.
+    let mut start = i;
+    let mut text = loop {
+        let cmd = pipeline.get(start)?;
+        if let Some(t) = printed_text(cmd) {
+            break t;
+        }
+        // `cat x.sql` of a file written earlier in the line holds that file as its stdin text.
+        match &cmd.stdin_text {
+            Some(t) if cmd.name() == "cat" => break t.clone(),
+            Some(t) => break filtered(cmd, t)?,
+            None => start = start.checked_sub(1)?,
+        }
+    };
+    for cmd in &pipeline[start + 1..=i] {
+        text = filtered(cmd, &text)?;
+    }
+    Some(text)
+}
+
+/// Filters that pass on what they read, or a part of it, unchanged.
+const PASS_THROUGH: &[&str] = &["cat", "tee", "head", "tail", "stdbuf"];
+
+/// The filter in front of stage `i` that changed literal text on its way there (`echo 'eq -pe
+/// v/' | tr eqv rmf | sh`, `rev <<< '/ fr- mr' | sh`): the first stage after one that prints a
+/// literal (or that reads a here-document itself) which is not a mere pass-through (`cat`,
+/// `tee`, `head`, `tail`). None when the text comes unchanged or not from a literal.
+pub(crate) fn disguised_literal(pipeline: &[SimpleCommand], i: usize) -> Option<&str> {
+    let upstream = pipeline.get(..i)?;
+    let source = upstream
+        .iter()
+        .rposition(|c| printed_text(c).is_some() || c.stdin_text.is_some())?;
+    let changes = |c: &&SimpleCommand| !PASS_THROUGH.contains(&c.name()) && !c.name().is_empty();
+    let src = &upstream[source];
+    if printed_text(src).is_none() && changes(&src) {
+        return Some(src.name());
+    }
+    upstream[source + 1..].iter().find(changes).map(SimpleCommand::name)
+}
+
+/// The text `cmd` prints when it reads `input`, for the filters whose output is plain to
+/// compute (see the module doc); None for any other command or option.
+pub(crate) fn filtered(cmd: &SimpleCommand, input: &str) -> Option<String> {
+    if input.len() > MAX_TEXT {
+        return None;
+    }
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    match cmd.name() {
+        // `cat` / `cat -`: what it reads; `head`/`tail` print a part of it, taken whole.
+        "cat" if args.iter().all(|a| *a == "-" || *a == "-u") => Some(input.to_string()),
+        "tee" | "head" | "tail" => Some(input.to_string()),
+        "rev" if args.is_empty() => Some(
+            input
+                .split('\n')
+                .map(|l| l.chars().rev().collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        "tr" => translate(&args, input),
+        "base64"
+            if args
+                .iter()
+                .any(|a| matches!(*a, "-d" | "--decode" | "-D" | "-di" | "-id")) =>
+        {
+            let bytes = base64_decode(input)?;
+            String::from_utf8(bytes).ok()
+        }
+        // `xxd -r -p`: plain hex back to bytes.
+        "xxd"
+            if args.iter().any(|a| matches!(*a, "-r" | "-rp" | "-pr" | "-revert"))
+                && args
+                    .iter()
+                    .any(|a| matches!(*a, "-p" | "-ps" | "-plain" | "-rp" | "-pr")) =>
+        {
+            let hex: Vec<u8> = input.bytes().filter(u8::is_ascii_hexdigit).collect();
+            let bytes: Option<Vec<u8>> = hex
+                .chunks(2)
+                .map(|p| std::str::from_utf8(p).ok().and_then(|h| u8::from_str_radix(h, 16).ok()))
+                .collect();
+            String::from_utf8(bytes?).ok()
+        }
+        _ => None,
+    }
+}
+
+/// `tr SET1 SET2`, `tr -d SET1` of plain sets: characters, ranges (`a-z`), escapes (`\n`,
+/// `\\`, octal) and the classes `[:lower:]`, `[:upper:]`, `[:digit:]`; a shorter SET2 is padded
+/// with its last character. None for other options (`-c`, `-s`) and forms (`[c*n]`).
+fn translate(args: &[&str], input: &str) -> Option<String> {
+    match args {
+        ["-d", set] => {
+            let set = tr_set(set)?;
+            Some(input.chars().filter(|c| !set.contains(c)).collect())
+        }
+        [from, to] if !from.starts_with('-') => {
+            let from = tr_set(from)?;
+            let to = tr_set(to)?;
+            let last = *to.last()?;
+            Some(
+                input
+                    .chars()
+                    .map(|c| match from.iter().rposition(|f| *f == c) {
+                        Some(k) => to.get(k).copied().unwrap_or(last),
+                        None => c,
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The characters of a `tr` set, in order.
+fn tr_set(spec: &str) -> Option<Vec<char>> {
+    const MAX_SET: usize = 4096;
+    let mut chars: Vec<char> = Vec::new();
+    for (class, members) in [
+        ("[:lower:]", "abcdefghijklmnopqrstuvwxyz"),
+        ("[:upper:]", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+        ("[:digit:]", "0123456789"),
+    ] {
+        if spec == class {
+            return Some(members.chars().collect());
+        }
+    }
+    if spec.contains("[:") || spec.contains("[=") || spec.contains('*') && spec.contains('[') {
+        return None;
+    }
+    // Escapes first, then ranges between the characters they leave.
+    let src: Vec<char> = spec.chars().collect();
+    let mut plain: Vec<char> = Vec::new();
+    let mut k = 0;
+    while k < src.len() {
+        if src[k] == '\\' && k + 1 < src.len() {
+            let e = src[k + 1];
+            k += 2;
+            plain.push(match e {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                '0'..='7' => {
+                    let digits: String = std::iter::once(e)
+                        .chain(src[k..].iter().take(2).take_while(|c| c.is_digit(8)).copied())
+                        .collect();
+                    k += digits.len() - 1;
+                    char::from_u32(u32::from_str_radix(&digits, 8).ok()?)?
+                }
+                other => other,
+            });
+        } else {
+            plain.push(src[k]);
+            k += 1;
+        }
+    }
+    let mut k = 0;
+    while k < plain.len() {
+        if k + 2 < plain.len() && plain[k + 1] == '-' {
+            let (a, b) = (plain[k] as u32, plain[k + 2] as u32);
+            if a > b {
+                return None;
+            }
+            chars.extend((a..=b).filter_map(char::from_u32));
+            k += 3;
+        } else {
+            chars.push(plain[k]);
+            k += 1;
+        }
+        if chars.len() > MAX_SET {
+            return None;
+        }
+    }
+    (!chars.is_empty()).then_some(chars)
+}
+
+/// Standard base64 (and the URL-safe alphabet), whitespace ignored; None on other bytes.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        if c == b'=' {
+            break;
+        }
+        acc = (acc << 6) | u32::from(value(c)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
 }
 
 /// The text `cmd` writes into its output redirections, when it is known: a `cat`/`tee`
@@ -112,6 +337,90 @@ mod tests {
         assert_eq!(printed_text(&command(&["echo", "$HOME"])), None);
         assert_eq!(printed_text(&command(&["echo", "-n"])), None);
         assert_eq!(printed_text(&command(&["cat", "x"])), None);
+    }
+
+    fn piped(stages: &[SimpleCommand]) -> Option<String> {
+        stdin_of(stages, stages.len() - 1)
+    }
+
+    #[test]
+    fn text_is_followed_through_plain_filters() {
+        let echo = |t: &str| command(&["echo", t]);
+        let sh = command(&["sh"]);
+        for (filter, input, want) in [
+            (&["tr", "eqv", "rmf"][..], "eq -ve /", "rm -fr /"),
+            (&["tr", "a-z", "A-Z"], "hello", "HELLO"),
+            (&["tr", "[:upper:]", "[:lower:]"], "RM", "rm"),
+            (&["tr", "a-c", "x"], "abcd", "xxxd"),
+            (&["tr", "-d", "_"], "r_m -_rf /", "rm -rf /"),
+            (&["tr", "\\n", " "], "a", "a"),
+            (&["rev"], "/ fr- mr", "rm -rf /"),
+            (&["base64", "-d"], "cm0gLXJmIC8=", "rm -rf /"),
+            (&["base64", "--decode"], "cm0g\nLXJmIC8=", "rm -rf /"),
+            (&["xxd", "-r", "-p"], "726d202d7266202f", "rm -rf /"),
+            (&["cat"], "x", "x"),
+            (&["tee", "log"], "x", "x"),
+        ] {
+            let got = piped(&[echo(input), command(filter), sh.clone()]);
+            assert_eq!(got.as_deref(), Some(want), "{filter:?} of {input:?}");
+        }
+        // Two filters in a row; a here-string read by the filter itself.
+        let got = piped(&[
+            echo("/ fr- mr"),
+            command(&["rev"]),
+            command(&["tr", "m", "M"]),
+            sh.clone(),
+        ]);
+        assert_eq!(got.as_deref(), Some("rM -rf /"));
+        let mut rev = command(&["rev"]);
+        rev.stdin_text = Some("/ fr- mr".into());
+        assert_eq!(piped(&[rev, sh.clone()]).as_deref(), Some("rm -rf /"));
+        // Filters whose output is not computed here, and options not modelled.
+        for filter in [
+            &["sed", "s/a/b/"][..],
+            &["tr", "-s", "a"],
+            &["tr", "-c", "a", "b"],
+            &["tr", "[a*3]", "b"],
+            &["tr", "z-a", "b"],
+            &["base64"],
+            &["grep", "x"],
+        ] {
+            assert_eq!(piped(&[echo("abc"), command(filter), sh.clone()]), None, "{filter:?}");
+        }
+        assert_eq!(piped(&[command(&["echo", "$X"]), command(&["rev"]), sh.clone()]), None);
+        assert_eq!(piped(&[echo("!!!"), command(&["base64", "-d"]), sh]), None);
+    }
+
+    #[test]
+    fn a_literal_changed_on_its_way_is_disguised() {
+        let sh = command(&["sh"]);
+        let echo = command(&["echo", "ls"]);
+        let by = |stages: &[SimpleCommand]| disguised_literal(stages, stages.len() - 1).map(String::from);
+        assert_eq!(
+            by(&[echo.clone(), command(&["tr", "a", "b"]), sh.clone()]).as_deref(),
+            Some("tr")
+        );
+        assert_eq!(
+            by(&[echo.clone(), command(&["sort"]), sh.clone()]).as_deref(),
+            Some("sort")
+        );
+        assert_eq!(
+            by(&[echo.clone(), command(&["cat"]), command(&["rev"]), sh.clone()]).as_deref(),
+            Some("rev")
+        );
+        let mut rev = command(&["rev"]);
+        rev.stdin_text = Some("sl".into());
+        assert_eq!(by(&[rev, sh.clone()]).as_deref(), Some("rev"));
+        // Unchanged, or not from a literal.
+        assert_eq!(by(&[echo.clone(), sh.clone()]), None);
+        assert_eq!(
+            by(&[echo, command(&["tee", "log"]), command(&["head", "-1"]), sh.clone()]),
+            None
+        );
+        let mut cat = command(&["cat"]);
+        cat.stdin_text = Some("ls".into());
+        assert_eq!(by(&[cat, sh.clone()]), None);
+        assert_eq!(by(&[command(&["ls"]), command(&["sort"]), sh]), None);
     }
 
     #[test]

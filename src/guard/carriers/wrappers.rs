@@ -4,8 +4,8 @@
 //! `flock`, `watch`), tracing and timing (`time`, `strace`, `ltrace`), sessions (`setsid`,
 //! `nohup`, `screen -dm`, `systemd-run`), proxies (`torsocks`, `proxychains`), multi-call
 //! binaries (`busybox`, `toybox`), shell keywords (`if`, `then`, `!`, ...), and `xargs` /
-//! `parallel`, which add arguments read from stdin. Unwrapping removes them, so the rules see
-//! the real command word where the wrapper was.
+//! `parallel`, which add arguments read from stdin (their options are [`super::xargs`]'s).
+//! Unwrapping removes them, so the rules see the real command word where the wrapper was.
 //!
 //! A root shell (`sudo -s`, `sudo -i`, `pkexec bash`) is not a wrapped command and is kept
 //! whole: the privilege rule judges it, and what it reads on stdin is a script
@@ -171,11 +171,19 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     (i + 1).min(argv.len())
                 }
                 "parallel" => {
-                    xargs = true;
-                    let i = skip_options(argv, &["-j", "-S", "--jobs", "-n", "-N", "-d", "--delimiter"]);
+                    // `parallel cmd ::: a b` takes its arguments from the line, not stdin.
+                    xargs = !argv
+                        .iter()
+                        .any(|a| matches!(a.as_str(), ":::" | "::::" | ":::+" | "::::+"));
+                    let i = super::xargs::template_start(argv);
+                    // `parallel ::: 'rm -rf /'`, `echo .. | parallel`: no command, each input is
+                    // a command line of its own; kept whole (see `super::carried`).
+                    if argv.get(i).is_none_or(|w| w.starts_with(":::")) {
+                        return xargs;
+                    }
                     // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
                     keep(original, argv);
-                    argv.retain(|a| a != ":::" && a != "::::" && a != ":::+");
+                    argv.retain(|a| !matches!(a.as_str(), ":::" | "::::" | ":::+" | "::::+"));
                     i
                 }
                 // `command -v git`, `command -pV -- git reset --hard`: describes the command
@@ -192,21 +200,7 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 "stdbuf" => skip_options(argv, &["-i", "-o", "-e"]),
                 "xargs" => {
                     xargs = true;
-                    skip_options(
-                        argv,
-                        &[
-                            "-I",
-                            "-n",
-                            "-P",
-                            "-d",
-                            "-L",
-                            "-s",
-                            "-E",
-                            "-a",
-                            "--max-args",
-                            "--delimiter",
-                        ],
-                    )
+                    super::xargs::template_start(argv)
                 }
                 "timeout" => {
                     let i = skip_options(argv, &["-s", "-k", "--signal", "--kill-after"]);
@@ -304,10 +298,13 @@ mod tests {
     #[test]
     fn xargs_and_parallel_read_arguments_from_stdin() {
         assert_eq!(unwrapped("xargs -n 1 rm -rf"), (vec!["rm".into(), "-rf".into()], true));
+        assert_eq!(unwrapped("parallel -j 4 rm"), (vec!["rm".into()], true));
+        // Arguments after `:::` are on the line, not read from stdin.
         assert_eq!(
             unwrapped("parallel -j 4 rm ::: a b"),
-            (vec!["rm".into(), "a".into(), "b".into()], true)
+            (vec!["rm".into(), "a".into(), "b".into()], false)
         );
+        assert_eq!(unwrapped("xargs -J % -I{} cp"), (vec!["cp".into()], true));
     }
 
     #[test]

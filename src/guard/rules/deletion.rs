@@ -20,7 +20,7 @@
 //! /usr/bin/x`) or emptying a system file through `echo "" | tee` is blocked too.
 
 use super::{block, cut, violation, warn};
-use crate::guard::carriers::printed_text;
+use crate::guard::carriers::built_by_xargs;
 use crate::guard::targets::{classify_target, climbs_out_of_a_variable, empty_expands_to_root, home_relative, Target};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, GuardContext, Pipeline, SimpleCommand};
@@ -36,11 +36,11 @@ pub const INFRASTRUCTURE: &str = "deletion.infrastructure";
 pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     if cmd.args_from_stdin && index > 0 {
-        if let Some(fed) = fed_targets(&pipeline[index - 1]) {
-            // The words xargs reads are known: judge them as written arguments.
+        if built_by_xargs(pipeline, index).is_some() {
+            // The words xargs reads are known: the commands it builds with them are judged on
+            // their own (`echo / | xargs rm -rf` runs `rm -rf /`), and this one has none.
             let mut known = cmd.clone();
             known.args_from_stdin = false;
-            known.argv.extend(fed);
             out.extend(recursive_force(&known, ctx));
         } else {
             out.extend(recursive_force(cmd, ctx));
@@ -61,12 +61,6 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     };
     truncation(cmd, fed_empty, ctx, out);
     infrastructure(cmd, out);
-}
-
-/// The literal words an upstream `echo`/`printf` prints (what xargs will read).
-fn fed_targets(upstream: &SimpleCommand) -> Option<Vec<String>> {
-    let text = printed_text(upstream)?;
-    Some(text.split_whitespace().map(String::from).collect())
 }
 
 /// `find PATH | xargs rm` / `ls PATH | xargs rm`: the files come from PATH; deleting them is

@@ -98,6 +98,8 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     let p = Category::Privilege;
     // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`: a root shell.
     let su_shell = matches!(name, "su" | "sudo" | "doas" | "pkexec")
+        // `.. | xargs sudo --` runs `sudo -- ITEMS..`: a command, not a shell.
+        && !cmd.args_from_stdin
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
         // `sudo -l`, `doas -L`, `su -h`, `sudo -k`: listing, help, forgetting the credentials.
         && !cmd.argv.iter().skip(1).any(|a| {

@@ -1,5 +1,7 @@
 //! Remote code execution and decoded execution: downloaded or decoded text piped into an
-//! interpreter (`curl .. | sh`, `base64 -d | bash`), interpreters fed a process substitution
+//! interpreter (`curl .. | sh`, `base64 -d | bash`), literal text changed by any filter on its
+//! way into one (`echo 'eq -pe v/' | tr eqv rmf | sh`: obfuscated execution), interpreters fed
+//! a process substitution
 //! (`bash <(curl ..)`), `eval`/`sh -c` of a download (`eval "$(curl ..)"`), and command words
 //! that are not literal (`$(echo rm)`, `` `x` ``, `$IFS` tricks; a plain `$CMD` warns).
 //! PowerShell's download cradles (`iwr URL | iex`, `powershell -c "irm URL | iex"`) are the
@@ -12,7 +14,7 @@
 //! registry http://..`), where anyone on the path can swap the code.
 
 use super::{block, warn, FETCHERS};
-use crate::guard::carriers::is_shell;
+use crate::guard::carriers::{self, is_shell};
 use crate::guard::verdict::{Category, Risk, Violation};
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -60,8 +62,9 @@ fn interpreter(name: &str) -> bool {
 /// Whether an interpreter reads its program from stdin (no script argument, or `-`, `-s`).
 fn reads_stdin(cmd: &SimpleCommand) -> bool {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    // A root shell kept whole reads its commands; `xargs sudo --` reads its arguments.
     if matches!(cmd.name(), "sudo" | "doas" | "pkexec") {
-        return true;
+        return !cmd.args_from_stdin;
     }
     if args.iter().any(|a| *a == "-" || *a == "-s" || *a == "/dev/stdin") {
         return true;
@@ -180,6 +183,22 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
             return;
         }
         if index > 0 && reads_stdin(cmd) {
+            // `echo 'eq -pe v/' | tr eqv rmf | sh`, `rev <<< '/ fr- mr' | bash`: a literal
+            // changed on its way into the interpreter hides what it runs (what it computes to,
+            // where that is plain, is judged as a script of its own too).
+            let disguised = (!cmd.args_from_stdin)
+                .then(|| carriers::disguised_literal(pipeline, index))
+                .flatten();
+            if let Some(by) = disguised {
+                out.push(block(
+                    r,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs literal text disguised by `{by}` with {name} (obfuscated execution)"),
+                ));
+                return;
+            }
             if upstream.iter().any(decoder) {
                 out.push(block(
                     r,
