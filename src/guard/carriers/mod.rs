@@ -110,6 +110,9 @@ impl Carried {
 pub(crate) struct StdinScript {
     pub script: String,
     pub cwd: Option<PathBuf>,
+    /// The command that reads it has another user's rights (`echo .. | sudo m4`, `sudo -s
+    /// <<EOF`): so does what it runs.
+    pub as_root: bool,
 }
 
 /// Every script `cmd` (already unwrapped, see [`unwrap_command`]) carries, in the order the
@@ -134,6 +137,7 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             out.push(StdinScript {
                 script: lines.join("\n"),
                 cwd: cmd.cwd.clone(),
+                as_root: cmd.as_root,
             });
         }
     }
@@ -184,6 +188,8 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "gdb" => programs::gdb(argv),
         "expect" => programs::expect(argv),
         "sed" | "gsed" => programs::sed(argv),
+        "tex" | "latex" | "pdflatex" | "xelatex" | "lualatex" | "pdftex" | "xetex" | "luatex" | "etex" | "lamed"
+        | "amstex" | "mptopdf" | "context" => programs::tex(argv),
         "docker" | "podman" => containers::mounted_command(argv),
         "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell::removal(argv),
         _ => None,

