@@ -2054,6 +2054,14 @@ fn staged_payload(
     // Run (`/tmp/x`, `sh /tmp/x`, `. /tmp/x`), made executable, handed over as an option's
     // value (`--on-error=/tmp/x`, `-z /tmp/x`) or as the directory holding it (a toolchain
     // linked from `/tmp/d/`); a file merely read, added or copied is not run.
+    // Handed over as an option's value (`-c /tmp/x`, `--config=/tmp/x`): the program reads
+    // it as its configuration, and a configuration can name a program to run.
+    let config_of = |file: &str| {
+        cmd.argv[1..].iter().any(|w| {
+            w.split_once('=')
+                .is_some_and(|(k, v)| k.starts_with('-') && v.contains(file))
+        }) || cmd.argv.windows(2).any(|w| w[0].starts_with('-') && w[1] == file)
+    };
     let runs = |file: &str| {
         let dir_of = |w: &str| {
             let dir = w.trim_end_matches('/');
@@ -2064,18 +2072,34 @@ fn staged_payload(
                 cmd.name(),
                 "source" | "." | "chmod" | "python" | "python3" | "perl" | "ruby" | "node" | "php"
             );
+        // A file staged in a temp directory and handed to a program not known to only read
+        // it (`csplit /tmp/x 1`): the program does with it whatever it does with its input.
+        let temp = ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| file.starts_with(d));
         cmd.argv[0] == file
             || (runner && cmd.argv[1..].iter().any(|w| w == file))
-            || cmd.argv[1..].iter().any(|w| {
-                w.split_once('=')
-                    .is_some_and(|(k, v)| k.starts_with('-') && v.contains(file))
-                    || dir_of(w)
-            })
-            || cmd.argv.windows(2).any(|w| w[0].starts_with('-') && w[1] == file)
+            || (temp && !is_quiet(cmd.name()) && cmd.argv[1..].iter().any(|w| w == file))
+            || config_of(file)
+            || cmd.argv[1..].iter().any(|w| dir_of(w))
     };
     if let Some(at) = staged.iter().position(|(file, _)| runs(file)) {
         let (file, text) = staged.remove(at);
-        if crate::guard::check_command(&text, ctx).recommendation == Recommendation::Block {
+        // A configuration that hands the program a shell or a library from a temp directory
+        // (`Dpkg::Pre-Invoke {"/bin/sh"}`, `load_module /dev/shm/x.so`, `"exec chmod u+s
+        // /bin/bash"`), the `#!` line of a script aside.
+        let body: String = text
+            .lines()
+            .filter(|l| !l.starts_with("#!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let temp_library = paths_in(&body).iter().any(|p| {
+            (p.ends_with(".so") || p.contains(".so."))
+                && ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| p.starts_with(d))
+        });
+        // Only for a file staged in a temp directory: a configuration kept in the workspace
+        // may well name the shell its program runs (`SHELL=/bin/sh`).
+        let staged_in_temp = ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| file.starts_with(d));
+        let hands = staged_in_temp && config_of(&file) && (hands_a_shell(&body) || temp_library);
+        if hands || crate::guard::check_command(&text, ctx).recommendation == Recommendation::Block {
             out.push(block(
                 Category::RemoteExecution,
                 crate::guard::rules::remote_execution::DYNAMIC_COMMAND,
@@ -2085,13 +2109,19 @@ fn staged_payload(
             ));
         }
     }
-    if matches!(cmd.name(), "echo" | "printf") && !cmd.captured {
-        let text = cmd.argv[1..]
-            .iter()
-            .filter(|a| !matches!(a.as_str(), "-e" | "-n" | "-E"))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" ");
+    // `echo TEXT > f`, `printf TEXT > f`, `cat > f <<EOF`.
+    let heredoc = (cmd.name() == "cat" && cmd.argv.len() == 1)
+        .then(|| cmd.stdin_text.clone())
+        .flatten();
+    if (matches!(cmd.name(), "echo" | "printf") || heredoc.is_some()) && !cmd.captured {
+        let text = heredoc.unwrap_or_else(|| {
+            cmd.argv[1..]
+                .iter()
+                .filter(|a| !matches!(a.as_str(), "-e" | "-n" | "-E"))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
         for file in cmd.redirects.iter().filter(|f| !f.starts_with("/dev/")) {
             let text = text.replace("\\n", "\n");
             match staged.iter_mut().find(|(f, _)| f == file) {
