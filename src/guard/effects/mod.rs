@@ -32,6 +32,12 @@
 //!   or packed into an archive first and sent later in the same line.
 //! - **bulk deletion**: `find` deleting from the workspace root without a narrowing test,
 //!   `xargs rm` fed by a listing of everything; deleting dependency and build folders is warned.
+//! - **disguised shells**: a shell copied or linked under another name (`cp /bin/sh
+//!   /tmp/x/rustc`, `ln -s /bin/sh git-x`), or handed over with `-p` after any options.
+//! - **staged files**: text written earlier in the line (`echo`, `printf`, `cat <<EOF`) is judged
+//!   when a later command runs it, makes it executable, takes it as its configuration (from a
+//!   temp directory: one that hands over a shell or a temp-dir library is planted), or, from a
+//!   temp directory, takes it as input without being known to only read it.
 //!
 //! And for programs without a spec: **match the safe ones**. A program in [`table::QUIET`]
 //! (known to read, build or test) passes quietly; any other program handed a path in kernel

@@ -1,6 +1,7 @@
 //! Deletion: `rm` with its flags parsed in any order and spelling, `find -delete` / `-exec rm`,
-//! `rsync --delete`, classified by target: the root, home, system directories, everything at
-//! the workspace root, outside the workspace (blocked); the workspace's own files and temp
+//! `rsync --delete`, classified by target: the root, home, system directories, the workspace
+//! root itself or everything at it, a variable path that climbs out with `..`, outside the
+//! workspace (blocked); the workspace's own files and temp
 //! directories (`/tmp`, `/var/tmp`, `$TMPDIR`, caches under `~/.cache`) are ordinary work
 //! (allowed, or warned for the temp root itself and for `.git`).
 //!
