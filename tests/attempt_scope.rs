@@ -370,14 +370,15 @@ fn a_background_job_flooding_the_session_between_calls_does_not_grow_the_harness
     let mut cfg = cfg0.clone();
     cfg.attempt = Some(attempt.clone());
     let before = own_rss_kib();
-    // 400 MB written to the shell's stdout while no call reads it. The answer is written
-    // before the job starts: written after, it could queue behind a full pipe and the call
-    // time out, which is the job's doing and not what this test measures.
+    // 400 MB written to the shell's stdout while no call reads it. The job waits a second
+    // before it writes, so the call's answer (the marker the shell writes once the line is
+    // done) is out first: written after, it could queue behind a full pipe and the call time
+    // out on a loaded machine, which is the job's doing and not what this test measures.
     let o = attempt
-        .session(&cfg, "echo started; (head -c 400000000 /dev/zero) &", None)
+        .session(&cfg, "(sleep 1; head -c 400000000 /dev/zero) &", None)
         .unwrap();
     assert!(o.success(), "{:?}", o.exit);
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(4));
     let grown = own_rss_kib().saturating_sub(before);
     assert!(
         grown < 64 * 1024,

@@ -1105,12 +1105,16 @@ fn deleting_the_workspace_itself_or_climbing_out_of_a_variable() {
             "rm -rf ./",
             "rm -rf /work/medin-ws/task-1",
             "rm -rf $TMPDIR/../escape",
-            "rm -rf \"${OUT}\"/a/../../x",
+            "rm -rf \"${OUT}\"/../../x",
         ],
     );
     allowed(&["rm -rf $TMPDIR/build/../cache", "rm -rf ./build", "rm -f /"]);
-    // A variable that stays inside itself is only unknown (warned).
-    judged("deletion.recursive_force", Warn, &["rm -rf \"$OUT/x/..\""]);
+    // A variable that stays inside itself, or a project's own one level up, is only unknown.
+    judged(
+        "deletion.recursive_force",
+        Warn,
+        &["rm -rf \"$OUT/x/..\"", "rm -rf \"$SCRIPT_DIR/../build\""],
+    );
 }
 
 #[test]
@@ -1257,5 +1261,40 @@ fn a_configuration_staged_in_the_line_that_hands_over_a_shell_or_a_library() {
         "cat > /tmp/app.conf <<EOF\nport=80\nEOF\nmyapp -c /tmp/app.conf",
         "echo 'rm -rf / is bad' > /tmp/note.txt; cat /tmp/note.txt",
         "echo 'SHELL=/bin/sh' > build/env.conf; tool -c build/env.conf",
+    ]);
+}
+
+#[test]
+fn exemptions_hold_only_where_they_are_true() {
+    // setcap takes `{-r FILE | CAPS FILE}` pairs: a removal does not excuse a grant.
+    judged(
+        "privilege.setuid",
+        Block,
+        &[
+            "setcap -r /tmp/x cap_setuid+ep /usr/bin/python3",
+            "setcap -n -v cap_setuid+ep /usr/bin/python3",
+        ],
+    );
+    // A dry run only when it says so, before `--`; a cancel only of a scheduled power action.
+    judged(
+        "deletion.infrastructure",
+        Block,
+        &[
+            "helm uninstall prod --dry-run=false",
+            "kubectl delete ns prod -- --dry-run",
+        ],
+    );
+    judged("network.firewall", Block, &["systemctl stop auditd --when=cancel"]);
+    // A listing that also writes a label is a write.
+    judged("disk.partition", Block, &["parted -s /dev/sda print mklabel gpt"]);
+    // Items past the bound of what xargs builds one by one are still judged.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &["echo a b c d e f g h i j k l m n o p q r /etc | xargs -n1 rm -rf"],
+    );
+    allowed(&[
+        "kubectl delete ns prod --dry-run=client",
+        "cat > /tmp/notes.md <<'EOF'\nIt's a note\nEOF\npandoc /tmp/notes.md -o out.pdf",
     ]);
 }

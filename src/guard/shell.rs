@@ -277,7 +277,16 @@ impl Walker<'_> {
             return;
         }
         // `{rm,-rf,/}`: bash expands a braced word into words before running it.
-        let expanded = brace_words(text);
+        let expanded = match brace_words_bounded(text) {
+            Ok(e) => e,
+            Err(()) => {
+                self.fail(
+                    "more brace lists than the guard expands (bash would run words it did not see)",
+                    true,
+                );
+                None
+            }
+        };
         let text = expanded.as_deref().unwrap_or(text);
         // `ls -la`, `cargo test`, the `rm -rf {}` of `find -exec`: the command the tree walk
         // would build, built directly, at the depth the walk would be at (`program`, then
@@ -1135,6 +1144,9 @@ pub(crate) fn positional(script: &str, args: &[String]) -> String {
 const MAX_BRACE_WORDS: usize = 64;
 /// Words with more brace groups than this are expanded by the covering subset only.
 const MAX_BRACE_GROUPS: usize = 16;
+/// A line with more `{` than this is not expanded at all (and fails closed when it holds a
+/// brace list): scanning for lists is linear per `{` only up to a bound.
+const MAX_BRACE_LINE_LISTS: usize = 1024;
 
 /// `{rm,-rf,/}`, `/{etc,tmp}/x`, `~/.{bashrc,profile}`: the line with every word that holds an
 /// unquoted brace list replaced by the words bash expands it into (`pre{a,b}post` → `preapost
@@ -1143,9 +1155,21 @@ const MAX_BRACE_GROUPS: usize = 16;
 /// (`x$(..)`) and backquotes, comments, here-document bodies and assignments at the start of
 /// a command are left as they are; sequences (`{a..c}`) are not expanded. The output is bounded
 /// ([`MAX_BRACE_WORDS`] per word, and about four times the line in all).
+#[cfg(test)]
 fn brace_words(text: &str) -> Option<String> {
+    brace_words_bounded(text).ok().flatten()
+}
+
+/// [`brace_words`], or `Err` when the line holds more brace lists than the guard expands
+/// (more than [`MAX_BRACE_LINE_LISTS`] `{`, a word past [`MAX_BRACE_WORDS`] words or
+/// [`MAX_BRACE_GROUPS`] lists, or more than about four times the line in all): the caller
+/// then fails closed, since bash would run words the guard did not see.
+fn brace_words_bounded(text: &str) -> Result<Option<String>, ()> {
     if !text.contains(',') || !text.contains('{') {
-        return None;
+        return Ok(None);
+    }
+    if text.matches('{').count() > MAX_BRACE_LINE_LISTS {
+        return Err(());
     }
     let b = text.as_bytes();
     let budget = 4 * text.len() + 4096;
@@ -1221,9 +1245,10 @@ fn brace_words(text: &str) -> Option<String> {
                 let end = word_end(b, i).max(i + 1);
                 let word = &text[i..end];
                 let assignment = at_start && super::is_assignment(word);
-                let expanded = (!assignment && out.len() < budget)
-                    .then(|| expand_braces(word))
-                    .flatten();
+                let expanded = (!assignment).then(|| expand_braces(word)).flatten();
+                if expanded.as_ref().is_some_and(|w| w.is_empty() || out.len() >= budget) {
+                    return Err(());
+                }
                 match expanded {
                     Some(words) => {
                         changed = true;
@@ -1236,7 +1261,7 @@ fn brace_words(text: &str) -> Option<String> {
             }
         }
     }
-    changed.then_some(out)
+    Ok(changed.then_some(out))
 }
 
 /// The end of the word that starts at `i`: quotes, escapes, `${..}`, `$(..)` and backquotes
@@ -1347,35 +1372,16 @@ fn brace_list(word: &str) -> Option<(&str, Vec<&str>, &str)> {
     None
 }
 
-/// The words bash expands `word` into, None when it holds no brace list. More than
-/// [`MAX_BRACE_WORDS`] words (or more than [`MAX_BRACE_GROUPS`] lists) give a covering
-/// subset instead: the k-th word takes the k-th alternative of every list (the last one where
-/// a list is shorter), so every alternative of a flat list shows up in some word.
+/// The words bash expands `word` into, None when it holds no brace list, and an empty list
+/// when it expands into more than [`MAX_BRACE_WORDS`] words or holds more than
+/// [`MAX_BRACE_GROUPS`] lists (which [`brace_words_bounded`] turns into a failure).
 fn expand_braces(word: &str) -> Option<Vec<String>> {
     brace_list(word)?;
     let mut out = Vec::new();
     if word.matches('{').count() <= MAX_BRACE_GROUPS && expand_all(word, &mut out) {
         return Some(out);
     }
-    let mut out: Vec<String> = Vec::new();
-    for k in 0..MAX_BRACE_WORDS {
-        let mut w = word.to_string();
-        let mut widest = 0;
-        for _ in 0..4 * MAX_BRACE_GROUPS {
-            let Some((pre, alts, post)) = brace_list(&w) else {
-                break;
-            };
-            widest = widest.max(alts.len());
-            w = format!("{pre}{}{post}", alts[k.min(alts.len() - 1)]);
-        }
-        if !out.contains(&w) {
-            out.push(w);
-        }
-        if k + 1 >= widest {
-            break;
-        }
-    }
-    Some(out)
+    Some(Vec::new())
 }
 
 /// Pushes every word `word` expands into; false once there would be more than
@@ -1606,20 +1612,26 @@ mod tests {
     }
 
     #[test]
-    fn brace_expansion_is_bounded() {
-        // 2^20 words: a covering subset, every alternative of the last list included.
+    fn brace_expansion_is_bounded_and_fails_closed_past_the_bound() {
+        // 2^20 words: not expanded, and the line fails closed (a clear parse error).
         let word = format!("{}{{x,/}}", "{a,b}".repeat(19));
-        let words = expand_braces(&word).unwrap_or_default();
-        assert!(words.len() <= MAX_BRACE_WORDS, "{}", words.len());
-        assert!(words.iter().any(|w| w.ends_with('/')) && words.iter().any(|w| w.ends_with('x')));
-        // A long flat list keeps its alternatives up to the bound.
-        let list = format!("rm -rf {{{}/}}", "a,".repeat(10_000));
+        assert_eq!(expand_braces(&word), Some(Vec::new()));
         let started = std::time::Instant::now();
-        let out = brace_words(&list).unwrap_or_default();
-        assert!(out.len() < 4 * list.len() + 4096);
+        // A long flat list, many lists, a flood of unclosed braces, and harmless lists that
+        // use up the budget before a dangerous one: none of them is passed through unseen.
+        let list = format!("rm -rf {{{}/}}", "a,".repeat(10_000));
         let deep = format!("echo {}", "{a,b}".repeat(5_000));
-        assert!(brace_words(&deep).is_some_and(|o| o.len() < 4 * deep.len() + 4096));
+        let flood = format!("echo {}{{a,b}}", "{".repeat(20_000));
+        let spent = format!(": {} ; rm -rf {{~,x}}", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b} ".repeat(16));
+        for line in [&list, &deep, &flood, &spent] {
+            assert!(brace_words_bounded(line).is_err(), "{}", &line[..40]);
+            let p = parse_shell(line, None);
+            assert!(p.error.is_some() && p.clear_error, "{}", &line[..40]);
+        }
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Within the bound, every word is there.
+        let some = format!("echo {}", "{a,b}".repeat(6));
+        assert_eq!(brace_words(&some).map(|o| o.split(' ').count()), Some(65));
     }
 
     #[test]

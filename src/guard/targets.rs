@@ -304,25 +304,38 @@ pub fn empty_expands_to_root(t: &str) -> bool {
 /// `$TMPDIR/../x`, `"${OUT}"/a/../../y`: a path that starts with a variable and climbs with
 /// `..` above the directory the variable names. Whatever the variable holds, the target is
 /// not inside it, and nothing says where it is.
+///
+/// One level up from a project's own variable (`$SCRIPT_DIR/../build`) is the project's
+/// layout and stays unknown (warned); one level up from a variable that names a shared place
+/// (`$TMPDIR`, `$HOME`, `$PWD`, ...) or two levels up from any is out of it.
 pub fn climbs_out_of_a_variable(t: &str) -> bool {
     let t = t.trim_start_matches(['"', '\'']);
     if !t.starts_with('$') || t.starts_with("$(") {
         return false;
     }
+    let var = t
+        .trim_start_matches('$')
+        .trim_start_matches('{')
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    let shared = matches!(
+        var,
+        "TMPDIR" | "TMP" | "TEMP" | "HOME" | "PWD" | "OLDPWD" | "USERPROFILE"
+    ) || var.starts_with("XDG_");
     let mut depth: i32 = 0;
+    let mut lowest: i32 = 0;
     for part in t.split('/').skip(1).map(|p| p.trim_matches(['"', '\''])) {
         match part {
             "" | "." => {}
             ".." => {
                 depth -= 1;
-                if depth < 0 {
-                    return true;
-                }
+                lowest = lowest.min(depth);
             }
             _ => depth += 1,
         }
     }
-    false
+    lowest <= -2 || (lowest == -1 && shared)
 }
 
 /// The part of `path` below a home directory, for the spellings a command may use (`~/`,

@@ -9,7 +9,9 @@
 //! literal words, a here-document, see [`super::text::stdin_of`]), the command lines they run
 //! ([`command_lines`]). Items are split as xargs splits them: on blanks and newlines with
 //! quotes and backslashes honoured, by line under `-I`/`-L`/`-d '\n'` and for `parallel`. The
-//! number of runs and items is bounded ([`MAX_RUNS`], [`MAX_ITEMS`]).
+//! number of runs built one by one is bounded ([`MAX_RUNS`]); the items past it are never
+//! dropped: they go into one more run that holds them all (a superset of what the runs past
+//! the bound do), so an item hidden after many harmless ones is still judged.
 //!
 //! One reading is deliberately wider than xargs: a shell given `-c` with no script (`echo 'rm
 //! -rf /' | xargs bash -c`) gets each input line as its script. xargs itself would hand it the
@@ -20,10 +22,11 @@ use super::{is_shell, Carried};
 use crate::guard::shell::shell_quote;
 use crate::guard::{basename, SimpleCommand};
 
-/// At most this many command lines are built from one input.
+/// At most this many command lines are built one by one from one input; the rest are merged.
 const MAX_RUNS: usize = 16;
-/// At most this many items are read from one input.
-const MAX_ITEMS: usize = 256;
+/// A merged run that would repeat the template's replaced words more than this many times
+/// keeps every item in one word per replaced word instead (bounded size, items still seen).
+const MAX_MERGED_WORDS: usize = 65_536;
 
 /// The `parallel` markers that end its command and start argument groups.
 const GROUP_MARKS: &[&str] = &[":::", "::::", ":::+", "::::+"];
@@ -277,37 +280,68 @@ fn xargs_lines(prefix: &[String], runner: &[String], input: &str) -> Vec<String>
             .join(" ")
     };
     let lines = if o.null {
-        input
-            .split('\0')
-            .filter(|i| !i.is_empty())
-            .take(MAX_ITEMS)
-            .map(String::from)
-            .collect()
+        input.split('\0').filter(|i| !i.is_empty()).map(String::from).collect()
     } else {
         input_lines(input, o.eof.as_deref())
     };
     // `-I{}`: one run per line, the line put in place of the string (and not appended).
     if let Some(r) = o.replace.as_deref().filter(|r| !r.is_empty()) {
-        return lines
+        let item = |l: &str| {
+            if o.null {
+                l.to_string()
+            } else {
+                l.trim_start().to_string()
+            }
+        };
+        let mut out: Vec<String> = lines
             .iter()
             .take(MAX_RUNS)
-            .map(|l| {
-                let item = if o.null { l.as_str() } else { l.trim_start() };
-                line(template.iter().map(|w| w.replace(r, item)).collect())
-            })
+            .map(|l| line(template.iter().map(|w| w.replace(r, &item(l))).collect()))
             .collect();
+        // The runs past the bound, as one: each replaced word once per item.
+        if lines.len() > MAX_RUNS {
+            let rest: Vec<String> = lines[MAX_RUNS..].iter().map(|l| item(l)).collect();
+            let replaced = template.iter().filter(|w| w.contains(r)).count();
+            let words: Vec<String> = template
+                .iter()
+                .flat_map(|w| {
+                    if !w.contains(r) {
+                        vec![w.clone()]
+                    } else if replaced * rest.len() <= MAX_MERGED_WORDS {
+                        rest.iter().map(|i| w.replace(r, i)).collect()
+                    } else {
+                        rest.iter()
+                            .flat_map(|i| i.split_whitespace().map(String::from).collect::<Vec<_>>())
+                            .take(MAX_MERGED_WORDS)
+                            .collect()
+                    }
+                })
+                .collect();
+            out.push(line(words));
+        }
+        return out;
     }
     // `xargs bash -c`: each line is the script (see the module doc).
     if shell_without_script(&template) {
-        return lines
+        let script = |ls: &[String]| {
+            let mut words = template.clone();
+            words.push(
+                ls.iter()
+                    .map(|l| items_of(l, &o).join(" "))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            line(words)
+        };
+        let mut out: Vec<String> = lines
             .iter()
             .take(MAX_RUNS)
-            .map(|l| {
-                let mut words = template.clone();
-                words.push(items_of(l, &o).join(" "));
-                line(words)
-            })
+            .map(|l| script(std::slice::from_ref(l)))
             .collect();
+        if lines.len() > MAX_RUNS {
+            out.push(script(&lines[MAX_RUNS..]));
+        }
+        return out;
     }
     // Runs: groups of items (`-n N`), of lines (`-L N`), or all the items in one run.
     let runs: Vec<Vec<String>> = if let Some(n) = o.max_lines {
@@ -316,15 +350,19 @@ fn xargs_lines(prefix: &[String], runner: &[String], input: &str) -> Vec<String>
             .map(|ls| ls.iter().flat_map(|l| items_of(l, &o)).collect())
             .collect()
     } else {
-        let items: Vec<String> = lines.iter().flat_map(|l| items_of(l, &o)).take(MAX_ITEMS).collect();
+        let items: Vec<String> = lines.iter().flat_map(|l| items_of(l, &o)).collect();
         match o.max_args {
             Some(n) => items.chunks(n).map(<[String]>::to_vec).collect(),
             None => vec![items],
         }
     };
+    let mut runs: Vec<Vec<String>> = runs.into_iter().filter(|items| !items.is_empty()).collect();
+    // The runs past the bound, as one run holding all their items.
+    if runs.len() > MAX_RUNS {
+        let rest: Vec<String> = runs.drain(MAX_RUNS..).flatten().collect();
+        runs.push(rest);
+    }
     runs.into_iter()
-        .filter(|items| !items.is_empty())
-        .take(MAX_RUNS)
         .map(|items| {
             let mut words = template.clone();
             match o.insert.as_deref().and_then(|r| words.iter().position(|w| w == r)) {
@@ -350,7 +388,7 @@ fn items_of(line: &str, o: &XargsOptions) -> Vec<String> {
 /// The non-empty lines of `input`, up to the end-of-file item `eof`.
 fn input_lines(input: &str, eof: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
-    for l in input.lines().filter(|l| !l.trim().is_empty()).take(MAX_ITEMS) {
+    for l in input.lines().filter(|l| !l.trim().is_empty()) {
         if eof.is_some_and(|e| l.split_whitespace().next() == Some(e)) {
             break;
         }
@@ -394,9 +432,6 @@ fn split_items(line: &str, eof: Option<&str>) -> Vec<String> {
                 cur.push(c);
             }
         }
-        if items.len() >= MAX_ITEMS {
-            return items;
-        }
     }
     if started && eof != Some(cur.as_str()) {
         items.push(cur);
@@ -436,26 +471,33 @@ fn parallel_lines(prefix: &[String], runner: &[String], input: &str) -> Vec<Stri
         return if reads { vec![input.to_string()] } else { Vec::new() };
     }
     let r = o.replace.as_deref().unwrap_or("{}");
-    lines
+    // One run per line; the lines past the bound go into one more run together (as a script
+    // of lines, or as quoted words in place of the replacement string).
+    let run = |ls: &[String]| {
+        // No command, or `{}` alone: each line is a command line.
+        if template.is_empty() || (template.len() == 1 && template[0] == r) {
+            return ls.iter().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n");
+        }
+        // The command words are joined as shell text; the lines go in quoted.
+        let item = ls.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ");
+        let mut words = template.join(" ");
+        if words.contains(r) {
+            words = words.replace(r, &item);
+        } else {
+            words.push(' ');
+            words.push_str(&item);
+        }
+        format!("{prefix}{words}")
+    };
+    let mut out: Vec<String> = lines
         .iter()
         .take(MAX_RUNS)
-        .map(|l| {
-            // No command, or `{}` alone: each line is a command line.
-            if template.is_empty() || (template.len() == 1 && template[0] == r) {
-                return format!("{prefix}{l}");
-            }
-            // The command words are joined as shell text; the line goes in quoted.
-            let item = shell_quote(l);
-            let mut words = template.join(" ");
-            if words.contains(r) {
-                words = words.replace(r, &item);
-            } else {
-                words.push(' ');
-                words.push_str(&item);
-            }
-            format!("{prefix}{words}")
-        })
-        .collect()
+        .map(|l| run(std::slice::from_ref(l)))
+        .collect();
+    if lines.len() > MAX_RUNS {
+        out.push(run(&lines[MAX_RUNS..]));
+    }
+    out
 }
 
 /// `parallel ::: 'rm -rf /' ls` with no command: each argument (each combination, with
@@ -490,8 +532,16 @@ pub(super) fn parallel_arguments(argv: &[String]) -> Option<Carried> {
                     }
                 })
             })
-            .take(MAX_RUNS)
+            .take(MAX_RUNS + 1)
             .collect();
+    }
+    // More combinations than the bound: one more line with every word of every group, so
+    // that none of them goes unjudged.
+    if lines.len() > MAX_RUNS {
+        lines.truncate(MAX_RUNS);
+        let all: Vec<&str> = groups.iter().flatten().copied().collect();
+        lines.push(all.join(" "));
+        lines.extend(groups.iter().flatten().map(|w| w.to_string()));
     }
     let script = lines.join("\n");
     (!script.trim().is_empty()).then(|| Carried::child(script))
@@ -603,11 +653,26 @@ mod tests {
     }
 
     #[test]
-    fn bounded() {
+    fn bounded_and_nothing_past_the_bound_is_dropped() {
         let many = "x ".repeat(10_000);
-        assert!(runs("xargs -n1 rm", &many).len() <= MAX_RUNS);
+        let built = runs("xargs -n1 rm", &many);
+        assert!(built.len() <= MAX_RUNS + 1);
         let lines = "x\n".repeat(10_000);
-        assert!(runs("parallel", &lines).len() <= MAX_RUNS);
-        assert!(runs("xargs rm", &many)[0].len() < 4 * MAX_ITEMS + 10);
+        assert!(runs("parallel", &lines).len() <= MAX_RUNS + 1);
+        // An item hidden after many harmless ones is in the last run.
+        for (cmd, input) in [
+            ("xargs -n1 rm -rf", format!("{}/etc", "a ".repeat(300))),
+            ("xargs -I{} rm -rf {}", format!("{}/etc\n", "a\n".repeat(300))),
+            ("xargs bash -c", format!("{}rm -rf /etc\n", "true\n".repeat(300))),
+            ("parallel rm -rf {}", format!("{}/etc\n", "a\n".repeat(300))),
+        ] {
+            let built = runs(cmd, &input);
+            assert!(built.len() <= MAX_RUNS + 1, "{cmd}");
+            assert!(
+                built.last().is_some_and(|l| l.contains("/etc")),
+                "{cmd}: {:?}",
+                built.last()
+            );
+        }
     }
 }

@@ -113,13 +113,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     }
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
-    // `--when=cancel` (systemctl, shutdown) cancels what was scheduled.
-    let dry = args.iter().any(|a| {
-        matches!(
-            a.as_str(),
-            "--dry-run" | "--dryrun" | "--what-if" | "--simulate" | "--when=cancel" | "--generate-cli-skeleton"
-        )
-    }) || args.windows(2).any(|w| w[0] == "--when" && w[1] == "cancel");
+    let dry = shown_not_done(&cmd.argv);
     // Whether a spec clause said what this command does: then the words need not guess.
     let mut described = false;
     match spec_for(name).filter(|_| !dry) {
@@ -230,6 +224,39 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
         piped_upload(&pipeline[..i], cmd, ctx, out);
     }
     http_upload(cmd, ctx, out);
+}
+
+/// Whether a command only shows what it would do: `--dry-run` (or `--dry-run=client|server|
+/// true`), `--dryrun`, `--what-if`, `--simulate`, `--generate-cli-skeleton`, and systemctl's
+/// power verbs with `--when cancel`. Only options before a `--` count (after it they are
+/// operands the program may ignore), and `--dry-run=false`/`none` is not a dry run. The one
+/// place that decides it, for the effect rules and the infrastructure rule alike.
+pub fn shown_not_done(argv: &[String]) -> bool {
+    let own: &[String] = match argv.iter().position(|a| a == "--") {
+        Some(end) => &argv[..end],
+        None => argv,
+    };
+    let args = own.get(1..).unwrap_or_default();
+    let dry = args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--dry-run" | "--dryrun" | "--what-if" | "--simulate" | "--generate-cli-skeleton"
+        ) || a
+            .strip_prefix("--dry-run=")
+            .is_some_and(|v| matches!(v, "client" | "server" | "true" | "all"))
+    });
+    let power = matches!(
+        own.first().map(|w| crate::guard::basename(w)),
+        Some("systemctl" | "loginctl")
+    ) && args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "halt" | "poweroff" | "reboot" | "soft-reboot" | "kexec" | "suspend" | "hibernate" | "hybrid-sleep"
+        )
+    });
+    let cancel =
+        args.iter().any(|a| a == "--when=cancel") || args.windows(2).any(|w| w[0] == "--when" && w[1] == "cancel");
+    dry || (power && cancel)
 }
 
 /// Whether what command `i` prints is taken by the program that needs it: captured by a
@@ -2099,7 +2126,13 @@ fn staged_payload(
         // may well name the shell its program runs (`SHELL=/bin/sh`).
         let staged_in_temp = ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| file.starts_with(d));
         let hands = staged_in_temp && config_of(&file) && (hands_a_shell(&body) || temp_library);
-        if hands || crate::guard::check_command(&text, ctx).recommendation == Recommendation::Block {
+        // Prose that does not parse (`It's a note`) is no payload: only a block for what the
+        // text does counts.
+        let blocked = crate::guard::check_command(&text, ctx)
+            .violations
+            .iter()
+            .any(|v| v.recommendation == Recommendation::Block && v.rule != crate::guard::rules::UNPARSEABLE);
+        if hands || blocked {
             out.push(block(
                 Category::RemoteExecution,
                 crate::guard::rules::remote_execution::DYNAMIC_COMMAND,

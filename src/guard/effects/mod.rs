@@ -51,7 +51,7 @@ mod place;
 mod spec;
 mod table;
 
-pub use judge::alternative;
+pub use judge::{alternative, shown_not_done};
 pub(crate) use table::TIMER_OPTIONS;
 
 use super::verdict::Violation;

@@ -517,12 +517,8 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // `npm unpublish --dry-run`, `kubectl delete ns x --dry-run=client`, `aws ..
-    // --generate-cli-skeleton`: shown, not done (these CLIs refuse options they do not know,
-    // so the word cannot be a decoy that the program ignores).
-    if args.iter().any(|a| {
-        matches!(*a, "--dry-run" | "--dryrun" | "--generate-cli-skeleton")
-            || a.strip_prefix("--dry-run=").is_some_and(|v| v != "none")
-    }) {
+    // --generate-cli-skeleton`: shown, not done.
+    if crate::guard::effects::shown_not_done(&cmd.argv) {
         return;
     }
     let has = |w: &str| args.contains(&w);

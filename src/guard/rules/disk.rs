@@ -144,10 +144,31 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                                 | "--print-mbr"
                         )
                     }));
+            // Listing only when nothing else is asked: `parted -s /dev/sda print mklabel gpt`
+            // prints, then writes a new label.
+            const WRITES: &[&str] = &[
+                "mklabel",
+                "mktable",
+                "mkpart",
+                "mkpartfs",
+                "rm",
+                "resizepart",
+                "resize",
+                "name",
+                "set",
+                "toggle",
+                "rescue",
+                "move",
+                "cp",
+                "disk_set",
+                "type",
+            ];
             let listing = sgdisk_reads
-                || args.iter().any(|a| {
-                    (a == "-l" && name != "sgdisk") || a == "--list" || a == "list" || a == "-p" || a == "print"
-                });
+                || (name != "sgdisk"
+                    && args
+                        .iter()
+                        .any(|a| a == "-l" || a == "--list" || a == "list" || a == "-p" || a == "print")
+                    && !args.iter().any(|a| WRITES.contains(&a.as_str())));
             if !listing {
                 out.push(block(
                     d,

@@ -394,7 +394,7 @@ fn exposed(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         || matches!(
             name,
             "httpd" | "darkhttpd" | "http-server" | "webfsd" | "miniserve" | "serve" | "updog" | "simplehttpserver"
-        ) && !argv.iter().any(|a| a.starts_with("--auth") || a == "-a");
+        ) && !argv.iter().any(|a| a.starts_with("--auth"));
     if file_server {
         out.push(block(
             Category::Network,

@@ -302,8 +302,9 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 }
             }
         }
-        // `setcap -r FILE` removes capabilities, `setcap -v CAPS FILE` only compares.
-        "setcap" if !args.iter().any(|a| *a == "-r" || *a == "-v") => out.push(block(
+        // `setcap -r FILE` removes capabilities, `setcap -v CAPS FILE` only compares; setcap
+        // takes `{-r FILE | CAPS FILE}` pairs, so any capability set not under `-v` grants.
+        "setcap" if setcap_grants(&args) => out.push(block(
             p,
             SETUID,
             Risk::High,
@@ -341,4 +342,26 @@ fn args_check_only(cmd: &SimpleCommand) -> bool {
                 && a[1..].chars().all(|c| c.is_ascii_alphabetic())
                 && a.contains('c'))
     })
+}
+
+/// Whether `setcap ARGS` sets capabilities: a capability text (`cap_x+ep`, `=ep`) among its
+/// pairs, unless `-v` (verify only) is given as an option of its own (not as `-n`'s value).
+fn setcap_grants(args: &[&str]) -> bool {
+    let mut verify = false;
+    let mut grants = false;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i] {
+            "-n" => i += 1,
+            "-v" => verify = true,
+            "-r" => i += 1,
+            a if !a.starts_with('-') && (a.contains("cap_") || a.contains('=') || a.contains('+')) => {
+                grants = true;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    grants && !verify
 }

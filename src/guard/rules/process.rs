@@ -113,8 +113,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         }
         // `systemctl halt --when=cancel`: cancels a scheduled action.
         "systemctl" | "loginctl"
-            if !args.contains(&"--when=cancel")
-                && !args.windows(2).any(|w| w == ["--when", "cancel"])
+            if !crate::guard::effects::shown_not_done(&cmd.argv)
                 && args.iter().any(|a| {
                     matches!(
                         *a,
