@@ -1298,3 +1298,37 @@ fn exemptions_hold_only_where_they_are_true() {
         "cat > /tmp/notes.md <<'EOF'\nIt's a note\nEOF\npandoc /tmp/notes.md -o out.pdf",
     ]);
 }
+
+#[test]
+fn disguises_that_the_review_found() {
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
+            "cp \"$SHELL\" /tmp/x/rustc",
+            "ln -s ../../../bin/sh /tmp/d/rustc",
+            "rsync --exclude x /bin/bash /tmp/d/rustc",
+            "cat /bin/sh > /tmp/d/rustc",
+        ],
+    );
+    // A filter with an option changes the text on its way into a shell.
+    judged(
+        "remote_execution.pipe_to_shell",
+        Block,
+        &["echo 'rm -rf ~' | cat -s | sh", "echo 'xrm -rf ~' | tail -c +2 | sh"],
+    );
+    // parallel's value-taking options are not read as the command.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "parallel --rpl '{x} s/a/b/' rm -rf ::: /etc",
+            "parallel --nice 10 rm -rf ::: /etc",
+        ],
+    );
+    allowed(&[
+        "cp /bin/bash rootfs/bin",
+        "cp /bin/bash \"$JAIL/bin\"",
+        "cat notes.txt > out.txt",
+    ]);
+}

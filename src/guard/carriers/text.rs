@@ -89,7 +89,18 @@ pub(crate) fn disguised_literal(pipeline: &[SimpleCommand], i: usize) -> Option<
     let source = upstream
         .iter()
         .rposition(|c| printed_text(c).is_some() || c.stdin_text.is_some())?;
-    let changes = |c: &&SimpleCommand| !PASS_THROUGH.contains(&c.name()) && !c.name().is_empty();
+    // A pass-through name with an option that cuts inside lines is a change too (`cat -s`,
+    // `tail -c +2`): whole lines (`head -1`, `tail -n +2`, `tee -a log`) pass as they were.
+    let keeps_lines = |a: &str| {
+        matches!(a, "-" | "-u" | "-a" | "--append" | "-n" | "-q" | "--quiet")
+            || a.starts_with("--lines")
+            || a[1..].chars().all(|c| c.is_ascii_digit())
+    };
+    let changes = |c: &&SimpleCommand| {
+        !c.name().is_empty()
+            && (!PASS_THROUGH.contains(&c.name())
+                || c.argv[1..].iter().any(|a| a.starts_with('-') && a.len() > 1 && !keeps_lines(a)))
+    };
     let src = &upstream[source];
     if printed_text(src).is_none() && changes(&src) {
         return Some(src.name());

@@ -211,6 +211,32 @@ fn parallel_options(argv: &[String]) -> (usize, ParallelOptions) {
         "--tagstring",
         "--eof",
         "--replace",
+        // Less common ones, so that their value is not read as the command word
+        // (`parallel --rpl '{x} s/a/b/' rm -rf ::: /etc`).
+        "--rpl",
+        "--nice",
+        "--header",
+        "--ssh",
+        "--sshloginfile",
+        "--slf",
+        "--sshdelay",
+        "--limit",
+        "--return",
+        "--transferfile",
+        "--tf",
+        "--termseq",
+        "--memsuspend",
+        "--id",
+        "--compress-program",
+        "--decompress-program",
+        "--profile",
+        "-J",
+        "--seqreplace",
+        "--sql",
+        "--sqlmaster",
+        "--sqlworker",
+        "--max-procs",
+        "--template",
     ];
     let mut o = ParallelOptions::default();
     let mut i = 1;

@@ -864,23 +864,48 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 /// (`cp /bin/bash rootfs/bin/`, `ln -s /bin/bash /usr/local/bin/bash`) builds a system and
 /// passes.
 fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
-    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv" | "rsync" | "ditto" | "gcp") {
-        return;
-    }
     let shell_binary = |w: &str| {
         let w = w.trim_matches(['"', '\'']);
         let via_lookup = ["$(which ", "$(command -v ", "`which "].iter().any(|p| {
             w.starts_with(p) && crate::guard::carriers::is_shell(w[p.len()..].trim_end_matches([')', '`']).trim())
         });
-        via_lookup || (w.starts_with('/') && crate::guard::carriers::is_shell(crate::guard::basename(w)))
+        // `$SHELL`, `${BASH}`; `/bin/sh`, `../../bin/sh` (a path into a bin directory).
+        via_lookup
+            || crate::guard::carriers::shell_variable(w)
+            || (w.contains("bin/") && crate::guard::carriers::is_shell(crate::guard::basename(w)))
     };
+    // `cat /bin/sh > /tmp/x/rustc`: a copy by redirection.
+    if cmd.name() == "cat" {
+        let source = cmd.argv[1..].iter().find(|a| shell_binary(a));
+        if let (Some(source), Some(dest)) = (source, cmd.redirects.first()) {
+            if !crate::guard::carriers::is_shell(crate::guard::basename(dest)) {
+                out.push(block(
+                    Category::Privilege,
+                    ROOT_SHELL,
+                    Risk::High,
+                    cmd,
+                    format!(
+                        "puts a shell ({source}) under another name ({dest}): whatever runs that name runs a shell"
+                    ),
+                ));
+            }
+        }
+        return;
+    }
+    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv" | "rsync" | "ditto" | "gcp") {
+        return;
+    }
     let mut positional: Vec<&str> = Vec::new();
     let mut target_dir: Option<&str> = None;
     let mut args = cmd.argv[1..].iter();
     while let Some(a) = args.next() {
         match a.as_str() {
             "-t" | "--target-directory" => target_dir = args.next().map(String::as_str),
-            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group" => {
+            // Options that take a value (cp/install/ln, and rsync's).
+            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group" | "--exclude" | "--include"
+            | "--filter" | "-f" | "-e" | "--rsh" | "-T" | "--temp-dir" | "--partial-dir" | "--log-file" | "--chmod"
+            | "--chown" | "--files-from" | "--backup-dir" | "--exclude-from" | "--include-from" | "--compare-dest"
+            | "--copy-dest" | "--link-dest" => {
                 args.next();
             }
             _ if a.starts_with("--target-directory=") => target_dir = a.split_once('=').map(|(_, v)| v),
@@ -899,7 +924,13 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     };
     let dest = dest.trim_matches(['"', '\'']);
-    let into_dir = target_dir.is_some() || dest.ends_with('/') || dest == "." || sources.len() > 1;
+    // Into a directory: `-t DIR`, a trailing `/`, `.`, several sources, or a `bin` directory
+    // (`cp /bin/bash rootfs/bin`, `"$JAIL/usr/bin"`).
+    let into_dir = target_dir.is_some()
+        || dest.ends_with('/')
+        || dest == "."
+        || sources.len() > 1
+        || matches!(crate::guard::basename(dest), "bin" | "sbin" | "libexec");
     let new_name = if into_dir {
         crate::guard::basename(source.trim_matches(['"', '\'']))
     } else {
