@@ -362,6 +362,13 @@ fn a_dns_lookup_fails_inside_and_is_an_event() {
 fn after_the_egress_stops_its_threads_are_gone_and_its_ports_closed() {
     let _one = serial();
     let model = HostServer::start("model");
+    // An earlier test's egress may still be winding its threads down (the tests take turns,
+    // but a stopped thread leaves /proc a moment later on a loaded machine): count from
+    // none left, or from what is still there after five seconds.
+    let settle = std::time::Instant::now();
+    while egress_threads() > 0 && settle.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let before = egress_threads();
     let Some(mut f) = Fixture::start(rules(&[], &[model.addr])) else {
         return;
@@ -381,6 +388,11 @@ fn after_the_egress_stops_its_threads_are_gone_and_its_ports_closed() {
         stopping.elapsed() < Duration::from_secs(3),
         "stopping waited for a client"
     );
+    // Joined threads leave /proc a moment after the join returns.
+    let gone = std::time::Instant::now();
+    while egress_threads() > before && gone.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(egress_threads(), before, "egress threads left running");
     for port in [proxy_port, model.addr.port()] {
         let (code, out, _) = f.run(&python_connect("127.0.0.1", port));

@@ -99,7 +99,9 @@ pub(crate) fn disguised_literal(pipeline: &[SimpleCommand], i: usize) -> Option<
     let changes = |c: &&SimpleCommand| {
         !c.name().is_empty()
             && (!PASS_THROUGH.contains(&c.name())
-                || c.argv[1..].iter().any(|a| a.starts_with('-') && a.len() > 1 && !keeps_lines(a)))
+                || c.argv[1..]
+                    .iter()
+                    .any(|a| a.starts_with('-') && a.len() > 1 && !keeps_lines(a)))
     };
     let src = &upstream[source];
     if printed_text(src).is_none() && changes(&src) {
