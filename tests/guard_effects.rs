@@ -1053,13 +1053,20 @@ fn inline_file_servers_listeners_and_firewall_replacement() {
 fn disguised_shells_and_outputs_that_replace_startup_files() {
     // A shell copied or linked under another name: whatever runs that name runs a shell.
     judged(
-        "privilege.root_shell",
+        "privilege.disguised_shell",
         Block,
         &[
             "cp /bin/sh /tmp/.x/bin/rustc",
             "ln -s /bin/sh git-x",
             "install -m 4755 /bin/bash ./helper",
             "cp $(which bash) /usr/lib/zypper/commands/zypper-x",
+        ],
+    );
+    // A shell path handed over with `-p` (privileged mode) after any of its options.
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
             "logsave /dev/null /bin/sh -i -p",
             "start-stop-daemon -S -x /bin/sh -- -p",
         ],
@@ -1302,7 +1309,7 @@ fn exemptions_hold_only_where_they_are_true() {
 #[test]
 fn disguises_that_the_review_found() {
     judged(
-        "privilege.root_shell",
+        "privilege.disguised_shell",
         Block,
         &[
             "cp \"$SHELL\" /tmp/x/rustc",

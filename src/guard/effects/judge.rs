@@ -33,6 +33,7 @@ pub const DEPENDENCY_DIR: &str = "deletion.dependency_dir";
 pub const WIPE: &str = "disk.wipe";
 pub const USER_FILES: &str = "deletion.user_files";
 pub const LIBRARY_LOAD: &str = "privilege.library_load";
+pub const DISGUISED_SHELL: &str = "privilege.disguised_shell";
 pub const MACHINE_POWER: &str = "process.machine_power";
 pub const BOOT: &str = "privilege.boot";
 pub const SECURITY_POLICY: &str = "privilege.security_policy";
@@ -53,6 +54,7 @@ pub fn alternative(rule: &str) -> Option<&'static str> {
             "run the container without --privileged, host namespaces or host mounts; mount only workspace folders"
         }
         KERNEL => "leave kernel settings alone; configure the program instead",
+        DISGUISED_SHELL => "run the program the task needs by its own name; leave the system's shells where they are",
         PASSWORDLESS => "keep the password; use a key or a scoped sudo rule the user sets up",
         SYSTEM_STATE => "keep the program's input and output inside the workspace",
         SECURITY_OFF => "open the single port the task needs, for loopback only, and leave the protection on",
@@ -583,15 +585,7 @@ fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
 /// `enable -f /tmp/x.so`, `ladspa=file=/tmp/x.so`): code anyone could have dropped there.
 fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
-    let loads = cmd.argv[1..]
-        .iter()
-        .filter(|a| a.contains(".so"))
-        .flat_map(|a| paths_in(a))
-        .any(|p| {
-            let file = p.rsplit('/').next().unwrap_or(&p);
-            (file.ends_with(".so") || file.contains(".so.")) && matches!(place_of(&p, cwd, ctx.workspace), Place::Temp)
-        });
-    if loads {
+    if cmd.argv[1..].iter().any(|a| names_temp_library(a, cwd, ctx.workspace)) {
         out.push(warn(
             Category::Privilege,
             LIBRARY_LOAD,
@@ -599,6 +593,15 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             "loads a shared library from a temp directory into the program",
         ));
     }
+}
+
+/// Whether `text` names a shared library (`x.so`, `x.so.1`) in a temp directory.
+fn names_temp_library(text: &str, cwd: Option<&Path>, workspace: &Path) -> bool {
+    text.contains(".so")
+        && paths_in(text).iter().any(|p| {
+            let file = p.rsplit('/').next().unwrap_or(p);
+            (file.ends_with(".so") || file.contains(".so.")) && place_of(p, cwd, workspace) == Place::Temp
+        })
 }
 
 /// `gawk 'BEGIN {s = "/inet/tcp/0/HOST/PORT"; ... |& s}'`, `julia -e 'sock=connect(..);
@@ -881,7 +884,7 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             if !crate::guard::carriers::is_shell(crate::guard::basename(dest)) {
                 out.push(block(
                     Category::Privilege,
-                    ROOT_SHELL,
+                    DISGUISED_SHELL,
                     Risk::High,
                     cmd,
                     format!(
@@ -941,7 +944,7 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
     out.push(block(
         Category::Privilege,
-        ROOT_SHELL,
+        DISGUISED_SHELL,
         Risk::High,
         cmd,
         format!("puts a shell ({source}) under another name ({new_name}): whatever runs that name runs a shell"),
@@ -2109,9 +2112,8 @@ fn staged_payload(
     if cmd.argv.is_empty() {
         return;
     }
-    // Run (`/tmp/x`, `sh /tmp/x`, `. /tmp/x`), made executable, handed over as an option's
-    // value (`--on-error=/tmp/x`, `-z /tmp/x`) or as the directory holding it (a toolchain
-    // linked from `/tmp/d/`); a file merely read, added or copied is not run.
+    let cwd = cmd.cwd.as_deref();
+    let in_temp = |p: &str| place_of(p, cwd, ctx.workspace) == Place::Temp;
     // Handed over as an option's value (`-c /tmp/x`, `--config=/tmp/x`): the program reads
     // it as its configuration, and a configuration can name a program to run.
     let config_of = |file: &str| {
@@ -2120,6 +2122,11 @@ fn staged_payload(
                 .is_some_and(|(k, v)| k.starts_with('-') && v.contains(file))
         }) || cmd.argv.windows(2).any(|w| w[0].starts_with('-') && w[1] == file)
     };
+    // Run (`/tmp/x`, `sh /tmp/x`, `. /tmp/x`), made executable, taken as a configuration, or
+    // handed over as the directory holding it (a toolchain linked from `/tmp/d/`). A file in
+    // the workspace merely read, added or copied is not run; one staged in a temp directory
+    // and handed to a program not known to only read (`csplit /tmp/x 1`) is taken as run: the
+    // program does with it whatever it does with its input.
     let runs = |file: &str| {
         let dir_of = |w: &str| {
             let dir = w.trim_end_matches('/');
@@ -2130,12 +2137,9 @@ fn staged_payload(
                 cmd.name(),
                 "source" | "." | "chmod" | "python" | "python3" | "perl" | "ruby" | "node" | "php"
             );
-        // A file staged in a temp directory and handed to a program not known to only read
-        // it (`csplit /tmp/x 1`): the program does with it whatever it does with its input.
-        let temp = ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| file.starts_with(d));
         cmd.argv[0] == file
             || (runner && cmd.argv[1..].iter().any(|w| w == file))
-            || (temp && !is_quiet(cmd.name()) && cmd.argv[1..].iter().any(|w| w == file))
+            || (in_temp(file) && !is_quiet(cmd.name()) && cmd.argv[1..].iter().any(|w| w == file))
             || config_of(file)
             || cmd.argv[1..].iter().any(|w| dir_of(w))
     };
@@ -2149,14 +2153,11 @@ fn staged_payload(
             .filter(|l| !l.starts_with("#!"))
             .collect::<Vec<_>>()
             .join("\n");
-        let temp_library = paths_in(&body).iter().any(|p| {
-            (p.ends_with(".so") || p.contains(".so."))
-                && ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| p.starts_with(d))
-        });
         // Only for a file staged in a temp directory: a configuration kept in the workspace
         // may well name the shell its program runs (`SHELL=/bin/sh`).
-        let staged_in_temp = ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| file.starts_with(d));
-        let hands = staged_in_temp && config_of(&file) && (hands_a_shell(&body) || temp_library);
+        let hands = in_temp(&file)
+            && config_of(&file)
+            && (hands_a_shell(&body) || names_temp_library(&body, cwd, ctx.workspace));
         // Prose that does not parse (`It's a note`) is no payload: only a block for what the
         // text does counts.
         let blocked = crate::guard::check_command(&text, ctx)
@@ -2422,11 +2423,11 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     let cwd = cmd.cwd.as_deref();
     // `dos2unix -n IN OUT`, `lwp-download URL FILE`, `xxd -r - FILE`: of two or more
     // positional arguments, the last is where a program that converts or fetches writes.
-    let positional: Vec<&String> = cmd.argv[1..]
-        .iter()
-        .filter(|a| !a.starts_with('-') || *a == "-")
-        .collect();
-    let output = positional.last().filter(|_| positional.len() >= 2).copied();
+    // Counted only when a startup file is among the arguments: most commands have none.
+    let is_output = |a: &String| {
+        let mut positional = cmd.argv[1..].iter().filter(|w| !w.starts_with('-') || *w == "-");
+        positional.next().is_some() && positional.next_back().is_some_and(|last| std::ptr::eq(last, a))
+    };
     for a in cmd.argv.iter().skip(1) {
         let path = a
             .split_once('=')
@@ -2450,7 +2451,7 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             Place::VcsHooks => ("a git hook", Recommendation::Block),
             _ if inspecting => continue,
             Place::Kernel => ("kernel state", Recommendation::Warn),
-            Place::Startup if output == Some(a) => (
+            Place::Startup if is_output(a) => (
                 "a startup file, in the place a converter or downloader writes its output",
                 Recommendation::Block,
             ),
