@@ -1339,3 +1339,35 @@ fn disguises_that_the_review_found() {
         "cat notes.txt > out.txt",
     ]);
 }
+
+#[test]
+fn a_managed_deletion_of_a_whole_blocks_one_of_a_part_warns() {
+    // The kind beside the verb (before it, or right after a leading verb), or glued to it.
+    judged(
+        "deletion.managed_resource",
+        Block,
+        &[
+            "pio org destroy acme",
+            "glab repo delete acme/platform/old-billing --yes",
+            "netlify sites:delete 3f2b9c1e --force",
+            "argocd app delete payments --cascade --yes",
+            "pulumi stack rm acme/staging --force --yes",
+            "sudo stratis filesystem destroy pool1 vol1",
+            "virsh pool-delete default",
+            "someclould delete project acme-prod",
+        ],
+    );
+    // A part: one function, one machine, one node pool; a name after the verb is only a name.
+    judged(
+        "deletion.managed_resource",
+        Warn,
+        &[
+            "firebase functions:delete sendWelcomeEmail --region us-central1 --force",
+            "exo compute sks nodepool delete cluster1 pool1",
+            "docker container rm -v db",
+            "someclould machine delete app",
+            "virsh pool-undefine default",
+        ],
+    );
+    allowed(&["netlify sites:list", "pio org list", "glab repo view acme/platform"]);
+}

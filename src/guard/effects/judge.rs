@@ -472,19 +472,102 @@ const LOCAL_DELETERS: &[&str] = &[
     "ollama",
 ];
 
-/// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`, `aws s3 rm
-/// s3://b/key`: a CLI told to delete something it manages, off the workspace (warned). Runs
-/// only where no spec clause described the command: a spec that knows the verb decides.
+/// What a CLI's subcommand words say it deletes: `delete`, `sites:delete`, `pool-undefine`,
+/// `delete-bucket`. The verb's index among `words` and the noun glued to it (`bucket` of
+/// `delete-bucket`), when there is one.
+fn deletion_verb<'a>(words: &[&'a str]) -> Option<(usize, Option<&'a str>)> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        if w.contains(char::is_whitespace) || w.contains('/') {
+            return None;
+        }
+        let lower = w.to_ascii_lowercase();
+        if DELETE_WORDS.contains(&lower.as_str()) {
+            return Some((i, None));
+        }
+        let glued = |rest: &'a str| rest.trim_matches(|c| c == '-' || c == '_');
+        for p in DELETE_PREFIXES {
+            if lower.starts_with(p) && w.len() > p.len() + 1 {
+                return Some((i, Some(glued(&w[p.len()..]))));
+            }
+        }
+        for s in DELETE_SUFFIXES {
+            if lower.ends_with(s) && w.len() > s.len() + 1 {
+                return Some((i, Some(glued(&w[..w.len() - s.len()]))));
+            }
+        }
+        None
+    })
+}
+
+/// What a deletion takes away as a whole when it is the thing deleted: an account's
+/// organisation, project or team, a cluster, a database, a bucket, a repository, an app, a
+/// stack, a site, a storage pool. Deleting one of these deletes everything in it.
+const WHOLE_NOUNS: &[&str] = &[
+    "org",
+    "orgs",
+    "organization",
+    "organizations",
+    "organisation",
+    "project",
+    "projects",
+    "account",
+    "accounts",
+    "team",
+    "teams",
+    "tenant",
+    "subscription",
+    "cluster",
+    "clusters",
+    "namespace",
+    "namespaces",
+    "database",
+    "databases",
+    "db",
+    "dbs",
+    "keyspace",
+    "bucket",
+    "buckets",
+    "repo",
+    "repos",
+    "repository",
+    "repositories",
+    "registry",
+    "app",
+    "apps",
+    "application",
+    "applications",
+    "stack",
+    "stacks",
+    "site",
+    "sites",
+    "workspace",
+    "workspaces",
+    "environment",
+    "environments",
+    "pool",
+    "pools",
+    "filesystem",
+    "filesystems",
+    "zone",
+];
+
+/// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`, `netlify
+/// sites:delete`: a CLI told to delete something it manages, off the workspace (warned). When
+/// what it deletes is a whole (an organisation, a project, a cluster, a database, an app: the
+/// word beside the verb, or glued to it), everything in it goes too (blocked). Runs only where
+/// no spec clause described the command: a spec that knows the verb decides.
 fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     if LOCAL_DELETERS.contains(&name) {
         return;
     }
+    // The subcommand words, `apps:destroy` read as `apps` `destroy`.
     let words: Vec<&str> = cmd.argv[1..]
         .iter()
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
-        .take(3)
+        .take(4)
+        .flat_map(|a| a.split(':').filter(|w| !w.is_empty()))
         .collect();
     // Docker's local objects (containers, images, networks, builders) are the deletion rules'
     // to judge; its swarm objects (secrets, services, configs, stacks, nodes) and a
@@ -506,17 +589,29 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     {
         return;
     }
-    let deletes = |w: &&str| {
-        let w = w.to_ascii_lowercase();
-        DELETE_WORDS.contains(&w.as_str())
-            || ((DELETE_PREFIXES
-                .iter()
-                .any(|p| w.starts_with(p) && w.len() > p.len() + 1)
-                || DELETE_SUFFIXES.iter().any(|s| w.ends_with(s) && w.len() > s.len() + 1))
-                && !w.contains(char::is_whitespace)
-                && !w.contains('/'))
+    let Some((at, glued)) = deletion_verb(&words) else {
+        return;
     };
-    if words.iter().any(deletes) {
+    let whole = |w: &str| WHOLE_NOUNS.contains(&w.to_ascii_lowercase().as_str());
+    // `undefine` forgets a definition (`virsh pool-undefine`): what it named stays on disk.
+    let forgets = words[at].to_ascii_lowercase().contains("undefine");
+    let noun = !forgets
+        && match glued {
+            Some(g) => whole(g),
+            // The kind of object comes before the verb (`org destroy NAME`: what follows is a
+            // name), or right after it when the verb comes first (`delete project NAME`).
+            None if at > 0 => whole(words[at - 1]),
+            None => words.get(1).is_some_and(|w| whole(w)),
+        };
+    if noun {
+        out.push(block(
+            Category::Deletion,
+            MANAGED_DELETE,
+            Risk::Critical,
+            cmd,
+            "deletes a whole organisation, project, cluster, database, app or pool with everything in it",
+        ));
+    } else {
         out.push(warn(
             Category::Deletion,
             MANAGED_DELETE,
