@@ -267,6 +267,56 @@ fn placeholder(s: &str) -> bool {
     .any(|p| l.contains(p))
 }
 
+/// A value that is only words standing for a secret (`password`, `secret_value`, `mytoken`,
+/// `password_label`): documentation and tests write these where the real value would go. A
+/// word with digits (`secret123`) is a weak password, not a placeholder.
+fn placeholder_word(v: &str) -> bool {
+    let mut buf = CaseBuf::new();
+    let lowered = buf.lower(v);
+    let l: &str = &lowered;
+    let l = l.strip_prefix("my").unwrap_or(l);
+    let words = l.split(['_', '-', '.']).filter(|w| !w.is_empty());
+    let mut any = false;
+    for w in words {
+        any = true;
+        if !matches!(
+            w,
+            "password"
+                | "passwd"
+                | "pass"
+                | "pw"
+                | "pwd"
+                | "secret"
+                | "token"
+                | "key"
+                | "apikey"
+                | "api"
+                | "access"
+                | "auth"
+                | "value"
+                | "string"
+                | "encoded"
+                | "test"
+                | "demo"
+                | "sample"
+                | "foo"
+                | "bar"
+                | "baz"
+                | "admin"
+                | "user"
+                | "username"
+                | "label"
+                | "name"
+                | "here"
+                | "new"
+                | "old"
+        ) {
+            return false;
+        }
+    }
+    any
+}
+
 /// A token-shaped secret in `text`, if any (with enough entropy to be real).
 pub fn find_token(text: &str) -> Option<&str> {
     for t in tokens::find_iter(text) {
@@ -329,7 +379,13 @@ fn local_dev_login(user: &str, pw: &str, host: &str) -> bool {
 /// Values that look like a real secret: literal, not a placeholder, not trivial.
 fn literal_value(v: &str) -> bool {
     let v = v.trim_matches(|c| c == '"' || c == '\'');
-    !v.is_empty() && is_literal(v) && !placeholder(v) && !v.starts_with('@') && !v.starts_with('/') && v != "-"
+    !v.is_empty()
+        && is_literal(v)
+        && !placeholder(v)
+        && !placeholder_word(v)
+        && !v.starts_with('@')
+        && !v.starts_with('/')
+        && v != "-"
 }
 
 fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str, what: &str) {
@@ -350,16 +406,84 @@ const SEARCHERS: &[&str] = &[
     "grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "zgrep", "sift", "ugrep",
 ];
 
-pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
-    let name = cmd.name();
-    let searching = SEARCHERS.contains(&name) && (name != "git" || cmd.argv.get(1).is_some_and(|a| a == "grep"));
-    let texts = cmd
-        .argv
+/// Every text of a command a secret may be written in: its words, its assignments, the text
+/// it is fed on stdin.
+fn texts_of(cmd: &SimpleCommand) -> impl Iterator<Item = &str> {
+    cmd.argv
         .iter()
         .chain(cmd.assignments.iter())
         .map(String::as_str)
-        .chain(cmd.stdin_text.as_deref());
-    for text in texts {
+        .chain(cmd.stdin_text.as_deref())
+}
+
+/// Query parameters that carry a key whatever their name says (`?appid=`, `&sig=`).
+const QUERY_KEYS: &[&str] = &[
+    "key",
+    "appid",
+    "app_id",
+    "appkey",
+    "app_key",
+    "apikey",
+    "api_key",
+    "sig",
+    "signature",
+    "access_token",
+    "token",
+    "client_secret",
+];
+
+/// A secret-named key given a literal, secret-shaped value anywhere inside `text`: an option's
+/// property (`-PsonatypePassword=V`, `-Dapi.token=V`), a line of a config file being written
+/// (`token = "V"`, `:rubygems_api_key: V`), a JSON field (`"password": "V"`), a URL's query
+/// (`?appid=V`, `&api_key=V`). The value, if found.
+fn keyed_secret(text: &str) -> Option<&str> {
+    if text.len() < 16 || !text.contains(['=', ':']) {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if !matches!(b, b'=' | b':') || text[i + 1..].starts_with("//") {
+            continue;
+        }
+        // The key: the name just before the separator, past spaces and a closing quote.
+        let mut end = i;
+        while end > 0 && bytes[end - 1] == b' ' {
+            end -= 1;
+        }
+        if end > 0 && matches!(bytes[end - 1], b'"' | b'\'') {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || matches!(bytes[start - 1], b'_' | b'-' | b'.'))
+        {
+            start -= 1;
+        }
+        let key = text[start..end].trim_start_matches('-');
+        if key.len() < 3 {
+            continue;
+        }
+        let query = start > 0 && matches!(bytes[start - 1], b'?' | b'&');
+        let named = secret_name(key) || (query && QUERY_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)));
+        if !named {
+            continue;
+        }
+        let rest = text[i + 1..].trim_start_matches(' ');
+        let rest = rest.strip_prefix(['"', '\'']).unwrap_or(rest);
+        let len = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '&' | ',' | ';' | '}' | ')' | ']'))
+            .unwrap_or(rest.len());
+        let value = &rest[..len];
+        if strong_or_key(value) || password_shaped(value) {
+            return Some(value);
+        }
+    }
+    None
+}
+
+pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    let searching = SEARCHERS.contains(&name) && (name != "git" || cmd.argv.get(1).is_some_and(|a| a == "grep"));
+    for text in texts_of(cmd) {
         if let Some(t) = find_token(text).filter(|t| !(searching && t.starts_with("-----BEGIN"))) {
             push(
                 out,
@@ -406,6 +530,16 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         }
     }
     if password_arguments(cmd, name, out) {
+        return;
+    }
+    if let Some(value) = texts_of(cmd).find_map(keyed_secret) {
+        push(
+            out,
+            SECRET_ASSIGNMENT,
+            Recommendation::Block,
+            value,
+            "a secret-named key is given a literal value (an option, a config line, a JSON field or a URL query)",
+        );
         return;
     }
     // NAME=value literals: assignments (`X=v cmd`, `env X=v`, `export X=v`), `-e NAME=v`.
@@ -581,7 +715,16 @@ fn strong_or_key(v: &str) -> bool {
 
 /// A value that looks like a real secret, not a word or a path.
 fn strong(v: &str) -> bool {
-    literal_value(v) && v.len() >= 12 && entropy(v) >= 3.0 && !v.contains('/') && !v.starts_with('-')
+    literal_value(v) && v.len() >= 12 && entropy(v) >= 3.0 && !v.contains('/') && !v.starts_with('-') && mixed(v)
+}
+
+/// Random strings mix kinds of characters (two of upper case, lower case, digits); names of
+/// things (`password_label`, `my-api-key`, `PROD_DB`) are one kind with separators.
+fn mixed(v: &str) -> bool {
+    let upper = v.bytes().any(|b| b.is_ascii_uppercase());
+    let lower = v.bytes().any(|b| b.is_ascii_lowercase());
+    let digit = v.bytes().any(|b| b.is_ascii_digit());
+    u8::from(upper) + u8::from(lower) + u8::from(digit) >= 2
 }
 
 /// Login options: programs and the options whose value is a password or a token (glued or
@@ -732,6 +875,15 @@ fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)
     None
 }
 
+/// A base32 seed of one-time codes: 16+ characters of `A-Z2-7` with letters and digits.
+fn base32_seed(a: &str) -> bool {
+    let a = a.trim_end_matches('=');
+    a.len() >= 16
+        && a.bytes().all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
+        && a.bytes().any(|b| b.is_ascii_digit())
+        && a.bytes().any(|b| b.is_ascii_uppercase())
+}
+
 /// A value shaped like a password: at least 8 characters with upper case, lower case and
 /// digits, no whitespace, not a placeholder (image tags, versions and names lack one of them).
 fn password_shaped(v: &str) -> bool {
@@ -841,9 +993,16 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
         let Some(v) = value.filter(|_| secret_named) else {
             continue;
         };
-        // `user:secret`, `user%secret`, `pass:secret`.
-        let secret = v.rsplit_once([':', '%']).map(|(_, p)| p).unwrap_or(v);
-        if secret_shaped(secret) {
+        // The whole value, or the secret after a user (`user:secret`, `user%secret`) or a
+        // scheme (`pass:secret`): a `%` or `:` inside a password is part of it.
+        let after_user = v
+            .rsplit_once([':', '%'])
+            .filter(|(user, _)| {
+                user.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-\\".contains(c))
+            })
+            .map(|(_, p)| p);
+        if secret_shaped(v) || after_user.is_some_and(secret_shaped) {
             return Some(a.as_str());
         }
     }
@@ -903,9 +1062,11 @@ fn credential_shaped(w: &str) -> bool {
         && w.split_once(':').is_some_and(|(a, b)| {
             a.len() == 32 && b.len() == 32 && (a.to_owned() + b).chars().all(|c| c.is_ascii_hexdigit())
         });
+    // A lone `eyJ...` is base64 JSON (a JWT's header or payload), not the signed token.
     let token = upper
         && lower
         && digit
+        && !w.starts_with("eyJ")
         && w.len() >= 32
         && w.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
         && entropy(w) >= 4.0;
@@ -932,6 +1093,58 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             Recommendation::Block,
             option,
             "a literal password, token or key is written into the command line",
+        );
+        return true;
+    }
+    // `-u USER -p PW`, `--username U --password PW`: beside a user, `-p` is its password
+    // (mysql's `-p` takes no separate value: it prompts, and the next word is a database).
+    let mysqlish = name.starts_with("mysql") || name.starts_with("mariadb");
+    let user_given = args
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-u" | "--user" | "--username" | "-U") && !w[1].starts_with('-'));
+    if let Some(w) = args
+        .windows(2)
+        .find(|w| user_given && !mysqlish && w[0] == "-p" && (password_shaped(&w[1]) || strong(&w[1])))
+    {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            &w[0],
+            "a literal password is passed beside the user name",
+        );
+        return true;
+    }
+    // `oathtool --totp --base32 SEED`: the seed of one-time codes is the lasting secret.
+    let otp = args
+        .iter()
+        .any(|a| matches!(a.as_str(), "--totp" | "--hotp" | "--base32") || a.starts_with("--totp="));
+    if let Some(seed) = args.iter().find(|a| otp && base32_seed(a)) {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            seed,
+            "the secret seed of one-time codes is written into the command",
+        );
+        return true;
+    }
+    // `htpasswd -b FILE USER PW`, `htpasswd -nbB USER PW`: with `-b` the last word is the password.
+    let batch = name == "htpasswd"
+        && args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('b'));
+    if let Some(pw) = args
+        .iter()
+        .rfind(|a| !a.starts_with('-'))
+        .filter(|p| batch && literal_value(p) && p.len() >= 6)
+    {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            pw,
+            "a literal password is given to htpasswd -b",
         );
         return true;
     }

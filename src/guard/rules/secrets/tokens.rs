@@ -37,7 +37,7 @@ impl Format {
 }
 
 /// The formats, in the order of priority when two match at the same place.
-static FORMATS: [Format; 24] = [
+static FORMATS: [Format; 29] = [
     Format::new(
         &["AKIA", "ASIA", "AGPA", "AIDA", "AROA"],
         r"(?-u:\b)((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})(?-u:\b)",
@@ -68,6 +68,17 @@ static FORMATS: [Format; 24] = [
         &["SG."],
         r"(?-u:\b)(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?-u:\b)",
     ),
+    // Google OAuth refresh and access tokens (`gcloud`, `firebase --token`).
+    Format::new(&["1//0"], r"(?-u:\b)(1//0[A-Za-z0-9_\-]{40,})"),
+    Format::new(&["ya29."], r"(?-u:\b)(ya29\.[A-Za-z0-9_\-]{40,})"),
+    // Terraform Cloud / Enterprise API tokens (`~/.terraformrc`, `TF_TOKEN_*`).
+    Format::new(
+        &[".atlasv1."],
+        r"(?-u:\b)([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,})",
+    ),
+    // RubyGems API keys and NuGet API keys.
+    Format::new(&["rubygems_"], r"(?-u:\b)(rubygems_[a-f0-9]{48})(?-u:\b)"),
+    Format::new(&["oy2"], r"(?-u:\b)(oy2[a-z0-9]{43})(?-u:\b)"),
     Format::new(
         &["-----BEGIN "],
         r"(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
@@ -200,6 +211,11 @@ mod tests {
             "dapi0123456789abcdef0123456789abcdef",
             "shpat_0123456789abcdef0123456789abcdef",
             "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+            "1//0eG3dLSv8pDXiGp9rpG730RWzRA4wSYUxaujbht3x3",
+            "ya29.a0AfH6SMBx3dLSv8pDXiGp9rpG730RWzRA4wSYUxau",
+            "ERaQDvyAa1mn8g.atlasv1.05U0anBTVF4jupebBgSg3IXSZt9t4wXAvbr0Hh94DtIjZ3PedvBBOm9qKy25ETmN",
+            "rubygems_6111afb8de0646910122e2a1b8bb47327605f4cc7ad50d21",
+            "oy2p8s0wy1lbccacxwgduwgwgf7moenvx97pqr1p9xtzg8",
             "-----BEGIN OPENSSH PRIVATE KEY-----",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlMTIz",
             "hooks.slack.com/services/T0123456/B0123456/abcdefghijklmnop",
