@@ -65,12 +65,15 @@ fn deletion() {
             "r''m -rf ~",
             "rm -rf ../x",
             "cd / && rm -rf *",
+            // The temp directory itself (its contents are only warned).
+            "rm -rf /tmp",
+            "rm -rf /var/tmp/",
         ],
     );
     fires(
         "deletion.recursive_force",
         Warn,
-        &["rm -rf \"$DIR\"", "rm -rf /tmp", "find . | xargs rm -rf"],
+        &["rm -rf \"$DIR\"", "rm -rf /tmp/*", "find . | xargs rm -rf"],
     );
     fires(
         "deletion.find_delete",
@@ -599,12 +602,14 @@ fn deletion_through_variables_wrappers_and_feeders() {
         Warn,
         &["echo '127.0.0.1 app.local' | sudo tee -a /etc/hosts"],
     );
+    // A package cache or store outside the workspace is every project's dependencies: getting
+    // them back needs the network (warned, as heldout5's labels decide).
+    fires("deletion.dependency_dir", Warn, &["rm -rf ~/.cache/pip"]);
     passes(&[
         "DIR=build; rm -rf \"$DIR\"",
         "V=1.2.3; rm -rf dist/$V",
         "rm -rf dist/$VERSION",
         "rm -rf /tmp/pytest-of-$USER",
-        "rm -rf ~/.cache/pip",
         "find . -name '*.log' | xargs rm -f",
         "printf '%s\\n' a.o b.o | xargs rm -f",
         "find . -type d -name __pycache__ -exec rm -rf {} +",

@@ -169,6 +169,7 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if !dry && !described {
         managed_delete(cmd, out);
     }
+    super::packages::check(cmd, out);
     credential_hunt(cmd, ctx, out);
     instance_metadata(cmd, out);
     embedded_paths(cmd, ctx, out);
@@ -1702,6 +1703,34 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Risk::Medium,
             "prints or stores a secret from a password manager or secret store, where the transcript and logs keep it",
         ),
+        Does::ForcePush => (
+            Category::Git,
+            crate::guard::rules::git::FORCE_PUSH,
+            Recommendation::Block,
+            Risk::High,
+            "force-pushes: the remote's history is replaced, and what others pushed is lost",
+        ),
+        Does::DiscardUndoable => (
+            Category::Git,
+            DISCARD_WORKTREE,
+            Recommendation::Warn,
+            Risk::Medium,
+            "throws away changes that only the undo history still holds",
+        ),
+        Does::SkipHooks => (
+            Category::Git,
+            crate::guard::rules::git::NO_VERIFY,
+            Recommendation::Warn,
+            Risk::Medium,
+            "turns the repository's hooks off: the checks they run are skipped",
+        ),
+        Does::StopRemote => (
+            Category::Process,
+            MACHINE_POWER,
+            Recommendation::Warn,
+            Risk::Medium,
+            "stops, powers off or scales to nothing a remote machine or workload",
+        ),
         Does::DiscardWorktree
         | Does::ExposedService
         | Does::AuthOff
@@ -1905,7 +1934,9 @@ fn judge_upload<'a>(
             | Place::Kernel
             | Place::Device => Recommendation::Block,
             Place::Unknown if recursive => Recommendation::Block,
-            Place::Temp | Place::Sink => continue,
+            // Scratch files are still data leaving the machine.
+            Place::Temp => Recommendation::Warn,
+            Place::Sink => continue,
             _ => Recommendation::Warn,
         };
         if worst.as_ref().is_none_or(|(r, _)| rec > *r) {
@@ -2458,7 +2489,7 @@ fn dependency_dirs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             Category::Deletion,
             DEPENDENCY_DIR,
             cmd,
-            format!("deletes {dir}, installed dependencies: getting them back needs the network"),
+            format!("deletes {dir}, installed dependencies or a package cache: getting them back needs the network"),
         ));
     }
 }

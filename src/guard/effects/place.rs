@@ -61,6 +61,37 @@ const DEPENDENCY_DIRS: &[&str] = &[
     "site-packages",
 ];
 
+/// Caches and stores of installed packages outside the workspace (`~/` is the home): what
+/// every project of the user installs from. Emptied, they come back only over the network.
+const DEPENDENCY_STORES: &[&str] = &[
+    "~/.cache",
+    "~/Library/Caches",
+    "~/.m2",
+    "~/.ivy2",
+    "~/.sbt",
+    "~/.gradle",
+    "~/.cargo/registry",
+    "~/.cargo/git",
+    "~/.rustup",
+    "~/.npm",
+    "~/.pnpm-store",
+    "~/.local/share/pnpm",
+    "~/.yarn",
+    "~/.bun/install",
+    "~/.deno",
+    "~/go/pkg",
+    "~/.nuget",
+    "~/.gem",
+    "~/.bundle",
+    "~/.composer",
+    "~/.conda",
+    "~/.pyenv/versions",
+    "~/.nvm/versions",
+    "~/.local/share/virtualenvs",
+    "/usr/lib/node_modules",
+    "/usr/local/lib/node_modules",
+];
+
 /// Where the system runs commands from (persistence), as path prefixes; `~/` is the home.
 const PERSISTENCE: &[&str] = &[
     "/etc/cron",
@@ -168,6 +199,9 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         if LOGS.iter().any(under_home) {
             return Place::Logs;
         }
+        if DEPENDENCY_STORES.iter().any(under_home) {
+            return Place::DependencyDir;
+        }
         if targets::startup_file(p) {
             return Place::Startup;
         }
@@ -206,6 +240,12 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         }
         if LOGS.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
             return Place::Logs;
+        }
+        if DEPENDENCY_STORES
+            .iter()
+            .any(|x| x.starts_with('/') && abs.starts_with(x))
+        {
+            return Place::DependencyDir;
         }
     }
     match target {

@@ -76,6 +76,8 @@ pub enum Val {
     NotLoopback,
     /// A remote location: `host:path`, `user@host:path`, `rsync://host/..`.
     Remote,
+    /// Zero, alone or as an assignment's value (`0`, `web=0`): a count of nothing.
+    Zero,
     /// Any word at all.
     Any,
 }
@@ -158,6 +160,16 @@ pub enum Does {
     /// Deletes resources of a remote service or cloud account (clusters, databases, apps,
     /// buckets): nothing on this machine brings them back.
     DestroyRemote,
+    /// Overwrites the remote's history with the local one (`hg push --force`).
+    ForcePush,
+    /// Throws away changes or revisions that only the tool's own undo history still holds
+    /// (`jj abandon`, `jj restore`: `jj undo` brings them back).
+    DiscardUndoable,
+    /// Runs without the repository's hooks (`hg --config hooks.precommit=`).
+    SkipHooks,
+    /// Stops or scales to nothing a remote machine or workload (`aws ec2 stop-instances`,
+    /// `heroku ps:scale web=0`).
+    StopRemote,
 }
 
 /// A command's argv read against a spec: the subcommand words taken, options and positional
@@ -337,6 +349,7 @@ impl Val {
                     None => false,
                 }
             }
+            Val::Zero => lower == "0" || lower.ends_with("=0") || lower.ends_with(":0"),
             Val::Any => true,
         }
     }

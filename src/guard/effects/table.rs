@@ -209,6 +209,26 @@ const DESTROY_VERBS: &[&str] = &[
     "rb",
 ];
 
+/// Verbs of cloud and deployment CLIs that stop what they name (`aws ec2 stop-instances`,
+/// `az vm deallocate`, `railway down`, `flux suspend`).
+const STOP_VERBS: &[&str] = &[
+    "stop",
+    "stop-instances",
+    "reboot-instances",
+    "deallocate",
+    "power-off",
+    "poweroff",
+    "power_off",
+    "shutdown",
+    "halt",
+    "suspend",
+    "hibernate",
+    "down",
+    "reboot",
+    "ps:stop",
+    "apps:stop",
+];
+
 /// `pass` and `gopass` subcommands that do not show an entry (`pass NAME` does).
 const PASS_SUBCOMMANDS: &[&str] = &[
     "init",
@@ -290,7 +310,6 @@ pub static PROGRAMS: &[Program] = &[
             "vercel",
             "netlify",
             "firebase",
-            "supabase",
             "pulumi",
             "linode-cli",
             "hcloud",
@@ -318,6 +337,9 @@ pub static PROGRAMS: &[Program] = &[
             "gcp",
             "rclone",
             "s3cmd",
+            "exo",
+            "argocd",
+            "flux",
             "mc",
         ],
         value_opts: &[
@@ -343,12 +365,44 @@ pub static PROGRAMS: &[Program] = &[
             "-a",
             "--subscription",
             "--account",
+            "--desired-count",
+            "--replicas",
+            "--min-instances",
+            "--max-instances",
+            "--count",
+            "--min-replicas",
+            "--max-replicas",
         ],
         clauses: &[
             Clause {
                 sub: &[],
                 when: When::Arg(Val::Is(DESTROY_VERBS)),
                 does: Does::DestroyRemote,
+            },
+            // Machines and workloads stopped, powered off or scaled to nothing.
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(STOP_VERBS)),
+                does: Does::StopRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Both(&When::Arg(Val::Contains(&["scale"])), &When::Arg(Val::Zero)),
+                    &When::Value(
+                        &[
+                            "--desired-count",
+                            "--replicas",
+                            "--min-instances",
+                            "--max-instances",
+                            "--count",
+                            "--min-replicas",
+                            "--max-replicas",
+                        ],
+                        Val::Zero,
+                    ),
+                ),
+                does: Does::StopRemote,
             },
             Clause {
                 sub: &[],
@@ -469,11 +523,31 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::First(Val::Is(&["strip", "prune", "rollback"])),
                 does: Does::DeleteRefs,
             },
+            Clause {
+                sub: &["push"],
+                when: When::Any(&["-f", "--force"]),
+                does: Does::ForcePush,
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["--config"], Val::Prefix(&["hooks."])),
+                does: Does::SkipHooks,
+            },
         ],
     },
     Program {
         names: &["jj"],
-        value_opts: &["-R", "--repository", "-r", "--revision", "--at-op", "--config"],
+        value_opts: &[
+            "-R",
+            "--repository",
+            "-r",
+            "--revision",
+            "--at-op",
+            "--config",
+            "--from",
+            "--to",
+            "--into",
+        ],
         clauses: &[
             Clause {
                 sub: &["bookmark"],
@@ -484,6 +558,39 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &["branch"],
                 when: When::First(Val::Is(&["delete", "forget", "d", "f"])),
                 does: Does::DeleteRefs,
+            },
+            // `jj abandon`: the revisions and their changes are dropped; `jj git push
+            // --deleted`: bookmarks deleted on the remote too.
+            Clause {
+                sub: &["abandon"],
+                when: When::Always,
+                does: Does::DiscardUndoable,
+            },
+            Clause {
+                sub: &["git", "push"],
+                when: When::Any(&["--deleted"]),
+                does: Does::DeleteRefs,
+            },
+            // The operation log is jj's undo history.
+            Clause {
+                sub: &["op"],
+                when: When::First(Val::Is(&["abandon"])),
+                does: Does::DestroyReflog,
+            },
+            Clause {
+                sub: &["util", "gc"],
+                when: When::Any(&["--expire"]),
+                does: Does::PruneObjects,
+            },
+            // `jj restore` without paths: the working copy's changes go (the operation log
+            // still holds them).
+            Clause {
+                sub: &["restore"],
+                when: When::Both(
+                    &When::Not(&When::Arg(Val::Any)),
+                    &When::Not(&When::Any(&["-i", "--interactive"])),
+                ),
+                does: Does::DiscardUndoable,
             },
         ],
     },
@@ -762,6 +869,17 @@ pub static PROGRAMS: &[Program] = &[
                 does: Does::DestroyRemote,
             },
         ],
+    },
+    // Supabase's CLI also runs the local development stack (`supabase start|stop`): only its
+    // deletions reach the account.
+    Program {
+        names: &["supabase"],
+        value_opts: &["--project-ref", "--workdir", "-o", "--output"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(DESTROY_VERBS)),
+            does: Does::DestroyRemote,
+        }],
     },
     Program {
         names: &["pass", "gopass"],

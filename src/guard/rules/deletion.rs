@@ -226,6 +226,13 @@ pub fn recursive_force(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Viola
                 Risk::Medium,
                 format!("`{t}`, a target that is not a literal path (it may expand to anything)"),
             ),
+            // `/tmp` itself goes with its sticky, world-writable directory (programs then fail
+            // to make temp files); `/tmp/*` empties it of other programs' files.
+            Target::TempRoot if temp_dir_itself(t) => (
+                Recommendation::Block,
+                Risk::High,
+                format!("the temp directory `{t}` itself (every program that makes a temp file fails after it)"),
+            ),
             Target::TempRoot => (
                 Recommendation::Warn,
                 Risk::Medium,
@@ -730,6 +737,14 @@ fn gh_api_delete(args: &[&str]) -> Option<bool> {
         .find(|a| a.starts_with("repos/") || a.starts_with("/repos/"))?;
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     Some(parts.len() == 3)
+}
+
+/// `/tmp`, `/var/tmp/`, `/dev/shm`: the temp directory itself, not its contents or a cache.
+fn temp_dir_itself(t: &str) -> bool {
+    matches!(
+        t.trim_end_matches('/'),
+        "/tmp" | "/var/tmp" | "/dev/shm" | "/private/tmp" | "/private/var/tmp"
+    )
 }
 
 fn is_git_dir(t: &str) -> bool {

@@ -101,12 +101,126 @@ fn aliases(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
     }
 }
 
+/// The settings a git command sets: `-c KEY=VALUE` before the subcommand (for this command),
+/// and `config [--scope] KEY VALUE` (kept). Each with whether it is kept beyond this command.
+fn set_values(argv: &[String], s: usize) -> Vec<(String, &str, bool)> {
+    let mut found = Vec::new();
+    let mut i = 1;
+    while i < s {
+        if argv[i] == "-c" {
+            if let Some((k, v)) = argv.get(i + 1).and_then(|kv| kv.split_once('=')) {
+                found.push((k.to_ascii_lowercase(), v, false));
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    if argv[s] == "config" {
+        let rest: Vec<&String> = argv[s + 1..].iter().filter(|w| !w.starts_with('-')).collect();
+        let reads = argv[s + 1..].iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "--get" | "--get-all" | "--list" | "-l" | "--unset" | "--unset-all" | "--get-regexp"
+            )
+        });
+        if let [k, v, ..] = rest.as_slice() {
+            if !reads {
+                found.push((k.to_ascii_lowercase(), v.as_str(), true));
+            }
+        }
+    }
+    found
+}
+
+/// Settings that take a protection away, for this command or for good: a push refspec that
+/// forces (`remote.origin.push +refs/heads/*:...`: every later push is forced), hooks pointed
+/// at nothing for one command (`-c core.hooksPath=/dev/null`: `--no-verify` by another name),
+/// TLS verification off, credentials kept in plain text, a hooks template for every new
+/// repository, and a credential helper that sends what git hands it to another host.
+fn settings(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
+    let g = Category::Git;
+    for (key, value, kept) in set_values(&cmd.argv, s) {
+        let value = value.trim();
+        let off = matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off");
+        if key.starts_with("remote.") && key.ends_with(".push") && value.starts_with('+') {
+            out.push(block(
+                g,
+                FORCE_PUSH,
+                Risk::High,
+                cmd,
+                "configures every push to this remote to be forced (a `+` refspec)",
+            ));
+        } else if key == "core.hookspath" && !kept && matches!(value, "/dev/null" | "" | "/nonexistent") {
+            out.push(warn(
+                g,
+                NO_VERIFY,
+                cmd,
+                "points git's hooks at nothing: the checks they run are skipped",
+            ));
+        } else if (key == "http.sslverify" || (key.starts_with("http.") && key.ends_with(".sslverify"))) && off {
+            out.push(warn(
+                g,
+                GLOBAL_CONFIG,
+                cmd,
+                "turns TLS verification off: any server can pose as the remote",
+            ));
+        } else if key == "credential.helper" && value.starts_with("store") {
+            out.push(warn(
+                g,
+                GLOBAL_CONFIG,
+                cmd,
+                "stores every git credential in plain text (~/.git-credentials)",
+            ));
+        } else if key == "credential.helper" && value.starts_with('!') && sends_away(value) {
+            out.push(block(
+                Category::Exfiltration,
+                GLOBAL_CONFIG,
+                Risk::Critical,
+                cmd,
+                "a credential helper that sends the credentials git hands it to another host",
+            ));
+        } else if key == "init.templatedir" && kept {
+            out.push(warn(
+                g,
+                GLOBAL_CONFIG,
+                cmd,
+                "plants a hooks template in every repository created or cloned from now on",
+            ));
+        }
+    }
+}
+
+/// Shell text that sends something to a host off this machine (`curl ... https://host`).
+fn sends_away(text: &str) -> bool {
+    let sender = [
+        "curl ",
+        "wget ",
+        "nc ",
+        "ncat ",
+        "socat ",
+        "http ",
+        "python",
+        "/dev/tcp/",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+    let remote = text.split_whitespace().any(|w| {
+        let w = w.trim_matches(|c| c == '"' || c == '\'' || c == ';' || c == '}');
+        (w.starts_with("http://") || w.starts_with("https://") || w.contains("/dev/tcp/"))
+            && !["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .any(|l| w.split("://").nth(1).unwrap_or(w).starts_with(l))
+    });
+    sender && remote
+}
+
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if cmd.name() != "git" {
         return;
     }
     let Some(s) = subcommand(&cmd.argv) else { return };
     aliases(cmd, s, out);
+    settings(cmd, s, out);
     let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
     let has = |f: &str| args.contains(&f);
     // Short flags may be bundled: `-fd`, `-fdx`.

@@ -6,8 +6,9 @@
 //! change like `chmod`. `ssh_access`: writing `~/.ssh/authorized_keys` or the SSH daemon's
 //! configuration (a login for someone else, root login turned on). `startup_hijack`: a shell
 //! startup file given a PATH that starts with /tmp, /dev/shm or `.` (or an `alias sudo=`).
-//! Warned: `ssh HOST 'sudo ..'` (`root_shell`, root on another machine) and `global_install`
-//! (`npm install -g`, `pnpm add -g`, `yarn global add`).
+//! Warned: `ssh HOST 'sudo ..'` (`root_shell`, root on another machine). `global_install`
+//! (`npm install -g`, `yarn global add`, `sudo pip install`) is decided by the effect model's
+//! package managers (`effects/packages.rs`), which use this id and its alternative.
 
 use super::{block, warn};
 use crate::guard::targets::{classify_target, home_relative, startup_file, TEMP_DIRS};
@@ -141,30 +142,6 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     // `ssh host 'sudo systemctl restart app'`: root commands on another machine.
     if name == "ssh" && cmd.argv.iter().skip(2).any(|a| a == "sudo" || a.starts_with("sudo ")) {
         out.push(warn(p, ROOT_SHELL, cmd, "runs commands as root on another machine"));
-    }
-    // `npm install -g x`, `yarn global add x`, `pnpm add -g x`: installed for the whole user,
-    // outside the workspace (and its install scripts run).
-    let global = match name {
-        "npm" | "pnpm" => {
-            cmd.argv
-                .iter()
-                .any(|a| matches!(a.as_str(), "install" | "i" | "add" | "update"))
-                && cmd
-                    .argv
-                    .iter()
-                    .any(|a| a == "-g" || a == "--global" || a == "--location=global")
-        }
-        "yarn" => cmd.argv.get(1).is_some_and(|a| a == "global") && cmd.argv.iter().any(|a| a == "add"),
-        _ => false,
-    };
-    if global {
-        out.push(warn(
-            p,
-            GLOBAL_INSTALL,
-            cmd,
-            "installs a package globally, outside the workspace (its install scripts run too)",
-        ));
-        return;
     }
     // `chmod -R 000 ~`, `chattr -R +i /`: every file of a tree made unusable.
     let recursive = cmd.argv.iter().any(|a| a == "-R" || a == "--recursive");
