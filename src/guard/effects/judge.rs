@@ -40,7 +40,7 @@ pub const SECURITY_POLICY: &str = "privilege.security_policy";
 pub const CREDENTIAL_HUNT: &str = "secrets.credential_hunt";
 const CREDENTIAL_FILE: &str = crate::guard::rules::secrets::CREDENTIAL_FILE;
 pub const NETWORK_CONFIG: &str = "network.config";
-pub const MANAGED_DELETE: &str = "deletion.managed_resource";
+pub const MANAGED_DELETE: &str = crate::guard::rules::deletion::MANAGED_RESOURCE;
 pub const ATTACK_TOOL: &str = "network.attack_tool";
 const INFRASTRUCTURE: &str = crate::guard::rules::deletion::INFRASTRUCTURE;
 
@@ -1710,6 +1710,27 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Risk::High,
             "force-pushes: the remote's history is replaced, and what others pushed is lost",
         ),
+        Does::RemoveRemote => (
+            Category::Deletion,
+            MANAGED_DELETE,
+            Recommendation::Warn,
+            Risk::Medium,
+            "removes a setting, member or attachment of a remote service",
+        ),
+        Does::Publish => (
+            Category::Exfiltration,
+            crate::guard::rules::exfiltration::PUBLISH,
+            Recommendation::Warn,
+            Risk::High,
+            "makes a private resource public: anyone can read it, and copies cannot be taken back",
+        ),
+        Does::ApplyUnreviewed => (
+            Category::Deletion,
+            INFRASTRUCTURE,
+            Recommendation::Warn,
+            Risk::High,
+            "changes real infrastructure without the plan being shown for approval",
+        ),
         Does::DiscardUndoable => (
             Category::Git,
             DISCARD_WORKTREE,
@@ -1922,7 +1943,13 @@ fn judge_upload<'a>(
     let mut worst: Option<(Recommendation, String)> = None;
     for s in sources {
         let place = place_of(s, cwd, ctx.workspace);
+        let base = s.rsplit('/').next().unwrap_or(s);
+        // A secret file (`.env`, `credentials.json`, a private key) leaving is a leak wherever
+        // it lives.
+        let secret =
+            crate::guard::rules::exfiltration::sensitive(s) || crate::guard::rules::secrets::credential_named(base);
         let rec = match place {
+            _ if secret => Recommendation::Block,
             Place::WorkspaceAll
             | Place::Home
             | Place::Startup

@@ -78,6 +78,10 @@ pub enum Val {
     Remote,
     /// Zero, alone or as an assignment's value (`0`, `web=0`): a count of nothing.
     Zero,
+    /// A subcommand verb, alone or after a colon (`stop`, `apps:stop`, `env:unset`).
+    Verb(&'static [&'static str]),
+    /// Ends with one of these.
+    Suffix(&'static [&'static str]),
     /// Any word at all.
     Any,
 }
@@ -170,6 +174,13 @@ pub enum Does {
     /// Stops or scales to nothing a remote machine or workload (`aws ec2 stop-instances`,
     /// `heroku ps:scale web=0`).
     StopRemote,
+    /// Removes one setting, member or attachment of a remote service (`netlify env:unset`).
+    RemoveRemote,
+    /// Makes a private resource public (`gh repo edit --visibility public`).
+    Publish,
+    /// Applies infrastructure changes without the plan shown for approval (`cdk deploy
+    /// --require-approval never`, `pulumi up --yes --skip-preview`).
+    ApplyUnreviewed,
 }
 
 /// A command's argv read against a spec: the subcommand words taken, options and positional
@@ -350,6 +361,11 @@ impl Val {
                 }
             }
             Val::Zero => lower == "0" || lower.ends_with("=0") || lower.ends_with(":0"),
+            Val::Verb(set) => {
+                let verb = lower.rsplit(':').next().unwrap_or(&lower);
+                set.iter().any(|s| verb == *s)
+            }
+            Val::Suffix(set) => set.iter().any(|s| lower.ends_with(s)),
             Val::Any => true,
         }
     }

@@ -209,6 +209,24 @@ const DESTROY_VERBS: &[&str] = &[
     "rb",
 ];
 
+/// Subcommand groups of cloud CLIs that manage the CLI itself on this machine (its settings,
+/// logins, extensions, chart repositories), not the account's resources.
+const LOCAL_GROUPS: &[&str] = &[
+    "config",
+    "configure",
+    "auth",
+    "extension",
+    "extensions",
+    "components",
+    "plugin",
+    "plugins",
+    "repo",
+    "context",
+    "contexts",
+    "profile",
+    "completion",
+];
+
 /// Verbs of cloud and deployment CLIs that stop what they name (`aws ec2 stop-instances`,
 /// `az vm deallocate`, `railway down`, `flux suspend`).
 const STOP_VERBS: &[&str] = &[
@@ -303,7 +321,6 @@ pub static PROGRAMS: &[Program] = &[
             "gsutil",
             "eksctl",
             "doctl",
-            "heroku",
             "fly",
             "flyctl",
             "dokku",
@@ -336,7 +353,6 @@ pub static PROGRAMS: &[Program] = &[
             "consul",
             "gcp",
             "rclone",
-            "s3cmd",
             "exo",
             "argocd",
             "flux",
@@ -372,6 +388,7 @@ pub static PROGRAMS: &[Program] = &[
             "--count",
             "--min-replicas",
             "--max-replicas",
+            "--require-approval",
         ],
         clauses: &[
             Clause {
@@ -382,8 +399,62 @@ pub static PROGRAMS: &[Program] = &[
             // Machines and workloads stopped, powered off or scaled to nothing.
             Clause {
                 sub: &[],
-                when: When::Arg(Val::Is(STOP_VERBS)),
+                when: When::Arg(Val::Verb(STOP_VERBS)),
                 does: Does::StopRemote,
+            },
+            // One setting, member or attachment removed (`netlify env:unset`, `az role
+            // assignment delete` is a deletion above).
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Arg(Val::Verb(&["unset", "detach", "disable", "revoke", "remove"])),
+                    // The CLI's own settings, logins, extensions and repositories are local.
+                    &When::Not(&When::First(Val::Is(LOCAL_GROUPS))),
+                ),
+                does: Does::RemoveRemote,
+            },
+            // Everything under a prefix of a bucket (`gcloud storage rm --recursive gs://b`,
+            // `aws s3 rm --recursive s3://b/`).
+            Clause {
+                sub: &[],
+                when: When::Both(&When::Arg(Val::Is(&["rm"])), &When::Any(&["-r", "--recursive", "-R"])),
+                does: Does::DestroyRemote,
+            },
+            // Tokens printed: `gcloud auth print-access-token`, `az account get-access-token`,
+            // `kubectl config view --raw`, `doctl auth token`.
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(&[
+                    "print-access-token",
+                    "print-identity-token",
+                    "get-access-token",
+                    "get-session-token",
+                    "get-login-password",
+                ])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["config", "view"],
+                when: When::Any(&["--raw"]),
+                does: Does::ReadSecret,
+            },
+            // Changes applied without the plan shown for approval.
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Value(&["--require-approval"], Val::Is(&["never"])),
+                    &When::Either(
+                        &When::Any(&["--skip-preview", "-auto-approve", "--auto-approve"]),
+                        &When::Both(&When::Any(&["--prune"]), &When::Any(&["--force"])),
+                    ),
+                ),
+                does: Does::ApplyUnreviewed,
+            },
+            // A long-lived key for a service account, written to a file.
+            Clause {
+                sub: &["iam", "service-accounts", "keys", "create"],
+                when: When::Always,
+                does: Does::ExportSecrets,
             },
             Clause {
                 sub: &[],
@@ -879,6 +950,118 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Arg(Val::Is(DESTROY_VERBS)),
             does: Does::DestroyRemote,
+        }],
+    },
+    // GitHub's and GitLab's CLIs: gists and snippets share files; tokens printed.
+    Program {
+        names: &["gh"],
+        value_opts: &[
+            "-R",
+            "--repo",
+            "-d",
+            "--desc",
+            "-f",
+            "--filename",
+            "--hostname",
+            "-h",
+            "--visibility",
+        ],
+        clauses: &[
+            Clause {
+                sub: &["gist", "create"],
+                when: When::Always,
+                does: Does::ShareFiles,
+            },
+            Clause {
+                sub: &["auth", "token"],
+                when: When::Always,
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["repo", "edit"],
+                when: When::Value(&["--visibility"], Val::Is(&["public"])),
+                does: Does::Publish,
+            },
+        ],
+    },
+    Program {
+        names: &["glab"],
+        value_opts: &[
+            "-R",
+            "--repo",
+            "-d",
+            "--description",
+            "-f",
+            "--filename",
+            "-t",
+            "--title",
+        ],
+        clauses: &[Clause {
+            sub: &["snippet", "create"],
+            when: When::Always,
+            does: Does::ShareFiles,
+        }],
+    },
+    // Object-storage clients that push local files to a bucket.
+    Program {
+        names: &["s3cmd"],
+        value_opts: &["-c", "--config", "--region", "--acl-grant", "--exclude", "--include"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["put", "sync", "modify", "mv", "cp"])),
+                does: Does::CopyToRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::First(Val::Is(&["rb", "purge"])),
+                    &When::Both(
+                        &When::First(Val::Is(&["del", "rm"])),
+                        &When::Any(&["-r", "--recursive"]),
+                    ),
+                ),
+                does: Does::DestroyRemote,
+            },
+        ],
+    },
+    // Tools that print a credential they hold: the transcript and logs keep it.
+    Program {
+        names: &["heroku"],
+        value_opts: &["-a", "--app", "-r", "--remote"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["auth:token", "config"])),
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["apps:destroy", "pg:reset", "addons:destroy", "apps:delete"])),
+                does: Does::DestroyRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Suffix(&[":unset", ":remove", ":detach", ":disable", ":stop"])),
+                does: Does::RemoveRemote,
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Both(&When::First(Val::Suffix(&[":scale"])), &When::Arg(Val::Zero)),
+                    &When::First(Val::Is(&["maintenance:on"])),
+                ),
+                does: Does::StopRemote,
+            },
+        ],
+    },
+    Program {
+        names: &["git-credential", "ansible-vault"],
+        value_opts: &["--vault-password-file", "--vault-id", "--output"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["fill", "decrypt", "view"])),
+            does: Does::ReadSecret,
         }],
     },
     Program {

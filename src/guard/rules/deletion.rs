@@ -32,6 +32,9 @@ pub const SYSTEM_FILE: &str = "deletion.system_file";
 pub const RSYNC_DELETE: &str = "deletion.rsync_delete";
 pub const GIT_DIR: &str = "deletion.git_dir";
 pub const INFRASTRUCTURE: &str = "deletion.infrastructure";
+/// `deletion.managed_resource`: a resource, setting or member of a managed service deleted
+/// through its CLI (decided by the effect model).
+pub const MANAGED_RESOURCE: &str = "deletion.managed_resource";
 
 /// Every deletion rule for the command at `index` of `pipeline`.
 pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -114,6 +117,9 @@ pub fn alternative(rule: &str) -> &'static str {
         GIT_DIR => "keep .git; use git clean -n to see what would go, or git rm for tracked files",
         INFRASTRUCTURE => "leave shared infrastructure alone; plan the change (terraform plan) and ask the user",
         SYSTEM_FILE => "leave system files alone; work on copies inside the workspace",
+        MANAGED_RESOURCE => {
+            "leave the service's resources and settings alone; say what you would remove and let the user do it"
+        }
         _ => "delete the specific paths inside the workspace, e.g. rm -r build/",
     }
 }

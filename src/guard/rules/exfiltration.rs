@@ -21,7 +21,7 @@ pub const SUBSTITUTION_TO_NETWORK: &str = "exfiltration.substitution_to_network"
 pub const PUBLISH: &str = "exfiltration.publish";
 
 /// `exfiltration.publish` (warn): the workspace published to a public registry (`npm
-/// publish`, `cargo publish`, `twine upload`, `gem push`, `poetry publish`), which no one can
+/// publish`, `cargo publish`, `twine upload`, `gem push`, `poetry publish`, `docker push`), which no one can
 /// take back; dry runs pass.
 fn publish(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
@@ -49,6 +49,10 @@ fn publish(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "gem" => first == Some("push"),
         "poetry" | "uv" | "hatch" | "flit" | "pdm" => first == Some("publish"),
         "dotnet" => first == Some("nuget") && args.contains(&"push"),
+        // An image pushed to a registry: everything built into it goes with it.
+        "docker" | "podman" | "buildah" | "nerdctl" => {
+            first == Some("push") || (first == Some("image") && args.contains(&"push"))
+        }
         "mvn" | "gradle" | "./gradlew" | "gradlew" => args.iter().any(|a| matches!(*a, "deploy" | "publish")),
         _ => false,
     };
@@ -63,7 +67,7 @@ fn publish(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 }
 
 /// Paths whose content must not leave the machine.
-fn sensitive(path: &str) -> bool {
+pub(crate) fn sensitive(path: &str) -> bool {
     let p = path.trim_start_matches('@').trim_start_matches('<');
     if let Some(rest) = home_relative(p) {
         return [

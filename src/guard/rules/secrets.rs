@@ -69,7 +69,7 @@ fn secret_var_name(n: &str) -> bool {
 
 /// A file whose name says it holds credentials: `credentials.json`, `client_secret_X.json`,
 /// `service-account.json`, `secrets.yaml`, a private key (`*.pem`, `*.key`, `id_rsa`).
-fn credential_named(base: &str) -> bool {
+pub(crate) fn credential_named(base: &str) -> bool {
     let lower = base.to_ascii_lowercase();
     let (stem, ext) = lower.rsplit_once('.').unwrap_or((lower.as_str(), ""));
     let data = matches!(ext, "json" | "yaml" | "yml" | "toml" | "txt" | "ini" | "");
