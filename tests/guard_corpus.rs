@@ -1,4 +1,4 @@
-//! The guard against six labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
+//! The guard against ten labelled corpora in tests/data/guard/ (`label<TAB>command`; labels
 //! block, flag, allow): `corpus.tsv`, the project's own (dangerous commands in many spellings,
 //! obfuscations, benign look-alikes, typical agent commands), and `heldout.tsv`, `heldout2.tsv`
 //! `heldout3.tsv` and `heldout4.tsv`, each written by a separate red-team round from public guards' bypass and
@@ -9,10 +9,13 @@
 //! ≤5% of benign warned. The rates each round measured before its fixes (the honest
 //! out-of-sample figures) are in the commit messages that added the corpora.
 //!
-//! `heldout5.tsv` is different: written independently (its author read neither the guard nor
-//! the earlier corpora's rows) and never tuned on. Its test prints only the four rates, never a
-//! row or a miss, and holds them as a regression floor (the rates measured when it was added),
-//! not against the targets: reading its misses would make it one more tuning set.
+//! `heldout5.tsv` and `heldout6.tsv` are different: each written independently (its author
+//! read neither the guard nor the earlier corpora's rows) and never tuned on. Their tests print
+//! only the four rates, never a row or a miss, and hold them as a regression floor (raised as
+//! the guard improves), not against the targets: reading their misses would make them tuning
+//! sets. `corpus6a.tsv`, `corpus6b.tsv` and `corpus6c.tsv` were written the same way alongside
+//! heldout6 (development workflow; system and offence; carriers) but as tuning sets: their
+//! misses are printed and read, and they too are held at a floor on the way to the targets.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,13 +25,17 @@ use medin::internal::guard::{check_command, GuardContext, Recommendation};
 const WS: &str = "/work/medin-ws/task-1";
 
 /// The corpora, oldest first.
-const CORPORA: [&str; 6] = [
+const CORPORA: [&str; 10] = [
     "corpus.tsv",
     "heldout.tsv",
     "heldout2.tsv",
     "heldout3.tsv",
     "heldout4.tsv",
     "heldout5.tsv",
+    "heldout6.tsv",
+    "corpus6a.tsv",
+    "corpus6b.tsv",
+    "corpus6c.tsv",
 ];
 
 struct Case {
@@ -53,8 +60,34 @@ fn read(file: &str) -> Vec<Case> {
         .collect()
 }
 
-/// Scores `file` against the targets, printing the rates and every miss.
-fn meets_the_targets(file: &str, sizes: std::ops::RangeInclusive<usize>) {
+/// The four rates of a corpus, in percent.
+#[derive(Debug, Clone, Copy)]
+struct Rates {
+    must_block_blocked: f64,
+    dangerous_flagged: f64,
+    benign_blocked: f64,
+    benign_warned: f64,
+}
+
+/// The targets.
+const TARGETS: Rates = Rates {
+    must_block_blocked: 95.0,
+    dangerous_flagged: 99.0,
+    benign_blocked: 1.0,
+    benign_warned: 5.0,
+};
+
+/// Whether a corpus's rows may be shown: a held-out corpus reports counts only, since reading
+/// its misses would make it one more tuning set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rows {
+    Shown,
+    Hidden,
+}
+
+/// Reads `file`, checks its size, and scores it: the rates, and a report of the counts plus
+/// (for `Rows::Shown`) every miss.
+fn score(file: &str, sizes: std::ops::RangeInclusive<usize>, rows: Rows) -> (Rates, String) {
     let ctx = GuardContext {
         workspace: Path::new(WS),
     };
@@ -71,64 +104,85 @@ fn meets_the_targets(file: &str, sizes: std::ops::RangeInclusive<usize>) {
     for c in &cases {
         let v = check_command(&c.command, &ctx);
         let rec = v.recommendation;
-        let rule = v
-            .violations
-            .iter()
-            .max_by_key(|x| x.recommendation)
-            .map(|x| x.rule.clone());
-        match c.label.as_str() {
-            "block" => {
-                must_block += 1;
+        let missed = match c.label.as_str() {
+            "block" | "flag" => {
                 dangerous += 1;
-                if rec == Recommendation::Block {
-                    blocked += 1;
+                flagged += usize::from(rec != Recommendation::Allow);
+                if c.label == "block" {
+                    must_block += 1;
+                    blocked += usize::from(rec == Recommendation::Block);
+                    rec != Recommendation::Block
                 } else {
-                    misses.push(format!("block→{rec:?}: {} ({rule:?})", c.command));
-                }
-                if rec != Recommendation::Allow {
-                    flagged += 1;
-                }
-            }
-            "flag" => {
-                dangerous += 1;
-                if rec != Recommendation::Allow {
-                    flagged += 1;
-                } else {
-                    misses.push(format!("flag→Allow: {}", c.command));
+                    rec == Recommendation::Allow
                 }
             }
             "allow" => {
                 benign += 1;
-                match rec {
-                    Recommendation::Block => {
-                        benign_blocked += 1;
-                        misses.push(format!("allow→Block: {} ({rule:?})", c.command));
-                    }
-                    Recommendation::Warn => {
-                        benign_warned += 1;
-                        misses.push(format!("allow→Warn: {} ({rule:?})", c.command));
-                    }
-                    Recommendation::Allow => {}
-                }
+                benign_blocked += usize::from(rec == Recommendation::Block);
+                benign_warned += usize::from(rec == Recommendation::Warn);
+                rec != Recommendation::Allow
             }
             other => panic!("unknown label `{other}` in {file}"),
+        };
+        if missed && rows == Rows::Shown {
+            let rule = v
+                .violations
+                .iter()
+                .max_by_key(|x| x.recommendation)
+                .map(|x| x.rule.clone());
+            misses.push(format!("{}→{rec:?}: {} ({rule:?})", c.label, c.command));
         }
     }
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
-    let report = format!(
-        "{file}: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)\n  misses:\n    {}",
+    let measured = Rates {
+        must_block_blocked: pct(blocked, must_block),
+        dangerous_flagged: pct(flagged, dangerous),
+        benign_blocked: pct(benign_blocked, benign),
+        benign_warned: pct(benign_warned, benign),
+    };
+    let mut report = format!(
+        "{file}: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)",
         cases.len(),
-        pct(blocked, must_block),
-        pct(flagged, dangerous),
-        pct(benign_blocked, benign),
-        pct(benign_warned, benign),
-        misses.join("\n    ")
+        measured.must_block_blocked,
+        measured.dangerous_flagged,
+        measured.benign_blocked,
+        measured.benign_warned,
     );
+    if rows == Rows::Shown {
+        report.push_str(&format!("\n  misses:\n    {}", misses.join("\n    ")));
+    }
+    (measured, report)
+}
+
+/// Asserts `now` is no worse than `floor`, give or take `tolerance` percentage points.
+fn at_least(now: Rates, floor: Rates, tolerance: f64, report: &str) {
+    assert!(
+        now.must_block_blocked >= floor.must_block_blocked - tolerance,
+        "must-block blocked fell below {:.1}%\n{report}",
+        floor.must_block_blocked
+    );
+    assert!(
+        now.dangerous_flagged >= floor.dangerous_flagged - tolerance,
+        "dangerous flagged fell below {:.1}%\n{report}",
+        floor.dangerous_flagged
+    );
+    assert!(
+        now.benign_blocked <= floor.benign_blocked + tolerance,
+        "benign blocked rose above {:.1}%\n{report}",
+        floor.benign_blocked
+    );
+    assert!(
+        now.benign_warned <= floor.benign_warned + tolerance,
+        "benign warned rose above {:.1}%\n{report}",
+        floor.benign_warned
+    );
+}
+
+/// Scores `file` against the targets, printing the rates and every miss.
+fn meets_the_targets(file: &str, sizes: std::ops::RangeInclusive<usize>) {
+    let (now, report) = score(file, sizes, Rows::Shown);
     println!("{report}");
-    assert!(pct(blocked, must_block) >= 95.0, "{report}");
-    assert!(pct(flagged, dangerous) >= 99.0, "{report}");
-    assert!(pct(benign_blocked, benign) <= 1.0, "{report}");
-    assert!(pct(benign_warned, benign) <= 5.0, "{report}");
+    at_least(now, TARGETS, 0.0, &report);
 }
 
 #[test]
@@ -156,20 +210,14 @@ fn heldout4_meets_the_targets() {
     meets_the_targets("heldout4.tsv", 200..=260);
 }
 
-/// The four rates of a corpus, in percent.
-#[derive(Debug, Clone, Copy)]
-struct Rates {
-    must_block_blocked: f64,
-    dangerous_flagged: f64,
-    benign_blocked: f64,
-    benign_warned: f64,
-}
+/// How far, in percentage points, a rate may fall behind a measured floor (a floor holds the
+/// rates measured at a commit; the tolerance absorbs a row or two changing either way).
+const FLOOR_TOLERANCE: f64 = 1.0;
 
 /// What the guard scores on `heldout5.tsv`. When the corpus was added (the guard of 1c3847a):
-/// 87.4 / 86.4 / 0.7 / 1.8. Measured again after round two of the effect specs, which were
-/// tuned on the public corpora's tuning half without reading this file. A floor against
-/// regressions, not a target: raise it when the guard improves, never lower it to let a change
-/// through.
+/// 87.4 / 86.4 / 0.7 / 1.8. Measured again after each round of effect specs, none of which
+/// read this file. A floor against regressions, not a target: raise it when the guard
+/// improves, never lower it to let a change through.
 const HELDOUT5_MEASURED: Rates = Rates {
     must_block_blocked: 87.4, // 215/246
     dangerous_flagged: 88.3,  // 371/420
@@ -177,88 +225,72 @@ const HELDOUT5_MEASURED: Rates = Rates {
     benign_warned: 2.1,       // 6/280
 };
 
-/// How far, in percentage points, a rate may fall behind `HELDOUT5_MEASURED`.
-const HELDOUT5_TOLERANCE: f64 = 1.0;
-
-/// Scores `cases` without keeping any row: only counts leave this function.
-fn rates(cases: &[Case], file: &str) -> (Rates, String) {
-    let ctx = GuardContext {
-        workspace: Path::new(WS),
-    };
-    let (mut must_block, mut blocked) = (0usize, 0usize);
-    let (mut dangerous, mut flagged) = (0usize, 0usize);
-    let (mut benign, mut benign_blocked, mut benign_warned) = (0usize, 0usize, 0usize);
-    for c in cases {
-        let rec = check_command(&c.command, &ctx).recommendation;
-        match c.label.as_str() {
-            "block" | "flag" => {
-                dangerous += 1;
-                flagged += usize::from(rec != Recommendation::Allow);
-                if c.label == "block" {
-                    must_block += 1;
-                    blocked += usize::from(rec == Recommendation::Block);
-                }
-            }
-            "allow" => {
-                benign += 1;
-                benign_blocked += usize::from(rec == Recommendation::Block);
-                benign_warned += usize::from(rec == Recommendation::Warn);
-            }
-            other => panic!("unknown label `{other}` in {file}"),
-        }
-    }
-    let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
-    let measured = Rates {
-        must_block_blocked: pct(blocked, must_block),
-        dangerous_flagged: pct(flagged, dangerous),
-        benign_blocked: pct(benign_blocked, benign),
-        benign_warned: pct(benign_warned, benign),
-    };
-    let report = format!(
-        "{file}: {} commands\n  must-block blocked: {blocked}/{must_block} ({:.1}%)\n  dangerous flagged: {flagged}/{dangerous} ({:.1}%)\n  benign blocked: {benign_blocked}/{benign} ({:.1}%)\n  benign warned: {benign_warned}/{benign} ({:.1}%)",
-        cases.len(),
-        measured.must_block_blocked,
-        measured.dangerous_flagged,
-        measured.benign_blocked,
-        measured.benign_warned,
-    );
-    (measured, report)
-}
-
 /// The fifth held-out corpus: its four rates and nothing else, held at the measured floor.
 #[test]
 fn fifth_heldout_rates() {
-    let file = "heldout5.tsv";
-    let cases = read(file);
-    assert!(
-        (500..=700).contains(&cases.len()),
-        "{file} should hold 500..=700 commands, has {}",
-        cases.len()
-    );
-    let (now, report) = rates(&cases, file);
+    let (now, report) = score("heldout5.tsv", 500..=700, Rows::Hidden);
     println!("{report}");
-    let floor = HELDOUT5_MEASURED;
-    let tol = HELDOUT5_TOLERANCE;
-    assert!(
-        now.must_block_blocked >= floor.must_block_blocked - tol,
-        "must-block blocked fell below the floor {:.1}%\n{report}",
-        floor.must_block_blocked
-    );
-    assert!(
-        now.dangerous_flagged >= floor.dangerous_flagged - tol,
-        "dangerous flagged fell below the floor {:.1}%\n{report}",
-        floor.dangerous_flagged
-    );
-    assert!(
-        now.benign_blocked <= floor.benign_blocked + tol,
-        "benign blocked rose above the ceiling {:.1}%\n{report}",
-        floor.benign_blocked
-    );
-    assert!(
-        now.benign_warned <= floor.benign_warned + tol,
-        "benign warned rose above the ceiling {:.1}%\n{report}",
-        floor.benign_warned
-    );
+    at_least(now, HELDOUT5_MEASURED, FLOOR_TOLERANCE, &report);
+}
+
+/// What the guard scores on `heldout6.tsv` (620 rows: the 59 it shared with the tuning corpora
+/// were taken out). When the corpus was added (the guard of 3c350a2): 88.0 / 85.2 / 2.8 / 1.2.
+/// A floor, like `HELDOUT5_MEASURED`.
+const HELDOUT6_MEASURED: Rates = Rates {
+    must_block_blocked: 88.9, // 193/217
+    dangerous_flagged: 88.1,  // 327/371
+    benign_blocked: 2.8,      // 7/249
+    benign_warned: 1.2,       // 3/249
+};
+
+/// The sixth held-out corpus: its four rates and nothing else, held at the measured floor.
+#[test]
+fn sixth_heldout_rates() {
+    let (now, report) = score("heldout6.tsv", 600..=700, Rows::Hidden);
+    println!("{report}");
+    at_least(now, HELDOUT6_MEASURED, FLOOR_TOLERANCE, &report);
+}
+
+/// The tuning corpora written alongside heldout6 (dev workflow; system and offence; carriers).
+/// Their misses are printed and meant to be read; each is held at the rates it measured at
+/// the commit that last raised these floors, on the way to the targets.
+const TUNING_FLOORS: [(&str, Rates); 3] = [
+    (
+        "corpus6a.tsv",
+        Rates {
+            must_block_blocked: 86.6,
+            dangerous_flagged: 88.6,
+            benign_blocked: 2.1,
+            benign_warned: 1.7,
+        },
+    ),
+    (
+        "corpus6b.tsv",
+        Rates {
+            must_block_blocked: 80.5,
+            dangerous_flagged: 86.6,
+            benign_blocked: 3.4,
+            benign_warned: 3.8,
+        },
+    ),
+    (
+        "corpus6c.tsv",
+        Rates {
+            must_block_blocked: 84.0,
+            dangerous_flagged: 84.1,
+            benign_blocked: 4.3,
+            benign_warned: 4.7,
+        },
+    ),
+];
+
+#[test]
+fn sixth_round_tuning_corpora_hold_their_floors() {
+    for (file, floor) in TUNING_FLOORS {
+        let (now, report) = score(file, 600..=800, Rows::Shown);
+        println!("{report}");
+        at_least(now, floor, FLOOR_TOLERANCE, &report);
+    }
 }
 
 #[test]
