@@ -1727,3 +1727,87 @@ fn remote_settings_removed_changes_applied_unreviewed_and_prefixes_emptied() {
         "gcloud storage ls gs://acme-backups",
     ]);
 }
+
+#[test]
+fn ansible_ad_hoc_modules_are_the_commands_they_run() {
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "ansible db -i inventories/prod -b -m shell -a 'rm -rf /var/lib/postgresql/16/main'",
+            "ansible all -i hosts.ini -b -m file -a \"path=/srv/acme state=absent\"",
+            "ansible web --become -m ansible.builtin.file -a 'state=absent path=/etc/nginx'",
+            "ansible all -m raw -a 'rm -rf /home/deploy'",
+        ],
+    );
+    judged(
+        "process.machine_power",
+        Warn,
+        &["ansible web -i inventories/prod -b -m service -a \"name=nginx state=stopped\""],
+    );
+    allowed(&[
+        "ansible all -i inventories/staging -m ping",
+        "ansible web -m shell -a 'uptime'",
+        "ansible all -m file -a 'path=/srv/acme state=directory mode=0755'",
+        "ansible web -m service -a 'name=nginx state=started'",
+        "ansible-inventory -i inventories/prod --graph",
+    ]);
+}
+
+#[test]
+fn questions_previews_and_routine_pod_restarts_change_nothing() {
+    allowed(&[
+        "kubectl delete pod api-7d9f8b6c5-xk2pq -n prod",
+        "kubectl -n production delete pods/worker-0",
+        "kubectl auth can-i delete namespaces --as=system:serviceaccount:ci:deployer",
+        "kubectl rollout status deploy/api -n prod --timeout=120s",
+        "kubectl rollout history deploy/api -n prod",
+        "helm diff upgrade api ./chart -n prod -f values-prod.yaml",
+        "aws cloudformation delete-stack help",
+        "kubectl delete --help",
+        "which rm",
+        "type -a rm",
+        "command -v rm",
+        "man rm",
+        "pkill -USR1 -x dd",
+        "kill -s WINCH 4242",
+        "cp .env.example .env && sed -i 's/^PORT=.*/PORT=3001/' .env",
+    ]);
+    judged(
+        "deletion.infrastructure",
+        Block,
+        &[
+            "kubectl delete pods --all -n prod",
+            "kubectl delete deploy api -n prod",
+            "kubectl delete namespace prod",
+            "aws cloudformation delete-stack --stack-name prod",
+        ],
+    );
+    judged(
+        "deletion.infrastructure",
+        Warn,
+        &["kubectl rollout undo deploy/api -n prod"],
+    );
+    judged("process.kill_all", Block, &["pkill -9 -u dev", "pkill -KILL -U 1000"]);
+    judged("secrets.printed", Warn, &["sed -n '1,5p' .env"]);
+}
+
+#[test]
+fn a_question_word_out_of_the_subcommand_place_is_a_name() {
+    // Objects named like the question words are deleted all the same.
+    judged(
+        "deletion.infrastructure",
+        Block,
+        &[
+            "kubectl delete ns diff staging",
+            "kubectl delete namespace can-i",
+            "kubectl delete ns prod help",
+            "kubectl delete deploy rollout status -n prod",
+        ],
+    );
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &["rm -rf /home/dev --help-me", "rm -rf /home/dev help"],
+    );
+}

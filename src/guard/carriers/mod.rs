@@ -178,6 +178,7 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "eval" => shells::eval(argv),
         "su" | "runuser" => shells::su_c(argv),
         "ssh" => shells::ssh(argv),
+        "ansible" => programs::ansible(argv),
         "script" => shells::script_c(argv),
         "tmux" => shells::tmux(argv),
         "parallel" => xargs::parallel_arguments(argv),

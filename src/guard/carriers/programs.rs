@@ -161,6 +161,63 @@ pub(super) fn tar(argv: &[String]) -> Option<Carried> {
     })
 }
 
+/// `ansible HOSTS -m MODULE -a ARGS`: an ad-hoc task run on every host of the inventory. The
+/// modules that run a command line (`shell`, `command`, `raw`) carry it; the modules that do
+/// what one command does are read as that command (`file state=absent` is `rm -rf PATH`,
+/// `user state=absent` is `userdel -r`, a package `state=absent` is its removal), so the same
+/// rules judge them. Services stopped on the hosts are the effect table's (a remote stop).
+pub(super) fn ansible(argv: &[String]) -> Option<Carried> {
+    let value = |short: &str, long: &str| {
+        argv.iter().enumerate().find_map(|(i, a)| {
+            if a == short || a == long {
+                argv.get(i + 1).map(String::as_str)
+            } else {
+                a.strip_prefix(long).and_then(|v| v.strip_prefix('='))
+            }
+        })
+    };
+    let module = value("-m", "--module-name")?;
+    let module = module.rsplit('.').next().unwrap_or(module);
+    let args = value("-a", "--args").unwrap_or("");
+    let script = match module {
+        "shell" | "command" | "raw" => args.to_string(),
+        _ => ansible_module_as_command(module, &ansible_params(args))?,
+    };
+    Some(Carried::remote(script))
+}
+
+/// `key=value key2="a b"` parameters of an ad-hoc module.
+fn ansible_params(args: &str) -> Vec<(String, String)> {
+    super::xargs::split_items(args, None)
+        .into_iter()
+        .filter_map(|w| w.split_once('=').map(|(k, v)| (k.to_ascii_lowercase(), v.to_string())))
+        .collect()
+}
+
+/// The one command a module's parameters amount to, when they amount to one.
+fn ansible_module_as_command(module: &str, params: &[(String, String)]) -> Option<String> {
+    let get = |k: &str| params.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let state = get("state").unwrap_or("");
+    // One shell word, whatever the value holds.
+    let quoted = |v: &str| format!("'{}'", v.replace('\'', r"'\''"));
+    match module {
+        "file" if state == "absent" => {
+            let path = get("path").or_else(|| get("dest")).or_else(|| get("name"))?;
+            Some(format!("rm -rf {}", quoted(path)))
+        }
+        "user" if state == "absent" => Some(format!("userdel -r {}", quoted(get("name")?))),
+        "apt" | "yum" | "dnf" | "package" | "pip" | "npm" if state == "absent" => {
+            let manager = match module {
+                "package" => "apt-get",
+                "apt" => "apt-get",
+                other => other,
+            };
+            Some(format!("{manager} remove {}", quoted(get("name")?)))
+        }
+        _ => None,
+    }
+}
+
 /// `npm pkg set scripts.test="CMD"`: the package script npm runs next.
 pub(super) fn npm_pkg_set(argv: &[String]) -> Option<Carried> {
     argv.windows(2)

@@ -424,7 +424,7 @@ fn input_lines(input: &str, eof: Option<&str>) -> Vec<String> {
 }
 
 /// Words of `line` as xargs splits them: blanks separate, quotes and backslashes group.
-fn split_items(line: &str, eof: Option<&str>) -> Vec<String> {
+pub(super) fn split_items(line: &str, eof: Option<&str>) -> Vec<String> {
     let mut items = Vec::new();
     let mut cur = String::new();
     let mut started = false;

@@ -118,7 +118,8 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     let dry = shown_not_done(&cmd.argv);
     // Whether a spec clause said what this command does: then the words need not guess.
     let mut described = false;
-    match spec_for(name).filter(|_| !dry) {
+    let asked = asks_or_previews(&cmd.argv);
+    match spec_for(name).filter(|_| !dry && !asked) {
         Some(spec) => {
             let found = spec.effects(args);
             described = !found.is_empty();
@@ -260,6 +261,41 @@ pub fn shown_not_done(argv: &[String]) -> bool {
     let cancel =
         args.iter().any(|a| a == "--when=cancel") || args.windows(2).any(|w| w[0] == "--when" && w[1] == "cancel");
     dry || (power && cancel)
+}
+
+/// Whether a subcommand CLI is asked about a change rather than told to make it: a help page
+/// (`kubectl delete --help`, `gcloud help projects delete`, aws's trailing `help`), a permission
+/// check (`kubectl auth can-i delete ns`), a diff (`helm diff upgrade`, `kubectl diff`), a
+/// rollout's status or history. The words must be the leading subcommand words (an option's
+/// value skipped): `kubectl delete ns diff` deletes a namespace named `diff`. Only for a CLI
+/// whose first word is a subcommand: `rm -rf x --help` is rm's, a script's `--help` its own.
+pub fn asks_or_previews(argv: &[String]) -> bool {
+    let Some((program, args)) = argv.split_first() else {
+        return false;
+    };
+    // The subcommand words: operands, with the word after a bare option taken as its value.
+    let mut words = Vec::new();
+    let mut after_option = false;
+    for a in args {
+        if a.starts_with('-') {
+            after_option = !a.contains('=');
+        } else if std::mem::take(&mut after_option) && words.is_empty() {
+            continue;
+        } else {
+            words.push(a.as_str());
+        }
+    }
+    let subcommand = words
+        .first()
+        .is_some_and(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':'));
+    subcommand
+        && (args.iter().any(|a| a == "--help")
+            || words.first() == Some(&"help")
+            || (crate::guard::basename(program) == "aws" && words.last() == Some(&"help"))
+            || matches!(
+                words.as_slice(),
+                ["diff", ..] | ["auth", "can-i", ..] | ["rollout", "status" | "history", ..]
+            ))
 }
 
 /// Whether what command `i` prints is taken by the program that needs it: captured by a
@@ -552,6 +588,12 @@ const WHOLE_NOUNS: &[&str] = &[
     "zone",
 ];
 
+/// Programs whose operands name programs or pages to look up (`which rm`, `type -a rm`, `man
+/// rm`): naming a deletion verb there deletes nothing.
+const NAME_LOOKUPS: &[&str] = &[
+    "which", "type", "command", "whereis", "hash", "man", "info", "tldr", "apropos", "whatis", "help", "compgen",
+];
+
 /// `virsh undefine VM`, `openstack server delete ID`, `kaggle datasets delete D`, `netlify
 /// sites:delete`: a CLI told to delete something it manages, off the workspace (warned). When
 /// what it deletes is a whole (an organisation, a project, a cluster, a database, an app: the
@@ -559,7 +601,7 @@ const WHOLE_NOUNS: &[&str] = &[
 /// no spec clause described the command: a spec that knows the verb decides.
 fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
-    if LOCAL_DELETERS.contains(&name) {
+    if LOCAL_DELETERS.contains(&name) || NAME_LOOKUPS.contains(&name) {
         return;
     }
     // The subcommand words, `apps:destroy` read as `apps` `destroy`.
@@ -1765,6 +1807,20 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
     })
 }
 
+/// `-CONT`, `-0`, `-USR1`, `-s WINCH`: resuming, probing or poking processes is no kill (and
+/// `-USR1` is a signal's name, not a bundle of `-U`, `-S`, `-R`).
+fn harmless_signal(argv: &[String]) -> bool {
+    const HARMLESS: &[&str] = &["CONT", "0", "18", "USR1", "USR2", "WINCH", "10", "12", "28"];
+    let named = |s: &str| HARMLESS.contains(&s.trim_start_matches("SIG").to_ascii_uppercase().as_str());
+    argv.iter().any(|a| {
+        a.strip_prefix('-')
+            .is_some_and(|sig| !sig.starts_with('-') && named(sig))
+    }) || argv
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "-s" | "--signal") && named(&w[1]))
+        || argv.iter().any(|a| a.strip_prefix("--signal=").is_some_and(named))
+}
+
 fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
     let at = |p: &str| place_of(p, cwd, ctx.workspace);
@@ -1808,7 +1864,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 written(cmd, p, at(p), out);
             }
         }
-        Does::KillUser if cmd.name() != "pgrep" => out.push(block(
+        Does::KillUser if cmd.name() != "pgrep" && !harmless_signal(&cmd.argv) => out.push(block(
             Category::Process,
             KILL_ALL,
             Risk::High,
@@ -1816,25 +1872,11 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             "kills every process of a user",
         )),
         Does::KillByName if cmd.name() != "pgrep" => {
+            let harmless = harmless_signal(&cmd.argv);
             let broad = operands.iter().find(|p| {
                 let p = p.trim_matches(|c| c == '^' || c == '$');
                 let lower = p.to_ascii_lowercase();
                 BROAD_PROCESS_NAMES.contains(&lower.as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
-            });
-            // `-CONT`, `-0`, `-USR1`: resuming, probing or poking processes is no kill.
-            let harmless = cmd.argv.iter().any(|a| {
-                let sig = a.trim_start_matches('-').trim_start_matches("SIG").to_ascii_uppercase();
-                a.starts_with('-')
-                    && matches!(
-                        sig.as_str(),
-                        "CONT" | "0" | "18" | "USR1" | "USR2" | "WINCH" | "10" | "12" | "28"
-                    )
-            }) || cmd.argv.windows(2).any(|w| {
-                matches!(w[0].as_str(), "-s" | "--signal")
-                    && matches!(
-                        w[1].trim_start_matches("SIG").to_ascii_uppercase().as_str(),
-                        "CONT" | "0" | "USR1" | "USR2" | "WINCH"
-                    )
             });
             // A bare program name (`killall openconnect`, `pkill nginx`) matches every instance
             // on the machine; a command line (`pkill -f "node server.js"`) or a script's name
@@ -1884,7 +1926,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             let routine = (matches!(name, "kubectl" | "oc")
                 && operands
                     .iter()
-                    .any(|o| matches!(*o, "pod" | "pods" | "po") || o.starts_with("pod/")))
+                    .any(|o| matches!(*o, "pod" | "pods" | "po") || o.starts_with("pod/") || o.starts_with("pods/")))
                 || (name == "helm" && operands.first().is_some_and(|o| matches!(*o, "uninstall" | "delete")));
             let what =
                 "deletes resources of a remote service or cloud account: nothing on this machine brings them back";

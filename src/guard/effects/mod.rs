@@ -52,7 +52,7 @@ mod place;
 mod spec;
 mod table;
 
-pub use judge::shown_not_done;
+pub use judge::{asks_or_previews, shown_not_done};
 
 /// The safer alternative for a rule of the effect model, or None for ids it does not own.
 pub fn alternative(rule: &str) -> Option<&'static str> {

@@ -399,7 +399,11 @@ pub static PROGRAMS: &[Program] = &[
             // Machines and workloads stopped, powered off or scaled to nothing.
             Clause {
                 sub: &[],
-                when: When::Arg(Val::Verb(STOP_VERBS)),
+                when: When::Either(
+                    &When::Arg(Val::Verb(STOP_VERBS)),
+                    // A configuration tool's service module (`-m service -a "name=x state=stopped"`).
+                    &When::Value(&["-a", "--args"], Val::Contains(&["state=stopped"])),
+                ),
                 does: Does::StopRemote,
             },
             // One setting, member or attachment removed (`netlify env:unset`, `az role

@@ -517,6 +517,22 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
     }
 }
 
+/// `kubectl delete pod X` / `pods/X`: pods and nothing else, not every pod (`--all`).
+fn only_pods(args: &[&str]) -> bool {
+    let positional: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+    let kinds: Vec<&str> = positional
+        .iter()
+        .skip_while(|a| **a != "delete")
+        .skip(1)
+        .take(1)
+        .flat_map(|k| k.split(','))
+        .collect();
+    let pods = |k: &str| matches!(k, "pod" | "pods" | "po") || k.starts_with("pod/") || k.starts_with("pods/");
+    !kinds.is_empty()
+        && kinds.iter().all(|k| pods(k))
+        && !args.iter().any(|a| matches!(*a, "--all" | "-A" | "--all-namespaces"))
+}
+
 /// `deletion.infrastructure`: tearing down cloud or cluster resources, which no undo brings
 /// back: `terraform destroy` / `apply -destroy`, `kubectl delete namespace|--all`,
 /// `aws s3 rm --recursive`, `aws s3 rb --force`, `aws .. delete-table|delete-db-*|
@@ -531,7 +547,7 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // `npm unpublish --dry-run`, `kubectl delete ns x --dry-run=client`, `aws ..
     // --generate-cli-skeleton`: shown, not done.
-    if crate::guard::effects::shown_not_done(&cmd.argv) {
+    if crate::guard::effects::shown_not_done(&cmd.argv) || crate::guard::effects::asks_or_previews(&cmd.argv) {
         return;
     }
     let has = |w: &str| args.contains(&w);
@@ -545,7 +561,9 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "terraform" | "tofu" | "terragrunt" => (has("destroy") || (has("apply") && has("-destroy")))
             .then_some("destroys every resource of the configuration"),
         "pulumi" => has("destroy").then_some("destroys every resource of the stack"),
+        // Pods alone are restarted by their controller: routine, even in production.
         "kubectl" | "oc" => (has("delete")
+            && !only_pods(&args)
             && (args
                 .iter()
                 .any(|a| matches!(*a, "namespace" | "namespaces" | "ns" | "node" | "nodes" | "pv" | "crd"))

@@ -167,16 +167,19 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
                 | "jq"
                 | "yq"
         );
-        let quiet = matches!(name, "grep" | "rg" | "egrep")
-            && args.iter().any(|a| {
-                a.starts_with('-')
-                    && !a.starts_with("--")
-                    && (a.contains('c') || a.contains('l') || a.contains('q') || a.contains('L'))
-                    || matches!(
-                        *a,
-                        "--count" | "--files-with-matches" | "--quiet" | "--files-without-match"
-                    )
-            });
+        // `sed -i`: the file is edited in place, nothing printed.
+        let in_place = name == "sed" && args.iter().any(|a| a.starts_with("-i") || a.starts_with("--in-place"));
+        let quiet = in_place
+            || matches!(name, "grep" | "rg" | "egrep")
+                && args.iter().any(|a| {
+                    a.starts_with('-')
+                        && !a.starts_with("--")
+                        && (a.contains('c') || a.contains('l') || a.contains('q') || a.contains('L'))
+                        || matches!(
+                            *a,
+                            "--count" | "--files-with-matches" | "--quiet" | "--files-without-match"
+                        )
+                });
         // grep/sed/awk take a pattern or program first (unless given with -e/-f).
         let pattern_first = matches!(name, "grep" | "rg" | "egrep" | "sed" | "awk")
             && !args.iter().any(|a| matches!(*a, "-e" | "-f" | "--regexp" | "--file"));
