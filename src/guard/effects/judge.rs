@@ -2604,6 +2604,11 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         "--check",
         "--verify",
         "--test",
+        // Disk tools' printing modes: `parted DISK print`, `cryptsetup luksDump`. Their
+        // writing modes have their own disk rules. (`-p` is not one: `e2fsck -p` repairs.)
+        "print",
+        "luksDump",
+        "isLuks",
         "status",
         "info",
         "show",

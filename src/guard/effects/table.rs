@@ -913,9 +913,14 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Both(
                 &When::NoneOf(&["-l", "--list", "-s", "--help", "--version", "-t", "--test"]),
-                &When::Either(
-                    &When::Arg(Val::Prefix(&["/dev/"])),
-                    &When::First(Val::Is(&["db", "wl", "ef", "ul", "rd"])),
+                &When::Both(
+                    // `parted DISK print`: a listing (a write asked with it is the disk
+                    // rules' to judge).
+                    &When::Not(&When::Arg(Val::Is(&["print"]))),
+                    &When::Either(
+                        &When::Arg(Val::Prefix(&["/dev/"])),
+                        &When::First(Val::Is(&["db", "wl", "ef", "ul", "rd"])),
+                    ),
                 ),
             ),
             does: Does::ChangeDisk,
@@ -2077,7 +2082,8 @@ pub static PROGRAMS: &[Program] = &[
         ],
         clauses: &[Clause {
             sub: &[],
-            when: When::Always,
+            // What is received comes here: only sending shares.
+            when: When::Not(&When::First(Val::Is(&["receive", "recv", "rx", "get", "download"]))),
             does: Does::ShareFiles,
         }],
     },

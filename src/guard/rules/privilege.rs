@@ -94,6 +94,24 @@ const PROTECTED: &[&str] = &[
     "/etc/gshadow",
 ];
 
+/// `sudo -l`, `sudo -nl`, `sudo -k`, `doas -L`, `su --help`: listing rights, help, forgetting
+/// the cached credentials; no shell. Each program's own options: `su -l` is a login shell.
+fn asks_only(name: &str, args: &[String]) -> bool {
+    args.iter().any(|a| {
+        let a = a.as_str();
+        matches!(a, "--help" | "--version")
+            || match name {
+                "sudo" => {
+                    matches!(a, "--list" | "--validate" | "--reset-timestamp" | "--remove-timestamp")
+                        || (a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| "lkKvVh".contains(c)))
+                }
+                "su" => matches!(a, "-h" | "-V"),
+                "doas" => a == "-L",
+                _ => false,
+            }
+    })
+}
+
 pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let p = Category::Privilege;
@@ -102,10 +120,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         // `.. | xargs sudo --` runs `sudo -- ITEMS..`: a command, not a shell.
         && !cmd.args_from_stdin
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
-        // `sudo -l`, `doas -L`, `su -h`, `sudo -k`: listing, help, forgetting the credentials.
-        && !cmd.argv.iter().skip(1).any(|a| {
-            matches!(a.as_str(), "-h" | "--help" | "-l" | "--list" | "-L" | "-V" | "--version" | "-k" | "-K" | "-v" | "--validate")
-        })
+        && !asks_only(name, &cmd.argv[1..])
         && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
     // `su - deploy`: a login shell as another user; what it runs is out of sight too.
     if name == "su"
