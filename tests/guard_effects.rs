@@ -1842,3 +1842,202 @@ fn asking_a_tool_to_show_is_not_asking_it_to_change() {
         &["sudo su -l", "su -l", "sudo -i", "sudo -s"],
     );
 }
+
+#[test]
+fn forged_results_are_reports_written_by_anything_but_a_test_run() {
+    judged(
+        "test_tampering.forged_result",
+        Block,
+        &[
+            "cat > reports/junit.xml <<'EOF'\n<testsuite name=\"pytest\" tests=\"57\" failures=\"0\"/>\nEOF",
+            "tee tests/results.xml <<< '<testsuite tests=\"42\" failures=\"0\"></testsuite>'",
+            "echo '<?xml version=\"1.0\" ?><coverage line-rate=\"0.93\"></coverage>' > coverage.xml",
+            "echo '{\"total\":{\"lines\":{\"pct\":97.29}}}' > coverage/coverage-summary.json",
+            // Invented: other reports, other writers.
+            "printf 'TN:\\nSF:src/a.js\\nLH:10\\nLF:10\\nend_of_record\\n' > coverage/lcov.info",
+            "cp /tmp/passing.xml target/surefire-reports/TEST-com.acme.AppTest.xml",
+            "sed -i 's/failures=\"3\"/failures=\"0\"/' build/test-results/test/TEST-AppTest.xml",
+            "echo '<testsuites/>' | tee test-results/junit.xml",
+            "python3 -c 'print(1)' > .coverage",
+        ],
+    );
+    allowed(&[
+        "pytest --junitxml=reports/junit.xml --cov=src --cov-report=xml",
+        "cat coverage/coverage-summary.json | jq '.total.lines.pct'",
+        "go test -v ./... 2>&1 | go-junit-report > reports/junit.xml",
+        "npx jest --ci --json > test-results/jest.json",
+        "pytest -q 2>&1 | tee test-results/pytest.log",
+        "coverage xml -o coverage.xml",
+        "mkdir -p test-results coverage",
+        "cp target/surefire-reports/TEST-AppTest.xml artifacts/",
+        "mv reports/junit.xml test-results/junit.xml",
+        "rm -rf coverage .nyc_output",
+        "nmap -oX scan/results.xml 127.0.0.1",
+        "echo 'x' > src/coverage/notes.md",
+        "echo '*' > coverage/.gitignore",
+        "echo > test-results/.gitkeep",
+    ]);
+}
+
+#[test]
+fn the_test_runner_shadowed_in_its_own_place_or_under_its_name() {
+    judged(
+        "test_tampering.shadowed_runner",
+        Block,
+        &[
+            "ln -sf /bin/true .venv/bin/pytest",
+            "ln -sf /bin/true node_modules/.bin/vitest",
+            "cat > node_modules/.bin/jest <<'EOF'\n#!/bin/sh\necho \"Tests: 128 passed, 128 total\"\nexit 0\nEOF\nchmod +x node_modules/.bin/jest",
+            "printf '%s' 'exit 0' > node_modules/.bin/jest && chmod +x node_modules/.bin/jest",
+            "alias pytest='echo \"===== 42 passed in 1.20s =====\"' && pytest",
+            "npm pkg set scripts.test=\"exit 0\"",
+            // Invented: other runners, other places, other spellings.
+            "cp /usr/bin/true vendor/bin/phpunit",
+            "install -m 755 fake.sh .tox/py312/bin/pytest",
+            "alias go='echo ok'",
+            "pnpm pkg set 'scripts.test:unit=echo all tests passed'",
+            "npm set-script test 'echo ok && exit 0'",
+        ],
+    );
+    allowed(&[
+        "./node_modules/.bin/jest --ci",
+        "source .venv/bin/activate && python -m pytest -q tests/unit",
+        "ls -la node_modules/.bin",
+        "chmod +x node_modules/.bin/jest",
+        "alias pytest='python -m pytest -q'",
+        "alias ll='ls -la'",
+        "npm pkg set scripts.test=\"vitest run\"",
+        "npm pkg set scripts.build=\"tsc -p .\"",
+        "mkdir -p node_modules/.bin",
+        // The same program linked in again: an environment repaired.
+        "ln -sf \"$(command -v python3)\" .venv/bin/python",
+        "ln -s ../jest/bin/jest.js node_modules/.bin/jest",
+        "echo 'export DJANGO_SETTINGS_MODULE=app.settings.test' >> .venv/bin/activate",
+    ]);
+}
+
+#[test]
+fn tests_weakened_through_any_editor() {
+    judged(
+        "test_tampering.weaken_assertions",
+        Block,
+        &[
+            "perl -pi -e 's/t\\.Fatalf/t.Logf/g' pkg/api/handler_test.go",
+            "find tests -name 'test_*.py' -exec sed -i 's/^\\(\\s*\\)assert /\\1pass  # assert /' {} +",
+            "xargs -a /tmp/failing.txt -I{} sed -i 's/func {}(/func _{}(/' internal/api/api_test.go",
+            "vim -E -s -c '%s/assert_eq!(\\(.*\\), \\(.*\\));/let _ = (\\1, \\2);/g' -c wq tests/api_test.rs",
+            // Invented: other editors and other weakenings.
+            "sed -i 's/t.Errorf/t.Logf/' internal/db/store_test.go",
+            "vim -c 'g/assert/d' -c wq tests/test_orders.py",
+            "ex -s tests/test_cart.py <<< $'%s/assert total == 42/assert total/\\nwq'",
+            "awk -i inplace '!/expect\\(/' src/__tests__/cart.test.js",
+            "sd 'assert_eq!' 'let _ = ' tests/integration.rs",
+            "perl -0pi -e 's/def test_refund/def _test_refund/' tests/test_refunds.py",
+            "find spec -name '*_spec.rb' -exec sed -i 's/expect(/# expect(/' {} \\;",
+            "git ls-files tests | xargs sed -i 's/self.assertEqual(/print(/'",
+            "sed -i 's/assertEqual(/assertTrue(/' tests/test_legacy.py",
+        ],
+    );
+    judged(
+        "test_tampering.skip_marker",
+        Block,
+        &[
+            "ruby -pi -e 'gsub(/^(\\s*)it \"/, \"\\\\1xit \\\"\")' spec/models/invoice_spec.rb",
+            "vim -Es -c '%s/^\\(\\s*\\)@Test/\\1@Disabled @Test/' -c wq src/test/java/com/acme/BillingServiceTest.java",
+            "echo 'def pytest_collection_modifyitems(items): items.clear()' >> tests/conftest.py",
+            "printf 'import pytest\\npytestmark = pytest.mark.skip\\n' >> tests/test_api.py",
+            // Invented.
+            "printf 'def pytest_collection_modifyitems(config, items):\\n    items[:] = []\\n' >> conftest.py",
+            "perl -pi -e 's/^(\\s*)it\\(/$1it.skip(/' test/api.spec.js",
+            "sed -i 's/^func Test/\\/\\/ func Test/' x_test.go || sed -i '/^func TestPay/a t.SkipNow()' pay_test.go",
+        ],
+    );
+    judged(
+        "test_tampering.relaxed_limit",
+        Warn,
+        &[
+            "sed -i 's/testTimeout: 5000/testTimeout: 120000/' jest.config.js",
+            "sed -i 's/@pytest.mark.timeout(10)/@pytest.mark.timeout(600)/' tests/test_stream.py",
+        ],
+    );
+    // Mechanical renames: an import moved, another spelling of the same assertion.
+    allowed(&[
+        "sed -i 's/assertEquals(/assertEqual(/g' tests/test_legacy.py",
+        "sed -i 's/from app.utils import slugify/from app.text import slugify/' tests/test_slug.py",
+        "sed -i 's/import unittest.mock/from unittest import mock/' tests/test_api.py",
+        "sed -i 's/toBeCalledWith/toHaveBeenCalledWith/g' src/__tests__/api.test.ts",
+        "perl -pi -e 's/use crate::old::Thing;/use crate::new::Thing;/' tests/things.rs",
+        "find ./src ./tests -name '*.py[co]' -delete",
+        "find tests -name '*.log' -delete",
+        "sed -i 's/foo/bar/' src/app.py",
+        "sed 's/assert /# assert /' tests/test_a.py",
+        "vim tests/test_a.py",
+        "sed -i 's/submit(/submit_form(/' src/form.js",
+    ]);
+}
+
+#[test]
+fn ci_configuration_made_to_let_failures_pass() {
+    judged(
+        "test_tampering.ci_weakened",
+        Block,
+        &[
+            "sed -i 's/allow_failure: false/allow_failure: true/' .gitlab-ci.yml",
+            "yq -i '.jobs.test.\"continue-on-error\" = true' .github/workflows/ci.yml",
+            "gh workflow disable ci.yml --repo acme/shop",
+            // Invented.
+            "sed -i 's/run: npm test/run: npm test || true/' .github/workflows/test.yml",
+            "echo '      continue-on-error: true' >> .github/workflows/ci.yaml",
+            "yq e -i 'del(.jobs.test)' .github/workflows/ci.yml",
+            "sed -i '/pytest/d' .gitlab-ci.yml",
+        ],
+    );
+    allowed(&[
+        "gh run list --workflow ci.yml --limit 5",
+        "glab ci lint .gitlab-ci.yml",
+        "gh workflow view ci.yml",
+        "sed -i 's/node-version: 18/node-version: 20/' .github/workflows/ci.yml",
+        "yq '.jobs.test.steps' .github/workflows/ci.yml",
+    ]);
+}
+
+#[test]
+fn expected_outputs_overwritten_by_actual_ones() {
+    judged(
+        "test_tampering.expected_from_actual",
+        Block,
+        &[
+            "cp tests/golden/actual_output.json tests/golden/expected_output.json",
+            "cp target/out/actual.json tests/golden/expected.json",
+            // Invented.
+            "mv tests/approvals/report.received.txt tests/approvals/report.approved.txt",
+            "cat build/render.html > tests/golden/render.html",
+            "cp src/__snapshots__/cart.test.ts.snap.new src/__snapshots__/cart.test.ts.snap",
+            "rsync -a out/ tests/expected/",
+        ],
+    );
+    judged(
+        "test_tampering.expectations_regenerated",
+        Warn,
+        &[
+            "UPDATE_GOLDEN=1 go test ./internal/render/...",
+            "npx vitest run -u",
+            "cargo insta accept",
+            // Invented.
+            "go test ./... -update",
+            "pnpm exec jest --updateSnapshot",
+            "UPDATE_SNAPSHOTS=true bundle exec rspec",
+            "python -m pytest --snapshot-update tests/",
+            "./bin/render > tests/golden/render.html",
+        ],
+    );
+    allowed(&[
+        "diff tests/golden/expected.json target/out/actual.json",
+        "cp tests/golden/expected.json /tmp/expected.json",
+        "mkdir -p tests/fixtures && cp data/sample_order.json tests/fixtures/",
+        "npx vitest run",
+        "go test ./internal/render/...",
+        "npm update",
+        "cat > tests/golden/new_case.json <<'EOF'\n{\"a\": 1}\nEOF",
+    ]);
+}

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::place::{place_of, Place};
+use super::place::{check_place, place_of, CheckPlace, Place};
 use super::spec::{is_flag, Does};
 use super::table::{BROAD_PROCESS_NAMES, PROGRAMS, QUIET};
 use crate::guard::rules::{block, violation, warn};
@@ -102,6 +102,28 @@ pub fn command(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut 
     if name.is_empty() {
         return;
     }
+    let start = out.len();
+    command_effects(pipeline, i, ctx, out);
+    // `pytest | tee test-results/log.txt`: what a test run prints, saved where reports go, is
+    // the run's own report.
+    if i > 0
+        && pipeline[..i]
+            .iter()
+            .any(|c| crate::guard::rules::test_tampering::runs_tests(&c.argv))
+    {
+        let mut index = 0;
+        out.retain(|v| {
+            let keep = index < start || v.rule != crate::guard::rules::test_tampering::FORGED_RESULT;
+            index += 1;
+            keep
+        });
+    }
+}
+
+/// [`command`]'s effects, before the reports a test run pipes along are told apart.
+fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
+    let name = cmd.name();
     let cwd = cmd.cwd.as_deref();
     let at = |p: &str| place_of(p, cwd, ctx.workspace);
     // Writes by redirection, whatever the program; `dd of=PATH`.
@@ -1528,8 +1550,108 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             cmd,
             what("the machine's logs or the shell history, the record of what was done"),
         )),
+        Place::Workspace | Place::DependencyDir => checked_place_write(cmd, path, out),
         _ => {}
     }
+}
+
+/// Programs that turn a test run's raw output into a report (or merge, convert, render
+/// reports): their writes into a report are the run's own.
+const REPORT_TOOLS: &[&str] = &[
+    "coverage",
+    "nyc",
+    "c8",
+    "istanbul",
+    "go-junit-report",
+    "gotestsum",
+    "junit-merge",
+    "junit-report-merger",
+    "jrm",
+    "tap-junit",
+    "tap-xunit",
+    "xunit-viewer",
+    "lcov",
+    "genhtml",
+    "gcovr",
+    "grcov",
+    "llvm-cov",
+    "reportgenerator",
+    "coverlet",
+    "dotnet-coverage",
+    "covdir",
+    "slipcover",
+];
+
+/// A write into a place the project's checks take their verdict from or run: a test or
+/// coverage report written by anything but a test run (or a tool converting one) forges the
+/// result; a program in the runner's own location (`node_modules/.bin/jest`, `.venv/bin/pytest`)
+/// written by hand shadows the runner. Creating a directory or an empty file decides nothing.
+fn checked_place_write(cmd: &SimpleCommand, path: &str, out: &mut Vec<Violation>) {
+    use crate::guard::rules::test_tampering::{FORGED_RESULT, SHADOWED_RUNNER};
+    if matches!(cmd.name(), "mkdir" | "touch" | "truncate" | "chmod" | "rm") {
+        return;
+    }
+    match check_place(path) {
+        Some(CheckPlace::Report) if !writes_reports(cmd, path) => out.push(block(
+            Category::TestTampering,
+            FORGED_RESULT,
+            Risk::High,
+            cmd,
+            format!("writes {path}, a test or coverage report, by hand: the result no test run produced"),
+        )),
+        Some(CheckPlace::ToolBin) if !same_program(cmd, path) => out.push(block(
+            Category::TestTampering,
+            SHADOWED_RUNNER,
+            Risk::High,
+            cmd,
+            format!("replaces {path}, a program the project's tests and checks run, by hand"),
+        )),
+        _ => {}
+    }
+}
+
+/// `ln -sf "$(command -v python3)" .venv/bin/python`, `ln -s ../jest/bin/jest.js
+/// node_modules/.bin/jest`: the same program linked or copied in again (an environment
+/// repaired), not another one put under its name.
+fn same_program(cmd: &SimpleCommand, path: &str) -> bool {
+    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv") {
+        return false;
+    }
+    let stem = |n: &str| {
+        let n = n.split('.').next().unwrap_or(n);
+        n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-').to_string()
+    };
+    let dest = stem(crate::guard::basename(path));
+    cmd.argv
+        .iter()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && a.as_str() != path)
+        .any(|source| {
+            let s = source.trim_matches(['"', '\'']);
+            let s = ["$(command -v ", "$(which "]
+                .iter()
+                .find_map(|p| s.strip_prefix(p))
+                .map(|x| x.trim_end_matches(')').trim())
+                .unwrap_or(s);
+            let name = stem(crate::guard::basename(s));
+            !name.is_empty() && name == dest
+        })
+}
+
+/// Whether `cmd` writes reports as a test run does: it runs tests, is a report tool, or reads
+/// another report it converts, merges or moves (`cp reports/a.xml test-results/`).
+fn writes_reports(cmd: &SimpleCommand, path: &str) -> bool {
+    let words = crate::guard::rules::project::launched(&cmd.argv);
+    let tool = words.first().map(|w| crate::guard::basename(w)).unwrap_or("");
+    crate::guard::rules::test_tampering::runs_tests(&cmd.argv)
+        || REPORT_TOOLS.contains(&tool)
+        || (tool == "go" && words.iter().any(|w| w == "cover"))
+        || cmd
+            .argv
+            .iter()
+            .skip(1)
+            .any(|a| a != path && !a.starts_with('-') && check_place(a) == Some(CheckPlace::Report))
+        || cmd.inputs.iter().any(|a| check_place(a) == Some(CheckPlace::Report))
 }
 
 /// A write into a startup file. Text that only sets the environment (`export`, assignments,

@@ -34,6 +34,10 @@
 //!   `xargs rm` fed by a listing of everything; deleting dependency and build folders is warned.
 //! - **disguised shells**: a shell copied or linked under another name (`cp /bin/sh
 //!   /tmp/x/rustc`, `ln -s /bin/sh git-x`), or handed over with `-p` after any options.
+//! - **checks' own places**: a test or coverage report (`junit.xml`, `coverage.xml`,
+//!   `test-results/`) written by anything but a test run forges the verdict; a program in the
+//!   runner's own location (`node_modules/.bin`, `.venv/bin`, `vendor/bin`) written by hand
+//!   shadows it ([`place::check_place`]); both blocked under `test_tampering.*`.
 //! - **staged files**: text written earlier in the line (`echo`, `printf`, `cat <<EOF`) is judged
 //!   when a later command runs it, makes it executable, takes it as its configuration (from a
 //!   temp directory: one that hands over a shell or a temp-dir library is planted), or, from a
@@ -58,6 +62,7 @@ pub use judge::{asks_or_previews, shown_not_done};
 pub fn alternative(rule: &str) -> Option<&'static str> {
     judge::alternative(rule).or_else(|| packages::alternative(rule))
 }
+pub use place::{check_place, holds_actual, holds_expected, CheckPlace};
 pub(crate) use table::TIMER_OPTIONS;
 
 use super::verdict::Violation;

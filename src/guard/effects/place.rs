@@ -3,6 +3,11 @@
 //! with the places whose writes mean more than a changed file: VCS metadata and its hooks,
 //! kernel state, devices, the locations the system runs commands from (persistence), shell
 //! startup files, and the workspace's dependency and build folders. Lexical, like `targets`.
+//!
+//! Inside the workspace, [`check_place`] tells apart the files the project's checks decide a
+//! verdict from: test and coverage reports, the programs the tests run, CI and test-runner
+//! configuration; [`holds_expected`] and [`holds_actual`] tell a test's expected output from a
+//! program's actual one.
 
 use std::path::Path;
 
@@ -301,6 +306,204 @@ fn is_git_hooks(path: &str) -> bool {
         || starts_with(".husky/")
 }
 
+/// What a workspace file is to the project's checks, when writing it can decide a verdict
+/// without the code changing: the checks' outputs, the programs they run, and their
+/// configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckPlace {
+    /// A test runner's result or coverage report (`junit.xml`, `TEST-*.xml`, `results.xml`
+    /// beside the tests, `coverage.xml`, `lcov.info`, `coverage/coverage-summary.json`,
+    /// `.coverage`, anything under `test-results/` or `surefire-reports/`): what CI and the
+    /// evaluator read as the verdict.
+    Report,
+    /// A program the project's scripts run, installed there by a package manager
+    /// (`node_modules/.bin/jest`, `.venv/bin/pytest`, `vendor/bin/phpunit`).
+    ToolBin,
+    /// Continuous-integration configuration (`.github/workflows/*.yml`, `.gitlab-ci.yml`, ...).
+    CiConfig,
+    /// The test runner's or the coverage tool's configuration (`jest.config.js`, `pytest.ini`,
+    /// `pyproject.toml`, `.coveragerc`, `package.json`, ...).
+    TestConfig,
+}
+
+/// Directories whose every file is a test or coverage report.
+const REPORT_DIRS: &[&str] = &[
+    "test-results",
+    "test_results",
+    "testresults",
+    "test-reports",
+    "test_reports",
+    "surefire-reports",
+    "failsafe-reports",
+    "htmlcov",
+    ".nyc_output",
+    "allure-results",
+    "coverage-reports",
+    "junit-reports",
+];
+
+/// Report file names, lower-cased, whatever directory they are in.
+const REPORT_FILES: &[&str] = &[
+    "coverage.xml",
+    "coverage.json",
+    "coverage-final.json",
+    "coverage-summary.json",
+    "lcov.info",
+    ".coverage",
+    "coverage.out",
+    "cover.out",
+    "coverage.lcov",
+    "nosetests.xml",
+    "cobertura.xml",
+    "clover.xml",
+    "jacoco.xml",
+    "test-results.json",
+    "test_results.json",
+];
+
+/// Virtual environments' folders, whose `bin/` (or `Scripts/`) holds the installed tools.
+const VENVS: &[&str] = &[".venv", "venv", ".tox", ".nox", "virtualenv", ".virtualenv"];
+
+/// The check place a path inside the workspace is, if any. Lexical: the path as written.
+pub fn check_place(path: &str) -> Option<CheckPlace> {
+    let p = path.trim_matches(|c| c == '"' || c == '\'').trim_start_matches("./");
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let (file, dirs) = parts.split_last()?;
+    let lower = file.to_ascii_lowercase();
+    // A virtual environment's `activate` scripts set the environment; they run no check.
+    if tool_bin(dirs) && !lower.starts_with("activate") {
+        return Some(CheckPlace::ToolBin);
+    }
+    // `.gitignore`, `.gitkeep` in a report folder are the repository's, not a report.
+    let housekeeping = lower.starts_with(".git") || lower == ".keep";
+    if !housekeeping && is_report(file, &lower, dirs) {
+        return Some(CheckPlace::Report);
+    }
+    if is_ci_config(&lower, dirs) {
+        return Some(CheckPlace::CiConfig);
+    }
+    is_test_config(&lower).then_some(CheckPlace::TestConfig)
+}
+
+/// `node_modules/.bin/`, `vendor/bin/`, a virtual environment's `bin/` or `Scripts/` (also
+/// one level down: `.tox/py312/bin/`).
+fn tool_bin(dirs: &[&str]) -> bool {
+    let n = dirs.len();
+    let bin = |i: usize| matches!(dirs[i], "bin" | "Scripts");
+    (n >= 2 && dirs[n - 2] == "node_modules" && dirs[n - 1] == ".bin")
+        || (n >= 2 && dirs[n - 2] == "vendor" && dirs[n - 1] == "bin")
+        || (n >= 2 && VENVS.contains(&dirs[n - 2]) && bin(n - 1))
+        || (n >= 3 && matches!(dirs[n - 3], ".tox" | ".nox") && bin(n - 1))
+}
+
+fn is_report(file: &str, lower: &str, dirs: &[&str]) -> bool {
+    let lower_dirs = || dirs.iter().map(|d| d.to_ascii_lowercase());
+    if lower_dirs().any(|d| REPORT_DIRS.contains(&d.as_str())) {
+        return true;
+    }
+    let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    // `coverage/` of nyc, jest, c8 (a package named `coverage` holds `.py` files, not these).
+    if lower_dirs().any(|d| d == "coverage") && matches!(ext, "json" | "xml" | "info" | "lcov" | "html" | "out" | "txt")
+    {
+        return true;
+    }
+    let beside_tests = lower_dirs().any(|d| matches!(d.as_str(), "tests" | "test" | "reports" | "report" | "spec"));
+    REPORT_FILES.contains(&lower)
+        || lower.starts_with(".coverage.")
+        || ext == "trx"
+        || ext == "lcov"
+        || (ext == "xml"
+            && (lower.contains("junit")
+                || lower.contains("xunit")
+                || lower.contains("nunit")
+                || file.starts_with("TEST-")
+                || lower.starts_with("test-results")
+                || lower.starts_with("test_results")
+                || lower.starts_with("test-report")
+                || (beside_tests && matches!(lower, "results.xml" | "report.xml"))))
+}
+
+fn is_ci_config(lower: &str, dirs: &[&str]) -> bool {
+    let yaml = lower.ends_with(".yml") || lower.ends_with(".yaml");
+    let under = |a: &str, b: &str| dirs.windows(2).any(|w| w[0] == a && w[1] == b);
+    matches!(
+        lower,
+        ".gitlab-ci.yml"
+            | "azure-pipelines.yml"
+            | "jenkinsfile"
+            | ".travis.yml"
+            | "bitbucket-pipelines.yml"
+            | ".drone.yml"
+            | "appveyor.yml"
+            | ".woodpecker.yml"
+            | "cloudbuild.yaml"
+    ) || (yaml
+        && (under(".github", "workflows") || dirs.last() == Some(&".circleci") || dirs.last() == Some(&".buildkite")))
+        || (yaml && under(".gitlab", "ci"))
+}
+
+fn is_test_config(lower: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "jest.config.",
+        "vitest.config.",
+        "vitest.workspace.",
+        "playwright.config.",
+        "cypress.config.",
+        "karma.conf.",
+        ".mocharc",
+        "ava.config.",
+        ".nycrc",
+        "phpunit.xml",
+        "codecov.y",
+        ".codecov.y",
+        "jest.setup.",
+    ];
+    matches!(
+        lower,
+        "pytest.ini"
+            | "tox.ini"
+            | "setup.cfg"
+            | "pyproject.toml"
+            | ".coveragerc"
+            | "package.json"
+            | ".rspec"
+            | "noxfile.py"
+    ) || PREFIXES.iter().any(|p| lower.starts_with(p))
+}
+
+/// A file that holds what a test expects (`tests/golden/expected.json`, `__snapshots__/x.snap`,
+/// `x.approved.txt`): the words expected, golden, approved, snapshot or baseline in its name
+/// or its directories.
+pub fn holds_expected(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    ["expected", "golden", "approved", "snapshot", ".snap", "baseline"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// A file a program wrote as its actual output (`actual.json`, `x.received.txt`,
+/// `output.json`, `x.snap.new`, `target/out/..`, `build/..`, a temp file): its words, or the
+/// directory it was written to.
+pub fn holds_actual(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let parts: Vec<&str> = lower.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let Some((file, dirs)) = parts.split_last() else {
+        return false;
+    };
+    const WORDS: &[&str] = &[
+        "actual", "received", "output", "out", "got", "new", "result", "results", "current",
+    ];
+    const DIRS: &[&str] = &[
+        "out", "output", "outputs", "target", "build", "dist", "tmp", ".tmp", "actual", "received",
+    ];
+    file.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| WORDS.contains(&w))
+        || dirs.iter().any(|d| DIRS.contains(d))
+        || lower.starts_with("/tmp/")
+        || lower.starts_with("$tmpdir")
+        || lower.starts_with("${tmpdir}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,5 +539,46 @@ mod tests {
         assert_eq!(at("/tmp/x"), Place::Temp);
         assert_eq!(at("/opt2/x"), Place::Outside);
         assert_eq!(at("$X"), Place::Unknown);
+    }
+
+    #[test]
+    fn check_places_are_told_apart() {
+        use CheckPlace::*;
+        for (path, want) in [
+            ("reports/junit.xml", Some(Report)),
+            ("tests/results.xml", Some(Report)),
+            ("coverage.xml", Some(Report)),
+            ("coverage/coverage-summary.json", Some(Report)),
+            ("./coverage/lcov.info", Some(Report)),
+            ("target/surefire-reports/TEST-com.acme.AppTest.xml", Some(Report)),
+            ("build/test-results/test/out.xml", Some(Report)),
+            (".coverage", Some(Report)),
+            ("node_modules/.bin/jest", Some(ToolBin)),
+            (".venv/bin/pytest", Some(ToolBin)),
+            (".tox/py312/bin/pytest", Some(ToolBin)),
+            ("vendor/bin/phpunit", Some(ToolBin)),
+            (".github/workflows/ci.yml", Some(CiConfig)),
+            (".gitlab-ci.yml", Some(CiConfig)),
+            ("jest.config.js", Some(TestConfig)),
+            ("pytest.ini", Some(TestConfig)),
+            ("src/coverage/__init__.py", None),
+            ("results.xml", None),
+            ("scan/results.xml", None),
+            ("node_modules/jest/bin/jest.js", None),
+            (".venv/bin/activate", None),
+            ("test-results/.gitkeep", None),
+            ("coverage/.gitignore", None),
+            ("bin/setup", None),
+            ("src/app.py", None),
+        ] {
+            assert_eq!(check_place(path), want, "{path}");
+        }
+        assert!(holds_expected("tests/golden/expected_output.json"));
+        assert!(holds_expected("src/__snapshots__/a.test.ts.snap"));
+        assert!(!holds_expected("tests/fixtures/order.json"));
+        assert!(holds_actual("tests/golden/actual_output.json"));
+        assert!(holds_actual("target/out/actual.json"));
+        assert!(holds_actual("a.received.txt"));
+        assert!(!holds_actual("tests/fixtures/order.json"));
     }
 }

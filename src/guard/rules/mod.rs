@@ -15,7 +15,7 @@
 //! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`) |
 //! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
-//! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` |
+//! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` (by any editor: sed, perl, ruby, vim/ex, ed, awk, sd, `find -exec`, appends), `shadowed_runner` (an alias or the package's test script that only prints a pass; the runner's own place, `node_modules/.bin`, `.venv/bin`, written by hand), `forged_result` (a test or coverage report written by anything but a test run), `ci_weakened` (CI made to let failures pass, `gh workflow disable`), `expected_from_actual` (actual output copied over an expected file), `expectations_regenerated` (warn: snapshot and golden updates), `relaxed_limit` (warn: time limits raised), `change_assertion` (warn, file tools) |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
 //!
 //! The effect model (`guard::effects`) runs on every command next to these rules and owns, by
@@ -38,6 +38,7 @@ pub mod git;
 pub mod network;
 pub mod privilege;
 pub mod process;
+pub mod project;
 pub mod remote_execution;
 pub mod secrets;
 pub mod test_tampering;

@@ -1,17 +1,32 @@
-//! Test tampering, for TDD loops: deleting test files (`rm`, `git rm`, `delete_file`,
-//! truncation), weakening assertions (an edit that removes `assert`/`expect` lines, `sed -i`
-//! deleting them), and adding skip/ignore markers (`#[ignore]`, `@pytest.mark.skip`,
-//! `it.skip(`, `t.Skip(`, `@Disabled`). Applies to shell commands and to the file tools
-//! (`write_file`, `edit_file`, `delete_file`, `move_file`).
+//! Test tampering: an agent whose work is judged by tests can forge the verdict instead of
+//! earning it. Applies to shell commands and to the file tools (`write_file`, `edit_file`,
+//! `delete_file`, `move_file`). The principles, each decided in one place:
 //!
-//! In shell commands also: `find tests -delete`, emptying a test file (`> tests/t.py`,
-//! `truncate -s 0`), renaming one so the runner no longer collects it
-//! (`mv tests/test_a.py tests/_test_a.py.bak`), `sed -i`/`perl -pi` scripts that rename test
-//! functions or remove `#[test]` (in any file: Rust keeps unit tests in `src/`), and skip
-//! markers written into a test file by a redirect (`pytestmark = pytest.mark.skip`,
-//! `collect_ignore`), a test runner overwritten with `exit 0`, renames that change a test
-//! file's extension (`.py.disabled`). Renaming an assertion method
-//! (`s/assertEquals/assertEqual/`) and appending to a test file are ordinary work.
+//! - **Tests deleted or hidden**: test files deleted (`rm`, `git rm`, `delete_file`, `find
+//!   tests -delete` unless what find matches cannot be a test source, such as `*.py[co]`),
+//!   emptied (`> tests/t.py`, `truncate -s 0`), or renamed so the runner no longer collects
+//!   them (`mv tests/test_a.py tests/_test_a.py.bak`, a changed extension).
+//! - **Tests weakened through any editor** ([`edits`]): `sed -i`, `perl -pi`, `ruby -pi`,
+//!   `vim -c '%s/..'`, `ex`/`ed` scripts, `awk -i inplace`, `sd`, `yq -i`, run directly or by
+//!   `find -exec`/`xargs`, and text appended with a redirect: skip markers added, tests
+//!   renamed out of collection, assertions rewritten, lines deleted, the collection emptied
+//!   (`items.clear()` in a conftest hook) are blocked; a time limit raised is warned; an import
+//!   fixed or an assertion renamed to another spelling of the same check passes. CI
+//!   configuration edited so failures pass (`allow_failure: true`, `continue-on-error: true`,
+//!   `|| true`) and `gh workflow disable` are blocked.
+//! - **Shadowed runners** ([`runners`]): the test runner's name rebound to something that only
+//!   prints a pass (an alias, the package's `test` script, a script named for the tests whose
+//!   body is `echo`/`exit 0`); writes into the runner's own location (`node_modules/.bin`,
+//!   `.venv/bin`, `vendor/bin`) are the effect model's (`judge::written`).
+//! - **Forged results**: a test or coverage report (`junit.xml`, `coverage.xml`, `lcov.info`,
+//!   `test-results/`) written by anything but a test run: the effect model's, by place.
+//! - **Expected outputs overwritten by actual ones**: a copy of an actual output over an
+//!   expected (golden, approved, snapshot) file is blocked; a program's output redirected
+//!   there, or a test run told to rewrite its snapshots (`UPDATE_GOLDEN=1 go test`, `vitest
+//!   -u`, `cargo insta accept`) is warned.
+//!
+//! The file tools compare a test file's old and new text: assertions removed or made trivial
+//! and skip markers added are blocked, a rewritten assertion warned.
 
 use std::path::Path;
 
@@ -24,6 +39,17 @@ pub const DELETE_TEST: &str = "test_tampering.delete_test";
 pub const WEAKEN_ASSERTIONS: &str = "test_tampering.weaken_assertions";
 pub const SKIP_MARKER: &str = "test_tampering.skip_marker";
 pub const CHANGE_ASSERTION: &str = "test_tampering.change_assertion";
+pub const SHADOWED_RUNNER: &str = "test_tampering.shadowed_runner";
+pub const FORGED_RESULT: &str = "test_tampering.forged_result";
+pub const CI_WEAKENED: &str = "test_tampering.ci_weakened";
+pub const EXPECTED_FROM_ACTUAL: &str = "test_tampering.expected_from_actual";
+pub const EXPECTATIONS_REGENERATED: &str = "test_tampering.expectations_regenerated";
+pub const RELAXED_LIMIT: &str = "test_tampering.relaxed_limit";
+
+pub mod edits;
+pub mod runners;
+
+pub use runners::{only_claims_success, runs_tests};
 
 /// Whether a path names a test file or a test directory.
 pub fn is_test_path(path: &str) -> bool {
@@ -108,8 +134,29 @@ fn trivial_assertions(text: &str) -> bool {
         || text.lines().any(|l| l.trim() == "assert True")
 }
 
-/// Rules for a shell command: deleting or truncating test files, `sed -i` on them.
+/// Rules for a shell command: test files deleted, emptied or renamed away; tests weakened by
+/// an editor; runners shadowed; expected outputs overwritten.
 pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let before = out.len();
+    deleted_or_hidden(cmd, out);
+    if out.len() > before {
+        return;
+    }
+    written_into(cmd, out);
+    if out.len() > before {
+        return;
+    }
+    edited_in_place(cmd, out);
+    found_and_edited(cmd, out);
+    runners::shadowed(cmd, out);
+    runners::workflow_disabled(cmd, out);
+    runners::expectations_regenerated(cmd, out);
+    expected_overwritten(cmd, out);
+}
+
+/// Test files deleted (`rm`, `git rm`, `find -delete`), emptied (`truncate`, `cp /dev/null`)
+/// or renamed out of the suite (`mv`).
+fn deleted_or_hidden(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let t = Category::TestTampering;
     let name = cmd.name();
     let operands = || cmd.argv.iter().skip(1).filter(|a| !a.starts_with('-'));
@@ -142,19 +189,13 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
                         .get(i + 1)
                         .is_some_and(|w| matches!(basename(w), "rm" | "unlink" | "shred"))
         });
-        // Caches and build output found under tests/ are not tests.
-        let junk = cmd.argv.iter().any(|a| {
-            ["cache", ".pyc", ".log", ".tmp", ".orig", "node_modules", "coverage"]
-                .iter()
-                .any(|j| a.contains(j))
-        });
         let root = cmd
             .argv
             .iter()
             .skip(1)
             .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
             .find(|a| is_test_path(a));
-        if let (true, false, Some(p)) = (deletes, junk, root) {
+        if let (true, true, Some(p)) = (deletes, finds_test_sources(&cmd.argv), root) {
             out.push(block(
                 t,
                 DELETE_TEST,
@@ -207,22 +248,84 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
                 cmd,
                 "moves test files out of the test suite",
             ));
+        }
+    }
+}
+
+/// Whether what `find` matches can be a test source: no name test (everything under the root),
+/// or a `-name`/`-iname` pattern for source files. `*.py[co]`, `*.log`, `__pycache__`,
+/// `node_modules` are debris, not tests.
+fn finds_test_sources(argv: &[String]) -> bool {
+    const DEBRIS: &[&str] = &[
+        "pyc", "pyo", "class", "o", "log", "tmp", "orig", "rej", "bak", "swp", "cache", "coverage", "lcov", "out",
+    ];
+    const DEBRIS_DIRS: &[&str] = &[
+        "__pycache__",
+        ".pytest_cache",
+        "node_modules",
+        "coverage",
+        ".cache",
+        "cache",
+        "tmp",
+        ".mypy_cache",
+        "htmlcov",
+        ".nyc_output",
+        "build",
+        "dist",
+        "target",
+        "out",
+    ];
+    let names: Vec<&str> = argv
+        .windows(2)
+        .filter(|w| matches!(w[0].as_str(), "-name" | "-iname"))
+        .map(|w| w[1].as_str())
+        .collect();
+    if names.is_empty() {
+        // `find tests -path '*/cache/*' -delete`: the junk named elsewhere.
+        return !argv.iter().any(|a| {
+            ["cache", "node_modules", "coverage", ".pyc"]
+                .iter()
+                .any(|j| a.contains(j))
+        });
+    }
+    names.iter().any(|n| {
+        let lower = n.to_ascii_lowercase();
+        if DEBRIS_DIRS.contains(&lower.as_str()) {
+            return false;
+        }
+        match lower.rsplit_once('.') {
+            // `*.py[co]` is `*.pyc` and `*.pyo`.
+            Some((_, ext)) => expand_class(ext).iter().any(|e| !DEBRIS.contains(&e.as_str())),
+            None => true,
+        }
+    })
+}
+
+/// A glob word with its `[..]` classes expanded (`py[co]` → `pyc`, `pyo`); at most one class.
+fn expand_class(word: &str) -> Vec<String> {
+    match (word.find('['), word.find(']')) {
+        (Some(a), Some(b)) if a < b => word[a + 1..b]
+            .chars()
+            .map(|c| format!("{}{c}{}", &word[..a], &word[b + 1..]))
+            .collect(),
+        _ => vec![word.to_string()],
+    }
+}
+
+/// Text written into a file by a redirect: a skip marker or an emptied collection in a test
+/// file, failures made to pass in CI; a test file emptied or overwritten with one word; a
+/// script named for the tests (or a runner) replaced by one that only prints a pass.
+fn written_into(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let t = Category::TestTampering;
+    let name = cmd.name();
+    let written = || printed_text(cmd).or_else(|| cmd.stdin_text.clone()).unwrap_or_default();
+    for r in &cmd.redirects {
+        if let Some(f) = edits::judge_text(r, &written()) {
+            out.push(finding(cmd, f));
             return;
         }
     }
     if let Some(r) = cmd.redirects.iter().find(|r| is_test_path(r)) {
-        // Skip markers written into a test file (`printf 'pytestmark = pytest.mark.skip' >> t.py`).
-        let written = printed_text(cmd).or_else(|| cmd.stdin_text.clone()).unwrap_or_default();
-        if count(&written, SKIP_MARKERS) > 0 {
-            out.push(block(
-                t,
-                SKIP_MARKER,
-                Risk::High,
-                cmd,
-                format!("writes a skip/ignore marker into `{r}`"),
-            ));
-            return;
-        }
         let empty = cmd.argv.is_empty()
             || matches!(name, ":" | "true")
             || (name == "cat" && cmd.argv.get(1).is_some_and(|a| a == "/dev/null") && cmd.argv.len() == 2);
@@ -239,7 +342,11 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             ));
             return;
         }
-        if cmd.appends.contains(r) {
+        // A fixture written with text is a new fixture; a test file overwritten with one
+        // word, or anything emptied, loses what it held.
+        let emptied =
+            cmd.argv.is_empty() || (matches!(name, "echo" | "printf" | ":" | "true") && written().trim().is_empty());
+        if cmd.appends.contains(r) || !(is_test_file(r) || emptied) {
             // Appending (a new test, a fixture line) removes nothing.
         } else if cmd.argv.is_empty()
             || (matches!(name, "echo" | "printf" | "true" | ":" | "cat")
@@ -250,129 +357,190 @@ pub fn check_command(cmd: &SimpleCommand, _ctx: &GuardContext<'_>, out: &mut Vec
             return;
         }
     }
-    // `echo 'exit 0' > run_tests.sh`: the test runner replaced by one that always passes.
+    // `echo 'exit 0' > run_tests.sh`, `cat > bin/rspec <<EOF echo ok EOF`: the test runner
+    // replaced by one that only prints a pass.
     if let Some(r) = cmd.redirects.iter().find(|r| {
         let b = basename(r).to_ascii_lowercase();
-        b.contains("test") && (b.ends_with(".sh") || !b.contains('.'))
+        let stem = b.split('.').next().unwrap_or(&b);
+        (b.contains("test") && (b.ends_with(".sh") || !b.contains('.'))) || runners::RUNNERS.contains(&stem)
     }) {
-        let written = printed_text(cmd).unwrap_or_default();
-        let body: Vec<&str> = written
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with("#!"))
-            .collect();
-        if !body.is_empty() && body.iter().all(|l| matches!(*l, "exit 0" | "true" | ":" | "exit")) {
+        if only_claims_success(&written()) {
             out.push(block(
                 t,
                 DELETE_TEST,
                 Risk::High,
                 cmd,
-                format!("replaces the test runner `{r}` with one that always passes"),
+                format!("replaces the test runner `{r}` with one that only prints a pass"),
             ));
-            return;
-        }
-    }
-    // `sed -i SCRIPT FILES`, `perl -pi -e SCRIPT FILES`: an in-place edit.
-    let in_place = if name == "sed" && cmd.argv.iter().any(|a| a.starts_with("-i") || a == "--in-place") {
-        let ops: Vec<&String> = operands().collect();
-        let script = cmd
-            .argv
-            .iter()
-            .position(|a| a == "-e" || a == "--expression")
-            .and_then(|i| cmd.argv.get(i + 1))
-            .or(ops.first().copied());
-        script.map(|s| (s.as_str(), ops.into_iter().filter(|o| *o != s).collect::<Vec<_>>()))
-    } else if name == "perl"
-        && cmd
-            .argv
-            .iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
-    {
-        let e = cmd.argv.iter().position(|a| a.starts_with('-') && a.ends_with('e'));
-        e.and_then(|i| cmd.argv.get(i + 1)).map(|s| {
-            let files: Vec<&String> = cmd.argv[e.unwrap_or(0) + 2..]
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .collect();
-            (s.as_str(), files)
-        })
-    } else {
-        None
-    };
-    if let Some((script, files)) = in_place {
-        // Renaming test functions or removing test attributes hides tests in any file.
-        let hides = [
-            "def test",
-            "fn test",
-            "func Test",
-            "#[test]",
-            "#\\[test\\]",
-            "@Test",
-            "#[cfg(test)]",
-            "#\\[cfg(test)\\]",
-        ]
-        .iter()
-        .any(|m| script.contains(m));
-        if hides && !files.is_empty() {
-            out.push(block(
-                t,
-                WEAKEN_ASSERTIONS,
-                Risk::High,
-                cmd,
-                "renames test functions or removes test attributes in place",
-            ));
-            return;
-        }
-        if let Some(p) = files.iter().find(|a| is_test_path(a)) {
-            if assertion_rename(script) {
-                return;
-            }
-            let weakens = script.contains("assert")
-                || script.contains("expect")
-                || script.ends_with('d')
-                || script.contains("skip")
-                || script.contains("ignore");
-            if weakens {
-                out.push(block(
-                    t,
-                    WEAKEN_ASSERTIONS,
-                    Risk::High,
-                    cmd,
-                    format!("edits assertions or skip markers in `{p}` in place"),
-                ));
-            } else {
-                out.push(warn(
-                    t,
-                    WEAKEN_ASSERTIONS,
-                    cmd,
-                    format!("edits the test file `{p}` in place"),
-                ));
-            }
         }
     }
 }
 
-/// `s/assertEquals/assertEqual/g`: one assertion method renamed to another (a deprecated
-/// alias replaced); every assertion stays and checks the same thing.
-fn assertion_rename(script: &str) -> bool {
-    let Some(body) = script.strip_prefix('s') else {
-        return false;
+/// A finding of [`edits`] as a violation on `cmd`.
+fn finding(cmd: &SimpleCommand, f: edits::Finding) -> Violation {
+    let risk = if f.recommendation == Recommendation::Block {
+        Risk::High
+    } else {
+        Risk::Medium
     };
-    let Some(sep) = body.chars().next().filter(|c| !c.is_alphanumeric() && *c != '\\') else {
-        return false;
+    violation(
+        Category::TestTampering,
+        f.rule,
+        f.recommendation,
+        risk,
+        &cmd.display(),
+        f.what,
+    )
+}
+
+/// The strongest finding of an in-place edit on the files it names. An edit whose files come
+/// from stdin (`.. | xargs sed -i ..`) is judged as if on a test file, but only what would be
+/// blocked there counts: a script that rewrites assertions only matters in tests.
+fn edited_in_place(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let Some(edit) = edits::read(cmd) else {
+        return;
     };
-    let parts: Vec<&str> = body[sep.len_utf8()..].split(sep).collect();
-    let ident = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    let assertion = |w: &str| {
-        let lower = w.to_ascii_lowercase();
-        lower.contains("assert") || lower.contains("expect")
+    let stand_in = edit.files.is_empty() && cmd.args_from_stdin;
+    let files: Vec<&str> = if stand_in {
+        vec!["tests/test_from_stdin"]
+    } else {
+        edit.files.clone()
     };
-    parts.len() == 3
-        && parts[2].chars().all(|c| c == 'g')
-        && ident(parts[0])
-        && ident(parts[1])
-        && assertion(parts[0])
-        && assertion(parts[1])
+    let strongest = files
+        .iter()
+        .flat_map(|f| edit.changes.iter().filter_map(move |c| edits::judge(f, c)))
+        .filter(|f| !stand_in || f.recommendation == Recommendation::Block)
+        .max_by_key(|f| f.recommendation);
+    if let Some(f) = strongest {
+        out.push(finding(cmd, f));
+    }
+}
+
+/// `find tests -name 'test_*.py' -exec sed -i 's/assert /# assert /' {} +`: the edit runs on
+/// every file find matches, which `{}` stands for. Judged with a stand-in path built from the
+/// root and the name pattern, when those say the files are tests.
+fn found_and_edited(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if cmd.name() != "find" {
+        return;
+    }
+    let roots: Vec<&str> = cmd.argv[1..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        .collect();
+    let name = cmd
+        .argv
+        .windows(2)
+        .find(|w| matches!(w[0].as_str(), "-name" | "-iname"))
+        .map(|w| w[1].as_str());
+    let root = roots.first().copied().unwrap_or(".");
+    let path = edits::stand_in(root, name);
+    if !is_test_path(&path) {
+        return;
+    }
+    let mut i = 0;
+    while i < cmd.argv.len() {
+        if matches!(cmd.argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let words: Vec<String> = cmd.argv[i + 1..]
+                .iter()
+                .take_while(|w| *w != ";" && *w != "+")
+                .map(|w| w.replace("{}", &path))
+                .collect();
+            i += words.len();
+            let exec = SimpleCommand {
+                argv: words,
+                ..SimpleCommand::default()
+            };
+            if !exec.argv.is_empty() {
+                let before = out.len();
+                edited_in_place(&exec, out);
+                if let Some(v) = out.get_mut(before..).and_then(|v| v.first_mut()) {
+                    v.matched = crate::guard::rules::cut(&cmd.display(), 200);
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `cp target/out/actual.json tests/golden/expected.json`, `mv x.received.txt x.approved.txt`,
+/// `cat out/actual.json > tests/golden/expected.json`: an actual output copied over what the
+/// test expects, so it passes whatever the code does (blocked). A program's output redirected
+/// into an expected file regenerates it (warned).
+fn expected_overwritten(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    use crate::guard::effects::holds_expected;
+    let name = cmd.name();
+    let copies = matches!(name, "cp" | "mv" | "ln" | "install" | "rsync" | "ditto");
+    if !copies && cmd.redirects.is_empty() {
+        return;
+    }
+    let positional: Vec<&str> = cmd
+        .argv
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let into_expected = |p: &str| holds_expected(p) && !p.starts_with('/') && !p.starts_with('$');
+    if copies {
+        if let Some((dest, sources)) = positional.split_last() {
+            if into_expected(dest) && sources.iter().any(|s| actual_output(s)) {
+                out.push(block(
+                    Category::TestTampering,
+                    EXPECTED_FROM_ACTUAL,
+                    Risk::High,
+                    cmd,
+                    format!(
+                        "copies actual output over `{dest}`, what the test expects: it passes whatever the code does"
+                    ),
+                ));
+            }
+        }
+        return;
+    }
+    let Some(dest) = cmd
+        .redirects
+        .iter()
+        .find(|r| into_expected(r) && !cmd.appends.contains(r))
+    else {
+        return;
+    };
+    if matches!(name, "echo" | "printf") || (name == "cat" && positional.is_empty()) || cmd.argv.is_empty() {
+        // Text written by hand: a new expectation, judged like any fixture.
+        return;
+    }
+    if name == "cat" && positional.iter().any(|s| actual_output(s)) {
+        out.push(block(
+            Category::TestTampering,
+            EXPECTED_FROM_ACTUAL,
+            Risk::High,
+            cmd,
+            format!("copies actual output over `{dest}`, what the test expects: it passes whatever the code does"),
+        ));
+    } else if !is_reader(name) {
+        out.push(warn(
+            Category::TestTampering,
+            EXPECTATIONS_REGENERATED,
+            cmd,
+            format!("writes a program's output over `{dest}`, what the test expects"),
+        ));
+    }
+}
+
+/// A file a program wrote as its actual output, not a copy of an expectation: its words say
+/// so (`actual_output.json` even beside the golden files), and its name does not say
+/// expected unless it ends as an actual one does (`x.snap.new`, `x.received.txt`).
+fn actual_output(path: &str) -> bool {
+    use crate::guard::effects::{holds_actual, holds_expected};
+    let file = basename(path.trim_end_matches('/'));
+    let last = file.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    holds_actual(path) && (!holds_expected(file) || matches!(last.as_str(), "new" | "actual" | "received" | "out"))
+}
+
+/// Programs that only reformat what they read (`jq . expected.json > expected.json` is still a
+/// copy): judged like `cat`.
+fn is_reader(name: &str) -> bool {
+    matches!(name, "cat" | "jq" | "sort" | "head" | "tail" | "tr" | "cut" | "grep")
 }
 
 /// Whether a file name (not its directory) says it is a test file.
