@@ -676,15 +676,19 @@ fn infrastructure_teardown() {
 
 #[test]
 fn database_admin_spellings() {
+    // A driver's bulk call with an empty filter is a DELETE without WHERE.
     fires(
-        "database.flush",
+        "database.delete_without_where",
         Block,
         &[
             "mongo app --eval 'db.sessions.remove({})'",
             "mongosh --eval 'db.users.deleteMany( { } )'",
-            "python manage.py flush --noinput",
-            "npx prisma db push --force-reset",
         ],
+    );
+    fires(
+        "database.flush",
+        Block,
+        &["python manage.py flush --noinput", "npx prisma db push --force-reset"],
     );
     fires("database.drop_table", Block, &["cqlsh -e \"DROP KEYSPACE prod\""]);
     fires(

@@ -2041,3 +2041,126 @@ fn expected_outputs_overwritten_by_actual_ones() {
         "cat > tests/golden/new_case.json <<'EOF'\n{\"a\": 1}\nEOF",
     ]);
 }
+
+#[test]
+fn a_data_store_verb_on_the_whole_store() {
+    judged(
+        "database.flush",
+        Block,
+        &[
+            "diesel database reset",
+            "mix ecto.reset",
+            "npx sequelize-cli db:drop --env development",
+            "npx typeorm schema:drop -d src/data-source.ts",
+            "flyway -url=jdbc:postgresql://localhost:5432/app -user=app -cleanDisabled=false clean",
+            "liquibase drop-all --url=jdbc:postgresql://localhost:5432/app",
+            "heroku pg:reset DATABASE_URL --app acme-prod --confirm acme-prod",
+            "poetry run python manage.py flush --no-input",
+            // Invented: other tools, other spellings of the same verbs.
+            "sqlx database drop -y",
+            "dbmate drop",
+            "npx prisma migrate reset --force",
+            "bundle exec rake db:seed:replant",
+            "supabase db reset",
+            "dotnet ef database drop --force",
+            "npm run db:reset",
+            "php artisan db:wipe --force",
+            "atlas schema clean -u \"$DATABASE_URL\"",
+        ],
+    );
+    allowed(&[
+        "rails db:migrate",
+        "mix ecto.migrate",
+        "npx sequelize-cli db:migrate",
+        "flyway migrate",
+        "liquibase update",
+        "heroku pg:info --app acme-prod",
+        "diesel migration run",
+        "rake clean",
+        "make clean-all",
+        "git clean -n",
+        "python manage.py sqlflush",
+        "rails db:schema:cache:clear",
+        "dotnet ef migrations add Init",
+    ]);
+}
+
+#[test]
+fn unscoped_bulk_operations_in_orm_and_driver_code() {
+    judged(
+        "database.delete_without_where",
+        Block,
+        &[
+            "./manage.py shell -c \"from shop.models import Order; Order.objects.all().delete()\"",
+            "bin/rails runner 'Order.delete_all'",
+            // Invented.
+            "bundle exec rails runner 'User.all.destroy_all'",
+            "python manage.py shell <<'EOF'\nfrom app.models import Session\nSession.objects.all().delete()\nEOF",
+            "mongosh app --eval 'db.sessions.deleteMany({})'",
+            "node -e \"const {PrismaClient}=require('@prisma/client');new PrismaClient().user.deleteMany()\"",
+            "mix run -e 'MyApp.Repo.delete_all(MyApp.User)'",
+            "echo 'Order.delete_all' | rails c",
+        ],
+    );
+    judged(
+        "database.update_without_where",
+        Block,
+        &[
+            "mongosh app --eval 'db.users.updateMany({}, {$set: {plan: \"free\"}})'",
+            "rails runner 'User.update_all(plan: \"free\")'",
+        ],
+    );
+    judged(
+        "database.drop_table",
+        Block,
+        &[
+            "python -c 'from app import db; db.drop_all()'",
+            "rails runner 'ActiveRecord::Base.connection.execute(\"TRUNCATE orders\")'",
+        ],
+    );
+    allowed(&[
+        "mongosh shop --eval 'db.orders.deleteMany({status: \"test\", createdAt: {$lt: ISODate(\"2024-01-01\")}})'",
+        "bin/rails runner 'Order.where(status: \"abandoned\").delete_all'",
+        "./manage.py shell -c \"from shop.models import Order; print(Order.objects.count())\"",
+        "./manage.py shell -c \"Order.objects.filter(pk=3).delete()\"",
+        "rails runner 'user = User.find(1); user.orders.delete_all'",
+        "echo 'Order.delete_all' >> notes.md",
+        "git commit -m 'remove Order.delete_all from the seed script'",
+    ]);
+}
+
+#[test]
+fn migrating_to_zero_and_accepting_data_loss_are_warned() {
+    judged(
+        "database.migrate_to_zero",
+        Warn,
+        &[
+            "bin/rails db:migrate VERSION=0",
+            "dotnet ef database update 0",
+            "python manage.py migrate billing zero --noinput",
+            // Invented.
+            "uv run flask db downgrade base",
+            "mix ecto.rollback --all",
+            "goose -dir db/migrations postgres \"$DATABASE_URL\" reset",
+            "migrate -path db/migrations -database \"$DATABASE_URL\" down",
+            "sqlx migrate revert --target-version 0",
+        ],
+    );
+    judged(
+        "database.data_loss",
+        Warn,
+        &["npx prisma db push --accept-data-loss", "npx drizzle-kit push --force"],
+    );
+    judged("database.flush", Warn, &["redis-cli -h 127.0.0.1 shutdown nosave"]);
+    allowed(&[
+        "bin/rails db:migrate",
+        "python manage.py migrate --verbosity 0",
+        "python manage.py migrate billing 0003",
+        "dotnet ef database update",
+        "alembic upgrade head",
+        "npx prisma db push",
+        "npx drizzle-kit push",
+        "redis-cli -h 127.0.0.1 ping",
+        "migrate -path db/migrations -database \"$DATABASE_URL\" down 1",
+    ]);
+}

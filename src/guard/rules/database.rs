@@ -1,11 +1,31 @@
-//! Database: SQL sent to a client (argv such as `psql -c`, `mysql -e`, `sqlite3 db 'SQL'`,
-//! here-documents, here-strings, text piped in) is split into statements and tokenized
-//! (quotes, comments and identifiers understood, not pattern-matched): `DROP
-//! TABLE/DATABASE/SCHEMA`, `ALTER TABLE .. DROP COLUMN`, `TRUNCATE`, `DELETE`/`UPDATE` without `WHERE` or with a tautology
-//! (`WHERE 1=1`, `WHERE true`, `OR 1=1`). Also whole-database drops by admin tools (`dropdb`,
-//! `mysqladmin drop`, `redis-cli FLUSHALL`, `db.dropDatabase()`, `db.c.remove({})`,
-//! `rails db:drop`, `manage.py flush`, `prisma db push --force-reset`); `redis-cli del` fed
-//! keys by xargs is warned.
+//! Database: an operation on a whole store — every row, every table, the schema, the database
+//! itself — is blocked whoever is told to do it; a change that may lose data as a whole
+//! (migrating down to nothing, a schema push told to accept data loss) is warned.
+//!
+//! - **SQL sent to a client** (argv such as `psql -c`, `mysql -e`, `sqlite3 db 'SQL'`,
+//!   here-documents, here-strings, text piped in) is split into statements and tokenized
+//!   (quotes, comments and identifiers understood, not pattern-matched): `DROP
+//!   TABLE/DATABASE/SCHEMA`, `ALTER TABLE .. DROP COLUMN`, `TRUNCATE`, `DELETE`/`UPDATE`
+//!   without `WHERE` or with a tautology (`WHERE 1=1`, `WHERE true`, `OR 1=1`).
+//! - **A data-store tool's whole-store verb**, whatever the tool: a verb that drops, resets,
+//!   cleans, flushes, wipes or purges ([`WHOLE_VERBS`]) with the database or schema as its
+//!   object ([`STORE_NOUNS`]), in one subcommand word or two (`rails db:drop`, `mix
+//!   ecto.reset`, `sequelize db:drop`, `typeorm schema:drop`, `diesel database reset`, `heroku
+//!   pg:reset`, `liquibase drop-all`, `supabase db reset`), or alone for the tools whose one
+//!   object is the database (`flyway clean`, `dbmate drop`, `manage.py flush`); also `dropdb`,
+//!   `mysqladmin drop`, `redis-cli FLUSHALL`, `prisma migrate reset`, `--force-reset`. A
+//!   project runner in front (`npx`, `poetry run`, `bundle exec`) is read through
+//!   ([`super::project`]).
+//! - **ORM and driver code** run by the application's runner, a console or an interpreter
+//!   ([`orm`]): unscoped bulk calls (`Order.delete_all`, `.objects.all().delete()`,
+//!   `deleteMany({})`, `updateMany({}, ..)`), whole drops (`dropDatabase()`, `drop_all`), SQL
+//!   in its strings.
+//! - **Warned**: migrating to zero or the first version (`db:migrate VERSION=0`, `migrate app
+//!   zero`, `ef database update 0`, `downgrade base`, `--all` rollbacks); a schema push that
+//!   accepts data loss (`prisma db push --accept-data-loss`, `drizzle-kit push --force`); `redis-cli
+//!   shutdown nosave`; `redis-cli del` fed keys by xargs.
+
+mod orm;
 
 use super::{block, violation};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
@@ -15,11 +35,15 @@ pub const DROP_TABLE: &str = "database.drop_table";
 pub const DELETE_WITHOUT_WHERE: &str = "database.delete_without_where";
 pub const UPDATE_WITHOUT_WHERE: &str = "database.update_without_where";
 pub const FLUSH: &str = "database.flush";
+pub const MIGRATE_TO_ZERO: &str = "database.migrate_to_zero";
+pub const DATA_LOSS: &str = "database.data_loss";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         DELETE_WITHOUT_WHERE => "add a WHERE clause naming the rows (DELETE FROM t WHERE id = 1), after a backup",
         UPDATE_WITHOUT_WHERE => "add a WHERE clause naming the rows (UPDATE t SET .. WHERE id = 1), after a backup",
+        MIGRATE_TO_ZERO => "roll back the one migration you need (e.g. rails db:rollback, alembic downgrade -1)",
+        DATA_LOSS => "write a migration that keeps the data, and review the SQL it runs",
         _ => "use a migration with a backup, or DELETE ... WHERE ... for the rows you mean",
     }
 }
@@ -76,6 +100,10 @@ fn client_index(cmd: &SimpleCommand, names: &[&str]) -> Option<usize> {
 pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     admin(cmd, out);
+    whole_store_verb(cmd, out);
+    code(pipeline, index, out);
+    migrated_to_zero(cmd, out);
+    data_loss_accepted(cmd, out);
     let Some(client) = client_index(cmd, DB_CLIENTS) else {
         return;
     };
@@ -116,17 +144,6 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         && args().any(|a| a == "flushall" || a == "flushdb")
     {
         "deletes every key of the Redis database"
-    } else if client_index(cmd, &["mongo", "mongosh"]).is_some()
-        && args().any(|a| {
-            let a: String = a.chars().filter(|c| !c.is_whitespace()).collect();
-            a.contains("dropdatabase(")
-                || a.contains(".drop(")
-                || a.contains(".deletemany({})")
-                || a.contains(".remove({})")
-                || a.contains(".deletemany()")
-        })
-    {
-        "drops a MongoDB database or collection"
     } else if matches!(name, "rails" | "rake" | "bin/rails")
         && args().any(|a| matches!(a.as_str(), "db:drop" | "db:reset" | "db:schema:load" | "db:drop:all"))
     {
@@ -138,15 +155,21 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     } else if name.starts_with("python") && args().any(|a| a.ends_with("manage.py")) && args().any(|a| a == "flush") {
         "deletes every row of every table (Django flush)"
     } else {
-        if client_index(cmd, &["redis-cli", "valkey-cli"]).is_some()
-            && cmd.args_from_stdin
-            && args().any(|a| matches!(a.as_str(), "del" | "unlink"))
-        {
+        let redis = client_index(cmd, &["redis-cli", "valkey-cli", "keydb-cli"]).is_some();
+        if redis && cmd.args_from_stdin && args().any(|a| matches!(a.as_str(), "del" | "unlink")) {
             out.push(super::warn(
                 Category::Database,
                 FLUSH,
                 cmd,
                 "deletes every Redis key a scan lists",
+            ));
+        }
+        if redis && args().any(|a| a == "shutdown") && args().any(|a| a == "nosave") {
+            out.push(super::warn(
+                Category::Database,
+                FLUSH,
+                cmd,
+                "stops the Redis server and throws away what it has not saved",
             ));
         }
         return;
@@ -157,6 +180,244 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         if let Some(last) = out.last_mut() {
             last.rule = DROP_TABLE.into();
         }
+    }
+}
+
+/// Verbs that take a whole store away when their object is one.
+const WHOLE_VERBS: &[&str] = &[
+    "drop", "reset", "wipe", "clean", "flush", "purge", "nuke", "destroy", "truncate", "fresh", "refresh", "replant",
+    "recreate", "erase",
+];
+
+/// Objects that make such a verb whole-store: the database, its schema, the migrations'
+/// state (`migrate:fresh`), a database server's own name (`pg:reset`, `ecto.reset`).
+const STORE_NOUNS: &[&str] = &[
+    "db",
+    "dbs",
+    "database",
+    "databases",
+    "schema",
+    "schemas",
+    "pg",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "ecto",
+    "migrate",
+    "keyspace",
+    "tables",
+    "redis",
+    "mongo",
+    "sqlite",
+];
+
+/// Whole-store verbs glued to their object.
+const WHOLE_WORDS: &[&str] = &["dropall", "dropdb", "flushall", "flushdb", "resetdb", "dropschema"];
+
+/// Tools whose one object is the database: a whole verb needs no object (`flyway clean`,
+/// `dbmate drop`, `manage.py flush`).
+const STORE_TOOLS: &[&str] = &["flyway", "dbmate", "manage.py", "django-admin", "liquibase"];
+
+/// `rails db:drop`, `mix ecto.reset`, `npx typeorm schema:drop`, `diesel database reset`,
+/// `heroku pg:reset`, `flyway clean`, `liquibase drop-all`, `poetry run python manage.py
+/// flush`: a whole-store verb with the database as its object.
+fn whole_store_verb(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if crate::guard::effects::shown_not_done(&cmd.argv)
+        || cmd.argv.iter().any(|a| matches!(a.as_str(), "--help" | "-h" | "help"))
+    {
+        return;
+    }
+    let words = super::project::launched(&cmd.argv);
+    let Some(first) = words.first() else {
+        return;
+    };
+    // Most commands name no such verb: a scan without allocation decides.
+    let named = words[1..].iter().take(6).any(|w| {
+        WHOLE_VERBS
+            .iter()
+            .chain(WHOLE_WORDS)
+            .any(|v| crate::guard::ascii::contains_lowercase(w, v))
+    });
+    if !named {
+        return;
+    }
+    let tool = basename(first);
+    let subcommands: Vec<Vec<String>> = words[1..]
+        .iter()
+        .filter(|w| !w.starts_with('-') && !w.contains(char::is_whitespace) && !w.contains('='))
+        .take(4)
+        .map(|w| {
+            w.split([':', '.', '-', '_', '/'])
+                .filter(|t| !t.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect()
+        })
+        .collect();
+    let verb = |t: &String| WHOLE_VERBS.contains(&t.as_str());
+    let noun = |t: &String| STORE_NOUNS.contains(&t.as_str());
+    let glued = |w: &Vec<String>| {
+        let joined: String = w.concat();
+        WHOLE_WORDS.contains(&joined.as_str()) || (w.len() == 2 && w[0] == "drop" && w[1] == "all")
+    };
+    let whole = subcommands.iter().enumerate().any(|(k, w)| {
+        glued(w)
+            || (w.iter().any(verb)
+                && (w.iter().any(noun)
+                    || k.checked_sub(1)
+                        .and_then(|j| subcommands.get(j))
+                        .is_some_and(|p| p.iter().any(noun))
+                    || (k == 0 && w.len() == 1 && STORE_TOOLS.contains(&tool))))
+    });
+    // `rails destroy model X`, `rake clean`: generators and build tasks, no object of the
+    // store, pass.
+    if whole {
+        out.push(block(
+            Category::Database,
+            FLUSH,
+            Risk::Critical,
+            cmd,
+            "drops, resets or wipes a whole database or schema, with every row in it",
+        ));
+    }
+}
+
+/// Programs that run code given in an option (`-c`, `-e`, `--eval`, `runner`), and the words
+/// that introduce it.
+const CODE_OPTIONS: &[&str] = &["-c", "--command", "-e", "--eval", "-r", "-p", "--print", "runner", "r"];
+
+/// Programs that evaluate code against the application's database: its runners and consoles,
+/// the database shells, and interpreters' one-liners.
+fn evaluates_code(word: &str) -> bool {
+    let b = basename(word);
+    matches!(
+        b,
+        "manage.py"
+            | "django-admin"
+            | "rails"
+            | "mongosh"
+            | "mongo"
+            | "mix"
+            | "iex"
+            | "node"
+            | "ruby"
+            | "php"
+            | "bun"
+            | "deno"
+            | "tsx"
+            | "ts-node"
+            | "irb"
+            | "rake"
+    ) || b.starts_with("python")
+}
+
+/// ORM or driver code given to the application's runner, a database shell or an interpreter
+/// (`manage.py shell -c CODE`, `rails runner CODE`, `mongosh --eval CODE`, a console or
+/// interpreter fed on stdin): judged by [`orm::judge`].
+fn code(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[index];
+    let Some(at) = cmd.argv.iter().position(|w| evaluates_code(w)) else {
+        return;
+    };
+    let rest = &cmd.argv[at + 1..];
+    let mut texts: Vec<&str> = rest
+        .windows(2)
+        .filter(|w| CODE_OPTIONS.contains(&w[0].as_str()))
+        .map(|w| w[1].as_str())
+        .collect();
+    texts.extend(
+        rest.iter()
+            .filter_map(|w| ["--command=", "--eval="].iter().find_map(|p| w.strip_prefix(p))),
+    );
+    texts.extend(cmd.stdin_text.as_deref());
+    // `echo 'Order.delete_all' | rails c`: what is printed into a console is its code.
+    let printed: Vec<String> = match index.checked_sub(1).map(|k| &pipeline[k]) {
+        Some(up) if matches!(up.name(), "echo" | "printf" | "cat") => crate::guard::carriers::printed_text(up)
+            .or_else(|| up.stdin_text.clone())
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    };
+    texts.extend(printed.iter().map(String::as_str));
+    for text in texts {
+        if let Some((rule, what)) = orm::judge(text) {
+            out.push(block(Category::Database, rule, Risk::Critical, cmd, what));
+            return;
+        }
+    }
+}
+
+/// `rails db:migrate VERSION=0`, `manage.py migrate billing zero`, `dotnet ef database update
+/// 0`, `flask db downgrade base`, `mix ecto.rollback --all`, `goose reset`: every migration
+/// rolled back, which drops what they created (warned: a fresh development database is
+/// sometimes rebuilt so).
+fn migrated_to_zero(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let words = super::project::launched(&cmd.argv);
+    let Some(first) = words.first() else {
+        return;
+    };
+    let tool = basename(first);
+    let migration_words = ["migrat", "downgrade", "ecto.", "update"];
+    let named = matches!(tool, "goose" | "dbmate" | "yoyo" | "migrate")
+        || words[1..].iter().take(4).any(|w| {
+            migration_words
+                .iter()
+                .any(|m| crate::guard::ascii::contains_lowercase(w, m))
+        });
+    if !named {
+        return;
+    }
+    let lower: Vec<String> = words[1..].iter().map(|w| w.to_ascii_lowercase()).collect();
+    let migration = lower.iter().take(4).any(|w| {
+        !w.starts_with('-') && (w.contains("migrat") || w.contains("downgrade") || w.starts_with("ecto.rollback"))
+    }) || matches!(tool, "goose" | "dbmate" | "yoyo" | "migrate")
+        || (tool == "dotnet" && lower.windows(3).any(|w| w == ["ef", "database", "update"]));
+    if !migration {
+        return;
+    }
+    let zero = |w: &str| matches!(w, "0" | "zero" | "base");
+    let target = lower.iter().enumerate().any(|(k, w)| {
+        let after_option = k > 0 && lower[k - 1].starts_with('-') && !lower[k - 1].starts_with("--all");
+        (zero(w) && !after_option && k > 0)
+            || w == "version=0"
+            || w == "--all"
+            || w == "-all"
+            || w.ends_with(":all")
+            || ["--target=", "--to=", "--target-version=", "--version="]
+                .iter()
+                .any(|p| w.strip_prefix(p).is_some_and(zero))
+            || (matches!(w.as_str(), "--target" | "--to" | "--target-version") && lower.get(k + 1).is_some_and(|v| zero(v)))
+            || (tool == "goose" && (w == "reset" || (w == "down-to" && lower.get(k + 1).is_some_and(|v| zero(v)))))
+            // golang-migrate: `down` with no count rolls back every migration.
+            || (tool == "migrate" && w == "down" && k + 1 == lower.len())
+    });
+    if target {
+        out.push(super::warn(
+            Category::Database,
+            MIGRATE_TO_ZERO,
+            cmd,
+            "migrates the database down to before its first migration, dropping what the migrations made",
+        ));
+    }
+}
+
+/// `prisma db push --accept-data-loss`, `drizzle-kit push --force`: schema changes applied
+/// after being told not to stop for the columns and tables they drop.
+fn data_loss_accepted(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let words = super::project::launched(&cmd.argv);
+    let tool = words.first().map(|w| basename(w)).unwrap_or("");
+    let accepts = cmd
+        .argv
+        .iter()
+        .any(|a| matches!(a.as_str(), "--accept-data-loss" | "--allow-data-loss"));
+    let forced_push =
+        tool == "drizzle-kit" && words.iter().any(|w| w == "push") && words.iter().any(|w| w == "--force" || w == "-f");
+    if accepts || forced_push {
+        out.push(super::warn(
+            Category::Database,
+            DATA_LOSS,
+            cmd,
+            "applies schema changes that drop data without asking",
+        ));
     }
 }
 
