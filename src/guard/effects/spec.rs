@@ -363,7 +363,7 @@ impl Val {
             Val::Zero => lower == "0" || lower.ends_with("=0") || lower.ends_with(":0"),
             Val::Verb(set) => {
                 let verb = lower.rsplit(':').next().unwrap_or(&lower);
-                set.iter().any(|s| verb == *s)
+                set.contains(&verb)
             }
             Val::Suffix(set) => set.iter().any(|s| lower.ends_with(s)),
             Val::Any => true,
