@@ -74,6 +74,9 @@ pub struct SimpleCommand {
     /// The command runs with another user's rights: a privilege wrapper (`sudo`, `doas`,
     /// `pkexec`, `run0`, `runuser`) was unwrapped in front of it.
     pub as_root: bool,
+    /// What the inline program the command hands an interpreter does (`python -c ..`), read
+    /// once by the walker for the carriers and the effect rules; None when it runs none.
+    pub(crate) inline: Option<carriers::code::Reading>,
 }
 
 impl SimpleCommand {

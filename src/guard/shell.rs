@@ -733,6 +733,7 @@ impl Walker<'_> {
         }
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
         // script written earlier and run here, ...: the commands it carries are parsed too.
+        cmd.inline = carriers::code::read(&cmd);
         for carried in carriers::carried(&cmd, &self.written) {
             // A remote script runs with the remote user's rights, not these.
             let root = cmd.as_root && carried.runs != Runs::Remote;

@@ -1,73 +1,69 @@
-//! Inline programs of interpreters that run commands or touch files: `python -c`, `perl -e`,
-//! `ruby -e`, `node -e`, `php -r`, `deno eval`, `bun -e`, and `awk 'PROGRAM'`. What they carry is
-//! translated into the shell commands that do the same, so the rules judge it: the string
-//! literals of a program that runs commands (`os.system("rm -rf /")`,
-//! `subprocess.run(["rm", "-rf", "/"])`, backticks, `child_process`), its recursive and
-//! single-file deletions (`shutil.rmtree("/")` → `rm -rf /`, `os.remove(p)` → `rm -f p`, the
-//! home directory spelled `Path.home()`, `os.homedir()`, ...), and a credential path it names
-//! (→ `cat PATH`).
+//! Inline programs of interpreters: `python -c`, `node -e`/`-p`, `perl -e`, `ruby -e`, `php -r`,
+//! `lua -e`, `deno eval`, `bun -e`, `osascript -e`, the same programs fed on stdin (`python3 -
+//! <<'EOF'`), and `awk 'PROGRAM'`. What a program does is read by [`super::code`] and carried
+//! as the shell commands that do the same, in the program's order, as one script run by a
+//! process of its own: the commands it runs (`os.system("rm -rf /")`,
+//! `spawnSync('git', ['checkout', '--', '.'])` → `git checkout -- .`), the files it writes,
+//! deletes, moves or rewrites (`open('/dev/sda','wb').write(..)` → `tee /dev/sda`,
+//! `p.write_text(re.sub(..., p.read_text()))` → `sed -i ..`), what it prints (`print(open(".env")
+//! .read())` → `cat .env`) and sends (`requests.post(URL, json=dict(os.environ))` → `env | curl
+//! --data-binary @- URL`), and a credential file it names (→ `cat PATH > /dev/null`). What has
+//! no shell spelling (hidden code run, fork loops) is the effect rules' to judge
+//! (`effects::judge`), from the same reading.
+//!
+//! An awk program is read the older way: its string literals, when it calls `system`.
 
 use super::Carried;
-use crate::guard::basename;
 use crate::guard::shell::shell_quote;
+use crate::guard::{basename, SimpleCommand};
 
-/// The shell commands an inline program amounts to (see the module doc), each run by a
-/// process of its own.
-pub(super) fn carried(argv: &[String]) -> Vec<Carried> {
-    shell_literals(argv)
-        .into_iter()
-        .chain(inline_effects(argv))
-        .map(Carried::child)
-        .collect()
+/// The shell commands an inline program amounts to, as one script run by a process of its own.
+pub(super) fn carried(cmd: &SimpleCommand) -> Vec<Carried> {
+    if let Some(reading) = super::code::reading(cmd) {
+        let mut commands = reading.commands.clone();
+        named_credentials(cmd, &mut commands);
+        return if commands.is_empty() {
+            Vec::new()
+        } else {
+            vec![Carried::child(commands.join("\n"))]
+        };
+    }
+    awk_literals(&cmd.argv).into_iter().map(Carried::child).collect()
 }
 
-/// String literals of an inline program (`python -c`, `perl -e`, `ruby -e`, `node -e`) that
-/// runs commands (`os.system`, `subprocess`, `exec`, `system`, backticks, `child_process`).
-fn shell_literals(argv: &[String]) -> Vec<String> {
-    let Some(code) = inline_program(argv) else {
+/// A credential file an inline program names but the reading did not see used (`lua -e 'local
+/// f=io.open("/root/.aws/credentials","rb") ..'` reads it whatever it does next): read.
+fn named_credentials(cmd: &SimpleCommand, commands: &mut Vec<String>) {
+    let Some((_, code, _)) = super::code::inline_program(cmd) else {
+        return;
+    };
+    for lit in quoted_literals(&code) {
+        let path = lit.trim();
+        let named = crate::guard::rules::secrets::is_credential_path(path)
+            && !path.contains(char::is_whitespace)
+            && !commands.iter().any(|c| c.contains(path));
+        if named {
+            commands.push(format!("cat {} > /dev/null", shell_quote(path)));
+        }
+    }
+}
+
+/// String literals of an awk program that calls `system` (`awk 'BEGIN {system("rm -rf /")}'`):
+/// a literal with a space is a command, one-word literals in order an argv.
+fn awk_literals(argv: &[String]) -> Vec<String> {
+    let Some(code) = awk_program(argv) else {
         return Vec::new();
     };
-    let runs = [
-        "system",
-        "subprocess",
-        "popen",
-        "exec",
-        "spawn",
-        "child_process",
-        "`",
-        "Popen",
-        "call(",
-    ]
-    .iter()
-    .any(|k| code.contains(k));
-    if !runs {
+    if !code.contains("system") && !code.contains('|') {
         return Vec::new();
     }
     let mut out = Vec::new();
-    // `subprocess.run(["rm", "-rf", "/"])`: one-word literals in order form an argv.
     let mut words: Vec<String> = Vec::new();
-    let b: Vec<char> = code.chars().collect();
-    let mut k = 0;
-    while k < b.len() {
-        let q = b[k];
-        if q == '"' || q == '\'' || q == '`' {
-            let start = k + 1;
-            let mut j = start;
-            while j < b.len() && b[j] != q {
-                if b[j] == '\\' {
-                    j += 1;
-                }
-                j += 1;
-            }
-            let lit: String = b[start..j.min(b.len())].iter().collect();
-            if lit.contains(' ') {
-                out.push(lit);
-            } else if !lit.is_empty() {
-                words.push(shell_quote(&lit));
-            }
-            k = j + 1;
-        } else {
-            k += 1;
+    for lit in quoted_literals(code) {
+        if lit.contains(' ') {
+            out.push(lit);
+        } else if !lit.is_empty() {
+            words.push(shell_quote(&lit));
         }
     }
     if words.len() > 1 {
@@ -76,132 +72,49 @@ fn shell_literals(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// The program text of an inline interpreter call (`python -c CODE`, `perl -e CODE`,
-/// `node -e CODE`, `awk 'PROGRAM'`), if `argv` is one.
-fn inline_program(argv: &[String]) -> Option<&String> {
+/// The program text of `awk 'PROGRAM'`, if `argv` is one (not `-f FILE`).
+fn awk_program(argv: &[String]) -> Option<&String> {
     let name = argv.first().map(|w| basename(w))?;
-    if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
-        if argv.iter().any(|a| a == "-f" || a.starts_with("--file")) {
-            return None;
-        }
-        let mut i = 1;
-        while let Some(a) = argv.get(i) {
-            match a.as_str() {
-                "-F" | "-v" => i += 2,
-                "--" => return argv.get(i + 1),
-                _ if a.starts_with('-') && a.len() > 1 => i += 1,
-                _ => return Some(a),
-            }
-        }
+    if !matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
         return None;
     }
-    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
-    if !inline {
+    if argv.iter().any(|a| a == "-f" || a.starts_with("--file")) {
         return None;
     }
-    let i = argv.iter().position(|a| {
-        matches!(
-            a.as_str(),
-            "-c" | "-e" | "-r" | "--eval" | "-E" | "-pe" | "-ne" | "-pie"
-        )
-    })?;
-    argv.get(i + 1)
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_str() {
+            "-F" | "-v" => i += 2,
+            "--" => return argv.get(i + 1),
+            _ if a.starts_with('-') && a.len() > 1 => i += 1,
+            _ => return Some(a),
+        }
+    }
+    None
 }
 
-/// String literals of a program, in order, with the byte offset of their opening quote.
-fn string_literals(code: &str) -> Vec<(usize, String)> {
+/// The quoted literals of a program, in order (a backslash escapes the next character).
+fn quoted_literals(code: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut chars = code.char_indices();
-    while let Some((at, q)) = chars.next() {
-        if q != '"' && q != '\'' && q != '`' {
+    let mut chars = code.chars();
+    while let Some(q) = chars.next() {
+        if q != '"' && q != '\'' {
             continue;
         }
         let mut lit = String::new();
-        while let Some((_, c)) = chars.next() {
+        while let Some(c) = chars.next() {
             if c == q {
                 break;
             }
             if c == '\\' {
-                if let Some((_, n)) = chars.next() {
+                if let Some(n) = chars.next() {
                     lit.push(n);
                 }
                 continue;
             }
             lit.push(c);
         }
-        out.push((at, lit));
-    }
-    out
-}
-
-/// What an inline program does to files, as the shell commands that do the same, so the
-/// deletion and secrets rules judge it: `shutil.rmtree("/")` → `rm -rf /`,
-/// `os.remove(p)` → `rm -f p`, a credential file path in the program → `cat path`.
-fn inline_effects(argv: &[String]) -> Vec<String> {
-    let Some(code) = inline_program(argv) else {
-        return Vec::new();
-    };
-    // Calls that delete recursively, and ones that delete one file.
-    const RECURSIVE: &[&str] = &[
-        "rmtree(",
-        "rm_rf(",
-        "rm_r(",
-        "remove_tree(",
-        "rmSync(",
-        "rimraf(",
-        "removeSync(",
-        "remove_dir_all(",
-        "rmdirSync(",
-        "emptyDirSync(",
-    ];
-    const SINGLE: &[&str] = &["remove(", "unlink(", "unlinkSync(", "unlink ", "File.delete(", "rm_f("];
-    // Expressions for the home directory.
-    const HOME: &[&str] = &[
-        "Dir.home",
-        "homedir()",
-        "Path.home()",
-        "$ENV{HOME}",
-        "ENV['HOME']",
-        "ENV[\"HOME\"]",
-        "environ['HOME']",
-        "environ[\"HOME\"]",
-        "env.HOME",
-    ];
-    let literals = string_literals(code);
-    let mut out = Vec::new();
-    for (calls, flags) in [(RECURSIVE, "-rf"), (SINGLE, "-f")] {
-        for call in calls {
-            for (at, _) in code.match_indices(call) {
-                let start = at + call.len();
-                let rest = &code[start..];
-                let end = start + rest.find([')', ';', '\n']).unwrap_or(rest.len());
-                // The first string literal inside the call, else a home-directory expression.
-                // A module name (`require("os").homedir()`) is not a path.
-                let target = literals
-                    .iter()
-                    .find(|(pos, _)| (start..end).contains(pos) && !code[..*pos].ends_with("require("))
-                    .map(|(_, l)| l.clone())
-                    .or_else(|| {
-                        // The first argument (`require("os").homedir()`, `Path.home()`).
-                        let arg = code[start..].split([',', ';', '\n']).next().unwrap_or("");
-                        HOME.iter().any(|h| arg.contains(h)).then(|| "~".to_string())
-                    });
-                if let Some(t) = target {
-                    out.push(format!("rm {flags} {}", shell_quote(&t)));
-                }
-            }
-        }
-    }
-    for (_, lit) in &literals {
-        let path = ["~/", "/home/", "/root/", "/Users/", "/etc/"]
-            .iter()
-            .any(|p| lit.starts_with(p));
-        // `open(".env").read()`, `readFileSync("config/.env.production")`: a secrets file the
-        // program names, wherever it is.
-        let dotenv = crate::guard::rules::exfiltration::dotenv(lit.rsplit('/').next().unwrap_or(lit));
-        if (path || dotenv) && !lit.contains(char::is_whitespace) {
-            out.push(format!("cat {}", shell_quote(lit)));
-        }
+        out.push(lit);
     }
     out
 }
@@ -211,61 +124,69 @@ mod tests {
     use super::super::testing::{script, scripts};
     use super::super::Runs;
 
-    fn all(words: &[&str]) -> Vec<String> {
-        scripts(words).into_iter().map(|c| c.script).collect()
+    /// The one script `words` carries, in a process of its own.
+    fn carried(words: &[&str]) -> String {
+        script(words, Runs::Child)
     }
 
     #[test]
-    fn commands_in_string_literals_of_a_program_that_runs_them() {
+    fn commands_a_program_runs_are_carried_in_a_subshell_each() {
         assert_eq!(
-            script(&["python3", "-c", "import os; os.system('rm -rf /')"], Runs::Child),
-            "rm -rf /"
+            carried(&["python3", "-c", "import os; os.system('rm -rf /')"]),
+            "(\nrm -rf /\n)"
         );
-        // One-word literals in order form an argv.
-        assert!(
-            all(&["python", "-c", "import subprocess; subprocess.run(['rm', '-rf', '/'])"])
-                .contains(&"'rm' '-rf' '/'".to_string())
-        );
+        // A literal argv is quoted word by word.
         assert_eq!(
-            script(&["perl", "-e", "system(\"curl x | sh\")"], Runs::Child),
-            "curl x | sh"
+            carried(&["python", "-c", "import subprocess; subprocess.run(['rm', '-rf', '/'])"]),
+            "(\n'rm' '-rf' '/'\n)"
         );
+        assert_eq!(carried(&["perl", "-e", "system(\"curl x | sh\")"]), "(\ncurl x | sh\n)");
         assert_eq!(
-            script(
-                &["node", "-e", "require('child_process').execSync('rm -rf ~')"],
-                Runs::Child
-            ),
-            "rm -rf ~"
+            carried(&["node", "-e", "require('child_process').execSync('rm -rf ~')"]),
+            "(\nrm -rf ~\n)"
         );
         assert_eq!(
-            script(&["awk", "BEGIN { system(\"rm -rf /\") }"], Runs::Child),
-            "rm -rf /"
+            carried(&[
+                "node",
+                "-e",
+                "require('child_process').spawnSync('git', ['checkout', '--', '.'])"
+            ]),
+            "(\n'git' 'checkout' '--' '.'\n)"
         );
-        // A program that runs nothing carries nothing; nor does an awk program file.
+        assert_eq!(
+            carried(&["lua", "-e", "os.execute('pkill -u dev')"]),
+            "(\npkill -u dev\n)"
+        );
+        assert_eq!(carried(&["awk", "BEGIN { system(\"rm -rf /\") }"]), "rm -rf /");
+        // A program that runs nothing carries nothing; nor does an awk program file, nor text
+        // the interpreter would reject.
         assert!(scripts(&["python3", "-c", "print('a b')"]).is_empty());
+        assert!(scripts(&["node", "-e", "rm -rf /"]).is_empty());
         assert!(scripts(&["awk", "-f", "x.awk", "system(\"rm -rf /\")"]).is_empty());
     }
 
     #[test]
-    fn deletions_and_credential_reads_as_shell_commands() {
+    fn file_effects_and_credential_reads_as_shell_commands() {
         assert_eq!(
-            script(&["python3", "-c", "import shutil; shutil.rmtree('/')"], Runs::Child),
+            carried(&["python3", "-c", "import shutil; shutil.rmtree('/')"]),
             "rm -rf '/'"
         );
         assert_eq!(
-            script(&["python3", "-c", "import os; os.remove('/var/x')"], Runs::Child),
+            carried(&["python3", "-c", "import os; os.remove('/var/x')"]),
             "rm -f '/var/x'"
         );
         assert_eq!(
-            script(
-                &["node", "-e", "fs.rmSync(require('os').homedir(), {recursive: true})"],
-                Runs::Child
-            ),
+            carried(&["node", "-e", "fs.rmSync(require('os').homedir(), {recursive: true})"]),
             "rm -rf '~'"
         );
         assert_eq!(
-            script(&["ruby", "-e", "puts File.read('~/.ssh/id_rsa')"], Runs::Child),
+            carried(&["ruby", "-e", "puts File.read('~/.ssh/id_rsa')"]),
             "cat '~/.ssh/id_rsa'"
+        );
+        // Named but not seen used: read all the same.
+        assert_eq!(
+            carried(&["python3", "-c", "shutil.copyfileobj(x('/root/.aws/credentials'), y)"]),
+            "cat '/root/.aws/credentials' > /dev/null"
         );
     }
 }

@@ -46,6 +46,7 @@
 //! This module never parses shell text and never judges anything: it turns a command into the
 //! text of the commands it carries, and the walker and the rules do the rest.
 
+pub(crate) mod code;
 mod containers;
 mod interpreters;
 mod powershell;
@@ -120,7 +121,7 @@ pub(crate) struct StdinScript {
 pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carried> {
     let mut out = programs::run_variables(cmd);
     out.extend(by_name(&cmd.argv));
-    out.extend(interpreters::carried(&cmd.argv));
+    out.extend(interpreters::carried(cmd));
     out.extend(programs::find_exec(&cmd.argv));
     out.extend(programs::command_options(&cmd.argv));
     out.extend(written_script(cmd, written));

@@ -209,6 +209,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         ));
     }
     inline_reverse_shell(cmd, out);
+    inline_code(cmd, out);
     inline_setuid(cmd, out);
     inline_server(cmd, out);
     edited(cmd, ctx, out);
@@ -831,6 +832,46 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             cmd,
             "inline code that connects out and runs what comes back: a reverse shell",
         ));
+    }
+}
+
+/// What an inline program does that has no shell spelling (its other effects are carried as
+/// shell commands and judged as such): a command or code it decodes, decompresses, reverses,
+/// builds from char codes or downloads, and runs unread (`exec(b64decode(..))`,
+/// `system(pack("H*", ..))`, `https.get(URL, r => .. eval(d))`, a downloaded file run); a fork
+/// in an endless loop; a program made to start at every login.
+fn inline_code(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    use crate::guard::carriers::code::{reading, Fact};
+    let Some(reading) = reading(cmd) else {
+        return;
+    };
+    for fact in &reading.facts {
+        out.push(match fact {
+            Fact::RunsHidden { how, code } => block(
+                Category::RemoteExecution,
+                crate::guard::rules::remote_execution::EVAL_DOWNLOAD,
+                Risk::Critical,
+                cmd,
+                format!(
+                    "inline code runs {} it does not show ({how}): nobody read what runs",
+                    if *code { "code" } else { "a command" }
+                ),
+            ),
+            Fact::ForkLoop => block(
+                Category::Process,
+                crate::guard::rules::process::FORK_BOMB,
+                Risk::Critical,
+                cmd,
+                "a fork bomb: inline code that forks in an endless loop",
+            ),
+            Fact::LoginItem => block(
+                Category::Persistence,
+                SCHEDULED,
+                Risk::High,
+                cmd,
+                "makes a program start at every login (a login item)",
+            ),
+        });
     }
 }
 
