@@ -441,26 +441,46 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     python_file_server(cmd, out);
 }
 
-/// Python's file-server modules, each with the options that bind it, name the directory
-/// served, let visitors write, and ask for a login. Each listens on every interface by
+/// A Python file-server module and the options that bind it, name the directory served, let
+/// visitors write (`*`: always), and ask for a login. Each listens on every interface by
 /// default, and takes anyone.
-const PYTHON_FILE_SERVERS: &[(&str, &[&str], &[&str], &[&str], &[&str])] = &[
-    ("http.server", &["--bind", "-b"], &["--directory", "-d"], &[], &[]),
-    ("SimpleHTTPServer", &[], &[], &[], &[]),
-    (
-        "pyftpdlib",
-        &["-i", "--interface"],
-        &["-d", "--directory"],
-        &["-w", "--write"],
-        &["-u", "--username"],
-    ),
-    (
-        "uploadserver",
-        &["--bind", "-b"],
-        &["--directory", "-d"],
-        &["*"],
-        &["--basic-auth", "--basic-auth-upload"],
-    ),
+struct FileServer {
+    module: &'static str,
+    bind: &'static [&'static str],
+    dir: &'static [&'static str],
+    write: &'static [&'static str],
+    login: &'static [&'static str],
+}
+
+const PYTHON_FILE_SERVERS: &[FileServer] = &[
+    FileServer {
+        module: "http.server",
+        bind: &["--bind", "-b"],
+        dir: &["--directory", "-d"],
+        write: &[],
+        login: &[],
+    },
+    FileServer {
+        module: "SimpleHTTPServer",
+        bind: &[],
+        dir: &[],
+        write: &[],
+        login: &[],
+    },
+    FileServer {
+        module: "pyftpdlib",
+        bind: &["-i", "--interface"],
+        dir: &["-d", "--directory"],
+        write: &["-w", "--write"],
+        login: &["-u", "--username"],
+    },
+    FileServer {
+        module: "uploadserver",
+        bind: &["--bind", "-b"],
+        dir: &["--directory", "-d"],
+        write: &["*"],
+        login: &["--basic-auth", "--basic-auth-upload"],
+    },
 ];
 
 /// `python3 -m http.server`, `python3 -m pyftpdlib -w -d /`: a directory handed to every host
@@ -475,7 +495,14 @@ fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let Some(module) = argv.windows(2).find(|w| w[0] == "-m").map(|w| w[1].as_str()) else {
         return;
     };
-    let Some((_, bind, dir, write, login)) = PYTHON_FILE_SERVERS.iter().find(|(m, ..)| *m == module) else {
+    let Some(FileServer {
+        bind,
+        dir,
+        write,
+        login,
+        ..
+    }) = PYTHON_FILE_SERVERS.iter().find(|s| s.module == module)
+    else {
         return;
     };
     let value = |opts: &[&str]| {
