@@ -60,7 +60,7 @@ use std::path::PathBuf;
 
 use super::{basename, Pipeline, SimpleCommand};
 
-pub(crate) use text::{disguised_literal, printed_text, WrittenFiles};
+pub(crate) use text::{disguised_literal, printed_text, stdin_of, WrittenFiles};
 pub use wrappers::{unwrap_command, unwrap_command_keeping};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.

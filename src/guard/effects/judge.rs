@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use super::place::{check_place, place_of, CheckPlace, Place};
+use super::settings;
 use super::spec::{is_flag, Does};
-use super::table::{BROAD_PROCESS_NAMES, PROGRAMS, QUIET};
+use super::table::{BROAD_PROCESS_NAMES, PROGRAMS, QUIET, UPKEEP};
 use crate::guard::rules::{block, violation, warn};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{GuardContext, Pipeline, SimpleCommand};
@@ -42,6 +43,9 @@ const CREDENTIAL_FILE: &str = crate::guard::rules::secrets::CREDENTIAL_FILE;
 pub const NETWORK_CONFIG: &str = "network.config";
 pub const MANAGED_DELETE: &str = crate::guard::rules::deletion::MANAGED_RESOURCE;
 pub const ATTACK_TOOL: &str = "network.attack_tool";
+pub const INPUT_CAPTURE: &str = "secrets.input_capture";
+pub const PROCESS_MEMORY: &str = "secrets.process_memory";
+pub const ROOT_FROM_TEMP: &str = "privilege.root_from_temp";
 const INFRASTRUCTURE: &str = crate::guard::rules::deletion::INFRASTRUCTURE;
 
 /// The safer alternative for an effect rule, or None for ids this module does not own.
@@ -68,6 +72,9 @@ pub fn alternative(rule: &str) -> Option<&'static str> {
         DEPENDENCY_DIR => {
             "keep installed dependencies; let the package manager fix them (npm ci, pip install -r requirements.txt)"
         }
+        INPUT_CAPTURE => "leave other people's keystrokes, traffic and screens alone; debug with the task's own logs",
+        PROCESS_MEMORY => "debug the process the task started, by its own logs or a debugger on its own pid",
+        ROOT_FROM_TEMP => "build or copy the program into the workspace, read it, and run it there without sudo",
         _ => return None,
     })
 }
@@ -135,6 +142,10 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             written(cmd, target, at(target), out);
         }
     }
+    security_settings(pipeline, i, out);
+    if let Some(dir) = extracted_into(cmd) {
+        written(cmd, dir, at(dir), out);
+    }
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
     let dry = shown_not_done(&cmd.argv);
@@ -170,6 +181,11 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
                 }
                 does(cmd, clause.does, &operands, ctx, out);
             }
+            // A spec says what its clauses say; a use none of them describes is looked at
+            // like a program without one, unless the spec describes every effect it has.
+            if !described && !is_quiet(name) && !super::table::FULLY_DESCRIBED.contains(&name) {
+                unknown_program(cmd, ctx, out);
+            }
         }
         None => {
             if name == "find" {
@@ -188,13 +204,24 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     }
     if name == "kill" {
         kill_by_lookup(cmd, out);
+        kill_fed_by_lookup(pipeline, i, out);
     }
     if !dry && !described {
         managed_delete(cmd, out);
     }
     super::packages::check(cmd, out);
     credential_hunt(cmd, ctx, out);
+    others_secrets(cmd, out);
     instance_metadata(cmd, out);
+    run_from_temp(cmd, ctx, out);
+    agent_stopped(cmd, out);
+    pod_escape(cmd, out);
+    if name == "find" {
+        find_over_logs(cmd, ctx, out);
+    }
+    if name == "touch" {
+        timestomp(cmd, ctx, out);
+    }
     embedded_paths(cmd, ctx, out);
     output_options(cmd, ctx, out);
     library_loads(cmd, ctx, out);
@@ -228,7 +255,15 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             "-H" | "--hash" | "-hashes" | "--hashes" | "--nthash" | "-nthash"
         ) && hash(&w[1])
     });
-    if ATTACK_TOOLS.contains(&name) && pass_the_hash {
+    if dumps_credentials(cmd) {
+        out.push(block(
+            Category::Secrets,
+            CREDENTIAL_HUNT,
+            Risk::Critical,
+            cmd,
+            "runs a credential dumper: the passwords and hashes this machine or another holds",
+        ));
+    } else if ATTACK_TOOLS.contains(&name) && pass_the_hash {
         out.push(block(
             Category::Secrets,
             ATTACK_TOOL,
@@ -346,6 +381,16 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             continue;
         }
         let names: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+        if names.iter().any(|n| super::table::names_agent(n)) {
+            out.push(block(
+                Category::Network,
+                SECURITY_OFF,
+                Risk::High,
+                cmd,
+                format!("kills the security or monitoring agents `{inner}` finds"),
+            ));
+            return;
+        }
         let broad = names
             .iter()
             .any(|n| BROAD_PROCESS_NAMES.contains(&n.to_ascii_lowercase().as_str()));
@@ -356,6 +401,64 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             out.push(warn(Category::Process, KILL_ALL, cmd, what));
         }
         return;
+    }
+}
+
+/// `pgrep -f java | xargs kill -9`, `ps aux | grep '[n]ode' | awk '{print $2}' | xargs kill`:
+/// the processes a lookup by name finds, killed; judged like `pkill NAME`.
+fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
+    if !cmd.args_from_stdin || i == 0 {
+        return;
+    }
+    let names: Vec<&str> = pipeline[..i]
+        .iter()
+        .filter(|c| matches!(c.name(), "pgrep" | "pidof" | "grep" | "egrep"))
+        .flat_map(|c| c.argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str))
+        .collect();
+    let Some(name) = names.first() else {
+        return;
+    };
+    let lookup = pipeline[..i]
+        .iter()
+        .any(|c| matches!(c.name(), "pgrep" | "pidof" | "ps"));
+    if !lookup {
+        return;
+    }
+    // `'[n]ode'`: the brackets keep grep from finding itself.
+    let bare = |n: &str| {
+        n.chars()
+            .filter(|c| c.is_ascii_alphanumeric() || "-_".contains(*c))
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let display = SimpleCommand {
+        argv: pipeline[..=i].iter().flat_map(|c| c.argv.clone()).collect(),
+        ..cmd.clone()
+    };
+    if names.iter().any(|n| super::table::names_agent(n)) {
+        out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            &display,
+            "kills the security or monitoring agents a lookup finds",
+        ));
+    } else if names.iter().any(|n| BROAD_PROCESS_NAMES.contains(&bare(n).as_str())) {
+        out.push(block(
+            Category::Process,
+            KILL_ALL,
+            Risk::High,
+            &display,
+            format!("kills every `{name}` process a lookup finds, not only the one this task started"),
+        ));
+    } else {
+        out.push(warn(
+            Category::Process,
+            KILL_ALL,
+            &display,
+            format!("kills every `{name}` process a lookup finds by name, whoever started it"),
+        ));
     }
 }
 
@@ -415,6 +518,7 @@ const ATTACK_TOOLS: &[&str] = &[
     "linpeas.sh",
     "chisel",
     "ligolo-ng",
+    "ldapdomaindump",
 ];
 
 /// Words that, as a CLI's subcommand, delete what it manages.
@@ -746,7 +850,24 @@ fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
 /// `enable -f /tmp/x.so`, `ladspa=file=/tmp/x.so`): code anyone could have dropped there.
 fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
-    if cmd.argv[1..].iter().any(|a| names_temp_library(a, cwd, ctx.workspace)) {
+    // `LD_PRELOAD=/dev/shm/x.so cmd`: the loader maps it into the program before anything.
+    let preloaded = cmd.assignments.iter().any(|a| {
+        a.split_once('=').is_some_and(|(k, v)| {
+            LOADER_VARIABLES.contains(&k)
+                && v.split([':', ' '])
+                    .any(|p| place_of(p, cwd, ctx.workspace) == Place::Temp)
+        })
+    });
+    // `ldconfig -f /tmp/x.conf`, `ldconfig /tmp/libs`: the loader's cache built from a temp
+    // directory.
+    let cache_from_temp = cmd.name() == "ldconfig"
+        && cmd.argv[1..]
+            .iter()
+            .any(|a| !a.starts_with('-') && place_of(a, cwd, ctx.workspace) == Place::Temp);
+    if (preloaded && !cmd.as_root)
+        || cache_from_temp
+        || cmd.argv[1..].iter().any(|a| names_temp_library(a, cwd, ctx.workspace))
+    {
         out.push(warn(
             Category::Privilege,
             LIBRARY_LOAD,
@@ -754,6 +875,76 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             "loads a shared library from a temp directory into the program",
         ));
     }
+}
+
+/// Variables the dynamic loader reads: the libraries or directories named there are loaded
+/// before the program's own.
+const LOADER_VARIABLES: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+];
+
+/// Variables that say where a program, a shell or an interpreter finds what it runs or loads.
+const SEARCH_VARIABLES: &[&str] = &[
+    "PATH",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "BASH_ENV",
+    "ENV",
+    "GCONV_PATH",
+];
+
+/// `sudo /tmp/.x/setup`, `sudo bash /tmp/x.sh`, `sudo PATH=/dev/shm/b:$PATH apt-get update`,
+/// `sudo LD_PRELOAD=/tmp/x.so find`: a program, a script, a search path or a preloaded library
+/// taken from a temp directory, where any user can write, run as root. Whoever put a file there
+/// gets root.
+fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    if !cmd.as_root {
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    let temp = |p: &str| {
+        let p = p.trim_start_matches("--require=").trim_start_matches("-r");
+        p.contains('/') && place_of(p, cwd, ctx.workspace) == Place::Temp
+    };
+    let program = temp(&cmd.argv[0]);
+    let interpreter = crate::guard::carriers::is_shell(cmd.name())
+        || cmd.name().starts_with("python")
+        || matches!(cmd.name(), "perl" | "ruby" | "node" | "php" | "source" | ".");
+    let script = interpreter
+        && cmd.argv[1..]
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|a| temp(a));
+    let variable = cmd.assignments.iter().find(|a| {
+        a.split_once('=').is_some_and(|(k, v)| {
+            (LOADER_VARIABLES.contains(&k) || SEARCH_VARIABLES.contains(&k)) && v.split([':', ' ']).any(&temp)
+        })
+    });
+    let what = if let Some(v) = variable {
+        format!("runs as root with {v}, a search path or library from a temp directory")
+    } else if program || script {
+        "runs a program from a temp directory as root".to_string()
+    } else {
+        return;
+    };
+    out.push(block(
+        Category::Privilege,
+        ROOT_FROM_TEMP,
+        Risk::Critical,
+        cmd,
+        format!("{what}: whoever can write there gets root"),
+    ));
 }
 
 /// Whether `text` names a shared library (`x.so`, `x.so.1`) in a temp directory.
@@ -970,7 +1161,10 @@ fn edited(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>)
         "vi", "vim", "nvim", "view", "nano", "pico", "emacs", "ed", "ex", "micro", "joe", "mcedit", "kak", "hx",
         "helix", "gedit", "kate", "sudoedit", "vipw", "vigr", "visudo",
     ];
-    if !EDITORS.contains(&cmd.name()) {
+    // `visudo -c`, `visudo -cf FILE`: checks the syntax, saves nothing.
+    if !EDITORS.contains(&cmd.name())
+        || (cmd.name() == "visudo" && crate::guard::rules::privilege::args_check_only(cmd))
+    {
         return;
     }
     let cwd = cmd.cwd.as_deref();
@@ -1170,6 +1364,8 @@ fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
             .map(|(_, v)| v)
             .unwrap_or(text)
             .trim_start_matches('@');
+        // `/etc/cron.d/`: the word itself, with a trailing slash, is no embedded path.
+        let (whole, whole_bare) = (text.trim_end_matches('/'), bare.trim_end_matches('/'));
         for path in paths_in(text) {
             if path == text.as_str() || path == bare {
                 continue;
@@ -1185,7 +1381,7 @@ fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
                 return;
             }
             // `/etc/passwd` and `/etc/group` are read all the time (user lookups).
-            if matches!(path.as_str(), "/etc/passwd" | "/etc/group") {
+            if matches!(path.as_str(), "/etc/passwd" | "/etc/group") || path == whole || path == whole_bare {
                 continue;
             }
             let what = match place_of(&path, cwd, ctx.workspace) {
@@ -1237,6 +1433,230 @@ fn paths_in(text: &str) -> Vec<String> {
     out
 }
 
+/// Programs and scripts that dump the credentials a machine holds (password hashes, cached
+/// logins, browsers' and tools' saved passwords), by their names without an extension.
+const CREDENTIAL_DUMPERS: &[&str] = &[
+    "secretsdump",
+    "impacket-secretsdump",
+    "lsassy",
+    "pypykatz",
+    "lazagne",
+    "mimikatz",
+    "mimipenguin",
+    "3snake",
+    "truffleproc",
+    "swap_digger",
+    "dploot",
+    "donpapi",
+];
+
+/// Whether `cmd` runs a credential dumper: one of [`CREDENTIAL_DUMPERS`], as the program or as
+/// an interpreter's script (`python3 /tmp/LaZagne/Linux/laZagne.py browsers`), or a lateral
+/// movement kit asked for the SAM, LSA secrets or the domain's hashes.
+fn dumps_credentials(cmd: &SimpleCommand) -> bool {
+    let dumper = |w: &str| {
+        let base = crate::guard::basename(w).to_ascii_lowercase();
+        let stem = base
+            .trim_end_matches(".py")
+            .trim_end_matches(".sh")
+            .trim_end_matches(".exe")
+            .trim_end_matches(".ps1");
+        CREDENTIAL_DUMPERS.contains(&stem)
+    };
+    let interpreter = cmd.name().starts_with("python")
+        || crate::guard::carriers::is_shell(cmd.name())
+        || matches!(cmd.name(), "perl" | "ruby" | "pwsh" | "powershell");
+    let script = interpreter
+        && cmd.argv[1..]
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|a| dumper(a));
+    let dump_options = matches!(cmd.name(), "nxc" | "netexec" | "crackmapexec" | "cme")
+        && cmd.argv.iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "--sam" | "--lsa" | "--ntds" | "--dpapi" | "lsassy" | "nanodump" | "mimikatz"
+            )
+        });
+    dumper(&cmd.argv[0]) || script || dump_options
+}
+
+/// `for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ; done`, `grep -a TOKEN
+/// /proc/*/environ`, `dd if=/proc/1234/mem`, `cat /dev/input/event3`: the environment of every
+/// process, another process's memory, the machine's memory, or the keyboard's raw events.
+fn others_secrets(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let words = cmd.argv[1..].iter().chain(cmd.inputs.iter());
+    for w in words {
+        let path = w.trim_start_matches("if=");
+        let what = if let Some(owner) = path.strip_suffix("/environ") {
+            let pid = owner.strip_prefix("/proc/").unwrap_or(owner);
+            // `/proc/*/environ`, `/proc/[0-9]*/environ`, `$p/environ` from a listing of /proc.
+            let every = pid.contains(['*', '?', '[']) || (owner.starts_with('$') && !owner.contains('/'));
+            if !every {
+                continue;
+            }
+            "reads the environment of every process, with the secrets in it"
+        } else if (path.starts_with("/proc/") && path.ends_with("/mem") && !path.starts_with("/proc/self/"))
+            || matches!(path, "/proc/kcore" | "/dev/mem" | "/dev/kmem" | "/dev/fmem")
+        {
+            "reads another process's or the machine's memory, with the secrets in it"
+        } else if path.starts_with("/dev/input/")
+            && is_quiet(cmd.name())
+            && !matches!(
+                cmd.name(),
+                "ls" | "stat" | "file" | "find" | "readlink" | "realpath" | "test" | "["
+            )
+        {
+            out.push(block(
+                Category::Secrets,
+                INPUT_CAPTURE,
+                Risk::Critical,
+                cmd,
+                "reads the raw events of an input device: the keystrokes typed on this machine",
+            ));
+            return;
+        } else {
+            continue;
+        };
+        out.push(block(Category::Secrets, PROCESS_MEMORY, Risk::Critical, cmd, what));
+        return;
+    }
+}
+
+/// `sudo /var/ossec/bin/wazuh-control stop`, `/etc/init.d/falcon-sensor stop`, `sentinelctl
+/// unload`: a security agent's own control program told to stop it.
+fn agent_stopped(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const STOP: &[&str] = &[
+        "stop",
+        "disable",
+        "unload",
+        "uninstall",
+        "kill",
+        "pause",
+        "off",
+        "--stop",
+        "--disable",
+        "--uninstall",
+        "--unload",
+        "stop-all",
+    ];
+    if super::table::names_agent(&cmd.argv[0]) && cmd.argv[1..].iter().any(|a| STOP.contains(&a.as_str())) {
+        out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            "stops a security, audit or monitoring agent",
+        ));
+    }
+}
+
+/// `kubectl run x --overrides='{"spec":{"hostPID":true,..}}'`, `kubectl apply -f - <<EOF` with
+/// `privileged: true`: a pod spec that shares the host's namespaces, runs privileged or mounts
+/// the host's root: a way out of the cluster's confinement onto the node.
+fn pod_escape(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if !matches!(cmd.name(), "kubectl" | "oc" | "k3s" | "microk8s" | "minikube") {
+        return;
+    }
+    let texts = cmd.argv[1..].iter().chain(cmd.stdin_text.iter());
+    for text in texts.filter(|t| t.contains(':')) {
+        let spec: String = text
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '\t' | '"' | '\''))
+            .map(|c| {
+                if matches!(c, '\n' | '{' | '}' | '[' | ']') {
+                    ','
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        let flags = ["hostpid:true", "hostipc:true", "privileged:true"]
+            .iter()
+            .any(|f| spec.contains(f));
+        let host_path = spec.split("hostpath:").skip(1).any(|rest| {
+            let value = rest.trim_start_matches(',').strip_prefix("path:").unwrap_or("");
+            let value = value.split(',').next().unwrap_or("");
+            super::spec::Val::HostMount.holds(value)
+        });
+        if flags || host_path {
+            out.push(block(
+                Category::Privilege,
+                ESCAPE,
+                Risk::Critical,
+                cmd,
+                "a pod spec that shares the host's namespaces, runs privileged or mounts the host's root",
+            ));
+            return;
+        }
+    }
+}
+
+/// `find /var/log -name '*.log' -exec truncate -s 0 {} +`, `find /var/log -delete`: every
+/// log under the start points emptied or deleted, the record of what was done.
+fn find_over_logs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let own = find_own_words(&cmd.argv);
+    let erases = own.contains(&"-delete")
+        || cmd.argv.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-exec" | "-execdir")
+                && matches!(
+                    crate::guard::basename(&w[1]),
+                    "rm" | "shred" | "unlink" | "truncate" | "srm" | "wipe"
+                )
+        });
+    let cwd = cmd.cwd.as_deref();
+    let logs = own
+        .iter()
+        .skip(1)
+        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && **a != "!")
+        .find(|a| place_of(a, cwd, ctx.workspace) == Place::Logs);
+    if let Some(dir) = logs.filter(|_| erases) {
+        out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            format!("empties or deletes the logs under {dir}, the record of what was done"),
+        ));
+    }
+}
+
+/// `touch -r /bin/ls /usr/local/bin/.sshd`, `touch -d '2 years ago' /etc/cron.d/x`: a system
+/// file's time stamps forged so a change does not stand out.
+fn timestomp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    const FORGING: &[&str] = &["-r", "--reference", "-d", "--date", "-t"];
+    let forged = cmd.argv[1..]
+        .iter()
+        .any(|a| FORGING.contains(&a.split('=').next().unwrap_or(a)));
+    if !forged {
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    let mut args = cmd.argv[1..].iter();
+    while let Some(a) = args.next() {
+        if FORGING.contains(&a.as_str()) {
+            args.next();
+            continue;
+        }
+        if a.starts_with('-') {
+            continue;
+        }
+        if matches!(
+            place_of(a, cwd, ctx.workspace),
+            Place::System | Place::Persistence | Place::Logs | Place::Startup
+        ) {
+            out.push(block(
+                Category::Network,
+                SECURITY_OFF,
+                Risk::High,
+                cmd,
+                format!("forges the time stamps of {a}, a system file, so a change does not stand out"),
+            ));
+            return;
+        }
+    }
+}
+
 /// `curl http://169.254.169.254/latest/meta-data/iam/...`, `wget
 /// http://metadata.google.internal/...`: the cloud instance's metadata service, which hands
 /// out the machine's credentials to whoever asks from inside it.
@@ -1249,7 +1669,57 @@ fn instance_metadata(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "169.254.170.2",
         "metadata.azure.com",
     ];
-    if cmd.argv[1..].iter().any(|a| ENDPOINTS.iter().any(|e| a.contains(e))) {
+    // What the machine says about itself (its region, zone, id, type, addresses) is no
+    // credential; everything else (roles, tokens, keys, user data, a bare listing) may be.
+    const DESCRIPTIONS: &[&str] = &[
+        "region",
+        "zone",
+        "availability-zone",
+        "availability-zone-id",
+        "instance-id",
+        "instance-type",
+        "instance-life-cycle",
+        "ami-id",
+        "hostname",
+        "local-hostname",
+        "public-hostname",
+        "local-ipv4",
+        "public-ipv4",
+        "mac",
+        "machine-type",
+        "cpu-platform",
+        "id",
+        "name",
+        "project-id",
+        "numeric-project-id",
+        "location",
+        "vmsize",
+        "vmid",
+        "ostype",
+    ];
+    let asks_secret = |url: &str| {
+        let path = url.split(['?', '#']).next().unwrap_or(url).trim_end_matches('/');
+        let leaf = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        let credential_words = [
+            "cred",
+            "token",
+            "iam",
+            "identity",
+            "secret",
+            "key",
+            "user-data",
+            "userdata",
+            "attested",
+        ]
+        .iter()
+        .any(|w| crate::guard::ascii::contains_lowercase(path, w));
+        url.contains("169.254.170.2") || credential_words || !DESCRIPTIONS.contains(&leaf.as_str())
+    };
+    if cmd.argv[1..]
+        .iter()
+        .filter(|a| ENDPOINTS.iter().any(|e| a.contains(e)))
+        .any(|a| asks_secret(a))
+    {
         out.push(block(
             Category::Secrets,
             CREDENTIAL_FILE,
@@ -1303,9 +1773,24 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         ".gnupg",
         ".aws",
         ".ssh",
+        "_history",
+        "msal_token_cache.json",
+        "accesstokens.json",
+        "access_tokens.db",
+        "credentials.db",
+        "credentials.json",
+        "kubeconfig",
+        "*.kdb",
+        "*.keytab",
     ];
     let cwd = cmd.cwd.as_deref();
-    let wide = |a: &str| matches!(place_of(a, cwd, ctx.workspace), Place::System | Place::Home) || a == "/" || a == "~";
+    // The machine, the home directory, or a credential directory (`find ~/.aws -name ..`).
+    let wide = |a: &str| {
+        matches!(place_of(a, cwd, ctx.workspace), Place::System | Place::Home)
+            || a == "/"
+            || a == "~"
+            || crate::guard::rules::secrets::is_credential_path(a)
+    };
     let args: Vec<&str> = cmd.argv[1..].iter().map(String::as_str).collect();
     let hunting = match cmd.name() {
         "grep" | "egrep" | "rg" | "ag" | "ack" | "git-secrets" => {
@@ -1316,13 +1801,21 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             }) && args.iter().any(|a| wide(a))
         }
         "find" | "fd" | "locate" | "mlocate" => {
+            // `id_rsa*`, `*.pem`, `.bash_history`: the pattern's stars aside, a key file's name
+            // or suffix.
+            let key_file = |pattern: &str| {
+                let p = pattern.trim_matches(['"', '\'']).trim_matches('*').to_ascii_lowercase();
+                !p.is_empty() && KEY_FILES.iter().any(|k| p.ends_with(k.trim_start_matches('*')))
+            };
             let named = args.windows(2).any(|w| {
-                matches!(w[0], "-name" | "-iname" | "-path" | "-wholename" | "-g" | "--glob")
-                    && KEY_FILES
-                        .iter()
-                        .any(|k| w[1].trim_matches(['"', '\'']).ends_with(k.trim_start_matches('*')))
-            }) || (cmd.name() == "locate" && args.iter().any(|a| KEY_FILES.contains(a)));
-            named && (cmd.name() == "locate" || args.first().is_some_and(|a| wide(a)))
+                matches!(
+                    w[0],
+                    "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-g" | "--glob"
+                ) && key_file(w[1])
+            }) || (cmd.name() == "locate" && args.iter().any(|a| key_file(a)));
+            // Any start outside the workspace (`find //.aws ..`, `find /opt ..`).
+            let outside = |a: &str| wide(a) || place_of(a, cwd, ctx.workspace) == Place::Outside;
+            named && (cmd.name() == "locate" || args.first().is_some_and(|a| outside(a)))
         }
         _ => false,
     };
@@ -1349,6 +1842,8 @@ fn trust_store(path: &str) -> bool {
         "/etc/ca-certificates.conf",
         "/usr/share/pki/trust/anchors",
         "/etc/pki/trust/anchors",
+        "/usr/local/share/certs",
+        "/usr/share/certs/trusted",
     ]
     .iter()
     .any(|d| path.starts_with(d))
@@ -1548,6 +2043,130 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "runs a shell with root's rights: what it runs afterwards is out of the guard's sight",
         ));
     }
+}
+
+/// Writes into a security-relevant configuration, judged by the setting written ([`settings`]):
+/// the text of `echo`/`printf` or a here-document into a redirect, what `tee` reads, and what a
+/// `sed -i`/`perl -pi` script puts in or comments out.
+fn security_settings(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
+    let name = cmd.name();
+    let editor = matches!(name, "sed" | "gsed" | "perl") && in_place(cmd);
+    if cmd.redirects.is_empty() && name != "tee" && !editor {
+        return;
+    }
+    let config = |p: &str| {
+        let p = p.trim_matches(['"', '\'']);
+        let p = p
+            .strip_prefix("/private")
+            .filter(|r| r.starts_with("/etc/"))
+            .unwrap_or(p);
+        p.starts_with('/')
+            .then(|| crate::guard::normalize(Path::new(p)).to_string_lossy().into_owned())
+            .filter(|abs| settings::is_security_config(abs))
+    };
+    let mut writes: Vec<(String, String, bool)> = Vec::new();
+    // What the stage reads: its here-document, or what the stages before it print.
+    let fed = || crate::guard::carriers::stdin_of(pipeline, i);
+    let text = crate::guard::carriers::printed_text(cmd).or_else(fed);
+    for target in cmd.redirects.iter().filter_map(|r| config(r)) {
+        writes.extend(text.clone().map(|t| (target, t, false)));
+    }
+    if name == "tee" {
+        for target in cmd.argv[1..]
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .filter_map(|a| config(a))
+        {
+            writes.extend(fed().map(|t| (target, t, false)));
+        }
+    }
+    if editor {
+        let (scripts, files) = edit_scripts(cmd);
+        let (text, removes) = settings::edit_script(&scripts.join("\n"));
+        for target in files.iter().filter_map(|f| config(f)) {
+            writes.push((target, text.clone(), removes));
+        }
+    }
+    for (target, text, removes) in writes {
+        let Some((weakens, what)) = settings::weakening(&target, &text, removes) else {
+            continue;
+        };
+        let (rule, category) = match weakens {
+            settings::Weakens::Protection => (SECURITY_OFF, Category::Network),
+            settings::Weakens::Authentication => (OPEN_SERVICE, Category::Network),
+        };
+        out.push(block(
+            category,
+            rule,
+            Risk::Critical,
+            cmd,
+            format!("writes {target}: {what}"),
+        ));
+        return;
+    }
+}
+
+/// The directory an archive is extracted into (`tar -xzf a.tgz -C /`, `tar --directory=/etc
+/// -x`): every file in the archive is written there.
+fn extracted_into(cmd: &SimpleCommand) -> Option<&str> {
+    if !matches!(cmd.name(), "tar" | "bsdtar" | "gtar") {
+        return None;
+    }
+    let args = &cmd.argv[1..];
+    let extracts = args.iter().enumerate().any(|(k, a)| {
+        a == "--extract"
+            || a == "--get"
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('x'))
+            || (k == 0 && is_tar_mode(a) && a.contains('x'))
+    });
+    if !extracts {
+        return None;
+    }
+    args.iter().enumerate().find_map(|(k, a)| match a.as_str() {
+        "-C" | "--directory" => args.get(k + 1).map(String::as_str),
+        _ => a.strip_prefix("--directory="),
+    })
+}
+
+/// Whether a `sed`/`perl` command edits its files in place (`-i`, `-i.bak`, `--in-place`,
+/// `-pi`).
+fn in_place(cmd: &SimpleCommand) -> bool {
+    cmd.argv[1..].iter().any(|a| {
+        a.starts_with("--in-place")
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a.len() <= 6
+                && a[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+                && a[1..].split('.').next().is_some_and(|f| f.contains('i')))
+    })
+}
+
+/// A `sed`/`perl` command's scripts (`-e S`, `--expression=S`, or the first operand) and the
+/// files it edits.
+fn edit_scripts(cmd: &SimpleCommand) -> (Vec<&str>, Vec<&str>) {
+    let mut scripts = Vec::new();
+    let mut files = Vec::new();
+    let mut args = cmd.argv[1..].iter().map(String::as_str);
+    let mut explicit = false;
+    while let Some(a) = args.next() {
+        if let Some(s) = a.strip_prefix("--expression=") {
+            scripts.push(s);
+            explicit = true;
+        } else if a == "--expression" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('e')) {
+            scripts.extend(args.next());
+            explicit = true;
+        } else if matches!(a, "-f" | "--file" | "-l" | "--line-length") {
+            explicit |= a != "-l" && a != "--line-length";
+            args.next();
+        } else if a.starts_with('-') {
+        } else if !explicit && scripts.is_empty() {
+            scripts.push(a);
+        } else {
+            files.push(a);
+        }
+    }
+    (scripts, files)
 }
 
 /// A path written by `cmd`: judged by where it lands.
@@ -1957,7 +2576,32 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Risk::Medium,
             "stops, powers off or scales to nothing a remote machine or workload",
         ),
+        Does::HostAccess(what) => (Category::Privilege, ESCAPE, Recommendation::Warn, Risk::Medium, what),
+        Does::Keylog => (
+            Category::Secrets,
+            INPUT_CAPTURE,
+            Recommendation::Block,
+            Risk::Critical,
+            "records the keystrokes typed on this machine, passwords included",
+        ),
+        Does::Eavesdrop(what) => (
+            Category::Secrets,
+            INPUT_CAPTURE,
+            Recommendation::Warn,
+            Risk::Medium,
+            what,
+        ),
+        Does::Loosens(what) => (
+            Category::Privilege,
+            SECURITY_POLICY,
+            Recommendation::Warn,
+            Risk::Medium,
+            what,
+        ),
         Does::DiscardWorktree
+        | Does::RegistersFile
+        | Does::RunsPrograms
+        | Does::ReadsProcess
         | Does::ExposedService
         | Does::AuthOff
         | Does::Writes
@@ -2034,6 +2678,15 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             cmd,
             "kills every process of a user",
         )),
+        Does::KillByName if cmd.name() != "pgrep" && operands.iter().any(|p| super::table::names_agent(p)) => {
+            out.push(block(
+                Category::Network,
+                SECURITY_OFF,
+                Risk::High,
+                cmd,
+                "kills a security, audit or monitoring agent",
+            ))
+        }
         Does::KillByName if cmd.name() != "pgrep" => {
             let harmless = harmless_signal(&cmd.argv);
             let broad = operands.iter().find(|p| {
@@ -2048,7 +2701,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             let by_name = operands.iter().find(|p| {
                 !p.is_empty()
                     && (p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
-                        || (p.contains(".*") && !p.contains(char::is_whitespace)))
+                        || ((p.contains(".*") || p.contains('|')) && !p.contains(char::is_whitespace)))
             });
             if let Some(b) = broad.filter(|_| !harmless) {
                 out.push(block(
@@ -2114,8 +2767,125 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 judge_upload(cmd, files.into_iter(), false, "a file-sharing service", ctx, out);
             }
         }
+        Does::RegistersFile => registered(cmd, operands, ctx, out),
+        Does::RunsPrograms => {
+            for dir in operands {
+                let place = at(dir);
+                if place == Place::Temp && cmd.as_root {
+                    out.push(block(
+                        Category::Privilege,
+                        ROOT_FROM_TEMP,
+                        Risk::Critical,
+                        cmd,
+                        format!(
+                            "runs every program in {dir}, a temp directory, as root: whoever can write there gets root"
+                        ),
+                    ));
+                } else if matches!(place, Place::Temp | Place::Unknown) {
+                    out.push(warn(
+                        Category::Privilege,
+                        ROOT_FROM_TEMP,
+                        cmd,
+                        format!("runs every program in {dir}, whatever was put there"),
+                    ));
+                }
+            }
+        }
+        Does::ReadsProcess => reads_process(cmd, out),
         // Judged by `fixed_verdict` above.
         _ => {}
+    }
+}
+
+/// Unit files and property lists registered where they lie (`systemctl link FILE`, `launchctl
+/// load FILE`): one in a temp directory or a hidden directory outside the workspace is planted
+/// (anyone could have written it); any other is warned, like enabling a service.
+fn registered(cmd: &SimpleCommand, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cwd = cmd.cwd.as_deref();
+    // `gui/501`, `system`: launchd domains, not files.
+    let file = operands.iter().find(|o| {
+        o.contains('/')
+            && !["gui/", "user/", "system/", "login/", "pid/"]
+                .iter()
+                .any(|d| o.starts_with(d))
+    });
+    if let Some(file) = file {
+        let place = place_of(file, cwd, ctx.workspace);
+        let hidden = file.split('/').any(|c| c.len() > 1 && c.starts_with('.') && c != "..");
+        let planted = place == Place::Temp || (hidden && !matches!(place, Place::Workspace | Place::WorkspaceAll));
+        if planted {
+            out.push(block(
+                Category::Persistence,
+                SCHEDULED,
+                Risk::Critical,
+                cmd,
+                format!("registers {file}, from a temp or hidden directory, as a service the system runs"),
+            ));
+        } else {
+            out.push(warn(
+                Category::Persistence,
+                SCHEDULED,
+                cmd,
+                format!("registers {file} as a service the system runs"),
+            ));
+        }
+    }
+}
+
+/// Processes whose memory holds other people's secrets: login daemons, agents holding keys,
+/// password managers, browsers.
+const SECRET_HOLDERS: &[&str] = &[
+    "sshd",
+    "ssh-agent",
+    "gpg-agent",
+    "sudo",
+    "login",
+    "passwd",
+    "gnome-keyring",
+    "keepass",
+    "1password",
+    "bitwarden",
+    "vault",
+    "lsass",
+    "chrome",
+    "firefox",
+    "secretd",
+    "kwalletd",
+];
+
+/// `gcore PID`, `gdb -p PID`, `strace -p PID`: another process's memory or system calls read.
+/// A core dump, a process that holds others' secrets (`sshd`, `ssh-agent`), or the data a
+/// process reads and writes traced as root is credential access (block); attaching a debugger
+/// or a tracer to a process by number is how one debugs one's own server, and passes.
+fn reads_process(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let dump = cmd.name() == "gcore"
+        || cmd.name() == "procdump"
+        || cmd.argv.iter().any(|a| {
+            crate::guard::ascii::contains_lowercase(a, "generate-core-file")
+                || crate::guard::ascii::contains_lowercase(a, "gcore ")
+                || crate::guard::ascii::contains_lowercase(a, "dump memory")
+        });
+    let holder = cmd.argv[1..].iter().any(|a| {
+        SECRET_HOLDERS
+            .iter()
+            .any(|h| crate::guard::ascii::contains_lowercase(a, h))
+    });
+    // `sudo strace -p PID -e trace=read,write -s 4096`: the data another user's process reads
+    // and writes, captured as root.
+    let data = cmd.as_root
+        && cmd.argv.iter().any(|a| {
+            let a = a.to_ascii_lowercase();
+            (a.contains("trace=") || a.starts_with("read=") || a.starts_with("write="))
+                && (a.contains("read") || a.contains("write"))
+        });
+    if dump || holder || data {
+        out.push(block(
+            Category::Secrets,
+            PROCESS_MEMORY,
+            Risk::Critical,
+            cmd,
+            "reads another process's memory or system calls, with the secrets it holds",
+        ));
     }
 }
 
@@ -2726,6 +3496,25 @@ fn dependency_dirs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     }
 }
 
+/// Whether a chmod mode only takes permissions away: symbolic clauses that all remove
+/// (`go-w`, `o-rwx`), or a numeric mode without special bits that leaves the group and others
+/// nothing to write or run (`600`, `700`, `644`).
+fn tightens(mode: &str) -> bool {
+    if !mode.is_empty() && mode.chars().all(|c| c.is_ascii_digit()) {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let special = digits.len() == 4 && digits[0] != 0;
+        return digits.len() == mode.len()
+            && (3..=4).contains(&digits.len())
+            && !special
+            && digits[digits.len() - 2..].iter().all(|d| d & 0o3 == 0);
+    }
+    mode.split(',').all(|clause| {
+        clause
+            .split_once('-')
+            .is_some_and(|(who, _)| who.chars().all(|c| "ugoa".contains(c)) && !clause.contains(['+', '=']))
+    })
+}
+
 /// A block device holding file systems: a disk, a partition, a volume.
 fn is_disk(path: &str) -> bool {
     const DISKS: &[&str] = &[
@@ -2749,6 +3538,16 @@ fn is_disk(path: &str) -> bool {
 /// A program without a spec, not known to only read, build or test, handed a path in kernel
 /// state, a persistence location, VCS hooks or a system directory.
 fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    // `chmod 600 ~/.ssh/authorized_keys`, `chmod go-w /etc/cron.d/x`: permissions taken away
+    // change no content and grant nothing.
+    if cmd.name() == "chmod"
+        && cmd.argv[1..]
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|m| tightens(m))
+    {
+        return;
+    }
     // Asked only to show something: `mdadm --detail`, `lvs --info`, `tool status`.
     const INSPECT: &[&str] = &[
         "--detail",
@@ -2812,7 +3611,7 @@ fn unknown_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             // Hardware tools read /sys all the time; writes there are judged as writes.
             Place::Persistence => ("a place the system runs commands from", Recommendation::Block),
             Place::VcsHooks => ("a git hook", Recommendation::Block),
-            _ if inspecting => continue,
+            _ if inspecting || UPKEEP.contains(&cmd.name()) => continue,
             Place::Kernel => ("kernel state", Recommendation::Warn),
             Place::Startup if is_output(a) => (
                 "a startup file, in the place a converter or downloader writes its output",

@@ -21,10 +21,30 @@
 //!   host disk), kernel state (sysctl writes, modules, writes under `/proc/sys` and `/sys`),
 //!   accounts made passwordless.
 //! - **protections torn down**: firewalls flushed or opened, security services stopped, SELinux
-//!   and AppArmor off, audit rules deleted.
+//!   and AppArmor off, audit rules deleted; a security, audit or log agent stopped or killed by
+//!   any spelling (its unit, init script, own control program, or a kill fed by a lookup of its
+//!   name); logs emptied by `find`; system files' time stamps forged; macOS's SIP, Gatekeeper,
+//!   FileVault, application firewall and unified log turned off (one exception, quarantine
+//!   removed from a download, backups paused: warned).
+//! - **security settings by content** ([`settings`]): what is written into a protection's or a
+//!   service's configuration (`SELINUX=permissive`, `trust` in `pg_hba.conf`, `-a never`,
+//!   `protected-mode no`, `nopass`, a Docker API on `tcp://0.0.0.0`), by echo, tee, a
+//!   here-document or a `sed -i` replacement (never its pattern), or lines of a file whose every
+//!   line protects commented out or deleted.
+//! - **root from a temp directory**: a program, script, search path or preloaded library from
+//!   `/tmp`, `/var/tmp` or `/dev/shm` run under sudo (or `run-parts` over such a directory):
+//!   whoever wrote there gets root.
+//! - **others' secrets**: another process's memory or system calls (`gcore`, `gdb -p` on a
+//!   secret holder, `strace` of its reads and writes as root), every process's environment,
+//!   raw input devices and keyloggers (blocked); packet capture aimed at logins, screen and
+//!   session recording (warned); credential dumpers.
 //! - **services**: a listener on every interface with its authentication off.
 //! - **persistence**: writes into VCS hooks, cron, systemd units, init scripts, autostart,
-//!   loader preload; crontabs installed; system services enabled (warned).
+//!   loader preload, package managers' and network events' hook directories, Python start-up
+//!   hooks (`.pth` in a site directory outside the project, `sitecustomize.py`); crontabs
+//!   installed; unit files and property lists registered where they lie (`systemctl link`,
+//!   `launchctl load`: from a temp or hidden directory blocked); system services enabled at
+//!   boot by any init system, lingering (warned).
 //! - **process control**: kills by a name that stands for a whole class of processes, or every
 //!   process of a user.
 //! - **exfiltration**: workspace directories, home or system files sent to a remote host with
@@ -46,13 +66,16 @@
 //! And for programs without a spec: **match the safe ones**. A program in [`table::QUIET`]
 //! (known to read, build or test) passes quietly; any other program handed a path in kernel
 //! state, a persistence location, VCS hooks or a system directory is warned, because nothing
-//! says it only reads it.
+//! says it only reads it. A spec says only what its clauses say: a use of a specified program
+//! that no clause describes is judged the same way, unless the spec describes every effect the
+//! program has ([`table::FULLY_DESCRIBED`]: `smartctl -a`, `parted print`, `launchctl list`).
 //!
 //! Like the rest of the guard, this never touches the file system and never runs anything.
 
 mod judge;
 mod packages;
 mod place;
+mod settings;
 mod spec;
 mod table;
 

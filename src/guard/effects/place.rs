@@ -118,11 +118,47 @@ const PERSISTENCE: &[&str] = &[
     "/etc/update-motd.d",
     "/etc/udev/rules.d",
     "/etc/sudoers",
+    "/usr/local/etc/sudoers",
+    "/etc/doas.conf",
+    "/usr/local/etc/doas.conf",
+    "/etc/polkit-1/",
     "/etc/pam.d",
     "/etc/security/",
     "/etc/ssh/sshrc",
     "/etc/ssh/sshd_config",
     "/etc/apt/apt.conf.d",
+    // Package managers' hooks: commands run at every install or update.
+    "/etc/dnf/plugins/post-transaction-actions.d",
+    "/etc/yum/post-actions",
+    "/etc/dpkg/dpkg.cfg",
+    "/etc/pacman.d/hooks",
+    "/usr/share/libalpm/hooks",
+    // Scripts run on network, login and session events, and at boot elsewhere.
+    "/etc/NetworkManager/dispatcher.d",
+    "/etc/network/if-",
+    "/etc/ppp/ip-",
+    "/etc/X11/Xsession.d",
+    "/etc/X11/xinit/",
+    "/etc/inittab",
+    "/etc/rc.common",
+    "/etc/rcS.d",
+    "/etc/rc0.d",
+    "/etc/rc1.d",
+    "/etc/rc2.d",
+    "/etc/rc3.d",
+    "/etc/rc4.d",
+    "/etc/rc5.d",
+    "/etc/rc6.d",
+    "/etc/periodic/",
+    "/etc/emond.d",
+    "/etc/launchd.conf",
+    "/Library/StartupItems",
+    "/etc/ld.so.conf",
+    "/etc/skel/",
+    "/usr/local/lib/systemd/",
+    "/run/systemd/system",
+    "/var/spool/at",
+    "/var/at/",
     "/etc/modules-load.d",
     "/etc/modprobe.d",
     "/etc/passwd",
@@ -134,6 +170,9 @@ const PERSISTENCE: &[&str] = &[
     "~/.ssh/rc",
     "~/.ssh/authorized_keys",
     "~/.local/share/systemd",
+    "~/.config/autostart-scripts",
+    "~/.config/plasma-workspace/env",
+    "~/.pam_environment",
     "~/Library/LaunchAgents",
     "/Library/LaunchAgents",
     "/Library/LaunchDaemons",
@@ -215,6 +254,10 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         return Place::VcsHooks;
     }
     let target = targets::classify_target(p, cwd, workspace);
+    // A project's own virtual environment may hold its `.pth` files; anywhere else they run.
+    if python_startup_hook(p) && !matches!(target, Target::Inside | Target::WorkspaceAll | Target::WorkspaceDot) {
+        return Place::Persistence;
+    }
     // The absolute form, for the prefix tables.
     let absolute = match &target {
         Target::System(x) | Target::Outside(x) => Some(x.to_string_lossy().into_owned()),
@@ -243,7 +286,10 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
         if PERSISTENCE.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
             return Place::Persistence;
         }
-        if LOGS.iter().any(|x| x.starts_with('/') && abs.starts_with(x)) {
+        if LOGS
+            .iter()
+            .any(|x| x.starts_with('/') && (abs.starts_with(x) || abs == x.trim_end_matches('/')))
+        {
             return Place::Logs;
         }
         if DEPENDENCY_STORES
@@ -286,6 +332,25 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
             }
         }
     }
+}
+
+/// A file every Python interpreter runs at start: `sitecustomize.py`, `usercustomize.py`, or a
+/// `.pth` file in a site directory (whose `import` lines run), the directory spelled out or
+/// asked of Python (`$(python3 -m site --user-site)/x.pth`).
+fn python_startup_hook(path: &str) -> bool {
+    const SITE: &[&str] = &[
+        "site-packages",
+        "dist-packages",
+        "getsitepackages",
+        "getusersitepackages",
+        "user_site",
+        "user-site",
+        "purelib",
+        "platlib",
+    ];
+    let file = path.rsplit('/').next().unwrap_or(path);
+    matches!(file, "sitecustomize.py" | "usercustomize.py")
+        || (file.ends_with(".pth") && SITE.iter().any(|s| contains_lowercase(path, s)))
 }
 
 /// `.git/hooks/…` (or a bare repository's `hooks/` next to its `HEAD`): files git runs. ASCII
@@ -534,11 +599,27 @@ mod tests {
         assert_eq!(at("~/.bashrc"), Place::Startup);
         assert_eq!(at("~/.bash_history"), Place::Logs);
         assert_eq!(at("/var/log/auth.log"), Place::Logs);
+        assert_eq!(at("/var/log"), Place::Logs);
         assert_eq!(at("~/notes.txt"), Place::Home);
         assert_eq!(at("/etc/hosts"), Place::System);
         assert_eq!(at("/tmp/x"), Place::Temp);
         assert_eq!(at("/opt2/x"), Place::Outside);
         assert_eq!(at("$X"), Place::Unknown);
+        assert_eq!(
+            at("~/.local/lib/python3.12/site-packages/sitecustomize.py"),
+            Place::Persistence
+        );
+        assert_eq!(
+            at("$(python3 -c 'import site; print(site.getusersitepackages())')/zz.pth"),
+            Place::Persistence
+        );
+        assert_eq!(at("/usr/lib/python3/dist-packages/zz.pth"), Place::Persistence);
+        assert_eq!(at(".venv/lib/python3.12/site-packages/project.pth"), Place::Workspace);
+        assert_eq!(at("src/model.pth"), Place::Workspace);
+        assert_eq!(
+            at("/etc/dnf/plugins/post-transaction-actions.d/x.action"),
+            Place::Persistence
+        );
     }
 
     #[test]

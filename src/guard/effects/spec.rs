@@ -82,6 +82,10 @@ pub enum Val {
     Verb(&'static [&'static str]),
     /// Ends with one of these.
     Suffix(&'static [&'static str]),
+    /// Names a security service or agent ([`super::table::names_security_agent`]).
+    SecurityAgent,
+    /// A bind source that is the home directory (`$HOME`, `~`, `/home/dev`, `/Users/dev`).
+    HomeMount,
     /// Any word at all.
     Any,
 }
@@ -181,6 +185,26 @@ pub enum Does {
     /// Applies infrastructure changes without the plan shown for approval (`cdk deploy
     /// --require-approval never`, `pulumi up --yes --skip-preview`).
     ApplyUnreviewed,
+    /// Registers the positional files (units, property lists) as definitions the system runs
+    /// (`systemctl link FILE`, `launchctl load FILE`): judged by where the file lives.
+    RegistersFile,
+    /// Runs every program in the positional directories (`run-parts DIR`): judged by where
+    /// they live.
+    RunsPrograms,
+    /// Reaches the host from a container or pod by design (a node debug pod, the home
+    /// directory mounted): warned.
+    HostAccess(&'static str),
+    /// Records the keystrokes of the machine's input devices.
+    Keylog,
+    /// Listens in on what passes the machine or its screen (packet capture, screenshots):
+    /// others' passwords and secrets pass there.
+    Eavesdrop(&'static str),
+    /// Loosens one protection without turning it off (a firewall exception, an app allowed
+    /// past Gatekeeper, the quarantine mark removed, backups paused): warned.
+    Loosens(&'static str),
+    /// Reads another process's memory or system calls (`gcore`, `gdb -p`, `strace -p`):
+    /// whatever secrets it holds.
+    ReadsProcess,
 }
 
 /// A command's argv read against a spec: the subcommand words taken, options and positional
@@ -309,12 +333,7 @@ impl Val {
             Val::Prefix(set) => set.iter().any(|s| lower.starts_with(s)),
             Val::Contains(set) => set.iter().any(|s| lower.contains(s)),
             Val::HostMount => {
-                let source = lower.split(':').next().unwrap_or("");
-                let source = source
-                    .strip_prefix("type=bind,")
-                    .unwrap_or(source)
-                    .trim_start_matches("source=")
-                    .trim_start_matches("src=");
+                let source = bind_source(&lower);
                 matches!(
                     source,
                     "/" | "/etc" | "/root" | "/proc" | "/sys" | "/dev" | "/home" | "/var/lib/docker"
@@ -366,9 +385,33 @@ impl Val {
                 set.contains(&verb)
             }
             Val::Suffix(set) => set.iter().any(|s| lower.ends_with(s)),
+            Val::SecurityAgent => super::table::names_security_agent(w),
+            Val::HomeMount => {
+                let source = bind_source(&lower).trim_end_matches('/');
+                matches!(source, "$home" | "${home}" | "~")
+                    || (["/home/", "/users/"].iter().any(|h| {
+                        source
+                            .strip_prefix(h)
+                            .is_some_and(|user| !user.is_empty() && !user.contains('/'))
+                    }))
+            }
             Val::Any => true,
         }
     }
+}
+
+/// The host side of a bind specification: `SRC:DST[:opts]`, or the `source=`/`src=` of a
+/// `--mount` list.
+fn bind_source(spec: &str) -> &str {
+    if spec.starts_with("type=") || spec.starts_with("source=") || spec.starts_with("src=") {
+        if let Some(source) = spec
+            .split(',')
+            .find_map(|kv| kv.strip_prefix("source=").or_else(|| kv.strip_prefix("src=")))
+        {
+            return source;
+        }
+    }
+    spec.split(':').next().unwrap_or("")
 }
 
 #[cfg(test)]
@@ -392,6 +435,12 @@ mod tests {
         assert!(Val::HostMount.holds("type=bind,source=/,target=/host"));
         assert!(!Val::HostMount.holds("./data:/data"));
         assert!(!Val::HostMount.holds("/work/app:/app"));
+        assert!(Val::HostMount.holds("type=bind,src=/var/run/docker.sock,dst=/d"));
+        assert!(Val::HomeMount.holds("$HOME:/home/dev"));
+        assert!(Val::HomeMount.holds("/home/dev/:/h:ro"));
+        assert!(Val::HomeMount.holds("type=bind,source=/Users/dev,target=/h"));
+        assert!(!Val::HomeMount.holds("/home/dev/project:/app"));
+        assert!(!Val::HomeMount.holds("./data:/data"));
         assert!(Val::AllInterfaces.holds("0.0.0.0"));
         assert!(Val::AllInterfaces.holds("0.0.0.0:8080"));
         assert!(Val::AllInterfaces.holds("[::]:80"));

@@ -8,7 +8,7 @@
 
 use super::spec::{Clause, Does, Program, Val, When};
 
-/// Security services whose stop, disable or mask tears down a protection.
+/// Security services whose stop, disable or mask tears down a protection (unit-name prefixes).
 const SECURITY_SERVICES: &[&str] = &[
     "firewalld",
     "ufw",
@@ -54,6 +54,88 @@ const SECURITY_SERVICES: &[&str] = &[
     "zeek",
     "tripwire",
 ];
+
+/// Names of security, audit and monitoring agents (EDR, antivirus, host intrusion detection,
+/// log shippers) as they appear anywhere in a process name, a pattern, a unit or a control
+/// program's path: stopping or killing one, whatever the spelling, tears down a protection.
+const AGENT_TOKENS: &[&str] = &[
+    "wazuh",
+    "ossec",
+    "osquery",
+    "falcon-sensor",
+    "falcond",
+    "falconctl",
+    "crowdstrike",
+    "sentinelone",
+    "sentinelctl",
+    "sentinel-agent",
+    "sentineld",
+    "s1-agent",
+    "cbagent",
+    "cbdaemon",
+    "cbsensor",
+    "carbonblack",
+    "sophos",
+    "mdatp",
+    "wdavdaemon",
+    "clamd",
+    "clamav",
+    "freshclam",
+    "auditd",
+    "auditbeat",
+    "filebeat",
+    "elastic-agent",
+    "elastic-endpoint",
+    "velociraptor",
+    "tetragon",
+    "tanium",
+    "qualys",
+    "ir_agent",
+    "rapid7",
+    "cylance",
+    "traps_pmd",
+    "cortex-xdr",
+    "splunk",
+    "fluent-bit",
+    "fluentd",
+    "td-agent",
+    "rsyslog",
+    "syslog-ng",
+    "crowdsec",
+    "fail2ban",
+    "suricata",
+    "snort",
+    "zeek",
+    "sysmon",
+    "bitdefender",
+    "ds_agent",
+    "trendmicro",
+    "mcafee",
+    "trellix",
+    "xagt",
+    "nxlog",
+    "esets",
+    "kesl",
+    "kaspersky",
+    "laurel",
+    "go-audit",
+];
+
+/// Whether `word` names a security service or agent: a unit name led by one of
+/// [`SECURITY_SERVICES`], or any word holding one of [`AGENT_TOKENS`] (`wazuh-control`,
+/// `/opt/CrowdStrike/falconctl`, `'sentinel|s1-agent'`).
+pub fn names_security_agent(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    let unit = lower.rsplit('/').next().unwrap_or(&lower);
+    SECURITY_SERVICES.iter().any(|s| unit.starts_with(s)) || names_agent(&lower)
+}
+
+/// Whether `word` holds one of [`AGENT_TOKENS`] (a process name or pattern: `'sentinel|s1-agent'`).
+pub fn names_agent(word: &str) -> bool {
+    AGENT_TOKENS
+        .iter()
+        .any(|t| crate::guard::ascii::contains_lowercase(word, t))
+}
 
 /// Process names that stand for a whole class of processes: killing them by name hits every
 /// one of them on the machine, not the process the agent started.
@@ -182,6 +264,7 @@ macro_rules! container_clauses {
             Clause { sub: $sub, when: When::Any(&["--privileged"]), does: Does::Escape("a privileged container holds every capability of the host") },
             Clause { sub: $sub, when: When::Value(&["-v", "--volume", "--mount"], Val::HostMount), does: Does::Escape("mounts the host's root, system directories or container socket into the container") },
             Clause { sub: $sub, when: When::Value(&["--pid", "--ipc", "--userns", "--uts", "--cgroupns"], Val::Is(&["host"])), does: Does::Escape("shares the host's namespaces with the container") },
+            Clause { sub: $sub, when: When::Value(&["-v", "--volume", "--mount"], Val::HomeMount), does: Does::HostAccess("mounts the home directory into the container: its keys and credentials go with it") },
             Clause { sub: $sub, when: When::Value(&["--cap-add"], Val::Is(&["all", "sys_admin", "cap_sys_admin", "sys_ptrace", "cap_sys_ptrace", "sys_module", "cap_sys_module", "dac_read_search", "cap_dac_read_search", "sys_rawio"])), does: Does::Escape("grants the container a capability that reaches the host") },
             Clause { sub: $sub, when: When::Value(&["--security-opt"], Val::Contains(&["apparmor=unconfined", "apparmor:unconfined", "seccomp=unconfined", "seccomp:unconfined", "label=disable", "label:disable", "systempaths=unconfined"])), does: Does::Escape("turns the container's confinement off") },
             Clause { sub: $sub, when: When::Value(&["-e", "--env"], Val::Contains(&["host_auth_method=trust", "allow_empty_password=yes", "allow_empty_password=1", "allow_empty_password=true", "_random_root_password=no", "xpack.security.enabled=false", "auth=none", "authentication_disabled=true", "protected_mode=no"])), does: Does::AuthOff },
@@ -297,6 +380,27 @@ const PASS_SUBCOMMANDS: &[&str] = &[
     "otp",
     "show",
     "cat",
+];
+
+/// What a capture filter or field names when it goes after logins.
+const CREDENTIAL_TRAFFIC: &[&str] = &[
+    "authorization",
+    "cookie",
+    "passw",
+    "pass ",
+    "pass|",
+    "credential",
+    "token",
+    "secret",
+    "login",
+    "ftp",
+    "telnet",
+    "pop3",
+    "imap",
+    "port 21",
+    "port 23",
+    "port 110",
+    "port 143",
 ];
 
 /// systemd-run's options that make a timer of the command: a schedule, not a wrapper (the
@@ -542,6 +646,15 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &[],
                 when: When::Any(&["--show-secrets"]),
                 does: Does::ReadSecret,
+            },
+            // `kubectl debug node/NAME`: a pod on the node with its root file system mounted and
+            // its namespaces shared, by design.
+            Clause {
+                sub: &["debug"],
+                when: When::First(Val::Prefix(&["node/"])),
+                does: Does::HostAccess(
+                    "starts a debug pod on a node: it holds the node's root file system and namespaces",
+                ),
             },
             // `kubectl proxy --address 0.0.0.0`: the cluster's API with the user's rights, for
             // anyone who reaches the port.
@@ -895,7 +1008,6 @@ pub static PROGRAMS: &[Program] = &[
             "gdisk",
             "fdisk",
             "cfdisk",
-            "parted",
             "rkdeveloptool",
         ],
         value_opts: &[
@@ -921,6 +1033,30 @@ pub static PROGRAMS: &[Program] = &[
                         &When::Arg(Val::Prefix(&["/dev/"])),
                         &When::First(Val::Is(&["db", "wl", "ef", "ul", "rd"])),
                     ),
+                ),
+            ),
+            does: Does::ChangeDisk,
+        }],
+    },
+    // Programs whose effects other rules own: visudo's edits are the editor rule's (its `-c`
+    // only checks), sgdisk's and sfdisk's writes the disk rules' (their listing passes).
+    Program {
+        names: &["visudo", "sgdisk", "sfdisk"],
+        value_opts: &[],
+        clauses: &[],
+    },
+    // parted's writes are the disk rules' (`mklabel`, `rm`, ..., blocked); opened on a disk
+    // with no verb it is an interactive editor (warned); `print` and `-l` only list.
+    Program {
+        names: &["parted"],
+        value_opts: &["-a", "--align"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Arg(Val::Prefix(&["/dev/"])),
+                &When::Both(
+                    &When::NoneOf(&["-l", "--list", "-s", "--script", "--help", "--version"]),
+                    &When::Not(&When::Arg(Val::Is(&["print", "p", "help", "version", "unit"]))),
                 ),
             ),
             does: Does::ChangeDisk,
@@ -1255,7 +1391,7 @@ pub static PROGRAMS: &[Program] = &[
             },
             Clause {
                 sub: &["daemon"],
-                when: When::Any(&["--enable=receive-pack"]),
+                when: When::Value(&["--enable"], Val::Is(&["receive-pack"])),
                 does: Does::AuthOff,
             },
             // `git checkout -f BRANCH`, `git switch --discard-changes`: local changes are
@@ -1415,6 +1551,15 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &[],
                 when: When::Value(&["-o", "--options"], Val::Contains(&["remount,rw", "rw,remount"])),
                 does: Does::Kernel("remounts a file system read-write"),
+            },
+            // `mount -B /proc/$empty /proc/$pid`: a process hidden from every listing.
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Any(&["--bind", "--rbind", "-B", "-R"]),
+                    &When::Arg(Val::Prefix(&["/proc/"])),
+                ),
+                does: Does::SecurityOff("mounts over a process's /proc entry, hiding it from every listing"),
             },
         ],
     },
@@ -1659,28 +1804,40 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[
             Clause {
                 sub: &["stop"],
-                when: When::Arg(Val::Prefix(SECURITY_SERVICES)),
+                when: When::Arg(Val::SecurityAgent),
                 does: Does::SecurityOff("stops a security service"),
             },
             Clause {
                 sub: &["disable"],
-                when: When::Arg(Val::Prefix(SECURITY_SERVICES)),
+                when: When::Arg(Val::SecurityAgent),
                 does: Does::SecurityOff("disables a security service"),
             },
             Clause {
                 sub: &["mask"],
-                when: When::Arg(Val::Prefix(SECURITY_SERVICES)),
+                when: When::Arg(Val::SecurityAgent),
                 does: Does::SecurityOff("masks a security service"),
             },
             Clause {
                 sub: &["kill"],
-                when: When::Arg(Val::Prefix(SECURITY_SERVICES)),
+                when: When::Arg(Val::SecurityAgent),
                 does: Does::SecurityOff("kills a security service"),
             },
             Clause {
                 sub: &["enable"],
                 when: When::NoneOf(&["--user"]),
                 does: Does::EnableService,
+            },
+            // `systemctl link /tmp/x.service`, `systemctl enable /path/x.service`: a unit file
+            // registered where it lies.
+            Clause {
+                sub: &["link"],
+                when: When::Always,
+                does: Does::RegistersFile,
+            },
+            Clause {
+                sub: &["enable"],
+                when: When::Arg(Val::Contains(&["/"])),
+                does: Does::RegistersFile,
             },
             Clause {
                 sub: &["soft-reboot"],
@@ -1706,23 +1863,38 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[Clause {
             sub: &[],
             when: When::Both(
-                &When::Arg(Val::Prefix(SECURITY_SERVICES)),
-                &When::Arg(Val::Is(&["stop"])),
+                &When::Arg(Val::SecurityAgent),
+                &When::Arg(Val::Is(&["stop", "disable", "kill"])),
             ),
             does: Does::SecurityOff("stops a security service"),
         }],
     },
     Program {
-        names: &["update-rc.d", "chkconfig"],
+        names: &["update-rc.d", "chkconfig", "rc-update", "sysrc"],
         value_opts: &[],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Both(
-                &When::Arg(Val::Prefix(SECURITY_SERVICES)),
-                &When::Arg(Val::Is(&["disable", "remove", "off"])),
-            ),
-            does: Does::SecurityOff("disables a security service"),
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Arg(Val::SecurityAgent),
+                    &When::Either(
+                        &When::Arg(Val::Is(&["disable", "remove", "off", "del", "delete"])),
+                        &When::Arg(Val::Contains(&["_enable=no", "_enable=\"no\""])),
+                    ),
+                ),
+                does: Does::SecurityOff("disables a security service"),
+            },
+            // `update-rc.d nginx enable|defaults`, `chkconfig nginx on`, `rc-update add x`,
+            // `sysrc x_enable=YES`: started at every boot.
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Arg(Val::Is(&["enable", "defaults", "on", "add"])),
+                    &When::Arg(Val::Contains(&["_enable=yes", "_enable=\"yes\""])),
+                ),
+                does: Does::EnableService,
+            },
+        ],
     },
     Program {
         names: &["setenforce"],
@@ -1741,22 +1913,6 @@ pub static PROGRAMS: &[Program] = &[
             when: When::Always,
             does: Does::SecurityOff("turns AppArmor profiles off"),
         }],
-    },
-    Program {
-        names: &["auditctl"],
-        value_opts: &["-a", "-w", "-k", "-p", "-R", "-b", "-f", "-r"],
-        clauses: &[
-            Clause {
-                sub: &[],
-                when: When::Any(&["-D"]),
-                does: Does::SecurityOff("deletes every audit rule"),
-            },
-            Clause {
-                sub: &[],
-                when: When::Value(&["-e"], Val::Is(&["0"])),
-                does: Does::SecurityOff("turns auditing off"),
-            },
-        ],
     },
     Program {
         names: &[
@@ -1863,23 +2019,32 @@ pub static PROGRAMS: &[Program] = &[
             "lxqt-leave",
         ],
         value_opts: &[],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Either(
-                &When::Arg(Val::Is(&[
-                    "shutdown",
-                    "reboot",
-                    "poweroff",
-                    "halt",
-                    "terminate-user",
-                    "kill-user",
-                    "terminate-session",
-                    "kill-session",
-                ])),
-                &When::Any(&["--power-off", "--reboot"]),
-            ),
-            does: Does::Shutdown,
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Arg(Val::Is(&[
+                        "shutdown",
+                        "reboot",
+                        "poweroff",
+                        "halt",
+                        "terminate-user",
+                        "kill-user",
+                        "terminate-session",
+                        "kill-session",
+                    ])),
+                    &When::Any(&["--power-off", "--reboot"]),
+                ),
+                does: Does::Shutdown,
+            },
+            Clause {
+                // `loginctl enable-linger USER`: the user's services start at boot and outlive
+                // every login.
+                sub: &["enable-linger"],
+                when: When::Always,
+                does: Does::EnableService,
+            },
+        ],
     },
     Program {
         names: &["systemd-firstboot"],
@@ -2022,7 +2187,11 @@ pub static PROGRAMS: &[Program] = &[
         value_opts: &["--name", "--url", "--accept-server-license-terms"],
         clauses: &[Clause {
             sub: &[],
-            when: When::Arg(Val::Is(&["tunnel", "host"])),
+            // `cloudflared tunnel info NAME`, `code tunnel status`: inspecting opens nothing.
+            when: When::Both(
+                &When::Arg(Val::Is(&["tunnel", "host"])),
+                &When::Not(&When::Arg(Val::Is(crate::guard::rules::network::TUNNEL_INSPECT))),
+            ),
             does: Does::Tunnel,
         }],
     },
@@ -2675,6 +2844,604 @@ pub static PROGRAMS: &[Program] = &[
             does: Does::WritesLast,
         }],
     },
+    Program {
+        names: &["pam-auth-update"],
+        value_opts: &["--package"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Any(&[
+                    "--enable",
+                    "--disable",
+                    "--remove",
+                    "--force",
+                    "--update",
+                    "--updateall",
+                ]),
+                &When::First(Val::Is(&[
+                    "select",
+                    "enable-feature",
+                    "disable-feature",
+                    "apply-changes",
+                ])),
+            ),
+            does: Does::SecurityPolicy,
+        }],
+    },
+    // `ssh-keygen -p -N '' -f KEY`: a private key's passphrase removed.
+    Program {
+        names: &["ssh-keygen"],
+        value_opts: &[
+            "-N", "-P", "-f", "-t", "-b", "-C", "-Z", "-a", "-O", "-I", "-n", "-V", "-s", "-z", "-m", "-E",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(&When::Any(&["-p"]), &When::Value(&["-N"], Val::Off)),
+            does: Does::Loosens("removes the passphrase of a private key"),
+        }],
+    },
+    // Homebrew's services: launchd agents started at every login.
+    Program {
+        names: &["brew"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &["services", "start"],
+            when: When::Always,
+            does: Does::EnableService,
+        }],
+    },
+    // screen's log file (`screen -L FILE CMD` in the spelling that takes one) is written.
+    Program {
+        names: &["screen"],
+        value_opts: &["-S", "-c", "-s", "-T", "-e", "-h", "-p", "-t", "-X"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-L", "-Logfile"]),
+            does: Does::Writes,
+        }],
+    },
+    // macOS's keychain tool: a certificate made trusted for TLS.
+    Program {
+        names: &["security", "certctl"],
+        value_opts: &["-k", "-r", "-p", "-d", "-s", "-e"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["add-trusted-cert", "trust"])),
+            does: Does::SecurityOff("adds a certificate authority to the system's trust"),
+        }],
+    },
+    // launchd: a property list loaded or bootstrapped is registered where it lies; a job
+    // submitted is kept running.
+    Program {
+        names: &["launchctl"],
+        value_opts: &["-l", "-p", "-o", "-e", "-S", "-D"],
+        clauses: &[
+            Clause {
+                sub: &["load"],
+                when: When::Always,
+                does: Does::RegistersFile,
+            },
+            Clause {
+                sub: &["bootstrap"],
+                when: When::Always,
+                does: Does::RegistersFile,
+            },
+            Clause {
+                sub: &["submit"],
+                when: When::Always,
+                does: Does::Persist("submits a job to launchd, which keeps it running"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::First(Val::Is(&["unload", "bootout", "remove", "disable", "kill", "stop"])),
+                    &When::Arg(Val::SecurityAgent),
+                ),
+                does: Does::SecurityOff("unloads a security agent"),
+            },
+        ],
+    },
+    Program {
+        names: &["osascript"],
+        value_opts: &["-e", "-l", "-s"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Value(&["-e"], Val::Contains(&["login item"])),
+            does: Does::Persist("adds a login item: a program macOS starts at every login"),
+        }],
+    },
+    Program {
+        names: &["defaults"],
+        value_opts: &["-host"],
+        clauses: &[
+            Clause {
+                sub: &["write"],
+                when: When::Arg(Val::Is(&["loginhook", "logouthook"])),
+                does: Does::Persist("sets a login hook: a script macOS runs as root at every login"),
+            },
+            Clause {
+                sub: &["write"],
+                when: When::Both(
+                    &When::Arg(Val::Contains(&[
+                        "com.apple.security",
+                        "com.apple.alf",
+                        "com.apple.launchservices",
+                        "com.apple.systempolicy",
+                    ])),
+                    &When::Arg(Val::Off),
+                ),
+                does: Does::SecurityOff("turns a macOS protection off (Gatekeeper, the firewall or quarantine)"),
+            },
+        ],
+    },
+    // macOS protections: System Integrity Protection, Gatekeeper, FileVault, the application
+    // firewall, the unified log, Time Machine, the quarantine mark.
+    Program {
+        names: &["csrutil"],
+        value_opts: &[],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(&["disable"])),
+                does: Does::SecurityOff("turns System Integrity Protection off"),
+            },
+            Clause {
+                sub: &["enable"],
+                when: When::Any(&["--without", "--no-internal"]),
+                does: Does::SecurityOff("turns part of System Integrity Protection off"),
+            },
+        ],
+    },
+    Program {
+        names: &["spctl"],
+        value_opts: &["--label", "-t", "--type", "--context", "--path", "--rule", "--priority"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Any(&["--master-disable", "--global-disable"]),
+                does: Does::SecurityOff("turns Gatekeeper off: any downloaded program runs unchecked"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["--add", "--enable"]),
+                does: Does::Loosens("lets a program past Gatekeeper"),
+            },
+        ],
+    },
+    Program {
+        names: &["fdesetup"],
+        value_opts: &["-user", "-usertoremove", "-inputplist", "-outputplist"],
+        clauses: &[Clause {
+            sub: &["disable"],
+            when: When::Always,
+            does: Does::SecurityOff("turns FileVault disk encryption off"),
+        }],
+    },
+    Program {
+        names: &["socketfilterfw"],
+        value_opts: &[
+            "--setglobalstate",
+            "--setblockall",
+            "--setallowsigned",
+            "--setallowsignedapp",
+            "--setstealthmode",
+            "--setloggingmode",
+            "--add",
+            "--remove",
+            "--unblockapp",
+            "--blockapp",
+            "--getappblocked",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Value(&["--setglobalstate"], Val::Off),
+                does: Does::SecurityOff("turns the macOS application firewall off"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Any(&["--add", "--unblockapp"]),
+                    &When::Either(
+                        &When::Value(
+                            &["--setallowsigned", "--setallowsignedapp"],
+                            Val::Is(&["on", "1", "enable"]),
+                        ),
+                        &When::Value(&["--setstealthmode", "--setblockall", "--setloggingmode"], Val::Off),
+                    ),
+                ),
+                does: Does::Loosens("lets a program through the macOS application firewall"),
+            },
+        ],
+    },
+    Program {
+        names: &["log"],
+        value_opts: &[
+            "--mode",
+            "--subsystem",
+            "--process",
+            "--predicate",
+            "--style",
+            "--last",
+            "--output",
+        ],
+        clauses: &[
+            Clause {
+                sub: &["erase"],
+                when: When::Always,
+                does: Does::SecurityOff("erases the system's unified log"),
+            },
+            Clause {
+                sub: &["config"],
+                when: When::Value(&["--mode"], Val::Contains(&["level:off", "persist:off"])),
+                does: Does::SecurityOff("turns the system's logging off"),
+            },
+        ],
+    },
+    Program {
+        names: &["tmutil"],
+        value_opts: &["-d"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["disable", "disablelocal", "addexclusion"])),
+                does: Does::Loosens("pauses Time Machine backups"),
+            },
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["delete", "deletelocalsnapshots", "thinlocalsnapshots"])),
+                does: Does::DeleteLocalData("deletes Time Machine backups or snapshots"),
+            },
+        ],
+    },
+    Program {
+        names: &["xattr"],
+        value_opts: &["-p", "-w"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Either(&When::Arg(Val::Is(&["com.apple.quarantine"])), &When::Any(&["-c"])),
+                &When::Arg(Val::Prefix(&["~", "/", "$home"])),
+            ),
+            does: Does::Loosens("removes the quarantine mark: Gatekeeper no longer checks the download"),
+        }],
+    },
+    Program {
+        names: &["pmset"],
+        value_opts: &["-a", "-b", "-c", "-u", "-g"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Arg(Val::Is(&["sleepnow", "restartnow"])),
+            does: Does::MachinePower,
+        }],
+    },
+    Program {
+        names: &["kextload", "kextunload", "kmutil"],
+        value_opts: &["-b", "--bundle-identifier", "-p", "--bundle-path"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["showloaded", "--help"]),
+            does: Does::Kernel("loads or unloads a kernel extension"),
+        }],
+    },
+    // Auditing: adding a rule is a policy change, `-D`, `-e 0` and `never` rules stop it.
+    Program {
+        names: &["auditctl"],
+        value_opts: &[
+            "-a", "-A", "-w", "-W", "-k", "-p", "-R", "-b", "-f", "-r", "-d", "-S", "-F", "-e",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Any(&["-D"]),
+                does: Does::SecurityOff("deletes every audit rule"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["-e"], Val::Is(&["0"])),
+                does: Does::SecurityOff("turns auditing off"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["-a", "-A"], Val::Contains(&["never"])),
+                does: Does::SecurityOff("adds an audit rule that stops recording"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["-a", "-A", "-w", "-W", "-d", "-R"]),
+                does: Does::SecurityPolicy,
+            },
+        ],
+    },
+    // Registering a directory of programs to run now.
+    Program {
+        names: &["run-parts"],
+        value_opts: &["-u", "--umask", "--arg", "-a", "--regex"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["--test", "--list", "-V", "--version", "-h", "--help"]),
+            does: Does::RunsPrograms,
+        }],
+    },
+    // Keystrokes, traffic and screens: what passes through the machine.
+    Program {
+        names: &[
+            "logkeys",
+            "lkl",
+            "keysniffer",
+            "xkeylogger",
+            "pykeylogger",
+            "keylogger",
+            "xspy",
+            "uberkey",
+        ],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["--help", "-h", "--version", "--kill", "-k"]),
+            does: Does::Keylog,
+        }],
+    },
+    Program {
+        names: &["xinput"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::First(Val::Is(&["test", "test-xi2"])),
+            does: Does::Keylog,
+        }],
+    },
+    // Packet capture is diagnosis until it goes after logins: credential fields
+    // (`http.authorization`), cleartext login protocols (ftp, telnet, pop3, imap) or their
+    // ports. The sniffers built for passwords always do.
+    Program {
+        names: &[
+            "dsniff",
+            "urlsnarf",
+            "mailsnarf",
+            "filesnarf",
+            "msgsnarf",
+            "pcredz",
+            "net-creds",
+        ],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["-h", "--help", "--version"]),
+            does: Does::Eavesdrop("sniffs passwords from the network"),
+        }],
+    },
+    Program {
+        names: &["tcpdump", "tshark", "dumpcap", "ngrep", "tcpflow", "termshark"],
+        value_opts: &[
+            "-i", "-w", "-c", "-s", "-C", "-G", "-W", "-Y", "-T", "-e", "-f", "-E", "-o", "-b", "-a", "-Z", "-z", "-B",
+            "-y", "-F", "-M", "-O", "-R", "-d",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::NoneOf(&["-r", "-D", "--list-interfaces", "-h", "--help", "--version", "-L"]),
+                &When::Either(
+                    &When::Either(
+                        &When::Arg(Val::Contains(CREDENTIAL_TRAFFIC)),
+                        &When::Arg(Val::Is(&["21", "23", "110", "143", "ftp", "telnet", "pop3", "imap"])),
+                    ),
+                    &When::Value(&["-Y", "-e", "-f", "-R"], Val::Contains(CREDENTIAL_TRAFFIC)),
+                ),
+            ),
+            does: Does::Eavesdrop("captures logins passing the network: others' passwords"),
+        }],
+    },
+    Program {
+        names: &["xwd"],
+        value_opts: &["-out", "-display", "-id", "-name"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-root"]),
+            does: Does::Eavesdrop("captures the whole screen"),
+        }],
+    },
+    Program {
+        names: &["script"],
+        value_opts: &[
+            "-c",
+            "--command",
+            "-E",
+            "--echo",
+            "-O",
+            "--log-out",
+            "-I",
+            "--log-in",
+            "-B",
+            "--log-io",
+            "-T",
+            "--log-timing",
+            "-m",
+            "--logging-format",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Value(
+                    &["-c", "--command"],
+                    Val::Contains(&[
+                        "ssh ", "su ", "sudo ", "mysql ", "psql ", "passwd", "login", "kinit", "gpg ",
+                    ]),
+                ),
+                does: Does::Eavesdrop("records a login session's terminal to a file"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Any(&["-I", "--log-in", "-B", "--log-io"]),
+                does: Does::Keylog,
+            },
+        ],
+    },
+    Program {
+        names: &["trap"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Both(
+                &When::Arg(Val::Contains(&["bash_command", "history 1"])),
+                &When::Arg(Val::Is(&["debug"])),
+            ),
+            does: Does::Eavesdrop("records every command the shell runs"),
+        }],
+    },
+    // Another process's memory or system calls.
+    Program {
+        names: &["gcore", "procdump"],
+        value_opts: &["-o", "-s", "-c", "-n"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["--help", "--version", "-h"]),
+            does: Does::ReadsProcess,
+        }],
+    },
+    Program {
+        names: &["gdb", "gdb-multiarch", "strace", "ltrace", "lldb", "pwndbg"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Any(&["-p", "--pid", "--attach", "-attach-pid"]),
+                &When::Arg(Val::Prefix(&["attach ", "--pid="])),
+            ),
+            does: Does::ReadsProcess,
+        }],
+    },
+    // The Docker daemon with its API on TCP: without `--tlsverify`, root for anyone who
+    // reaches the port.
+    Program {
+        names: &["dockerd"],
+        value_opts: &[
+            "-H",
+            "--host",
+            "-p",
+            "--pidfile",
+            "--data-root",
+            "-g",
+            "--config-file",
+            "--log-level",
+            "-l",
+        ],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Value(
+                    &["-H", "--host"],
+                    Val::Contains(&["tcp://0.0.0.0", "tcp://:", "tcp://[::]", "tcp://*"]),
+                ),
+                does: Does::ExposedService,
+            },
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Value(&["-H", "--host"], Val::Prefix(&["tcp://"])),
+                    &When::NoneOf(&["--tlsverify"]),
+                ),
+                does: Does::AuthOff,
+            },
+        ],
+    },
+    // Disk inspectors: their reading verbs change nothing.
+    Program {
+        names: &["smartctl"],
+        value_opts: &[
+            "-d",
+            "--device",
+            "-T",
+            "--tolerance",
+            "-b",
+            "--badsum",
+            "-r",
+            "--report",
+            "-n",
+            "--nocheck",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-s", "--smart", "-o", "--offlineauto", "-S", "--saveauto", "--set"]),
+            does: Does::ChangeDisk,
+        }],
+    },
+    Program {
+        names: &["cryptsetup"],
+        value_opts: &[
+            "-d",
+            "--key-file",
+            "-c",
+            "--cipher",
+            "-s",
+            "--key-size",
+            "-h",
+            "--hash",
+            "-S",
+            "--key-slot",
+            "--type",
+            "--header",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            // `open --persistent`: the options written into the header for good.
+            when: When::Either(
+                &When::Any(&["--persistent"]),
+                &When::First(Val::Is(&[
+                    "luksaddkey",
+                    "lukschangekey",
+                    "luksconvertkey",
+                    "reencrypt",
+                    "convert",
+                    "luksheaderrestore",
+                    "resize",
+                    "repair",
+                    "config",
+                    "token",
+                ])),
+            ),
+            does: Does::ChangeDisk,
+        }],
+    },
+];
+
+/// Programs whose specs describe every effect they have: a use no clause matches changes
+/// nothing (`launchctl unload`, `run-parts --test`, `smartctl -a`, `cryptsetup luksDump`,
+/// `parted print`, `visudo -c`, `auditctl -l`), so the paths they are handed are not guessed
+/// at. Other specs describe some uses only; the rest is judged like a program without a spec.
+pub const FULLY_DESCRIBED: &[&str] = &[
+    "launchctl",
+    "run-parts",
+    "smartctl",
+    "cryptsetup",
+    "parted",
+    "sgdisk",
+    "sfdisk",
+    "visudo",
+    "auditctl",
+    "systemctl",
+    "wipefs",
+    "hdparm",
+    "apparmor_parser",
+];
+
+/// Programs that keep the system's own state to its own configuration (rotate the logs it
+/// configures, restore the security labels its policy names, rebuild its caches): routine
+/// upkeep, quiet like the readers below.
+/// They still write where they are told to (`logrotate -l FILE` logs into FILE), so only the
+/// system paths they are handed are let through, not the places the system runs commands from.
+pub const UPKEEP: &[&str] = &[
+    "logrotate",
+    "restorecon",
+    "updatedb",
+    "mandb",
+    "makewhatis",
+    "fc-cache",
+    "update-desktop-database",
+    "update-mime-database",
+    "gtk-update-icon-cache",
+    "glib-compile-schemas",
+    "locale-gen",
 ];
 
 /// Programs known to only read, inspect, build or test: handed a system path, they still only

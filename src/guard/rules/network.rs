@@ -5,7 +5,11 @@
 //! `socat ..EXEC`, `/dev/tcp/`, inline programs wiring a socket to `/bin/sh`), listeners (firewall teardown is the effect model's, `guard::effects`). Any option whose value is the
 //! every-interface address (`-h 0.0.0.0`, `--server.address 0.0.0.0`, `-a 0.0.0.0`,
 //! `-l tcp://0.0.0.0:3000`) is a bind; so is a bare `--host` to a JS dev server (vite, astro,
-//! `npm run dev -- --host`), which means every interface there.
+//! `npm run dev -- --host`), which means every interface there. A listener bound to loopback
+//! (`nc -l 127.0.0.1`, `socat ..,bind=127.0.0.1`) passes; a tunnel tool's inspecting verbs
+//! (`frpc verify`, `zrok status`, `cloudflared tunnel info`) open nothing. Python's file
+//! servers (`http.server`, `pyftpdlib`, `uploadserver`) are warned, and blocked when they serve
+//! the home directory or `/` (its keys) or take anonymous uploads.
 
 use super::{block, warn};
 use crate::guard::verdict::{Category, Risk, Violation};
@@ -25,6 +29,65 @@ pub fn alternative(rule: &str) -> &'static str {
         TUNNEL => "test locally on 127.0.0.1; do not expose the machine to the internet",
         _ => "do not open shells or listeners to the network",
     }
+}
+
+/// Subcommands of tunnel tools that inspect or configure and open nothing (`cloudflared tunnel
+/// info`, `zrok status`, `frpc verify`).
+pub const TUNNEL_INSPECT: &[&str] = &[
+    "version",
+    "help",
+    "status",
+    "info",
+    "list",
+    "ls",
+    "invite",
+    "verify",
+    "login",
+    "logout",
+    "config",
+    "completion",
+    "update",
+    "diagnose",
+    "diag",
+    "create",
+    "delete",
+    "cleanup",
+    "route",
+    "token",
+    "overview",
+    "kill",
+    "prune",
+    "unregister",
+    "rename",
+    "user",
+    "stop",
+    "reload",
+    "disable",
+];
+
+/// Whether a tunnel tool's arguments only inspect or configure: a version or help option
+/// alone, or an inspecting subcommand first (after `tunnel` for the tools that group their
+/// tunnel verbs: `cloudflared tunnel info`).
+fn tunnel_inspects(args: &[String]) -> bool {
+    let mut positional = args.iter().filter(|a| !a.starts_with('-')).map(String::as_str);
+    let verb = match positional.next() {
+        Some("tunnel") => positional.next(),
+        v => v,
+    };
+    let only_version = !args.is_empty()
+        && args.iter().all(|a| {
+            matches!(
+                a.as_str(),
+                "-v" | "--version" | "-V" | "-h" | "--help" | "version" | "help"
+            )
+        });
+    only_version || verb.is_some_and(|v| TUNNEL_INSPECT.contains(&v))
+}
+
+/// Whether `addr` is a loopback address (`127.0.0.1`, `localhost`, `::1`), possibly with a port.
+fn loopback(addr: &str) -> bool {
+    let a = addr.trim_start_matches('[');
+    a.starts_with("127.") || a.starts_with("localhost") || a.starts_with("::1")
 }
 
 fn all_interfaces(addr: &str) -> bool {
@@ -101,6 +164,8 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         } else if argv
             .iter()
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('l'))
+            // `nc -l 127.0.0.1 9001`, `nc -l -s 127.0.0.1 -p 9001`: only this machine can connect.
+            && !argv[1..].iter().any(|a| loopback(a))
         {
             out.push(warn(n, LISTENER, cmd, "opens a network listener"));
         }
@@ -142,7 +207,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 cmd,
                 "socat connects a program (a shell) to the network",
             ));
-        } else if argv.iter().any(|a| a.to_ascii_uppercase().contains("-LISTEN:")) {
+        } else if argv.iter().any(|a| {
+            let u = a.to_ascii_uppercase();
+            // `TCP-LISTEN:8080,bind=127.0.0.1`: loopback only.
+            u.contains("-LISTEN:") && !u.split(',').any(|o| o.strip_prefix("BIND=").is_some_and(loopback))
+        }) {
             out.push(warn(n, LISTENER, cmd, "opens a network listener"));
         }
         return;
@@ -156,9 +225,13 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "version" | "help" | "--help" | "-h" | "--version" | "config" | "update" | "completion" | "diagnose"
             )
         }),
-        "lt" | "localtunnel" | "bore" | "frpc" | "pagekite" | "pagekite.py" | "telebit" | "zrok" => true,
-        "cloudflared" => argv.iter().any(|a| a == "tunnel"),
-        "ssh" => argv
+        "lt" | "localtunnel" | "bore" | "frpc" | "pagekite" | "pagekite.py" | "telebit" => !tunnel_inspects(&argv[1..]),
+        // zrok opens a tunnel only to share (`zrok share public 8080`).
+        "zrok" => argv.iter().any(|a| a == "share"),
+        "cloudflared" => argv.iter().any(|a| a == "tunnel") && !tunnel_inspects(&argv[1..]),
+        // `chisel client HOST R:socks`: a port of this machine's network opened on the server.
+        "chisel" => argv.iter().any(|a| a == "client") && argv.iter().any(|a| a.starts_with("R:")),
+        "ssh" | "autossh" => argv
             .iter()
             .any(|a| a == "-R" || a.starts_with("-R") || a.contains("serveo.net") || a.contains("localhost.run")),
         "tailscale" => argv.iter().any(|a| a == "funnel"),
@@ -185,12 +258,19 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         ));
         return;
     }
-    if name == "ssh"
+    // `ssh -L 0.0.0.0:8080:..`, `ssh -g -L 8080:..` (gateway ports: the forward listens on
+    // every interface).
+    let gateway = argv.iter().any(|a| {
+        a == "-g" || (a.starts_with('-') && !a.starts_with("--") && a.len() <= 6 && a.contains('g') && !a.contains('o'))
+    }) || argv
+        .iter()
+        .any(|a| crate::guard::ascii::contains_lowercase(a, "gatewayports=yes"));
+    if matches!(name, "ssh" | "autossh")
         && argv.iter().enumerate().any(|(i, a)| {
             (a == "-L" || a == "-D")
                 && argv
                     .get(i + 1)
-                    .is_some_and(|v| v.starts_with("0.0.0.0:") || v.starts_with("*:"))
+                    .is_some_and(|v| v.starts_with("0.0.0.0:") || v.starts_with("*:") || gateway)
         })
     {
         out.push(warn(n, EXPOSED_BIND, cmd, "forwards a port on every interface"));
@@ -358,24 +438,139 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         out.push(warn(n, EXPOSED_BIND, cmd, "binds a server to every network interface"));
         return;
     }
-    let python = name.starts_with("python");
-    if python
-        && argv
-            .windows(2)
-            .any(|w| w[0] == "-m" && (w[1] == "http.server" || w[1] == "SimpleHTTPServer"))
-    {
-        let bound = argv
-            .iter()
-            .enumerate()
-            .any(|(i, a)| (a == "--bind" || a == "-b") && argv.get(i + 1).is_some_and(|v| !all_interfaces(v)));
-        if !bound {
-            out.push(warn(
-                n,
-                EXPOSED_BIND,
-                cmd,
-                "python -m http.server serves the directory on every interface",
-            ));
+    python_file_server(cmd, out);
+}
+
+/// A Python file-server module and the options that bind it, name the directory served, let
+/// visitors write (`*`: always), and ask for a login. Each listens on every interface by
+/// default, and takes anyone.
+struct FileServer {
+    module: &'static str,
+    bind: &'static [&'static str],
+    dir: &'static [&'static str],
+    write: &'static [&'static str],
+    login: &'static [&'static str],
+}
+
+const PYTHON_FILE_SERVERS: &[FileServer] = &[
+    FileServer {
+        module: "http.server",
+        bind: &["--bind", "-b"],
+        dir: &["--directory", "-d"],
+        write: &[],
+        login: &[],
+    },
+    FileServer {
+        module: "SimpleHTTPServer",
+        bind: &[],
+        dir: &[],
+        write: &[],
+        login: &[],
+    },
+    FileServer {
+        module: "pyftpdlib",
+        bind: &["-i", "--interface"],
+        dir: &["-d", "--directory"],
+        write: &["-w", "--write"],
+        login: &["-u", "--username"],
+    },
+    FileServer {
+        module: "uploadserver",
+        bind: &["--bind", "-b"],
+        dir: &["--directory", "-d"],
+        write: &["*"],
+        login: &["--basic-auth", "--basic-auth-upload"],
+    },
+];
+
+/// `python3 -m http.server`, `python3 -m pyftpdlib -w -d /`: a directory handed to every host
+/// that reaches the machine, with no login. Warned; blocked when visitors may write (anonymous
+/// upload) or the directory served holds the user's or the system's keys (the home directory,
+/// `/`, `/etc`, `/root`). Bound to loopback it passes.
+fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let argv = &cmd.argv;
+    if !cmd.name().starts_with("python") {
+        return;
+    }
+    let Some(module) = argv.windows(2).find(|w| w[0] == "-m").map(|w| w[1].as_str()) else {
+        return;
+    };
+    let Some(FileServer {
+        bind,
+        dir,
+        write,
+        login,
+        ..
+    }) = PYTHON_FILE_SERVERS.iter().find(|s| s.module == module)
+    else {
+        return;
+    };
+    let value = |opts: &[&str]| {
+        argv.iter().enumerate().find_map(|(i, a)| match a.split_once('=') {
+            Some((o, v)) if opts.contains(&o) => Some(v),
+            _ if opts.contains(&a.as_str()) => argv.get(i + 1).map(String::as_str),
+            _ => None,
+        })
+    };
+    if value(bind).is_some_and(|v| !all_interfaces(v)) {
+        return;
+    }
+    if value(login).is_some() {
+        out.push(warn(
+            Category::Network,
+            EXPOSED_BIND,
+            cmd,
+            "serves the directory on every interface",
+        ));
+        return;
+    }
+    let served = value(dir)
+        .map(str::to_string)
+        .or_else(|| cmd.cwd.as_deref().map(|c| c.to_string_lossy().into_owned()));
+    let keys = served.as_deref().is_some_and(holds_keys);
+    let writable = write.contains(&"*") || argv.iter().any(|a| write.contains(&a.as_str()));
+    if keys || writable {
+        out.push(block(
+            Category::Network,
+            EXPOSED_BIND,
+            Risk::High,
+            cmd,
+            if writable {
+                "lets anyone on the network write files here, with no login"
+            } else {
+                "serves the home directory or the system's root, with its keys, to every host on the network"
+            },
+        ));
+    } else {
+        out.push(warn(
+            Category::Network,
+            EXPOSED_BIND,
+            cmd,
+            format!("python -m {module} serves the directory on every interface, with no login"),
+        ));
+    }
+}
+
+/// Whether serving `dir` hands out the user's or the system's keys: the root, a system state
+/// directory, or the home directory itself (or a credential folder in it).
+fn holds_keys(dir: &str) -> bool {
+    let d = dir.trim_matches(['"', '\'']);
+    let d = if d.len() > 1 { d.trim_end_matches('/') } else { d };
+    if matches!(
+        d,
+        "/" | "/etc" | "/root" | "/var" | "/home" | "/Users" | "~" | "$HOME" | "${HOME}"
+    ) {
+        return true;
+    }
+    match crate::guard::targets::home_relative(d) {
+        Some(rest) => {
+            let rest = rest.trim_matches('/');
+            rest.is_empty() || crate::guard::rules::secrets::is_credential_path(&format!("~/{rest}"))
         }
+        None => ["/home/", "/Users/"].iter().any(|h| {
+            d.strip_prefix(h)
+                .is_some_and(|user| !user.is_empty() && !user.contains('/'))
+        }),
     }
 }
 

@@ -1,6 +1,9 @@
 //! Privilege: world-writable permissions on system paths (`chmod -R 777 /`), setuid/setgid
-//! bits and capabilities, sudoers edits, `chown -R` of system directories, adding users to
-//! admin groups, writes to `/etc/passwd`/`/etc/shadow`. `lockout`: `chmod -R 000` /
+//! bits and capabilities, sudoers and doas.conf edits, `chown -R` of system directories, adding
+//! users to groups whose members are root in all but name (sudo, wheel, admin, docker, lxd,
+//! incus-admin, libvirt, disk, shadow, kmem, gid 0; by usermod, gpasswd, adduser, pw,
+//! dseditgroup or dscl), a second uid 0, root's password replaced, writes to
+//! `/etc/passwd`/`/etc/shadow`. `lockout`: `chmod -R 000` /
 //! `chattr -R +i` of a tree outside the workspace (blocked; warned without `-R`);
 //! `root_shell`: `sudo -s`/`-i`, `su -`, `pkexec bash` (blocked). `install -m 4755` is a setuid
 //! change like `chmod`. `ssh_access`: writing `~/.ssh/authorized_keys` or the SSH daemon's
@@ -88,6 +91,9 @@ fn setuid_mode(mode: &str) -> bool {
 
 const PROTECTED: &[&str] = &[
     "/etc/sudoers",
+    "/usr/local/etc/sudoers",
+    "/etc/doas.conf",
+    "/usr/local/etc/doas.conf",
     "/etc/passwd",
     "/etc/shadow",
     "/etc/group",
@@ -190,7 +196,9 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             return;
         }
     }
-    let touches_protected = |w: &str| PROTECTED.iter().any(|f| w == *f || w.starts_with("/etc/sudoers.d"));
+    let touches_protected = |w: &str| {
+        PROTECTED.contains(&w) || w.starts_with("/etc/sudoers.d") || w.starts_with("/usr/local/etc/sudoers.d")
+    };
     if cmd.redirects.iter().any(|r| touches_protected(r))
         || (matches!(name, "tee" | "cp" | "mv" | "install" | "ln" | "sed" | "dd")
             && cmd
@@ -303,30 +311,134 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             cmd,
             "grants file capabilities (privileges) to a program",
         )),
-        "usermod" | "gpasswd" | "adduser" | "addgroup"
-            if args.iter().any(|a| {
-                matches!(*a, "root" | "admin" | "docker" | "adm") || a.contains("sudo") || a.contains("wheel")
-            }) =>
-        {
+        _ if root_group_joined(cmd).is_some() => {
+            let group = root_group_joined(cmd).unwrap_or_default();
             out.push(block(
                 p,
                 USER_GROUPS,
                 Risk::Critical,
                 cmd,
-                "adds a user to an administrator group",
+                format!("adds a user to `{group}`, a group whose members are root in all but name"),
             ));
+        }
+        _ if uid_zero(cmd) => out.push(block(
+            p,
+            USER_GROUPS,
+            Risk::Critical,
+            cmd,
+            "gives an account uid 0: a second root",
+        )),
+        // `sudo passwd`, `sudo passwd root`: root's own password replaced.
+        "passwd"
+            if cmd.as_root
+                && operands.iter().all(|o| *o == "root")
+                && !args
+                    .iter()
+                    .any(|a| matches!(*a, "-S" | "--status" | "-l" | "--lock" | "-h" | "--help")) =>
+        {
+            out.push(block(p, USER_GROUPS, Risk::Critical, cmd, "replaces root's password"))
         }
         "passwd" | "chpasswd" | "useradd" | "userdel" | "usermod" | "gpasswd" | "groupadd" | "groupdel"
         | "groupmod" | "adduser" | "addgroup" | "deluser" | "delgroup" | "smbpasswd" | "chage" | "vipw" | "vigr"
-        | "sulogin" | "pdbedit" | "chsh" | "chfn" => {
+        | "sulogin" | "pdbedit" | "chsh" | "chfn" | "sysadminctl" => {
+            out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
+        }
+        // FreeBSD's `pw`, macOS's directory tools: the verbs that change an account.
+        "pw" | "dscl" | "dseditgroup"
+            if args.iter().any(|a| {
+                matches!(
+                    *a,
+                    "useradd"
+                        | "usermod"
+                        | "userdel"
+                        | "groupadd"
+                        | "groupmod"
+                        | "groupdel"
+                        | "lock"
+                        | "unlock"
+                        | "-create"
+                        | "-append"
+                        | "-merge"
+                        | "-delete"
+                        | "-passwd"
+                        | "-change"
+                        | "edit"
+                        | "create"
+                        | "delete"
+                )
+            }) =>
+        {
             out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
         }
         _ => {}
     }
 }
 
+/// Groups whose members are root in all but name: the administrators (`sudo`, `wheel`,
+/// `admin`), the container and VM managers (`docker`, `lxd`, `incus-admin`, `libvirt`: a
+/// container or VM mounts the host's disk), the raw disks (`disk`), the password hashes
+/// (`shadow`), root's own group (`root`, gid `0`), and the logs (`adm`).
+const ROOT_GROUPS: &[&str] = &[
+    "root",
+    "0",
+    "sudo",
+    "wheel",
+    "admin",
+    "docker",
+    "lxd",
+    "lxc",
+    "incus-admin",
+    "libvirt",
+    "libvirtd",
+    "disk",
+    "shadow",
+    "kmem",
+    "adm",
+];
+
+/// The root-equivalent group `cmd` adds a user to, if any: `usermod -aG lxd dev`, `gpasswd -a
+/// dev docker`, `adduser dev sudo`, `pw usermod dev -G wheel`, `dscl . -append /Groups/admin
+/// GroupMembership dev`, `dseditgroup -o edit -a dev -t user admin`.
+fn root_group_joined(cmd: &SimpleCommand) -> Option<&str> {
+    let name = cmd.name();
+    let args = cmd.argv.get(1..).unwrap_or_default();
+    let root_group = |w: &str| {
+        w.split(',')
+            .find(|g| ROOT_GROUPS.contains(g) || g.contains("sudo") || g.contains("wheel"))
+            .is_some()
+    };
+    match name {
+        "usermod" | "useradd" | "gpasswd" | "adduser" | "addgroup" | "pw" | "dseditgroup" => args
+            .iter()
+            .find(|a| !a.starts_with('-') && root_group(a))
+            .map(String::as_str),
+        "dscl" => {
+            let members = args
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case("GroupMembership") || a.eq_ignore_ascii_case("GroupMembers"));
+            let adds = args
+                .iter()
+                .any(|a| matches!(a.as_str(), "-append" | "-create" | "-merge"));
+            let group = args.iter().find_map(|a| {
+                a.strip_prefix("/Groups/")
+                    .filter(|g| ROOT_GROUPS.contains(g) || *g == "wheel" || *g == "admin")
+            });
+            group.filter(|_| members && adds)
+        }
+        _ => None,
+    }
+}
+
+/// `dscl . -create /Users/svc UniqueID 0`: an account given root's user id.
+fn uid_zero(cmd: &SimpleCommand) -> bool {
+    cmd.name() == "dscl"
+        && cmd.argv.windows(2).any(|w| {
+            (w[0].eq_ignore_ascii_case("UniqueID") || w[0].eq_ignore_ascii_case("PrimaryGroupID")) && w[1] == "0"
+        })
+}
+
 /// `visudo -c`, `visudo --check -f FILE`: checks the syntax and changes nothing.
-fn args_check_only(cmd: &SimpleCommand) -> bool {
+pub(crate) fn args_check_only(cmd: &SimpleCommand) -> bool {
     cmd.argv[1..].iter().any(|a| {
         a == "--check"
             || (a.starts_with('-')

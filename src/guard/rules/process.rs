@@ -1,7 +1,7 @@
 //! Process: killing every process (`kill -9 -1`, `kill 1`, `killall5`), fork bombs, and
 //! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`,
 //! writes to `/proc/sysrq-trigger`). Stopping the services that keep the machine reachable
-//! (ssh, networking) and `swapoff -a` are warned. A fork bomb is also an inline program forking in an endless
+//! (ssh, networking) and turning swap off are warned. A fork bomb is also an inline program forking in an endless
 //! loop (`python -c 'while True: os.fork()'`).
 
 use super::{block, violation, warn};
@@ -94,12 +94,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "shuts down or reboots the machine",
             ));
         }
-        "swapoff" if args.iter().any(|a| *a == "-a" || *a == "--all") => {
+        // `swapoff -a`, `swapoff /swapfile`: kernel memory state; with less swap, memory
+        // pressure kills processes.
+        "swapoff" if args.iter().any(|a| !matches!(*a, "-h" | "--help" | "-V" | "--version")) => {
             out.push(warn(
                 c,
                 SHUTDOWN,
                 cmd,
-                "turns off all swap; under memory pressure the machine starts killing processes",
+                "turns off swap; under memory pressure the machine starts killing processes",
             ));
         }
         "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6" | "1" | "S" | "s")) => {

@@ -17,10 +17,13 @@
 //!
 //! Credential files are the key files and credential stores under home (also their
 //! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`), browsers' password and cookie
-//! stores (Chrome `Login Data`, Firefox `logins.json`/`key4.db`), the login keychain, and the
-//! system's shadow files;
+//! stores (Chrome `Login Data`, Firefox `logins.json`/`key4.db`), the login keychain, the
+//! system's shadow files, and the host's own credentials (cluster admin configurations and join
+//! tokens, TLS private keys, keytabs, VPN and Wi-Fi secrets; public host keys are no secret);
 //! the tool that owns one may be pointed at it (`kubectl --kubeconfig ~/.kube/config`,
-//! `scp -i ~/.ssh/key`, `export KUBECONFIG=..`) without reading it out.
+//! `scp -i ~/.ssh/key`, `export KUBECONFIG=..`) without reading it out, but not handed one as
+//! its configuration (`ssh -F ~/.ssh/id_rsa`, which prints the lines back) or told to send it
+//! whole (`ssh-copy-id -f -i ~/.aws/credentials`).
 //!
 //! `printed` (warn): a secret printed into the agent's transcript, where logs keep it: the
 //! whole environment (`env`, `printenv`, `set`, `export -p`, unless filtered by a grep for a
@@ -1264,7 +1267,8 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
         }
         None => {
             matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
-                || a.starts_with("/etc/ssh/ssh_host_")
+                || (a.starts_with("/etc/ssh/ssh_host_") && !a.ends_with(".pub"))
+                || SYSTEM_CREDENTIALS.iter().any(|p| a.starts_with(p))
                 // Container and pod secrets mounted by the orchestrator.
                 || a.starts_with("/run/secrets/")
                 || a.starts_with("/var/run/secrets/")
@@ -1273,6 +1277,42 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
         }
     }
 }
+
+/// The host's credential files: cluster administrator configurations and join tokens, TLS
+/// private keys, Kerberos keytabs, VPN and Wi-Fi secrets, database administrator passwords.
+const SYSTEM_CREDENTIALS: &[&str] = &[
+    "/etc/kubernetes/admin.conf",
+    "/etc/kubernetes/super-admin.conf",
+    "/etc/kubernetes/controller-manager.conf",
+    "/etc/kubernetes/scheduler.conf",
+    "/etc/kubernetes/kubelet.conf",
+    "/etc/kubernetes/pki/",
+    "/var/lib/kubelet/pki/",
+    "/var/lib/rancher/k3s/server/token",
+    "/var/lib/rancher/k3s/server/node-token",
+    "/var/lib/rancher/k3s/server/cred/",
+    "/var/lib/rancher/k3s/server/tls/",
+    "/var/lib/rancher/rke2/server/token",
+    "/var/lib/rancher/rke2/server/node-token",
+    "/etc/rancher/k3s/k3s.yaml",
+    "/etc/rancher/rke2/rke2.yaml",
+    "/var/snap/microk8s/current/credentials/",
+    "/etc/ssl/private/",
+    "/etc/pki/tls/private/",
+    "/etc/letsencrypt/live/",
+    "/etc/letsencrypt/archive/",
+    "/etc/krb5.keytab",
+    "/etc/wireguard/",
+    "/etc/NetworkManager/system-connections/",
+    "/etc/openvpn/client/",
+    "/etc/openvpn/server/",
+    "/etc/mysql/debian.cnf",
+    "/var/lib/jenkins/secrets/",
+    "/var/lib/jenkins/credentials.xml",
+    "/etc/ceph/ceph.client.admin.keyring",
+    "/etc/docker/key.json",
+    "/var/lib/docker/swarm/certificates/",
+];
 
 /// Credential files under the home directory (or the system's), by path below home.
 const CREDENTIAL_PATHS: &[&str] = &[
@@ -1359,6 +1399,28 @@ const OWNERS: &[&str] = &[
 ];
 
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
+    // `ssh -F ~/.ssh/id_rsa x`: a credential file handed to ssh as its configuration is
+    // printed back line by line in its complaints.
+    // `ssh-copy-id -f -i ~/.aws/credentials HOST`: forced, the file itself is sent, whatever
+    // it holds (without `-f` only its `.pub` twin goes).
+    let forced_copy = name == "ssh-copy-id" && cmd.argv.iter().any(|a| a == "-f");
+    if (matches!(name, "ssh" | "scp" | "sftp") || forced_copy)
+        && cmd.argv.windows(2).any(|w| {
+            ((w[0] == "-F" && !forced_copy) || (w[0] == "-i" && forced_copy))
+                && is_credential_path(&w[1])
+                && !w[1].ends_with(".pub")
+        })
+    {
+        out.push(violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            "hands a credential file to ssh as its configuration (it prints the lines back) or sends it whole",
+        ));
+        return;
+    }
     if KEY_TOOLS.contains(&name) || matches!(name, "export" | "declare" | "typeset" | "local" | "readonly" | "setenv") {
         return;
     }
