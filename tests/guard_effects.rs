@@ -2167,6 +2167,7 @@ fn migrating_to_zero_and_accepting_data_loss_are_warned() {
     ]);
 }
 
+#[test]
 fn commands_an_inline_program_spawns_are_judged_as_shell_commands() {
     judged(
         "git.checkout_all",
@@ -2219,6 +2220,7 @@ fn commands_an_inline_program_spawns_are_judged_as_shell_commands() {
     ]);
 }
 
+#[test]
 fn code_an_inline_program_decodes_or_downloads_and_runs_is_blocked() {
     judged(
         "remote_execution.eval_download",
@@ -2256,6 +2258,7 @@ fn code_an_inline_program_decodes_or_downloads_and_runs_is_blocked() {
     ]);
 }
 
+#[test]
 fn writes_and_deletions_of_inline_code_are_judged_where_they_land() {
     judged(
         "disk.device_write",
@@ -2280,12 +2283,19 @@ fn writes_and_deletions_of_inline_code_are_judged_where_they_land() {
             "lua -e 'local f = io.open(os.getenv(\"HOME\") .. \"/.ssh/authorized_keys\", \"a\"); f:write(\"ssh-ed25519 AAAA x\")'",
         ],
     );
+    // Tests turned into skipped ones are the skip-marker rule's, whatever edits them.
+    judged(
+        "test_tampering.skip_marker",
+        Block,
+        &[
+            "node -e \"const fs=require('fs');const f='test/api.spec.js';fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace(/\\bit\\(/g,'it.skip('))\"",
+        ],
+    );
     judged(
         "test_tampering.weaken_assertions",
         Block,
         &[
             "python3 - <<'EOF'\nimport re, pathlib\np = pathlib.Path('tests/test_models.py')\np.write_text(re.sub(r'^(\\s*)assert ', r'\\1pass  # assert ', p.read_text(), flags=re.M))\nEOF",
-            "node -e \"const fs=require('fs');const f='test/api.spec.js';fs.writeFileSync(f,fs.readFileSync(f,'utf8').replace(/\\bit\\(/g,'it.skip('))\"",
             "node -e \"const fs = require('fs'); const p = 'tests/math.test.js'; fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replace(/expect\\(/g, '// expect('))\"",
             "ruby -e 'p = \"spec/user_spec.rb\"; File.write(p, File.read(p).gsub(/expect\\(/, \"# expect(\"))'",
             "python3 -c \"f = 'tests/test_io.py'; s = open(f).read(); open(f, 'w').write(s.replace('assert ', '# assert '))\"",
@@ -2323,6 +2333,7 @@ fn writes_and_deletions_of_inline_code_are_judged_where_they_land() {
     ]);
 }
 
+#[test]
 fn secrets_leaving_an_inline_program_are_judged_as_sent_or_printed() {
     judged(
         "exfiltration.pipe_to_network",
@@ -2377,6 +2388,7 @@ fn secrets_leaving_an_inline_program_are_judged_as_sent_or_printed() {
     ]);
 }
 
+#[test]
 fn fork_loops_in_any_language_are_fork_bombs() {
     judged(
         "process.fork_bomb",
@@ -2407,6 +2419,7 @@ fn fork_loops_in_any_language_are_fork_bombs() {
     ]);
 }
 
+#[test]
 fn applescript_runs_what_do_shell_script_names_and_login_items_persist() {
     judged(
         "persistence.scheduled",
@@ -2438,6 +2451,7 @@ fn not_fired(rule: &str, cmds: &[&str]) {
     }
 }
 
+#[test]
 fn security_settings_are_judged_by_the_setting_written() {
     // A protection's configuration with the setting that turns it off, whatever writes it:
     // `sed -i`'s replacement, a line deleted or commented out, `tee` fed by echo, a
@@ -2503,6 +2517,7 @@ fn security_settings_are_judged_by_the_setting_written() {
     ]);
 }
 
+#[test]
 fn programs_run_as_root_from_a_temp_directory() {
     // A program, a script, a search path or a preloaded library from a directory anyone can
     // write, run as root: whoever put it there gets root.
@@ -2542,6 +2557,7 @@ fn programs_run_as_root_from_a_temp_directory() {
     ]);
 }
 
+#[test]
 fn persistence_registered_where_the_file_lies() {
     // A unit or property list registered from a temp or hidden directory, a job submitted to
     // launchd, a login hook or item, a Python start-up hook outside the project's environment,
@@ -2595,6 +2611,7 @@ fn persistence_registered_where_the_file_lies() {
     ]);
 }
 
+#[test]
 fn security_agents_logs_and_time_stamps_torn_down_by_any_spelling() {
     // An EDR, audit or log agent stopped by its unit, its init script, its own control program,
     // or killed through a lookup; logs emptied by find; time stamps forged; a process hidden.
@@ -2628,6 +2645,7 @@ fn security_agents_logs_and_time_stamps_torn_down_by_any_spelling() {
     ]);
 }
 
+#[test]
 fn macos_protections_off_or_loosened() {
     judged(
         "network.firewall",
@@ -2667,6 +2685,7 @@ fn macos_protections_off_or_loosened() {
     ]);
 }
 
+#[test]
 fn root_equivalent_groups_and_accounts() {
     // Groups whose members are root in all but name, a second uid 0, root's password replaced.
     judged(
@@ -2702,6 +2721,7 @@ fn root_equivalent_groups_and_accounts() {
     ]);
 }
 
+#[test]
 fn other_processes_devices_and_host_credentials_read() {
     // Another process's memory or system calls, every process's environment, the keyboard.
     judged(
@@ -2776,6 +2796,7 @@ fn other_processes_devices_and_host_credentials_read() {
     ]);
 }
 
+#[test]
 fn servers_that_hand_out_the_machine() {
     // A file server over the home directory or `/`, or taking anonymous uploads; the Docker
     // API or git's receive-pack open to the network.
@@ -2844,6 +2865,7 @@ fn servers_that_hand_out_the_machine() {
     ]);
 }
 
+#[test]
 fn processes_killed_through_a_lookup_by_name() {
     judged(
         "process.kill_all",
@@ -2861,6 +2883,7 @@ fn processes_killed_through_a_lookup_by_name() {
     allowed(&["pgrep -f 'node server.js' | head -1", "pkill -USR1 dd"]);
 }
 
+#[test]
 fn inspecting_checking_and_tightening_pass() {
     // Listing, syntax checks, permissions taken away, the machine's own description,
     // maintenance the system's configuration asks for.
@@ -2894,6 +2917,7 @@ fn inspecting_checking_and_tightening_pass() {
     );
 }
 
+#[test]
 fn a_use_no_spec_clause_describes_is_judged_like_an_unknown_program() {
     // A spec that describes some uses of a program says nothing about the others: handed a
     // place the system runs commands from, they are judged like a program without a spec.

@@ -2946,7 +2946,8 @@ pub static PROGRAMS: &[Program] = &[
         value_opts: &["-e", "-l", "-s"],
         clauses: &[Clause {
             sub: &[],
-            when: When::Value(&["-e"], Val::Contains(&["login item"])),
+            // `make login item`, not `get the name of every login item`.
+            when: When::Value(&["-e"], Val::Contains(&["make login item", "make new login item"])),
             does: Does::Persist("adds a login item: a program macOS starts at every login"),
         }],
     },
