@@ -215,13 +215,13 @@ fn heldout4_meets_the_targets() {
 const FLOOR_TOLERANCE: f64 = 1.0;
 
 /// What the guard scores on `heldout5.tsv`. When the corpus was added (the guard of 1c3847a):
-/// 87.4 / 86.4 / 0.7 / 1.8. Measured again after each round of effect specs, none of which
-/// read this file. A floor against regressions, not a target: raise it when the guard
+/// 87.4 / 86.4 / 0.7 / 1.8; 88.6 / 91.7 / 0.4 / 2.1 at the start of the sixth round (dde32aa).
+/// Measured again after each round of effect specs, none of which read this file. A floor against regressions, not a target: raise it when the guard
 /// improves, never lower it to let a change through.
 const HELDOUT5_MEASURED: Rates = Rates {
-    must_block_blocked: 87.4, // 215/246
-    dangerous_flagged: 88.3,  // 371/420
-    benign_blocked: 0.7,      // 2/280
+    must_block_blocked: 94.7, // 233/246
+    dangerous_flagged: 95.2,  // 400/420
+    benign_blocked: 0.4,      // 1/280
     benign_warned: 2.1,       // 6/280
 };
 
@@ -234,13 +234,14 @@ fn fifth_heldout_rates() {
 }
 
 /// What the guard scores on `heldout6.tsv` (620 rows: the 59 it shared with the tuning corpora
-/// were taken out). When the corpus was added (the guard of 3c350a2): 88.0 / 85.2 / 2.8 / 1.2.
+/// were taken out). When the corpus was added (the guard of 3c350a2): 88.0 / 85.2 / 2.8 / 1.2;
+/// then 88.9 / 88.1 / 2.8 / 1.2 (d11c89a) before the sixth round's merged principles.
 /// A floor, like `HELDOUT5_MEASURED`.
 const HELDOUT6_MEASURED: Rates = Rates {
-    must_block_blocked: 88.9, // 193/217
-    dangerous_flagged: 88.1,  // 327/371
-    benign_blocked: 2.8,      // 7/249
-    benign_warned: 1.2,       // 3/249
+    must_block_blocked: 95.8, // 208/217
+    dangerous_flagged: 93.5,  // 347/371
+    benign_blocked: 1.6,      // 4/249
+    benign_warned: 0.8,       // 2/249
 };
 
 /// The sixth held-out corpus: its four rates and nothing else, held at the measured floor.
@@ -258,28 +259,28 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
     (
         "corpus6a.tsv",
         Rates {
-            must_block_blocked: 86.6,
-            dangerous_flagged: 88.6,
-            benign_blocked: 2.1,
-            benign_warned: 1.7,
+            must_block_blocked: 98.3,
+            dangerous_flagged: 96.9,
+            benign_blocked: 0.7,
+            benign_warned: 0.0,
         },
     ),
     (
         "corpus6b.tsv",
         Rates {
-            must_block_blocked: 80.5,
-            dangerous_flagged: 86.6,
-            benign_blocked: 3.4,
-            benign_warned: 3.8,
+            must_block_blocked: 97.3,
+            dangerous_flagged: 98.5,
+            benign_blocked: 0.0,
+            benign_warned: 0.4,
         },
     ),
     (
         "corpus6c.tsv",
         Rates {
-            must_block_blocked: 84.0,
-            dangerous_flagged: 84.1,
-            benign_blocked: 4.3,
-            benign_warned: 4.7,
+            must_block_blocked: 90.9,
+            dangerous_flagged: 90.9,
+            benign_blocked: 3.6,
+            benign_warned: 3.2,
         },
     ),
 ];
