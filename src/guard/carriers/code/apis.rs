@@ -521,9 +521,9 @@ fn code_run(st: &mut State, name: &str, args: &Args<'_>) -> Option<Val> {
         Lang::AppleScript => false,
     };
     if code {
-        if lang == Lang::Python && matches!(last(name), "execfile" | "run_path") {
-            st.eval_file(&first);
-        } else if lang == Lang::Perl && name == "do" && first.text().is_some() {
+        if (lang == Lang::Python && matches!(last(name), "execfile" | "run_path"))
+            || (lang == Lang::Perl && name == "do" && first.text().is_some())
+        {
             st.eval_file(&first);
         } else if matches!(name, "setTimeout" | "setInterval") {
             // Only a string is code; a function is a callback.

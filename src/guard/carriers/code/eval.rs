@@ -823,11 +823,11 @@ impl State {
             return None;
         }
         // The target: words, sigils, a destructuring, maybe `obj.attr` (not bound).
-        let target_ok = (lo..eq).all(|k| match &c.toks[k] {
-            Tok::Word(_) => true,
-            Tok::Punct("{" | "[" | "(") => true,
-            Tok::Punct("," | "." | "::" | "->" | ":" | "}" | "]" | ")") => true,
-            _ => false,
+        let target_ok = (lo..eq).all(|k| {
+            matches!(
+                &c.toks[k],
+                Tok::Word(_) | Tok::Punct("{" | "[" | "(" | "," | "." | "::" | "->" | ":" | "}" | "]" | ")")
+            )
         }) || c.opener(lo);
         if !target_ok {
             return None;
@@ -1176,7 +1176,7 @@ impl State {
                 None,
             ),
             Tok::Subst(p, r) => {
-                let line = self.vars.get("$_").is_some();
+                let line = self.vars.contains_key("$_");
                 if line || self.lang == Lang::Perl {
                     self.line_edits.push((p.clone(), r.clone()));
                 }

@@ -497,10 +497,10 @@ impl Lexer<'_> {
         let after = &rest[word.len()..];
         let delim = after.trim_start_matches([' ', '\t']).bytes().next().unwrap_or(0);
         let space = after.len() - after.trim_start_matches([' ', '\t']).len();
-        let ok = delim != 0
-            && !delim.is_ascii_alphanumeric()
-            && !matches!(delim, b'_' | b',' | b';' | b')' | b'=' | b'\n' | b' ')
-            && !(space > 0 && delim == b'#');
+        let ok = !(delim == 0
+            || delim.is_ascii_alphanumeric()
+            || matches!(delim, b'_' | b',' | b';' | b')' | b'=' | b'\n' | b' ')
+            || (space > 0 && delim == b'#'));
         if !ok || after.starts_with("=>") || self.prev().is_some_and(|t| t.is("->")) {
             return false;
         }

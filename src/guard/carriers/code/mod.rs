@@ -175,9 +175,7 @@ fn python_code(argv: &[String]) -> Option<Found> {
             i += 1 + usize::from(a == "--check-hash-based-pycs");
             continue;
         }
-        let Some(cluster) = a.strip_prefix('-') else {
-            return None;
-        };
+        let cluster = a.strip_prefix('-')?;
         for (k, c) in cluster.char_indices() {
             match c {
                 'c' => {
