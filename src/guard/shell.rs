@@ -209,6 +209,10 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         nest: 0,
         captured: 0,
         vars: HashMap::new(),
+        arrays: HashMap::new(),
+        fetched: HashMap::new(),
+        quoted_ifs: Vec::new(),
+        assigned: Vec::new(),
         written: WrittenFiles::default(),
         aliases: HashMap::new(),
         functions: HashMap::new(),
@@ -242,6 +246,19 @@ struct Walker<'o> {
     captured: usize,
     /// Variables given a literal value earlier in the line (`d=/; rm -rf $d`).
     vars: HashMap<String, String>,
+    /// Arrays given literal elements earlier in the line (`a=(rm -rf /); "${a[@]}"`): their
+    /// elements are words.
+    arrays: HashMap<String, Vec<String>>,
+    /// Every literal value given to a variable so far, in order (bounded): which values a
+    /// name took inside a branch.
+    assigned: Vec<(String, String)>,
+    /// Variables that hold what a download printed (`c=$(curl -s URL)`), with that
+    /// substitution's text: using one is using the download (`eval "$c"` is `eval "$(curl -s
+    /// URL)"`).
+    fetched: HashMap<String, String>,
+    /// The argv positions of the command being built whose `$IFS` is quoted (`sh -c
+    /// 'rm$IFS-rf'`): the shell does not split them.
+    quoted_ifs: Vec<usize>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`):
     /// running or reading one of them runs or reads that text.
     written: WrittenFiles,
@@ -347,10 +364,13 @@ impl Walker<'_> {
         match node.kind() {
             "declaration_command" | "unset_command" | "variable_assignment" => {
                 let mut cmd = SimpleCommand::default();
+                self.quoted_ifs.clear();
                 if node.kind() == "variable_assignment" {
                     self.visit_subs(node, src, depth);
                     let w = word(node, src);
-                    self.assign(&w);
+                    if !self.assign_array(node, src) {
+                        self.assign(&w);
+                    }
                     cmd.argv.push(w);
                 } else {
                     if let Some(kw) = node.child(0) {
@@ -439,8 +459,16 @@ impl Walker<'_> {
             }
             "command_substitution" | "process_substitution" | "subshell" => {
                 let saved = self.cwd.clone();
+                let before = self.out.pipelines.len();
                 self.visit_children(node, src, depth);
                 self.cwd = saved;
+                // `bash <(echo 'rm -rf ~')`: the file a process substitution names holds what
+                // its command prints, when that is known.
+                if node.kind() == "process_substitution" && self.out.pipelines.len() == before + 1 {
+                    if let Some(printed) = self.out.pipelines.last().and_then(|p| carriers::printed_by(p)) {
+                        self.written.record_text(text(node, src), printed);
+                    }
+                }
             }
             "function_definition" => {
                 if let (Some(n), Some(body)) = (node.child_by_field_name("name"), node.child_by_field_name("body")) {
@@ -475,6 +503,22 @@ impl Walker<'_> {
                     }
                     _ => self.visit_children(node, src, depth),
                 }
+            }
+            // A branch may or may not run: a variable it assigns afterwards holds one value or
+            // another (`if ..; then c=a; else c=b; fi; $c`), which the walker does not know.
+            // A value assigned in a branch is kept when it is the only one the name can have
+            // (`if [ -d x ]; then d=/; fi; rm -rf $d` may run `rm -rf /`).
+            "if_statement" | "case_statement" => {
+                let before = self.vars.clone();
+                let from = self.assigned.len();
+                self.visit_children(node, src, depth);
+                let assigned = &self.assigned[from.min(self.assigned.len())..];
+                self.vars.retain(|name, value| {
+                    let unchanged = before.get(name) == Some(value);
+                    let one_value = !before.contains_key(name)
+                        && assigned.iter().filter(|(n, _)| n == name).all(|(_, v)| v == value);
+                    unchanged || one_value
+                });
             }
             "comment" | "heredoc_body" => {}
             _ => self.visit_children(node, src, depth),
@@ -538,6 +582,7 @@ impl Walker<'_> {
     fn command_of(&mut self, node: Node<'_>, src: &[u8], depth: usize, pipeline: &mut Pipeline) {
         let mut cmd = SimpleCommand::default();
         let mut tail = Vec::new();
+        self.quoted_ifs.clear();
         self.fill(node, src, depth, &mut cmd, &mut tail);
         self.push_command(cmd, depth, pipeline);
         for part in tail {
@@ -558,11 +603,70 @@ impl Walker<'_> {
         }
     }
 
+    /// `NAME=(a b c)`: remembers the elements when every one is literal (and forgets the name
+    /// otherwise). False when the assignment is not of an array.
+    fn assign_array(&mut self, node: Node<'_>, src: &[u8]) -> bool {
+        let (Some(name), Some(value)) = (node.child_by_field_name("name"), node.child_by_field_name("value")) else {
+            return false;
+        };
+        if value.kind() != "array" {
+            return false;
+        }
+        let name = text(name, src).to_string();
+        let mut cursor = value.walk();
+        let elements: Vec<String> = value
+            .named_children(&mut cursor)
+            .filter(|e| e.kind() != "comment")
+            .map(|e| self.expand(&word(e, src)))
+            .collect();
+        self.vars.remove(&name);
+        self.fetched.remove(&name);
+        if elements.iter().all(|e| is_literal(e)) && elements.len() <= 256 {
+            self.arrays.insert(name, elements);
+        } else {
+            self.arrays.remove(&name);
+        }
+        true
+    }
+
+    /// The words `${NAME[@]}`, `${NAME[*]}` and `${NAME[N]}` stand for, for an array given
+    /// literal elements earlier in the line; other words as they are.
+    fn array_words(&self, argv: Vec<String>) -> Vec<String> {
+        if self.arrays.is_empty() {
+            return argv;
+        }
+        let mut out = Vec::with_capacity(argv.len());
+        for w in argv {
+            let inner = w.strip_prefix("${").and_then(|r| r.strip_suffix("]}"));
+            let Some((name, index)) = inner.and_then(|r| r.split_once('[')) else {
+                out.push(w);
+                continue;
+            };
+            match (self.arrays.get(name), index) {
+                (Some(elements), "@" | "*") => out.extend(elements.iter().cloned()),
+                (Some(elements), n) => match n.parse::<usize>().ok().and_then(|n| elements.get(n)) {
+                    Some(e) => out.push(e.clone()),
+                    None => out.push(w),
+                },
+                (None, _) => out.push(w),
+            }
+        }
+        out
+    }
+
     /// Records `NAME=value` (a standalone assignment or `export`/`declare`): a literal value
     /// is remembered, anything else forgets the name.
     fn assign(&mut self, w: &str) {
         if let Some((name, value)) = w.split_once('=') {
             if super::is_assignment(w) {
+                self.arrays.remove(name);
+                self.fetched.remove(name);
+                // `c=$(curl -s URL)`: the variable holds what the download printed.
+                if is_single_substitution(value) && super::rules::FETCHERS.iter().any(|f| names_program(value, f)) {
+                    self.vars.remove(name);
+                    self.fetched.insert(name.to_string(), value.to_string());
+                    return;
+                }
                 let value = self.expand(value);
                 // `d=$(mktemp -d)`: a fresh directory under the temporary directory.
                 let subst = (value.starts_with("$(mktemp") && value.ends_with(')') && value.matches(')').count() == 1)
@@ -572,6 +676,9 @@ impl Walker<'_> {
                     return;
                 }
                 if is_literal(&value) {
+                    if self.assigned.len() < 4096 {
+                        self.assigned.push((name.to_string(), value.clone()));
+                    }
                     self.vars.insert(name.to_string(), value);
                 } else {
                     self.vars.remove(name);
@@ -625,19 +732,31 @@ impl Walker<'_> {
                     .iter()
                     .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
                     .collect();
-                if let Some(v) = self.vars.get(&name) {
+                if let Some(v) = self.vars.get(&name).or_else(|| self.fetched.get(&name)) {
                     out.push_str(v);
                     i += 1 + name.len();
                     continue;
                 }
             } else if b[i] == '$' && b.get(i + 1) == Some(&'(') {
-                // `$(echo /)`: a literal word printed by echo.
+                // `$(echo /)`: a literal word printed by echo; `$(command -v python3)`, `$(which
+                // rm)`: the program looked up, which is what runs.
                 if let Some(len) = b[i + 2..].iter().position(|c| *c == ')') {
                     let inner: String = b[i + 2..i + 2 + len].iter().collect();
                     let words: Vec<&str> = inner.split_whitespace().collect();
                     let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
-                    if words.len() == 2 && words[0] == "echo" && simple(words[1]) {
-                        out.push_str(words[1]);
+                    // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
+                    // copy of that program.
+                    let printed = match words.as_slice() {
+                        ["echo", w] => Some(("", *w)),
+                        ["command", "-v", w] | ["which", w] | ["type", "-P", w] if !w.contains('/') => {
+                            Some(("/usr/bin/", *w))
+                        }
+                        ["command", "-v", w] | ["which", w] | ["type", "-P", w] => Some(("", *w)),
+                        _ => None,
+                    };
+                    if let Some((dir, w)) = printed.filter(|(_, w)| simple(w)) {
+                        out.push_str(dir);
+                        out.push_str(w);
                         i += len + 3;
                         continue;
                     }
@@ -650,10 +769,16 @@ impl Walker<'_> {
     }
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
+        let quoted_ifs = std::mem::take(&mut self.quoted_ifs);
         // The command word as written, before expansion: only expansion can make it differ
         // from the word that runs, so without expansion it is not computed (it would be
         // dropped below as equal to `argv[0]`).
-        let expands = !self.vars.is_empty() || cmd.argv.iter().any(|w| w.contains("${") || w.contains("$(echo"));
+        let expands = !self.vars.is_empty()
+            || !self.fetched.is_empty()
+            || cmd
+                .argv
+                .iter()
+                .any(|w| w.contains("${") || w.contains("$(") || w.contains("$IFS"));
         let written_word = if expands {
             let mut as_written = cmd.argv.clone();
             carriers::unwrap_command(&mut as_written);
@@ -662,6 +787,7 @@ impl Walker<'_> {
             None
         };
         if expands {
+            cmd.argv = self.array_words(split_at_ifs(std::mem::take(&mut cmd.argv), &self.vars, &quoted_ifs));
             cmd.argv = cmd.argv.iter().map(|w| self.expand(w)).collect();
             cmd.redirects = cmd.redirects.iter().map(|w| self.expand(w)).collect();
         }
@@ -689,12 +815,16 @@ impl Walker<'_> {
         }
         // `env --split-string='rm -rf ~'` can leave more words than it removed.
         let removed = before.saturating_sub(cmd.argv.len());
+        // `curl -so FILE`: one option per word, for the programs whose options bundle.
+        super::options::split_bundles(&mut cmd.argv);
         let original = original.unwrap_or_default();
+        // `env -C / rm -rf home/dev`: a wrapper that starts the command in another directory.
+        let moved_to = carriers::chdir(&original[..removed.min(original.len())]).map(String::from);
         cmd.as_root = self.root > 0
             || original
                 .iter()
                 .take(removed)
-                .any(|w| matches!(super::basename(w), "sudo" | "doas" | "pkexec" | "run0" | "runuser"));
+                .any(|w| carriers::is_root_wrapper(super::basename(w)) || super::basename(w) == "runuser");
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -709,10 +839,14 @@ impl Walker<'_> {
             cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
             cmd.name_as_written = Some(w);
         }
+        self.copied_program(&mut cmd);
         if cmd.argv.is_empty() && cmd.stdin_text.is_none() && cmd.assignments.is_empty() && cmd.redirects.is_empty() {
             return;
         }
-        cmd.cwd = self.cwd.clone();
+        cmd.cwd = match moved_to {
+            Some(dir) => resolve_cd(self.cwd.as_deref(), Some(&dir)),
+            None => self.cwd.clone(),
+        };
         cmd.captured = self.captured > 0;
         if cmd.name() == "alias" {
             for a in cmd.argv.iter().skip(1) {
@@ -746,6 +880,20 @@ impl Walker<'_> {
             self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
         }
         pipeline.push(cmd);
+    }
+
+    /// `cp /bin/rm /tmp/cleanup && /tmp/cleanup -rf ~`, `ln -s /bin/dd ./copy && ./copy ..`: a
+    /// command word that names a copy or link of a program made earlier in the line is that
+    /// program (see [`WrittenFiles::program_at`]), judged by its own name; the word as written
+    /// is kept in [`SimpleCommand::name_as_written`]. A copy of a wrapper is unwrapped too.
+    fn copied_program(&self, cmd: &mut SimpleCommand) {
+        let Some(program) = cmd.argv.first().and_then(|w| self.written.program_at(w)) else {
+            return;
+        };
+        let as_written = std::mem::replace(&mut cmd.argv[0], program.to_string());
+        cmd.name_as_written.get_or_insert(as_written);
+        cmd.as_root |= carriers::is_root_wrapper(cmd.name());
+        cmd.args_from_stdin |= carriers::unwrap_command(&mut cmd.argv);
     }
 
     /// Replaces a command word that is a variable holding a shell (`$SHELL`, `"${BASH}"`, not
@@ -856,6 +1004,10 @@ impl Walker<'_> {
                 "number" if matches!(src.get(child.end_byte()), Some(b'<' | b'>')) => {}
                 _ => {
                     self.visit_subs(child, src, depth);
+                    let raw = text(child, src);
+                    if raw.contains("IFS") && raw.contains(['\'', '"']) {
+                        self.quoted_ifs.push(cmd.argv.len());
+                    }
                     cmd.argv.push(word(child, src));
                 }
             }
@@ -1075,6 +1227,72 @@ fn decode_ansi_c(raw: &str, out: &mut String) {
             other => out.push(other),
         }
     }
+}
+
+/// `echo${IFS}hello`: the words a word splits into at an unquoted `$IFS` / `${IFS}` (a
+/// blank, unless the line gave IFS a value of its own), which is how bash runs it. The words
+/// at the positions in `quoted` had their `$IFS` quoted and stay whole.
+fn split_at_ifs(argv: Vec<String>, vars: &HashMap<String, String>, quoted: &[usize]) -> Vec<String> {
+    if vars.contains_key("IFS") || !argv.iter().any(|w| w.contains("IFS")) {
+        return argv;
+    }
+    // `rm$IFS-rf$IFS/`: the grammar ends a word at a `$` that a name follows after a `-`
+    // (`-rf$`, `IFS/`); bash reads one word.
+    let mut joined: Vec<(String, bool)> = Vec::with_capacity(argv.len());
+    for (i, w) in argv.into_iter().enumerate() {
+        let keep = quoted.contains(&i);
+        match joined.last_mut() {
+            Some((prev, false)) if !keep && prev.ends_with('$') && w.starts_with("IFS") => prev.push_str(&w),
+            _ => joined.push((w, keep)),
+        }
+    }
+    let mut out = Vec::with_capacity(joined.len() + 2);
+    for (w, keep) in joined {
+        if keep || (!w.contains("$IFS") && !w.contains("${IFS")) {
+            out.push(w);
+            continue;
+        }
+        let mut spaced = String::with_capacity(w.len());
+        let mut rest = w.as_str();
+        while let Some((at, len)) = ifs_reference(rest) {
+            spaced.push_str(&rest[..at]);
+            spaced.push('\u{1}');
+            rest = &rest[at + len..];
+        }
+        spaced.push_str(rest);
+        out.extend(spaced.split('\u{1}').filter(|p| !p.is_empty()).map(String::from));
+    }
+    out
+}
+
+/// The first reference to IFS in `word` (`$IFS`, `${IFS}`, `${IFS%?}`, ..): where it starts
+/// and how long it is.
+fn ifs_reference(word: &str) -> Option<(usize, usize)> {
+    let plain = word
+        .match_indices("$IFS")
+        .find(|(at, _)| !word[at + 4..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+    let braced = word
+        .match_indices("${IFS")
+        .find(|(at, _)| !word[at + 5..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        .and_then(|(at, _)| Some((at, word[at..].find('}')? + 1)));
+    match (plain.map(|(at, _)| (at, 4)), braced) {
+        (Some(p), Some(b)) => Some(if p.0 < b.0 { p } else { b }),
+        (p, b) => p.or(b),
+    }
+}
+
+/// A value that is one command substitution (`$(curl -s URL)`, `` `curl URL` ``).
+fn is_single_substitution(value: &str) -> bool {
+    let v = value.trim();
+    (v.starts_with("$(") && v.ends_with(')') && !v.starts_with("$(("))
+        || (v.len() > 1 && v.starts_with('`') && v.ends_with('`'))
+}
+
+/// Whether `text` runs `program` as a command word (at its start or after `$(`, `|`, `;`, `&`).
+fn names_program(text: &str, program: &str) -> bool {
+    text.split(['(', '|', ';', '&', '`'])
+        .filter_map(|part| part.split_whitespace().next())
+        .any(|w| super::basename(w) == program)
 }
 
 /// A word is literal when no expansion survives in it.
@@ -1401,6 +1619,19 @@ fn expand_all(word: &str, out: &mut Vec<String>) -> bool {
 /// Single-quotes a word for re-parsing.
 pub(crate) fn shell_quote(w: &str) -> String {
     format!("'{}'", w.replace('\'', "'\\''"))
+}
+
+/// `w` as a shell word: bare when it is plain (letters, digits, `-_./:+,%`), quoted otherwise
+/// ([`shell_quote`]): `=` would make a first word an assignment, and the grammar splits a
+/// command word at `@`. A carried argv of plain words stays a plain line, which the walker
+/// reads without the parser.
+pub(crate) fn quote_word(w: &str) -> String {
+    let plain = !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./:+,%".contains(&b));
+    if plain {
+        w.to_string()
+    } else {
+        shell_quote(w)
+    }
 }
 
 fn resolve_cd(cwd: Option<&Path>, arg: Option<&str>) -> Option<PathBuf> {

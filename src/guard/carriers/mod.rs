@@ -41,7 +41,18 @@
 //! One file per family: [`wrappers`], [`xargs`] (`xargs` and `parallel`), [`shells`] (other
 //! shells and shell-like runners, m4), [`programs`] (tools that run a command given in an
 //! option, a variable or a file they read), [`interpreters`] (inline programs),
-//! [`containers`], [`powershell`], [`text`].
+//! [`containers`], [`powershell`], [`text`], and [`table`]: carriers as data, one entry per
+//! program that runs what it is handed in an option (`man -P`, `rsync -e`, `zip -TT`, `ssh -o
+//! ProxyCommand=`, `make --eval`), in its remaining words (`poetry run`, `npx`, `watch`,
+//! `tmux send-keys`) or after `--` (`kubectl exec`), and the programs that are another one
+//! under a package name (`rimraf` is `rm -rf`).
+//!
+//! Two facts hold whatever the carrier: a copy or link of a program made earlier in the line
+//! is that program when it runs (`cp /bin/rm /tmp/x && /tmp/x -rf ~`, see [`WrittenFiles`]),
+//! and a wrapper that starts its command elsewhere (`env -C /`, `sudo -D`) moves where the
+//! command's relative paths resolve ([`chdir`]). A carrier that only reads its script for
+//! syntax (`bash -n`, `parallel --dry-run`) or asks before each run with nobody to answer
+//! (`find -ok .. < /dev/null`) carries nothing.
 //!
 //! This module never parses shell text and never judges anything: it turns a command into the
 //! text of the commands it carries, and the walker and the rules do the rest.
@@ -52,6 +63,7 @@ mod interpreters;
 mod powershell;
 mod programs;
 mod shells;
+mod table;
 mod text;
 mod wrappers;
 mod xargs;
@@ -60,8 +72,9 @@ use std::path::PathBuf;
 
 use super::{basename, Pipeline, SimpleCommand};
 
-pub(crate) use text::{disguised_literal, printed_text, stdin_of, WrittenFiles};
-pub use wrappers::{unwrap_command, unwrap_command_keeping};
+pub(crate) use table::hands_on_words;
+pub(crate) use text::{copied, disguised_literal, printed_by, printed_text, stdin_of, WrittenFiles};
+pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +134,9 @@ pub(crate) struct StdinScript {
 pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carried> {
     let mut out = programs::run_variables(cmd);
     out.extend(by_name(&cmd.argv));
+    out.extend(table::carried(&cmd.argv));
     out.extend(interpreters::carried(cmd));
-    out.extend(programs::find_exec(&cmd.argv));
+    out.extend(programs::found_exec(cmd));
     out.extend(programs::command_options(&cmd.argv));
     out.extend(written_script(cmd, written));
     out.extend(shells::startup_file_text(cmd));
@@ -161,6 +175,12 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fi
 /// Whether `name` is a shell interpreter.
 pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
+}
+
+/// Whether `name` runs the command after it with root's rights (`sudo`, `doas`, `pkexec`, and
+/// systemd's `run0`); given no command, or a bare shell, it is a root shell.
+pub fn is_root_wrapper(name: &str) -> bool {
+    matches!(name, "sudo" | "doas" | "pkexec" | "run0")
 }
 
 /// Whether a command word is a variable that holds the path of a shell (`$SHELL`, `${SHELL}`,

@@ -80,6 +80,7 @@ pub(super) fn command_options(argv: &[String]) -> Vec<Carried> {
 /// args'`: the command git runs.
 pub(super) fn git(argv: &[String]) -> Option<Carried> {
     git_command_setting(argv)
+        .or_else(|| git_alias_call(argv))
         .or_else(|| {
             // The ext transport runs a command (`% ` is a space); words split at unescaped spaces.
             let c = argv.iter().find_map(|a| a.strip_prefix("ext::"))?;
@@ -93,6 +94,43 @@ pub(super) fn git(argv: &[String]) -> Option<Carried> {
             Some(words.join(" "))
         })
         .map(Carried::child)
+}
+
+/// `git -c alias.wipe='stash clear' wipe`: an alias defined on the command line and called
+/// at once is the git command it stands for (`git stash clear`), with the call's words after
+/// it; `!` aliases are shell commands (see [`git_command_setting`]).
+fn git_alias_call(argv: &[String]) -> Option<String> {
+    let mut aliases: Vec<(&str, &str)> = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "-c" {
+            let alias = argv.get(i + 1).and_then(|kv| kv.split_once('=')).and_then(|(k, v)| {
+                let name = k.get(..6).filter(|p| p.eq_ignore_ascii_case("alias."))?;
+                (!v.starts_with('!')).then_some((&k[name.len()..], v))
+            });
+            aliases.extend(alias);
+            i += 2;
+        } else if a.starts_with('-') {
+            i += if matches!(a, "-C" | "--git-dir" | "--work-tree" | "--namespace") {
+                2
+            } else {
+                1
+            };
+        } else {
+            break;
+        }
+    }
+    let called = argv.get(i)?;
+    // An alias that calls itself first is not expanded again (git refuses it).
+    let (_, value) = aliases
+        .iter()
+        .find(|(name, value)| name == called && value.split_whitespace().next() != Some(name))?;
+    let mut words: Vec<String> = vec!["git".into()];
+    words.extend(argv[1..i].iter().map(|w| shell_quote(w)));
+    words.push(value.to_string());
+    words.extend(argv[i + 1..].iter().map(|w| shell_quote(w)));
+    Some(words.join(" "))
 }
 
 /// The shell command a git setting makes git run: `-c KEY=VALUE` or `config [--global] KEY
@@ -242,11 +280,96 @@ pub(super) fn package_scripts(written: &WrittenFiles) -> Option<Carried> {
 /// `printf 'all:\n\tCMD\n' > Makefile && make`: make runs the recipe lines.
 pub(super) fn makefile_recipes(written: &WrittenFiles) -> Option<Carried> {
     let text = written.text("Makefile").or_else(|| written.text("makefile"))?;
-    let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
-    Some(Carried::child(recipes.join("\n")))
+    Some(Carried::child(recipes(text).join("\n")))
 }
 
-/// `vim -c ':!cmd'`, `vim +'!cmd'`: an editor running a shell command.
+/// The recipes of makefile text as the shell gets them: the lines that start with a tab and
+/// the commands after `target: prerequisites ;`, without their `@`/`-`/`+` marks, and with
+/// make's references expanded the way make does before the shell runs them ([`make_expanded`]).
+pub(super) fn recipes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let recipe = match line.strip_prefix('\t') {
+            Some(r) => r,
+            None => match line.split_once(';') {
+                Some((rule, r)) if rule.contains(':') && !rule.contains(":=") => r,
+                _ => continue,
+            },
+        };
+        let recipe = recipe.trim().trim_start_matches(['@', '-', '+']);
+        if !recipe.is_empty() {
+            out.push(make_expanded(recipe));
+        }
+    }
+    out
+}
+
+/// A recipe line with make's references replaced: `$$` is the shell's `$`, `$(NAME)` and
+/// `${NAME}` the variable `$NAME` (make reads the environment, so `$(HOME)` is home), `$(shell
+/// CMD)` the substitution `$(CMD)`, and other functions and automatic variables (`$@`, `$*`,
+/// `$(wildcard ..)`) a plain word.
+fn make_expanded(line: &str) -> String {
+    let b = line.as_bytes();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' {
+            let next = line[i..].find('$').map_or(line.len(), |p| i + p);
+            out.push_str(&line[i..next]);
+            i = next;
+            continue;
+        }
+        match b.get(i + 1) {
+            Some(b'$') => {
+                out.push('$');
+                i += 2;
+            }
+            Some(&open @ (b'(' | b'{')) => {
+                let close = if open == b'(' { ')' } else { '}' };
+                let body_start = i + 2;
+                let end = matching(&line[body_start..], open as char, close).map_or(line.len(), |e| body_start + e);
+                let body = &line[body_start..end.min(line.len())];
+                if let Some(cmd) = body.strip_prefix("shell ") {
+                    out.push_str(&format!("$({})", make_expanded(cmd)));
+                } else if !body.is_empty() && body.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                    out.push('$');
+                    out.push_str(body);
+                } else {
+                    out.push_str("target");
+                }
+                i = end + 1;
+            }
+            Some(_) => {
+                out.push_str("target");
+                i += 2;
+            }
+            None => {
+                out.push('$');
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The index in `text` of the `close` that ends a group whose `open` came just before it.
+fn matching(text: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 1usize;
+    for (at, c) in text.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+/// `vim -c ':!cmd'`, `ex -sc '!cmd'` (options are canonical: `-sc` is `-s -c`), `vim
+/// +'silent !cmd'`, `-c '%!cmd'`, `-c 'r !cmd'`: an editor running a shell command.
 pub(super) fn vim(argv: &[String]) -> Option<Carried> {
     argv.iter().enumerate().find_map(|(i, a)| {
         let c = if a == "-c" || a == "--cmd" {
@@ -254,9 +377,27 @@ pub(super) fn vim(argv: &[String]) -> Option<Carried> {
         } else {
             a.strip_prefix('+')?
         };
-        let c = c.trim_start_matches(':').trim_start();
-        c.strip_prefix('!').map(Carried::child)
+        ex_shell_command(c).map(Carried::child)
     })
+}
+
+/// The shell command of an ex command line that runs one: `!cmd`, with a leading `:`,
+/// `silent`, a range (`%!cmd` filters the buffer through it) or `r`/`w` (`r !cmd`).
+fn ex_shell_command(line: &str) -> Option<&str> {
+    let mut c = line.trim_start_matches([':', ' ']);
+    for quiet in ["silent!", "silent", "sil!", "sil"] {
+        if let Some(rest) = c.strip_prefix(quiet).filter(|r| r.starts_with([' ', '!'])) {
+            c = rest.trim_start();
+            break;
+        }
+    }
+    let c =
+        c.trim_start_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, '%' | ',' | '.' | '$' | '\'' | '<' | '>'));
+    let c = ["read", "write", "r", "w"]
+        .iter()
+        .find_map(|v| c.strip_prefix(v).filter(|r| r.trim_start().starts_with('!')))
+        .map_or(c, str::trim_start);
+    c.strip_prefix('!').map(str::trim).filter(|c| !c.is_empty())
 }
 
 /// `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
@@ -375,20 +516,88 @@ fn braced(text: &str) -> Option<&str> {
     None
 }
 
-/// The commands `find .. -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`) runs, `{}`
-/// standing for each file found.
-pub(super) fn find_exec(argv: &[String]) -> Vec<Carried> {
-    if argv.first().map(|w| basename(w)) != Some("find") {
+/// The commands a file finder runs on what it finds: `find .. -exec CMD ARGS ;` (also
+/// `-execdir`, `-ok`, `-okdir`) and `fd .. -x CMD ARGS` (also `-X`, `--exec`, `--exec-batch`).
+/// The placeholder (`{}`; fd's `{/}`, `{.}`, ..), or the end of the command when fd's has none,
+/// stands for a file found: a file under the start path, named by the name test when there is
+/// one (`find /etc/systemd/system -name '*.service' -exec rm {} +` runs `rm
+/// /etc/systemd/system/*.service`), the start path itself when nothing narrows what is found
+/// (`find ~ -maxdepth 0 -exec rm -rf {} ;` runs `rm -rf ~`). Nothing runs when find will not
+/// start (an `-exec` without its `;` or `+`: the shell took an unquoted `;`), nor for `-ok`
+/// with stdin closed (every question is answered no).
+pub(super) fn found_exec(cmd: &SimpleCommand) -> Vec<Carried> {
+    let finder = match cmd.argv.first().map(|w| basename(w)) {
+        Some("find") => find_reading(&cmd.argv),
+        Some("fd" | "fdfind") => fd_reading(&cmd.argv),
+        _ => return Vec::new(),
+    };
+    let Some(finder) = finder else {
         return Vec::new();
-    }
+    };
+    let stdin_closed = cmd.inputs.iter().any(|i| i == "/dev/null");
     let mut out = Vec::new();
-    // `find ~ -maxdepth 0 -exec ..`: with no test before the action, the first file found is
-    // the start path itself, so `{}` is it.
+    for action in finder.actions.iter().filter(|a| !(a.asks && stdin_closed)) {
+        let lines: Vec<String> = finder
+            .found
+            .iter()
+            .map(|file| {
+                let mut placed = false;
+                let mut words: Vec<String> = action
+                    .words
+                    .iter()
+                    .map(|w| {
+                        let replaced = PLACEHOLDERS.iter().fold(w.to_string(), |acc, p| {
+                            if acc.contains(p) {
+                                placed = true;
+                                acc.replace(p, file)
+                            } else {
+                                acc
+                            }
+                        });
+                        shell_quote(&replaced)
+                    })
+                    .collect();
+                if !placed && action.appends {
+                    words.push(shell_quote(file));
+                }
+                words.join(" ")
+            })
+            .collect();
+        if !lines.is_empty() {
+            out.push(Carried::child(lines.join("\n")));
+        }
+    }
+    out
+}
+
+/// The placeholders of find (`{}`) and fd (`{}`, `{/}`, `{//}`, `{.}`, `{/.}`), longest first.
+const PLACEHOLDERS: &[&str] = &["{//}", "{/.}", "{/}", "{.}", "{}"];
+
+/// What a file finder finds and runs.
+struct Finder {
+    /// A word for the files found, one per start path.
+    found: Vec<String>,
+    actions: Vec<FoundAction>,
+}
+
+/// One command a finder runs per file found (or per batch).
+struct FoundAction {
+    words: Vec<String>,
+    /// `-ok`/`-okdir`: each run is asked on stdin first.
+    asks: bool,
+    /// The file goes after the words when they hold no placeholder (fd).
+    appends: bool,
+}
+
+/// `find ROOTS.. TESTS.. -exec ..`: None when find will not start (an action without its
+/// terminator).
+fn find_reading(argv: &[String]) -> Option<Finder> {
     let roots: Vec<&String> = argv[1..]
         .iter()
         .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
         .collect();
     let first_action = argv.iter().position(|a| a.starts_with("-exec") || a.starts_with("-ok"));
+    // With no test before the action, the first file found is the start path itself.
     let untested = first_action.is_some_and(|k| {
         let mut j = 1 + roots.len();
         while j < k {
@@ -400,26 +609,139 @@ pub(super) fn find_exec(argv: &[String]) -> Vec<Carried> {
         }
         true
     });
-    let root = (untested && roots.len() == 1).then(|| roots[0].as_str());
+    let name = argv
+        .windows(2)
+        .find(|w| matches!(w[0].as_str(), "-name" | "-iname"))
+        .map(|w| w[1].as_str());
+    let roots: Vec<&str> = if roots.is_empty() {
+        vec!["."]
+    } else {
+        roots.iter().map(|r| r.as_str()).collect()
+    };
+    let found = roots
+        .iter()
+        .map(|r| match name {
+            _ if untested && roots.len() == 1 => r.to_string(),
+            Some(n) => under(r, n),
+            None => under(r, "{}"),
+        })
+        .collect();
+    let mut actions = Vec::new();
     let mut i = 0;
     while i < argv.len() {
-        if matches!(argv[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words: Vec<String> = argv[i + 1..]
-                .iter()
-                .take_while(|w| *w != ";" && *w != "+")
-                .map(|w| match root {
-                    Some(r) => shell_quote(&w.replace("{}", r)),
-                    None => shell_quote(w),
-                })
-                .collect();
-            i += words.len() + 1;
+        let a = argv[i].as_str();
+        if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = argv[i + 1..].iter().position(|w| w == ";" || w == "+")? + i + 1;
+            let words = argv[i + 1..end].to_vec();
             if !words.is_empty() {
-                out.push(Carried::child(words.join(" ")));
+                actions.push(FoundAction {
+                    words,
+                    asks: a.starts_with("-ok"),
+                    appends: false,
+                });
             }
+            i = end;
         }
         i += 1;
     }
-    out
+    Some(Finder { found, actions })
+}
+
+/// Options of fd that take a value.
+const FD_VALUE_OPTIONS: &[&str] = &[
+    "-e",
+    "--extension",
+    "-t",
+    "--type",
+    "-E",
+    "--exclude",
+    "-d",
+    "--max-depth",
+    "--min-depth",
+    "--exact-depth",
+    "-S",
+    "--size",
+    "--changed-within",
+    "--changed-before",
+    "-o",
+    "--owner",
+    "-j",
+    "--threads",
+    "--max-results",
+    "-c",
+    "--color",
+    "--search-path",
+    "--base-directory",
+    "--format",
+    "--path-separator",
+    "--batch-size",
+    "--ignore-file",
+    "--and",
+];
+
+/// `fd [PATTERN] [PATH..] -x CMD ..`: the files found under each path, named by the glob (`-g`),
+/// the extension (`-e`) or a plain pattern.
+fn fd_reading(argv: &[String]) -> Option<Finder> {
+    let mut positional: Vec<&str> = Vec::new();
+    let mut actions = Vec::new();
+    let mut extension = None;
+    let mut glob = false;
+    let mut search_paths: Vec<&str> = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        match a {
+            "-x" | "--exec" | "-X" | "--exec-batch" => {
+                let end = argv[i + 1..]
+                    .iter()
+                    .position(|w| w == ";")
+                    .map_or(argv.len(), |p| p + i + 1);
+                actions.push(FoundAction {
+                    words: argv[i + 1..end].to_vec(),
+                    asks: false,
+                    appends: true,
+                });
+                i = end + 1;
+                continue;
+            }
+            "-g" | "--glob" => glob = true,
+            "-e" | "--extension" => {
+                extension = argv.get(i + 1).map(String::as_str);
+                i += 1;
+            }
+            "--search-path" => {
+                search_paths.extend(argv.get(i + 1).map(String::as_str));
+                i += 1;
+            }
+            _ if a.starts_with("--extension=") => extension = a.split_once('=').map(|(_, v)| v),
+            _ if FD_VALUE_OPTIONS.contains(&a) => i += 1,
+            _ if a.starts_with('-') && a.len() > 1 => {}
+            _ => positional.push(a),
+        }
+        i += 1;
+    }
+    if actions.is_empty() {
+        return None;
+    }
+    let pattern = positional.first().copied().filter(|p| !p.is_empty());
+    let name = match (pattern, extension) {
+        (Some(p), _) if glob => p.to_string(),
+        (_, Some(e)) => format!("*.{}", e.trim_start_matches('.')),
+        (Some(p), None) if p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)) => format!("*{p}*"),
+        _ => "{}".to_string(),
+    };
+    let roots: Vec<&str> = match positional.get(1..) {
+        _ if !search_paths.is_empty() => search_paths,
+        Some(r) if !r.is_empty() => r.to_vec(),
+        _ => vec!["."],
+    };
+    let found = roots.iter().map(|r| under(r, &name)).collect();
+    Some(Finder { found, actions })
+}
+
+/// `ROOT/NAME`, with no doubled slash.
+fn under(root: &str, name: &str) -> String {
+    format!("{}/{name}", root.trim_end_matches('/'))
 }
 
 #[cfg(test)]
@@ -501,8 +823,41 @@ mod tests {
                 &["find", ".", "-name", "*.o", "-exec", "rm", "-f", "{}", ";"],
                 Runs::Child
             ),
-            "'rm' '-f' '{}'"
+            "'rm' '-f' './*.o'"
         );
+        assert_eq!(
+            script(&["find", "/etc", "-type", "f", "-exec", "cat", "{}", "+"], Runs::Child),
+            "'cat' '/etc/{}'"
+        );
+        // No terminator (the shell took the `;`): find will not start.
+        assert!(scripts(&["find", ".", "-exec", "rm", "-rf", "{}"]).is_empty());
+        // fd: the file goes last when there is no placeholder.
+        assert_eq!(
+            script(
+                &[
+                    "fd",
+                    ".",
+                    "/etc/systemd/system",
+                    "-e",
+                    "service",
+                    "-x",
+                    "sudo",
+                    "rm",
+                    "-f"
+                ],
+                Runs::Child
+            ),
+            "'sudo' 'rm' '-f' '/etc/systemd/system/*.service'"
+        );
+        assert_eq!(
+            script(&["fd", "-H", "-g", ".env*", "-x", "cat"], Runs::Child),
+            "'cat' './.env*'"
+        );
+        assert_eq!(
+            script(&["fd", "-e", "pyc", "-x", "rm", "{}"], Runs::Child),
+            "'rm' './*.pyc'"
+        );
+        assert!(scripts(&["fd", "-e", "rs"]).is_empty());
         assert_eq!(
             script(
                 &["find", "/", "-maxdepth", "0", "-exec", "rm", "-rf", "{}", "+"],

@@ -22,6 +22,11 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
         }
         i = 2;
     }
+    // `bash -n -c '..'`: read for syntax, never run.
+    if syntax_check_only(&argv[i..]) {
+        return None;
+    }
+    let zsh = argv.get(i - 1).is_some_and(|w| basename(w) == "zsh");
     while i < argv.len() {
         let a = &argv[i];
         if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
@@ -43,6 +48,7 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
                 }
                 None => script.clone(),
             };
+            let script = if zsh { without_glob_qualifiers(&script) } else { script };
             return Some(Carried::child(script));
         }
         if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
@@ -55,6 +61,60 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
         i += 1;
     }
     None
+}
+
+/// Whether a shell's options (`args`, the words after its name) make it only read its script
+/// for syntax: `-n` (alone or bundled, `-nc`) or `-o noexec`, before the script.
+pub(super) fn syntax_check_only(args: &[String]) -> bool {
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        if a == "-o" {
+            if words.next().is_some_and(|v| v == "noexec") {
+                return true;
+            }
+            continue;
+        }
+        if !a.starts_with('-') || a == "-" || a == "--" {
+            return false;
+        }
+        if !a.starts_with("--") && a[1..].contains('n') {
+            return true;
+        }
+    }
+    false
+}
+
+/// A zsh script with its glob qualifiers removed (`src/**/*.ts(.N)` → `src/**/*.ts`): they
+/// filter what a pattern matches and run nothing (bar `e`/`+` qualifiers, which name code and
+/// are kept), and bash's grammar cannot read them.
+fn without_glob_qualifiers(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut rest = script;
+    while let Some(open) = rest.find('(') {
+        let before = &rest[..open];
+        let glob_before = before
+            .rsplit(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '|' | '&'))
+            .next()
+            .is_some_and(|w| w.contains(['*', '?', ']']));
+        let close = rest[open..].find(')').map(|c| open + c);
+        match close {
+            Some(close)
+                if glob_before
+                    && rest[open + 1..close]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() && !matches!(c, 'e') || "./@=*%^-:[]<>,".contains(c)) =>
+            {
+                out.push_str(before);
+                rest = &rest[close + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `eval WORDS`: the words joined, run by the shell itself.
@@ -124,6 +184,9 @@ pub(super) fn tmux(argv: &[String]) -> Option<Carried> {
 pub(super) fn script_file(cmd: &SimpleCommand, written: &WrittenFiles) -> Option<Carried> {
     let name = cmd.name();
     let sourced = name == "source" || name == ".";
+    if is_shell(name) && syntax_check_only(&cmd.argv[1..]) {
+        return None;
+    }
     let file = if is_shell(name) || sourced {
         cmd.argv.iter().skip(1).find(|a| !a.starts_with('-'))?
     } else {
@@ -180,9 +243,11 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         let runs_stdin = match name {
             "at" | "batch" => !cmd.argv.iter().any(|a| a == "-f" || a == "-l" || a == "-c"),
             // `sudo -s`, `pkexec bash` (kept whole by unwrap_command): a root shell.
-            "sudo" | "doas" | "pkexec" => true,
+            n if super::is_root_wrapper(n) => true,
             // `(crontab -l; echo '* * * * * CMD') | crontab -`: the jobs' commands.
             "crontab" => cron,
+            // `sh -n <<< '..'`: read for syntax only.
+            n if is_shell(n) && syntax_check_only(&cmd.argv[1..]) => false,
             n if is_shell(n) => {
                 let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
                 let c = args
@@ -208,7 +273,7 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             out.push(StdinScript {
                 script,
                 cwd: cmd.cwd.clone(),
-                as_root: cmd.as_root || matches!(name, "sudo" | "doas" | "pkexec"),
+                as_root: cmd.as_root || super::is_root_wrapper(name),
             });
         }
     }

@@ -77,6 +77,11 @@ pub(crate) fn output_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> 
     Some(text)
 }
 
+/// What the last stage of `pipeline` prints, when it is known ([`output_of`]).
+pub(crate) fn printed_by(pipeline: &[SimpleCommand]) -> Option<String> {
+    output_of(pipeline, pipeline.len().checked_sub(1)?)
+}
+
 /// Filters that pass on what they read, or a part of it, unchanged.
 const PASS_THROUGH: &[&str] = &["cat", "tee", "head", "tail", "stdbuf"];
 
@@ -282,10 +287,104 @@ fn written_text(cmd: &SimpleCommand) -> Option<String> {
 
 /// Files written earlier in the line (`echo .. > x.sh`, `cat > x.sql <<EOF`), by path as
 /// written (`./x` and `x` are one file), with their text: running or reading one of them later
-/// in the line runs or reads that text.
+/// in the line runs or reads that text. A copy or link of a file made earlier in the line
+/// (`cp`, `ln`, `install`, `mv`, `cat SRC > DEST`, see [`copied`]) is that file: it carries
+/// the text written to its source, and a copy of a program is that program when it runs
+/// (`cp /bin/rm /tmp/cleanup && /tmp/cleanup -rf ~` runs `rm -rf ~`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WrittenFiles {
     by_path: HashMap<String, String>,
+    /// Copies and links of programs, by path as written: the program each one is.
+    programs: HashMap<String, String>,
+}
+
+/// What `cp`/`ln`/`install`/`mv`/`ditto`/`rsync` (or `cat SRC > DEST`) copy and where: the
+/// source words and, for each, the path its copy gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Copy<'a> {
+    pub pairs: Vec<(&'a str, String)>,
+}
+
+/// The copies `cmd` makes (see [`Copy`]); None when it makes none the guard can name. The one
+/// place that reads these programs' operands: `-t DIR`/`--target-directory=DIR`, the options
+/// that take a value, and a destination that is a directory (a trailing `/`, `.`, several
+/// sources, or a `bin` directory) where the copy keeps its source's name.
+pub(crate) fn copied(cmd: &SimpleCommand) -> Option<Copy<'_>> {
+    if cmd.name() == "cat" {
+        let sources: Vec<&str> = cmd.argv[1..]
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect();
+        let dests: Vec<&String> = cmd.redirects.iter().filter(|r| !r.starts_with("/dev/")).collect();
+        return match (sources.as_slice(), dests.as_slice()) {
+            ([source], [dest]) => Some(Copy {
+                pairs: vec![(*source, dest.to_string())],
+            }),
+            _ => None,
+        };
+    }
+    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv" | "rsync" | "ditto" | "gcp") {
+        return None;
+    }
+    let mut positional: Vec<&str> = Vec::new();
+    let mut target_dir: Option<&str> = None;
+    let mut args = cmd.argv[1..].iter();
+    let mut options_end = false;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            _ if options_end => positional.push(a),
+            "--" => options_end = true,
+            "-t" | "--target-directory" => target_dir = args.next().map(String::as_str),
+            // Options that take a value (cp/install/ln, and rsync's).
+            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group" | "--exclude" | "--include"
+            | "--filter" | "-f" | "-e" | "--rsh" | "-T" | "--temp-dir" | "--partial-dir" | "--log-file" | "--chmod"
+            | "--chown" | "--files-from" | "--backup-dir" | "--exclude-from" | "--include-from" | "--compare-dest"
+            | "--copy-dest" | "--link-dest" => {
+                args.next();
+            }
+            _ if a.starts_with("--target-directory=") => target_dir = a.split_once('=').map(|(_, v)| v),
+            _ if a.starts_with('-') && a.len() > 1 => {}
+            _ => positional.push(a),
+        }
+    }
+    let (sources, dest) = match target_dir {
+        Some(d) => (&positional[..], d),
+        None => match positional.split_last() {
+            Some((last, rest)) if !rest.is_empty() => (rest, *last),
+            _ => return None,
+        },
+    };
+    let dest = dest.trim_matches(['"', '\'']);
+    let into_dir = target_dir.is_some()
+        || dest.ends_with('/')
+        || dest == "."
+        || sources.len() > 1
+        || matches!(crate::guard::basename(dest), "bin" | "sbin" | "libexec");
+    let pairs = sources
+        .iter()
+        .map(|s| {
+            let to = if into_dir {
+                let name = crate::guard::basename(s.trim_matches(['"', '\'']).trim_end_matches('/'));
+                format!("{}/{name}", dest.trim_end_matches('/'))
+            } else {
+                dest.to_string()
+            };
+            (*s, to)
+        })
+        .collect();
+    Some(Copy { pairs })
+}
+
+/// The program a source word names: `$(which rm)`, `$(command -v rm)` and `` `which rm` `` name
+/// `rm`; other words name themselves.
+fn program_named(source: &str) -> &str {
+    for prefix in ["$(which ", "$(command -v ", "`which ", "`command -v "] {
+        if let Some(rest) = source.strip_prefix(prefix) {
+            return rest.trim_end_matches([')', '`']).trim();
+        }
+    }
+    source
 }
 
 impl WrittenFiles {
@@ -302,9 +401,24 @@ impl WrittenFiles {
         self.by_path.get(Self::key(path)).map(String::as_str)
     }
 
-    /// Remembers the text `cmd` writes to its redirect targets, when it is known: `>` replaces
-    /// what was there, `>>` appends.
+    /// Remembers that `path` holds `text` (a process substitution's file, `<(echo ..)`).
+    pub fn record_text(&mut self, path: &str, text: String) {
+        self.by_path.insert(Self::key(path).to_string(), text);
+    }
+
+    /// The program a copy or link made earlier in the line stands for, when `word` (a command
+    /// word) names one (`/tmp/cleanup` after `cp /bin/rm /tmp/cleanup`).
+    pub fn program_at(&self, word: &str) -> Option<&str> {
+        if self.programs.is_empty() {
+            return None;
+        }
+        self.programs.get(Self::key(word)).map(String::as_str)
+    }
+
+    /// Remembers what `cmd` writes: the text it writes to its redirect targets, when it is
+    /// known (`>` replaces what was there, `>>` appends), and the copies it makes ([`copied`]).
     pub fn record(&mut self, cmd: &SimpleCommand) {
+        self.record_copies(cmd);
         if cmd.redirects.is_empty() {
             return;
         }
@@ -318,6 +432,28 @@ impl WrittenFiles {
             }
             entry.push_str(&text);
             entry.push('\n');
+        }
+    }
+
+    /// A copy carries its source: the text written to it earlier in the line, or the program
+    /// it is (a copy of a copy is the first program).
+    fn record_copies(&mut self, cmd: &SimpleCommand) {
+        let Some(copy) = copied(cmd) else {
+            return;
+        };
+        for (source, dest) in copy.pairs {
+            let dest = Self::key(&dest).to_string();
+            if let Some(text) = self.text(source).map(String::from) {
+                self.by_path.insert(dest, text);
+                continue;
+            }
+            let program = self
+                .program_at(source)
+                .map(String::from)
+                .unwrap_or_else(|| program_named(source).to_string());
+            if program != dest && !program.is_empty() {
+                self.programs.insert(dest, program);
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! Wrappers: command words that run the command after them as it is, with some setting
 //! changed — privilege (`sudo`, `doas`, `pkexec`, `runuser -u`), environment (`env A=1`, `env
 //! -S 'cmd args'`), priority and scheduling (`nice`, `ionice`, `chrt`, `taskset`, `timeout`,
-//! `flock`, `watch`), tracing and timing (`time`, `strace`, `ltrace`), sessions (`setsid`,
+//! `flock`), tracing and timing (`time`, `strace`, `ltrace`), sessions (`setsid`,
 //! `nohup`, `screen -dm`, `systemd-run`), proxies (`torsocks`, `proxychains`), multi-call
 //! binaries (`busybox`, `toybox`), shell keywords (`if`, `then`, `!`, ...), and `xargs` /
 //! `parallel`, which add arguments read from stdin (their options are [`super::xargs`]'s).
@@ -13,7 +13,7 @@
 //! ([`super::carried`]).
 
 use super::is_shell;
-use crate::guard::{basename, is_assignment};
+use crate::guard::{basename, is_assignment, options};
 
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
 /// Returns true when `xargs` was unwrapped (more arguments come from stdin at run time).
@@ -31,6 +31,12 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
             return xargs;
         };
         let first = first.as_str();
+        // `rimraf x`: a program that is another program under a package name (`rm -rf x`).
+        if let Some((_, words)) = super::table::KIN.iter().find(|(n, _)| *n == basename(first)) {
+            keep(original, argv);
+            argv.splice(..1, words.iter().map(|w| w.to_string()));
+            continue;
+        }
         let skip = if is_assignment(first) {
             1
         } else {
@@ -91,17 +97,26 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     }
                     i
                 }
-                // `runuser -u root -- cmd` (`runuser -c SCRIPT` is a nested script).
-                "runuser" if !argv.iter().any(|a| a == "-c" || a == "--command") => {
-                    skip_options(argv, &["-u", "-g", "-G", "--user", "--group", "--supp-group"])
+                // `runuser -u root -- cmd` (`runuser -c SCRIPT` is a nested script; a `-c` after
+                // the command is the command's own: `runuser -u postgres -- psql -c ..`).
+                // `runuser -u USER [--] CMD ARGS` runs a command; without `-u` it is su's shell
+                // form (`runuser -l dev -c 'cmd'`), a carrier kept whole (see `super::carried`).
+                "runuser" => {
+                    let i = skip_options(argv, RUNUSER_OPTIONS);
+                    let command_form = argv[1..i]
+                        .iter()
+                        .any(|a| a == "-u" || a == "--user" || a.starts_with("--user="));
+                    let script = argv[1..i]
+                        .iter()
+                        .any(|a| a == "-c" || a == "--command" || a.starts_with("--command="));
+                    if !command_form || script {
+                        return xargs;
+                    }
+                    i
                 }
-                "sudo" | "doas" | "pkexec" => {
-                    let i = skip_options(
-                        argv,
-                        &[
-                            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--prompt",
-                        ],
-                    );
+                // `run0` is systemd's sudo.
+                "sudo" | "doas" | "pkexec" | "run0" => {
+                    let i = skip_options(argv, ROOT_OPTIONS);
                     // `sudo -s`, `sudo -i`, `pkexec bash`: a root shell, not a wrapped command;
                     // kept whole so the privilege rule sees it (and what it reads on stdin).
                     let bare_shell = argv.len() == i + 1 && is_shell(basename(&argv[i]));
@@ -154,7 +169,6 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 }
                 "nice" | "ionice" => skip_options(argv, &["-n", "-c", "-p", "--adjustment"]),
                 "setsid" | "unbuffer" | "torsocks" | "proxychains" | "proxychains4" => skip_options(argv, &[]),
-                "watch" => skip_options(argv, &["-n", "-d", "--interval"]),
                 // `taskset -c LIST cmd`: the list is the option's value, no mask follows.
                 "taskset"
                     if argv
@@ -171,19 +185,20 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     (i + 1).min(argv.len())
                 }
                 "parallel" => {
-                    // `parallel cmd ::: a b` takes its arguments from the line, not stdin.
-                    xargs = !argv
+                    // `parallel cmd ::: a b` takes its arguments from the line, not stdin: it is
+                    // kept whole, and the command lines it builds from them are carried (see
+                    // `super::xargs::parallel_arguments`); so are `parallel ::: 'rm -rf /'` and
+                    // `echo .. | parallel`, where each input is a command line of its own, and
+                    // `parallel --dry-run`, which runs nothing.
+                    let marks = argv
                         .iter()
                         .any(|a| matches!(a.as_str(), ":::" | "::::" | ":::+" | "::::+"));
+                    let dry = argv.iter().any(|a| a == "--dry-run" || a == "--dryrun");
+                    xargs = !marks && !dry;
                     let i = super::xargs::template_start(argv);
-                    // `parallel ::: 'rm -rf /'`, `echo .. | parallel`: no command, each input is
-                    // a command line of its own; kept whole (see `super::carried`).
-                    if argv.get(i).is_none_or(|w| w.starts_with(":::")) {
+                    if marks || dry || argv.get(i).is_none() {
                         return xargs;
                     }
-                    // `parallel cmd ::: a b` runs `cmd a`, `cmd b`: the inputs stay as arguments.
-                    keep(original, argv);
-                    argv.retain(|a| !matches!(a.as_str(), ":::" | "::::" | ":::+" | "::::+"));
                     i
                 }
                 // `command -v git`, `command -pV -- git reset --hard`: describes the command
@@ -225,6 +240,82 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
     xargs
 }
 
+/// Wrappers that move the command they run to another directory, with the options that say
+/// where.
+const CHDIR_OPTIONS: &[(&str, &[&str])] = &[
+    ("env", &["-C", "--chdir"]),
+    ("sudo", &["-D", "--chdir"]),
+    ("run0", &["-D", "--chdir"]),
+    ("systemd-run", &["-D", "--working-directory"]),
+    ("nsenter", &["-w", "--wd"]),
+];
+
+/// The directory the wrappers in `words` (the words unwrapped in front of a command) start it
+/// in: `env -C / rm -rf home/dev` runs `rm` in `/`, so its relative paths resolve there. The
+/// last such option wins; None when no wrapper moves it.
+pub fn chdir(words: &[String]) -> Option<&str> {
+    let mut options: &[&str] = &[];
+    let mut dir = None;
+    for (i, w) in words.iter().enumerate() {
+        if let Some((_, opts)) = CHDIR_OPTIONS.iter().find(|(n, _)| *n == basename(w)) {
+            options = opts;
+            continue;
+        }
+        if options.contains(&w.as_str()) {
+            dir = words.get(i + 1).map(String::as_str).or(dir);
+        } else if let Some((_, v)) = w
+            .split_once('=')
+            .filter(|(o, _)| o.starts_with("--") && options.contains(o))
+        {
+            dir = Some(v);
+        } else if let Some(b) = options::bundle(w, |c| options::listed(options, c)).filter(|b| b.value_letter.is_some())
+        {
+            dir = b.glued.or_else(|| words.get(i + 1).map(String::as_str)).or(dir);
+        }
+    }
+    dir
+}
+
+/// Options of `runuser` that take a value.
+const RUNUSER_OPTIONS: &[&str] = &[
+    "-u",
+    "-g",
+    "-G",
+    "--user",
+    "--group",
+    "--supp-group",
+    "-s",
+    "--shell",
+    "-w",
+    "--whitelist-environment",
+];
+
+/// Options of the root wrappers (`sudo`, `doas`, `pkexec`, `run0`) that take a value.
+const ROOT_OPTIONS: &[&str] = &[
+    "-u",
+    "-g",
+    "-C",
+    "-D",
+    "-h",
+    "-p",
+    "-r",
+    "-t",
+    "-U",
+    "-T",
+    "--user",
+    "--group",
+    "--prompt",
+    "--chdir",
+    "--setenv",
+    "--nice",
+    "--property",
+    "--description",
+    "--slice",
+    "--unit",
+    "--machine",
+    "--background",
+];
+
 /// Saves `argv` as the original before its first change.
 fn keep(original: &mut Option<Vec<String>>, argv: &[String]) {
     if original.is_none() {
@@ -244,8 +335,10 @@ fn skip_options(argv: &[String], with_value: &[&str]) -> usize {
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        // `-n10`/`--signal=KILL` carry their value; `-n 10` takes the next word.
-        if with_value.contains(&a) {
+        // `-n10`/`--signal=KILL` carry their value; `-n 10` and `-Eu root` (a bundle ending in
+        // a letter that takes a value) take the next word.
+        let bundled = || options::bundle(a, |c| options::listed(with_value, c)).is_some_and(|b| b.takes_next());
+        if with_value.contains(&a) || bundled() {
             i += 2;
         } else {
             i += 1;
@@ -258,6 +351,10 @@ fn skip_options(argv: &[String], with_value: &[&str]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split(' ').map(String::from).collect()
+    }
 
     fn unwrapped(line: &str) -> (Vec<String>, bool) {
         let mut argv: Vec<String> = line.split(' ').map(String::from).collect();
@@ -277,7 +374,7 @@ mod tests {
             "runuser -u root -- rm x",
             "busybox rm x",
             "ionice -c 3 chrt 10 taskset -c 0,1 flock /tmp/l stdbuf -o 0 rm x",
-            "watch -n 1 caffeinate -t 5 torsocks rm x",
+            "caffeinate -t 5 torsocks rm x",
             "if ! rm x",
             "env -- rm x",
         ] {
@@ -299,10 +396,11 @@ mod tests {
     fn xargs_and_parallel_read_arguments_from_stdin() {
         assert_eq!(unwrapped("xargs -n 1 rm -rf"), (vec!["rm".into(), "-rf".into()], true));
         assert_eq!(unwrapped("parallel -j 4 rm"), (vec!["rm".into()], true));
-        // Arguments after `:::` are on the line, not read from stdin.
+        // Arguments after `:::` are on the line, not read from stdin: parallel builds the
+        // command lines itself (a carrier, not a wrapper).
         assert_eq!(
             unwrapped("parallel -j 4 rm ::: a b"),
-            (vec!["rm".into(), "a".into(), "b".into()], false)
+            (words("parallel -j 4 rm ::: a b"), false)
         );
         assert_eq!(unwrapped("xargs -J % -I{} cp"), (vec!["cp".into()], true));
     }

@@ -167,6 +167,8 @@ struct ParallelOptions {
     pipe: bool,
     /// `-a FILE`, `--arg-file FILE`: the arguments come from a file.
     arg_file: bool,
+    /// `--dry-run`: the commands are printed, not run.
+    dry_run: bool,
 }
 
 /// The options of `parallel` (`argv[0]`), and the index of its command (of the first `:::`
@@ -254,6 +256,7 @@ fn parallel_options(argv: &[String]) -> (usize, ParallelOptions) {
         match name {
             "--pipe" | "--pipepart" => o.pipe = true,
             "-a" | "--arg-file" => o.arg_file = true,
+            "--dry-run" | "--dryrun" => o.dry_run = true,
             _ if a.starts_with("-a") && !a.starts_with("--") => o.arg_file = true,
             _ => {}
         }
@@ -484,7 +487,7 @@ fn parallel_lines(prefix: &[String], runner: &[String], input: &str) -> Vec<Stri
         .position(|w| GROUP_MARKS.contains(&w.as_str()))
         .map_or(runner.len(), |p| start + p);
     // Arguments given after `:::` (or read from a file) are not read from stdin.
-    if o.arg_file || end < runner.len() {
+    if o.arg_file || o.dry_run || end < runner.len() {
         return Vec::new();
     }
     let template = &runner[start..end];
@@ -526,16 +529,22 @@ fn parallel_lines(prefix: &[String], runner: &[String], input: &str) -> Vec<Stri
     out
 }
 
-/// `parallel ::: 'rm -rf /' ls` with no command: each argument (each combination, with
-/// several groups) is a command line.
+/// The commands `parallel` runs from the arguments on its line: with no command (`parallel
+/// ::: 'rm -rf /' ls`) each argument (each combination, with several groups) is a command
+/// line; with one (`parallel 'git push origin --delete {}' ::: a b`), its words are joined
+/// into a shell command line, as parallel does, with each combination in place of `{}` (or
+/// after it). `--dry-run` prints the commands and runs none.
 pub(super) fn parallel_arguments(argv: &[String]) -> Option<Carried> {
     let (start, o) = parallel_options(argv);
-    if o.arg_file || argv.get(start).is_none_or(|w| !GROUP_MARKS.contains(&w.as_str())) {
+    let first_mark = argv[start..].iter().position(|w| GROUP_MARKS.contains(&w.as_str()))? + start;
+    if o.arg_file || o.dry_run {
         return None;
     }
+    let template = &argv[start..first_mark];
+    let replace = o.replace.as_deref().unwrap_or("{}");
     let mut groups: Vec<Vec<&str>> = Vec::new();
     let mut from_file = false;
-    for w in &argv[start..] {
+    for w in &argv[first_mark..] {
         if GROUP_MARKS.contains(&w.as_str()) {
             from_file = w.starts_with("::::");
             groups.push(Vec::new());
@@ -569,8 +578,43 @@ pub(super) fn parallel_arguments(argv: &[String]) -> Option<Carried> {
         lines.push(all.join(" "));
         lines.extend(groups.iter().flatten().map(|w| w.to_string()));
     }
+    if !template.is_empty() {
+        // Parallel joins the command's words into shell text; a command of several words, one
+        // of them quoted with spaces (`bash -c 'git reset --hard {}'`), is read as the argv it
+        // was written as, which is what the line means to run (joined, `bash -c git reset ..`
+        // would run `git` alone).
+        let readings = if template.len() > 1 && template.iter().any(|w| w.contains(' ')) {
+            vec![template.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")]
+        } else {
+            vec![template.join(" ")]
+        };
+        lines = lines
+            .iter()
+            .flat_map(|l| {
+                let items: Vec<String> = l.split(' ').map(shell_quote).collect();
+                readings
+                    .iter()
+                    .map(|command| with_items(command, replace, &items))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+    }
     let script = lines.join("\n");
     (!script.trim().is_empty()).then(|| Carried::child(script))
+}
+
+/// `command` with the items of one run in place of the replacement string (all of them) and of
+/// `{1}`, `{2}`, .. (one group's each), or after it when it holds none of them.
+fn with_items(command: &str, replace: &str, items: &[String]) -> String {
+    let mut out = command.replace(replace, &items.join(" "));
+    for (k, item) in items.iter().enumerate().take(9) {
+        out = out.replace(&format!("{{{}}}", k + 1), item);
+    }
+    if out == command {
+        out.push(' ');
+        out.push_str(&items.join(" "));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -673,7 +717,8 @@ mod tests {
             Some("rm -rf /\nls")
         );
         assert_eq!(got("parallel -j2 ::: rm ::: -rf").as_deref(), Some("rm -rf"));
-        assert_eq!(got("parallel gzip ::: a"), None);
+        // With a command, one command line per argument.
+        assert_eq!(got("parallel gzip ::: a").as_deref(), Some("gzip 'a'"));
         assert_eq!(got("parallel :::: list"), None);
         assert_eq!(got("parallel"), None);
     }

@@ -154,7 +154,8 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     let asked = asks_or_previews(&cmd.argv);
     match spec_for(name).filter(|_| !dry && !asked) {
         Some(spec) => {
-            let found = spec.effects(args);
+            let signalled = signal_words(name, args);
+            let found = spec.effects(signalled.as_deref().unwrap_or(args));
             described = !found.is_empty();
             let exposed = found.iter().any(|(c, _)| c.does == Does::ExposedService);
             let auth_off = found.iter().any(|(c, _)| c.does == Does::AuthOff);
@@ -194,7 +195,9 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             if name == "rm" || name == "rmdir" {
                 dependency_dirs(cmd, ctx, out);
             }
-            if !is_quiet(name) {
+            // A carrier's words are the command it runs (`parallel rm -rf ::: /tmp/a`), which
+            // is judged on its own.
+            if !is_quiet(name) && !crate::guard::carriers::hands_on_words(&cmd.argv) {
                 unknown_program(cmd, ctx, out);
             }
         }
@@ -206,7 +209,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         kill_by_lookup(cmd, out);
         kill_fed_by_lookup(pipeline, i, out);
     }
-    if !dry && !described {
+    if !dry && !described && !crate::guard::carriers::hands_on_words(&cmd.argv) {
         managed_delete(cmd, out);
     }
     super::packages::check(cmd, out);
@@ -289,10 +292,12 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
 }
 
 /// Whether a command only shows what it would do: `--dry-run` (or `--dry-run=client|server|
-/// true`), `--dryrun`, `--what-if`, `--simulate`, `--generate-cli-skeleton`, and systemctl's
-/// power verbs with `--when cancel`. Only options before a `--` count (after it they are
-/// operands the program may ignore), and `--dry-run=false`/`none` is not a dry run. The one
-/// place that decides it, for the effect rules and the infrastructure rule alike.
+/// true`), `--dryrun`, `--what-if`, `--simulate`, `--generate-cli-skeleton`, a program's own
+/// dry-run letter (`git push -n`, `rsync -n`, `make -n`), and systemctl's power verbs with
+/// `--when cancel` (questions and help pages are [`asks_or_previews`]). Only options before a
+/// `--` count (after it they are operands the program may ignore), and `--dry-run=false`/`none`
+/// is not a dry run. The one place that decides it, for the effect rules and the
+/// infrastructure rule alike.
 pub fn shown_not_done(argv: &[String]) -> bool {
     let own: &[String] = match argv.iter().position(|a| a == "--") {
         Some(end) => &argv[..end],
@@ -318,7 +323,77 @@ pub fn shown_not_done(argv: &[String]) -> bool {
     });
     let cancel =
         args.iter().any(|a| a == "--when=cancel") || args.windows(2).any(|w| w[0] == "--when" && w[1] == "cancel");
-    dry || (power && cancel)
+    dry || (power && cancel) || dry_letter(own)
+}
+
+/// Programs (with their subcommand) whose short dry-run letter, alone or bundled (`git push
+/// -nf`, `rsync -avn`), only shows what they would do.
+const DRY_LETTERS: &[(&str, &str, char)] = &[
+    ("git", "push", 'n'),
+    ("git", "clean", 'n'),
+    ("git", "rm", 'n'),
+    ("git", "mv", 'n'),
+    ("git", "add", 'n'),
+    ("rsync", "", 'n'),
+    ("make", "", 'n'),
+    ("gmake", "", 'n'),
+    ("apt-get", "", 's'),
+];
+
+/// `git push -n -f`, `rsync -avn --delete`: the program's dry-run letter (see [`DRY_LETTERS`]).
+fn dry_letter(argv: &[String]) -> bool {
+    let Some(name) = argv.first().map(|w| crate::guard::basename(w)) else {
+        return false;
+    };
+    let sub = || {
+        let mut words = argv[1..].iter();
+        while let Some(w) = words.next() {
+            if matches!(w.as_str(), "-C" | "-c" | "--git-dir" | "--work-tree") {
+                words.next();
+            } else if !w.starts_with('-') {
+                return w.as_str();
+            }
+        }
+        ""
+    };
+    DRY_LETTERS
+        .iter()
+        .filter(|(program, _, _)| *program == name)
+        .any(|(_, subcommand, letter)| {
+            (subcommand.is_empty() || *subcommand == sub())
+                && argv[1..]
+                    .iter()
+                    .any(|a| crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains(*letter)))
+        })
+}
+
+/// Signal names, as `kill -NAME` takes them (without `SIG`).
+const SIGNALS: &[&str] = &[
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "IOT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM",
+    "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH",
+    "IO", "POLL", "PWR", "SYS",
+];
+
+/// `pkill -USR1 -x dd`: for the programs that take a signal as `-NAME` or `-NUMBER`, that word
+/// is the signal (`--signal=USR1`), not a bundle of letters (`-U SR1` would be a user). None
+/// for other programs, or when no word is a signal.
+fn signal_words(name: &str, args: &[String]) -> Option<Vec<String>> {
+    if !matches!(name, "kill" | "pkill" | "killall" | "pgrep") {
+        return None;
+    }
+    fn signal(a: &str) -> Option<&str> {
+        let s = a.strip_prefix('-')?;
+        let bare = s.strip_prefix("SIG").unwrap_or(s);
+        (SIGNALS.contains(&bare) || (!bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()))).then_some(bare)
+    }
+    if !args.iter().any(|a| signal(a).is_some()) {
+        return None;
+    }
+    Some(
+        args.iter()
+            .map(|a| signal(a).map_or_else(|| a.clone(), |s| format!("--signal={s}")))
+            .collect(),
+    )
 }
 
 /// Whether a subcommand CLI is asked about a change rather than told to make it: a help page
@@ -1272,78 +1347,25 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             || crate::guard::carriers::shell_variable(w)
             || (w.contains("bin/") && crate::guard::carriers::is_shell(crate::guard::basename(w)))
     };
-    // `cat /bin/sh > /tmp/x/rustc`: a copy by redirection.
-    if cmd.name() == "cat" {
-        let source = cmd.argv[1..].iter().find(|a| shell_binary(a));
-        if let (Some(source), Some(dest)) = (source, cmd.redirects.first()) {
-            if !crate::guard::carriers::is_shell(crate::guard::basename(dest)) {
-                out.push(block(
-                    Category::Privilege,
-                    DISGUISED_SHELL,
-                    Risk::High,
-                    cmd,
-                    format!(
-                        "puts a shell ({source}) under another name ({dest}): whatever runs that name runs a shell"
-                    ),
-                ));
-            }
-        }
-        return;
-    }
-    if !matches!(cmd.name(), "cp" | "ln" | "install" | "mv" | "rsync" | "ditto" | "gcp") {
-        return;
-    }
-    let mut positional: Vec<&str> = Vec::new();
-    let mut target_dir: Option<&str> = None;
-    let mut args = cmd.argv[1..].iter();
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "-t" | "--target-directory" => target_dir = args.next().map(String::as_str),
-            // Options that take a value (cp/install/ln, and rsync's).
-            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group" | "--exclude" | "--include"
-            | "--filter" | "-f" | "-e" | "--rsh" | "-T" | "--temp-dir" | "--partial-dir" | "--log-file" | "--chmod"
-            | "--chown" | "--files-from" | "--backup-dir" | "--exclude-from" | "--include-from" | "--compare-dest"
-            | "--copy-dest" | "--link-dest" => {
-                args.next();
-            }
-            _ if a.starts_with("--target-directory=") => target_dir = a.split_once('=').map(|(_, v)| v),
-            _ if a.starts_with('-') && a.len() > 1 => {}
-            _ => positional.push(a),
-        }
-    }
-    let (sources, dest) = match target_dir {
-        Some(d) => (&positional[..], d),
-        None => match positional.split_last() {
-            Some((last, rest)) if !rest.is_empty() => (rest, *last),
-            _ => return,
-        },
-    };
-    let Some(source) = sources.iter().find(|s| shell_binary(s)) else {
+    // `cat /bin/sh > /tmp/x/rustc` copies by redirection; `cp`, `ln`, `install`, ... by their
+    // operands (read in one place, `carriers::copied`).
+    let Some(copy) = crate::guard::carriers::copied(cmd) else {
         return;
     };
-    let dest = dest.trim_matches(['"', '\'']);
-    // Into a directory: `-t DIR`, a trailing `/`, `.`, several sources, or a `bin` directory
-    // (`cp /bin/bash rootfs/bin`, `"$JAIL/usr/bin"`).
-    let into_dir = target_dir.is_some()
-        || dest.ends_with('/')
-        || dest == "."
-        || sources.len() > 1
-        || matches!(crate::guard::basename(dest), "bin" | "sbin" | "libexec");
-    let new_name = if into_dir {
-        crate::guard::basename(source.trim_matches(['"', '\'']))
-    } else {
-        crate::guard::basename(dest)
-    };
-    if crate::guard::carriers::is_shell(new_name) {
-        return;
+    let disguised = copy
+        .pairs
+        .iter()
+        .find(|(source, dest)| shell_binary(source) && !crate::guard::carriers::is_shell(crate::guard::basename(dest)));
+    if let Some((source, dest)) = disguised {
+        let new_name = crate::guard::basename(dest);
+        out.push(block(
+            Category::Privilege,
+            DISGUISED_SHELL,
+            Risk::High,
+            cmd,
+            format!("puts a shell ({source}) under another name ({new_name}): whatever runs that name runs a shell"),
+        ));
     }
-    out.push(block(
-        Category::Privilege,
-        DISGUISED_SHELL,
-        Risk::High,
-        cmd,
-        format!("puts a shell ({source}) under another name ({new_name}): whatever runs that name runs a shell"),
-    ));
 }
 
 /// Paths inside a larger word: inline programs (`python -c 'open("/etc/ld.so.preload","w")'`,
@@ -3022,10 +3044,13 @@ fn http_uploads(cmd: &SimpleCommand) -> Option<(Vec<(String, bool)>, String)> {
     Some((files, destination(argv)?))
 }
 
-/// The host of the first URL-looking argument, None when it is this machine.
+/// The host of the first URL (or, with none, of the first host-looking argument), None when
+/// it is this machine.
 fn destination(argv: &[String]) -> Option<String> {
-    let url = argv.iter().skip(1).find(|a| {
-        a.contains("://") || (a.contains('.') && !a.starts_with('-') && !a.starts_with('@') && !a.contains('='))
+    let url = argv.iter().skip(1).find(|a| a.contains("://")).or_else(|| {
+        argv.iter()
+            .skip(1)
+            .find(|a| a.contains('.') && !a.starts_with('-') && !a.starts_with('@') && !a.contains('='))
     })?;
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let host = rest.split(['/', '?']).next().unwrap_or(rest);
@@ -3097,6 +3122,19 @@ fn piped_upload(before: &[SimpleCommand], sender: &SimpleCommand, ctx: &GuardCon
             "cat" | "gzip" | "bzip2" | "xz" | "zstd" | "base64" | "xxd" | "openssl" | "gpg" | "head" | "tail" => {
                 sources.extend(c.argv.iter().skip(1).filter(|a| !a.starts_with('-')).cloned());
             }
+            // `git diff | curl -F f=@- ..`: the repository's contents, as changes or a whole
+            // archive.
+            "git" => match c.argv[1..].iter().find(|a| !a.starts_with('-')).map(String::as_str) {
+                Some("archive" | "bundle") => {
+                    recursive = true;
+                    sources.push(".".into());
+                }
+                // What a workspace file's contents would be: warned.
+                Some(sub @ ("diff" | "show" | "log" | "format-patch" | "stash" | "blame")) => {
+                    sources.push(format!("the output of git {sub}"))
+                }
+                _ => {}
+            },
             _ => {}
         }
     }

@@ -12,6 +12,8 @@
 //! A clause fires when its [`When`] holds on those options and arguments; its [`Does`] says
 //! what the command does, which [`super::judge`] turns into verdicts.
 
+use crate::guard::options;
+
 /// A program's spec: its names and the clauses that give its effects.
 #[derive(Debug)]
 pub struct Program {
@@ -223,6 +225,17 @@ impl Program {
         self.value_opts.contains(&word)
     }
 
+    /// `-fo` when `-o` takes a value: the flags before it (`-f`) and the option itself, whose
+    /// value is the next word (see [`crate::guard::options`]). Programs with single-dash long
+    /// options (`xxd -ps`, `ip -netns`) do not bundle.
+    fn bundle_taking_next<'a>(&self, word: &'a str) -> Option<(&'a str, &'static str)> {
+        if self.value_opts.iter().any(|o| o.len() > 2 && !o.starts_with("--")) {
+            return None;
+        }
+        let b = options::bundle(word, |c| options::listed(self.value_opts, c)).filter(|b| b.takes_next())?;
+        Some((&word[..1 + b.flags.len()], options::dashed(b.value_letter?)?))
+    }
+
     /// Reads `args` (argv without the command word): options with their values, positional
     /// words in order.
     pub fn read<'a>(&self, args: &'a [String]) -> Reading<'a> {
@@ -240,6 +253,13 @@ impl Program {
                 r.options.push((name, Some(value)));
             } else if self.takes_value(a) {
                 r.options.push((a, args.get(i + 1).map(String::as_str)));
+                i += 1;
+            } else if let Some((flags, letter)) = self.bundle_taking_next(a) {
+                // `-fo FILE`: a bundle whose last letter takes the next word as its value.
+                if flags.len() > 1 {
+                    r.options.push((flags, None));
+                }
+                r.options.push((letter, args.get(i + 1).map(String::as_str)));
                 i += 1;
             } else {
                 r.options.push((a, None));

@@ -415,6 +415,13 @@ pub const TIMER_OPTIONS: &[&str] = &[
     "--timer-property",
 ];
 
+/// A copy to a host that is not this machine (scp, sftp, rsync, pscp).
+const COPY_TO_REMOTE: &[Clause] = &[Clause {
+    sub: &[],
+    when: When::Arg(Val::Remote),
+    does: Does::CopyToRemote,
+}];
+
 /// Every program with a spec.
 pub static PROGRAMS: &[Program] = &[
     Program {
@@ -2697,19 +2704,24 @@ pub static PROGRAMS: &[Program] = &[
             },
         ],
     },
+    // Each copier with its own options that take a value: short options bundle (`scp -rp`,
+    // `rsync -avP`), so a letter listed here that is a flag elsewhere (`-p` preserves in scp
+    // and rsync, is a port in ssh) would swallow the source after it.
     Program {
-        names: &["scp", "rsync", "sftp", "rcp", "pscp"],
+        names: &["scp", "sftp", "rcp"],
         value_opts: &[
-            "-P",
-            "-p",
-            "-i",
-            "-o",
-            "-F",
-            "-c",
-            "-l",
-            "-S",
-            "-J",
+            "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J", "-D", "-X", "-B", "-b", "-R", "-s",
+        ],
+        clauses: COPY_TO_REMOTE,
+    },
+    Program {
+        names: &["rsync"],
+        value_opts: &[
             "-e",
+            "-B",
+            "-f",
+            "-M",
+            "-T",
             "--rsh",
             "--exclude",
             "--include",
@@ -2724,11 +2736,13 @@ pub static PROGRAMS: &[Program] = &[
             "--chown",
             "--bwlimit",
         ],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Arg(Val::Remote),
-            does: Does::CopyToRemote,
-        }],
+        clauses: COPY_TO_REMOTE,
+    },
+    // PuTTY's copier: single-dash long options (`-pw`), no bundles.
+    Program {
+        names: &["pscp"],
+        value_opts: &["-P", "-l", "-i", "-pw", "-hostkey", "-proxycmd"],
+        clauses: COPY_TO_REMOTE,
     },
     Program {
         names: &["crontab"],

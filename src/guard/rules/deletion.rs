@@ -276,9 +276,12 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
         return Vec::new();
     }
     let args = &cmd.argv[1..];
+    // `-ok` asks on stdin before each run: with stdin closed, every answer is no.
+    let stdin_closed = cmd.inputs.iter().any(|i| i == "/dev/null");
     let deletes = args.iter().enumerate().any(|(i, a)| {
         a == "-delete"
-            || (matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+            || ((matches!(a.as_str(), "-exec" | "-execdir")
+                || (matches!(a.as_str(), "-ok" | "-okdir") && !stdin_closed))
                 && args
                     .get(i + 1)
                     .is_some_and(|w| matches!(basename(w), "rm" | "shred" | "unlink")))

@@ -221,6 +221,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let Some(s) = subcommand(&cmd.argv) else { return };
     aliases(cmd, s, out);
     settings(cmd, s, out);
+    // `git push -n -f`, `git push --dry-run --force`: shown, not done.
+    if crate::guard::effects::shown_not_done(&cmd.argv) {
+        return;
+    }
     let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
     let has = |f: &str| args.contains(&f);
     // Short flags may be bundled: `-fd`, `-fdx`.

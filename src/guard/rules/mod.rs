@@ -13,7 +13,7 @@
 //! | disk | `device_write`, `mkfs`, `shred`, `partition`, `volume` (mdadm --stop, dmsetup remove, lvremove, cryptsetup luksFormat, zpool destroy) |
 //! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`), `ssh_access` (authorized_keys, sshd_config), `startup_hijack` (a startup file given a PATH led by /tmp or `.`, or `alias sudo=`), `global_install` (warn: `npm install -g`); `root_shell` also warns `ssh HOST 'sudo ..'`; `setuid` also for `install -m 4755` |
 //! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`) |
-//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (warn), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
+//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (a file a downloader wrote, run later in the line), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` (by any editor: sed, perl, ruby, vim/ex, ed, awk, sd, `find -exec`, appends), `shadowed_runner` (an alias or the package's test script that only prints a pass; the runner's own place, `node_modules/.bin`, `.venv/bin`, written by hand), `forged_result` (a test or coverage report written by anything but a test run), `ci_weakened` (CI made to let failures pass, `gh workflow disable`), `expected_from_actual` (actual output copied over an expected file), `expectations_regenerated` (warn: snapshot and golden updates), `relaxed_limit` (warn: time limits raised), `change_assertion` (warn, file tools) |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
@@ -56,6 +56,7 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         if cmd.argv.len() == 2 && !cmd.dynamic_name && matches!(cmd.argv[1].as_str(), "--help" | "--version") {
             continue;
         }
+        let start = out.len();
         deletion::check(pipeline, i, ctx, &mut out);
         git::check(cmd, &mut out);
         database::check(pipeline, i, &mut out);
@@ -69,6 +70,10 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         exfiltration::check(pipeline, i, ctx, &mut out);
         test_tampering::check_command(cmd, ctx, &mut out);
         super::effects::check(pipeline, i, ctx, &mut out);
+        // `c=rm; $c -rf /tmp`: a flagged command whose program was hidden.
+        if let Some(v) = remote_execution::disguised(cmd, &out[start..]) {
+            out.push(v);
+        }
     }
     out
 }

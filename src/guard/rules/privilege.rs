@@ -122,7 +122,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     let name = cmd.name();
     let p = Category::Privilege;
     // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`: a root shell.
-    let su_shell = matches!(name, "su" | "sudo" | "doas" | "pkexec")
+    let su_shell = (name == "su" || crate::guard::carriers::is_root_wrapper(name))
         // `.. | xargs sudo --` runs `sudo -- ITEMS..`: a command, not a shell.
         && !cmd.args_from_stdin
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")

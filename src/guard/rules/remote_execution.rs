@@ -7,8 +7,9 @@
 //! PowerShell's download cradles (`iwr URL | iex`, `powershell -c "irm URL | iex"`) are the
 //! same thing, as are inline programs that exec/eval what they fetch (`python -c
 //! "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`), and a shell piped into
-//! `nc` (a reverse shell). Warned: a file downloaded and run in the same line without being
-//! read (`download_execute`), packages run straight from a URL (`npx https://..`,
+//! `nc` (a reverse shell), and a file a downloader wrote run later in the line by any means
+//! (`download_execute`: `curl -o x.sh URL; sh x.sh`, `wget URL -O /dev/shm/x; nohup
+//! /dev/shm/x`). Warned: packages run straight from a URL (`npx https://..`,
 //! `url_package`), and `untrusted_source`: a package index or registry over plain http to a
 //! non-local host (`pip install --index-url http://203.0.113.5/simple`, `npm config set
 //! registry http://..`), where anyone on the path can swap the code.
@@ -56,6 +57,7 @@ fn interpreter(name: &str) -> bool {
                 | "sudo"
                 | "doas"
                 | "pkexec"
+                | "run0"
         )
 }
 
@@ -63,7 +65,7 @@ fn interpreter(name: &str) -> bool {
 fn reads_stdin(cmd: &SimpleCommand) -> bool {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // A root shell kept whole reads its commands; `xargs sudo --` reads its arguments.
-    if matches!(cmd.name(), "sudo" | "doas" | "pkexec") {
+    if carriers::is_root_wrapper(cmd.name()) {
         return !cmd.args_from_stdin;
     }
     if args.iter().any(|a| *a == "-" || *a == "-s" || *a == "/dev/stdin") {
@@ -209,15 +211,15 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
                 ));
                 return;
             }
-            if is_shell(name) || matches!(name, "sudo" | "doas" | "pkexec") {
+            if is_shell(name) || carriers::is_root_wrapper(name) {
                 out.push(warn(r, PIPE_TO_SHELL, cmd, format!("runs text piped into {name}")));
                 return;
             }
         }
-        // `bash <(curl ..)`, `source <(..)`.
+        // `bash <(curl ..)`, `source <(..)`; `bash <(cat setup.sh)` is `bash setup.sh`.
         for a in cmd.argv.iter().skip(1) {
-            if a.starts_with("<(") {
-                if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") {
+            if a.starts_with("<(") && !reads_files(a) {
+                if FETCHERS.iter().any(|f| mentions(a, f)) || decodes(a) {
                     out.push(block(
                         r,
                         PROCESS_SUBSTITUTION,
@@ -242,7 +244,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     if runs_text {
         for a in cmd.argv.iter().skip(1) {
             if a.contains("$(") || a.contains('`') {
-                if FETCHERS.iter().any(|f| mentions(a, f)) || a.contains("base64") || a.contains("xxd") {
+                if FETCHERS.iter().any(|f| mentions(a, f)) || decodes(a) {
                     out.push(block(
                         r,
                         EVAL_DOWNLOAD,
@@ -319,53 +321,123 @@ fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
-/// `remote_execution.download_execute`: a file downloaded earlier in the line is run
-/// (`wget URL/x.sh && chmod +x x.sh && ./x.sh`) without anyone reading it.
+/// `remote_execution.download_execute`: a file a downloader wrote earlier in the line is run
+/// later in it by any means — as the command word (`./x.sh`, `/tmp/x`, `nohup /dev/shm/x`,
+/// `sudo ./x`), by a shell or an interpreter (`sh x.sh --dry-run`, `bash /var/tmp/.x.sh`,
+/// `python3 x.py`), or sourced (`. ./env.sh`). That is code from the network run without
+/// anyone reading it, like `curl .. | sh`: blocked.
 pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
     let mut fetched: Vec<String> = Vec::new();
     for cmd in pipelines.iter().flatten() {
-        let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-        let url_name = || {
-            args.iter()
-                .find(|a| a.contains("://"))
-                .and_then(|u| u.rsplit('/').next())
-                .filter(|n| !n.is_empty())
-                .map(String::from)
-        };
-        match cmd.name() {
-            "curl" | "wget" => {
-                let named = args
-                    .iter()
-                    .position(|a| {
-                        matches!(*a, "-o" | "--output" | "--output-document") || (*a == "-O" && cmd.name() == "wget")
-                    })
-                    .and_then(|i| args.get(i + 1))
-                    .map(|s| s.to_string());
-                let default = (cmd.name() == "wget" || args.contains(&"-O") || args.contains(&"--remote-name"))
-                    .then(url_name)
-                    .flatten();
-                fetched.extend(named.or(default).filter(|f| f != "-"));
-                continue;
-            }
-            _ => {}
+        if let Some(files) = downloaded_files(cmd) {
+            fetched.extend(files);
+            continue;
         }
+        if fetched.is_empty() {
+            continue;
+        }
+        let args = &cmd.argv[1.min(cmd.argv.len())..];
         let name = cmd.name();
-        let key = |w: &str| w.trim_start_matches("./").to_string();
-        let runs = if interpreter(name) || name.starts_with("python") {
-            args.iter().find(|a| !a.starts_with('-')).map(|a| key(a))
+        let runs = if interpreter(name) {
+            args.iter().find(|a| !a.starts_with('-'))
         } else {
-            cmd.argv.first().filter(|w| w.contains('/')).map(|w| key(w))
+            cmd.argv.first().filter(|w| w.contains('/'))
         };
-        if let Some(f) = runs.filter(|f| fetched.contains(f)) {
-            out.push(warn(
+        if let Some(f) = runs.filter(|f| fetched.iter().any(|d| same_file(d, f))) {
+            out.push(block(
                 Category::RemoteExecution,
                 DOWNLOAD_EXECUTE,
+                Risk::Critical,
                 cmd,
                 format!("runs `{f}`, downloaded in the same command without being read"),
             ));
             return;
         }
     }
+}
+
+/// The files a downloader writes (`curl -o F`, `curl -O URL` and `wget URL`: the URL's last
+/// part, `wget -O F`, `aria2c -o F`, with `--output-dir`/`-P`/`-d` before them); None for
+/// other commands. Options are in their canonical form (`-sO` is `-s -O`, see
+/// `guard::options`).
+fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
+    let name = cmd.name();
+    if !matches!(name, "curl" | "wget" | "aria2c") {
+        return None;
+    }
+    let args = &cmd.argv[1..];
+    let value = |names: &[&str]| {
+        args.iter().enumerate().find_map(|(i, a)| {
+            names.iter().find_map(|n| {
+                if a == n {
+                    args.get(i + 1).cloned()
+                } else {
+                    a.strip_prefix(n)?.strip_prefix('=').map(String::from)
+                }
+            })
+        })
+    };
+    let urls = args.iter().filter(|a| a.contains("://"));
+    let url_names: Vec<String> = urls
+        .filter_map(|u| u.split(['?', '#']).next()?.rsplit('/').next())
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    let (named, remote_name, dir) = match name {
+        "curl" => (
+            value(&["-o", "--output"]),
+            args.iter()
+                .any(|a| matches!(a.as_str(), "-O" | "--remote-name" | "--remote-name-all")),
+            value(&["--output-dir"]),
+        ),
+        "wget" => (
+            value(&["-O", "--output-document"]),
+            true,
+            value(&["-P", "--directory-prefix"]),
+        ),
+        _ => (value(&["-o", "--out"]), true, value(&["-d", "--dir"])),
+    };
+    let files: Vec<String> = match named {
+        Some(f) => vec![f],
+        None if remote_name => url_names,
+        None => Vec::new(),
+    };
+    let files = files
+        .into_iter()
+        .filter(|f| f != "-" && !f.starts_with("/dev/std"))
+        .map(|f| match &dir {
+            Some(d) if !f.starts_with('/') => format!("{}/{f}", d.trim_end_matches('/')),
+            _ => f,
+        })
+        .collect();
+    Some(files)
+}
+
+/// Two spellings of one path as written (`./x.sh` and `x.sh`).
+fn same_file(a: &str, b: &str) -> bool {
+    a.trim_start_matches("./") == b.trim_start_matches("./")
+}
+
+/// Programs whose output is text hidden in their input (decoded, reversed, unpacked).
+const DECODERS: &[&str] = &[
+    "base64", "base32", "basenc", "xxd", "rev", "uudecode", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "zstdcat",
+];
+
+/// Whether substitution text runs a decoder (`$(rev <<< '..')`, `$(echo .. | base64 -d)`,
+/// `openssl enc -base64 -d`): its output is text nobody reads before it runs.
+fn decodes(text: &str) -> bool {
+    text.contains("base64") || text.contains("xxd") || DECODERS.iter().any(|d| mentions(text, d))
+}
+
+/// `<(cat a.sh b.sh)`: a process substitution that only prints files, i.e. those files.
+fn reads_files(word: &str) -> bool {
+    let inner = word.strip_prefix("<(").and_then(|w| w.strip_suffix(')')).unwrap_or("");
+    let mut words = inner.split_whitespace();
+    words.next() == Some("cat")
+        && words
+            .clone()
+            .all(|w| w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)) && !w.starts_with('-'))
+        && words.next().is_some()
 }
 
 fn mentions(text: &str, word: &str) -> bool {
@@ -412,16 +484,6 @@ fn benign_eval(text: &str) -> bool {
 
 fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let r = Category::RemoteExecution;
-    if cmd.argv.iter().any(|a| a.contains("$IFS") || a.contains("${IFS")) {
-        out.push(block(
-            r,
-            DYNAMIC_COMMAND,
-            Risk::High,
-            cmd,
-            "uses $IFS to hide word boundaries from inspection",
-        ));
-        return;
-    }
     if !cmd.dynamic_name {
         return;
     }
@@ -430,12 +492,16 @@ fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .as_deref()
         .or(cmd.argv.first().map(String::as_str))
         .unwrap_or("");
-    if word.contains("$(")
-        || word.contains('`')
-        || word.starts_with("<(")
-        || word.contains("${!")
-        || word.contains("\\x")
-    {
+    // `retry() { "$@"; }`: a function's arguments, which its calls in the line supply (and
+    // are judged with).
+    if positional_parameter(word) {
+        return;
+    }
+    // `echo${IFS}hello`: blanks spelled as `$IFS`, nothing hidden (the words are judged).
+    if resolved(cmd) && split_at_blanks_only(word) {
+        return;
+    }
+    if computed(word) {
         out.push(block(
             r,
             DYNAMIC_COMMAND,
@@ -451,6 +517,67 @@ fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             format!("the command word `{word}` comes from a variable"),
         ));
     }
+}
+
+/// A command word that is computed by a program at run time (`$(echo rm)`, `` `x` ``, `<(..)`,
+/// `${!name}`, `\x72m`) rather than looked up (`$(command -v python3)`, `$(which rm)`).
+fn computed(word: &str) -> bool {
+    let lookup = ["$(command -v ", "$(which ", "$(type -P "]
+        .iter()
+        .any(|p| word.starts_with(p) && word.ends_with(')') && word.matches('$').count() == 1);
+    (word.contains("$(") && !lookup)
+        || word.contains('`')
+        || word.starts_with("<(")
+        || word.contains("${!")
+        || word.contains("\\x")
+}
+
+/// The command word was written as an expansion the walker resolved to a literal program: a
+/// variable or array given a literal value earlier in the line (`R=rm; $R`, `"${a[@]}"`), a
+/// word split at `$IFS` (`cat${IFS}/etc/shadow`), a program looked up (`$(command -v
+/// python3)`). Such a command is judged by its value, and still warned for its hidden name
+/// (a value the guard does not know to be dangerous may be); [`disguised`] blocks it when
+/// that value is flagged.
+fn resolved(cmd: &SimpleCommand) -> bool {
+    cmd.name_as_written.is_some() && cmd.argv.first().is_some_and(|w| crate::guard::shell::is_literal(w))
+}
+
+/// A word whose only expansions are `$IFS` / `${IFS}` (word splitting, no value hidden).
+fn split_at_blanks_only(word: &str) -> bool {
+    crate::guard::shell::is_literal(&word.replace("${IFS}", " ").replace("$IFS", " "))
+}
+
+/// `$@`, `"$@"`, `$*`, `$1`, `${2}`: a positional parameter.
+fn positional_parameter(word: &str) -> bool {
+    let w = word.trim_matches('"');
+    let w = w
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| w.strip_prefix('$'));
+    w.is_some_and(|p| p == "@" || p == "*" || (!p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && p != "0"))
+}
+
+/// `c=rm; d=-rf; $c $d /tmp`, `cat${IFS}/etc/shadow`: a command the rules flag, whose program
+/// was hidden behind an expansion the walker resolved. Hiding a command that is flagged
+/// anyway is the disguise of a bypass: blocked. `violations` are those the rules found for
+/// `cmd`.
+pub fn disguised(cmd: &SimpleCommand, violations: &[Violation]) -> Option<Violation> {
+    if !cmd.dynamic_name || !resolved(cmd) {
+        return None;
+    }
+    let flagged = violations
+        .iter()
+        .any(|v| v.rule != DYNAMIC_COMMAND && v.recommendation >= crate::guard::Recommendation::Warn);
+    let word = cmd.name_as_written.as_deref()?;
+    flagged.then(|| {
+        block(
+            Category::RemoteExecution,
+            DYNAMIC_COMMAND,
+            Risk::High,
+            cmd,
+            format!("hides the program of a flagged command behind `{word}`"),
+        )
+    })
 }
 
 /// `remote_execution.untrusted_source` (warn): packages installed from, or a registry set to,
