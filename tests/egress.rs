@@ -154,12 +154,14 @@ fn rules(allow: &[&str], forwards: &[SocketAddr]) -> EgressRules {
 }
 
 /// Live threads of this process whose name starts with `medin-egress`.
-fn egress_threads() -> usize {
+/// The thread ids of the egress threads running in this process now.
+fn egress_threads() -> std::collections::BTreeSet<String> {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .flatten()
         .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("medin-egress")))
-        .count()
+        .map(|t| t.file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 fn python_connect(addr: &str, port: u16) -> String {
@@ -363,17 +365,15 @@ fn after_the_egress_stops_its_threads_are_gone_and_its_ports_closed() {
     let _one = serial();
     let model = HostServer::start("model");
     // An earlier test's egress may still be winding its threads down (the tests take turns,
-    // but a stopped thread leaves /proc a moment later on a loaded machine): count from
-    // none left, or from what is still there after five seconds.
-    let settle = std::time::Instant::now();
-    while egress_threads() > 0 && settle.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // but a stopped thread leaves /proc a moment later on a loaded machine): this egress's
+    // threads are the ones whose ids were not there before it started, whatever the earlier
+    // ones do meanwhile.
     let before = egress_threads();
     let Some(mut f) = Fixture::start(rules(&[], &[model.addr])) else {
         return;
     };
-    assert!(egress_threads() > before, "the egress runs threads");
+    let own = |now: std::collections::BTreeSet<String>| now.difference(&before).cloned().collect::<Vec<_>>();
+    assert!(!own(egress_threads()).is_empty(), "the egress runs threads");
     let (code, _, err) = f.run(&format!("curl -sS --max-time 10 http://{}/", model.addr));
     assert_eq!(code, 0, "{err}");
     let proxy_port = f.egress().proxy_addr().port();
@@ -390,10 +390,14 @@ fn after_the_egress_stops_its_threads_are_gone_and_its_ports_closed() {
     );
     // Joined threads leave /proc a moment after the join returns.
     let gone = std::time::Instant::now();
-    while egress_threads() > before && gone.elapsed() < Duration::from_secs(3) {
+    while !own(egress_threads()).is_empty() && gone.elapsed() < Duration::from_secs(3) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(egress_threads(), before, "egress threads left running");
+    assert_eq!(
+        own(egress_threads()),
+        Vec::<String>::new(),
+        "egress threads left running"
+    );
     for port in [proxy_port, model.addr.port()] {
         let (code, out, _) = f.run(&python_connect("127.0.0.1", port));
         assert_ne!(code, 0, "port {port} still open inside: {out}");

@@ -3255,3 +3255,32 @@ fn dry_runs_and_syntax_checks_run_nothing() {
         &["find tests -name 'test_*.py' -exec sed -i 's/^\\(\\s*\\)assert /\\1pass  # assert /' {} +"],
     );
 }
+
+/// The user's own configuration (`~/.gitconfig`, `~/.tool/config.yaml`, `~/.config/..`) changes
+/// how their programs behave in every project, beyond the workspace: any write there is shown
+/// (appended, copied, moved, tee'd), not only an overwrite by redirection. Caches and installed
+/// data in the home directory, reading a configuration, and sed's script word are not writes
+/// of a configuration.
+#[test]
+fn user_configuration_written_by_any_means() {
+    judged(
+        "persistence.user_config",
+        Warn,
+        &[
+            "echo 'mode: off' >> ~/.mytool/config.yaml",
+            "cp /tmp/other.yaml ~/.mytool/config.yaml",
+            "mv settings.json $HOME/.someapp/settings.json",
+            "printf '[user]\\nname = x\\n' | tee -a ~/.gitconfig",
+            "cat >> ~/.config/app/app.toml <<'EOF'\nx = 1\nEOF",
+            "install -m 600 conf ~/.toolrc",
+        ],
+    );
+    allowed(&[
+        "cat ~/.mytool/config.yaml",
+        "cp ~/.gitconfig backup/gitconfig",
+        "echo x > ~/.cache/tool/last-run",
+        "cp build/app ~/.local/share/app/app.bin",
+        "sed -i 's/a/b/' config.yaml",
+        "mkdir -p ~/.config/app",
+    ]);
+}

@@ -27,6 +27,7 @@ pub const OPEN_SERVICE: &str = crate::guard::rules::network::EXPOSED_BIND;
 pub const VCS_HOOK: &str = "persistence.vcs_hook";
 pub const SCHEDULED: &str = "persistence.scheduled";
 pub const STARTUP: &str = "persistence.startup_file";
+pub const USER_CONFIG: &str = "persistence.user_config";
 pub const KILL_ALL: &str = "process.kill_all";
 pub const UPLOAD: &str = "exfiltration.upload";
 pub const BULK_DELETE: &str = "deletion.bulk";
@@ -66,6 +67,7 @@ pub fn alternative(rule: &str) -> Option<&'static str> {
         VCS_HOOK => "run the check yourself (e.g. the test command) instead of installing a hook",
         SCHEDULED => "run the job once now, in the workspace, instead of scheduling it",
         STARTUP => "set the variable for this command only (VAR=value cmd) instead of in a startup file",
+        USER_CONFIG => "pass the setting on this command's line, or keep a configuration file in the workspace",
         KILL_ALL => "kill the one process you started, by its pid or a specific pattern (pkill -f 'node server.js')",
         UPLOAD => "keep the workspace and the user's files on this machine; report what you would send",
         BULK_DELETE => "list what would be deleted first (find . -name '*.tmp' -print), then delete those paths",
@@ -2225,6 +2227,12 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("the system's trusted certificates: a root added there can read every TLS connection"),
         )),
         Place::System => out.push(warn(Category::Privilege, SYSTEM_STATE, cmd, what("a system file"))),
+        Place::Home if user_config(path) && !matches!(cmd.name(), "mkdir" | "touch") => out.push(warn(
+            Category::Persistence,
+            USER_CONFIG,
+            cmd,
+            what("the user's own configuration, which their programs read in every project"),
+        )),
         Place::Logs => out.push(block(
             Category::Network,
             SECURITY_OFF,
@@ -2235,6 +2243,47 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
         Place::Workspace | Place::DependencyDir => checked_place_write(cmd, path, out),
         _ => {}
     }
+}
+
+/// A configuration file of the user's, in the home directory: a dotfile or a file in a
+/// dot-directory named as settings are (`~/.gitconfig`, `~/.npmrc`, `~/.ssh/config`,
+/// `~/.tool/config.yaml`, anything under `~/.config/`). Caches, downloads and installed data
+/// (`~/.cache`, `~/.local/share`, toolchains) are not settings.
+fn user_config(path: &str) -> bool {
+    let Some(rest) = crate::guard::targets::home_relative(path) else {
+        return false;
+    };
+    if !rest.starts_with('.') || rest.starts_with("./") {
+        return false;
+    }
+    const DATA: &[&str] = &[
+        ".cache/",
+        ".local/",
+        ".npm/",
+        ".m2/",
+        ".gradle/caches",
+        ".cargo/registry",
+        ".cargo/git",
+        ".rustup/",
+        ".pyenv/",
+        ".nvm/",
+        ".vscode-server/",
+        ".Trash",
+    ];
+    if DATA.iter().any(|d| rest.starts_with(d)) {
+        return false;
+    }
+    if rest.starts_with(".config/") {
+        return true;
+    }
+    let file = crate::guard::basename(rest).to_ascii_lowercase();
+    file.contains("config")
+        || file.contains("settings")
+        || file.ends_with("rc")
+        || [".json", ".yaml", ".yml", ".toml", ".ini", ".conf", ".cfg", ".env"]
+            .iter()
+            .any(|e| file.ends_with(e))
+        || file == ".env"
 }
 
 /// Programs that turn a test run's raw output into a report (or merge, convert, render
@@ -2683,7 +2732,14 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
         // Judged together, by the caller.
         Does::ExposedService | Does::AuthOff => {}
         Does::Writes => {
-            for p in operands {
+            // `sed -i SCRIPT FILE..`: without -e or -f, the first operand is the script.
+            let script = matches!(cmd.name(), "sed" | "gsed")
+                && !cmd.argv[1..].iter().any(|a| {
+                    matches!(a.as_str(), "-e" | "-f" | "--expression" | "--file")
+                        || a.starts_with("--expression=")
+                        || a.starts_with("--file=")
+                });
+            for p in operands.iter().skip(usize::from(script)) {
                 written(cmd, p, at(p), out);
             }
         }
