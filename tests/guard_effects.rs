@@ -3284,3 +3284,28 @@ fn user_configuration_written_by_any_means() {
         "mkdir -p ~/.config/app",
     ]);
 }
+
+/// `PY=$(which python || which python3)`: lookups of one program under its versions stand for
+/// that program, so what `$PY -c` runs is read as that program's code; lookups of different
+/// programs stay unknown (warned as a hidden command word, as before).
+#[test]
+fn a_lookup_of_one_program_among_its_versions_is_that_program() {
+    judged(
+        "deletion.system_file",
+        Block,
+        &["PY=$(command -v python3 || command -v python); $PY -c 'import os; os.remove(\"/etc/passwd\")'"],
+    );
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &["p=$(which python || which python3 || which python3.9)\n$p -c 'import os; os.system(\"rm -rf /home/dev\")'"],
+    );
+    judged(
+        "remote_execution.dynamic_command",
+        Warn,
+        &[
+            "E=$(which vim || which nano); $E notes.txt",
+            "P=$(which python3 || which python); $P -m pytest",
+        ],
+    );
+}

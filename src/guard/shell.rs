@@ -170,6 +170,33 @@ fn plain_command_words(text: &str) -> Option<Vec<&str>> {
     plain.then_some(words)
 }
 
+/// `which python || which python3 || which python2`: lookups of one program under the
+/// versions it may be installed as, the first found printed. Whichever is found, that program
+/// runs, so the first name stands for all. None when any alternative is not a plain lookup
+/// or names another program (`which vim || which nano`).
+fn same_program_lookups(inner: &str) -> Option<&str> {
+    let family = |w: &str| w.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').to_string();
+    let mut first: Option<&str> = None;
+    let mut alternatives = 0;
+    for alternative in inner.split("||") {
+        let words: Vec<&str> = alternative.split_whitespace().collect();
+        let w = match words.as_slice() {
+            ["command", "-v", w] | ["which", w] | ["type", "-P", w] => *w,
+            _ => return None,
+        };
+        if w.contains('/') || !w.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            return None;
+        }
+        match first {
+            None => first = Some(w),
+            Some(f) if family(f) == family(w) && !family(w).is_empty() => {}
+            Some(_) => return None,
+        }
+        alternatives += 1;
+    }
+    first.filter(|_| alternatives >= 2)
+}
+
 /// A `|` that is a pipe operator candidate: not part of `||`.
 fn single_pipe(b: &[u8], i: usize) -> bool {
     b[i] == b'|' && (i == 0 || b[i - 1] != b'|') && b.get(i + 1) != Some(&b'|')
@@ -752,7 +779,7 @@ impl Walker<'_> {
                             Some(("/usr/bin/", *w))
                         }
                         ["command", "-v", w] | ["which", w] | ["type", "-P", w] => Some(("", *w)),
-                        _ => None,
+                        _ => same_program_lookups(&inner).map(|w| ("/usr/bin/", w)),
                     };
                     if let Some((dir, w)) = printed.filter(|(_, w)| simple(w)) {
                         out.push_str(dir);

@@ -536,7 +536,7 @@ fn insecure_source(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let off = |a: &str| matches!(a, "false" | "0" | "off" | "no");
     let insecure = assigned
         || (tool
-            && (args.iter().any(|a| INSECURE_WORDS.iter().any(|w| a == w || a.starts_with(&format!("{w}="))))
+            && (args.iter().any(|a| INSECURE_WORDS.iter().any(|w| a.strip_prefix(w).is_some_and(|rest| rest.is_empty() || rest.starts_with('='))))
                 || args.iter().enumerate().any(|(i, a)| {
                     let key = a.split_once('=').map_or(if i > 0 { args[i - 1].as_str() } else { "" }, |(k, _)| k);
                     remote_http(a) && !http_proxy(key)
