@@ -257,13 +257,11 @@ pub(crate) fn hands_on_words(argv: &[String]) -> bool {
             .any(|a| matches!(a.as_str(), "-x" | "-X" | "--exec" | "--exec-batch"));
     name == "parallel"
         || finds_and_runs
-        || CARRIERS.iter().any(|c| {
-            c.names.contains(&name)
-                && !matches!(
-                    c.carries,
-                    Carries::OptionScript(_) | Carries::Setting(..) | Carries::OptionMakefile(_)
-                )
-                && c.rest(&argv[1..]).is_some()
+        || carriers_named(name).iter().any(|c| {
+            !matches!(
+                c.carries,
+                Carries::OptionScript(_) | Carries::Setting(..) | Carries::OptionMakefile(_)
+            ) && c.rest(&argv[1..]).is_some()
         })
 }
 
@@ -272,11 +270,27 @@ pub(super) fn carried(argv: &[String]) -> Vec<Carried> {
     let Some(name) = argv.first().map(|w| basename(w)) else {
         return Vec::new();
     };
-    CARRIERS
-        .iter()
-        .filter(|c| c.names.contains(&name))
-        .filter_map(|c| c.read(&argv[1..]))
-        .collect()
+    carriers_named(name).iter().filter_map(|c| c.read(&argv[1..])).collect()
+}
+
+/// The table's entries for the program called `name`, in table order, through an index built
+/// on first use: every command of every line asks.
+fn carriers_named(name: &str) -> &'static [&'static Carrier] {
+    static INDEX: std::sync::LazyLock<std::collections::HashMap<&'static str, Vec<&'static Carrier>>> =
+        std::sync::LazyLock::new(|| {
+            let mut index: std::collections::HashMap<&'static str, Vec<&'static Carrier>> =
+                std::collections::HashMap::new();
+            for carrier in CARRIERS {
+                for name in carrier.names {
+                    let entries = index.entry(*name).or_default();
+                    if !entries.iter().any(|c| std::ptr::eq(*c, carrier)) {
+                        entries.push(carrier);
+                    }
+                }
+            }
+            index
+        });
+    INDEX.get(name).map_or(&[], Vec::as_slice)
 }
 
 impl Carrier {

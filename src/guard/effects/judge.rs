@@ -1480,11 +1480,11 @@ const CREDENTIAL_DUMPERS: &[&str] = &[
 fn dumps_credentials(cmd: &SimpleCommand) -> bool {
     let dumper = |w: &str| {
         let base = crate::guard::basename(w).to_ascii_lowercase();
-        let stem = base
-            .trim_end_matches(".py")
-            .trim_end_matches(".sh")
-            .trim_end_matches(".exe")
-            .trim_end_matches(".ps1");
+        // `strip_suffix`, not `trim_end_matches`: this runs on every command, and a string
+        // pattern to trim builds a substring searcher each time.
+        let stem = [".py", ".sh", ".exe", ".ps1"]
+            .iter()
+            .fold(base.as_str(), |stem, ext| stem.strip_suffix(ext).unwrap_or(stem));
         CREDENTIAL_DUMPERS.contains(&stem)
     };
     let interpreter = cmd.name().starts_with("python")
