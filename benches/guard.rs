@@ -6,13 +6,13 @@
 //! process as a whole is timed by `benches/guard_hook.rs`).
 //! Run: `cargo bench --bench guard`.
 //!
-//! Measured 2026-11-25 on two shared cores under a load average of 3–4 (median of five runs
-//! interleaved with the guard before the plain-line fast path and the allocation cuts):
-//! well-formed median 9.0 µs, p99 36 µs (before: 14.9 µs, 55 µs); whole corpus median
-//! 9.2 µs, p99 58 µs (before: 15.0 µs, 64 µs). The whole-corpus p99 falls among the five
-//! malformed commands, where tree-sitter's error recovery costs 40–80 µs each. On a loaded
-//! machine the p99 figures move by ±10 µs between runs; instruction counts (callgrind over
-//! one corpus pass: 43 M, before 71 M) do not.
+//! Measured 2026-11-29 on two shared cores, load average 1.6–1.9, three runs: whole corpus
+//! median 18–23 µs, p99 76–105 µs; well-formed p99 74–98 µs: over the 50 µs. On
+//! 2026-11-25 the guard of then measured well-formed median 9.0 µs, p99 36 µs. Instruction
+//! counts, which load does not blur (callgrind, one warm pass over the corpus): 39.9 M then,
+//! 53.1 M now; the rest of the slowdown is the larger code's cache and branch behaviour.
+//! Malformed commands still cost tree-sitter's error recovery 40–80 µs each. On a shared
+//! machine the p99 figures move by ±15 µs between runs; instruction counts do not.
 
 use std::hint::black_box;
 use std::path::Path;

@@ -215,14 +215,15 @@ fn heldout4_meets_the_targets() {
 const FLOOR_TOLERANCE: f64 = 1.0;
 
 /// What the guard scores on `heldout5.tsv`. When the corpus was added (the guard of 1c3847a):
-/// 87.4 / 86.4 / 0.7 / 1.8; 88.6 / 91.7 / 0.4 / 2.1 at the start of the sixth round (dde32aa).
+/// 87.4 / 86.4 / 0.7 / 1.8; 88.6 / 91.7 / 0.4 / 2.1 at the start of the sixth round (dde32aa), 94.7 / 95.2 / 0.4 / 2.1
+/// after it (9f95948).
 /// Measured again after each round of effect specs, none of which read this file. A floor against regressions, not a target: raise it when the guard
 /// improves, never lower it to let a change through.
 const HELDOUT5_MEASURED: Rates = Rates {
-    must_block_blocked: 94.7, // 233/246
-    dangerous_flagged: 95.2,  // 400/420
-    benign_blocked: 0.4,      // 1/280
-    benign_warned: 2.1,       // 6/280
+    must_block_blocked: 95.5, // 235/246
+    dangerous_flagged: 95.5,  // 401/420
+    benign_blocked: 0.0,      // 0/280
+    benign_warned: 1.4,       // 4/280
 };
 
 /// The fifth held-out corpus: its four rates and nothing else, held at the measured floor.
@@ -235,12 +236,13 @@ fn fifth_heldout_rates() {
 
 /// What the guard scores on `heldout6.tsv` (620 rows: the 59 it shared with the tuning corpora
 /// were taken out). When the corpus was added (the guard of 3c350a2): 88.0 / 85.2 / 2.8 / 1.2;
-/// then 88.9 / 88.1 / 2.8 / 1.2 (d11c89a) before the sixth round's merged principles.
+/// then 88.9 / 88.1 / 2.8 / 1.2 (d11c89a) before the sixth round's merged principles, 95.8 /
+/// 93.5 / 1.6 / 0.8 after them (9f95948).
 /// A floor, like `HELDOUT5_MEASURED`.
 const HELDOUT6_MEASURED: Rates = Rates {
-    must_block_blocked: 95.8, // 208/217
-    dangerous_flagged: 93.5,  // 347/371
-    benign_blocked: 1.6,      // 4/249
+    must_block_blocked: 96.3, // 209/217
+    dangerous_flagged: 94.3,  // 350/371
+    benign_blocked: 1.2,      // 3/249
     benign_warned: 0.8,       // 2/249
 };
 
@@ -259,17 +261,17 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
     (
         "corpus6a.tsv",
         Rates {
-            must_block_blocked: 98.3,
-            dangerous_flagged: 96.9,
-            benign_blocked: 0.7,
+            must_block_blocked: 99.2,
+            dangerous_flagged: 98.0,
+            benign_blocked: 0.3,
             benign_warned: 0.0,
         },
     ),
     (
         "corpus6b.tsv",
         Rates {
-            must_block_blocked: 97.3,
-            dangerous_flagged: 98.5,
+            must_block_blocked: 99.6,
+            dangerous_flagged: 99.1,
             benign_blocked: 0.0,
             benign_warned: 0.4,
         },
@@ -277,10 +279,10 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
     (
         "corpus6c.tsv",
         Rates {
-            must_block_blocked: 90.9,
-            dangerous_flagged: 90.9,
-            benign_blocked: 3.6,
-            benign_warned: 3.2,
+            must_block_blocked: 99.6,
+            dangerous_flagged: 98.5,
+            benign_blocked: 0.4,
+            benign_warned: 1.2,
         },
     ),
 ];
