@@ -3309,29 +3309,3 @@ fn a_lookup_of_one_program_among_its_versions_is_that_program() {
         ],
     );
 }
-
-/// A generated-looking password after a password or key letter (`-p`, `-P`, `-k`), separate
-/// or glued, is a secret written into the command line whatever the program; ports, levels,
-/// profiles, paths and `-p KEY=VALUE` settings after the same letters are not.
-#[test]
-fn a_password_after_a_password_letter() {
-    judged(
-        "secrets.password_argument",
-        Block,
-        &[
-            "steghide embed -cf in.jpg -ef msg.txt -p Wq7rTz2Lm9Xv",
-            "7z a -pK3vR9tLx2Qw8 backup.7z data/",
-            "unzip -P Hn4Rt8Zq2Lpw9 secrets.zip",
-            "someenc -k Xy7Qa2Mn9Rt4 file.bin",
-        ],
-    );
-    allowed(&[
-        "ssh -p 2222 host uptime",
-        "patch -p1 < fix.patch",
-        "systemd-run --user --scope -p MemoryMax=2G cargo build",
-        "aws s3 ls -p MyProfile2",
-        "sort -k2,2n data.txt",
-        "docker run -p 127.0.0.1:8080:80 nginx",
-        "conda create -p ./Env2024Local python=3.11",
-    ]);
-}

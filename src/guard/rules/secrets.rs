@@ -1121,46 +1121,6 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
         );
         return true;
     }
-    // `stegsnow -p Q5ZF_XRyBtV73`, `zpaq a -kFK22+2ztsDz24`, `7z -pS3cr3tPass9`: a value
-    // shaped like a generated password (three kinds of characters, ten or more, no path,
-    // setting or address punctuation) after a password or key letter, separate or glued.
-    // Ports, profiles, levels and `-p MemoryMax=2G` settings are not that shape.
-    let generated = |v: &str| {
-        // Random strings change kind of character often (`Q5ZF_XRyBtV73`: ten times); names
-        // with a number (`MyProfile2`, `Release2024`) a few times.
-        let kind = |c: char| match c {
-            'A'..='Z' => 0,
-            'a'..='z' => 1,
-            '0'..='9' => 2,
-            _ => 3,
-        };
-        let chars: Vec<char> = v.chars().collect();
-        let changes = chars.windows(2).filter(|w| kind(w[0]) != kind(w[1])).count();
-        let digits = chars.iter().filter(|c| c.is_ascii_digit()).count();
-        password_shaped(v)
-            && v.len() >= 10
-            && digits >= 2
-            && changes >= 6
-            && !v.contains(['=', ':', '/', '.', ',', '{', '$'])
-    };
-    let letter_value = args.iter().enumerate().find_map(|(i, a)| match a.as_str() {
-        "-p" | "-P" | "-k" => args.get(i + 1).filter(|v| generated(v)).map(|_| a),
-        _ => ["-p", "-P", "-k"]
-            .iter()
-            .find_map(|l| a.strip_prefix(l))
-            .filter(|v| generated(v))
-            .map(|_| a),
-    });
-    if let Some(option) = letter_value {
-        push(
-            out,
-            PASSWORD_ARGUMENT,
-            Recommendation::Block,
-            option,
-            "a literal password or key is given to a password option",
-        );
-        return true;
-    }
     // `oathtool --totp --base32 SEED`: the seed of one-time codes is the lasting secret.
     let otp = args
         .iter()
