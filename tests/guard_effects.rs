@@ -3309,3 +3309,30 @@ fn a_lookup_of_one_program_among_its_versions_is_that_program() {
         ],
     );
 }
+
+/// sed's first operand is its script only when no script option is given: `-e`/`-f` alone,
+/// bundled (`-ie`, `-re`, `-nf`) or long (`--expr=`) make every operand a file it edits, so
+/// the file is judged; a home configuration spelled with `.`, `//` or `..` is still one; a
+/// directory called `src` in a dot-directory is not a settings file.
+#[test]
+fn sed_files_and_configuration_spellings() {
+    judged(
+        "persistence.user_config",
+        Warn,
+        &[
+            "sed -ie 's/a/b/' ~/.gitconfig",
+            "sed -i --expr='s/a/b/' ~/.toolrc",
+            "sed -i 's/a/b/' ~/.toolrc",
+            "cp x ~/./.gitconfig",
+            "echo x >> ~//.toolrc",
+            "cp evil.xml ~/.m2/settings.xml",
+            "cp init.gradle ~/.gradle/init.d/x.gradle",
+        ],
+    );
+    judged(
+        "network.firewall",
+        Block,
+        &["sed -i -re '/Accepted/d' /var/log/auth.log"],
+    );
+    allowed(&["sed -i '/^$/d' notes.txt", "cp -r src ~/.myapp/src"]);
+}

@@ -2227,12 +2227,14 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("the system's trusted certificates: a root added there can read every TLS connection"),
         )),
         Place::System => out.push(warn(Category::Privilege, SYSTEM_STATE, cmd, what("a system file"))),
-        Place::Home if user_config(path) && !matches!(cmd.name(), "mkdir" | "touch") => out.push(warn(
-            Category::Persistence,
-            USER_CONFIG,
-            cmd,
-            what("the user's own configuration, which their programs read in every project"),
-        )),
+        // `~/.m2/settings.xml` sits among a dependency store's folders, and is still settings.
+        Place::Home | Place::DependencyDir if user_config(path) && !matches!(cmd.name(), "mkdir" | "touch") => out
+            .push(warn(
+                Category::Persistence,
+                USER_CONFIG,
+                cmd,
+                what("the user's own configuration, which their programs read in every project"),
+            )),
         Place::Logs => out.push(block(
             Category::Network,
             SECURITY_OFF,
@@ -2253,14 +2255,18 @@ fn user_config(path: &str) -> bool {
     let Some(rest) = crate::guard::targets::home_relative(path) else {
         return false;
     };
-    if !rest.starts_with('.') || rest.starts_with("./") {
+    // `~/./.gitconfig`, `~//.npmrc`, `~/.cache/../.gitconfig`: read in normal form.
+    let normal = crate::guard::normalize(&Path::new("/").join(rest));
+    let normal = normal.to_string_lossy();
+    let rest = normal.trim_start_matches('/');
+    if !rest.starts_with('.') {
         return false;
     }
     const DATA: &[&str] = &[
         ".cache/",
         ".local/",
         ".npm/",
-        ".m2/",
+        ".m2/repository",
         ".gradle/caches",
         ".cargo/registry",
         ".cargo/git",
@@ -2273,17 +2279,29 @@ fn user_config(path: &str) -> bool {
     if DATA.iter().any(|d| rest.starts_with(d)) {
         return false;
     }
-    if rest.starts_with(".config/") {
+    if rest.starts_with(".config/") || rest.starts_with(".gradle/init.d/") {
         return true;
     }
     let file = crate::guard::basename(rest).to_ascii_lowercase();
+    // `rc` names only a dotfile (`~/.npmrc`), not `~/.app/src`.
     file.contains("config")
         || file.contains("settings")
-        || file.ends_with("rc")
-        || [".json", ".yaml", ".yml", ".toml", ".ini", ".conf", ".cfg", ".env"]
-            .iter()
-            .any(|e| file.ends_with(e))
-        || file == ".env"
+        || (file.starts_with('.') && file.ends_with("rc"))
+        || [
+            ".json",
+            ".yaml",
+            ".yml",
+            ".toml",
+            ".ini",
+            ".conf",
+            ".cfg",
+            ".cnf",
+            ".env",
+            ".properties",
+            ".xml",
+        ]
+        .iter()
+        .any(|e| file.ends_with(e))
 }
 
 /// Programs that turn a test run's raw output into a report (or merge, convert, render
@@ -2732,12 +2750,15 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
         // Judged together, by the caller.
         Does::ExposedService | Does::AuthOff => {}
         Does::Writes => {
-            // `sed -i SCRIPT FILE..`: without -e or -f, the first operand is the script.
+            // `sed -i SCRIPT FILE..`: without a script option the first operand is the
+            // script. A script option is any long `--e..`/`--f..` spelling or an `e`/`f` in a
+            // short bundle (`-ie`, `-re`, `-nf`, `-es/a/b/`); when one is there, or might be,
+            // every operand is a file.
             let script = matches!(cmd.name(), "sed" | "gsed")
                 && !cmd.argv[1..].iter().any(|a| {
-                    matches!(a.as_str(), "-e" | "-f" | "--expression" | "--file")
-                        || a.starts_with("--expression=")
-                        || a.starts_with("--file=")
+                    a.starts_with("--e")
+                        || a.starts_with("--f")
+                        || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['e', 'f']))
                 });
             for p in operands.iter().skip(usize::from(script)) {
                 written(cmd, p, at(p), out);
