@@ -188,8 +188,9 @@ fn no_set_id_program_outlives_the_attempt_and_its_folder_is_private() {
     let spec = r#"
 description: a command leaves a setuid copy of the shell in its workspace
 solution:
-  # Through a program (the guard blocks a plain `chmod 4755`).
-  - bash: "python3 -c \"import os, shutil; shutil.copy('/bin/sh', 'rsh'); os.chmod('rsh', 0o6755)\" && ls -l rsh"
+  # Through a program in a file (the guard blocks a plain `chmod 4755` and reads `python3 -c`).
+  - write_file: { path: mk.py, content: "import os, shutil\nshutil.copy('/bin/sh', 'rsh')\nos.chmod('rsh', 0o6755)\n" }
+  - bash: "python3 mk.py && ls -l rsh"
   - final: { result: success }
 expect:
   outcome: pending
