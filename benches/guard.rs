@@ -4,6 +4,8 @@
 //! issue's bound: p99 <= 50 µs), and the first command's time in this process (the parser
 //! made, the regexes its rules need compiled: what a one-shot hook process pays on top; the
 //! process as a whole is timed by `benches/guard_hook.rs`).
+//! The same per-command figures are printed for `corpus6c.tsv` (commands that carry others and
+//! inline programs: `python -c`, `node -e`, `find -exec`), the dearest readings.
 //! Run: `cargo bench --bench guard`.
 //!
 //! Measured 2026-11-29 on two shared cores, load average 1.6–1.9, three runs: whole corpus
@@ -21,9 +23,9 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, Criterion};
 use medin::internal::guard::{check_command, GuardContext};
 
-fn corpus() -> Vec<String> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/guard/corpus.tsv"))
-        .expect("the corpus file is part of the repository");
+fn corpus(file: &str) -> Vec<String> {
+    let path = format!("{}/tests/data/guard/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).expect("the corpus file is part of the repository");
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_once('\t'))
@@ -57,7 +59,7 @@ fn percentiles(label: &str, commands: &[String], ctx: &GuardContext<'_>) {
 }
 
 fn bench(c: &mut Criterion) {
-    let commands = corpus();
+    let commands = corpus("corpus.tsv");
     let ws = Path::new("/work/medin-ws/task-1");
     let ctx = GuardContext { workspace: ws };
     for cold in [
@@ -86,6 +88,13 @@ fn bench(c: &mut Criterion) {
         .cloned()
         .collect();
     percentiles("well-formed only", &well_formed, &ctx);
+    // Commands that carry others and inline programs (python -c, node -e, ...): the readings
+    // that cost most per command.
+    percentiles(
+        "corpus6c.tsv, carriers and inline programs",
+        &corpus("corpus6c.tsv"),
+        &ctx,
+    );
     c.bench_function("guard/corpus (all commands, one pass)", |b| {
         b.iter(|| {
             for cmd in &commands {

@@ -153,7 +153,6 @@ fn rules(allow: &[&str], forwards: &[SocketAddr]) -> EgressRules {
     }
 }
 
-/// Live threads of this process whose name starts with `medin-egress`.
 /// The thread ids of the egress threads running in this process now.
 fn egress_threads() -> std::collections::BTreeSet<String> {
     std::fs::read_dir("/proc/self/task")

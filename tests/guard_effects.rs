@@ -3336,3 +3336,22 @@ fn sed_files_and_configuration_spellings() {
     );
     allowed(&["sed -i '/^$/d' notes.txt", "cp -r src ~/.myapp/src"]);
 }
+
+/// A copy into a directory writes each source under its own name there: `cp .gitconfig ~/`
+/// is a write of `~/.gitconfig` as much as `cp .gitconfig ~/.gitconfig`, spelled with a
+/// trailing slash, the bare home or `-t`. Copies into ordinary home folders are not settings.
+#[test]
+fn a_copy_into_a_directory_writes_each_source_there() {
+    judged(
+        "persistence.user_config",
+        Warn,
+        &[
+            "cp .gitconfig ~/",
+            "cp app.toml .toolrc $HOME",
+            "cp -t ~ .gitconfig",
+            "install -m 600 --target-directory=$HOME/.config/app settings.json",
+        ],
+    );
+    judged("persistence.vcs_hook", Block, &["cp hooks/pre-commit .git/hooks/"]);
+    allowed(&["cp build/app ~/bin/", "cp .env ~/backup/", "cp -r src dist/"]);
+}

@@ -1696,6 +1696,29 @@ mod tests {
     }
 
     #[test]
+    fn lookups_of_one_program_under_its_versions_stand_for_the_first() {
+        assert_eq!(same_program_lookups("which python || which python3"), Some("python"));
+        assert_eq!(
+            same_program_lookups("command -v python3.11 || command -v python3 || type -P python"),
+            Some("python3.11")
+        );
+        // Another program among the alternatives, a lone lookup (read elsewhere), a path, a
+        // word that is not a lookup: unknown.
+        assert_eq!(same_program_lookups("which vim || which nano"), None);
+        assert_eq!(same_program_lookups("which python3"), None);
+        assert_eq!(same_program_lookups("which /tmp/python || which python"), None);
+        assert_eq!(same_program_lookups("which python || echo rm"), None);
+        assert_eq!(same_program_lookups("which 3 || which 2"), None);
+        // The resolved name is what the walker runs.
+        assert_eq!(
+            argvs("PY=$(which python3 || which python); $PY -c 'print(1)'")
+                .last()
+                .map(|a| a[0].clone()),
+            Some("/usr/bin/python3".to_string())
+        );
+    }
+
+    #[test]
     fn a_double_paren_that_is_not_arithmetic_is_read_as_nested_subshells() {
         // dash runs `((rm -rf /))` as `( (rm -rf /) )`; the grammar only knows arithmetic.
         for line in ["((rm -rf /))", "echo a; ((rm -rf ~)); echo b", "(((rm -rf /)))"] {

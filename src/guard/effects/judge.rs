@@ -2069,6 +2069,33 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// The paths a copy, move, install or link writes (`cp a b DEST`): the last operand, or, when
+/// the destination is a directory (`-t DIR`, `--target-directory=DIR`, a `DIR/` with its
+/// slash, the home directory), each source's name inside it (`cp .npmrc ~/` writes
+/// `~/.npmrc`). Nothing when there is nothing to copy.
+fn copy_destinations(cmd: &SimpleCommand, operands: &[&str]) -> Vec<String> {
+    let args = &cmd.argv[1..];
+    let target = args.iter().enumerate().find_map(|(i, a)| match a.as_str() {
+        "-t" | "--target-directory" => args.get(i + 1).map(String::as_str),
+        _ => a.strip_prefix("--target-directory="),
+    });
+    let (dir, sources) = match (target, operands.split_last()) {
+        (Some(dir), _) => (dir, operands),
+        (None, Some((dest, sources))) if !sources.is_empty() => {
+            let directory = dest.ends_with('/') || matches!(*dest, "~" | "$HOME" | "${HOME}");
+            if !directory {
+                return vec![(*dest).to_string()];
+            }
+            (*dest, sources)
+        }
+        _ => return Vec::new(),
+    };
+    sources
+        .iter()
+        .map(|source| format!("{}/{}", dir.trim_end_matches('/'), crate::guard::basename(source)))
+        .collect()
+}
+
 /// Writes into a security-relevant configuration, judged by the setting written ([`settings`]):
 /// the text of `echo`/`printf` or a here-document into a redirect, what `tee` reads, and what a
 /// `sed -i`/`perl -pi` script puts in or comments out.
@@ -2764,10 +2791,11 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 written(cmd, p, at(p), out);
             }
         }
-        // `cp a b DEST`: only the last operand is written, and only when there are two.
-        Does::WritesLast if operands.len() >= 2 => {
-            if let Some(p) = operands.last() {
-                written(cmd, p, at(p), out);
+        // `cp a b DEST`: only the last operand is written, and only when there are two; into
+        // a directory (`-t DIR`, `DEST/`, `~`), each source lands there under its own name.
+        Does::WritesLast => {
+            for p in copy_destinations(cmd, operands) {
+                written(cmd, &p, at(&p), out);
             }
         }
         Does::KillUser if cmd.name() != "pgrep" && !harmless_signal(&cmd.argv) => out.push(block(
