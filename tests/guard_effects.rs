@@ -3322,6 +3322,8 @@ fn sed_files_and_configuration_spellings() {
         &[
             "sed -ie 's/a/b/' ~/.gitconfig",
             "sed -i --expr='s/a/b/' ~/.toolrc",
+            "sed -i -es/a/b/ ~/.toolrc",
+            "sed -i.bak -n -e 's/a/b/p' ~/.toolrc",
             "sed -i 's/a/b/' ~/.toolrc",
             "cp x ~/./.gitconfig",
             "echo x >> ~//.toolrc",

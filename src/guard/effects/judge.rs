@@ -2194,23 +2194,51 @@ fn in_place(cmd: &SimpleCommand) -> bool {
 }
 
 /// A `sed`/`perl` command's scripts (`-e S`, `--expression=S`, or the first operand) and the
-/// files it edits.
+/// files it edits. The one place that decides which words are which: a script option is any
+/// spelling of `-e`/`-f` (bundled `-ne`, glued `-es/a/b/`, long `--expr=S`), and `i` in a bundle
+/// takes the rest of the word as its backup suffix (`-i.bak`; GNU sed's `-ie` is `-i` with the
+/// suffix `e`, perl's `-pie` too), so a script option can only come before it.
 fn edit_scripts(cmd: &SimpleCommand) -> (Vec<&str>, Vec<&str>) {
+    let long = |a: &str, name: &str| a.len() > 3 && name.starts_with(a);
     let mut scripts = Vec::new();
     let mut files = Vec::new();
     let mut args = cmd.argv[1..].iter().map(String::as_str);
     let mut explicit = false;
     while let Some(a) = args.next() {
-        if let Some(s) = a.strip_prefix("--expression=") {
-            scripts.push(s);
-            explicit = true;
-        } else if a == "--expression" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('e')) {
-            scripts.extend(args.next());
-            explicit = true;
-        } else if matches!(a, "-f" | "--file" | "-l" | "--line-length") {
-            explicit |= a != "-l" && a != "--line-length";
+        if let Some((option, value)) = a.split_once('=').filter(|(o, _)| o.starts_with("--")) {
+            if long(option, "--expression") {
+                scripts.push(value);
+            }
+            explicit |= long(option, "--expression") || long(option, "--file");
+        } else if a.starts_with("--") {
+            if long(a, "--expression") {
+                scripts.extend(args.next());
+                explicit = true;
+            } else if long(a, "--file") || a == "--line-length" {
+                explicit |= a != "--line-length";
+                args.next();
+            }
+        } else if a == "-l" {
             args.next();
-        } else if a.starts_with('-') {
+        } else if let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) {
+            if let Some(at) = letters.find(['e', 'f', 'i']) {
+                let letter = letters.as_bytes()[at];
+                let rest = &letters[at + 1..];
+                let value = if rest.is_empty() { None } else { Some(rest) };
+                match letter {
+                    b'e' => {
+                        scripts.extend(value.or_else(|| args.next()));
+                        explicit = true;
+                    }
+                    b'f' => {
+                        if value.is_none() {
+                            args.next();
+                        }
+                        explicit = true;
+                    }
+                    _ => {}
+                }
+            }
         } else if !explicit && scripts.is_empty() {
             scripts.push(a);
         } else {
@@ -2777,17 +2805,13 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
         // Judged together, by the caller.
         Does::ExposedService | Does::AuthOff => {}
         Does::Writes => {
-            // `sed -i SCRIPT FILE..`: without a script option the first operand is the
-            // script. A script option is any long `--e..`/`--f..` spelling or an `e`/`f` in a
-            // short bundle (`-ie`, `-re`, `-nf`, `-es/a/b/`); when one is there, or might be,
-            // every operand is a file.
-            let script = matches!(cmd.name(), "sed" | "gsed")
-                && !cmd.argv[1..].iter().any(|a| {
-                    a.starts_with("--e")
-                        || a.starts_with("--f")
-                        || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['e', 'f']))
-                });
-            for p in operands.iter().skip(usize::from(script)) {
+            // `sed -i SCRIPT FILE..`: sed's files are what [`edit_scripts`] says they are.
+            let files = if matches!(cmd.name(), "sed" | "gsed") {
+                edit_scripts(cmd).1
+            } else {
+                operands.to_vec()
+            };
+            for p in files {
                 written(cmd, p, at(p), out);
             }
         }

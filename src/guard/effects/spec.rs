@@ -299,9 +299,14 @@ impl Program {
     }
 }
 
-/// Whether the written option `written` is `flag`: equal, `flag=value`, or a short flag inside a
-/// bundle of single-letter flags (`-f` in `-fdx`).
+/// Whether the written option `written` is `flag`: equal, `flag=value`, a short flag inside a
+/// bundle of single-letter flags (`-f` in `-fdx`), or, for a `flag*`, the option with a value
+/// glued to it (`-i*` is `-i.bak`).
 pub fn is_flag(written: &str, flag: &str) -> bool {
+    // `-i*`: the option with an optional value glued to it (`-i.bak`, `--in-place=.bak`).
+    if let Some(option) = flag.strip_suffix('*') {
+        return written.starts_with(option);
+    }
     if written.eq_ignore_ascii_case(flag) && (flag.starts_with("--") || written == flag) {
         return true;
     }

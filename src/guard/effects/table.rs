@@ -2765,7 +2765,7 @@ pub static PROGRAMS: &[Program] = &[
         value_opts: &["-e", "--expression", "-f", "--file"],
         clauses: &[Clause {
             sub: &[],
-            when: When::Any(&["-i", "--in-place", "-pi"]),
+            when: When::Any(&["-i", "-i*", "--in-place*", "-pi*"]),
             does: Does::Writes,
         }],
     },
