@@ -21,6 +21,7 @@ pub(crate) mod carriers;
 pub mod cli;
 pub mod effects;
 pub mod limits;
+pub(crate) mod needles;
 pub(crate) mod options;
 pub mod policy;
 pub(crate) mod regexes;

@@ -140,33 +140,84 @@ const GRAMMAR_WORDS: &[&str] = &[
 ];
 
 /// The words of a line that is one plain command, which tree-sitter-bash reads as a
-/// `command` of plain words, each word's text its own: words of ASCII letters, digits and
-/// `-_./:=@+,` separated by spaces, none of them a [`GRAMMAR_WORDS`] entry, the first without
-/// `=` (an assignment) and starting with a letter, digit, `_`, `.` or `/`; after the first,
-/// `{}` (find's placeholder, which the grammar reads as `{` and `}` joined) is a word too.
-/// None for anything else (quotes, `$`, operators, `~`, `*`, other braces, tabs, newlines,
-/// other bytes), which is parsed.
+/// `command` of plain words: words separated by spaces, each made of
+/// - bare runs of ASCII letters, digits and `-_./:=@+,`,
+/// - single-quoted runs of printable ASCII (`'*'`, `'import os; os.system("x")'`),
+/// - double-quoted runs of printable ASCII without `$`, `` ` ``, `\`, `"` or `!` (nothing in
+///   them expands),
+/// - the escaped `\;` (find's `-exec .. \;`),
 ///
-/// Most lines an agent sends (`ls -la`, `cargo test --release`, `git status`) and most
-/// scripts carriers hand over (`find -exec rm -rf {}` carries `rm -rf`) are this shape, and
-/// parsing was a third of the guard's time. The unit test
+/// each word read as bash reads it, quotes removed. None of the words, as written, is a
+/// [`GRAMMAR_WORDS`] entry; the first is written bare, without `=` (an assignment), starting
+/// with a letter, digit, `_`, `.` or `/`; after the first, `{}` (find's placeholder, which the
+/// grammar reads as `{` and `}` joined) is a word too. None for anything else (`$`, operators,
+/// `~`, bare `*`, other braces, other escapes, tabs, newlines, other bytes, and a `((`
+/// anywhere, which [`double_paren_command`] reads twice), which is parsed.
+///
+/// Most lines an agent sends (`ls -la`, `cargo test --release`, `git status`, `python3 -c
+/// '..'`) and most scripts carriers hand over (`find -exec rm -rf {}` carries `rm -rf`) are
+/// this shape, and parsing was a third of the guard's time. The unit test
 /// `plain_lines_read_as_the_grammar_reads_them` holds both readings equal over the corpora.
-fn plain_command_words(text: &str) -> Option<Vec<&str>> {
-    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=@+, {}".contains(&b);
-    if !text.bytes().all(plain_byte) {
+fn plain_command_words(text: &str) -> Option<Vec<String>> {
+    // A `((` anywhere, quoted or not, has the walk read the line a second way.
+    if double_paren_command(text) {
         return None;
     }
-    let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
-    let first = words.first()?;
+    let bare = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=@+,{}".contains(&b);
+    let printable = |b: u8| (b' '..=b'~').contains(&b);
+    let b = text.as_bytes();
+    // Each word as written (for the checks below) and as read.
+    let mut written: Vec<&str> = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut word = String::new();
+        while i < b.len() && b[i] != b' ' {
+            match b[i] {
+                c if bare(c) => {
+                    word.push(char::from(c));
+                    i += 1;
+                }
+                q @ (b'\'' | b'"') => {
+                    let close = i + 1 + b[i + 1..].iter().position(|&c| c == q)?;
+                    let inside = &b[i + 1..close];
+                    let literal = match q {
+                        b'\'' => inside.iter().all(|&c| printable(c)),
+                        _ => inside.iter().all(|&c| printable(c) && !b"$`\\\"!".contains(&c)),
+                    };
+                    if !literal {
+                        return None;
+                    }
+                    word.push_str(&text[i + 1..close]);
+                    i = close + 1;
+                }
+                b'\\' if b.get(i + 1) == Some(&b';') => {
+                    word.push(';');
+                    i += 2;
+                }
+                _ => return None,
+            }
+        }
+        written.push(&text[start..i]);
+        words.push(word);
+    }
+    let first = written.first()?;
     let braces = |w: &&str| w.contains(['{', '}']);
-    if braces(first) || words.iter().any(|w| braces(w) && *w != "{}") {
+    if braces(first) || written.iter().any(|w| braces(w) && *w != "{}") {
         return None;
     }
     let starts_plain = first
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/'));
-    let plain = starts_plain && !first.contains('=') && !words.iter().any(|w| GRAMMAR_WORDS.contains(w));
+    let first_bare = first.bytes().all(bare);
+    let plain =
+        starts_plain && first_bare && !first.contains('=') && !written.iter().any(|w| GRAMMAR_WORDS.contains(w));
     plain.then_some(words)
 }
 
@@ -338,7 +389,7 @@ impl Walker<'_> {
         if self.plain_lines && self.nest + 3 <= MAX_NODE_DEPTH {
             if let Some(words) = plain_command_words(text) {
                 let cmd = SimpleCommand {
-                    argv: words.into_iter().map(String::from).collect(),
+                    argv: words,
                     ..SimpleCommand::default()
                 };
                 let mut pipeline = Vec::new();
@@ -1818,6 +1869,21 @@ mod tests {
             "_x",
             "",
             "   ",
+            "echo 'x'",
+            "echo ''",
+            "echo '' x",
+            "find . -name '*.pyc' -exec rm -f {} \\;",
+            "find / -name '*' -exec rm -rf {} \\;",
+            "python3 -c 'import os; os.system(\"rm -rf /\")'",
+            "git commit -m \"fix: it's done\"",
+            "echo -n''x\"y\"",
+            "grep -r 'a b' \"c d\" .",
+            "echo 'done' 'if' \"then\"",
+            "echo '*' \"?\" '[a]' '~' \"~/x\" '#x' \"a#b\"",
+            "echo 'a;b|c&d>e<f(g)h'",
+            "curl -H 'Authorization: Bearer abc' https://x.io",
+            "sudo -u root 'rm' x",
+            "ls 'x'y\"z\" w",
         ]
         .iter()
         .map(|l| l.to_string())
@@ -1839,7 +1905,30 @@ mod tests {
             ("  cd /tmp  ", Some(vec!["cd", "/tmp"])),
             ("a=1 ls", None),
             ("echo done", None),
-            ("echo 'x'", None),
+            ("echo 'x'", Some(vec!["echo", "x"])),
+            (
+                "find / -name '*' -exec rm -rf {} \\;",
+                Some(vec!["find", "/", "-name", "*", "-exec", "rm", "-rf", "{}", ";"]),
+            ),
+            (
+                "python3 -c 'import os; os.system(\"rm -rf /\")'",
+                Some(vec!["python3", "-c", "import os; os.system(\"rm -rf /\")"]),
+            ),
+            (
+                "git commit -m \"fix: it's done\"",
+                Some(vec!["git", "commit", "-m", "fix: it's done"]),
+            ),
+            ("echo -n''x\"y\"", Some(vec!["echo", "-nxy"])),
+            ("echo ''", Some(vec!["echo", ""])),
+            ("'rm' -rf /", None),
+            ("echo \"$HOME\"", None),
+            ("echo \"a\\\"b\"", None),
+            ("echo 'unclosed", None),
+            ("echo 'a\nb'", None),
+            ("echo \\x", None),
+            ("echo '{a,b}'", None),
+            ("echo 'done'", Some(vec!["echo", "done"])),
+            ("python -c 'f((1))'", None),
             ("ls\tx", None),
             ("ls ~", None),
             ("rm -rf {}", Some(vec!["rm", "-rf", "{}"])),
@@ -1849,7 +1938,9 @@ mod tests {
             ("-x", None),
             ("", None),
         ] {
-            assert_eq!(plain_command_words(line), want, "{line}");
+            let read = plain_command_words(line);
+            let read: Option<Vec<&str>> = read.as_deref().map(|w| w.iter().map(String::as_str).collect());
+            assert_eq!(read, want, "{line}");
         }
     }
 

@@ -1417,22 +1417,31 @@ mod tests {
     fn a_wide_tree_is_removed_in_time_proportional_to_its_size() {
         // Listing a folder again after each of its subdirectories made removal quadratic
         // (minutes for 20,000). Compared, not timed: 8x the entries must cost far less than
-        // the 64x a quadratic removal would, whatever the machine's load.
+        // the 64x a quadratic removal would, whatever the machine's load. A burst of load
+        // during one measurement can stretch it (CI saw 41x once, with builds running beside
+        // it), so the pair is measured up to three times: a linear removal comes in under the
+        // bound on some attempt, a quadratic one never does.
         let (_t, ws, b) = tree();
-        let mut took = Vec::new();
-        for n in [1_000usize, 8_000] {
-            let name = format!("wide{n}");
-            std::fs::create_dir(ws.join(&name)).unwrap();
-            for i in 0..n {
-                std::fs::create_dir(ws.join(&name).join(format!("d{i}"))).unwrap();
+        let mut ratios = Vec::new();
+        for attempt in 0..3 {
+            let mut took = Vec::new();
+            for n in [1_000usize, 8_000] {
+                let name = format!("wide{n}-{attempt}");
+                std::fs::create_dir(ws.join(&name)).unwrap();
+                for i in 0..n {
+                    std::fs::create_dir(ws.join(&name).join(format!("d{i}"))).unwrap();
+                }
+                let started = std::time::Instant::now();
+                assert!(b.remove(&name).unwrap());
+                took.push(started.elapsed().as_secs_f64());
+                assert!(!ws.join(&name).exists());
             }
-            let started = std::time::Instant::now();
-            assert!(b.remove(&name).unwrap());
-            took.push(started.elapsed().as_secs_f64());
-            assert!(!ws.join(&name).exists());
+            ratios.push(took[1] / took[0].max(1e-6));
+            if ratios[attempt] < 32.0 {
+                return;
+            }
         }
-        let ratio = took[1] / took[0].max(1e-6);
-        assert!(ratio < 32.0, "8x the entries took {ratio:.1}x the time ({took:?})");
+        panic!("8x the entries took {ratios:.1?}x the time in three attempts");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::place::{check_place, place_of, CheckPlace, Place};
 use super::settings;
 use super::spec::{is_flag, Does};
 use super::table::{BROAD_PROCESS_NAMES, PROGRAMS, QUIET, UPKEEP};
+use crate::guard::needles::Needles;
 use crate::guard::rules::{block, violation, warn};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{GuardContext, Pipeline, SimpleCommand};
@@ -1086,12 +1087,12 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "execute(",
         ">&$reply",
     ];
-    let code = cmd.argv[1..].iter().chain(cmd.stdin_text.iter()).find(|t| {
-        (t.contains(' ') || t.contains('\n'))
-            && crate::guard::ascii::with_lowercase(t, |l| {
-                CONNECT.iter().any(|m| l.contains(m)) && RUN.iter().any(|m| l.contains(m))
-            })
-    });
+    static CONNECTS: Needles = Needles::ignoring_case(CONNECT);
+    static RUNS: Needles = Needles::ignoring_case(RUN);
+    let code = cmd.argv[1..]
+        .iter()
+        .chain(cmd.stdin_text.iter())
+        .find(|t| (t.contains(' ') || t.contains('\n')) && CONNECTS.found_in(t) && RUNS.found_in(t));
     if code.is_some() {
         out.push(block(
             Category::Network,
@@ -1774,6 +1775,7 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         "aws_secret",
         "credential",
     ];
+    static SECRET_WORD: Needles = Needles::ignoring_case(SECRET_WORDS);
     const KEY_FILES: &[&str] = &[
         "id_rsa",
         "id_dsa",
@@ -1818,11 +1820,7 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     let args: Vec<&str> = cmd.argv[1..].iter().map(String::as_str).collect();
     let hunting = match cmd.name() {
         "grep" | "egrep" | "rg" | "ag" | "ack" | "git-secrets" => {
-            args.iter().any(|a| {
-                SECRET_WORDS
-                    .iter()
-                    .any(|w| crate::guard::ascii::contains_lowercase(a, w))
-            }) && args.iter().any(|a| wide(a))
+            args.iter().any(|a| SECRET_WORD.found_in(a)) && args.iter().any(|a| wide(a))
         }
         "find" | "fd" | "locate" | "mlocate" => {
             // `id_rsa*`, `*.pem`, `.bash_history`: the pattern's stars aside, a key file's name

@@ -7,6 +7,7 @@
 //! (for the place-based judgement of writes).
 
 use super::spec::{Clause, Does, Program, Val, When};
+use crate::guard::needles::Needles;
 
 /// Security services whose stop, disable or mask tears down a protection (unit-name prefixes).
 const SECURITY_SERVICES: &[&str] = &[
@@ -132,9 +133,8 @@ pub fn names_security_agent(word: &str) -> bool {
 
 /// Whether `word` holds one of [`AGENT_TOKENS`] (a process name or pattern: `'sentinel|s1-agent'`).
 pub fn names_agent(word: &str) -> bool {
-    AGENT_TOKENS
-        .iter()
-        .any(|t| crate::guard::ascii::contains_lowercase(word, t))
+    static AGENT: Needles = Needles::ignoring_case(AGENT_TOKENS);
+    AGENT.found_in(word)
 }
 
 /// Process names that stand for a whole class of processes: killing them by name hits every

@@ -28,6 +28,7 @@
 mod orm;
 
 use super::{block, violation};
+use crate::guard::needles::Needles;
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -232,12 +233,9 @@ fn whole_store_verb(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     };
     // Most commands name no such verb: a scan without allocation decides.
-    let named = words[1..].iter().take(6).any(|w| {
-        WHOLE_VERBS
-            .iter()
-            .chain(WHOLE_WORDS)
-            .any(|v| crate::guard::ascii::contains_lowercase(w, v))
-    });
+    // Each of WHOLE_WORDS holds one of WHOLE_VERBS: the verbs alone find them all.
+    static NAMED: Needles = Needles::ignoring_case(WHOLE_VERBS);
+    let named = words[1..].iter().take(6).any(|w| NAMED.found_in(w));
     if !named {
         return;
     }
@@ -356,13 +354,9 @@ fn migrated_to_zero(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     };
     let tool = basename(first);
-    let migration_words = ["migrat", "downgrade", "ecto.", "update"];
+    static MIGRATION_WORDS: Needles = Needles::ignoring_case(&["migrat", "downgrade", "ecto.", "update"]);
     let named = matches!(tool, "goose" | "dbmate" | "yoyo" | "migrate")
-        || words[1..].iter().take(4).any(|w| {
-            migration_words
-                .iter()
-                .any(|m| crate::guard::ascii::contains_lowercase(w, m))
-        });
+        || words[1..].iter().take(4).any(|w| MIGRATION_WORDS.found_in(w));
     if !named {
         return;
     }
@@ -612,6 +606,13 @@ mod tests {
 
     fn rule(sql: &str) -> Option<&'static str> {
         statements(sql).iter().find_map(|(_, s)| judge(s)).map(|(r, _, _)| r)
+    }
+
+    #[test]
+    fn every_whole_word_holds_a_whole_verb_so_the_verbs_alone_find_it() {
+        for word in WHOLE_WORDS {
+            assert!(WHOLE_VERBS.iter().any(|v| word.contains(v)), "{word}");
+        }
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod tokens;
 
 use super::violation;
 use crate::guard::ascii::CaseBuf;
+use crate::guard::needles::Needles;
 use crate::guard::regexes::{group, Pattern};
 use crate::guard::shell::is_literal;
 use crate::guard::targets::home_relative;
@@ -252,9 +253,7 @@ pub fn entropy(s: &str) -> f64 {
 
 /// Placeholder values in docs and examples.
 fn placeholder(s: &str) -> bool {
-    let mut buf = CaseBuf::new();
-    let l = buf.lower(s);
-    [
+    static MARKERS: Needles = Needles::ignoring_case(&[
         "example",
         "xxxx",
         "your",
@@ -268,9 +267,8 @@ fn placeholder(s: &str) -> bool {
         "fake",
         // jwt.io's sample token (its signature), pasted into countless tests and docs.
         "sflkxwrjsmekkf2qt4fwpmejf36pok6yjv_adqssw5c",
-    ]
-    .iter()
-    .any(|p| l.contains(p))
+    ]);
+    MARKERS.found_in(s)
 }
 
 /// A value that is only words standing for a secret (`password`, `secret_value`, `mytoken`,

@@ -1,5 +1,6 @@
 //! The token formats `secrets.token` knows, each its own regex, compiled only the first time a
-//! text holds a literal that every match of that format contains (`ghp_`, `AKIA`, `-----BEGIN `).
+//! text holds a literal that every match of that format contains (`ghp_`, `AKIA`, `-----BEGIN `);
+//! one automaton of all those literals names, in one pass over a text, the formats it may hold.
 //!
 //! One regex of all formats cost ~6 M instructions to compile (the counted repetitions unroll
 //! into hundreds of NFA states, built forwards and in reverse), paid by every `medin guard
@@ -13,6 +14,8 @@
 //!
 //! Owns only the token patterns; what counts as a real secret (entropy, placeholders) is
 //! `secrets`'.
+
+use std::sync::OnceLock;
 
 use crate::guard::regexes::Pattern;
 
@@ -29,11 +32,21 @@ impl Format {
             pattern: Pattern::new(pattern),
         }
     }
+}
 
-    /// Whether `text` may hold a match: it contains one of the needles.
-    fn may_match(&self, text: &str) -> bool {
-        self.needles.iter().any(|n| text.contains(n))
-    }
+/// Every format's needles in one automaton, and the format each needle belongs to: one pass
+/// over a text names the formats it may hold (one `contains` per needle was a tenth of the
+/// guard's time).
+fn prefilter() -> &'static (aho_corasick::AhoCorasick, Vec<usize>) {
+    static PREFILTER: OnceLock<(aho_corasick::AhoCorasick, Vec<usize>)> = OnceLock::new();
+    PREFILTER.get_or_init(|| {
+        let needles = FORMATS
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| f.needles.iter().map(move |n| (i, *n)));
+        let format_of = needles.clone().map(|(i, _)| i).collect();
+        (crate::guard::needles::build(needles.map(|(_, n)| n), false), format_of)
+    })
 }
 
 /// The formats, in the order of priority when two match at the same place.
@@ -127,10 +140,16 @@ pub(super) fn find_iter(text: &str) -> Matches<'_> {
     let candidates = if text.len() < SHORTEST_MATCH {
         Vec::new()
     } else {
+        let (automaton, format_of) = prefilter();
+        let mut held = [false; FORMATS.len()];
+        for m in automaton.find_overlapping_iter(text) {
+            held[format_of[m.pattern().as_usize()]] = true;
+        }
         FORMATS
             .iter()
-            .filter(|f| f.may_match(text))
-            .map(|f| (f, None))
+            .zip(held)
+            .filter(|(_, held)| *held)
+            .map(|(f, _)| (f, None))
             .collect()
     };
     Matches {
@@ -236,7 +255,11 @@ mod tests {
                 "{}",
                 format.pattern.source()
             );
-            assert!(format.may_match(sample), "{:?} are not in {sample}", format.needles);
+            assert!(
+                format.needles.iter().any(|n| sample.contains(n)),
+                "{:?} are not in {sample}",
+                format.needles
+            );
             assert_eq!(find_iter(sample).collect::<Vec<_>>(), [sample]);
         }
     }
