@@ -142,7 +142,7 @@ const GRAMMAR_WORDS: &[&str] = &[
 /// The words of a line that is one plain command, which tree-sitter-bash reads as a
 /// `command` of plain words: words separated by spaces, each made of
 /// - bare runs of ASCII letters, digits and `-_./:=@+,`,
-/// - single-quoted runs of printable ASCII (`'*'`, `'import os; os.system("x")'`),
+/// - single-quoted runs of printable ASCII but `$` (`'*'`, `'import os; os.system("x")'`),
 /// - double-quoted runs of printable ASCII without `$`, `` ` ``, `\`, `"` or `!` (nothing in
 ///   them expands),
 /// - the escaped `\;` (find's `-exec .. \;`),
@@ -186,8 +186,11 @@ fn plain_command_words(text: &str) -> Option<Vec<String>> {
                 q @ (b'\'' | b'"') => {
                     let close = i + 1 + b[i + 1..].iter().position(|&c| c == q)?;
                     let inside = &b[i + 1..close];
+                    // No `$` even in single quotes: the walk expands `${..}`, `$(..)` and
+                    // `$IFS` wherever they are written (see `push_command`), and marks quoted
+                    // `IFS` words as it reads them.
                     let literal = match q {
-                        b'\'' => inside.iter().all(|&c| printable(c)),
+                        b'\'' => inside.iter().all(|&c| printable(c) && c != b'$'),
                         _ => inside.iter().all(|&c| printable(c) && !b"$`\\\"!".contains(&c)),
                     };
                     if !literal {
@@ -203,7 +206,12 @@ fn plain_command_words(text: &str) -> Option<Vec<String>> {
                 _ => return None,
             }
         }
-        written.push(&text[start..i]);
+        let as_written = &text[start..i];
+        // `a ==`: the grammar reads a word of `=` signs as an operator, not an argument.
+        if (as_written.contains("IFS") && as_written.contains(['\'', '"'])) || as_written.starts_with('=') {
+            return None;
+        }
+        written.push(as_written);
         words.push(word);
     }
     let first = written.first()?;
@@ -1884,6 +1892,9 @@ mod tests {
             "curl -H 'Authorization: Bearer abc' https://x.io",
             "sudo -u root 'rm' x",
             "ls 'x'y\"z\" w",
+            "sh -c 'rm$IFS-rf$IFS/'",
+            "sh -c 'rm${IFS}-rf${IFS}/'",
+            "x=1; python3 -c 'print(\"IFS\")'",
         ]
         .iter()
         .map(|l| l.to_string())
@@ -1929,6 +1940,9 @@ mod tests {
             ("echo '{a,b}'", None),
             ("echo 'done'", Some(vec!["echo", "done"])),
             ("python -c 'f((1))'", None),
+            ("sh -c 'rm$IFS-rf$IFS/'", None),
+            ("echo 'a IFS b'", None),
+            ("a ==", None),
             ("ls\tx", None),
             ("ls ~", None),
             ("rm -rf {}", Some(vec!["rm", "-rf", "{}"])),
@@ -1941,6 +1955,38 @@ mod tests {
             let read = plain_command_words(line);
             let read: Option<Vec<&str>> = read.as_deref().map(|w| w.iter().map(String::as_str).collect());
             assert_eq!(read, want, "{line}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines made of the pieces the fast path reads (bare runs, quoted runs of any
+        /// printable text, `\;`, `{}`) and of pieces it must refuse (`$`, `IFS`, `((`, `~`):
+        /// whichever way a line is read, the commands are the walk's.
+        #[test]
+        fn quoted_lines_read_as_the_grammar_reads_them(
+            name in "[a-z][a-z0-9_./-]{0,6}",
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-zA-Z0-9_./:=@+,-]{1,6}",
+                    "'[ -&(-~]{0,10}'",
+                    "\"[ -!#-~]{0,10}\"",
+                    "[a-z-]{0,3}'[ -&(-~]{0,6}'[a-z]{0,3}",
+                    proptest::strategy::Just("\\;".to_string()),
+                    proptest::strategy::Just("{}".to_string()),
+                    proptest::strategy::Just("'$IFS'".to_string()),
+                    proptest::strategy::Just("'a((b'".to_string()),
+                    proptest::strategy::Just("~".to_string()),
+                ],
+                0..5,
+            )
+        ) {
+            let line = std::iter::once(name).chain(words).collect::<Vec<_>>().join(" ");
+            let cwd = Some(PathBuf::from("/work/ws"));
+            let fast = parse_shell_with(&line, cwd.clone(), true);
+            let walked = parse_shell_with(&line, cwd, false);
+            proptest::prop_assert_eq!(fast.pipelines, walked.pipelines, "{}", line);
+            proptest::prop_assert_eq!(fast.error, walked.error, "{}", line);
+            proptest::prop_assert_eq!(fast.clear_error, walked.clear_error, "{}", line);
         }
     }
 

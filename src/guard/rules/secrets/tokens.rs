@@ -1,6 +1,6 @@
 //! The token formats `secrets.token` knows, each its own regex, compiled only the first time a
 //! text holds a literal that every match of that format contains (`ghp_`, `AKIA`, `-----BEGIN `);
-//! one automaton of all those literals names, in one pass over a text, the formats it may hold.
+//! one set of all those literals names, in one pass over a text, the formats it may hold.
 //!
 //! One regex of all formats cost ~6 M instructions to compile (the counted repetitions unroll
 //! into hundreds of NFA states, built forwards and in reverse), paid by every `medin guard
@@ -17,6 +17,7 @@
 
 use std::sync::OnceLock;
 
+use crate::guard::needles::Needles;
 use crate::guard::regexes::Pattern;
 
 /// One token format: literals of which every match holds at least one, and its pattern.
@@ -34,18 +35,19 @@ impl Format {
     }
 }
 
-/// Every format's needles in one automaton, and the format each needle belongs to: one pass
-/// over a text names the formats it may hold (one `contains` per needle was a tenth of the
-/// guard's time).
-fn prefilter() -> &'static (aho_corasick::AhoCorasick, Vec<usize>) {
-    static PREFILTER: OnceLock<(aho_corasick::AhoCorasick, Vec<usize>)> = OnceLock::new();
+/// Every format's needles in one set, and the format each needle belongs to: one pass over a
+/// text names the formats it may hold (one `contains` per needle was a tenth of the guard's
+/// time).
+fn prefilter() -> &'static (Needles, Vec<usize>) {
+    static PREFILTER: OnceLock<(Needles, Vec<usize>)> = OnceLock::new();
     PREFILTER.get_or_init(|| {
-        let needles = FORMATS
+        let needles: Vec<(usize, &'static str)> = FORMATS
             .iter()
             .enumerate()
-            .flat_map(|(i, f)| f.needles.iter().map(move |n| (i, *n)));
-        let format_of = needles.clone().map(|(i, _)| i).collect();
-        (crate::guard::needles::build(needles.map(|(_, n)| n), false), format_of)
+            .flat_map(|(i, f)| f.needles.iter().map(move |n| (i, *n)))
+            .collect();
+        let format_of = needles.iter().map(|(i, _)| *i).collect();
+        (Needles::exact(needles.into_iter().map(|(_, n)| n).collect()), format_of)
     })
 }
 
@@ -140,10 +142,10 @@ pub(super) fn find_iter(text: &str) -> Matches<'_> {
     let candidates = if text.len() < SHORTEST_MATCH {
         Vec::new()
     } else {
-        let (automaton, format_of) = prefilter();
+        let (needles, format_of) = prefilter();
         let mut held = [false; FORMATS.len()];
-        for m in automaton.find_overlapping_iter(text) {
-            held[format_of[m.pattern().as_usize()]] = true;
+        for needle in needles.held_in(text) {
+            held[format_of[needle]] = true;
         }
         FORMATS
             .iter()
