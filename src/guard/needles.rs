@@ -48,9 +48,18 @@ impl Needles {
         }
     }
 
-    /// Needles matched byte for byte, made at run time (from a table of needles spread over
-    /// other entries).
-    pub(crate) fn exact(words: Vec<&'static str>) -> Self {
+    /// Needles matched byte for byte.
+    pub(crate) const fn exact(words: &'static [&'static str]) -> Self {
+        Self {
+            words: Cow::Borrowed(words),
+            ignore_case: false,
+            starts: starts(words, false),
+        }
+    }
+
+    /// Needles matched byte for byte, gathered at run time (from a table of needles spread
+    /// over other entries).
+    pub(crate) fn exact_from(words: Vec<&'static str>) -> Self {
         Self {
             starts: starts(&words, false),
             words: Cow::Owned(words),
@@ -138,7 +147,7 @@ mod tests {
     static MARKERS: Needles = Needles::ignoring_case(&["example", "xxxx", "<", "...", "fake", "xx"]);
 
     fn prefixes() -> Needles {
-        Needles::exact(vec!["ghp_", "AKIA", "sk-", "k-l", "sk-proj"])
+        Needles::exact_from(vec!["ghp_", "AKIA", "sk-", "k-l", "sk-proj"])
     }
 
     #[test]

@@ -506,7 +506,7 @@ fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
     // `'[n]ode'`: the brackets keep grep from finding itself.
     let bare = |n: &str| {
         n.chars()
-            .filter(|c| c.is_ascii_alphanumeric() || "-_".contains(*c))
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
             .collect::<String>()
             .to_ascii_lowercase()
     };
@@ -1431,7 +1431,8 @@ fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
 /// The absolute or home paths inside a text: runs of path characters starting with `/` or `~/`
 /// (a `file://` scheme's slashes folded), lexically normalised.
 fn paths_in(text: &str) -> Vec<String> {
-    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "._/~+-@%".contains(c);
+    let is_path_char =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '~' | '+' | '-' | '@' | '%');
     let mut out = Vec::new();
     for token in text.split(|c: char| !is_path_char(c)) {
         let token = token.trim_start_matches('@');
@@ -1694,6 +1695,7 @@ fn instance_metadata(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "169.254.170.2",
         "metadata.azure.com",
     ];
+    static METADATA_ENDPOINT: Needles = Needles::exact(ENDPOINTS);
     // What the machine says about itself (its region, zone, id, type, addresses) is no
     // credential; everything else (roles, tokens, keys, user data, a bare listing) may be.
     const DESCRIPTIONS: &[&str] = &[
@@ -1742,7 +1744,7 @@ fn instance_metadata(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     };
     if cmd.argv[1..]
         .iter()
-        .filter(|a| ENDPOINTS.iter().any(|e| a.contains(e)))
+        .filter(|a| METADATA_ENDPOINT.found_in(a))
         .any(|a| asks_secret(a))
     {
         out.push(block(
@@ -2019,7 +2021,7 @@ const SHELL_MARKERS: &[&str] = &[
 /// (`-i`, `-p`): the word before the flag must be a shell's name, not `ssh`.
 fn shell_flag(text: &str, flag: &str) -> bool {
     let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || "'\";(){}".contains(c))
+        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}'))
         .filter(|w| !w.is_empty())
         .collect();
     words
@@ -2030,7 +2032,8 @@ fn shell_flag(text: &str, flag: &str) -> bool {
 /// Text that hands a program a shell: a shell path, an escape, or a shell run interactively or
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
-    SHELL_MARKERS.iter().any(|m| text.contains(m)) || shell_flag(text, "-i") || shell_flag(text, "-p")
+    static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
+    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p")
 }
 
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
@@ -2849,7 +2852,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             // A pattern (`killall -r 'fire.*'`) matches more than any one name does.
             let by_name = operands.iter().find(|p| {
                 !p.is_empty()
-                    && (p.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+                    && (p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
                         || ((p.contains(".*") || p.contains('|')) && !p.contains(char::is_whitespace)))
             });
             if let Some(b) = broad.filter(|_| !harmless) {

@@ -399,7 +399,9 @@ impl Val {
                         !host.is_empty()
                             && host.len() > 1
                             && !host.contains('/')
-                            && host.chars().all(|c| c.is_ascii_alphanumeric() || "@.-_[]".contains(c))
+                            && host
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '@' | '.' | '-' | '_' | '[' | ']'))
                     }
                     None => false,
                 }

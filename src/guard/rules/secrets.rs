@@ -1003,7 +1003,7 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
             .rsplit_once([':', '%'])
             .filter(|(user, _)| {
                 user.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-\\".contains(c))
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-' | '\\'))
             })
             .map(|(_, p)| p);
         if secret_shaped(v) || after_user.is_some_and(secret_shaped) {
@@ -1016,7 +1016,11 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
 /// `domain/user:secret`, `user:secret@host`: a login written into an argument, the secret
 /// shaped like a password.
 fn inline_login(args: &[String]) -> Option<&str> {
-    let user_like = |u: &str| !u.is_empty() && u.chars().all(|c| c.is_ascii_alphanumeric() || "._-/\\@".contains(c));
+    let user_like = |u: &str| {
+        !u.is_empty()
+            && u.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '\\' | '@'))
+    };
     args.iter().map(String::as_str).find(|a| {
         if a.starts_with('-') || a.contains("://") {
             return false;
@@ -1052,11 +1056,13 @@ fn credential_shaped(w: &str) -> bool {
     let upper = w.chars().any(|c| c.is_ascii_uppercase());
     let lower = w.chars().any(|c| c.is_ascii_lowercase());
     let digit = w.chars().any(|c| c.is_ascii_digit());
-    let symbol = w.chars().any(|c| "@#%+!$^&*=?~".contains(c));
+    let symbol = w
+        .chars()
+        .any(|c| matches!(c, '@' | '#' | '%' | '+' | '!' | '$' | '^' | '&' | '*' | '=' | '?' | '~'));
     let user_at_host = w.split_once('@').is_some_and(|(u, h)| {
         !u.is_empty()
             && u.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
             && !h.contains(['@', '#', '%', '+', '!'])
     });
     let assignment = crate::guard::is_assignment(w);
@@ -1072,7 +1078,7 @@ fn credential_shaped(w: &str) -> bool {
         && digit
         && !w.starts_with("eyJ")
         && w.len() >= 32
-        && w.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
         && entropy(w) >= 4.0;
     password || token || hash_pair
 }
@@ -1447,26 +1453,27 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
     let words: Vec<&String> = cmd.argv.iter().skip(1).chain(cmd.inputs.iter()).collect();
     // Browsers' saved passwords and cookies, and the login keychain.
     let browser_store = |w: &str| {
-        let browser = [
-            "Chrome",
-            "chrome",
-            "Chromium",
-            "chromium",
-            "BraveSoftware",
-            "Edge",
-            "edge",
-            "firefox",
-            "Firefox",
-        ]
-        .iter()
-        .any(|b| w.contains(b));
         let file = w.rsplit('/').next().unwrap_or(w);
-        (browser
-            && matches!(
-                file,
-                "Login Data" | "Cookies" | "Web Data" | "logins.json" | "key4.db" | "cookies.sqlite"
-            ))
-            || w.contains("Keychains/login.keychain")
+        let store = matches!(
+            file,
+            "Login Data" | "Cookies" | "Web Data" | "logins.json" | "key4.db" | "cookies.sqlite"
+        );
+        let browser = || {
+            [
+                "Chrome",
+                "chrome",
+                "Chromium",
+                "chromium",
+                "BraveSoftware",
+                "Edge",
+                "edge",
+                "firefox",
+                "Firefox",
+            ]
+            .iter()
+            .any(|b| w.contains(b))
+        };
+        (store && browser()) || w.contains("Keychains/login.keychain")
     };
     if let Some(w) = words.iter().find(|w| browser_store(w)) {
         out.push(violation(

@@ -47,7 +47,10 @@ fn prefilter() -> &'static (Needles, Vec<usize>) {
             .flat_map(|(i, f)| f.needles.iter().map(move |n| (i, *n)))
             .collect();
         let format_of = needles.iter().map(|(i, _)| *i).collect();
-        (Needles::exact(needles.into_iter().map(|(_, n)| n).collect()), format_of)
+        (
+            Needles::exact_from(needles.into_iter().map(|(_, n)| n).collect()),
+            format_of,
+        )
     })
 }
 
