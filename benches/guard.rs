@@ -8,13 +8,14 @@
 //! inline programs: `python -c`, `node -e`, `find -exec`), the dearest readings.
 //! Run: `cargo bench --bench guard`.
 //!
-//! Measured 2026-11-29 on two shared cores, load average 1.6–1.9, three runs: whole corpus
-//! median 18–23 µs, p99 76–105 µs; well-formed p99 74–98 µs: over the 50 µs. On
-//! 2026-11-25 the guard of then measured well-formed median 9.0 µs, p99 36 µs. Instruction
-//! counts, which load does not blur (callgrind, one warm pass over the corpus): 39.9 M then,
-//! 53.1 M now; the rest of the slowdown is the larger code's cache and branch behaviour.
-//! Malformed commands still cost tree-sitter's error recovery 40–80 µs each. On a shared
-//! machine the p99 figures move by ±15 µs between runs; instruction counts do not.
+//! Measured 2026-11-29 on two shared cores, three runs, load average 1.1–1.5: whole corpus
+//! median 15.6–22.9 µs, p99 72–138 µs; well-formed p99 61–92 µs: over the 50 µs (the
+//! same build's p99 moves by half between runs here). Side by side with the guard of that
+//! morning (3e6a326), fastest of 20 runs per command: median 15.8–17.1 -> 11.5–11.7 µs, p99
+//! 65–71 -> 53–55 µs. Instructions per command, which load does not blur (callgrind, second
+//! of two passes): median 81.2 k -> 67.6 k, p99 279 k -> 246 k; a pass 53.3 M -> 45.8 M (the
+//! guard of 2026-11-25: 39.9 M, p99 36 µs). Malformed commands still cost tree-sitter's error
+//! recovery 40–80 µs each.
 
 use std::hint::black_box;
 use std::path::Path;
