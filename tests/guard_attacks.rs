@@ -68,6 +68,14 @@ fn deletion() {
             // The temp directory itself (its contents are only warned).
             "rm -rf /tmp",
             "rm -rf /var/tmp/",
+            // A carried script that only starts and ends like one substitution.
+            "sh -c '$(:); rm -rf ~; $(:)'",
+            "sudo bash -c '$(true) && rm -rf /etc && $(true)'",
+            "ssh host '$(:); rm -rf /; $(:)'",
+            "sh -c '`:`; rm -rf ~; `:`'",
+            // One substitution, hidden from the line by single quotes, still runs its command.
+            "sh -c '$(rm -rf ~)'",
+            "bash -c '`rm -rf /etc`'",
         ],
     );
     fires(

@@ -1367,11 +1367,12 @@ fn ifs_reference(word: &str) -> Option<(usize, usize)> {
     }
 }
 
-/// A value that is one command substitution (`$(curl -s URL)`, `` `curl URL` ``).
-fn is_single_substitution(value: &str) -> bool {
+/// A value that is one command substitution from end to end (`$(curl -s URL)`, `` `curl
+/// URL` ``): not `$(:); rm -rf ~; $(:)`, which only starts and ends like one.
+pub(crate) fn is_single_substitution(value: &str) -> bool {
     let v = value.trim();
-    (v.starts_with("$(") && v.ends_with(')') && !v.starts_with("$(("))
-        || (v.len() > 1 && v.starts_with('`') && v.ends_with('`'))
+    let opens = (v.starts_with("$(") && !v.starts_with("$((")) || (v.len() > 1 && v.starts_with('`'));
+    opens && skip_quoted(v.as_bytes(), 0) == v.len() && v.ends_with([')', '`'])
 }
 
 /// Whether `text` runs `program` as a command word (at its start or after `$(`, `|`, `;`, `&`).

@@ -216,7 +216,27 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell::removal(argv),
         _ => None,
     }?;
-    (!single_substitution(&carried.script)).then_some(carried)
+    // A script that is one substitution (`eval "$(ssh-agent -s)"`, `sh -c '$(rm -rf ~)'`):
+    // what it runs is only known at run time, but the substitution's own command runs first,
+    // in the carrier's shell, and is what is carried (single quotes hid it from the line).
+    Some(match substitution_inside(&carried.script) {
+        Some(inside) => Carried {
+            script: inside.to_string(),
+            runs: carried.runs,
+        },
+        None => carried,
+    })
+}
+
+/// The command inside a script that is one substitution from end to end.
+fn substitution_inside(script: &str) -> Option<&str> {
+    let s = script.trim();
+    if !crate::guard::shell::is_single_substitution(s) {
+        return None;
+    }
+    s.strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| s.strip_prefix('`').and_then(|r| r.strip_suffix('`')))
 }
 
 /// The text of a file written earlier in the line that `cmd` runs: a shell script (`bash
@@ -230,13 +250,6 @@ fn written_script(cmd: &SimpleCommand, written: &WrittenFiles) -> Option<Carried
         "make" => programs::makefile_recipes(written),
         _ => shells::script_file(cmd, written),
     }
-}
-
-/// A script that is one substitution (`"$(ssh-agent -s)"`): its text is only known at run
-/// time (the substitution itself is checked where it appears).
-fn single_substitution(script: &str) -> bool {
-    let s = script.trim();
-    (s.starts_with("$(") && s.ends_with(')')) || (s.starts_with('`') && s.ends_with('`') && s.len() > 1)
 }
 
 /// Test helpers shared by the families' tests.
@@ -287,10 +300,19 @@ mod tests {
     }
 
     #[test]
-    fn a_script_that_is_one_substitution_is_left_to_run_time() {
-        assert!(scripts(&["eval", "$(ssh-agent -s)"]).is_empty());
-        assert!(scripts(&["sh", "-c", "`cat x`"]).is_empty());
+    fn a_script_that_is_one_substitution_carries_the_substitutions_command() {
+        assert_eq!(script(&["eval", "$(ssh-agent -s)"], Runs::ThisShell), "ssh-agent -s");
+        assert_eq!(script(&["sh", "-c", "`cat x`"], Runs::Child), "cat x");
+        assert_eq!(script(&["sh", "-c", "$(rm -rf ~)"], Runs::Child), "rm -rf ~");
         assert_eq!(script(&["eval", "$(a) b"], Runs::ThisShell), "$(a) b");
+        // Only starting and ending like a substitution is not being one.
+        for (words, inside) in [
+            (["sh", "-c", "$(:); rm -rf ~; $(:)"], "$(:); rm -rf ~; $(:)"),
+            (["sh", "-c", "`:`; rm -rf ~; `:`"], "`:`; rm -rf ~; `:`"),
+            (["sh", "-c", "$(a) && $(b)"], "$(a) && $(b)"),
+        ] {
+            assert_eq!(script(&words, Runs::Child), inside, "{words:?}");
+        }
     }
 
     #[test]
