@@ -76,6 +76,23 @@ fn deletion() {
             // One substitution, hidden from the line by single quotes, still runs its command.
             "sh -c '$(rm -rf ~)'",
             "bash -c '`rm -rf /etc`'",
+            // Positional words split where the script leaves them unquoted, as bash splits
+            // them, inside a substitution in double quotes too; glued inside double quotes.
+            "sh -c 'rm -rf $1' _ 'x /*'",
+            "bash -c 'rm -rf $@' _ 'a ~'",
+            "sh -c 'rm -rf ${1}' _ '. /etc'",
+            "sh -c 'rm -rf \"/$1\"' _ etc",
+            "sh -c 'echo \"$(rm -rf $1)\"' _ 'x /'",
+            // fish, read in its own terms: a bare `(..)` substitutes, `\'` is an escape in its
+            // single quotes, and `and`/`or`/`not`/`if`/`begin` run the words after them.
+            "fish -c 'echo (rm -rf ~)'",
+            "fish -c \"echo 'a\\'' ; rm -rf ~ ; echo 'b'\"",
+            "fish -c 'true; and rm -rf ~'",
+            "sudo fish -c 'if test -d /; rm -rf /etc; end'",
+            "fish -C 'rm -rf ~'",
+            "fish --init-command='rm -rf ~' -c ls",
+            "fish -c 'rm -rf $argv' /",
+            "echo 'echo (rm -rf ~)' | fish",
         ],
     );
     fires(
@@ -111,6 +128,13 @@ fn deletion() {
         "find . -name '*.o' -delete",
         "rm -rf dist target",
         "rsync -a --delete dist/ site/",
+        // One word in double quotes, however many blanks it holds.
+        "sh -c 'rm -rf \"$1\"' _ 'build /'",
+        "bash -c 'rm -rf \"$@\"' _ 'dist x' target",
+        "fish -c 'if test -f x; echo yes; else; echo no; end'",
+        "fish -c 'for f in *.txt; wc -l $f; end'",
+        "fish -c 'set -gx PATH $PATH ~/bin; echo (date)'",
+        "fish -c \"string replace 'it\\'s' b x\"",
     ]);
     // Installed dependencies need the network to come back: warned, not blocked.
     fires(

@@ -946,7 +946,7 @@ impl Walker<'_> {
             self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
         }
         if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
-            let call = positional(&body, &cmd.argv[1..]);
+            let call = positional(&body, None, &cmd.argv[1..]);
             if call != body {
                 self.parse_into(&call, depth + 1);
             }
@@ -1422,27 +1422,187 @@ fn unbalanced(text: &str) -> Option<String> {
     }
 }
 
-/// `SCRIPT` with its positional parameters (`$1`, `"$1"`, `${1}`, `$@`, `$*`, and `$0` when
-/// `zero` is given) replaced by `args`, quoted.
-pub(crate) fn positional(script: &str, args: &[String]) -> String {
-    let mut s = script.to_string();
-    let all = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
-    for p in ["\"$@\"", "\"$*\"", "$@", "$*", "${@}"] {
-        s = s.replace(p, &all);
-    }
-    for (k, a) in args.iter().enumerate().take(9).rev() {
-        let q = shell_quote(a);
-        let n = k + 1;
-        for p in [
-            format!("\"${n}\""),
-            format!("\"${{{n}}}\""),
-            format!("${{{n}}}"),
-            format!("${n}"),
-        ] {
-            s = s.replace(&p, &q);
+/// `sh -c SCRIPT NAME ARGS..`: SCRIPT with its positional parameters (`$0` as `zero`, `$1`..,
+/// `${N}`, `$@`, `$*`) replaced by the words the shell would put there, quoted so the walker
+/// reads them as exactly those words:
+/// - unquoted, a value is split at blanks into words, as bash splits it (`rm -rf $1` with
+///   `1 = "x /*"` removes `x` and `/*`), and an empty one leaves nothing;
+/// - inside double quotes it stays one piece of the word (`"/$1"` is `/etc` for `etc`), and
+///   `"$@"` is one word per argument;
+/// - inside single quotes nothing is replaced, and parameters not given stay as written.
+///
+/// The scan knows quotes, escapes and `$(..)`/`` `..` `` (whose insides are unquoted again).
+pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> String {
+    let b = script.as_bytes();
+    let mut out = String::with_capacity(script.len() + 16);
+    // Whether each open level (the script, then each substitution inside it) is in double quotes.
+    let mut doubles: Vec<bool> = vec![false];
+    // Open parentheses per level, so a level's closing `)` is told from a subshell's.
+    let mut parens: Vec<usize> = vec![0];
+    // Where each level's open double quote opened.
+    let mut opened: Vec<Option<usize>> = vec![None];
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let double = doubles.last().copied().unwrap_or(false);
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' if !double => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                if let Some(d) = doubles.last_mut() {
+                    *d = !*d;
+                }
+                if let Some(o) = opened.last_mut() {
+                    *o = if double { None } else { Some(i) };
+                }
+                i += 1;
+            }
+            b'`' => {
+                // A backquoted substitution opens a level; its closing quote ends it.
+                if doubles.len() > 1 && parens.last() == Some(&usize::MAX) {
+                    doubles.pop();
+                    parens.pop();
+                    opened.pop();
+                } else {
+                    doubles.push(false);
+                    parens.push(usize::MAX);
+                    opened.push(None);
+                }
+                i += 1;
+            }
+            b'(' if !double => {
+                if let Some(p) = parens.last_mut().filter(|p| **p != usize::MAX) {
+                    *p += 1;
+                }
+                i += 1;
+            }
+            b')' if !double => {
+                match parens.last_mut() {
+                    Some(0) if doubles.len() > 1 => {
+                        doubles.pop();
+                        parens.pop();
+                        opened.pop();
+                    }
+                    Some(p) if *p != usize::MAX && *p > 0 => *p -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
+                doubles.push(false);
+                parens.push(0);
+                opened.push(None);
+                i += 2;
+            }
+            b'$' if b.get(i + 1) == Some(&b'\'') && !double => {
+                // `$'..'`: backslash escapes inside, no expansion.
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'$' => {
+                let Some((len, param)) = parameter_at(&b[i + 1..]) else {
+                    i += 1;
+                    continue;
+                };
+                let values: Vec<&str> = match param {
+                    Parameter::All(_) => args.iter().map(String::as_str).collect(),
+                    Parameter::Nth(0) => zero.into_iter().collect(),
+                    Parameter::Nth(n) => args.get(n - 1).map(String::as_str).into_iter().collect(),
+                };
+                let given = matches!(param, Parameter::All(_)) || !values.is_empty();
+                let end = i + 1 + len;
+                if given {
+                    // `"$1"`, a whole double-quoted word: the quoted value alone stands for it.
+                    let whole_word = double && opened.last() == Some(&Some(i - 1)) && b.get(end) == Some(&b'"');
+                    if whole_word {
+                        out.push_str(&script[copied..i - 1]);
+                        out.push_str(&expansion(&values, param, false, true));
+                        if let Some(d) = doubles.last_mut() {
+                            *d = false;
+                        }
+                        copied = end + 1;
+                        i = end + 1;
+                        continue;
+                    }
+                    out.push_str(&script[copied..i]);
+                    out.push_str(&expansion(&values, param, double, false));
+                    copied = end;
+                }
+                i = end;
+            }
+            _ => i += 1,
         }
     }
-    s
+    out.push_str(script.get(copied..).unwrap_or(""));
+    out
+}
+
+/// A positional parameter named after a `$`.
+#[derive(Clone, Copy)]
+enum Parameter {
+    /// `$0`, `$1`, .. `$9`, `${N}`.
+    Nth(usize),
+    /// `$@` (true) or `$*` (false).
+    All(bool),
+}
+
+/// The positional parameter that `b` (the text after a `$`) names, and its length.
+fn parameter_at(b: &[u8]) -> Option<(usize, Parameter)> {
+    match b.first()? {
+        c @ b'0'..=b'9' => Some((1, Parameter::Nth(usize::from(c - b'0')))),
+        b'@' => Some((1, Parameter::All(true))),
+        b'*' => Some((1, Parameter::All(false))),
+        b'{' => {
+            let close = b.iter().position(|&c| c == b'}')?;
+            let inner = &b[1..close];
+            let param = match inner {
+                b"@" => Parameter::All(true),
+                b"*" => Parameter::All(false),
+                digits if !digits.is_empty() && digits.len() <= 4 && digits.iter().all(u8::is_ascii_digit) => {
+                    Parameter::Nth(std::str::from_utf8(digits).ok()?.parse().ok()?)
+                }
+                _ => return None,
+            };
+            Some((close + 1, param))
+        }
+        _ => None,
+    }
+}
+
+/// The text that replaces a positional parameter whose values are `values`: in double quotes
+/// the quotes are closed around the quoted value (`"$@"` one word per value, anything else one
+/// piece); unquoted each value is split at blanks into quoted words.
+///
+/// `whole_word`: the parameter was a whole double-quoted word (`"$1"`), whose quotes are gone.
+fn expansion(values: &[&str], param: Parameter, double: bool, whole_word: bool) -> String {
+    if whole_word {
+        return match param {
+            Parameter::All(true) => values.iter().map(|v| shell_quote(v)).collect::<Vec<_>>().join(" "),
+            _ => shell_quote(&values.join(" ")),
+        };
+    }
+    if double {
+        let quoted: Vec<String> = match param {
+            Parameter::All(true) => values.iter().map(|v| shell_quote(v)).collect(),
+            _ => vec![shell_quote(&values.join(" "))],
+        };
+        return format!("\"{}\"", quoted.join(" "));
+    }
+    values
+        .iter()
+        .flat_map(|v| v.split([' ', '\t', '\n']).filter(|w| !w.is_empty()))
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// At most this many words come out of one word with brace lists; past it, a covering subset
@@ -1753,6 +1913,41 @@ mod tests {
             .flatten()
             .map(|c| c.argv)
             .collect()
+    }
+
+    #[test]
+    fn positional_parameters_expand_as_the_shell_expands_them() {
+        let args = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let words = |script: &str, zero: Option<&str>, xs: &[&str]| argvs(&positional(script, zero, &args(xs)));
+        // Unquoted, a value is split at blanks: `x /*` is two words.
+        assert_eq!(words("rm -rf $1", None, &["x /*"]), [["rm", "-rf", "x", "/*"]]);
+        assert_eq!(words("rm -rf ${1}", None, &["a\tb"]), [["rm", "-rf", "a", "b"]]);
+        // An empty value leaves nothing; glued to text, the first piece joins it.
+        assert_eq!(words("rm -rf $1 /", None, &[""]), [["rm", "-rf", "/"]]);
+        assert_eq!(words("rm -rf /$1", None, &["etc x"]), [["rm", "-rf", "/etc", "x"]]);
+        // In double quotes it stays one word, glued to what surrounds it.
+        assert_eq!(words("rm -rf \"$1\"", None, &["a b"]), [["rm", "-rf", "a b"]]);
+        assert_eq!(words("rm -rf \"/$1/x\"", None, &["etc"]), [["rm", "-rf", "/etc/x"]]);
+        assert_eq!(words("rm -rf \"$@\"", None, &["a b", "c"]), [["rm", "-rf", "a b", "c"]]);
+        assert_eq!(words("rm -rf \"x$@y\"", None, &["a", "b"]), [["rm", "-rf", "xa", "by"]]);
+        assert_eq!(words("echo \"$*\"", None, &["a", "b"]), [["echo", "a b"]]);
+        assert_eq!(words("rm -rf \"$@\"", None, &[]), [["rm", "-rf"]]);
+        // `$0` is the first word after the script.
+        assert_eq!(words("rm -rf \"$0\" $1", Some("~"), &["/"]), [["rm", "-rf", "~", "/"]]);
+        // Single quotes keep `$1` as written; a parameter not given stays too.
+        assert_eq!(words("echo '$1' $2", None, &["a"]), [["echo", "$1", "$2"]]);
+        // Inside a substitution in double quotes, the value is unquoted again.
+        assert_eq!(
+            positional("echo \"$(rm -rf $1)\"", None, &args(&["x /"])),
+            "echo \"$(rm -rf 'x' '/')\""
+        );
+        assert_eq!(
+            positional("echo \"`rm $1`\"", None, &args(&["a b"])),
+            "echo \"`rm 'a' 'b'`\""
+        );
+        // A value is data: its quotes and `;` are not shell syntax.
+        assert_eq!(words("echo $1", None, &["a;rm -rf /"]), [["echo", "a;rm", "-rf", "/"]]);
+        assert_eq!(words("echo \"$1\"", None, &["it's"]), [["echo", "it's"]]);
     }
 
     #[test]

@@ -59,6 +59,7 @@
 
 pub(crate) mod code;
 mod containers;
+mod fish;
 mod interpreters;
 mod powershell;
 mod programs;
@@ -195,6 +196,8 @@ pub(crate) fn shell_variable(word: &str) -> bool {
 fn by_name(argv: &[String]) -> Option<Carried> {
     let name = argv.first().map(|w| basename(w))?;
     let carried = match name {
+        // fish quotes, substitutes and chains commands otherwise than bash: read in its terms.
+        "fish" => fish::scripts_of(argv).map(Carried::child),
         n if is_shell(n) || n == "busybox" => shells::dash_c(argv),
         "eval" => shells::eval(argv),
         "su" | "runuser" => shells::su_c(argv),

@@ -8,7 +8,7 @@
 
 use super::text::{output_of, printed_text, stdin_of, WrittenFiles};
 use super::{is_shell, Carried, StdinScript};
-use crate::guard::shell::{positional, shell_quote};
+use crate::guard::shell::positional;
 use crate::guard::targets::startup_file;
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -39,13 +39,7 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
             let script = argv.get(j)?;
             let rest = &argv[j + 1..];
             let script = match rest.split_first() {
-                Some((zero, more)) => {
-                    let z = shell_quote(zero);
-                    positional(script, more)
-                        .replace("\"$0\"", &z)
-                        .replace("${0}", &z)
-                        .replace("$0", &z)
-                }
+                Some((zero, more)) => positional(script, Some(zero), more),
                 None => script.clone(),
             };
             let script = if zsh { without_glob_qualifiers(&script) } else { script };
@@ -192,7 +186,12 @@ pub(super) fn script_file(cmd: &SimpleCommand, written: &WrittenFiles) -> Option
     } else {
         cmd.argv.first()?
     };
-    let text = written.text(file)?.to_string();
+    let text = written.text(file)?;
+    let text = if name == "fish" {
+        super::fish::as_bash(text)
+    } else {
+        text.to_string()
+    };
     Some(if sourced {
         Carried::this_shell(text)
     } else {
@@ -269,7 +268,13 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             texts.push(text);
         }
         for t in texts {
-            let script = if cron { cron_commands(&t) } else { t };
+            let script = if cron {
+                cron_commands(&t)
+            } else if name == "fish" {
+                super::fish::as_bash(&t)
+            } else {
+                t
+            };
             out.push(StdinScript {
                 script,
                 cwd: cmd.cwd.clone(),
