@@ -149,7 +149,13 @@ fn git() {
     fires(
         "git.reset_hard",
         Block,
-        &["git reset --hard", "git -C /repo reset --hard origin/main"],
+        &[
+            "git reset --hard",
+            "git -C /repo reset --hard origin/main",
+            // env's split string holds env's own options: env is read again with them.
+            "env -S '-C /home/dev/src/app' git reset --hard",
+            "env -S'-i GIT_DIR=/r/.git' git reset --hard",
+        ],
     );
     fires("git.clean_force", Block, &["git clean -fdx", "git clean --force"]);
     fires(

@@ -133,7 +133,9 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 // `busybox rm -rf /`: the applet is the command.
                 "busybox" | "toybox" => skip_options(argv, &[]),
                 "env" => {
-                    // `env -S 'rm -rf /'`: the string is split into the command's words.
+                    // `env -S 'rm -rf /'`, `env -S '-C DIR' git ..`: the string is split into
+                    // words that stand where it stood, env's own options and assignments among
+                    // them, and env is read again.
                     let own = argv.iter().skip(1).take_while(|a| a.starts_with('-')).count();
                     // `--split-string=VALUE` / `-SVALUE`: the value is attached.
                     if let Some(k) = argv[..=own.min(argv.len() - 1)].iter().position(|a| {
@@ -143,10 +145,9 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                             .strip_prefix("--split-string=")
                             .unwrap_or_else(|| &argv[k][2..])
                             .to_string();
-                        let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
                         keep(original, argv);
-                        words.extend(argv.drain(k + 1..));
-                        *argv = words;
+                        let rest: Vec<String> = argv.drain(k + 1..).collect();
+                        *argv = split_string_in_place(argv, k, &value, rest);
                         continue;
                     }
                     if let Some(k) = argv[..=own.min(argv.len() - 1)]
@@ -154,10 +155,9 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                         .position(|a| a == "-S" || a == "--split-string")
                     {
                         if let Some(value) = argv.get(k + 1).cloned() {
-                            let mut words: Vec<String> = value.split_whitespace().map(String::from).collect();
                             keep(original, argv);
-                            words.extend(argv.drain(k + 2..));
-                            *argv = words;
+                            let rest: Vec<String> = argv.drain(k + 2..).collect();
+                            *argv = split_string_in_place(argv, k, &value, rest);
                             continue;
                         }
                     }
@@ -348,6 +348,49 @@ fn skip_options(argv: &[String], with_value: &[&str]) -> usize {
     i
 }
 
+/// `env`'s words with its split string (the option at `k`, its value `value`) replaced by the
+/// words the string splits into, followed by `rest`: `env -S '-C /d' git reset` is `env -C /d
+/// git reset`.
+fn split_string_in_place(argv: &[String], k: usize, value: &str, rest: Vec<String>) -> Vec<String> {
+    let mut words: Vec<String> = argv[..k].to_vec();
+    words.extend(env_split(value));
+    words.extend(rest);
+    words
+}
+
+/// The words `env -S` splits its string into: at blanks, with single quotes (literal), double
+/// quotes and backslashes (escaping the next character) read as env reads them; a `#` that
+/// starts a word ends the string.
+fn env_split(value: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '#' if word.is_none() => break,
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                w.extend(chars.by_ref().take_while(|&q| q != '\''));
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => w.extend(chars.next()),
+                        q => w.push(q),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +433,16 @@ mod tests {
         let mut argv: Vec<String> = ["env", "--split-string=rm -rf ~", "x"].map(String::from).to_vec();
         unwrap_command(&mut argv);
         assert_eq!(argv, ["rm", "-rf", "~", "x"]);
+        // env's own options and assignments in the string; quotes inside it.
+        let mut argv: Vec<String> = ["env", "-S", "-C /d A=1", "git", "reset"].map(String::from).to_vec();
+        unwrap_command(&mut argv);
+        assert_eq!(argv, ["git", "reset"]);
+        let mut argv: Vec<String> = ["env", "-S", "sh -c \"cat '~/.ssh/id_rsa'\" # x"]
+            .map(String::from)
+            .to_vec();
+        unwrap_command(&mut argv);
+        assert_eq!(argv, ["sh", "-c", "cat '~/.ssh/id_rsa'"]);
+        assert_eq!(env_split(r#"a\ b 'c d'"e\"f" # g"#), ["a b", "c de\"f"]);
     }
 
     #[test]
