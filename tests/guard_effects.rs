@@ -1421,6 +1421,27 @@ fn package_managers_removing_the_system_purging_stores_and_installing_globally()
             "rm -rf $HOME/.npm/_cacache",
         ],
     );
+    // A package file installed as root: no repository vouches for it, its scripts run as root.
+    judged(
+        "privilege.local_package",
+        Warn,
+        &[
+            "sudo dpkg -i x_1.0_all.deb",
+            "sudo rpm -ivh x-1.0-1.noarch.rpm",
+            "sudo apt install ./x.deb",
+            "sudo dnf install -y https://example.com/x.rpm",
+            "sudo snap install x --dangerous",
+            "sudo pacman -U x.pkg.tar.zst",
+            "dpkg -i x.deb",
+        ],
+    );
+    allowed(&[
+        "sudo apt install curl",
+        "apt install ./x.deb",
+        "dpkg -c x.deb",
+        "rpm -qp --scripts x.rpm",
+        "sudo dnf install -y git",
+    ]);
     judged(
         "privilege.global_install",
         Warn,

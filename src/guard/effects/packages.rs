@@ -13,6 +13,9 @@
 //! - **caches and stores purged** (warned): `npm cache clean --force`, `pnpm store prune`, `go
 //!   clean -modcache`, `conda clean --all`, `pacman -Scc`, `nix-collect-garbage -d`, ... —
 //!   getting them back needs the network, which a sandbox may not have;
+//! - **a package file installed as root** (warned): `sudo dpkg -i x.deb`, `sudo rpm -ivh x.rpm`,
+//!   `sudo apt install ./x.deb`, `sudo dnf install URL`, `snap install --dangerous`: no
+//!   repository vouches for it, and its install scripts run as root;
 //! - **installed globally** (warned): `-g`/`--global` of the npm family, `yarn global add`,
 //!   `composer global require`, `sudo pip install`, `--break-system-packages`;
 //! - **sources made insecure** (warned): a package index, registry, mirror or proxy over plain
@@ -30,6 +33,7 @@ pub const SYSTEM_REMOVED: &str = "deletion.system_package";
 pub const REMOVED: &str = "deletion.packages";
 pub const CACHE_PURGED: &str = super::judge::DEPENDENCY_DIR;
 pub const GLOBAL_INSTALL: &str = crate::guard::rules::privilege::GLOBAL_INSTALL;
+pub const LOCAL_PACKAGE: &str = crate::guard::rules::privilege::LOCAL_PACKAGE;
 pub const INSECURE_SOURCE: &str = "remote_execution.insecure_source";
 
 /// The safer alternative for the rules this module owns.
@@ -387,11 +391,13 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv[1..].iter().map(String::as_str).collect();
     let apt = m.names.contains(&"apt-get");
     let option_style = m.remove.first().is_some_and(|r| r.starts_with('-'));
-    // Help and dry runs; pacman's `-Rh` (help) and `-Rp` (print what would go).
+    // Help and dry runs; pacman's `-Rh` (help) and `-Rp` (print what would go). (rpm's `-ivh`
+    // prints hash marks while it installs.)
+    let pacman = m.names.contains(&"pacman");
     let shows_only = |a: &str| {
         matches!(a, "--help" | "-h" | "help" | "--dry-run" | "--simulate" | "--print")
             || (apt && matches!(a, "-s" | "--just-print"))
-            || (option_style && a.starts_with('-') && !a.starts_with("--") && (a.contains('h') || a.contains('p')))
+            || (pacman && a.starts_with('-') && !a.starts_with("--") && (a.contains('h') || a.contains('p')))
     };
     if args.iter().any(|a| shows_only(a)) {
         return;
@@ -445,6 +451,13 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "removes packages outside the workspace (system packages, global tools or a whole environment)",
             ));
         }
+    } else if installs && m.system && (cmd.as_root || root_only(name)) && installs_unvouched(&words, &args) {
+        out.push(warn(
+            Category::Privilege,
+            LOCAL_PACKAGE,
+            cmd,
+            "installs a package file as root that no configured repository vouches for: its install scripts run as root",
+        ));
     } else if installs && global && !m.system && m.warn_global_install {
         out.push(warn(
             Category::Privilege,
@@ -453,6 +466,28 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "installs a package globally, outside the workspace (its install scripts run too)",
         ));
     }
+}
+
+/// Package managers that install only as root, so their installs are root's even without
+/// `sudo` (an agent already root in a container).
+fn root_only(name: &str) -> bool {
+    matches!(name, "dpkg" | "rpm")
+}
+
+/// Whether an install's operands name a package file or URL rather than a repository's
+/// package (`./x.deb`, `x-1.0.noarch.rpm`, `https://host/x.rpm`, `pkg.tar.zst`), or snap is
+/// told to take one unsigned (`--dangerous`, `--devmode`).
+fn installs_unvouched(words: &[&str], args: &[&str]) -> bool {
+    const PACKAGE_FILES: &[&str] = &[".deb", ".rpm", ".snap", ".apk", ".flatpak", ".flatpakref"];
+    let file = |w: &&str| {
+        let w = w.to_ascii_lowercase();
+        PACKAGE_FILES.iter().any(|ext| w.ends_with(ext))
+            || w.contains(".pkg.tar")
+            || w.starts_with("http://")
+            || w.starts_with("https://")
+            || w.starts_with("ftp://")
+    };
+    words.iter().any(file) || args.iter().any(|a| matches!(*a, "--dangerous" | "--devmode"))
 }
 
 /// Whether `args` hold the subcommand sequence `seq` (its words in order, the first one among

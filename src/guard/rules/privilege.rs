@@ -27,6 +27,9 @@ pub const ROOT_SHELL: &str = "privilege.root_shell";
 pub const LOCKOUT: &str = "privilege.lockout";
 pub const SSH_ACCESS: &str = "privilege.ssh_access";
 pub const GLOBAL_INSTALL: &str = "privilege.global_install";
+/// `privilege.local_package` (warn): a system package manager installing, as root, a package
+/// file or URL that no configured repository vouches for; its install scripts run as root.
+pub const LOCAL_PACKAGE: &str = "privilege.local_package";
 pub const STARTUP_HIJACK: &str = "privilege.startup_hijack";
 
 /// `export PATH=/tmp/x:$PATH`, `PATH=.:$PATH`, `alias sudo=..`: text that, in a startup file,
@@ -64,6 +67,7 @@ pub fn alternative(rule: &str) -> &'static str {
         LOCKOUT => "change the permissions or attributes of the workspace files you mean, not a tree outside it",
         SSH_ACCESS => "leave SSH logins and keys to the user; ask them to add a key if one is needed",
         GLOBAL_INSTALL => "install it into the workspace (npm install -D x, then npx x) instead of globally",
+        LOCAL_PACKAGE => "install from the distribution's repositories, or unpack the package without running its scripts (dpkg-deb -x, rpm2cpio)",
         STARTUP_HIJACK => "put tools in a directory only you can write (~/.local/bin) and append it after $PATH",
         _ => "do not change system privileges; ask the user to do it",
     }
