@@ -93,6 +93,33 @@ fn deletion() {
             "fish --init-command='rm -rf ~' -c ls",
             "fish -c 'rm -rf $argv' /",
             "echo 'echo (rm -rf ~)' | fish",
+            // fish's escapes outside quotes spell letters and slashes.
+            "fish -c '\\x72m -rf ~'",
+            "fish -c 'r\\u006d -rf ~'",
+            "fish -c 'r\\155 -rf ~'",
+            "fish -c 'rm -rf \\x2fetc'",
+            "fish <<< '\\x72m -rf ~'",
+            // A fish function's `$argv` is its caller's; `set argv`, `alias NAME BODY`, `| source`.
+            "fish -c 'function f; rm -rf $argv; end; f ~'",
+            "fish -c 'function f; command $argv; end; f /bin/rm -rf ~'",
+            "fish -c 'set argv /bin/rm -rf ~; $argv'",
+            "fish -c 'alias foo \"rm -rf ~\"; foo'",
+            "fish -c 'echo rm -rf ~ | source'",
+            // fish's options as its getopt reads them.
+            "fish -D 3 -c 'rm -rf ~'",
+            "fish --comm='rm -rf ~'",
+            "fish --init 'rm -rf ~'",
+            "fish -c'rm -rf ~'",
+            // A shell's options after `-c`, and their values, come before the script.
+            "bash -c -o pipefail 'rm -rf ~'",
+            "bash -co pipefail 'rm -rf ~'",
+            "sh -c +o posix 'rm -rf ~'",
+            "bash -c -O extglob 'rm -rf ~'",
+            // Positional words moved by `shift`, or taken by a function from its caller.
+            "sh -c 'shift; $1 -rf ~' _ true /bin/rm",
+            "bash -c 'shift; \"$@\"' _ true /bin/rm -rf ~",
+            "sh -c 'f() { rm -rf \"$@\"; }; f ~' _",
+            "sh -c 'f() { $1 -rf ~; }; f /bin/rm' _ true",
         ],
     );
     fires(
@@ -135,6 +162,12 @@ fn deletion() {
         "fish -c 'for f in *.txt; wc -l $f; end'",
         "fish -c 'set -gx PATH $PATH ~/bin; echo (date)'",
         "fish -c \"string replace 'it\\'s' b x\"",
+        // fish's `set` assigns, as bash's NAME=VALUE does.
+        "fish -c 'set -l out ./build; rm -rf $out/*'",
+        "fish -c 'set -l tmp (mktemp -d); rm -rf $tmp'",
+        "fish -c 'if test -f x; echo yes; else if test -f y; echo y; else; echo no; end'",
+        "fish -c 'function greet; echo hi $argv; end; greet bob'",
+        "sh -c 'shift; echo \"$@\"' _ a b c",
     ]);
     // Installed dependencies need the network to come back: warned, not blocked.
     fires(

@@ -30,31 +30,71 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
     while i < argv.len() {
         let a = &argv[i];
         if a.starts_with('-') && a.len() > 1 && !a.starts_with("--") && a[1..].contains('c') {
-            // `bash -c 'script' name args`: the first word after the options.
-            let mut j = i + 1;
-            while argv.get(j).is_some_and(|w| w.starts_with('-') && w.len() > 1) {
-                j += 1;
+            // `bash -c 'script' name args`: the first word after the options, the values of
+            // `-o`/`-O` (`bash -co pipefail 'script'`, `sh -c +o posix 'script'`) skipped.
+            let mut j = i + 1 + option_values(a);
+            while let Some(w) = argv
+                .get(j)
+                .filter(|w| (w.starts_with('-') || w.starts_with('+')) && w.len() > 1)
+            {
+                if w == "--" {
+                    j += 1;
+                    break;
+                }
+                j += 1 + if matches!(w.as_str(), "--rcfile" | "--init-file") {
+                    1
+                } else {
+                    option_values(w)
+                };
             }
             // `sh -c 'rm -rf "$0"' ~`: the words after the script are `$0`, `$1`, ...
             let script = argv.get(j)?;
             let rest = &argv[j + 1..];
             let script = match rest.split_first() {
-                Some((zero, more)) => positional(script, Some(zero), more),
+                Some((zero, more)) => with_positional_words(script, zero, more),
                 None => script.clone(),
             };
             let script = if zsh { without_glob_qualifiers(&script) } else { script };
             return Some(Carried::child(script));
         }
-        if a == "-o" || a == "-O" || a == "--rcfile" || a == "--init-file" {
+        if a == "--rcfile" || a == "--init-file" {
             i += 2;
             continue;
         }
         if !a.starts_with('-') && !a.starts_with('+') {
             return None;
         }
-        i += 1;
+        i += 1 + option_values(a);
     }
     None
+}
+
+/// `sh -c SCRIPT ZERO ARGS..`: the script with its parameters filled in, and read again where
+/// the script moves them: after each `shift` (up to three), and as written when it defines a
+/// function (whose `$1`, `$@` are its caller's words, filled by the walker at each call).
+fn with_positional_words(script: &str, zero: &str, args: &[String]) -> String {
+    let filled = positional(script, Some(zero), args);
+    let mut readings = vec![filled.clone()];
+    let words = || script.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'));
+    if words().any(|w| w == "shift") {
+        for k in 1..=args.len().min(3) {
+            readings.push(positional(script, Some(zero), &args[k..]));
+        }
+    }
+    let defines_function = script.contains("()") || words().any(|w| w == "function");
+    if defines_function && filled != script {
+        readings.push(script.to_string());
+    }
+    readings.join("\n")
+}
+
+/// How many words after a shell's short-option bundle are its options' values: one for each
+/// `o` or `O` in `-o`, `+o`, `-eo`, `-O` (long options take none).
+fn option_values(bundle: &str) -> usize {
+    if bundle.starts_with("--") || !(bundle.starts_with('-') || bundle.starts_with('+')) {
+        return 0;
+    }
+    bundle[1..].chars().filter(|c| matches!(c, 'o' | 'O')).count()
 }
 
 /// Whether a shell's options (`args`, the words after its name) make it only read its script
@@ -395,6 +435,11 @@ mod tests {
         );
         assert_eq!(script(&["busybox", "sh", "-c", "rm -rf /"], Runs::Child), "rm -rf /");
         assert_eq!(script(&["bash", "-o", "pipefail", "-c", "x"], Runs::Child), "x");
+        // Options after `-c` and their values come before the script.
+        assert_eq!(script(&["bash", "-c", "-o", "pipefail", "x"], Runs::Child), "x");
+        assert_eq!(script(&["bash", "-co", "pipefail", "x"], Runs::Child), "x");
+        assert_eq!(script(&["sh", "-c", "+o", "posix", "-e", "x"], Runs::Child), "x");
+        assert_eq!(script(&["bash", "-c", "-O", "extglob", "--", "x"], Runs::Child), "x");
         assert!(scripts(&["bash", "x.sh", "-c"]).is_empty());
         assert!(scripts(&["busybox", "rm", "-c"]).is_empty());
     }
