@@ -120,6 +120,10 @@ fn deletion() {
             "bash -c 'shift; \"$@\"' _ true /bin/rm -rf ~",
             "sh -c 'f() { rm -rf \"$@\"; }; f ~' _",
             "sh -c 'f() { $1 -rf ~; }; f /bin/rm' _ true",
+            // A variable's value, unquoted, splits at blanks into words.
+            "x='a /'; rm -rf $x",
+            "x='a /'; rm -rf pre$x",
+            "f='-rf /'; rm $f",
         ],
     );
     fires(
@@ -168,6 +172,8 @@ fn deletion() {
         "fish -c 'if test -f x; echo yes; else if test -f y; echo y; else; echo no; end'",
         "fish -c 'function greet; echo hi $argv; end; greet bob'",
         "sh -c 'shift; echo \"$@\"' _ a b c",
+        "x='a /'; rm -rf \"$x\"",
+        "d='build dist'; rm -rf $d",
     ]);
     // Installed dependencies need the network to come back: warned, not blocked.
     fires(

@@ -298,6 +298,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         arrays: HashMap::new(),
         fetched: HashMap::new(),
         quoted_ifs: Vec::new(),
+        unquoted_expansions: Vec::new(),
         assigned: Vec::new(),
         written: WrittenFiles::default(),
         aliases: HashMap::new(),
@@ -345,6 +346,9 @@ struct Walker<'o> {
     /// The argv positions of the command being built whose `$IFS` is quoted (`sh -c
     /// 'rm$IFS-rf'`): the shell does not split them.
     quoted_ifs: Vec<usize>,
+    /// Indices of the current command's arguments with an unquoted expansion (`$x`, `a$x`):
+    /// bash splits their values at blanks.
+    unquoted_expansions: Vec<usize>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`):
     /// running or reading one of them runs or reads that text.
     written: WrittenFiles,
@@ -669,6 +673,7 @@ impl Walker<'_> {
         let mut cmd = SimpleCommand::default();
         let mut tail = Vec::new();
         self.quoted_ifs.clear();
+        self.unquoted_expansions.clear();
         self.fill(node, src, depth, &mut cmd, &mut tail);
         self.push_command(cmd, depth, pipeline);
         for part in tail {
@@ -856,6 +861,7 @@ impl Walker<'_> {
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
         let quoted_ifs = std::mem::take(&mut self.quoted_ifs);
+        let unquoted = std::mem::take(&mut self.unquoted_expansions);
         // The command word as written, before expansion: only expansion can make it differ
         // from the word that runs, so without expansion it is not computed (it would be
         // dropped below as equal to `argv[0]`).
@@ -873,6 +879,19 @@ impl Walker<'_> {
             None
         };
         if expands {
+            // `x='a /'; rm -rf $x`: an unquoted value is split at blanks into words.
+            for &k in unquoted.iter().rev() {
+                let Some(w) = cmd.argv.get(k) else { continue };
+                let value = self.expand(w);
+                if value != *w && is_literal(&value) && value.contains([' ', '\t', '\n']) {
+                    let words: Vec<String> = value
+                        .split([' ', '\t', '\n'])
+                        .filter(|p| !p.is_empty())
+                        .map(String::from)
+                        .collect();
+                    cmd.argv.splice(k..=k, words);
+                }
+            }
             cmd.argv = self.array_words(split_at_ifs(std::mem::take(&mut cmd.argv), &self.vars, &quoted_ifs));
             cmd.argv = cmd.argv.iter().map(|w| self.expand(w)).collect();
             cmd.redirects = cmd.redirects.iter().map(|w| self.expand(w)).collect();
@@ -1093,6 +1112,9 @@ impl Walker<'_> {
                     let raw = text(child, src);
                     if raw.contains("IFS") && raw.contains(['\'', '"']) {
                         self.quoted_ifs.push(cmd.argv.len());
+                    }
+                    if raw.contains('$') && !raw.contains(['\'', '"', '\\']) {
+                        self.unquoted_expansions.push(cmd.argv.len());
                     }
                     cmd.argv.push(word(child, src));
                 }
