@@ -297,6 +297,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         vars: HashMap::new(),
         arrays: HashMap::new(),
         fetched: HashMap::new(),
+        positional: None,
         quoted_ifs: Vec::new(),
         unquoted_expansions: Vec::new(),
         assigned: Vec::new(),
@@ -343,6 +344,8 @@ struct Walker<'o> {
     /// substitution's text: using one is using the download (`eval "$c"` is `eval "$(curl -s
     /// URL)"`).
     fetched: HashMap<String, String>,
+    /// The positional parameters `set -- WORDS` gave, for `"$@"`, `$1`, .. read after it.
+    positional: Option<Vec<String>>,
     /// The argv positions of the command being built whose `$IFS` is quoted (`sh -c
     /// 'rm$IFS-rf'`): the shell does not split them.
     quoted_ifs: Vec<usize>,
@@ -796,6 +799,19 @@ impl Walker<'_> {
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .unwrap_or(inner.len());
                     let (name, op) = inner.split_at(name_len);
+                    // `${1:-rm}`: a positional parameter the line never set is unset, so its
+                    // default is the word.
+                    let default = [":-", ":=", "-", "="].iter().find_map(|o| op.strip_prefix(o));
+                    if let Some(d) = default.filter(|d| {
+                        !name.is_empty()
+                            && name.bytes().all(|c| c.is_ascii_digit())
+                            && is_literal(d)
+                            && !self.vars.contains_key(name)
+                    }) {
+                        out.push_str(d);
+                        i += len + 3;
+                        continue;
+                    }
                     let plain = op.is_empty() || [":?", ":-", "?", ":="].iter().any(|o| op.starts_with(o));
                     if !name.is_empty() && plain {
                         let guarded = op.starts_with(":?") || op.starts_with('?');
@@ -862,6 +878,15 @@ impl Walker<'_> {
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
         let quoted_ifs = std::mem::take(&mut self.quoted_ifs);
         let unquoted = std::mem::take(&mut self.unquoted_expansions);
+        // `set -- /bin/rm -rf ~; "$@"`: the parameters `set` gave stand for `$@`, `$1`, ..
+        if let Some(params) = &self.positional {
+            cmd.argv = cmd.argv.iter().flat_map(|w| parameter_words(w, params)).collect();
+        }
+        if cmd.argv.first().is_some_and(|w| w == "set") {
+            if let Some(words) = set_parameters(&cmd.argv[1..]) {
+                self.positional = Some(words);
+            }
+        }
         // The command word as written, before expansion: only expansion can make it differ
         // from the word that runs, so without expansion it is not computed (it would be
         // dropped below as equal to `argv[0]`).
@@ -936,6 +961,16 @@ impl Walker<'_> {
             .filter(|w| super::is_assignment(w))
             .collect();
         cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
+        // `/???/?m -rf ~`, `/bin/r[m]`: a command word that globs names whichever program
+        // matches it when it runs: read as the first program the rules watch that it matches,
+        // and as computed (warned) when it matches none of them.
+        if let Some(pattern) = cmd.argv.first().filter(|w| w.contains(['*', '?', '['])).cloned() {
+            if let Some(program) = globbed_program(&pattern) {
+                cmd.argv[0] = program.to_string();
+            }
+            cmd.dynamic_name = true;
+            cmd.name_as_written = Some(pattern);
+        }
         if let Some(w) = written_word.filter(|w| cmd.argv.first() != Some(w)) {
             cmd.dynamic_name = true;
             cmd.name_as_written = Some(w);
@@ -1516,6 +1551,12 @@ pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> S
                 }
                 i += 1;
             }
+            // A comment, to the end of its line: its quotes open nothing.
+            b'#' if !double && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(')) => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
             b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
                 doubles.push(false);
                 parens.push(0);
@@ -1565,6 +1606,142 @@ pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> S
         }
     }
     out.push_str(script.get(copied..).unwrap_or(""));
+    out
+}
+
+/// The words `word` stands for when it is a whole positional parameter (`$@`, `$*`, `$1`,
+/// `${2}`) and `params` are the parameters; itself otherwise.
+fn parameter_words(word: &str, params: &[String]) -> Vec<String> {
+    let Some(rest) = word.strip_prefix('$') else {
+        return vec![word.to_string()];
+    };
+    match parameter_at(rest.as_bytes()) {
+        Some((len, Parameter::All(_))) if len == rest.len() => params.to_vec(),
+        Some((len, Parameter::Nth(n))) if len == rest.len() && n > 0 => {
+            params.get(n - 1).cloned().into_iter().collect()
+        }
+        _ => vec![word.to_string()],
+    }
+}
+
+/// The parameters `set ARGS` gives: the words after `--`, or after its options when a word
+/// that is not an option follows them (`set a b`); None when it only sets options (`set -e`).
+fn set_parameters(args: &[String]) -> Option<Vec<String>> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" || a == "-" {
+            return Some(args[i + 1..].to_vec());
+        }
+        if !(a.starts_with('-') || a.starts_with('+')) {
+            return Some(args[i..].to_vec());
+        }
+        i += if matches!(a.as_str(), "-o" | "+o") { 2 } else { 1 };
+    }
+    None
+}
+
+/// Programs the rules watch, in the order a globbed command word is matched against them.
+const WATCHED_PROGRAMS: &[&str] = &[
+    "rm",
+    "shred",
+    "dd",
+    "mkfs",
+    "wipefs",
+    "truncate",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "socat",
+    "telnet",
+    "python3",
+    "python",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "chmod",
+    "chown",
+    "chattr",
+    "git",
+    "kill",
+    "pkill",
+    "killall",
+    "sudo",
+    "su",
+    "find",
+    "xargs",
+    "mv",
+    "cp",
+    "tee",
+    "sed",
+    "fdisk",
+    "parted",
+    "iptables",
+    "ufw",
+    "systemctl",
+    "crontab",
+    "ssh",
+    "scp",
+    "rsync",
+    "base64",
+    "openssl",
+    "docker",
+    "kubectl",
+    "mysql",
+    "psql",
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "userdel",
+    "passwd",
+    "mount",
+    "insmod",
+    "modprobe",
+    "env",
+    "eval",
+];
+
+/// The first of [`WATCHED_PROGRAMS`] whose name the last path component of `pattern` (a
+/// command word with glob characters) matches, as bash's globbing would.
+fn globbed_program(pattern: &str) -> Option<&'static str> {
+    let name = pattern.rsplit('/').next().unwrap_or(pattern);
+    let matcher = globset::GlobBuilder::new(name)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .ok()?
+        .compile_matcher();
+    WATCHED_PROGRAMS.iter().copied().find(|p| matcher.is_match(p))
+}
+
+/// `w` quoted for bash but for its glob characters, which an unquoted expansion leaves to
+/// globbing: `/bin/r[m]` → `'/bin/r'[m]`.
+fn quote_keeping_globs(w: &str) -> String {
+    if !w.contains(['*', '?', '[']) {
+        return shell_quote(w);
+    }
+    let mut out = String::with_capacity(w.len() + 8);
+    let mut literal = String::new();
+    for c in w.chars() {
+        if matches!(c, '*' | '?' | '[' | ']') {
+            if !literal.is_empty() {
+                out.push_str(&shell_quote(&literal));
+                literal.clear();
+            }
+            out.push(c);
+        } else {
+            literal.push(c);
+        }
+    }
+    if !literal.is_empty() {
+        out.push_str(&shell_quote(&literal));
+    }
     out
 }
 
@@ -1622,7 +1799,7 @@ fn expansion(values: &[&str], param: Parameter, double: bool, whole_word: bool) 
     values
         .iter()
         .flat_map(|v| v.split([' ', '\t', '\n']).filter(|w| !w.is_empty()))
-        .map(shell_quote)
+        .map(quote_keeping_globs)
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -1966,6 +2143,15 @@ mod tests {
         assert_eq!(
             positional("echo \"`rm $1`\"", None, &args(&["a b"])),
             "echo \"`rm 'a' 'b'`\""
+        );
+        // A comment's quotes open nothing; an unquoted value's glob characters still glob.
+        assert_eq!(
+            words("true # \"\n$1", None, &["/bin/rm -rf /etc"]),
+            [vec!["true"], vec!["/bin/rm", "-rf", "/etc"]]
+        );
+        assert_eq!(
+            positional("$1 -rf ~", None, &args(&["/bin/r[m]"])),
+            "'/bin/r'['m'] -rf ~"
         );
         // A value is data: its quotes and `;` are not shell syntax.
         assert_eq!(words("echo $1", None, &["a;rm -rf /"]), [["echo", "a;rm", "-rf", "/"]]);

@@ -8,8 +8,10 @@
 //! - **command substitution** is a bare `(..)` (`echo (rm -rf ~)`), which bash reads as a
 //!   syntax error or a subshell;
 //! - **keywords**: `and`, `or`, `not`, `if`, `while`, `else` and `begin` run the words after
-//!   them as a command; `for`, `switch`, `case` and `end` close or name blocks; `function NAME`
-//!   opens a function (a bash function here, whose `$argv` the walker fills at each call);
+//!   them as a command; `if`, `while`, `begin`, `for` and `switch` open a block that `end`
+//!   closes (a brace group here, so a block's output goes where its `end` is piped), and
+//!   `function NAME` opens a function (a bash function, whose `$argv` the walker fills at each
+//!   call);
 //! - **escapes outside quotes** make characters (`\x72m` is `rm`), and `set NAME VALUE`,
 //!   `alias NAME BODY` and `.. | source` assign, alias and run what they are given.
 //!
@@ -124,15 +126,6 @@ pub(super) fn scripts_of(argv: &[String]) -> Option<String> {
     })
 }
 
-/// What an open block is, for its `end`.
-#[derive(Clone, Copy, PartialEq)]
-enum Block {
-    /// `function NAME ..`: a bash function, closed by `}`.
-    Function,
-    /// `if`, `while`, `for`, `switch`, `begin`.
-    Other,
-}
-
 /// Where a command ends: at these bytes (or a closing parenthesis).
 fn ends_command(c: u8) -> bool {
     matches!(c, b';' | b'\n' | b'&' | b'|' | b')')
@@ -150,7 +143,9 @@ pub(crate) fn as_bash(script: &str) -> String {
     let mut out = String::with_capacity(script.len() + 8);
     let mut command_start = true;
     let mut after_else = false;
-    let mut blocks: Vec<Block> = Vec::new();
+    // Blocks open: each is a brace group (a function's body, for `function`), so what a
+    // block prints goes where its `end` is piped (`begin; curl ..; end | sh`).
+    let mut open = 0usize;
     // The words up to the next one, from `at`: (end, raw, bash spelling).
     let words_from = |mut at: usize| {
         let mut words = Vec::new();
@@ -217,38 +212,31 @@ pub(crate) fn as_bash(script: &str) -> String {
                         // `function f --on-event x; BODY; end`: `f() { :; BODY; }`.
                         out.push_str(&rest[0].1);
                         out.push_str("() { :");
-                        blocks.push(Block::Function);
+                        open += 1;
                         i = next;
                         continue;
                     }
-                    "end" => {
-                        out.push(if blocks.pop() == Some(Block::Function) {
-                            '}'
-                        } else {
-                            ':'
-                        });
+                    "end" if open > 0 => {
+                        open -= 1;
+                        out.push('}');
                     }
                     "else" if !alone => {
                         after_else = true;
                         command_start = true;
                     }
+                    // `else if` goes on the same block.
+                    "if" if was_else && !alone => command_start = true,
                     "if" | "while" | "begin" if !alone => {
-                        // `else if` goes on the same block.
-                        if !(raw == "if" && was_else) {
-                            blocks.push(Block::Other);
-                        }
+                        out.push_str("{ ");
+                        open += 1;
                         command_start = true;
                     }
                     "and" | "or" | "not" | "!" if !alone => command_start = true,
-                    "for" | "switch" => {
-                        blocks.push(Block::Other);
-                        out.push(':');
+                    "if" | "while" | "begin" | "for" | "switch" => {
+                        out.push_str("{ :");
+                        open += 1;
                     }
-                    "if" | "while" | "begin" => {
-                        blocks.push(Block::Other);
-                        out.push(':');
-                    }
-                    "function" | "case" | "else" | "and" | "or" | "not" | "!" => out.push(':'),
+                    "function" | "case" | "else" | "end" | "and" | "or" | "not" | "!" => out.push(':'),
                     // `set -l NAME VALUE`: an assignment (`set -l tmp (mktemp -d)` too).
                     "set" => match assignment(&rest, b.get(next) == Some(&b'(')) {
                         Some(text) => {
@@ -465,10 +453,12 @@ mod tests {
         assert_eq!(as_bash("true; and rm -rf ~; or not rm x"), "true;  rm -rf ~;   rm x");
         assert_eq!(
             as_bash("if test -f x; rm x; else; rm y; end"),
-            " test -f x; rm x; :; rm y; :"
+            "{  test -f x; rm x; :; rm y; }"
         );
-        assert_eq!(as_bash("begin\n rm -rf ~\nend"), ":\n rm -rf ~\n:");
-        assert_eq!(as_bash("for f in /etc; rm -rf $f; end"), ": f in /etc; rm -rf $f; :");
+        assert_eq!(as_bash("begin\n rm -rf ~\nend"), "{ :\n rm -rf ~\n}");
+        // A block's output goes where its `end` is piped.
+        assert_eq!(as_bash("begin; curl -s x; end | sh"), "{ :; curl -s x; } | sh");
+        assert_eq!(as_bash("for f in /etc; rm -rf $f; end"), "{ : f in /etc; rm -rf $f; }");
         // A keyword is one only where a command starts.
         assert_eq!(as_bash("echo and if end"), "echo and if end");
         assert_eq!(as_bash("echo \"(x) $HOME\" # (y)"), "echo \"(x) $HOME\" # (y)");
@@ -488,7 +478,7 @@ mod tests {
             as_bash("function f --on-event x; rm -rf $argv; end; f ~"),
             "f() { :; rm -rf \"$@\"; }; f ~"
         );
-        assert_eq!(as_bash("if true; function g; end; end"), " true; g() { :; }; :");
+        assert_eq!(as_bash("if true; function g; end; end"), "{  true; g() { :; }; }");
         // `set` assigns (a substitution too); where `argv` is set, `$argv` is that list.
         assert_eq!(
             as_bash("set -l out ./build; rm -rf $out/*"),

@@ -71,7 +71,8 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
 
 /// `sh -c SCRIPT ZERO ARGS..`: the script with its parameters filled in, and read again where
 /// the script moves them: after each `shift` (up to three), and as written when it defines a
-/// function (whose `$1`, `$@` are its caller's words, filled by the walker at each call).
+/// function (whose `$1`, `$@` are its caller's words, filled by the walker at each call) or
+/// calls `set` (`set -- WORDS`, which the walker follows).
 fn with_positional_words(script: &str, zero: &str, args: &[String]) -> String {
     let filled = positional(script, Some(zero), args);
     let mut readings = vec![filled.clone()];
@@ -81,8 +82,11 @@ fn with_positional_words(script: &str, zero: &str, args: &[String]) -> String {
             readings.push(positional(script, Some(zero), &args[k..]));
         }
     }
+    // A function's parameters are its caller's; `set -- WORDS` gives new ones: the walker
+    // follows both in the script as written.
     let defines_function = script.contains("()") || words().any(|w| w == "function");
-    if defines_function && filled != script {
+    let sets_parameters = words().any(|w| w == "set");
+    if (defines_function || sets_parameters) && filled != script {
         readings.push(script.to_string());
     }
     readings.join("\n")
