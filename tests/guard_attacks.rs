@@ -128,14 +128,32 @@ fn deletion() {
             "set -- /bin/rm -rf ~; \"$@\"",
             "sh -c 'set -- /bin/rm -rf ~; \"$@\"' _ x",
             "sh -c '${1:-rm} -rf ~'",
-            "bash -c '${1:=/bin/rm} -rf ~' _",
+            "sh -c 'rm -rf ${1:-/tmp/x}' _ /etc",
+            "sh -c 'rm -rf /tmp/$1' _ ' /etc'",
+            "sh -c 'x=$1; $x' _ 'rm -rf /etc'",
+            "set -- x /etc; rm -rf ${2:-/tmp/x}",
             "sh -c 'true # \"\n$1' _ '/bin/rm -rf /etc'",
             // A command word that globs runs whichever program matches it.
             "/???/?m -rf ~",
             "/bin/r[m] -rf /etc",
             "sh -c '$1 -rf ~' _ '/bin/r[m]'",
+            "/usr/bin/e?v rm -rf ~",
+            "/usr/bin/tim?out 5 rm -rf ~",
+            "sh -c '${1:-echo} -rf ~' _ rm",
+            "bash -c - 'rm -rf ~'",
+            "env -S 'rm\\_-rf\\_/etc'",
         ],
     );
+    // Hostile shapes from a review: a fish escape before a multi-byte character, parameters
+    // doubled by `set --` thirty times, a script that copies itself through `$0`. Each gets a
+    // verdict, in bounded time.
+    let doubling = format!("set -- a; {}true", "set -- $@ $@; ".repeat(30));
+    let copying = "sh -c 'shift; sh -c \"$0\" \"$0\" a b c' 'shift; sh -c \"$0\" \"$0\" a b c' a b c";
+    for line in ["fish -c '\\c\u{e9}'", doubling.as_str(), copying] {
+        let started = std::time::Instant::now();
+        let _ = check(line);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{line}");
+    }
     // What a fish block prints goes where its `end` is piped.
     fires(
         "remote_execution.pipe_to_shell",
@@ -194,8 +212,10 @@ fn deletion() {
         "x='a /'; rm -rf \"$x\"",
         "d='build dist'; rm -rf $d",
         "set -e; set -o pipefail; make test",
+        "set -euo pipefail; rm -rf \"${1:-build}\"",
         "rm -rf ${1:-build}",
         "ls *.txt",
+        "label=${item%%:*}; launchctl bootout \"gui/$label\"",
     ]);
     // Installed dependencies need the network to come back: warned, not blocked.
     fires(

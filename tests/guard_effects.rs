@@ -1441,6 +1441,8 @@ fn package_managers_removing_the_system_purging_stores_and_installing_globally()
         "dpkg -c x.deb",
         "rpm -qp --scripts x.rpm",
         "sudo dnf install -y git",
+        "sudo apk add --repository https://dl-cdn.alpinelinux.org/alpine/edge/testing pkg",
+        "rpm -ivh --test x.rpm",
     ]);
     judged(
         "privilege.global_install",

@@ -799,16 +799,20 @@ impl Walker<'_> {
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .unwrap_or(inner.len());
                     let (name, op) = inner.split_at(name_len);
-                    // `${1:-rm}`: a positional parameter the line never set is unset, so its
-                    // default is the word.
-                    let default = [":-", ":=", "-", "="].iter().find_map(|o| op.strip_prefix(o));
-                    if let Some(d) = default.filter(|d| {
-                        !name.is_empty()
-                            && name.bytes().all(|c| c.is_ascii_digit())
-                            && is_literal(d)
-                            && !self.vars.contains_key(name)
-                    }) {
-                        out.push_str(d);
+                    // `${1:-rm}`: a positional parameter with a default stays as written (a
+                    // script's, filled by its carrier, or a whole word's, read by
+                    // [`parameter_words`]), unless `set --` gave it.
+                    let default = [":-", "-"].iter().any(|o| op.starts_with(o));
+                    let nth = name
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|_| name.bytes().all(|c| c.is_ascii_digit()));
+                    if let (true, Some(n)) = (default, nth) {
+                        let given = self.positional.as_ref().and_then(|p| p.get(n.wrapping_sub(1)));
+                        match given.filter(|v| !v.is_empty() && n > 0) {
+                            Some(v) => out.push_str(v),
+                            None => out.extend(b[i..i + len + 3].iter()),
+                        }
                         i += len + 3;
                         continue;
                     }
@@ -879,12 +883,16 @@ impl Walker<'_> {
         let quoted_ifs = std::mem::take(&mut self.quoted_ifs);
         let unquoted = std::mem::take(&mut self.unquoted_expansions);
         // `set -- /bin/rm -rf ~; "$@"`: the parameters `set` gave stand for `$@`, `$1`, ..
-        if let Some(params) = &self.positional {
+        if self.positional.is_some() || cmd.argv.iter().any(|w| w.starts_with("${")) {
+            let params = self.positional.as_deref();
             cmd.argv = cmd.argv.iter().flat_map(|w| parameter_words(w, params)).collect();
         }
         if cmd.argv.first().is_some_and(|w| w == "set") {
-            if let Some(words) = set_parameters(&cmd.argv[1..]) {
-                self.positional = Some(words);
+            match set_parameters(&cmd.argv[1..]) {
+                Some(words) => self.positional = Some(words),
+                // Too many to follow: what `$@` holds is no longer known.
+                None if cmd.argv.len() > MAX_PARAMETERS => self.positional = None,
+                None => {}
             }
         }
         // The command word as written, before expansion: only expansion can make it differ
@@ -908,9 +916,9 @@ impl Walker<'_> {
             for &k in unquoted.iter().rev() {
                 let Some(w) = cmd.argv.get(k) else { continue };
                 let value = self.expand(w);
-                if value != *w && is_literal(&value) && value.contains([' ', '\t', '\n']) {
+                if value != *w && is_literal(&value) && value.contains(BLANKS) {
                     let words: Vec<String> = value
-                        .split([' ', '\t', '\n'])
+                        .split(BLANKS)
                         .filter(|p| !p.is_empty())
                         .map(String::from)
                         .collect();
@@ -939,7 +947,12 @@ impl Walker<'_> {
         let shell_word = self.shell_variable_word(&mut cmd.argv);
         let before = cmd.argv.len();
         let mut original = None;
+        // `/???/?m -rf ~`, `/usr/bin/e?v rm ..`: a command word that globs names whichever
+        // program matches it when it runs: read as the first watched program it matches (a
+        // wrapper among them, unwrapped next).
+        let globbed = resolve_globbed_name(&mut cmd.argv);
         cmd.args_from_stdin = carriers::unwrap_command_keeping(&mut cmd.argv, &mut original);
+        let globbed = globbed.or_else(|| resolve_globbed_name(&mut cmd.argv));
         if cmd.args_from_stdin {
             cmd.unwrapped_from = original.clone();
         }
@@ -961,13 +974,7 @@ impl Walker<'_> {
             .filter(|w| super::is_assignment(w))
             .collect();
         cmd.dynamic_name = cmd.argv.first().is_some_and(|w| !is_literal(w));
-        // `/???/?m -rf ~`, `/bin/r[m]`: a command word that globs names whichever program
-        // matches it when it runs: read as the first program the rules watch that it matches,
-        // and as computed (warned) when it matches none of them.
-        if let Some(pattern) = cmd.argv.first().filter(|w| w.contains(['*', '?', '['])).cloned() {
-            if let Some(program) = globbed_program(&pattern) {
-                cmd.argv[0] = program.to_string();
-            }
+        if let Some(pattern) = globbed {
             cmd.dynamic_name = true;
             cmd.name_as_written = Some(pattern);
         }
@@ -1583,6 +1590,8 @@ pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> S
                 };
                 let given = matches!(param, Parameter::All(_)) || !values.is_empty();
                 let end = i + 1 + len;
+                // `x=$1`: an assignment's value is one word, not split.
+                let unsplit = !double && in_assignment(b, i);
                 if given {
                     // `"$1"`, a whole double-quoted word: the quoted value alone stands for it.
                     let whole_word = double && opened.last() == Some(&Some(i - 1)) && b.get(end) == Some(&b'"');
@@ -1597,7 +1606,11 @@ pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> S
                         continue;
                     }
                     out.push_str(&script[copied..i]);
-                    out.push_str(&expansion(&values, param, double, false));
+                    if unsplit {
+                        out.push_str(&shell_quote(&values.join(" ")));
+                    } else {
+                        out.push_str(&expansion(&values, param, double, false));
+                    }
                     copied = end;
                 }
                 i = end;
@@ -1610,15 +1623,29 @@ pub(crate) fn positional(script: &str, zero: Option<&str>, args: &[String]) -> S
 }
 
 /// The words `word` stands for when it is a whole positional parameter (`$@`, `$*`, `$1`,
-/// `${2}`) and `params` are the parameters; itself otherwise.
-fn parameter_words(word: &str, params: &[String]) -> Vec<String> {
+/// `${2}`, `${1:-rm}`) and `params` are the parameters `set --` gave (None: none were, and the
+/// agent's shell has none, so a parameter with a default is its default); itself otherwise.
+fn parameter_words(word: &str, params: Option<&[String]>) -> Vec<String> {
     let Some(rest) = word.strip_prefix('$') else {
         return vec![word.to_string()];
     };
-    match parameter_at(rest.as_bytes()) {
-        Some((len, Parameter::All(_))) if len == rest.len() => params.to_vec(),
-        Some((len, Parameter::Nth(n))) if len == rest.len() && n > 0 => {
-            params.get(n - 1).cloned().into_iter().collect()
+    let default = rest
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .and_then(|r| r.split_once('-'))
+        .map(|(_, d)| d)
+        .filter(|d| is_literal(d));
+    match (parameter_at(rest.as_bytes()), params) {
+        (Some((len, Parameter::All(_))), Some(p)) if len == rest.len() => p.to_vec(),
+        (Some((len, Parameter::Nth(n))), _) if len == rest.len() && n > 0 => {
+            match params.and_then(|p| p.get(n - 1)).filter(|v| !v.is_empty()) {
+                Some(v) => vec![v.clone()],
+                None => match default {
+                    Some(d) => vec![d.to_string()],
+                    None if params.is_some() => Vec::new(),
+                    None => vec![word.to_string()],
+                },
+            }
         }
         _ => vec![word.to_string()],
     }
@@ -1628,19 +1655,35 @@ fn parameter_words(word: &str, params: &[String]) -> Vec<String> {
 /// that is not an option follows them (`set a b`); None when it only sets options (`set -e`).
 fn set_parameters(args: &[String]) -> Option<Vec<String>> {
     let mut i = 0;
-    while let Some(a) = args.get(i) {
+    let words = loop {
+        let a = args.get(i)?;
         if a == "--" || a == "-" {
-            return Some(args[i + 1..].to_vec());
+            break &args[i + 1..];
         }
         if !(a.starts_with('-') || a.starts_with('+')) {
-            return Some(args[i..].to_vec());
+            break &args[i..];
         }
-        i += if matches!(a.as_str(), "-o" | "+o") { 2 } else { 1 };
-    }
-    None
+        // `set -euo pipefail`: `pipefail` is the value of the bundle's `o`.
+        i += 1 + option_values(a);
+    };
+    // `set -- $@ $@`, again and again, doubles them: past a bound they are not followed.
+    (words.len() <= MAX_PARAMETERS).then(|| words.to_vec())
 }
 
-/// Programs the rules watch, in the order a globbed command word is matched against them.
+/// At most this many positional parameters are followed (see [`set_parameters`]).
+const MAX_PARAMETERS: usize = 1024;
+
+/// How many words after a shell's short-option bundle are its options' values: one for each
+/// `o` or `O` in `-o`, `+o`, `-eo`, `-O` (long options take none).
+pub(crate) fn option_values(bundle: &str) -> usize {
+    if bundle.starts_with("--") || !(bundle.starts_with('-') || bundle.starts_with('+')) {
+        return 0;
+    }
+    bundle[1..].chars().filter(|c| matches!(c, 'o' | 'O')).count()
+}
+
+/// Programs the rules watch, in the order a globbed command word is matched against them:
+/// deleters and disk writers, shells and wrappers, fetchers and interpreters, then the rest.
 const WATCHED_PROGRAMS: &[&str] = &[
     "rm",
     "shred",
@@ -1652,6 +1695,21 @@ const WATCHED_PROGRAMS: &[&str] = &[
     "bash",
     "dash",
     "zsh",
+    "fish",
+    "ksh",
+    "busybox",
+    "env",
+    "sudo",
+    "doas",
+    "su",
+    "timeout",
+    "nice",
+    "nohup",
+    "setsid",
+    "stdbuf",
+    "time",
+    "xargs",
+    "eval",
     "curl",
     "wget",
     "nc",
@@ -1664,6 +1722,7 @@ const WATCHED_PROGRAMS: &[&str] = &[
     "ruby",
     "node",
     "php",
+    "awk",
     "chmod",
     "chown",
     "chattr",
@@ -1671,10 +1730,7 @@ const WATCHED_PROGRAMS: &[&str] = &[
     "kill",
     "pkill",
     "killall",
-    "sudo",
-    "su",
     "find",
-    "xargs",
     "mv",
     "cp",
     "tee",
@@ -1703,12 +1759,26 @@ const WATCHED_PROGRAMS: &[&str] = &[
     "mount",
     "insmod",
     "modprobe",
-    "env",
-    "eval",
 ];
 
+/// When `argv`'s command word has glob characters: replaces it with the watched program it
+/// matches (see [`globbed_program`]) and returns the word as written.
+fn resolve_globbed_name(argv: &mut [String]) -> Option<String> {
+    // A pattern of the word itself: not one inside an expansion (`${x%%:*}`), nor an
+    // assignment's value.
+    let first = argv
+        .first_mut()
+        .filter(|w| w.contains(['*', '?', '[']) && is_literal(w) && !super::is_assignment(w))?;
+    let pattern = first.clone();
+    if let Some(program) = globbed_program(&pattern) {
+        *first = program.to_string();
+    }
+    Some(pattern)
+}
+
 /// The first of [`WATCHED_PROGRAMS`] whose name the last path component of `pattern` (a
-/// command word with glob characters) matches, as bash's globbing would.
+/// command word with glob characters) matches: the program bash's globbing would find, were it
+/// installed where the pattern looks.
 fn globbed_program(pattern: &str) -> Option<&'static str> {
     let name = pattern.rsplit('/').next().unwrap_or(pattern);
     let matcher = globset::GlobBuilder::new(name)
@@ -1763,6 +1833,12 @@ fn parameter_at(b: &[u8]) -> Option<(usize, Parameter)> {
         b'{' => {
             let close = b.iter().position(|&c| c == b'}')?;
             let inner = &b[1..close];
+            // `${1:-x}`, `${1-x}`: the parameter, when it is given (its default otherwise).
+            let digits = inner.iter().take_while(|c| c.is_ascii_digit()).count();
+            let inner = match &inner[digits..] {
+                [b':', b'-', ..] | [b'-', ..] if digits > 0 => &inner[..digits],
+                _ => inner,
+            };
             let param = match inner {
                 b"@" => Parameter::All(true),
                 b"*" => Parameter::All(false),
@@ -1796,12 +1872,38 @@ fn expansion(values: &[&str], param: Parameter, double: bool, whole_word: bool) 
         };
         return format!("\"{}\"", quoted.join(" "));
     }
-    values
-        .iter()
-        .flat_map(|v| v.split([' ', '\t', '\n']).filter(|w| !w.is_empty()))
+    // A blank at either end of the values ends the word before or starts the one after.
+    let joined = values.join(" ");
+    let mut out = String::new();
+    if joined.starts_with(BLANKS) {
+        out.push(' ');
+    }
+    let words: Vec<String> = joined
+        .split(BLANKS)
+        .filter(|w| !w.is_empty())
         .map(quote_keeping_globs)
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    out.push_str(&words.join(" "));
+    if joined.ends_with(BLANKS) && !out.ends_with(' ') {
+        out.push(' ');
+    }
+    out
+}
+
+/// The characters bash splits unquoted expansions at (its default `IFS`).
+const BLANKS: [char; 3] = [' ', '\t', '\n'];
+
+/// Whether the `$` at `i` is in the value of an assignment (`x=$1`, `a=b$1`), which bash does
+/// not split.
+fn in_assignment(b: &[u8], i: usize) -> bool {
+    let start = b[..i]
+        .iter()
+        .rposition(|c| matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'('))
+        .map_or(0, |k| k + 1);
+    let word = &b[start..i];
+    word.iter().position(|&c| c == b'=').is_some_and(|eq| {
+        eq > 0 && !word[0].is_ascii_digit() && word[..eq].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    })
 }
 
 /// At most this many words come out of one word with brace lists; past it, a covering subset

@@ -204,9 +204,21 @@ pub(crate) fn as_bash(script: &str) -> String {
                     continue;
                 }
                 command_start = false;
-                // The command's other words, and whether there are none (`else;`).
-                let (next, rest) = words_from(end);
-                let alone = rest.is_empty() && b.get(next) != Some(&b'(');
+                // Whether no other word follows in the command (`else;`); the words themselves
+                // are read only by the statements that need them.
+                let after = b[end..]
+                    .iter()
+                    .position(|c| !matches!(c, b' ' | b'\t' | b'\r'))
+                    .map_or(b.len(), |n| end + n);
+                let alone = b
+                    .get(after)
+                    .is_none_or(|&c| matches!(c, b';' | b'\n' | b'&' | b'|' | b')' | b'#'));
+                let needs_words = matches!(raw, "function" | "set" | "alias" | "source" | ".");
+                let (next, rest) = if needs_words {
+                    words_from(end)
+                } else {
+                    (end, Vec::new())
+                };
                 match raw {
                     "function" if !rest.is_empty() => {
                         // `function f --on-event x; BODY; end`: `f() { :; BODY; }`.
@@ -244,7 +256,8 @@ pub(crate) fn as_bash(script: &str) -> String {
                             i = next;
                             continue;
                         }
-                        None => out.push_str(&word),
+                        // `set -q x`, `set -e x`: no assignment, and not bash's `set`.
+                        None => out.push(':'),
                     },
                     // `alias NAME 'BODY'`: bash's `alias NAME=BODY`.
                     "alias" if rest.len() == 2 && !rest[0].0.contains('=') => {
@@ -395,10 +408,11 @@ fn escape_at(script: &str, at: usize) -> (usize, Option<char>) {
         b'u' => digits(at + 2, 4, 16),
         b'U' => digits(at + 2, 8, 16),
         b'0'..=b'7' => digits(at + 1, 3, 8),
-        b'c' => (
-            (at + 3).min(b.len()),
-            b.get(at + 2).map(|c| char::from(c.to_ascii_uppercase() ^ 0x40)),
-        ),
+        b'c' => match script.get(at + 2..).and_then(|r| r.chars().next()) {
+            Some(c) if c.is_ascii() => (at + 3, Some(char::from(c.to_ascii_uppercase() as u8 ^ 0x40))),
+            Some(c) => (at + 2 + c.len_utf8(), Some(c)),
+            None => (b.len(), None),
+        },
         b'a' => (at + 2, Some('\u{7}')),
         b'b' => (at + 2, Some('\u{8}')),
         b'e' => (at + 2, Some('\u{1b}')),
@@ -427,9 +441,10 @@ fn argv_at(b: &[u8]) -> Option<(usize, Option<usize>)> {
 
 /// The byte index after the character at `i` (or `i` at the end).
 fn next_char(s: &str, i: usize) -> usize {
-    s.get(i..)
-        .and_then(|r| r.chars().next())
-        .map_or(s.len().max(i), |c| i + c.len_utf8())
+    if i >= s.len() {
+        return s.len();
+    }
+    (i + 1..=s.len()).find(|&k| s.is_char_boundary(k)).unwrap_or(s.len())
 }
 
 #[cfg(test)]
@@ -486,7 +501,11 @@ mod tests {
         );
         assert_eq!(as_bash("set -gx tmp (mktemp -d)"), "tmp=$(mktemp -d)");
         assert_eq!(as_bash("set argv a b; $argv"), "argv=(a b); \"${argv[@]}\"");
-        assert_eq!(as_bash("set -q x; set -e y"), "set -q x; set -e y");
+        assert_eq!(as_bash("set -q x; set -e y"), ": -q x; : -e y");
+        // Hostile escapes and long keyword chains.
+        assert_eq!(as_bash("\\c\u{e9}x"), "'\u{e9}'x");
+        let chain = format!("{}rm -rf ~", "not ".repeat(20_000));
+        assert_eq!(as_bash(&chain).trim_start(), "rm -rf ~");
         // `alias NAME BODY` and `source` reading stdin.
         assert_eq!(as_bash("alias foo 'rm -rf ~'; foo"), "alias foo='rm -rf ~'; foo");
         assert_eq!(as_bash("echo x | source"), "echo x | sh");

@@ -8,7 +8,7 @@
 
 use super::text::{output_of, printed_text, stdin_of, WrittenFiles};
 use super::{is_shell, Carried, StdinScript};
-use crate::guard::shell::positional;
+use crate::guard::shell::{option_values, positional};
 use crate::guard::targets::startup_file;
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -35,9 +35,10 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
             let mut j = i + 1 + option_values(a);
             while let Some(w) = argv
                 .get(j)
-                .filter(|w| (w.starts_with('-') || w.starts_with('+')) && w.len() > 1)
+                .filter(|w| w.starts_with('-') || (w.starts_with('+') && w.len() > 1))
             {
-                if w == "--" {
+                // `--`, and a lone `-`, end the options.
+                if w == "--" || w == "-" {
                     j += 1;
                     break;
                 }
@@ -76,10 +77,16 @@ pub(super) fn dash_c(argv: &[String]) -> Option<Carried> {
 fn with_positional_words(script: &str, zero: &str, args: &[String]) -> String {
     let filled = positional(script, Some(zero), args);
     let mut readings = vec![filled.clone()];
+    // Each reading once: a script that copies itself through `$0` must not multiply.
+    let mut add = |r: String| {
+        if !readings.contains(&r) {
+            readings.push(r);
+        }
+    };
     let words = || script.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'));
     if words().any(|w| w == "shift") {
         for k in 1..=args.len().min(3) {
-            readings.push(positional(script, Some(zero), &args[k..]));
+            add(positional(script, Some(zero), &args[k..]));
         }
     }
     // A function's parameters are its caller's; `set -- WORDS` gives new ones: the walker
@@ -87,18 +94,9 @@ fn with_positional_words(script: &str, zero: &str, args: &[String]) -> String {
     let defines_function = script.contains("()") || words().any(|w| w == "function");
     let sets_parameters = words().any(|w| w == "set");
     if (defines_function || sets_parameters) && filled != script {
-        readings.push(script.to_string());
+        add(script.to_string());
     }
     readings.join("\n")
-}
-
-/// How many words after a shell's short-option bundle are its options' values: one for each
-/// `o` or `O` in `-o`, `+o`, `-eo`, `-O` (long options take none).
-fn option_values(bundle: &str) -> usize {
-    if bundle.starts_with("--") || !(bundle.starts_with('-') || bundle.starts_with('+')) {
-        return 0;
-    }
-    bundle[1..].chars().filter(|c| matches!(c, 'o' | 'O')).count()
 }
 
 /// Whether a shell's options (`args`, the words after its name) make it only read its script
@@ -444,6 +442,15 @@ mod tests {
         assert_eq!(script(&["bash", "-co", "pipefail", "x"], Runs::Child), "x");
         assert_eq!(script(&["sh", "-c", "+o", "posix", "-e", "x"], Runs::Child), "x");
         assert_eq!(script(&["bash", "-c", "-O", "extglob", "--", "x"], Runs::Child), "x");
+        assert_eq!(script(&["bash", "-c", "-", "x"], Runs::Child), "x");
+        // A script that copies itself through `$0` is read once per reading, not four times.
+        let copy = "shift; sh -c \"$0\" \"$0\" a b c";
+        assert_eq!(
+            script(&["sh", "-c", copy, copy, "a", "b", "c"], Runs::Child)
+                .lines()
+                .count(),
+            1
+        );
         assert!(scripts(&["bash", "x.sh", "-c"]).is_empty());
         assert!(scripts(&["busybox", "rm", "-c"]).is_empty());
     }

@@ -383,7 +383,12 @@ fn env_split(value: &str) -> Vec<String> {
                     }
                 }
             }
-            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            '\\' => match chars.next() {
+                // `\_` separates words outside quotes; `\c` ends the string.
+                Some('_') => words.extend(word.take()),
+                Some('c') => break,
+                next => word.get_or_insert_with(String::new).extend(next),
+            },
             c => word.get_or_insert_with(String::new).push(c),
         }
     }
@@ -443,6 +448,7 @@ mod tests {
         unwrap_command(&mut argv);
         assert_eq!(argv, ["sh", "-c", "cat '~/.ssh/id_rsa'"]);
         assert_eq!(env_split(r#"a\ b 'c d'"e\"f" # g"#), ["a b", "c de\"f"]);
+        assert_eq!(env_split(r"rm\_-rf\_/etc\cx"), ["rm", "-rf", "/etc"]);
     }
 
     #[test]

@@ -395,8 +395,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // prints hash marks while it installs.)
     let pacman = m.names.contains(&"pacman");
     let shows_only = |a: &str| {
-        matches!(a, "--help" | "-h" | "help" | "--dry-run" | "--simulate" | "--print")
-            || (apt && matches!(a, "-s" | "--just-print"))
+        matches!(
+            a,
+            "--help" | "-h" | "help" | "--dry-run" | "--simulate" | "--print" | "--test"
+        ) || (apt && matches!(a, "-s" | "--just-print"))
             || (pacman && a.starts_with('-') && !a.starts_with("--") && (a.contains('h') || a.contains('p')))
     };
     if args.iter().any(|a| shows_only(a)) {
@@ -487,7 +489,13 @@ fn installs_unvouched(words: &[&str], args: &[&str]) -> bool {
             || w.starts_with("https://")
             || w.starts_with("ftp://")
     };
-    words.iter().any(file) || args.iter().any(|a| matches!(*a, "--dangerous" | "--devmode"))
+    // An option's value (`apk add --repository URL pkg`) names where packages come from.
+    let operand = |w: &str| {
+        let at = args.iter().position(|a| *a == w);
+        !at.and_then(|k| k.checked_sub(1))
+            .is_some_and(|k| args[k].starts_with("--") && !args[k].contains('='))
+    };
+    words.iter().filter(|w| operand(w)).any(file) || args.iter().any(|a| matches!(*a, "--dangerous" | "--devmode"))
 }
 
 /// Whether `args` hold the subcommand sequence `seq` (its words in order, the first one among
