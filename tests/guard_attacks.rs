@@ -124,6 +124,8 @@ fn deletion() {
             "x='a /'; rm -rf $x",
             "x='a /'; rm -rf pre$x",
             "f='-rf /'; rm $f",
+            // After `"$@"` expands, the later unquoted variable is still split.
+            "set -- a b; x='c /etc'; rm -rf \"$@\" $x",
             // Parameters given by `set --`, an unset parameter's default, a comment's quote.
             "set -- /bin/rm -rf ~; \"$@\"",
             "sh -c 'set -- /bin/rm -rf ~; \"$@\"' _ x",

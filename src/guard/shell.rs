@@ -880,12 +880,27 @@ impl Walker<'_> {
     }
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
-        let quoted_ifs = std::mem::take(&mut self.quoted_ifs);
-        let unquoted = std::mem::take(&mut self.unquoted_expansions);
+        let mut quoted_ifs = std::mem::take(&mut self.quoted_ifs);
+        let mut unquoted = std::mem::take(&mut self.unquoted_expansions);
         // `set -- /bin/rm -rf ~; "$@"`: the parameters `set` gave stand for `$@`, `$1`, ..
         if self.positional.is_some() || cmd.argv.iter().any(|w| w.starts_with("${")) {
             let params = self.positional.as_deref();
-            cmd.argv = cmd.argv.iter().flat_map(|w| parameter_words(w, params)).collect();
+            let mut argv = Vec::with_capacity(cmd.argv.len());
+            // Where each word now stands, when it is still one word: the indices noted while
+            // the words were read follow it.
+            let mut moved_to = Vec::with_capacity(cmd.argv.len());
+            for w in &cmd.argv {
+                let words = parameter_words(w, params);
+                moved_to.push((words.len() == 1).then_some(argv.len()));
+                argv.extend(words);
+            }
+            cmd.argv = argv;
+            for indices in [&mut quoted_ifs, &mut unquoted] {
+                *indices = indices
+                    .iter()
+                    .filter_map(|&k| moved_to.get(k).copied().flatten())
+                    .collect();
+            }
         }
         if cmd.argv.first().is_some_and(|w| w == "set") {
             match set_parameters(&cmd.argv[1..]) {
@@ -1859,18 +1874,12 @@ fn parameter_at(b: &[u8]) -> Option<(usize, Parameter)> {
 ///
 /// `whole_word`: the parameter was a whole double-quoted word (`"$1"`), whose quotes are gone.
 fn expansion(values: &[&str], param: Parameter, double: bool, whole_word: bool) -> String {
-    if whole_word {
-        return match param {
+    if whole_word || double {
+        let quoted = match param {
             Parameter::All(true) => values.iter().map(|v| shell_quote(v)).collect::<Vec<_>>().join(" "),
             _ => shell_quote(&values.join(" ")),
         };
-    }
-    if double {
-        let quoted: Vec<String> = match param {
-            Parameter::All(true) => values.iter().map(|v| shell_quote(v)).collect(),
-            _ => vec![shell_quote(&values.join(" "))],
-        };
-        return format!("\"{}\"", quoted.join(" "));
+        return if whole_word { quoted } else { format!("\"{quoted}\"") };
     }
     // A blank at either end of the values ends the word before or starts the one after.
     let joined = values.join(" ");
@@ -1900,10 +1909,7 @@ fn in_assignment(b: &[u8], i: usize) -> bool {
         .iter()
         .rposition(|c| matches!(c, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'('))
         .map_or(0, |k| k + 1);
-    let word = &b[start..i];
-    word.iter().position(|&c| c == b'=').is_some_and(|eq| {
-        eq > 0 && !word[0].is_ascii_digit() && word[..eq].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-    })
+    std::str::from_utf8(&b[start..i]).is_ok_and(super::is_assignment)
 }
 
 /// At most this many words come out of one word with brace lists; past it, a covering subset
