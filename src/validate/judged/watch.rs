@@ -25,6 +25,12 @@
 //! watched; neither is reading. An event queue that overflowed is reported as tampering too:
 //! what changed can no longer be known.
 //!
+//! A write is seen by `IN_MODIFY`, never by `IN_CLOSE_WRITE`: that close event fires when the
+//! last reference to a writable descriptor goes, and the harness's own descriptor of a file it
+//! just put in place can go late: a child forked by another of its threads while the file
+//! was open holds a copy until it execs (close-on-exec closes it then), which may be after the
+//! watch began. A close writes nothing; every write through any descriptor is an `IN_MODIFY`.
+//!
 //! Linux only (inotify); elsewhere nothing of the agent's runs during the phase (there are no
 //! attempt namespaces, and the persistent shell is ended before it).
 
@@ -89,7 +95,6 @@ impl EvidenceWatch {
         let mut watched = BTreeMap::new();
         let folder_mask = AddWatchFlags::IN_MODIFY
             | AddWatchFlags::IN_ATTRIB
-            | AddWatchFlags::IN_CLOSE_WRITE
             | AddWatchFlags::IN_CREATE
             | AddWatchFlags::IN_DELETE
             | AddWatchFlags::IN_MOVED_FROM
@@ -112,10 +117,7 @@ impl EvidenceWatch {
         }
         // Each file's inode: a link count change (a hard link made elsewhere), a write or a mode
         // change through any of its names.
-        let file_mask = AddWatchFlags::IN_MODIFY
-            | AddWatchFlags::IN_ATTRIB
-            | AddWatchFlags::IN_CLOSE_WRITE
-            | AddWatchFlags::IN_DONT_FOLLOW;
+        let file_mask = AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_ATTRIB | AddWatchFlags::IN_DONT_FOLLOW;
         for rel in expected.keys() {
             if let Ok(wd) = inotify.add_watch(&root.join(rel), file_mask) {
                 watched.insert(wd, Watched::File(rel.clone()));
@@ -182,10 +184,7 @@ impl EvidenceWatch {
                 }
                 match self.watched.get(&ev.wd) {
                     Some(Watched::File(rel)) => {
-                        let what = if ev
-                            .mask
-                            .intersects(AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_CLOSE_WRITE)
-                        {
+                        let what = if ev.mask.contains(AddWatchFlags::IN_MODIFY) {
                             "written"
                         } else {
                             "its mode, owner or links changed"
@@ -217,10 +216,7 @@ impl EvidenceWatch {
                                 format!("{folder}/{n}")
                             }
                         };
-                        let what = if ev
-                            .mask
-                            .intersects(AddWatchFlags::IN_MODIFY | AddWatchFlags::IN_CLOSE_WRITE)
-                        {
+                        let what = if ev.mask.contains(AddWatchFlags::IN_MODIFY) {
                             "written"
                         } else if ev.mask.contains(AddWatchFlags::IN_ATTRIB) {
                             "its mode, owner or links changed"
@@ -299,6 +295,43 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "tests/test_a.py");
         assert!(found[0].change.contains("written"), "{found:?}");
+    }
+
+    /// The harness's own descriptor of a file it put in place, released after the watch began
+    /// by a child that another of its threads forked while the file was open: no write, so
+    /// no tampering (this once failed an honest attempt in CI).
+    #[test]
+    fn a_writable_descriptor_released_late_by_a_forked_child_is_not_a_write() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.sh");
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(b"real").unwrap();
+        // SAFETY: the child only sleeps and exits; it touches no lock or allocator.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            unsafe {
+                libc::usleep(300_000);
+                libc::_exit(0);
+            }
+        }
+        drop(file);
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        let ws = Beneath::open(dir.path()).unwrap();
+        let w = EvidenceWatch::start(&ws, [ev("test.sh", b"real")]).unwrap();
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        let found = w.finish(&ws);
+        assert!(found.is_empty(), "{found:?}");
+        // A real write through a descriptor opened before the watch is still seen.
+        let mut held = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let w = EvidenceWatch::start(&ws, [ev("test.sh", b"real")]).unwrap();
+        held.write_all(b"fake").unwrap();
+        drop(held);
+        std::fs::write(&path, b"real").unwrap();
+        let found = w.finish(&ws);
+        assert!(found.iter().any(|t| t.change.contains("written")), "{found:?}");
     }
 
     #[test]
