@@ -610,6 +610,8 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
         "gdb -q\n!sh",
         "sqlite3 app.db\n.shell /bin/sh",
         "sudo apt-get update\necho 'done: (the login shell is /bin/sh)'",
+        "sudo make install\n./configure --with-shell=/bin/sh",
+        "sudo apt-get update\nscript --command /bin/bash typescript.txt",
     ]);
     judged(
         "deletion.recursive_force",

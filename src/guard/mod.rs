@@ -76,6 +76,9 @@ pub struct SimpleCommand {
     /// The command runs with another user's rights: a privilege wrapper (`sudo`, `doas`,
     /// `pkexec`, `run0`, `runuser`) was unwrapped in front of it.
     pub as_root: bool,
+    /// The command is part of a script another command carries (`sh -c '..'`, `find -exec`,
+    /// `foo --shell=/bin/sh`), not a line of its own: nothing typed reaches it.
+    pub(crate) carried: bool,
     /// What the inline program the command hands an interpreter does (`python -c ..`), read
     /// once by the walker for the carriers and the effect rules; None when it runs none.
     pub(crate) inline: Option<carriers::code::Reading>,

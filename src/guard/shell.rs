@@ -305,6 +305,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         aliases: HashMap::new(),
         functions: HashMap::new(),
         root: 0,
+        carrying: 0,
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -363,6 +364,9 @@ struct Walker<'o> {
     /// command (`sudo sh -c '..'`, `echo .. | sudo m4`, `sudo -s <<EOF`): what they run has
     /// those rights too.
     root: usize,
+    /// How many commands carry the script the current command is part of (`sh -c '..'`,
+    /// `foo --shell=/bin/sh`): zero for a line of its own.
+    carrying: usize,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -978,6 +982,7 @@ impl Walker<'_> {
         let original = original.unwrap_or_default();
         // `env -C / rm -rf home/dev`: a wrapper that starts the command in another directory.
         let moved_to = carriers::chdir(&original[..removed.min(original.len())]).map(String::from);
+        cmd.carried = self.carrying > 0;
         cmd.as_root = self.root > 0
             || original
                 .iter()
@@ -1084,7 +1089,9 @@ impl Walker<'_> {
             Runs::Child => Some(self.cwd.clone()),
             Runs::Remote => Some(self.cwd.take()),
         };
+        self.carrying += 1;
         self.parse_into(&carried.script, depth);
+        self.carrying -= 1;
         if let Some(cwd) = saved {
             self.cwd = cwd;
         }

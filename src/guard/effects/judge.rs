@@ -3354,7 +3354,9 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                 && cmd.argv[1..]
                     .iter()
                     .all(|a| matches!(a.as_str(), "-i" | "-p" | "-s" | "-l" | "--login"));
-            if (root_before && (bare_shell || typed_escape(cmd))) || (shell_text_written && cmd.as_root) {
+            // A line typed into the root program, not a shell handed to a later command.
+            let typed = root_before && !cmd.carried && (bare_shell || typed_escape(cmd));
+            if typed || (shell_text_written && cmd.as_root) {
                 out.push(block(
                     Category::Privilege,
                     ROOT_SHELL,
