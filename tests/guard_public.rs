@@ -73,8 +73,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(91.55),
-        dangerous_flagged: Some(92.73),
+        must_block_blocked: Some(91.86),
+        dangerous_flagged: Some(92.87),
         benign_blocked: None,
         benign_warned: None,
     },
