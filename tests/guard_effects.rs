@@ -612,6 +612,7 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
         "sudo apt-get update\necho 'done: (the login shell is /bin/sh)'",
         "sudo make install\n./configure --with-shell=/bin/sh",
         "sudo apt-get update\nscript --command /bin/bash typescript.txt",
+        "sudo apt-get install -y zsh\n: \"${SHELL:=/bin/bash}\"",
     ]);
     judged(
         "deletion.recursive_force",

@@ -3330,7 +3330,8 @@ fn typed_escape(cmd: &SimpleCommand) -> bool {
     let Some(name) = cmd.argv.first() else {
         return false;
     };
-    let not_a_program = name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}'])
+    // `:` alone is the shell's no-op builtin (`: "${SHELL:=/bin/bash}"`).
+    let not_a_program = (name != ":" && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']))
         || (name.starts_with('.') && !name.starts_with("./") && !name.starts_with("../") && name.len() > 1)
         || cmd.argv.get(1).is_some_and(|a| a.starts_with('('));
     not_a_program && hands_a_shell(&cmd.argv.join(" "))
