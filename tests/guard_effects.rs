@@ -1068,6 +1068,30 @@ fn inline_file_servers_listeners_and_firewall_replacement() {
 }
 
 #[test]
+fn rules_open_to_the_whole_internet() {
+    judged(
+        "network.open_to_internet",
+        Warn,
+        &[
+            "aws ec2 authorize-security-group-ingress --group-id sg-0a1b --protocol tcp --port 22 --cidr 0.0.0.0/0",
+            "aws ec2 authorize-security-group-ingress --group-id sg-0a1b --ip-permissions IpProtocol=tcp,FromPort=22,ToPort=22,IpRanges=[{CidrIp=0.0.0.0/0}]",
+            "gcloud compute firewall-rules create allow-ssh --allow tcp:22 --source-ranges=0.0.0.0/0",
+            "az network nsg rule create -g rg --nsg-name nsg -n ssh --priority 100 --source-address-prefixes 0.0.0.0/0 --destination-port-ranges 22",
+            "openstack security group rule create --ingress --remote-ip ::/0 --dst-port 5432 default",
+        ],
+    );
+    // Routes and tunnels for all traffic, narrower ranges and other addresses open nothing.
+    allowed(&[
+        "sudo ip route add 0.0.0.0/0 via 10.0.0.1",
+        "sshuttle --remote deploy@sshserver 0.0.0.0/0",
+        "aws ec2 authorize-security-group-ingress --group-id sg-0a1b --protocol tcp --port 22 --cidr 203.0.113.7/32",
+        "gcloud compute firewall-rules create allow-internal --allow tcp:5432 --source-ranges 10.0.0.0/8",
+        "echo 'never use 0.0.0.0/0 for ssh'",
+        "ipcalc 10.0.0.0/0",
+    ]);
+}
+
+#[test]
 fn disguised_shells_and_outputs_that_replace_startup_files() {
     // A shell copied or linked under another name: whatever runs that name runs a shell.
     judged(

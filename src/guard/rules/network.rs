@@ -21,12 +21,14 @@ pub const TUNNEL: &str = "network.tunnel";
 pub const REVERSE_SHELL: &str = "network.reverse_shell";
 pub const LISTENER: &str = "network.listener";
 pub const FIREWALL: &str = "network.firewall";
+pub const OPEN_TO_INTERNET: &str = "network.open_to_internet";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         EXPOSED_BIND => "bind to 127.0.0.1 (e.g. --host 127.0.0.1)",
         DOCKER_PUBLISH => "publish on loopback only: docker run -p 127.0.0.1:8080:80",
         TUNNEL => "test locally on 127.0.0.1; do not expose the machine to the internet",
+        OPEN_TO_INTERNET => "allow only the addresses that need access (your own address as /32, the private network's range), never 0.0.0.0/0",
         _ => "do not open shells or listeners to the network",
     }
 }
@@ -110,6 +112,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let argv = &cmd.argv;
     let n = Category::Network;
+    open_to_internet(cmd, out);
     // Reverse / bind shells.
     // `python -c 'import socket,os..; s.connect((..)); os.dup2(..); subprocess.call(["/bin/sh"])'`:
     // an inline program wiring a socket to a shell.
@@ -571,6 +574,52 @@ fn holds_keys(dir: &str) -> bool {
             d.strip_prefix(h)
                 .is_some_and(|user| !user.is_empty() && !user.contains('/'))
         }),
+    }
+}
+
+/// Programs that take the whole-internet range as a destination to route or tunnel to, not as
+/// who may connect (`ip route add 0.0.0.0/0 via ..`, `sshuttle -r host 0.0.0.0/0`, a VPN's
+/// allowed IPs), and programs that only print or search their words.
+const ROUTES_ALL_TRAFFIC: &[&str] = &[
+    "ip",
+    "route",
+    "sshuttle",
+    "wg",
+    "wg-quick",
+    "tailscale",
+    "headscale",
+    "openvpn",
+    "nmcli",
+    "echo",
+    "printf",
+    "grep",
+    "rg",
+    "ipcalc",
+    "sipcalc",
+];
+
+/// `aws ec2 authorize-security-group-ingress --cidr 0.0.0.0/0`, `gcloud compute
+/// firewall-rules create --source-ranges 0.0.0.0/0`, `exo .. rule add --network 0.0.0.0/0`:
+/// a rule or setting given the whole internet's range (`0.0.0.0/0`, `::/0`) lets every host
+/// in, or reaches every host (a scan of the internet). Warned, whichever program it is, but
+/// those that route or tunnel all traffic there ([`ROUTES_ALL_TRAFFIC`]).
+fn open_to_internet(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if ROUTES_ALL_TRAFFIC.contains(&cmd.name()) {
+        return;
+    }
+    // The range as a whole run of address characters: `--cidr=0.0.0.0/0`,
+    // `IpRanges=[{CidrIp=0.0.0.0/0}]`, `'{"CidrIp":"::/0"}'`; not `10.0.0.0/0`.
+    let whole_internet = |a: &String| {
+        a.split(|c: char| !(c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '/')))
+            .any(|v| matches!(v, "0.0.0.0/0" | "::/0"))
+    };
+    if cmd.argv.iter().skip(1).any(whole_internet) {
+        out.push(warn(
+            Category::Network,
+            OPEN_TO_INTERNET,
+            cmd,
+            "opens access from (or to) every address on the internet (0.0.0.0/0)",
+        ));
     }
 }
 
