@@ -81,6 +81,9 @@ fn deletion() {
             "sh -c 'rm -rf $1' _ 'x /*'",
             "bash -c 'rm -rf $@' _ 'a ~'",
             "sh -c 'rm -rf ${1}' _ '. /etc'",
+            // `${10}` is the tenth parameter, not `$1` and a 0.
+            "sh -c 'rm -rf ${10}' _ 1 2 3 4 5 6 7 8 9 /",
+            "set -- 1 2 3 4 5 6 7 8 9 /etc; rm -rf ${10}",
             "sh -c 'rm -rf \"/$1\"' _ etc",
             "sh -c 'echo \"$(rm -rf $1)\"' _ 'x /'",
             // fish, read in its own terms: a bare `(..)` substitutes, `\'` is an escape in its

@@ -833,6 +833,12 @@ impl Walker<'_> {
                                 out.push_str(name);
                                 out.push_str(":?}");
                             }
+                            // `${10}` is the tenth parameter; `$10` would be the first and a 0.
+                            None if name.len() > 1 && name.starts_with(|c: char| c.is_ascii_digit()) => {
+                                out.push_str("${");
+                                out.push_str(name);
+                                out.push('}');
+                            }
                             None => {
                                 out.push('$');
                                 out.push_str(name);
