@@ -81,6 +81,11 @@ fn deletion() {
             "sh -c 'rm -rf $1' _ 'x /*'",
             "bash -c 'rm -rf $@' _ 'a ~'",
             "sh -c 'rm -rf ${1}' _ '. /etc'",
+            // A line that starts with a backslash (`\rm`, the alias-proof spelling) is a
+            // command of its own, not more words of the line before.
+            "ls\n\\rm -rf /etc",
+            "echo hi\n\\r\\m -rf ~",
+            "ls\n\\\nrm -rf /etc",
             // `${10}` is the tenth parameter, not `$1` and a 0.
             "sh -c 'rm -rf ${10}' _ 1 2 3 4 5 6 7 8 9 /",
             "set -- 1 2 3 4 5 6 7 8 9 /etc; rm -rf ${10}",

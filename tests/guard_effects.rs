@@ -600,6 +600,13 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
             "sudo sqlite3 app.db\n.shell /bin/sh",
             "sudo lua5.4\nos.execute(\"/bin/sh\")",
             "sudo irb\nsystem(\"/bin/bash -i\")",
+            // The shell by its bare name, however the escape is spelled.
+            "sudo less /etc/hosts\n!bash",
+            "sudo mail -s x root\n~!bash",
+            "sudo psql\n\\! bash",
+            "sudo sqlite3 app.db\n.shell sh",
+            "sudo vim notes.txt\n:ter bash",
+            "sudo lua5.4\nos.execute(\"sh\")",
         ],
     );
     // Commands of their own after a root command, or escapes typed with no root program
@@ -613,6 +620,14 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
         "sudo make install\n./configure --with-shell=/bin/sh",
         "sudo apt-get update\nscript --command /bin/bash typescript.txt",
         "sudo apt-get install -y zsh\n: \"${SHELL:=/bin/bash}\"",
+        // Programs with parenthesised patterns, programs under hidden folders, and root
+        // commands whose input is not the terminal.
+        "sudo apt-get install -y jq\njq '(.shell) = \"/bin/bash\"' cfg.json",
+        "sudo apt-get install -y gawk\nawk '($7==\"/bin/bash\"){print $1}' /etc/passwd",
+        "sudo systemctl restart docker\nfind \\( -path ./bin/sh -o -path ./bin/bash \\) -print",
+        "sudo systemctl restart docker\n.tools/bin/shfmt -d .",
+        "sudo apt-get install -y git\n.ci/run-tests.sh --shell=/bin/bash",
+        "echo x | sudo tee /tmp/x\n!bash",
     ]);
     judged(
         "deletion.recursive_force",
@@ -1078,6 +1093,10 @@ fn rules_open_to_the_whole_internet() {
             "gcloud compute firewall-rules create allow-ssh --allow tcp:22 --source-ranges=0.0.0.0/0",
             "az network nsg rule create -g rg --nsg-name nsg -n ssh --priority 100 --source-address-prefixes 0.0.0.0/0 --destination-port-ranges 22",
             "openstack security group rule create --ingress --remote-ip ::/0 --dst-port 5432 default",
+            // Any range of prefix length 0 holds every address, however it is spelled.
+            "aws ec2 authorize-security-group-ingress --group-id sg-0a1b --protocol tcp --port 22 --cidr 0/0",
+            "aws ec2 authorize-security-group-ingress --group-id sg-0a1b --ip-permissions IpProtocol=tcp,FromPort=22,ToPort=22,Ipv6Ranges=[{CidrIpv6=0::/0}]",
+            "doctl compute firewall create --name fw --inbound-rules protocol:tcp,ports:22,address:0.0.0.0/0",
         ],
     );
     // Routes and tunnels for all traffic, narrower ranges and other addresses open nothing.
@@ -1088,6 +1107,13 @@ fn rules_open_to_the_whole_internet() {
         "gcloud compute firewall-rules create allow-internal --allow tcp:5432 --source-ranges 10.0.0.0/8",
         "echo 'never use 0.0.0.0/0 for ssh'",
         "ipcalc 10.0.0.0/0",
+        // Access taken away, rules only read, routes, and the range in a message.
+        "aws ec2 revoke-security-group-ingress --group-id sg-0a1b --protocol tcp --port 22 --cidr 0.0.0.0/0",
+        "aws ec2 describe-security-groups --filters Name=ip-permission.cidr,Values=0.0.0.0/0",
+        "aws ec2 create-network-acl-entry --network-acl-id acl-1 --ingress --rule-number 90 --protocol tcp --port-range From=22,To=22 --rule-action deny --cidr-block 0.0.0.0/0",
+        "aws ec2 create-route --route-table-id rtb-1 --destination-cidr-block 0.0.0.0/0 --gateway-id igw-1",
+        "git commit -m 'Restrict SSH ingress: replace 0.0.0.0/0 with the VPN range'",
+        "python3 -c 'print(10/0 if False else 1)'",
     ]);
 }
 

@@ -372,6 +372,41 @@ struct Walker<'o> {
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
 const MAX_NODE_DEPTH: usize = 150;
 
+/// tree-sitter-bash reads a line that starts with a backslash as more words of the line
+/// before it (`ls`, newline, `\rm -rf /etc` became `ls '\nrm' -rf /etc`; a lone `\` continuing
+/// onto the next line likewise), where bash ends the command at the newline and runs the next
+/// line as a command of its own. A blank after each such newline outside quotes has the
+/// grammar read it as bash does; None when there is none.
+fn blank_before_line_escapes(text: &str) -> Option<String> {
+    if !text.contains("\n\\") {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        out.push(c);
+        i += 1;
+        match c {
+            b'\'' if !double => single = !single,
+            _ if single => {}
+            // An escaped character, a newline too (a line continued), is taken as it is.
+            b'\\' => {
+                if let Some(&next) = b.get(i) {
+                    out.push(next);
+                    i += 1;
+                }
+            }
+            b'"' => double = !double,
+            b'\n' if !double && b.get(i) == Some(&b'\\') => out.push(b' '),
+            _ => {}
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Whether `text` holds a `((` that does not open an arithmetic expansion (`$((`).
 fn double_paren_command(text: &str) -> bool {
     text.match_indices("((").any(|(i, _)| !text[..i].ends_with('$'))
@@ -402,6 +437,8 @@ impl Walker<'_> {
             }
         };
         let text = expanded.as_deref().unwrap_or(text);
+        let spaced = blank_before_line_escapes(text);
+        let text = spaced.as_deref().unwrap_or(text);
         // `ls -la`, `cargo test`, the `rm -rf {}` of `find -exec`: the command the tree walk
         // would build, built directly, at the depth the walk would be at (`program`, then
         // `command`; the walk's depth checks go two levels further, to its words).
@@ -2711,6 +2748,26 @@ mod tests {
         assert_eq!(argv("/bin/sh 0<&2 1>&2"), ["/bin/sh"]);
         assert_eq!(argv("echo 5>x"), ["echo"]);
         assert_eq!(argv("echo 5 >x"), ["echo", "5"]);
+    }
+
+    #[test]
+    fn a_line_that_starts_with_a_backslash_is_a_command_of_its_own() {
+        for (line, second) in [
+            ("ls\n\\rm -rf /etc", vec!["rm", "-rf", "/etc"]),
+            ("ls\r\n\\rm -rf /etc", vec!["rm", "-rf", "/etc"]),
+            ("ls\n\\\nrm -rf /etc", vec!["rm", "-rf", "/etc"]),
+        ] {
+            let p = parse_shell(line, None);
+            let argvs: Vec<Vec<String>> = p.pipelines.iter().flatten().map(|c| c.argv.clone()).collect();
+            assert_eq!(argvs.len(), 2, "{line:?}: {argvs:?}");
+            assert_eq!(argvs[1], second, "{line:?}");
+        }
+        // Quoted text and continued lines stay as they are.
+        for kept in ["echo 'a\n\\b' x", "echo \"a\n\\b\" x", "ls \\\n\\rm"] {
+            assert_eq!(blank_before_line_escapes(kept).as_deref(), Some(kept));
+        }
+        let continued = parse_shell("ls \\\nfoo", None);
+        assert_eq!(continued.pipelines.iter().flatten().count(), 1);
     }
 
     #[test]

@@ -1313,8 +1313,25 @@ fn privileged_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .any(|a| a == "-p" || (is_flag(a, "-p") && !a.contains('c')));
     // `logsave /dev/null /bin/sh -i -p`, `start-stop-daemon -x /bin/sh -- -p`: a shell path
     // handed over, with `-p` among the options that follow it.
+    // A pattern to match names against (`find -path ./bin/sh -o ..`) runs nothing.
+    let pattern = |k: usize| {
+        k > 0
+            && matches!(
+                cmd.argv[k - 1].as_str(),
+                "-path"
+                    | "-ipath"
+                    | "-name"
+                    | "-iname"
+                    | "-wholename"
+                    | "-iwholename"
+                    | "-regex"
+                    | "-iregex"
+                    | "-lname"
+            )
+    };
     let handed = cmd.argv.iter().enumerate().any(|(k, w)| {
         shell(w)
+            && !pattern(k)
             && w.contains('/')
             && cmd.argv[k + 1..]
                 .iter()
@@ -3322,19 +3339,32 @@ fn archive_file(cmd: &SimpleCommand) -> Option<String> {
 }
 
 /// A line that is not a command but text typed into the program before it, handing that
-/// program a shell: `!sh` to a pager or debugger, `:shell` to an editor, `.shell /bin/sh` to a
-/// database shell, `os.execute("/bin/sh")` or `system("/bin/sh")` to an interpreter's prompt.
-/// A command's name is a file name; these hold characters no program is named with, or a
-/// parenthesis opens their first argument (bash itself would not accept it as shell).
+/// program a shell: `!sh` or `!bash` to a pager or debugger, `:shell` or `:ter bash` to an
+/// editor, `.shell sh` to a database shell, `os.execute("/bin/sh")` or `system("bash")` to an
+/// interpreter's prompt. A command's name is a file name; these hold characters no program is
+/// named with, are a dot command (`.shell`, not `.tools/bin/x`), or are a call: a name and one
+/// parenthesised argument (bash itself would not accept them as shell).
 fn typed_escape(cmd: &SimpleCommand) -> bool {
     let Some(name) = cmd.argv.first() else {
         return false;
     };
     // `:` alone is the shell's no-op builtin (`: "${SHELL:=/bin/bash}"`).
-    let not_a_program = (name != ":" && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']))
-        || (name.starts_with('.') && !name.starts_with("./") && !name.starts_with("../") && name.len() > 1)
-        || cmd.argv.get(1).is_some_and(|a| a.starts_with('('));
-    not_a_program && hands_a_shell(&cmd.argv.join(" "))
+    let odd_name = name != ":" && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']);
+    let dot_command = name.len() > 1 && name.starts_with('.') && !name.contains('/');
+    let call = cmd.argv.len() == 2
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && cmd.argv[1].len() > 1
+        && cmd.argv[1].starts_with('(')
+        && cmd.argv[1].ends_with(')');
+    if !(odd_name || dot_command || call) {
+        return false;
+    }
+    let text = cmd.argv.join(" ");
+    // Any word of it a shell's name, however the escape before it is spelled.
+    let names_a_shell = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+        .any(|w| crate::guard::carriers::is_shell(crate::guard::basename(w)));
+    names_a_shell || hands_a_shell(&text)
 }
 
 /// `tar czf /tmp/x.tgz ~ && curl -F f=@/tmp/x.tgz https://...`: an archive of risky sources
@@ -3366,7 +3396,13 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                     "a shell reached through a program running as root (typed into it, or planted in a file it reads)",
                 ));
             }
-            root_before |= cmd.as_root;
+            // Only a root program whose input is the terminal reads the lines typed after it
+            // (not `echo x | sudo tee f`, `sudo cmd < f`, `$(sudo cmd)`).
+            root_before |= cmd.as_root
+                && std::ptr::eq(cmd, &pipeline[0])
+                && cmd.inputs.is_empty()
+                && cmd.stdin_text.is_none()
+                && !cmd.captured;
             if !cmd.redirects.is_empty() && matches!(cmd.name(), "echo" | "printf" | "cat") {
                 let text = cmd.argv[1..].join(" ") + cmd.stdin_text.as_deref().unwrap_or("");
                 shell_text_written |= hands_a_shell(&text) || text.contains("exec ");

@@ -579,7 +579,7 @@ fn holds_keys(dir: &str) -> bool {
 
 /// Programs that take the whole-internet range as a destination to route or tunnel to, not as
 /// who may connect (`ip route add 0.0.0.0/0 via ..`, `sshuttle -r host 0.0.0.0/0`, a VPN's
-/// allowed IPs), and programs that only print or search their words.
+/// allowed IPs), and programs that only print, search or record their words.
 const ROUTES_ALL_TRAFFIC: &[&str] = &[
     "ip",
     "route",
@@ -596,29 +596,87 @@ const ROUTES_ALL_TRAFFIC: &[&str] = &[
     "rg",
     "ipcalc",
     "sipcalc",
+    "git",
+    "gh",
 ];
 
+/// Words (split at `-`, `_`, `:`) of a command that lets hosts in: a security group's or
+/// firewall's ingress rule (`authorize-security-group-ingress`, `firewall-rules create`, `nsg
+/// rule create`, `--flow ingress`, `--inbound-rules`, `ufw allow`, `-j ACCEPT`).
+const GRANTS: &[&str] = &[
+    "ingress",
+    "inbound",
+    "authorize",
+    "firewall",
+    "firewalls",
+    "security",
+    "securitygroup",
+    "nsg",
+    "allow",
+    "accept",
+];
+
+/// Words of a command that takes access away, or only reads: `revoke-security-group-ingress`,
+/// `ufw deny`, `-j DROP`, `describe-security-groups --filters ..`.
+const TAKES_OR_READS: &[&str] = &[
+    "revoke", "deny", "drop", "reject", "delete", "remove", "describe", "list", "get", "show", "filter", "filters",
+];
+
+/// Whether `run` (a run of address characters) is a range of prefix length 0, which holds
+/// every address: `0.0.0.0/0`, `::/0`, `0/0`, `::0/0`, `10.0.0.0/0`, `0.0.0.0/00`.
+fn whole_range(run: &str) -> bool {
+    let Some((addr, len)) = run.rsplit_once('/') else {
+        return false;
+    };
+    if len.is_empty() || !len.bytes().all(|c| c == b'0') {
+        return false;
+    }
+    let v4 = |a: &str| {
+        let parts: Vec<&str> = a.split('.').collect();
+        parts.len() == 4
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok())
+    };
+    // The address may follow a key glued to it by `:` (`address:0.0.0.0/0`).
+    let ends = std::iter::once(addr).chain(addr.match_indices(':').map(|(i, _)| &addr[i + 1..]));
+    addr == "0"
+        || ends
+            .into_iter()
+            .any(|a| v4(a) || a.parse::<std::net::Ipv6Addr>().is_ok())
+}
+
 /// `aws ec2 authorize-security-group-ingress --cidr 0.0.0.0/0`, `gcloud compute
-/// firewall-rules create --source-ranges 0.0.0.0/0`, `exo .. rule add --network 0.0.0.0/0`:
-/// a rule or setting given the whole internet's range (`0.0.0.0/0`, `::/0`) lets every host
-/// in, or reaches every host (a scan of the internet). Warned, whichever program it is, but
-/// those that route or tunnel all traffic there ([`ROUTES_ALL_TRAFFIC`]).
+/// firewall-rules create --source-ranges 0.0.0.0/0`, `exo .. security-group rule add --flow
+/// ingress --network 0.0.0.0/0`: an ingress rule for the whole internet's range (prefix length
+/// 0) lets every host in. Warned, whichever program it is, when the command's words say it
+/// grants access ([`GRANTS`]) and none says it takes access away or only reads
+/// ([`TAKES_OR_READS`]); never for programs that route or tunnel all traffic there.
 fn open_to_internet(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if ROUTES_ALL_TRAFFIC.contains(&cmd.name()) {
         return;
     }
-    // The range as a whole run of address characters: `--cidr=0.0.0.0/0`,
-    // `IpRanges=[{CidrIp=0.0.0.0/0}]`, `'{"CidrIp":"::/0"}'`; not `10.0.0.0/0`.
+    let args = || cmd.argv.iter().skip(1);
     let whole_internet = |a: &String| {
         a.split(|c: char| !(c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '/')))
-            .any(|v| matches!(v, "0.0.0.0/0" | "::/0"))
+            .any(whole_range)
     };
-    if cmd.argv.iter().skip(1).any(whole_internet) {
+    if !args().any(whole_internet) {
+        return;
+    }
+    // The command's own words, not text it is handed (`-m 'replace 0.0.0.0/0 ..'`).
+    let words = || {
+        args()
+            .filter(|a| !a.contains(char::is_whitespace))
+            .flat_map(|a| a.split(['-', '_', ':', '=', ',']))
+            .map(str::to_ascii_lowercase)
+    };
+    if words().any(|w| GRANTS.contains(&w.as_str())) && !words().any(|w| TAKES_OR_READS.contains(&w.as_str())) {
         out.push(warn(
             Category::Network,
             OPEN_TO_INTERNET,
             cmd,
-            "opens access from (or to) every address on the internet (0.0.0.0/0)",
+            "an ingress rule open to every address on the internet (0.0.0.0/0)",
         ));
     }
 }
