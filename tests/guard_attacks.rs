@@ -86,6 +86,13 @@ fn deletion() {
             "ls\n\\rm -rf /etc",
             "echo hi\n\\r\\m -rf ~",
             "ls\n\\\nrm -rf /etc",
+            // A backslash before a newline continues the line, inside a word too.
+            "ls\nr\\\nm -rf /etc",
+            "r\\\nm -rf \"/e\\\ntc\"",
+            // A variable the line gives no value stands for its default.
+            "${x:-rm} -rf /etc",
+            "${RM-rm} -rf ~",
+            "rm -rf ${TARGET:-/}",
             // `${10}` is the tenth parameter, not `$1` and a 0.
             "sh -c 'rm -rf ${10}' _ 1 2 3 4 5 6 7 8 9 /",
             "set -- 1 2 3 4 5 6 7 8 9 /etc; rm -rf ${10}",

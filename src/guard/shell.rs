@@ -372,13 +372,14 @@ struct Walker<'o> {
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
 const MAX_NODE_DEPTH: usize = 150;
 
-/// tree-sitter-bash reads a line that starts with a backslash as more words of the line
-/// before it (`ls`, newline, `\rm -rf /etc` became `ls '\nrm' -rf /etc`; a lone `\` continuing
-/// onto the next line likewise), where bash ends the command at the newline and runs the next
-/// line as a command of its own. A blank after each such newline outside quotes has the
-/// grammar read it as bash does; None when there is none.
-fn blank_before_line_escapes(text: &str) -> Option<String> {
-    if !text.contains("\n\\") {
+/// The text as bash reads it before splitting it into words, where tree-sitter-bash reads
+/// otherwise; None when nothing differs:
+/// - a backslash before a newline, outside single quotes and comments, continues the line and
+///   is removed with the newline (`r\<newline>m -rf /` runs `rm`), in double quotes too;
+/// - a line that starts with a backslash (`ls`, newline, `\rm -rf /etc`) is a command of its
+///   own, where the grammar read it as more words of the line before: a blank is put before it.
+fn as_bash_reads(text: &str) -> Option<String> {
+    if !text.contains("\\\n") && !text.contains("\n\\") && !text.contains("\\\r") {
         return None;
     }
     let b = text.as_bytes();
@@ -387,24 +388,78 @@ fn blank_before_line_escapes(text: &str) -> Option<String> {
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        out.push(c);
         i += 1;
         match c {
             b'\'' if !double => single = !single,
             _ if single => {}
-            // An escaped character, a newline too (a line continued), is taken as it is.
-            b'\\' => {
-                if let Some(&next) = b.get(i) {
-                    out.push(next);
+            b'\\' => match b.get(i) {
+                Some(b'\n') => {
                     i += 1;
+                    continue;
                 }
-            }
+                // An escaped carriage return is that character, not a line continued before
+                // a Windows line end (which the grammar took it for): quoted instead.
+                Some(b'\r') if !double => {
+                    out.extend(b"\"\r\"");
+                    i += 1;
+                    continue;
+                }
+                // Any other escaped character is taken as it is.
+                Some(&next) => {
+                    out.extend([c, next]);
+                    i += 1;
+                    continue;
+                }
+                None => {}
+            },
             b'"' => double = !double,
-            b'\n' if !double && b.get(i) == Some(&b'\\') => out.push(b' '),
+            // A comment runs to the end of its line, backslashes and quotes included.
+            b'#' if !double
+                && out
+                    .last()
+                    .is_none_or(|p| p.is_ascii_whitespace() || b";&|(".contains(p)) =>
+            {
+                let end = b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |e| i + e);
+                out.push(c);
+                out.extend_from_slice(&b[i..end]);
+                i = end;
+                continue;
+            }
+            b'\n' if !double && b.get(i) == Some(&b'\\') => {
+                out.extend(b"\n ");
+                continue;
+            }
             _ => {}
         }
+        out.push(c);
     }
     String::from_utf8(out).ok()
+}
+
+/// Whether a `$((` in `text` is closed other than by `))`: a command substitution whose
+/// command starts with a subshell (`$((ls); rm x)`), which bash runs as commands.
+fn substitution_opening_a_subshell(text: &str) -> bool {
+    text.match_indices("$((").any(|(at, _)| {
+        let b = &text.as_bytes()[at + 3..];
+        let mut depth = 2usize;
+        let mut inner_closed_at = None;
+        for (k, &c) in b.iter().enumerate() {
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 1 {
+                        inner_closed_at = Some(k);
+                    }
+                    if depth == 0 {
+                        return inner_closed_at != k.checked_sub(1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    })
 }
 
 /// Whether `text` holds a `((` that does not open an arithmetic expansion (`$((`).
@@ -437,8 +492,8 @@ impl Walker<'_> {
             }
         };
         let text = expanded.as_deref().unwrap_or(text);
-        let spaced = blank_before_line_escapes(text);
-        let text = spaced.as_deref().unwrap_or(text);
+        let as_read = as_bash_reads(text);
+        let text = as_read.as_deref().unwrap_or(text);
         // `ls -la`, `cargo test`, the `rm -rf {}` of `find -exec`: the command the tree walk
         // would build, built directly, at the depth the walk would be at (`program`, then
         // `command`; the walk's depth checks go two levels further, to its words).
@@ -475,6 +530,15 @@ impl Walker<'_> {
         // what the rules see.
         if double_paren_command(text) {
             let spaced = text.replace('(', "( ");
+            if let Some(nested) = parse_tree(&spaced) {
+                self.visit(nested.root_node(), spaced.as_bytes(), depth);
+            }
+        }
+        // `$((ls); rm -rf /etc)`: not arithmetic (its parentheses do not close as `))`), so
+        // bash runs it as a command substitution holding a subshell; the grammar read it as
+        // arithmetic. Read that way as well.
+        if substitution_opening_a_subshell(text) {
+            let spaced = text.replace("$((", "$( (");
             if let Some(nested) = parse_tree(&spaced) {
                 self.visit(nested.root_node(), spaced.as_bytes(), depth);
             }
@@ -856,6 +920,19 @@ impl Walker<'_> {
                         }
                         i += len + 3;
                         continue;
+                    }
+                    // `${x:-rm}`, `${DIR-/}`: a variable the line gives no value stands for its
+                    // default, as it does in a shell where it is unset (the usual case).
+                    let default = [":-", ":=", "-", "="]
+                        .iter()
+                        .find_map(|o| op.strip_prefix(o))
+                        .filter(|d| !d.is_empty() && is_literal(d) && !d.contains(char::is_whitespace));
+                    if let (Some(d), false, None) = (default, name.is_empty(), self.vars.get(name)) {
+                        if !matches!(name, "HOME" | "TMPDIR") {
+                            out.push_str(d.trim_matches(|c| c == '"' || c == '\''));
+                            i += len + 3;
+                            continue;
+                        }
                     }
                     let plain = op.is_empty() || [":?", ":-", "?", ":="].iter().any(|o| op.starts_with(o));
                     if !name.is_empty() && plain {
@@ -2751,23 +2828,35 @@ mod tests {
     }
 
     #[test]
-    fn a_line_that_starts_with_a_backslash_is_a_command_of_its_own() {
-        for (line, second) in [
+    fn text_is_read_as_bash_reads_it_around_backslashes_and_newlines() {
+        for (line, last) in [
             ("ls\n\\rm -rf /etc", vec!["rm", "-rf", "/etc"]),
             ("ls\r\n\\rm -rf /etc", vec!["rm", "-rf", "/etc"]),
             ("ls\n\\\nrm -rf /etc", vec!["rm", "-rf", "/etc"]),
+            ("ls\nr\\\nm -rf /etc", vec!["rm", "-rf", "/etc"]),
+            ("ls\nrm -rf \"/e\\\ntc\"", vec!["rm", "-rf", "/etc"]),
+            ("echo a\\\r\nrm -rf /etc", vec!["rm", "-rf", "/etc"]),
         ] {
             let p = parse_shell(line, None);
             let argvs: Vec<Vec<String>> = p.pipelines.iter().flatten().map(|c| c.argv.clone()).collect();
             assert_eq!(argvs.len(), 2, "{line:?}: {argvs:?}");
-            assert_eq!(argvs[1], second, "{line:?}");
+            assert_eq!(argvs[1], last, "{line:?}");
         }
-        // Quoted text and continued lines stay as they are.
-        for kept in ["echo 'a\n\\b' x", "echo \"a\n\\b\" x", "ls \\\n\\rm"] {
-            assert_eq!(blank_before_line_escapes(kept).as_deref(), Some(kept));
+        // `$((` closed other than by `))` is a substitution holding a subshell, not arithmetic.
+        assert!(substitution_opening_a_subshell("x=$((ls); rm -rf /etc)"));
+        assert!(!substitution_opening_a_subshell("echo $(( (1 + 2) * 3 )) $((i+1))"));
+        let p = parse_shell("x=$((ls); rm -rf /etc)", None);
+        let argvs: Vec<Vec<String>> = p.pipelines.iter().flatten().map(|c| c.argv.clone()).collect();
+        assert!(
+            argvs.contains(&vec!["rm".to_string(), "-rf".into(), "/etc".into()]),
+            "{argvs:?}"
+        );
+        // Single quotes, comments and other escapes keep their backslashes.
+        for kept in ["echo 'a\\\nb' x", "echo x # a \\\nls", "echo \\\\ x"] {
+            assert!(as_bash_reads(kept).is_none_or(|read| read == kept), "{kept:?}");
         }
-        let continued = parse_shell("ls \\\nfoo", None);
-        assert_eq!(continued.pipelines.iter().flatten().count(), 1);
+        assert_eq!(as_bash_reads("echo 'a\n\\b'").as_deref(), Some("echo 'a\n\\b'"));
+        assert_eq!(as_bash_reads("ls \\\nfoo").as_deref(), Some("ls foo"));
     }
 
     #[test]
