@@ -384,11 +384,15 @@ fn as_bash_reads(text: &str) -> Option<String> {
     }
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
-    let (mut single, mut double) = (false, false);
+    let mut single = false;
+    // Per open level (the text, then each `$(..)` inside it): in double quotes, and how many
+    // of its own parentheses are open (a subshell's `)` does not close the level).
+    let mut levels: Vec<(bool, usize)> = vec![(false, 0)];
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         i += 1;
+        let double = levels.last().is_some_and(|l| l.0);
         match c {
             b'\'' if !double => single = !single,
             _ if single => {}
@@ -412,7 +416,32 @@ fn as_bash_reads(text: &str) -> Option<String> {
                 }
                 None => {}
             },
-            b'"' => double = !double,
+            b'$' if b.get(i) == Some(&b'(') => {
+                out.extend(b"$(");
+                i += 1;
+                levels.push((false, 0));
+                continue;
+            }
+            b'(' if !double => {
+                if let Some(l) = levels.last_mut() {
+                    l.1 += 1;
+                }
+            }
+            b')' if !double => {
+                let depth = levels.len();
+                match levels.last_mut() {
+                    Some(l) if l.1 > 0 => l.1 -= 1,
+                    Some(_) if depth > 1 => {
+                        levels.pop();
+                    }
+                    _ => {}
+                }
+            }
+            b'"' => {
+                if let Some(l) = levels.last_mut() {
+                    l.0 = !l.0;
+                }
+            }
             // A comment runs to the end of its line, backslashes and quotes included.
             b'#' if !double
                 && out
@@ -2842,15 +2871,16 @@ mod tests {
             assert_eq!(argvs.len(), 2, "{line:?}: {argvs:?}");
             assert_eq!(argvs[1], last, "{line:?}");
         }
-        // `$((` closed other than by `))` is a substitution holding a subshell, not arithmetic.
+        // Inside a substitution in double quotes, quotes open anew; and `$((` closed other
+        // than by `))` is a substitution holding a subshell, not arithmetic.
         assert!(substitution_opening_a_subshell("x=$((ls); rm -rf /etc)"));
         assert!(!substitution_opening_a_subshell("echo $(( (1 + 2) * 3 )) $((i+1))"));
-        let p = parse_shell("x=$((ls); rm -rf /etc)", None);
-        let argvs: Vec<Vec<String>> = p.pipelines.iter().flatten().map(|c| c.argv.clone()).collect();
-        assert!(
-            argvs.contains(&vec!["rm".to_string(), "-rf".into(), "/etc".into()]),
-            "{argvs:?}"
-        );
+        for line in ["echo \"$(echo \"a\"\n\\rm -rf /etc)\"", "x=$((ls); rm -rf /etc)"] {
+            let p = parse_shell(line, None);
+            let argvs: Vec<Vec<String>> = p.pipelines.iter().flatten().map(|c| c.argv.clone()).collect();
+            let rm = vec!["rm".to_string(), "-rf".into(), "/etc".into()];
+            assert!(argvs.contains(&rm), "{line:?}: {argvs:?}");
+        }
         // Single quotes, comments and other escapes keep their backslashes.
         for kept in ["echo 'a\\\nb' x", "echo x # a \\\nls", "echo \\\\ x"] {
             assert!(as_bash_reads(kept).is_none_or(|read| read == kept), "{kept:?}");
