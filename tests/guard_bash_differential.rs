@@ -100,9 +100,9 @@ fn lines(count: usize) -> Vec<String> {
     ];
     let mut r = Lcg(0x6d65_6469_6e21);
     let mut out: Vec<String> = Vec::new();
-    let mut guard_rounds = 0;
-    while out.len() < count && guard_rounds < count * 20 {
-        guard_rounds += 1;
+    let mut tries = 0;
+    while out.len() < count && tries < count * 20 {
+        tries += 1;
         let (p, s, w, a) = (r.pick(&before), r.pick(&between), r.pick(&rm), r.pick(&args));
         let core = if r.pick(&["a", "b", "c"]) == "a" {
             format!("{w} {a}{s}{p}")
@@ -172,10 +172,11 @@ fn bash_would_run(line: &str, dir: &Path, index: usize) -> Option<String> {
 
 #[test]
 fn every_line_bash_would_run_rm_on_is_blocked() {
-    if !Path::new("/bin/bash").exists() {
-        eprintln!("no /bin/bash here: the differential test has no oracle");
-        return;
-    }
+    // Without bash there is no oracle: that is the machine's to fix, never a pass.
+    assert!(
+        Path::new("/bin/bash").exists(),
+        "/bin/bash is missing: install bash (apt-get install bash) to judge the guard against it"
+    );
     let dir = tempfile::tempdir().expect("a temporary directory");
     let ws = Path::new("/work/medin-ws/task-1");
     let ctx = GuardContext { workspace: ws };

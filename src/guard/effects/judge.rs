@@ -3379,7 +3379,7 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
     // command names the file.
     let mut staged: Vec<(String, String)> = Vec::new();
     for pipeline in pipelines {
-        for cmd in pipeline {
+        for (position, cmd) in pipeline.iter().enumerate() {
             staged_payload(cmd, &mut staged, ctx, out);
             let bare_shell = crate::guard::carriers::is_shell(cmd.name())
                 && cmd.argv[1..]
@@ -3398,11 +3398,8 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
             }
             // Only a root program whose input is the terminal reads the lines typed after it
             // (not `echo x | sudo tee f`, `sudo cmd < f`, `$(sudo cmd)`).
-            root_before |= cmd.as_root
-                && std::ptr::eq(cmd, &pipeline[0])
-                && cmd.inputs.is_empty()
-                && cmd.stdin_text.is_none()
-                && !cmd.captured;
+            root_before |=
+                cmd.as_root && position == 0 && cmd.inputs.is_empty() && cmd.stdin_text.is_none() && !cmd.captured;
             if !cmd.redirects.is_empty() && matches!(cmd.name(), "echo" | "printf" | "cat") {
                 let text = cmd.argv[1..].join(" ") + cmd.stdin_text.as_deref().unwrap_or("");
                 shell_text_written |= hands_a_shell(&text) || text.contains("exec ");
