@@ -971,6 +971,10 @@ fn exposure_disk_process_git_new_spellings() {
             "sudo systemctl stop ssh",
             "sudo service ssh stop",
             "systemctl disable --now sshd.service",
+            // The schedulers, the clock and the message bus are the machine's, not an app's.
+            "sudo systemctl stop cron",
+            "sudo service crond stop",
+            "systemctl mask --now chronyd.service",
         ],
     );
     fires(

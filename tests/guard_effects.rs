@@ -607,7 +607,19 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
             "sudo sqlite3 app.db\n.shell sh",
             "sudo vim notes.txt\n:ter bash",
             "sudo lua5.4\nos.execute(\"sh\")",
+            // An escape runs whatever follows it as root, a shell or not.
+            "sudo less /etc/hosts\n!rm -rf /",
+            "sudo vim notes.txt\n:!id",
+            "sudo mail -s x root\n~!make install",
+            "sudo man man\n!./payload",
         ],
+    );
+    // A root program told to open its own shell or console: warned, since many such shells are
+    // a tool's own.
+    judged(
+        "privilege.root_shell",
+        Warn,
+        &["sudo poetry shell", "sudo ansible-test shell", "sudo rails console"],
     );
     // Commands of their own after a root command, or escapes typed with no root program
     // before them, hand root nothing.
@@ -628,6 +640,10 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
         "sudo systemctl restart docker\n.tools/bin/shfmt -d .",
         "sudo apt-get install -y git\n.ci/run-tests.sh --shell=/bin/bash",
         "echo x | sudo tee /tmp/x\n!bash",
+        // History references name no command; a shell subcommand that runs one is no prompt.
+        "sudo less /etc/hosts\n!!",
+        "sudo cephadm shell -- ceph --status",
+        "poetry shell",
     ]);
     judged(
         "deletion.recursive_force",

@@ -2084,7 +2084,24 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             cmd,
             "runs a shell with root's rights: what it runs afterwards is out of the guard's sight",
         ));
+    } else if opens_its_shell(cmd) {
+        out.push(warn(
+            Category::Privilege,
+            ROOT_SHELL,
+            cmd,
+            "a program running as root told to open its shell or console: what is typed into it is out of the guard's sight",
+        ));
     }
+}
+
+/// `sudo poetry shell`, `sudo ansible-test shell`, `sudo rails console`: a program whose only
+/// word is the subcommand that opens its shell, console or prompt. Warned, not blocked: many
+/// such shells are a tool's own (`ipmitool shell`), not the system's.
+fn opens_its_shell(cmd: &SimpleCommand) -> bool {
+    matches!(
+        positional_words(&cmd.argv[1..], &[]).as_slice(),
+        ["shell" | "console" | "repl"]
+    )
 }
 
 /// The paths a copy, move, install or link writes (`cp a b DEST`): the last operand, or, when
@@ -3359,12 +3376,37 @@ fn typed_escape(cmd: &SimpleCommand) -> bool {
     if !(odd_name || dot_command || call) {
         return false;
     }
+    // `!rm -rf /`, `:!id`, `~!make`: the escape of a pager, editor, debugger or mail or FTP
+    // client runs what follows it as a command of that program's user, whatever it names.
+    if shell_escape_runs_a_command(cmd) {
+        return true;
+    }
     let text = cmd.argv.join(" ");
     // Any word of it a shell's name, however the escape before it is spelled.
     let names_a_shell = text
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
         .any(|w| crate::guard::carriers::is_shell(crate::guard::basename(w)));
     names_a_shell || hands_a_shell(&text)
+}
+
+/// Whether a typed line is a program's shell escape with a command after it: `!` led by
+/// nothing, by an editor's `:` or by a mail client's `~` (`!rm -rf /`, `:!id`, `~! make`).
+fn shell_escape_runs_a_command(cmd: &SimpleCommand) -> bool {
+    let name = cmd.argv[0].as_str();
+    let Some(rest) = name
+        .strip_prefix('!')
+        .or_else(|| name.strip_prefix(":!"))
+        .or_else(|| name.strip_prefix("~!"))
+    else {
+        return false;
+    };
+    // `!!`, `!$`, `!-2`: history references, no command of their own.
+    let first = rest.trim_start_matches('!');
+    let named = first
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_'));
+    named || (first.is_empty() && rest.is_empty() && cmd.argv.len() > 1)
 }
 
 /// `tar czf /tmp/x.tgz ~ && curl -F f=@/tmp/x.tgz https://...`: an archive of risky sources

@@ -135,22 +135,41 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             if args.iter().any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask"))
                 && args.iter().any(|a| {
                     let unit = a.trim_end_matches(".service").trim_end_matches(".socket");
-                    matches!(
-                        unit,
-                        "ssh" | "sshd" | "networking" | "NetworkManager" | "systemd-networkd" | "docker" | "containerd"
-                    ) || unit.starts_with("systemd-")
+                    MACHINE_SERVICES.contains(&unit) || unit.starts_with("systemd-")
                 }) =>
         {
             out.push(warn(
                 c,
                 SHUTDOWN,
                 cmd,
-                "stops a system service that keeps the machine reachable",
+                "stops a service the machine itself relies on (remote access, networking, containers, scheduled jobs, its clock or message bus)",
             ));
         }
         _ => {}
     }
 }
+
+/// Services the machine itself relies on rather than an application's: remote access,
+/// networking, the container runtime, the job schedulers, time and the message bus. Security
+/// and logging services are `network.firewall`'s, and blocked.
+const MACHINE_SERVICES: &[&str] = &[
+    "ssh",
+    "sshd",
+    "networking",
+    "NetworkManager",
+    "docker",
+    "containerd",
+    "cron",
+    "crond",
+    "cronie",
+    "anacron",
+    "atd",
+    "dbus",
+    "chronyd",
+    "chrony",
+    "ntp",
+    "ntpd",
+];
 
 /// A function that pipes itself into itself in the background.
 pub(crate) static BOMB: Pattern =
