@@ -2050,7 +2050,27 @@ fn shell_flag(text: &str, flag: &str) -> bool {
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
     static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
-    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p")
+    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p") || shell_after_separator(text)
+}
+
+/// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && zsh -i`): text a
+/// program splices into a command line it runs hands that line a shell.
+fn shell_after_separator(text: &str) -> bool {
+    if !text.contains([';', '|', '&']) {
+        return false;
+    }
+    text.match_indices([';', '|', '&']).any(|(at, _)| {
+        let rest = text[at + 1..].trim_start_matches([';', '|', '&']).trim_start();
+        let word_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+            .unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        let after = rest[word_end..].trim_start();
+        crate::guard::carriers::is_shell(crate::guard::basename(word))
+            && (after.is_empty()
+                || after.starts_with(['#', '-', ';', ')', '}', '<', '>', '&', '|'])
+                || after.starts_with("0<"))
+    })
 }
 
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
@@ -2076,7 +2096,7 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .iter()
         .chain(cmd.stdin_text.iter())
         .any(|a| hands_a_shell(a));
-    if bare || handed || interactive {
+    if bare || handed || interactive || runs_a_trailing_shell(cmd) {
         out.push(block(
             Category::Privilege,
             ROOT_SHELL,
@@ -2092,6 +2112,50 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             "a program running as root told to open its shell or console: what is typed into it is out of the guard's sight",
         ));
     }
+}
+
+/// `sudo perf stat sh`, `sudo softlimit sh`, `sudo setarch x86_64 bash -i`: a program the
+/// effect table does not know whose last words are a shell with at most its options. Such a
+/// program is a wrapper running it; naming a shell as a package (`apt install zsh`), as a
+/// process to find or end (`pgrep bash`) or as a page (`man bash`) runs nothing.
+fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
+    const NAMES_WITHOUT_RUNNING: &[&str] = &[
+        "which",
+        "whereis",
+        "type",
+        "command",
+        "man",
+        "info",
+        "help",
+        "whatis",
+        "apropos",
+        "pgrep",
+        "pkill",
+        "killall",
+        "pidof",
+        "chsh",
+        "locate",
+        "dpkg-reconfigure",
+        "update-alternatives",
+    ];
+    let name = cmd.name();
+    if spec_for(name).is_some()
+        || is_quiet(name)
+        || super::packages::is_manager(name)
+        || NAMES_WITHOUT_RUNNING.contains(&name)
+    {
+        return false;
+    }
+    let Some(shell_at) = cmd.argv.iter().rposition(|a| crate::guard::carriers::is_shell(a)) else {
+        return false;
+    };
+    shell_at > 0
+        && cmd.argv[shell_at + 1..].iter().all(|a| {
+            matches!(
+                a.as_str(),
+                "-i" | "-p" | "-l" | "-s" | "--login" | "--norc" | "--noprofile"
+            )
+        })
 }
 
 /// `sudo poetry shell`, `sudo ansible-test shell`, `sudo rails console`: a program whose only

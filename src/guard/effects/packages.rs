@@ -364,6 +364,11 @@ fn essential(package: &str) -> bool {
         )
 }
 
+/// Whether `name` is a package manager (its words name packages, not programs to run).
+pub fn is_manager(name: &str) -> bool {
+    manager(name).is_some()
+}
+
 /// The manager spec of `name`, if it is one.
 fn manager(name: &str) -> Option<&'static Manager> {
     MANAGERS.iter().find(|m| m.names.contains(&name))
