@@ -3478,3 +3478,40 @@ fn a_copy_into_a_directory_writes_each_source_there() {
     judged("persistence.vcs_hook", Block, &["cp hooks/pre-commit .git/hooks/"]);
     allowed(&["cp build/app ~/bin/", "cp .env ~/backup/", "cp -r src dist/"]);
 }
+
+#[test]
+fn wrappers_the_guard_does_not_know_run_what_follows() {
+    // A program the effect table does not know, whose first word names a program that acts:
+    // what follows is judged as the command it is.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "chronic rm -rf ~",
+            "cd / && chronic rm -rf *",
+            "retry-cmd --times 3 sh -c 'rm -rf /'",
+        ],
+    );
+    judged("git.force_push", Block, &["catchsegv git push --force origin main"]);
+    // Profilers and benchmark runners are known carriers: the command they measure is judged.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "valgrind rm -rf /",
+            "perf record -g rm -rf /",
+            "perf stat -e cycles -- rm -rf ~",
+            "hyperfine 'rm -rf /'",
+            "hyperfine --prepare 'rm -rf ~' 'ls'",
+        ],
+    );
+    // What they wrap, when harmless, stays harmless; a tool's own `rm` verb is its own.
+    allowed(&[
+        "valgrind --leak-check=full ./app",
+        "perf stat ls",
+        "perf report",
+        "hyperfine -w 3 'sleep 0.1' 'ls'",
+        "chronic make test",
+        "printf '%s' 'rm -rf /' > /tmp/guard-sample.txt && wc -c /tmp/guard-sample.txt",
+    ]);
+}

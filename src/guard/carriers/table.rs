@@ -158,6 +158,110 @@ static CARRIERS: &[Carrier] = &[
         script_flags: &["-s"],
         ..carrier(&["entr"], NONE, NONE, Carries::Rest)
     },
+    // Profilers and benchmark runners: the command they measure runs as given.
+    carrier(&["valgrind"], NONE, NONE, Carries::Rest),
+    carrier(
+        &["perf"],
+        &["stat"],
+        &[
+            "-e", "--event", "-o", "--output", "-r", "--repeat", "-p", "--pid", "-t", "--tid", "-C", "--cpu", "-G",
+            "--cgroup",
+        ],
+        Carries::Rest,
+    ),
+    carrier(
+        &["perf"],
+        &["record"],
+        &[
+            "-e",
+            "--event",
+            "-o",
+            "--output",
+            "-p",
+            "--pid",
+            "-t",
+            "--tid",
+            "-C",
+            "--cpu",
+            "-F",
+            "--freq",
+            "-c",
+            "--count",
+            "-m",
+            "--mmap-pages",
+            "--call-graph",
+            "-G",
+            "--cgroup",
+        ],
+        Carries::Rest,
+    ),
+    carrier(
+        &["perf"],
+        &["trace"],
+        &[
+            "-e",
+            "--event",
+            "--expr",
+            "-o",
+            "--output",
+            "-p",
+            "--pid",
+            "-t",
+            "--tid",
+            "-C",
+            "--cpu",
+            "--duration",
+        ],
+        Carries::Rest,
+    ),
+    carrier(
+        &["hyperfine"],
+        NONE,
+        &[
+            "-w",
+            "--warmup",
+            "-m",
+            "--min-runs",
+            "-M",
+            "--max-runs",
+            "-r",
+            "--runs",
+            "-s",
+            "--setup",
+            "-p",
+            "--prepare",
+            "-c",
+            "--cleanup",
+            "-P",
+            "--parameter-scan",
+            "-D",
+            "--parameter-step-size",
+            "-L",
+            "--parameter-list",
+            "-S",
+            "--shell",
+            "--style",
+            "--sort",
+            "-u",
+            "--time-unit",
+            "--export-asciidoc",
+            "--export-csv",
+            "--export-json",
+            "--export-markdown",
+            "--export-orgmode",
+            "--output",
+            "--input",
+            "-n",
+            "--command-name",
+        ],
+        Carries::EachScript,
+    ),
+    carrier(
+        &["hyperfine"],
+        NONE,
+        NONE,
+        Carries::OptionScript(&["-s", "--setup", "-p", "--prepare", "-c", "--cleanup"]),
+    ),
     carrier(
         &["concurrently"],
         NONE,
@@ -494,6 +598,17 @@ mod tests {
             ),
             "sh -c \"crontab -r\" #"
         );
+        assert_eq!(script(&["valgrind", "-q", "rm", "-rf", "/"], Runs::Child), "rm -rf /");
+        assert_eq!(
+            script(&["perf", "record", "-o", "p.data", "-g", "rm", "-rf", "/"], Runs::Child),
+            "rm -rf /"
+        );
+        let measured: Vec<String> = scripts(&["hyperfine", "-w", "3", "--prepare", "rm -rf ~", "ls"])
+            .into_iter()
+            .map(|c| c.script)
+            .collect();
+        assert_eq!(measured, ["ls", "rm -rf ~"]);
+        assert!(scripts(&["perf", "report", "-i", "p.data"]).is_empty());
         assert_eq!(
             script(&["ssh", "-o", "ProxyCommand=sh -c 'id'", "x"], Runs::Child),
             "sh -c 'id'"

@@ -202,6 +202,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             // is judged on its own.
             if !is_quiet(name) && !crate::guard::carriers::hands_on_words(&cmd.argv) {
                 unknown_program(cmd, ctx, out);
+                unknown_wrapper(cmd, ctx, out);
             }
         }
     }
@@ -2156,6 +2157,61 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
                 "-i" | "-p" | "-l" | "-s" | "--login" | "--norc" | "--noprofile"
             )
         })
+}
+
+/// `valgrind rm -rf /`, `chronic sh -c '..'`, `perf record -g git push --force`: a program the
+/// guard does not know whose first word that is not an option names a program that acts on
+/// the machine. Such a program is a wrapper running what follows (profilers, retriers,
+/// notifiers, limiters), and what follows is judged as the command it is; a block there is a
+/// block here. Only programs no CLI names a subcommand of its own after are taken
+/// (`mc rm`, `gsutil cp` and `batch` are a tool's own verbs).
+fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    const ACTING_PROGRAMS: &[&str] = &[
+        "rm", "dd", "shred", "truncate", "mkfs", "chmod", "chown", "chattr", "git", "curl", "wget", "find", "xargs",
+        "kill", "pkill", "killall", "sudo", "python", "python3", "perl", "ruby", "node",
+    ];
+    // A command word is a program's file name: not an assignment bash could not make
+    // (`1A=2`), not a path (judged as the file it runs) and not a format (`%s`).
+    let name = cmd.name();
+    let program_like = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
+    if !program_like || super::packages::is_manager(name) {
+        return;
+    }
+    // The first word that is neither an option nor, after an option, perhaps its value
+    // (`retry --times 3 sh -c ..`).
+    let acting = |w: &str| crate::guard::carriers::is_shell(w) || ACTING_PROGRAMS.contains(&w);
+    let mut found = None;
+    for (i, word) in cmd.argv.iter().enumerate().skip(1) {
+        if word.starts_with('-') {
+            continue;
+        }
+        if acting(word) {
+            found = Some(i);
+            break;
+        }
+        let previous = &cmd.argv[i - 1];
+        if !(previous.starts_with('-') && !previous.contains('=')) {
+            break;
+        }
+    }
+    let Some(at) = found else {
+        return;
+    };
+    let wrapped = cmd.argv[at..]
+        .iter()
+        .map(|w| crate::guard::shell::quote_word(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let verdict = crate::guard::check_command_in(&wrapped, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+    if let Some(blocked) = verdict
+        .violations
+        .into_iter()
+        .find(|v| v.recommendation == Recommendation::Block)
+    {
+        out.push(blocked);
+    }
 }
 
 /// `sudo poetry shell`, `sudo ansible-test shell`, `sudo rails console`: a program whose only
