@@ -974,7 +974,7 @@ fn exposure_disk_process_git_new_spellings() {
             // The schedulers, the clock and the message bus are the machine's, not an app's.
             "sudo systemctl stop cron",
             "sudo service crond stop",
-            "systemctl mask --now chronyd.service",
+            "systemctl mask --now atd.service",
         ],
     );
     fires(
@@ -985,6 +985,8 @@ fn exposure_disk_process_git_new_spellings() {
     passes(&[
         "systemctl status ssh",
         "sudo service nginx stop",
+        "systemctl --user stop dbus",
+        "sudo service ntp stop && sudo ntpdate pool.ntp.org && sudo service ntp start",
         "python3 -c 'import os; print(os.fork)'",
     ]);
     fires(

@@ -612,6 +612,25 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
             "sudo vim notes.txt\n:!id",
             "sudo mail -s x root\n~!make install",
             "sudo man man\n!./payload",
+            // Every spelling of the escape: an editor's ranges, reads, writes and terminals, a
+            // script on stdin, an option's value.
+            "sudo vim a.txt\n: !id",
+            "sudo vim a.txt\n:r !id",
+            "sudo vim a.txt\n:%!id",
+            "sudo vim a.txt\n:silent !id",
+            "sudo vim a.txt\n:term",
+            "sudo less a.txt\n!~/x.sh",
+            "sudo sqlite3 x.db\n.system id",
+            "sudo ftp host <<'X'\n!rm -rf /\nX",
+            "sudo vim -c '!id' a.txt",
+            "sudo vim +'!id' a.txt",
+            "sudo gdb -batch -ex 'shell id'",
+            "sudo mysql -e 'system id'",
+            "sudo softlimit sh -x",
+            "sudo softlimit python3 -i",
+            "sudo frob 'x; exec sh'",
+            "sudo frob $'x\nsh'",
+            "sudo frob 'x; sh 2>&1'",
             // A program the guard does not know, ending in a shell: a wrapper running it.
             "sudo softlimit sh",
             "sudo pexec bash -i",
@@ -658,6 +677,30 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
         "sudo man bash",
         "sudo tee -a build.log <<< 'done; sh finished'",
         "sudo frob 'x; shellcheck a.sh'",
+        // A shell in a container, a shell the user starts once a root command has exited, a
+        // shell as a package, a completion target or an option's value, and `|` or `!` as a
+        // program's own syntax.
+        "sudo k3s kubectl exec -it mypod -- sh",
+        "sudo crictl exec -it 3f2a sh",
+        "sudo buildah run ctr bash",
+        "sudo lxc-attach -n c1 -- bash",
+        "sudo apt-get install -y zsh && exec zsh",
+        "sudo apt-get update && bash -i",
+        "sudo apt-get install -y zsh\nzsh -l",
+        "sudo emerge zsh",
+        "sudo apt-mark hold bash",
+        "sudo k3s completion bash -i",
+        "sudo ausearch -c bash",
+        "sudo grep -E 'bash|zsh' /etc/passwd",
+        "sudo awk -F: '$7 ~ /(bash|zsh)$/ {print $1}' /etc/passwd",
+        "sudo logger -t deploy 'done; bash'",
+        "sudo awk '!seen[$0]++' f",
+        "sudo git commit -m '!important fix'",
+        "sudo removepkg tmux",
+        "sudo run_init data/script",
+        // A root shell or interpreter running a script is not a wrapper around itself.
+        "sudo bash deploy.sh",
+        "sudo lua x.lua",
     ]);
     judged(
         "deletion.recursive_force",

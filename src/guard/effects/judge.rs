@@ -2051,26 +2051,39 @@ fn shell_flag(text: &str, flag: &str) -> bool {
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
     static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
-    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p") || shell_after_separator(text)
+    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p")
 }
 
-/// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && zsh -i`): text a
-/// program splices into a command line it runs hands that line a shell.
+/// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && exec zsh -i`,
+/// a newline then `sh`): text a program splices into a command line it runs hands that line a
+/// shell.
 fn shell_after_separator(text: &str) -> bool {
-    if !text.contains([';', '|', '&']) {
+    const SEPARATORS: [char; 5] = [';', '|', '&', '\n', '`'];
+    if !text.contains(SEPARATORS) {
         return false;
     }
-    text.match_indices([';', '|', '&']).any(|(at, _)| {
-        let rest = text[at + 1..].trim_start_matches([';', '|', '&']).trim_start();
+    text.match_indices(SEPARATORS).any(|(at, separator)| {
+        // `bash|zsh` in a pattern is an alternation: a pipe splices only with a blank beside it.
+        let blank_beside = text[..at].ends_with(char::is_whitespace) || text[at + 1..].starts_with(char::is_whitespace);
+        if separator == "|" && !blank_beside && !text[..at].ends_with('|') {
+            return false;
+        }
+        let mut rest = text[at + 1..].trim_start_matches(SEPARATORS).trim_start();
+        // `exec sh`, `env sh`, `nohup sh`: the shell still starts.
+        for lead in ["exec ", "env ", "nohup ", "command "] {
+            rest = rest.strip_prefix(lead).map_or(rest, str::trim_start);
+        }
+        let rest = rest.trim_start_matches(['"', '\'', '\\']);
         let word_end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
             .unwrap_or(rest.len());
-        let word = &rest[..word_end];
-        let after = rest[word_end..].trim_start();
-        crate::guard::carriers::is_shell(crate::guard::basename(word))
+        let after = rest[word_end..].trim_start_matches(['"', '\'']).trim_start();
+        crate::guard::carriers::is_shell(crate::guard::basename(&rest[..word_end]))
             && (after.is_empty()
-                || after.starts_with(['#', '-', ';', ')', '}', '<', '>', '&', '|'])
-                || after.starts_with("0<"))
+                || after.starts_with(['#', '-', ';', ')', '}', '<', '>', '&', '|', '`'])
+                || after
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .starts_with(['<', '>']))
     })
 }
 
@@ -2093,10 +2106,28 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     _ => positional.is_empty(),
                 }
         });
+    // Where `;` and `|` are a program's own syntax or prose, they splice nothing.
+    let splices = !matches!(
+        cmd.name(),
+        "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "sed"
+            | "gsed"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "git"
+            | "logger"
+            | "journalctl"
+    );
     let handed = cmd.argv[1..]
         .iter()
         .chain(cmd.stdin_text.iter())
-        .any(|a| hands_a_shell(a));
+        .any(|a| hands_a_shell(a) || (splices && shell_after_separator(a)))
+        || escape_handed(cmd);
     if bare || handed || interactive || runs_a_trailing_shell(cmd) {
         out.push(block(
             Category::Privilege,
@@ -2115,10 +2146,12 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
-/// `sudo perf stat sh`, `sudo softlimit sh`, `sudo setarch x86_64 bash -i`: a program the
-/// effect table does not know whose last words are a shell with at most its options. Such a
-/// program is a wrapper running it; naming a shell as a package (`apt install zsh`), as a
-/// process to find or end (`pgrep bash`) or as a page (`man bash`) runs nothing.
+/// `sudo perf stat sh`, `sudo softlimit sh`, `sudo pexec -q python3 -i`: a program the effect
+/// table does not know, shaped like a wrapper, whose last words are a shell or interpreter with
+/// at most its options. The shell must come before any other word that is not an option (or an
+/// option's value): `sudo k3s completion bash`, `sudo crictl exec -it c sh` and `sudo emerge
+/// zsh` put a subcommand or a package first, and `sudo ausearch -c bash` hands the name to an
+/// option. Naming a shell as a package, a process or a page runs nothing.
 fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
     const NAMES_WITHOUT_RUNNING: &[&str] = &[
         "which",
@@ -2138,6 +2171,20 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
         "locate",
         "dpkg-reconfigure",
         "update-alternatives",
+        "emerge",
+        "urpmi",
+        "pkg_add",
+        "pkg",
+        "xbps-install",
+        "guix",
+        "opkg",
+        "pkgin",
+        "slackpkg",
+        "nala",
+        "rpm-ostree",
+        "debsums",
+        "apt-mark",
+        "lxc-attach",
     ];
     let name = cmd.name();
     if spec_for(name).is_some()
@@ -2147,16 +2194,26 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
     {
         return false;
     }
-    let Some(shell_at) = cmd.argv.iter().rposition(|a| crate::guard::carriers::is_shell(a)) else {
+    let is_option = |w: &str| w.starts_with('-') || w.starts_with('+');
+    let Some(shell_at) = cmd.argv.iter().skip(1).position(|a| {
+        crate::guard::carriers::is_shell(crate::guard::basename(a))
+            || matches!(
+                a.as_str(),
+                "su" | "python" | "python2" | "python3" | "perl" | "ruby" | "irb" | "node" | "php" | "lua" | "tclsh"
+            )
+    }) else {
         return false;
     };
-    shell_at > 0
-        && cmd.argv[shell_at + 1..].iter().all(|a| {
-            matches!(
-                a.as_str(),
-                "-i" | "-p" | "-l" | "-s" | "--login" | "--norc" | "--noprofile"
-            )
-        })
+    let shell_at = shell_at + 1;
+    let before = &cmd.argv[1..shell_at];
+    // Every word before it an option, or the value right after one; the shell itself not an
+    // option's value (`-c bash`, `--shell=bash` aside: `--` ends the options).
+    let shaped_as_wrapper = before
+        .iter()
+        .enumerate()
+        .all(|(i, w)| is_option(w) || (i > 0 && is_option(&before[i - 1]) && before[i - 1] != "--"))
+        && before.last().is_none_or(|w| !is_option(w) || w == "--");
+    shaped_as_wrapper && cmd.argv[shell_at + 1..].iter().all(|a| is_option(a))
 }
 
 /// `valgrind rm -rf /`, `chronic sh -c '..'`, `perf record -g git push --force`: a program the
@@ -2192,7 +2249,7 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             break;
         }
         let previous = &cmd.argv[i - 1];
-        if !(previous.starts_with('-') && !previous.contains('=')) {
+        if !previous.starts_with('-') || previous.contains('=') {
             break;
         }
     }
@@ -3485,8 +3542,10 @@ fn typed_escape(cmd: &SimpleCommand) -> bool {
     let Some(name) = cmd.argv.first() else {
         return false;
     };
-    // `:` alone is the shell's no-op builtin (`: "${SHELL:=/bin/bash}"`).
-    let odd_name = name != ":" && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']);
+    // `:` alone is the shell's no-op builtin (`: "${SHELL:=/bin/bash}"`), unless an escape
+    // follows it (`: !id`).
+    let odd_name = (name != ":" || cmd.argv.get(1).is_some_and(|w| w.starts_with('!')))
+        && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']);
     let dot_command = name.len() > 1 && name.starts_with('.') && !name.contains('/');
     let call = cmd.argv.len() == 2
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -3510,23 +3569,87 @@ fn typed_escape(cmd: &SimpleCommand) -> bool {
 }
 
 /// Whether a typed line is a program's shell escape with a command after it: `!` led by
-/// nothing, by an editor's `:` or by a mail client's `~` (`!rm -rf /`, `:!id`, `~! make`).
+/// nothing, by psql's `\`, by an editor's `:` (with a range or `r`, `w`, `silent`, `exe`
+/// before it) or by a mail client's `~` (`!rm -rf /`, `:!id`, `:%!id`, `:r !id`, `~! make`,
+/// `~|id`); an editor's `:sh` or `:term`; sqlite3's `.shell` or `.system` with a command.
 fn shell_escape_runs_a_command(cmd: &SimpleCommand) -> bool {
-    let name = cmd.argv[0].as_str();
-    let Some(rest) = name
-        .strip_prefix('!')
-        .or_else(|| name.strip_prefix(":!"))
-        .or_else(|| name.strip_prefix("~!"))
-    else {
-        return false;
+    // `: !id` reads as the shell's no-op builtin with words; typed into an editor, it escapes.
+    if cmd.argv[0] == ":" && cmd.argv.get(1).is_some_and(|w| w.starts_with('!')) {
+        return escape_runs_a_command(&cmd.argv[1]);
+    }
+    escape_runs_a_command(&cmd.argv.join(" "))
+}
+
+/// [`shell_escape_runs_a_command`] for one line of text.
+fn escape_runs_a_command(line: &str) -> bool {
+    let line = line.trim_start();
+    let commandish = |rest: &str| {
+        rest.trim_start()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '~' | '"' | '\'' | '$'))
     };
     // `!!`, `!$`, `!-2`: history references, no command of their own.
-    let first = rest.trim_start_matches('!');
-    let named = first
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_'));
-    named || (first.is_empty() && rest.is_empty() && cmd.argv.len() > 1)
+    let bang = |rest: &str| {
+        rest.strip_prefix('!')
+            .is_some_and(|r| !r.starts_with('!') && commandish(r))
+    };
+    if let Some(editor) = line.strip_prefix(':') {
+        let editor = editor
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | '%' | '$' | ',' | '\'' | '<' | '>'));
+        if matches!(editor.trim_end(), "sh" | "shell" | "ter" | "term" | "terminal") {
+            return true;
+        }
+        let mut rest = editor;
+        for lead in ["silent", "r", "read", "w", "write", "exe", "execute"] {
+            if let Some(r) = rest.strip_prefix(lead).filter(|r| r.starts_with([' ', '!', '"'])) {
+                rest = r.trim_start().trim_start_matches('"');
+            }
+        }
+        return bang(rest) || rest.starts_with("call system(");
+    }
+    if let Some(mail) = line.strip_prefix('~') {
+        return bang(mail) || mail.strip_prefix('|').is_some_and(commandish);
+    }
+    if let Some(dot) = line.strip_prefix(".shell ").or_else(|| line.strip_prefix(".system ")) {
+        return commandish(dot);
+    }
+    bang(line.strip_prefix('\\').unwrap_or(line))
+}
+
+/// `sudo vim -c '!id'`, `sudo vim +'!id'`, `sudo gdb -ex 'shell id'`, `sudo mysql -e 'system id'`,
+/// `sudo ftp host <<EOF` with `!rm -rf /` in it: a root program handed its shell escape in an
+/// option or on stdin runs that command as root. Text tools whose programs use `!` for
+/// negation (`awk '!seen[$0]++'`, `sed '!d'`) are not handed anything.
+fn escape_handed(cmd: &SimpleCommand) -> bool {
+    const TEXT_PROGRAMS: &[&str] = &[
+        "awk", "gawk", "mawk", "nawk", "sed", "gsed", "grep", "egrep", "fgrep", "rg", "perl", "jq", "yq", "find",
+    ];
+    if TEXT_PROGRAMS.contains(&cmd.name()) {
+        return false;
+    }
+    let program_command = |text: &str| {
+        escape_runs_a_command(text)
+            || ["shell ", "system ", "\\! "].iter().any(|lead| {
+                text.trim_start()
+                    .strip_prefix(lead)
+                    .is_some_and(|r| !r.trim().is_empty())
+            })
+    };
+    let args = &cmd.argv[1..];
+    let in_option = args.iter().enumerate().any(|(i, a)| {
+        let value = match a.as_str() {
+            "-c" | "-ex" | "-e" | "--cmd" | "--command" | "--execute" | "--eval-command" => args.get(i + 1),
+            _ => None,
+        };
+        value.is_some_and(|v| program_command(v)) || a.strip_prefix('+').is_some_and(program_command)
+    });
+    in_option
+        || cmd
+            .stdin_text
+            .as_deref()
+            .is_some_and(|t| t.lines().any(program_command))
 }
 
 /// `tar czf /tmp/x.tgz ~ && curl -F f=@/tmp/x.tgz https://...`: an archive of risky sources
@@ -3536,6 +3659,11 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
     // A program started as root earlier in the text, and text handing a shell written to a
     // file: what follows runs as root.
     let mut root_before = false;
+    // Whether that root program is one the guard does not know: a bare shell typed after a
+    // known one (`sudo apt-get install -y zsh && exec zsh`) is started by the user's shell
+    // once it has exited; after an unknown interactive program (`sudo hping3`, then
+    // `/bin/sh`) it is typed into that program.
+    let mut unknown_root_before = false;
     let mut shell_text_written = false;
     // Text written to a file by `echo`/`printf` earlier in the line, judged when a later
     // command names the file.
@@ -3548,7 +3676,7 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                     .iter()
                     .all(|a| matches!(a.as_str(), "-i" | "-p" | "-s" | "-l" | "--login"));
             // A line typed into the root program, not a shell handed to a later command.
-            let typed = root_before && !cmd.carried && (bare_shell || typed_escape(cmd));
+            let typed = root_before && !cmd.carried && ((bare_shell && unknown_root_before) || typed_escape(cmd));
             if typed || (shell_text_written && cmd.as_root) {
                 out.push(block(
                     Category::Privilege,
@@ -3560,11 +3688,16 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
             }
             // Only a root program whose input is the terminal reads the lines typed after it
             // (not `echo x | sudo tee f`, `sudo cmd < f`, `$(sudo cmd)`).
-            root_before |=
+            let terminal_root =
                 cmd.as_root && position == 0 && cmd.inputs.is_empty() && cmd.stdin_text.is_none() && !cmd.captured;
+            root_before |= terminal_root;
+            unknown_root_before |= terminal_root
+                && spec_for(cmd.name()).is_none()
+                && !is_quiet(cmd.name())
+                && !super::packages::is_manager(cmd.name());
             if !cmd.redirects.is_empty() && matches!(cmd.name(), "echo" | "printf" | "cat") {
                 let text = cmd.argv[1..].join(" ") + cmd.stdin_text.as_deref().unwrap_or("");
-                shell_text_written |= hands_a_shell(&text) || text.contains("exec ");
+                shell_text_written |= hands_a_shell(&text) || shell_after_separator(&text) || text.contains("exec ");
             }
             if matches!(cmd.name(), "tar" | "bsdtar" | "zip" | "7z") {
                 if let Some(archive) = archive_file(cmd).filter(|a| a != "-") {

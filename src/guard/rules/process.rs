@@ -131,8 +131,10 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "shuts down or reboots the machine",
             ));
         }
+        // `systemctl --user stop dbus`: the user's own service manager, not the machine's.
         "systemctl" | "service"
-            if args.iter().any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask"))
+            if !args.contains(&"--user")
+                && args.iter().any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask"))
                 && args.iter().any(|a| {
                     let unit = a.trim_end_matches(".service").trim_end_matches(".socket");
                     MACHINE_SERVICES.contains(&unit) || unit.starts_with("systemd-")
@@ -142,7 +144,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 c,
                 SHUTDOWN,
                 cmd,
-                "stops a service the machine itself relies on (remote access, networking, containers, scheduled jobs, its clock or message bus)",
+                "stops a service the machine itself relies on (remote access, networking, containers, scheduled jobs, its message bus)",
             ));
         }
         _ => {}
@@ -150,8 +152,9 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 }
 
 /// Services the machine itself relies on rather than an application's: remote access,
-/// networking, the container runtime, the job schedulers, time and the message bus. Security
-/// and logging services are `network.firewall`'s, and blocked.
+/// networking, the container runtime, the job schedulers and the message bus (a time service
+/// is stopped and started again to set the clock by hand). Security and logging services are
+/// `network.firewall`'s, and blocked.
 const MACHINE_SERVICES: &[&str] = &[
     "ssh",
     "sshd",
@@ -165,10 +168,6 @@ const MACHINE_SERVICES: &[&str] = &[
     "anacron",
     "atd",
     "dbus",
-    "chronyd",
-    "chrony",
-    "ntp",
-    "ntpd",
 ];
 
 /// A function that pipes itself into itself in the background.
