@@ -3533,8 +3533,15 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
             "chronic rm -rf ~",
             "cd / && chronic rm -rf *",
             "retry-cmd --times 3 sh -c 'rm -rf /'",
+            // Wrappers of wrappers, programs by their path, the command after `--`.
+            "chronic env rm -rf ~",
+            "chronic timeout 5 rm -rf ~",
+            "chronic /bin/rm -rf ~",
+            "chronic eval 'rm -rf ~'",
+            "aws-vault exec prof -- rm -rf ~",
         ],
     );
+    judged("disk.mkfs", Block, &["chronic mkfs.ext4 /dev/sda1"]);
     judged("git.force_push", Block, &["catchsegv git push --force origin main"]);
     // Profilers and benchmark runners are known carriers: the command they measure is judged.
     judged(
@@ -3555,6 +3562,10 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
         "perf report",
         "hyperfine -w 3 'sleep 0.1' 'ls'",
         "chronic make test",
+        // Programs that print or look up their words run none of them.
+        "cowsay git push --force",
+        "howdoi git reset --hard",
+        "notify-send git push --force finished",
         "printf '%s' 'rm -rf /' > /tmp/guard-sample.txt && wc -c /tmp/guard-sample.txt",
     ]);
 }

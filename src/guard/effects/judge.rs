@@ -2224,8 +2224,32 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
 /// (`mc rm`, `gsutil cp` and `batch` are a tool's own verbs).
 fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     const ACTING_PROGRAMS: &[&str] = &[
-        "rm", "dd", "shred", "truncate", "mkfs", "chmod", "chown", "chattr", "git", "curl", "wget", "find", "xargs",
-        "kill", "pkill", "killall", "sudo", "python", "python3", "perl", "ruby", "node",
+        "rm", "dd", "shred", "truncate", "mkfs", "wipefs", "chmod", "chown", "chattr", "mv", "git", "curl", "wget",
+        "find", "xargs", "kill", "pkill", "killall", "sudo", "doas", "pkexec", "env", "nice", "timeout", "exec",
+        "eval", "busybox", "python", "python3", "perl", "ruby", "node", "php",
+    ];
+    // Programs that print, say or look up their words, and run none of them.
+    const SHOWS_ITS_WORDS: &[&str] = &[
+        "cowsay",
+        "cowthink",
+        "figlet",
+        "toilet",
+        "banner",
+        "notify-send",
+        "say",
+        "espeak",
+        "spd-say",
+        "howdoi",
+        "cht.sh",
+        "explain",
+        "logger",
+        "wall",
+        "write",
+        "zenity",
+        "kdialog",
+        "whiptail",
+        "dialog",
+        "gum",
     ];
     // A command word is a program's file name: not an assignment bash could not make
     // (`1A=2`), not a path (judged as the file it runs) and not a format (`%s`).
@@ -2233,12 +2257,15 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     let program_like = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
-    if !program_like || super::packages::is_manager(name) {
+    if !program_like || super::packages::is_manager(name) || SHOWS_ITS_WORDS.contains(&name) {
         return;
     }
     // The first word that is neither an option nor, after an option, perhaps its value
-    // (`retry --times 3 sh -c ..`).
-    let acting = |w: &str| crate::guard::carriers::is_shell(w) || ACTING_PROGRAMS.contains(&w);
+    // (`retry --times 3 sh -c ..`), or the first after `--` (`aws-vault exec prof -- rm ..`).
+    let acting = |w: &str| {
+        let program = crate::guard::basename(w);
+        crate::guard::carriers::is_shell(program) || ACTING_PROGRAMS.contains(&program) || program.starts_with("mkfs.")
+    };
     let mut found = None;
     for (i, word) in cmd.argv.iter().enumerate().skip(1) {
         if word.starts_with('-') {
@@ -2253,6 +2280,11 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             break;
         }
     }
+    let after_dashes = || {
+        let at = cmd.argv.iter().position(|w| w == "--")? + 1;
+        cmd.argv.get(at).filter(|w| acting(w)).map(|_| at)
+    };
+    let found = found.or_else(after_dashes);
     let Some(at) = found else {
         return;
     };
