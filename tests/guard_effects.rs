@@ -211,6 +211,10 @@ fn protections_torn_down() {
             "systemctl stop auditd",
             "systemctl mask apparmor.service",
             "service ufw stop",
+            // Every init system's way of stopping one.
+            "sudo rc-service auditd stop",
+            "sudo invoke-rc.d ufw stop",
+            "sudo sv down rsyslog",
             "auditctl -D",
             "setenforce Permissive",
             "firewall-cmd --set-default-zone=trusted",
@@ -239,6 +243,8 @@ fn protections_torn_down() {
         "ufw status verbose",
         "nft list ruleset",
         "systemctl stop myapp",
+        "sudo rc-service nginx stop",
+        "sudo sv status rsyslog",
         "getenforce",
         "auditctl -l",
     ]);

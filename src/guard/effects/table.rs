@@ -1864,14 +1864,16 @@ pub static PROGRAMS: &[Program] = &[
             },
         ],
     },
+    // SysV's `service`, OpenRC's `rc-service`, Debian's `invoke-rc.d`, runit's `sv`: a service
+    // named, then what to do with it (`sv down x` stops it too).
     Program {
-        names: &["service"],
+        names: &["service", "rc-service", "invoke-rc.d", "sv"],
         value_opts: &[],
         clauses: &[Clause {
             sub: &[],
             when: When::Both(
                 &When::Arg(Val::SecurityAgent),
-                &When::Arg(Val::Is(&["stop", "disable", "kill"])),
+                &When::Arg(Val::Is(&["stop", "disable", "kill", "down", "force-stop"])),
             ),
             does: Does::SecurityOff("stops a security service"),
         }],

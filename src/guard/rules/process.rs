@@ -132,9 +132,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
         // `systemctl --user stop dbus`: the user's own service manager, not the machine's.
-        "systemctl" | "service"
+        "systemctl" | "service" | "rc-service" | "invoke-rc.d" | "sv"
             if !args.contains(&"--user")
-                && args.iter().any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask"))
+                && args
+                    .iter()
+                    .any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask" | "down" | "force-stop"))
                 && args.iter().any(|a| {
                     let unit = a.trim_end_matches(".service").trim_end_matches(".socket");
                     MACHINE_SERVICES.contains(&unit) || unit.starts_with("systemd-")
