@@ -115,6 +115,33 @@ const TMUX_OPTS: &[&str] = &["-L", "-S", "-f", "-t", "-N", "-c"];
 const ENTER_KEYS: &[&str] = &["Enter", "C-m", "C-j", "KPEnter", "Return", "^M", "^J"];
 
 /// The carriers, by program (see the module doc).
+/// The options of `perf stat`, `perf record` and `perf trace` that take a value.
+const PERF_OPTS: &[&str] = &[
+    "-e",
+    "--event",
+    "--expr",
+    "-o",
+    "--output",
+    "-r",
+    "--repeat",
+    "-p",
+    "--pid",
+    "-t",
+    "--tid",
+    "-C",
+    "--cpu",
+    "-G",
+    "--cgroup",
+    "-F",
+    "--freq",
+    "-c",
+    "--count",
+    "-m",
+    "--mmap-pages",
+    "--call-graph",
+    "--duration",
+];
+
 static CARRIERS: &[Carrier] = &[
     // A pager, a remote shell, a test command, a proxy or local command: a command line in an
     // option's value.
@@ -160,60 +187,9 @@ static CARRIERS: &[Carrier] = &[
     },
     // Profilers and benchmark runners: the command they measure runs as given.
     carrier(&["valgrind"], NONE, NONE, Carries::Rest),
-    carrier(
-        &["perf"],
-        &["stat"],
-        &[
-            "-e", "--event", "-o", "--output", "-r", "--repeat", "-p", "--pid", "-t", "--tid", "-C", "--cpu", "-G",
-            "--cgroup",
-        ],
-        Carries::Rest,
-    ),
-    carrier(
-        &["perf"],
-        &["record"],
-        &[
-            "-e",
-            "--event",
-            "-o",
-            "--output",
-            "-p",
-            "--pid",
-            "-t",
-            "--tid",
-            "-C",
-            "--cpu",
-            "-F",
-            "--freq",
-            "-c",
-            "--count",
-            "-m",
-            "--mmap-pages",
-            "--call-graph",
-            "-G",
-            "--cgroup",
-        ],
-        Carries::Rest,
-    ),
-    carrier(
-        &["perf"],
-        &["trace"],
-        &[
-            "-e",
-            "--event",
-            "--expr",
-            "-o",
-            "--output",
-            "-p",
-            "--pid",
-            "-t",
-            "--tid",
-            "-C",
-            "--cpu",
-            "--duration",
-        ],
-        Carries::Rest,
-    ),
+    carrier(&["perf"], &["stat"], PERF_OPTS, Carries::Rest),
+    carrier(&["perf"], &["record"], PERF_OPTS, Carries::Rest),
+    carrier(&["perf"], &["trace"], PERF_OPTS, Carries::Rest),
     carrier(
         &["hyperfine"],
         NONE,
