@@ -637,6 +637,11 @@ fn reverse_shells_privileged_shells_and_carried_commands() {
             "sudo frob 'x; exec sh'",
             "sudo frob $'x\nsh'",
             "sudo frob 'x; sh 2>&1'",
+            // A pager reads its keys from the terminal even when its text is piped in.
+            "git log | sudo less\n!id",
+            // New namespaces keep the host's files: a shell in them is a root shell.
+            "sudo unshare -m bash",
+            "sudo ip netns exec ns1 bash",
             // A program the guard does not know, ending in a shell: a wrapper running it.
             "sudo softlimit sh",
             "sudo pexec bash -i",
@@ -3548,6 +3553,7 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
         ],
     );
     judged("disk.mkfs", Block, &["chronic mkfs.ext4 /dev/sda1"]);
+    judged("deletion.recursive_force", Block, &["sudo ip netns exec ns1 rm -rf /"]);
     judged("git.force_push", Block, &["catchsegv git push --force origin main"]);
     // Profilers and benchmark runners are known carriers: the command they measure is judged.
     judged(
@@ -3568,6 +3574,8 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
         "perf report",
         "hyperfine -w 3 'sleep 0.1' 'ls'",
         "chronic make test",
+        "sudo ip netns exec ns1 ping -c1 10.0.0.1",
+        "sudo unshare --fork --pid --mount-proc ps aux",
         // Programs that print or look up their words run none of them.
         "cowsay git push --force",
         "howdoi git reset --hard",

@@ -185,6 +185,29 @@ static CARRIERS: &[Carrier] = &[
         script_flags: &["-s"],
         ..carrier(&["entr"], NONE, NONE, Carries::Rest)
     },
+    // A command run in a network namespace, or in new namespaces of its own: the same files,
+    // the same rights (`ip netns exec NAME cmd`, `unshare -m cmd`).
+    Carrier {
+        skip: 1,
+        ..carrier(&["ip"], &["netns", "exec"], NONE, Carries::Rest)
+    },
+    carrier(
+        &["unshare"],
+        NONE,
+        &[
+            "--propagation",
+            "--setgroups",
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+        ],
+        Carries::Rest,
+    ),
     // Profilers and benchmark runners: the command they measure runs as given.
     carrier(&["valgrind"], NONE, NONE, Carries::Rest),
     carrier(&["perf"], &["stat"], PERF_OPTS, Carries::Rest),
@@ -585,6 +608,15 @@ mod tests {
             .collect();
         assert_eq!(measured, ["ls", "rm -rf ~"]);
         assert!(scripts(&["perf", "report", "-i", "p.data"]).is_empty());
+        assert_eq!(
+            script(&["ip", "netns", "exec", "ns1", "rm", "-rf", "/"], Runs::Child),
+            "rm -rf /"
+        );
+        assert_eq!(
+            script(&["unshare", "-m", "--propagation", "private", "bash"], Runs::Child),
+            "bash"
+        );
+        assert!(scripts(&["ip", "netns", "list"]).is_empty());
         assert_eq!(
             script(&["ssh", "-o", "ProxyCommand=sh -c 'id'", "x"], Runs::Child),
             "sh -c 'id'"

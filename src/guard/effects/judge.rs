@@ -3720,8 +3720,15 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
             }
             // Only a root program whose input is the terminal reads the lines typed after it
             // (not `echo x | sudo tee f`, `sudo cmd < f`, `$(sudo cmd)`).
-            let terminal_root =
-                cmd.as_root && position == 0 && cmd.inputs.is_empty() && cmd.stdin_text.is_none() && !cmd.captured;
+            // A pager or editor reads its keys from the terminal even when its text is piped
+            // in (`git log | sudo less`).
+            let keys_from_terminal = matches!(
+                cmd.name(),
+                "less" | "more" | "most" | "man" | "vi" | "vim" | "nvim" | "view"
+            );
+            let terminal_root = cmd.as_root
+                && !cmd.captured
+                && (keys_from_terminal || (position == 0 && cmd.inputs.is_empty() && cmd.stdin_text.is_none()));
             root_before |= terminal_root;
             unknown_root_before |= terminal_root
                 && spec_for(cmd.name()).is_none()
