@@ -3550,10 +3550,17 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
             "chronic /bin/rm -rf ~",
             "chronic eval 'rm -rf ~'",
             "aws-vault exec prof -- rm -rf ~",
+            // One operand the wrapper needs may come first: a duration, a file, a directory.
+            "gtimeout 60 rm -rf ~",
+            "setlock /tmp/l rm -rf ~",
+            "envdir ./env rm -rf ~",
         ],
     );
     judged("disk.mkfs", Block, &["chronic mkfs.ext4 /dev/sda1"]);
     judged("deletion.recursive_force", Block, &["sudo ip netns exec ns1 rm -rf /"]);
+    // A subcommand first is the tool's own verb, not an operand: what follows is the tool's
+    // own managed resource, warned.
+    judged("deletion.managed_resource", Warn, &["frob build rm -rf ~"]);
     judged("git.force_push", Block, &["catchsegv git push --force origin main"]);
     // Profilers and benchmark runners are known carriers: the command they measure is judged.
     judged(
@@ -3576,6 +3583,7 @@ fn wrappers_the_guard_does_not_know_run_what_follows() {
         "chronic make test",
         "sudo ip netns exec ns1 ping -c1 10.0.0.1",
         "sudo unshare --fork --pid --mount-proc ps aux",
+        "gtimeout 60 make test",
         // Programs that print or look up their words run none of them.
         "cowsay git push --force",
         "howdoi git reset --hard",

@@ -2266,6 +2266,10 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         let program = crate::guard::basename(w);
         crate::guard::carriers::is_shell(program) || ACTING_PROGRAMS.contains(&program) || program.starts_with("mkfs.")
     };
+    // One operand may come first (`gtimeout 60 rm ..`, `setlock /tmp/l rm ..`, `envdir ./env
+    // rm ..`): a duration, a file or a user the wrapper needs. Not a word that reads as a
+    // subcommand (`b2 bucket rm ..`): a plain lowercase word.
+    let mut operand_seen = false;
     let mut found = None;
     for (i, word) in cmd.argv.iter().enumerate().skip(1) {
         if word.starts_with('-') {
@@ -2276,9 +2280,12 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             break;
         }
         let previous = &cmd.argv[i - 1];
-        if !previous.starts_with('-') || previous.contains('=') {
+        let option_value = previous.starts_with('-') && !previous.contains('=');
+        let subcommand_like = word.chars().all(|c| c.is_ascii_lowercase() || c == '-');
+        if !option_value && (operand_seen || subcommand_like) {
             break;
         }
+        operand_seen |= !option_value;
     }
     let after_dashes = || {
         let at = cmd.argv.iter().position(|w| w == "--")? + 1;
