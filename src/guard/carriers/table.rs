@@ -115,6 +115,20 @@ const TMUX_OPTS: &[&str] = &["-L", "-S", "-f", "-t", "-N", "-c"];
 const ENTER_KEYS: &[&str] = &["Enter", "C-m", "C-j", "KPEnter", "Return", "^M", "^J"];
 
 /// The carriers, by program (see the module doc).
+/// The options of `unshare` that take a value (its effect spec reads the same words).
+pub(crate) const UNSHARE_VALUE_OPTIONS: &[&str] = &[
+    "--propagation",
+    "--setgroups",
+    "-S",
+    "--setuid",
+    "-G",
+    "--setgid",
+    "-R",
+    "--root",
+    "-w",
+    "--wd",
+];
+
 /// The options of `perf stat`, `perf record` and `perf trace` that take a value.
 const PERF_OPTS: &[&str] = &[
     "-e",
@@ -191,23 +205,7 @@ static CARRIERS: &[Carrier] = &[
         skip: 1,
         ..carrier(&["ip"], &["netns", "exec"], NONE, Carries::Rest)
     },
-    carrier(
-        &["unshare"],
-        NONE,
-        &[
-            "--propagation",
-            "--setgroups",
-            "-S",
-            "--setuid",
-            "-G",
-            "--setgid",
-            "-R",
-            "--root",
-            "-w",
-            "--wd",
-        ],
-        Carries::Rest,
-    ),
+    carrier(&["unshare"], NONE, UNSHARE_VALUE_OPTIONS, Carries::Rest),
     // Profilers and benchmark runners: the command they measure runs as given.
     carrier(&["valgrind"], NONE, NONE, Carries::Rest),
     carrier(&["perf"], &["stat"], PERF_OPTS, Carries::Rest),

@@ -1498,18 +1498,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["unshare"],
-        value_opts: &[
-            "--propagation",
-            "--setgroups",
-            "-S",
-            "--setuid",
-            "-G",
-            "--setgid",
-            "-R",
-            "--root",
-            "-w",
-            "--wd",
-        ],
+        value_opts: crate::guard::carriers::UNSHARE_VALUE_OPTIONS,
         clauses: &[Clause {
             sub: &[],
             when: When::Any(&["-r", "--map-root-user", "--map-current-user", "--map-auto"]),
