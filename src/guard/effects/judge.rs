@@ -2087,6 +2087,35 @@ fn shell_after_separator(text: &str) -> bool {
     })
 }
 
+/// Programs whose words are text in a language or prose of their own, where `;`, `|` and `!`
+/// are syntax (`grep -E 'bash|zsh'`, `awk '!seen[$0]++'`, `git commit -m '..; sh'`), not a
+/// command line spliced together or a shell escape.
+const OWN_SYNTAX: &[&str] = &[
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "sed",
+    "gsed",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "perl",
+    "jq",
+    "yq",
+    "find",
+    "git",
+    "logger",
+    "journalctl",
+];
+
+/// Whether the guard knows nothing of `name`: no effect spec, not one of the quiet programs,
+/// not a package manager.
+fn unknown_to_the_guard(name: &str) -> bool {
+    spec_for(name).is_none() && !is_quiet(name) && !super::packages::is_manager(name)
+}
+
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight.
@@ -2107,22 +2136,7 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 }
         });
     // Where `;` and `|` are a program's own syntax or prose, they splice nothing.
-    let splices = !matches!(
-        cmd.name(),
-        "awk"
-            | "gawk"
-            | "mawk"
-            | "nawk"
-            | "sed"
-            | "gsed"
-            | "grep"
-            | "egrep"
-            | "fgrep"
-            | "rg"
-            | "git"
-            | "logger"
-            | "journalctl"
-    );
+    let splices = !OWN_SYNTAX.contains(&cmd.name());
     let handed = cmd.argv[1..]
         .iter()
         .chain(cmd.stdin_text.iter())
@@ -2187,11 +2201,7 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
         "lxc-attach",
     ];
     let name = cmd.name();
-    if spec_for(name).is_some()
-        || is_quiet(name)
-        || super::packages::is_manager(name)
-        || NAMES_WITHOUT_RUNNING.contains(&name)
-    {
+    if !unknown_to_the_guard(name) || NAMES_WITHOUT_RUNNING.contains(&name) {
         return false;
     }
     let is_option = |w: &str| w.starts_with('-') || w.starts_with('+');
@@ -3662,10 +3672,7 @@ fn escape_runs_a_command(line: &str) -> bool {
 /// option or on stdin runs that command as root. Text tools whose programs use `!` for
 /// negation (`awk '!seen[$0]++'`, `sed '!d'`) are not handed anything.
 fn escape_handed(cmd: &SimpleCommand) -> bool {
-    const TEXT_PROGRAMS: &[&str] = &[
-        "awk", "gawk", "mawk", "nawk", "sed", "gsed", "grep", "egrep", "fgrep", "rg", "perl", "jq", "yq", "find",
-    ];
-    if TEXT_PROGRAMS.contains(&cmd.name()) {
+    if OWN_SYNTAX.contains(&cmd.name()) {
         return false;
     }
     let program_command = |text: &str| {
@@ -3737,10 +3744,7 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                 && !cmd.captured
                 && (keys_from_terminal || (position == 0 && cmd.inputs.is_empty() && cmd.stdin_text.is_none()));
             root_before |= terminal_root;
-            unknown_root_before |= terminal_root
-                && spec_for(cmd.name()).is_none()
-                && !is_quiet(cmd.name())
-                && !super::packages::is_manager(cmd.name());
+            unknown_root_before |= terminal_root && unknown_to_the_guard(cmd.name());
             if !cmd.redirects.is_empty() && matches!(cmd.name(), "echo" | "printf" | "cat") {
                 let text = cmd.argv[1..].join(" ") + cmd.stdin_text.as_deref().unwrap_or("");
                 shell_text_written |= hands_a_shell(&text) || shell_after_separator(&text) || text.contains("exec ");
