@@ -1186,7 +1186,8 @@ impl Walker<'_> {
         cmd.inline = carriers::code::read(&cmd);
         for carried in carriers::carried(&cmd, &self.written) {
             // A remote script runs with the remote user's rights, not these.
-            let root = cmd.as_root && carried.runs != Runs::Remote;
+            // `su -c '..'`, `sudo sh -c '..'`: a script run as root, unless on another machine.
+            let root = (cmd.as_root || carriers::carries_as_root(&cmd.argv)) && carried.runs != Runs::Remote;
             self.root += usize::from(root);
             self.parse_carried(carried, depth + 1);
             self.root -= usize::from(root);

@@ -184,6 +184,93 @@ pub fn is_root_wrapper(name: &str) -> bool {
     matches!(name, "sudo" | "doas" | "pkexec" | "run0")
 }
 
+/// Whether the scripts `argv` carries run as root because the carrier switches to root's
+/// account: `su -c`, `runuser -c` (root unless another account is named), systemd's
+/// `machinectl shell` (root unless `USER@` names another), daemontools' `setuidgid root`,
+/// s6's `s6-setuidgid root`, runit's `chpst -u root`, and `sg root` or `sg wheel`. A
+/// switch to any other account leaves the carried commands with that account's rights, which
+/// the rules do not raise.
+pub(crate) fn carries_as_root(argv: &[String]) -> bool {
+    let Some(name) = argv.first().map(|w| basename(w)) else {
+        return false;
+    };
+    let rootish = |account: &str| matches!(account.split(':').next(), Some("root" | "0"));
+    let positional = |with_value: &[&str]| -> Vec<&str> {
+        let mut words = Vec::new();
+        let mut i = 1;
+        while let Some(a) = argv.get(i) {
+            if with_value.contains(&a.as_str()) {
+                i += 2;
+                continue;
+            }
+            if !(a.starts_with('-') && a.len() > 1) {
+                words.push(a.as_str());
+            }
+            i += 1;
+        }
+        words
+    };
+    match name {
+        "su" | "runuser" => {
+            let words = positional(&[
+                "-c",
+                "--command",
+                "-s",
+                "--shell",
+                "-g",
+                "--group",
+                "-G",
+                "--supp-group",
+                "-w",
+                "--whitelist-environment",
+                "-u",
+                "--user",
+            ]);
+            // `su - bob -c ..`: `-` is the login flag, then the account.
+            words.iter().find(|w| **w != "-").is_none_or(|w| rootish(w))
+        }
+        "machinectl" => {
+            let words = positional(&[
+                "-M",
+                "--machine",
+                "-H",
+                "--host",
+                "-E",
+                "--setenv",
+                "--uid",
+                "-p",
+                "--property",
+                "-o",
+                "--output",
+            ]);
+            let mut uid = None;
+            for (i, a) in argv.iter().enumerate() {
+                if a == "--uid" {
+                    uid = argv.get(i + 1).map(String::as_str);
+                } else if let Some(v) = a.strip_prefix("--uid=") {
+                    uid = Some(v);
+                }
+            }
+            words.first() == Some(&"shell")
+                && uid.is_none_or(rootish)
+                && words
+                    .get(1)
+                    .is_none_or(|m| !m.contains('@') || m.starts_with('@') || m.split('@').next().is_some_and(rootish))
+        }
+        "setuidgid" | "s6-setuidgid" => positional(&[]).first().is_some_and(|w| rootish(w)),
+        "chpst" => argv
+            .iter()
+            .position(|a| a == "-u" || a == "-U")
+            .and_then(|i| argv.get(i + 1))
+            .is_some_and(|w| rootish(w.trim_start_matches(':'))),
+        "sg" => positional(&["-c"])
+            .iter()
+            .find(|w| **w != "-")
+            .is_some_and(|g| matches!(*g, "root" | "wheel" | "0")),
+        _ => false,
+    }
+}
+
 /// Whether a command word is a variable that holds the path of a shell (`$SHELL`, `${SHELL}`,
 /// `$BASH`): `$SHELL -c 'rm -rf /'` is `bash -c 'rm -rf /'`, not a command computed at run
 /// time.
@@ -201,6 +288,8 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         n if is_shell(n) || n == "busybox" => shells::dash_c(argv),
         "eval" => shells::eval(argv),
         "su" | "runuser" => shells::su_c(argv),
+        "machinectl" => shells::machinectl_shell(argv),
+        "sg" => shells::sg(argv),
         "ssh" => shells::ssh(argv),
         "ansible" => programs::ansible(argv),
         "script" => shells::script_c(argv),
@@ -287,6 +376,39 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+
+    #[test]
+    fn carried_scripts_run_as_root_only_when_the_account_switched_to_is_root() {
+        let words = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+        for root in [
+            "su -c id",
+            "su - root -c id",
+            "runuser -c id",
+            "machinectl shell",
+            "machinectl shell root@.host /bin/id",
+            "setuidgid root id",
+            "s6-setuidgid 0 id",
+            "chpst -u root id",
+            "chpst -u :0 id",
+            "sg root id",
+        ] {
+            assert!(carries_as_root(&words(root)), "{root}");
+        }
+        for other in [
+            "su bob -c id",
+            "su - postgres -c id",
+            "runuser -l dev -c id",
+            "machinectl shell bob@.host",
+            "machinectl --uid=bob shell",
+            "setuidgid app id",
+            "chpst -u www-data id",
+            "sg docker id",
+            "machinectl list",
+            "env id",
+        ] {
+            assert!(!carries_as_root(&words(other)), "{other}");
+        }
+    }
 
     #[test]
     fn plain_commands_carry_nothing() {

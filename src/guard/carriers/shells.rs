@@ -8,7 +8,7 @@
 
 use super::text::{output_of, printed_text, stdin_of, WrittenFiles};
 use super::{is_shell, Carried, StdinScript};
-use crate::guard::shell::{option_values, positional};
+use crate::guard::shell::{option_values, positional, quote_word};
 use crate::guard::targets::startup_file;
 use crate::guard::{basename, Pipeline, SimpleCommand};
 
@@ -162,6 +162,66 @@ pub(super) fn eval(argv: &[String]) -> Option<Carried> {
 pub(super) fn su_c(argv: &[String]) -> Option<Carried> {
     let i = argv.iter().position(|a| a == "-c" || a == "--command")?;
     argv.get(i + 1).cloned().map(Carried::child)
+}
+
+/// `sg [-] GROUP [-c] COMMAND`: the command line run by `/bin/sh -c` with the group's rights
+/// (words after the group are joined into it). ast-grep installs a program of the same name,
+/// read by its subcommand or options (`sg run --pattern ..`, `sg --version`): it carries
+/// nothing.
+pub(super) fn sg(argv: &[String]) -> Option<Carried> {
+    let mut words = argv[1..].iter().map(String::as_str).skip_while(|w| *w == "-");
+    let group = words.next()?;
+    if group.starts_with('-') || matches!(group, "run" | "scan" | "test" | "new" | "lsp" | "completions" | "help") {
+        return None;
+    }
+    let rest: Vec<&str> = words.skip_while(|w| *w == "-c").collect();
+    (!rest.is_empty()).then(|| Carried::child(rest.join(" ")))
+}
+
+/// `machinectl shell [USER@][MACHINE] [PATH [ARGS..]]`: the program run in a login session
+/// of the machine; the user's shell when no program is named. The host (no machine, `.host`)
+/// is this machine; a container has files of its own, like another machine's.
+pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
+    let with_value = [
+        "-M",
+        "--machine",
+        "-H",
+        "--host",
+        "-E",
+        "--setenv",
+        "--uid",
+        "-p",
+        "--property",
+        "-o",
+        "--output",
+    ];
+    let mut words = Vec::new();
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if with_value.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if !(a.starts_with('-') && a.len() > 1) || !words.is_empty() && words.len() >= 2 {
+            words.push(a.as_str());
+        }
+        i += 1;
+    }
+    if words.first() != Some(&"shell") {
+        return None;
+    }
+    let machine = words.get(1).map_or("", |m| m.rsplit('@').next().unwrap_or(""));
+    let program: Vec<String> = words.iter().skip(2).map(|w| quote_word(w)).collect();
+    let script = if program.is_empty() {
+        "sh".to_string()
+    } else {
+        program.join(" ")
+    };
+    Some(if machine.is_empty() || machine == ".host" {
+        Carried::child(script)
+    } else {
+        Carried::remote(script)
+    })
 }
 
 /// `ssh [OPTIONS] HOST WORDS..`: the remote command line, run on the host.

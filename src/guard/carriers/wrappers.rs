@@ -31,6 +31,14 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
             return xargs;
         };
         let first = first.as_str();
+        // `/etc/init.d/ssh stop`: a SysV init script is its service, handled as `service ssh
+        // stop` is.
+        if let Some(service) = init_script(first) {
+            let service = service.to_string();
+            keep(original, argv);
+            argv.splice(..1, ["service".to_string(), service]);
+            return xargs;
+        }
         // `rimraf x`: a program that is another program under a package name (`rm -rf x`).
         if let Some((_, words)) = super::table::KIN.iter().find(|(n, _)| *n == basename(first)) {
             keep(original, argv);
@@ -238,6 +246,20 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
         argv.drain(..skip);
     }
     xargs
+}
+
+/// The service a SysV init script's path names (`/etc/init.d/ssh`, `/etc/rc.d/init.d/sshd`,
+/// BSD's `/etc/rc.d/sshd`, `/usr/local/etc/rc.d/nginx`).
+fn init_script(word: &str) -> Option<&str> {
+    [
+        "/etc/init.d/",
+        "/etc/rc.d/init.d/",
+        "/etc/rc.d/",
+        "/usr/local/etc/rc.d/",
+    ]
+    .iter()
+    .find_map(|dir| word.strip_prefix(dir))
+    .filter(|name| !name.is_empty() && !name.contains('/'))
 }
 
 /// Wrappers that move the command they run to another directory, with the options that say

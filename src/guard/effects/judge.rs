@@ -202,7 +202,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             // is judged on its own.
             if !is_quiet(name) && !crate::guard::carriers::hands_on_words(&cmd.argv) {
                 unknown_program(cmd, ctx, out);
-                unknown_wrapper(cmd, ctx, out);
+                unknown_wrapper(pipeline, i, ctx, out);
             }
         }
     }
@@ -2232,7 +2232,8 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
 /// notifiers, limiters), and what follows is judged as the command it is; a block there is a
 /// block here. Only programs no CLI names a subcommand of its own after are taken
 /// (`mc rm`, `gsutil cp` and `batch` are a tool's own verbs).
-fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
     const ACTING_PROGRAMS: &[&str] = &[
         "rm", "dd", "shred", "truncate", "mkfs", "wipefs", "chmod", "chown", "chattr", "mv", "git", "curl", "wget",
         "find", "xargs", "kill", "pkill", "killall", "sudo", "doas", "pkexec", "env", "nice", "timeout", "exec",
@@ -2305,12 +2306,27 @@ fn unknown_wrapper(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
     let Some(at) = found else {
         return;
     };
-    let wrapped = cmd.argv[at..]
+    // The wrapped command stands in the pipeline where the wrapper stood (`chronic curl .. |
+    // sh` is `curl .. | sh`).
+    let words = |argv: &[String]| {
+        argv.iter()
+            .map(|w| crate::guard::shell::quote_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let line = pipeline
         .iter()
-        .map(|w| crate::guard::shell::quote_word(w))
+        .enumerate()
+        .map(|(k, stage)| {
+            if k == i {
+                words(&cmd.argv[at..])
+            } else {
+                words(&stage.argv)
+            }
+        })
         .collect::<Vec<_>>()
-        .join(" ");
-    let verdict = crate::guard::check_command_in(&wrapped, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+        .join(" | ");
+    let verdict = crate::guard::check_command_in(&line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
     if let Some(blocked) = verdict
         .violations
         .into_iter()
@@ -3722,7 +3738,11 @@ pub fn line(pipelines: &[Pipeline], ctx: &GuardContext<'_>, out: &mut Vec<Violat
                     .iter()
                     .all(|a| matches!(a.as_str(), "-i" | "-p" | "-s" | "-l" | "--login"));
             // A line typed into the root program, not a shell handed to a later command.
-            let typed = root_before && !cmd.carried && ((bare_shell && unknown_root_before) || typed_escape(cmd));
+            // `~|id`, typed into a mail client, pipes the message through a command: the line
+            // reads as `~` piped into it.
+            let mail_pipe = position == 1 && pipeline[0].argv.len() == 1 && pipeline[0].argv[0] == "~";
+            let typed =
+                root_before && !cmd.carried && ((bare_shell && unknown_root_before) || typed_escape(cmd) || mail_pipe);
             if typed || (shell_text_written && cmd.as_root) {
                 out.push(block(
                     Category::Privilege,

@@ -1862,7 +1862,8 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Both(
                 &When::Arg(Val::SecurityAgent),
-                &When::Arg(Val::Is(&["stop", "disable", "kill", "down", "force-stop"])),
+                // `service apparmor teardown`: every profile unloaded.
+                &When::Arg(Val::Is(&["stop", "disable", "kill", "down", "force-stop", "teardown"])),
             ),
             does: Does::SecurityOff("stops a security service"),
         }],

@@ -114,13 +114,22 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
         // `systemctl halt --when=cancel`: cancels a scheduled action.
+        // `systemctl isolate rescue.target`, `systemctl start reboot.target`: the same states
+        // reached through their targets.
         "systemctl" | "loginctl"
             if !crate::guard::effects::shown_not_done(&cmd.argv)
                 && args.iter().any(|a| {
-                    matches!(
-                        *a,
-                        "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
-                    )
+                    let state = |w: &str| {
+                        matches!(
+                            w,
+                            "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
+                        )
+                    };
+                    let target = a
+                        .strip_suffix(".target")
+                        .is_some_and(|t| state(t) || matches!(t, "runlevel0" | "runlevel1" | "runlevel6"))
+                        && args.iter().any(|v| matches!(*v, "isolate" | "start"));
+                    state(a) || target
                 }) =>
         {
             out.push(block(
