@@ -47,7 +47,8 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 
 /// The rates last measured: 2026-11-29, the guard as of the merge of the sixth round (inline
 /// programs read, test tampering and data stores by effect, system security settings), raised
-/// for root programs' escapes, wrapper-shaped shells and unknown wrappers (a76118e);
+/// for root programs' escapes, wrapper-shaped shells and unknown wrappers (a76118e), and
+/// for account switchers, init scripts and rescue targets (2026-11-29, second stop);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -58,8 +59,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(91.07),
-        dangerous_flagged: Some(86.23),
+        must_block_blocked: Some(91.67),
+        dangerous_flagged: Some(86.50),
         benign_blocked: Some(0.25),
         benign_warned: Some(2.26),
     },
@@ -74,8 +75,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(92.46),
-        dangerous_flagged: Some(93.28),
+        must_block_blocked: Some(92.61),
+        dangerous_flagged: Some(93.42),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -122,8 +123,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(91.47),
-        dangerous_flagged: Some(90.99),
+        must_block_blocked: Some(91.60),
+        dangerous_flagged: Some(91.11),
         benign_blocked: None,
         benign_warned: None,
     },

@@ -1132,11 +1132,10 @@ impl Walker<'_> {
         // `env -C / rm -rf home/dev`: a wrapper that starts the command in another directory.
         let moved_to = carriers::chdir(&original[..removed.min(original.len())]).map(String::from);
         cmd.carried = self.carrying > 0;
-        cmd.as_root = self.root > 0
-            || original
-                .iter()
-                .take(removed)
-                .any(|w| carriers::is_root_wrapper(super::basename(w)) || super::basename(w) == "runuser");
+        // A wrapper that switches to root's account, among the words unwrapped: each one's own
+        // words run up to the command.
+        let wrappers = &original[..removed.min(original.len())];
+        cmd.as_root = self.root > 0 || (0..wrappers.len()).any(|k| carriers::runs_as_root(&wrappers[k..]));
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -1187,7 +1186,7 @@ impl Walker<'_> {
         for carried in carriers::carried(&cmd, &self.written) {
             // A remote script runs with the remote user's rights, not these.
             // `su -c '..'`, `sudo sh -c '..'`: a script run as root, unless on another machine.
-            let root = (cmd.as_root || carriers::carries_as_root(&cmd.argv)) && carried.runs != Runs::Remote;
+            let root = (cmd.as_root || carriers::runs_as_root(&cmd.argv)) && carried.runs != Runs::Remote;
             self.root += usize::from(root);
             self.parse_carried(carried, depth + 1);
             self.root -= usize::from(root);

@@ -181,95 +181,152 @@ pub fn is_shell(name: &str) -> bool {
 /// Whether `name` runs the command after it with root's rights (`sudo`, `doas`, `pkexec`, and
 /// systemd's `run0`); given no command, or a bare shell, it is a root shell.
 pub fn is_root_wrapper(name: &str) -> bool {
-    matches!(name, "sudo" | "doas" | "pkexec" | "run0")
+    matches!(name, "sudo" | "doas" | "pkexec" | "run0" | "sudo-rs")
 }
 
-/// Whether the scripts `argv` carries run as root because the carrier switches to root's
-/// account: `su -c`, `runuser -c` (root unless another account is named), systemd's
-/// `machinectl shell` (root unless `USER@` names another), daemontools' `setuidgid root`,
-/// s6's `s6-setuidgid root`, runit's `chpst -u root`, and `sg root` or `sg wheel`. A
-/// switch to any other account leaves the carried commands with that account's rights, which
-/// the rules do not raise.
-pub(crate) fn carries_as_root(argv: &[String]) -> bool {
+/// The value of the option `names` in `argv` (`-u bob`, `--user=bob`, `-ubob`, or a bundle
+/// that ends in the letter: `-vu bob`); the last one given wins. `letters` lists the
+/// one-letter options that take a value, which end a bundle.
+pub(crate) fn option_value<'a>(argv: &'a [String], names: &[&str], letters: &str) -> Option<&'a str> {
+    let mut value = None;
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        if a == "--" {
+            break;
+        }
+        if names.contains(&a.as_str()) {
+            value = argv.get(i + 1).map(String::as_str);
+        } else if let Some((o, v)) = a.split_once('=').filter(|(o, _)| o.starts_with("--")) {
+            if names.contains(&o) {
+                value = Some(v);
+            }
+        } else if let Some(bundle) = a.strip_prefix('-').filter(|b| !b.starts_with('-')) {
+            for (k, c) in bundle.char_indices() {
+                if !letters.contains(c) {
+                    continue;
+                }
+                if names.iter().any(|n| n.len() == 2 && n.ends_with(c)) {
+                    let glued = &bundle[k + 1..];
+                    value = if glued.is_empty() {
+                        argv.get(i + 1).map(String::as_str)
+                    } else {
+                        Some(glued)
+                    };
+                }
+                break;
+            }
+        }
+    }
+    value
+}
+
+/// The words of `argv` after its name that are neither options nor the values of the
+/// options in `with_value`.
+fn operands<'a>(argv: &'a [String], with_value: &[&str]) -> Vec<&'a str> {
+    let mut words = Vec::new();
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if with_value.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if !(a.starts_with('-') && a.len() > 1) {
+            words.push(a.as_str());
+        }
+        i += 1;
+    }
+    words
+}
+
+/// Options of `su` and `runuser` that take a value.
+const SU_VALUE_OPTIONS: &[&str] = &[
+    "-c",
+    "--command",
+    "-s",
+    "--shell",
+    "-g",
+    "--group",
+    "-G",
+    "--supp-group",
+    "-w",
+    "--whitelist-environment",
+    "-u",
+    "--user",
+];
+
+/// The account `su` or `runuser` switches to (`argv` is its words up to the command it runs,
+/// or all of them): the value of `-u`, else the first operand after the login flag `-`; None
+/// for root, the default.
+pub(crate) fn su_account(argv: &[String]) -> Option<&str> {
+    option_value(argv, &["-u", "--user"], "ucsgGw")
+        .or_else(|| operands(argv, SU_VALUE_OPTIONS).into_iter().find(|w| *w != "-"))
+        .filter(|account| !is_root_account(account))
+}
+
+/// `root`, `0`, `root:root`, `0:0`: root's account (with a group).
+fn is_root_account(account: &str) -> bool {
+    matches!(account.split(':').next(), Some("root" | "0"))
+}
+
+/// Whether the command or script the wrapper or carrier `argv` runs runs as root because it
+/// switches to root's account (`argv` holds the wrapper's words, up to the command it runs):
+/// - `sudo`, `doas`, `pkexec`, `run0`, `sudo-rs` ([`is_root_wrapper`]);
+/// - `su -c`, `runuser` (root unless another account is named);
+/// - systemd's `systemd-run` (a system service: root unless `--user` or `--uid` says
+///   otherwise, or it runs on another machine) and `machinectl shell` (root unless `USER@`
+///   or `--uid` names another, on this host);
+/// - daemontools' `setuidgid root`, s6's `s6-setuidgid root`, `gosu root`, `su-exec root`,
+///   runit's `chpst -u root`, util-linux's `setpriv --reuid=0`.
+///
+/// A switch to any other account leaves the command that account's rights, which the rules do
+/// not raise; `sg` switches the group only.
+pub(crate) fn runs_as_root(argv: &[String]) -> bool {
     let Some(name) = argv.first().map(|w| basename(w)) else {
         return false;
     };
-    let rootish = |account: &str| matches!(account.split(':').next(), Some("root" | "0"));
-    let positional = |with_value: &[&str]| -> Vec<&str> {
-        let mut words = Vec::new();
-        let mut i = 1;
-        while let Some(a) = argv.get(i) {
-            if with_value.contains(&a.as_str()) {
-                i += 2;
-                continue;
-            }
-            if !(a.starts_with('-') && a.len() > 1) {
-                words.push(a.as_str());
-            }
-            i += 1;
-        }
-        words
-    };
+    let uid = || option_value(argv, &["--uid"], "");
+    let on_another_machine = || option_value(argv, &["-M", "--machine", "-H", "--host"], "MH").is_some();
     match name {
-        "su" | "runuser" => {
-            let words = positional(&[
-                "-c",
-                "--command",
-                "-s",
-                "--shell",
-                "-g",
-                "--group",
-                "-G",
-                "--supp-group",
-                "-w",
-                "--whitelist-environment",
-                "-u",
-                "--user",
-            ]);
-            // `su - bob -c ..`: `-` is the login flag, then the account.
-            words.iter().find(|w| **w != "-").is_none_or(|w| rootish(w))
+        n if is_root_wrapper(n) => true,
+        "su" | "runuser" => su_account(argv).is_none(),
+        "systemd-run" => {
+            !argv.iter().any(|a| a == "--user") && uid().is_none_or(is_root_account) && !on_another_machine()
         }
         "machinectl" => {
-            let words = positional(&[
-                "-M",
-                "--machine",
-                "-H",
-                "--host",
-                "-E",
-                "--setenv",
-                "--uid",
-                "-p",
-                "--property",
-                "-o",
-                "--output",
-            ]);
-            let mut uid = None;
-            for (i, a) in argv.iter().enumerate() {
-                if a == "--uid" {
-                    uid = argv.get(i + 1).map(String::as_str);
-                } else if let Some(v) = a.strip_prefix("--uid=") {
-                    uid = Some(v);
-                }
-            }
+            let words = operands(
+                argv,
+                &[
+                    "-M",
+                    "--machine",
+                    "-H",
+                    "--host",
+                    "-E",
+                    "--setenv",
+                    "--uid",
+                    "-p",
+                    "--property",
+                    "-o",
+                    "--output",
+                ],
+            );
+            let user = words.get(1).and_then(|m| m.split_once('@')).map(|(u, _)| u);
             words.first() == Some(&"shell")
-                && uid.is_none_or(rootish)
-                && words
-                    .get(1)
-                    .is_none_or(|m| !m.contains('@') || m.starts_with('@') || m.split('@').next().is_some_and(rootish))
+                && !on_another_machine()
+                && uid().is_none_or(is_root_account)
+                && user.is_none_or(|u| u.is_empty() || is_root_account(u))
         }
-        "setuidgid" | "s6-setuidgid" => positional(&[]).first().is_some_and(|w| rootish(w)),
-        "chpst" => argv
-            .iter()
-            .position(|a| a == "-u" || a == "-U")
-            .and_then(|i| argv.get(i + 1))
-            .is_some_and(|w| rootish(w.trim_start_matches(':'))),
-        "sg" => positional(&["-c"])
-            .iter()
-            .find(|w| **w != "-")
-            .is_some_and(|g| matches!(*g, "root" | "wheel" | "0")),
+        "setuidgid" | "s6-setuidgid" | "gosu" | "su-exec" => {
+            operands(argv, &[]).first().is_some_and(|a| is_root_account(a))
+        }
+        "chpst" => {
+            option_value(argv, &["-u"], CHPST_VALUE_LETTERS).is_some_and(|a| is_root_account(a.trim_start_matches(':')))
+        }
+        "setpriv" => option_value(argv, &["--reuid", "--ruid", "--euid"], "").is_some_and(is_root_account),
         _ => false,
     }
 }
+
+/// The one-letter options of runit's `chpst` that take a value.
+pub(crate) const CHPST_VALUE_LETTERS: &str = "uUbe/nlLmdofcrt";
 
 /// Whether a command word is a variable that holds the path of a shell (`$SHELL`, `${SHELL}`,
 /// `$BASH`): `$SHELL -c 'rm -rf /'` is `bash -c 'rm -rf /'`, not a command computed at run
@@ -390,9 +447,14 @@ mod tests {
             "s6-setuidgid 0 id",
             "chpst -u root id",
             "chpst -u :0 id",
-            "sg root id",
+            "chpst -uroot id",
+            "chpst -vu root id",
+            "gosu root id",
+            "setpriv --reuid=0 --regid=0 --init-groups id",
+            "systemd-run -t id",
+            "sudo-rs id",
         ] {
-            assert!(carries_as_root(&words(root)), "{root}");
+            assert!(runs_as_root(&words(root)), "{root}");
         }
         for other in [
             "su bob -c id",
@@ -403,10 +465,17 @@ mod tests {
             "setuidgid app id",
             "chpst -u www-data id",
             "sg docker id",
+            "sg root id",
+            "chpst -U root id",
+            "runuser -u postgres -- psql",
+            "machinectl -M box shell",
+            "machinectl shell app@",
+            "systemd-run --user id",
+            "systemd-run --uid=bob id",
             "machinectl list",
             "env id",
         ] {
-            assert!(!carries_as_root(&words(other)), "{other}");
+            assert!(!runs_as_root(&words(other)), "{other}");
         }
     }
 

@@ -210,6 +210,8 @@ pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
     if words.first() != Some(&"shell") {
         return None;
     }
+    // `-M box`, `--machine=box`, `-H host`: the machine named in an option.
+    let elsewhere = super::option_value(argv, &["-M", "--machine", "-H", "--host"], "MH").is_some();
     let machine = words.get(1).map_or("", |m| m.rsplit('@').next().unwrap_or(""));
     let program: Vec<String> = words.iter().skip(2).map(|w| quote_word(w)).collect();
     let script = if program.is_empty() {
@@ -217,7 +219,7 @@ pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
     } else {
         program.join(" ")
     };
-    Some(if machine.is_empty() || machine == ".host" {
+    Some(if !elsewhere && (machine.is_empty() || machine == ".host") {
         Carried::child(script)
     } else {
         Carried::remote(script)

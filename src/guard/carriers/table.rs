@@ -206,28 +206,9 @@ static CARRIERS: &[Carrier] = &[
         ..carrier(&["ip"], &["netns", "exec"], NONE, Carries::Rest)
     },
     carrier(&["unshare"], NONE, UNSHARE_VALUE_OPTIONS, Carries::Rest),
-    // A command run as another account (daemontools' `setuidgid USER cmd`, s6's, runit's
-    // `chpst -u USER cmd`; `sg GROUP` is `shells::sg`), or with another architecture's
-    // personality (`setarch ARCH cmd`, `linux32 cmd`): the same files, the account's rights
-    // (see `carries_as_root`).
-    Carrier {
-        skip: 1,
-        ..carrier(
-            &["setuidgid", "envuidgid", "s6-setuidgid", "s6-envuidgid", "setarch"],
-            NONE,
-            NONE,
-            Carries::Rest,
-        )
-    },
-    carrier(&["linux32", "linux64", "uname26"], NONE, NONE, Carries::Rest),
-    carrier(
-        &["chpst"],
-        NONE,
-        &[
-            "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t",
-        ],
-        Carries::Rest,
-    ),
+    // `flock -c 'cmd' FILE`: a command line run while the lock is held (`flock FILE cmd` is a
+    // wrapper).
+    carrier(&["flock"], NONE, NONE, Carries::OptionScript(&["-c", "--command"])),
     // Profilers and benchmark runners: the command they measure runs as given.
     carrier(&["valgrind"], NONE, NONE, Carries::Rest),
     carrier(&["perf"], &["stat"], PERF_OPTS, Carries::Rest),

@@ -71,30 +71,16 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 {
                     return xargs
                 }
-                "systemd-run" => skip_options(
-                    argv,
-                    &[
-                        "-p",
-                        "--property",
-                        "-u",
-                        "--unit",
-                        "-E",
-                        "--setenv",
-                        "--slice",
-                        "-M",
-                        "--machine",
-                        "-H",
-                        "--host",
-                        "--description",
-                        "--uid",
-                        "--gid",
-                        "--nice",
-                        "-D",
-                        "--working-directory",
-                        "--on-active",
-                        "--on-calendar",
-                    ],
-                ),
+                "systemd-run" => {
+                    let i = skip_options(argv, SYSTEMD_RUN_VALUE_OPTIONS);
+                    // `systemd-run --shell`: an interactive shell in a service.
+                    if i >= argv.len() && argv.iter().any(|a| a == "--shell" || a == "-S") {
+                        keep(original, argv);
+                        argv.splice(.., ["sh".to_string()]);
+                        continue;
+                    }
+                    i
+                }
                 // `screen -dmS NAME cmd args`: a detached session running the command.
                 "screen" => {
                     // Bundled flags end with the one taking a value (`-dmS NAME`).
@@ -123,7 +109,7 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     i
                 }
                 // `run0` is systemd's sudo.
-                "sudo" | "doas" | "pkexec" | "run0" => {
+                "sudo" | "doas" | "pkexec" | "run0" | "sudo-rs" => {
                     let i = skip_options(argv, ROOT_OPTIONS);
                     // `sudo -s`, `sudo -i`, `pkexec bash`: a root shell, not a wrapped command;
                     // kept whole so the privilege rule sees it (and what it reads on stdin).
@@ -187,6 +173,33 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 {
                     skip_options(argv, &["-c", "--cpu-list"])
                 }
+                // `flock -c 'cmd' FILE` carries a command line (`super::table`).
+                "flock" if argv.iter().any(|a| a == "-c" || a == "--command") => return xargs,
+                // A command run as another account: daemontools', s6's, `gosu` and `su-exec` (an
+                // account, then the command), runit's `chpst -u USER`, util-linux's `setpriv
+                // --reuid=..`; whether the account is root is `super::runs_as_root`'s call.
+                "setuidgid" | "envuidgid" | "s6-setuidgid" | "s6-envuidgid" | "gosu" | "su-exec" => {
+                    (skip_options(argv, &[]) + 1).min(argv.len())
+                }
+                "chpst" => skip_options(argv, CHPST_VALUE_OPTIONS),
+                "setpriv" => skip_options(argv, SETPRIV_VALUE_OPTIONS),
+                // `setarch [ARCH] [FLAGS] [cmd]`, `linux32 [FLAGS] [cmd]`: another personality,
+                // the same command; without one, `/bin/sh`.
+                "setarch" | "linux32" | "linux64" | "uname26" => {
+                    let mut i = skip_options(argv, &[]);
+                    if basename(first) == "setarch" && argv.get(i).is_some_and(|a| is_architecture(a)) {
+                        i += 1;
+                        while argv.get(i).is_some_and(|a| a.starts_with('-') && a.len() > 1) {
+                            i += 1;
+                        }
+                    }
+                    if i >= argv.len() {
+                        keep(original, argv);
+                        argv.splice(.., ["sh".to_string()]);
+                        continue;
+                    }
+                    i
+                }
                 "flock" | "taskset" | "chrt" => {
                     // `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`: one value first.
                     let i = skip_options(argv, &["-w", "-E", "-c"]);
@@ -249,8 +262,13 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
 }
 
 /// The service a SysV init script's path names (`/etc/init.d/ssh`, `/etc/rc.d/init.d/sshd`,
-/// BSD's `/etc/rc.d/sshd`, `/usr/local/etc/rc.d/nginx`).
+/// BSD's `/etc/rc.d/sshd`, `/usr/local/etc/rc.d/nginx`, OpenRC's `/etc/runlevels/boot/x`).
 fn init_script(word: &str) -> Option<&str> {
+    let openrc_runlevel = || {
+        word.strip_prefix("/etc/runlevels/")?
+            .split_once('/')
+            .map(|(_, name)| name)
+    };
     [
         "/etc/init.d/",
         "/etc/rc.d/init.d/",
@@ -259,6 +277,7 @@ fn init_script(word: &str) -> Option<&str> {
     ]
     .iter()
     .find_map(|dir| word.strip_prefix(dir))
+    .or_else(openrc_runlevel)
     .filter(|name| !name.is_empty() && !name.contains('/'))
 }
 
@@ -296,6 +315,87 @@ pub fn chdir(words: &[String]) -> Option<&str> {
         }
     }
     dir
+}
+
+/// Options of `systemd-run` that take a value.
+const SYSTEMD_RUN_VALUE_OPTIONS: &[&str] = &[
+    "-p",
+    "--property",
+    "-u",
+    "--unit",
+    "-E",
+    "--setenv",
+    "--slice",
+    "-M",
+    "--machine",
+    "-H",
+    "--host",
+    "--description",
+    "--uid",
+    "--gid",
+    "--nice",
+    "-D",
+    "--working-directory",
+    "--on-active",
+    "--on-calendar",
+];
+
+/// Options of runit's `chpst` that take a value.
+const CHPST_VALUE_OPTIONS: &[&str] = &[
+    "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t",
+];
+
+/// Options of util-linux's `setpriv` that take a value written apart (`--reuid 0`).
+const SETPRIV_VALUE_OPTIONS: &[&str] = &[
+    "--ruid",
+    "--euid",
+    "--reuid",
+    "--rgid",
+    "--egid",
+    "--regid",
+    "--groups",
+    "--inh-caps",
+    "--ambient-caps",
+    "--bounding-set",
+    "--securebits",
+    "--pdeathsig",
+    "--selinux-label",
+    "--apparmor-profile",
+    "--landlock-access",
+    "--landlock-rule",
+];
+
+/// An architecture `setarch` takes (`x86_64`, `i686`, `aarch64`, `linux32`), or one computed
+/// when it runs (`$(arch)`, `` `uname -m` ``).
+fn is_architecture(word: &str) -> bool {
+    const FAMILIES: &[&str] = &[
+        "x86",
+        "i386",
+        "i486",
+        "i586",
+        "i686",
+        "amd64",
+        "arm",
+        "aarch64",
+        "ppc",
+        "powerpc",
+        "s390",
+        "mips",
+        "sparc",
+        "riscv",
+        "alpha",
+        "ia64",
+        "parisc",
+        "m68k",
+        "loongarch",
+        "linux32",
+        "linux64",
+        "uname26",
+    ];
+    word.starts_with("$(")
+        || word.starts_with('`')
+        || word.starts_with('$')
+        || FAMILIES.iter().any(|f| word.starts_with(f))
 }
 
 /// Options of `runuser` that take a value.

@@ -2268,7 +2268,12 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     let program_like = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
-    if !program_like || super::packages::is_manager(name) || SHOWS_ITS_WORDS.contains(&name) {
+    // `sudo bash`, `pkexec sh` (kept whole by the walker): a root shell, the privilege rule's.
+    if !program_like
+        || super::packages::is_manager(name)
+        || SHOWS_ITS_WORDS.contains(&name)
+        || crate::guard::carriers::is_root_wrapper(name)
+    {
         return;
     }
     // The first word that is neither an option nor, after an option, perhaps its value
@@ -3611,6 +3616,13 @@ fn typed_escape(cmd: &SimpleCommand) -> bool {
     // follows it (`: !id`).
     let odd_name = (name != ":" || cmd.argv.get(1).is_some_and(|w| w.starts_with('!')))
         && name.contains(['!', ':', '(', ')', '\\', '"', '\'', '{', '}']);
+    // `~r !id`: a mail client's tilde escape (bash would read `~r` as user r's home).
+    let tilde_escape = name.len() > 1 && name.starts_with('~') && !name.contains('/');
+    // `~<!id` reads as `~` with its input from `!id`.
+    if name == "~" && cmd.inputs.iter().any(|i| i.starts_with('!') && i.len() > 1) {
+        return true;
+    }
+    let odd_name = odd_name || tilde_escape;
     let dot_command = name.len() > 1 && name.starts_with('.') && !name.contains('/');
     let call = cmd.argv.len() == 2
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -3674,8 +3686,13 @@ fn escape_runs_a_command(line: &str) -> bool {
         }
         return bang(rest) || rest.starts_with("call system(");
     }
+    // `~!cmd`, `~|cmd`, and `~r !cmd`, `~< !cmd`: a command's output read into the message.
     if let Some(mail) = line.strip_prefix('~') {
-        return bang(mail) || mail.strip_prefix('|').is_some_and(commandish);
+        let read = mail
+            .strip_prefix("r ")
+            .or_else(|| mail.strip_prefix('<'))
+            .map(str::trim_start);
+        return bang(mail) || mail.strip_prefix('|').is_some_and(commandish) || read.is_some_and(bang);
     }
     if let Some(dot) = line.strip_prefix(".shell ").or_else(|| line.strip_prefix(".system ")) {
         return commandish(dot);

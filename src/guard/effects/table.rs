@@ -1862,8 +1862,22 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Both(
                 &When::Arg(Val::SecurityAgent),
-                // `service apparmor teardown`: every profile unloaded.
-                &When::Arg(Val::Is(&["stop", "disable", "kill", "down", "force-stop", "teardown"])),
+                // `service apparmor teardown`: every profile unloaded; `service iptables flush`,
+                // `clear`, `panic`: the rules dropped; FreeBSD's `onestop`, `faststop`, `forcestop`.
+                &When::Arg(Val::Is(&[
+                    "stop",
+                    "disable",
+                    "kill",
+                    "down",
+                    "force-stop",
+                    "teardown",
+                    "flush",
+                    "clear",
+                    "panic",
+                    "onestop",
+                    "faststop",
+                    "forcestop",
+                ])),
             ),
             does: Does::SecurityOff("stops a security service"),
         }],

@@ -125,13 +125,15 @@ fn asks_only(name: &str, args: &[String]) -> bool {
 pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let p = Category::Privilege;
-    // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`: a root shell.
-    let su_shell = (name == "su" || crate::guard::carriers::is_root_wrapper(name))
+    // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`, `su -s
+    // /bin/sh`, `runuser -l root`: a root shell.
+    let su_like = matches!(name, "su" | "runuser");
+    let su_shell = (su_like || crate::guard::carriers::is_root_wrapper(name))
         // `.. | xargs sudo --` runs `sudo -- ITEMS..`: a command, not a shell.
         && !cmd.args_from_stdin
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
         && !asks_only(name, &cmd.argv[1..])
-        && (name != "su" || cmd.argv.iter().skip(1).all(|a| a.starts_with('-') || a == "root"));
+        && (!su_like || crate::guard::carriers::su_account(&cmd.argv).is_none());
     // `su - deploy`: a login shell as another user; what it runs is out of sight too.
     if name == "su"
         && !su_shell

@@ -114,8 +114,9 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             ));
         }
         // `systemctl halt --when=cancel`: cancels a scheduled action.
-        // `systemctl isolate rescue.target`, `systemctl start reboot.target`: the same states
-        // reached through their targets.
+        // `systemctl isolate rescue.target` (`isolate rescue`: it adds `.target`), `systemctl
+        // start reboot.target`, `systemctl set-default poweroff.target` (at every boot),
+        // `systemctl start systemd-reboot.service`: the same states reached through their units.
         "systemctl" | "loginctl"
             if !crate::guard::effects::shown_not_done(&cmd.argv)
                 && args.iter().any(|a| {
@@ -125,11 +126,30 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                             "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency"
                         )
                     };
-                    let target = a
-                        .strip_suffix(".target")
-                        .is_some_and(|t| state(t) || matches!(t, "runlevel0" | "runlevel1" | "runlevel6"))
-                        && args.iter().any(|v| matches!(*v, "isolate" | "start"));
-                    state(a) || target
+                    let verb = |verbs: &[&str]| args.iter().any(|v| verbs.contains(v));
+                    let stem = match a.strip_suffix(".target") {
+                        Some(stem) => Some(stem),
+                        None if verb(&["isolate"]) => Some(*a),
+                        None => a
+                            .strip_suffix(".service")
+                            .and_then(|s| s.strip_prefix("systemd-"))
+                            .filter(|s| state(s)),
+                    };
+                    let unit = stem.is_some_and(|t| {
+                        state(t)
+                            || matches!(
+                                t,
+                                "runlevel0" | "runlevel1" | "runlevel6" | "shutdown" | "ctrl-alt-del" | "soft-reboot"
+                            )
+                    }) && verb(&[
+                        "isolate",
+                        "start",
+                        "restart",
+                        "reload-or-restart",
+                        "try-restart",
+                        "set-default",
+                    ]);
+                    state(a) || unit
                 }) =>
         {
             out.push(block(
@@ -140,12 +160,39 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 "shuts down or reboots the machine",
             ));
         }
+        // `service halt stop`, `/etc/init.d/reboot stop`, `/etc/init.d/rc 0`: SysV's scripts
+        // that take the machine down whatever they are asked.
+        "service" | "invoke-rc.d"
+            if matches!(
+                args.first().copied(),
+                Some("halt" | "reboot" | "single" | "sendsigs" | "umountroot" | "rc.0" | "rc.6")
+            ) || (args.first() == Some(&"rc") && matches!(args.get(1).copied(), Some("0" | "1" | "6" | "S"))) =>
+        {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "runs the init script that halts, reboots or drops the machine to single-user mode",
+            ));
+        }
         // `systemctl --user stop dbus`: the user's own service manager, not the machine's.
         "systemctl" | "service" | "rc-service" | "invoke-rc.d" | "sv"
             if !args.contains(&"--user")
-                && args
-                    .iter()
-                    .any(|a| matches!(*a, "stop" | "kill" | "disable" | "mask" | "down" | "force-stop"))
+                && args.iter().any(|a| {
+                    matches!(
+                        *a,
+                        "stop"
+                            | "kill"
+                            | "disable"
+                            | "mask"
+                            | "down"
+                            | "force-stop"
+                            | "onestop"
+                            | "faststop"
+                            | "forcestop"
+                    )
+                })
                 && args.iter().any(|a| {
                     let unit = a.trim_end_matches(".service").trim_end_matches(".socket");
                     MACHINE_SERVICES.contains(&unit) || unit.starts_with("systemd-")
@@ -179,6 +226,7 @@ const MACHINE_SERVICES: &[&str] = &[
     "anacron",
     "atd",
     "dbus",
+    "dropbear",
 ];
 
 /// A function that pipes itself into itself in the background.
