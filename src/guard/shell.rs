@@ -1135,7 +1135,10 @@ impl Walker<'_> {
         // A wrapper that switches to root's account, among the words unwrapped: each one's own
         // words run up to the command.
         let wrappers = &original[..removed.min(original.len())];
-        cmd.as_root = self.root > 0 || (0..wrappers.len()).any(|k| carriers::runs_as_root(&wrappers[k..]));
+        let last_switch = (0..wrappers.len())
+            .rev()
+            .find(|&k| carriers::switches_account(&wrappers[k..]));
+        cmd.as_root = self.root > 0 || last_switch.is_some_and(|k| carriers::runs_as_root(&wrappers[k..]));
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -1186,7 +1189,13 @@ impl Walker<'_> {
         for carried in carriers::carried(&cmd, &self.written) {
             // A remote script runs with the remote user's rights, not these.
             // `su -c '..'`, `sudo sh -c '..'`: a script run as root, unless on another machine.
-            let root = (cmd.as_root || carriers::runs_as_root(&cmd.argv)) && carried.runs != Runs::Remote;
+            // A carrier that switches accounts itself decides (`sudo su bob -c ..` runs as bob).
+            let as_root = if carriers::switches_account(&cmd.argv) {
+                carriers::runs_as_root(&cmd.argv)
+            } else {
+                cmd.as_root
+            };
+            let root = as_root && carried.runs != Runs::Remote;
             self.root += usize::from(root);
             self.parse_carried(carried, depth + 1);
             self.root -= usize::from(root);

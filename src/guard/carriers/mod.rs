@@ -262,9 +262,43 @@ pub(crate) fn su_account(argv: &[String]) -> Option<&str> {
         .filter(|account| !is_root_account(account))
 }
 
-/// `root`, `0`, `root:root`, `0:0`: root's account (with a group).
+/// `root`, `0`, `00`, `root:root`, `0:0`: root's account (with a group).
 fn is_root_account(account: &str) -> bool {
-    matches!(account.split(':').next(), Some("root" | "0"))
+    account
+        .split(':')
+        .next()
+        .is_some_and(|user| user == "root" || (!user.is_empty() && user.bytes().all(|b| b == b'0')))
+}
+
+/// Whether `systemd-run` runs its command in a service of the system manager, as that
+/// service's account, rather than as its caller: not for the user's own manager (the last of
+/// `--user` and `--system` wins) and not in a scope (`--scope`, the caller's process), unless
+/// `--uid` names the account.
+fn systemd_run_switches(argv: &[String]) -> bool {
+    let user_manager = argv
+        .iter()
+        .rev()
+        .find(|a| *a == "--user" || *a == "--system")
+        .is_some_and(|a| a == "--user");
+    let scope = argv.iter().any(|a| a == "--scope");
+    !user_manager && (!scope || option_value(argv, &["--uid"], "").is_some())
+}
+
+/// Whether `argv` (a wrapper's or carrier's words) switches the account its command runs as,
+/// to root or another: the programs [`runs_as_root`] decides for. The last switch in a chain
+/// of wrappers decides (`sudo gosu app sh` runs as app).
+pub(crate) fn switches_account(argv: &[String]) -> bool {
+    let Some(name) = argv.first().map(|w| basename(w)) else {
+        return false;
+    };
+    match name {
+        "su" | "runuser" | "setuidgid" | "s6-setuidgid" | "gosu" | "su-exec" | "s6-applyuidgid" => true,
+        "systemd-run" => systemd_run_switches(argv),
+        "machinectl" => argv.iter().any(|a| a == "shell"),
+        "chpst" => option_value(argv, &["-u"], CHPST_VALUE_LETTERS).is_some(),
+        "setpriv" => option_value(argv, &["--reuid", "--ruid", "--euid"], "").is_some(),
+        n => is_root_wrapper(n),
+    }
 }
 
 /// Whether the command or script the wrapper or carrier `argv` runs runs as root because it
@@ -284,12 +318,31 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
         return false;
     };
     let uid = || option_value(argv, &["--uid"], "");
-    let on_another_machine = || option_value(argv, &["-M", "--machine", "-H", "--host"], "MH").is_some();
+    // `-M box`, `-H host`: another machine's manager; `-M .host`, `-M root@`: this one's.
+    let on_another_machine = || {
+        option_value(argv, &["-M", "--machine", "-H", "--host"], "MH")
+            .is_some_and(|m| !matches!(m.rsplit('@').next(), Some("" | ".host")))
+    };
+    // `systemd-run -p User=app`, `-p DynamicUser=yes`: the service's account.
+    let service_user = || {
+        argv.windows(2).find_map(|w| {
+            let p = w[1].as_str();
+            (w[0] == "-p" || w[0] == "--property")
+                .then(|| {
+                    p.strip_prefix("User=")
+                        .or(p.strip_prefix("DynamicUser=").map(|_| "dynamic"))
+                })
+                .flatten()
+        })
+    };
     match name {
         n if is_root_wrapper(n) => true,
         "su" | "runuser" => su_account(argv).is_none(),
         "systemd-run" => {
-            !argv.iter().any(|a| a == "--user") && uid().is_none_or(is_root_account) && !on_another_machine()
+            systemd_run_switches(argv)
+                && uid().is_none_or(is_root_account)
+                && service_user().is_none_or(is_root_account)
+                && !on_another_machine()
         }
         "machinectl" => {
             let words = operands(
@@ -317,6 +370,7 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
         "setuidgid" | "s6-setuidgid" | "gosu" | "su-exec" => {
             operands(argv, &[]).first().is_some_and(|a| is_root_account(a))
         }
+        "s6-applyuidgid" => option_value(argv, &["-u"], "ugG").is_some_and(is_root_account),
         "chpst" => {
             option_value(argv, &["-u"], CHPST_VALUE_LETTERS).is_some_and(|a| is_root_account(a.trim_start_matches(':')))
         }

@@ -171,11 +171,16 @@ pub(super) fn su_c(argv: &[String]) -> Option<Carried> {
 pub(super) fn sg(argv: &[String]) -> Option<Carried> {
     let mut words = argv[1..].iter().map(String::as_str).skip_while(|w| *w == "-");
     let group = words.next()?;
-    if group.starts_with('-') || matches!(group, "run" | "scan" | "test" | "new" | "lsp" | "completions" | "help") {
+    if group.starts_with('-') || is_ast_grep_subcommand(group) {
         return None;
     }
     let rest: Vec<&str> = words.skip_while(|w| *w == "-c").collect();
     (!rest.is_empty()).then(|| Carried::child(rest.join(" ")))
+}
+
+/// ast-grep's subcommands: its `sg` is not the group switcher.
+pub(super) fn is_ast_grep_subcommand(word: &str) -> bool {
+    matches!(word, "run" | "scan" | "test" | "new" | "lsp" | "completions" | "help")
 }
 
 /// `machinectl shell [USER@][MACHINE] [PATH [ARGS..]]`: the program run in a login session
@@ -211,7 +216,8 @@ pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
         return None;
     }
     // `-M box`, `--machine=box`, `-H host`: the machine named in an option.
-    let elsewhere = super::option_value(argv, &["-M", "--machine", "-H", "--host"], "MH").is_some();
+    let elsewhere = super::option_value(argv, &["-M", "--machine", "-H", "--host"], "MH")
+        .is_some_and(|m| !matches!(m.rsplit('@').next(), Some("" | ".host")));
     let machine = words.get(1).map_or("", |m| m.rsplit('@').next().unwrap_or(""));
     let program: Vec<String> = words.iter().skip(2).map(|w| quote_word(w)).collect();
     let script = if program.is_empty() {

@@ -34,7 +34,6 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
         // `/etc/init.d/ssh stop`: a SysV init script is its service, handled as `service ssh
         // stop` is.
         if let Some(service) = init_script(first) {
-            let service = service.to_string();
             keep(original, argv);
             argv.splice(..1, ["service".to_string(), service]);
             return xargs;
@@ -74,7 +73,13 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 "systemd-run" => {
                     let i = skip_options(argv, SYSTEMD_RUN_VALUE_OPTIONS);
                     // `systemd-run --shell`: an interactive shell in a service.
-                    if i >= argv.len() && argv.iter().any(|a| a == "--shell" || a == "-S") {
+                    let shell_flag = |a: &String| {
+                        a == "--shell"
+                            || (a.starts_with('-')
+                                && !a.starts_with("--")
+                                && a[1..].chars().take_while(|c| "StPqGrd".contains(*c)).any(|c| c == 'S'))
+                    };
+                    if i >= argv.len() && argv.iter().any(shell_flag) {
                         keep(original, argv);
                         argv.splice(.., ["sh".to_string()]);
                         continue;
@@ -178,6 +183,34 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 // A command run as another account: daemontools', s6's, `gosu` and `su-exec` (an
                 // account, then the command), runit's `chpst -u USER`, util-linux's `setpriv
                 // --reuid=..`; whether the account is root is `super::runs_as_root`'s call.
+                "s6-applyuidgid" => skip_options(argv, &["-u", "-g", "-G"]),
+                // `sg GROUP cmd args`: the words joined, run by `/bin/sh -c`; plain words are the
+                // command where `sg` stands (`curl .. | sg docker sh`). `sg GROUP -c 'a; b'` or a
+                // word with blanks is a command line, carried (`super::shells::sg`); `sg GROUP`
+                // alone, a shell. ast-grep's `sg` (`sg run`, `sg -p ..`) runs nothing.
+                "sg" => {
+                    let at = if argv.get(1).is_some_and(|a| a == "-") { 2 } else { 1 };
+                    let Some(group) = argv.get(at) else {
+                        return xargs;
+                    };
+                    if group.starts_with('-') || super::shells::is_ast_grep_subcommand(group) {
+                        return xargs;
+                    }
+                    let rest = &argv[at + 1..];
+                    if rest.is_empty() {
+                        keep(original, argv);
+                        argv.splice(.., ["sh".to_string()]);
+                        continue;
+                    }
+                    let plain = |w: &String| {
+                        !w.is_empty()
+                            && !w.contains(|c: char| c.is_whitespace() || "|&;<>()$`\\\"'*?[]{}~#".contains(c))
+                    };
+                    if rest[0] == "-c" || !rest.iter().all(plain) {
+                        return xargs;
+                    }
+                    at + 1
+                }
                 "setuidgid" | "envuidgid" | "s6-setuidgid" | "s6-envuidgid" | "gosu" | "su-exec" => {
                     (skip_options(argv, &[]) + 1).min(argv.len())
                 }
@@ -185,7 +218,7 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 "setpriv" => skip_options(argv, SETPRIV_VALUE_OPTIONS),
                 // `setarch [ARCH] [FLAGS] [cmd]`, `linux32 [FLAGS] [cmd]`: another personality,
                 // the same command; without one, `/bin/sh`.
-                "setarch" | "linux32" | "linux64" | "uname26" => {
+                "setarch" | "linux32" | "linux64" | "uname26" | "x86_64" | "i386" => {
                     let mut i = skip_options(argv, &[]);
                     if basename(first) == "setarch" && argv.get(i).is_some_and(|a| is_architecture(a)) {
                         i += 1;
@@ -263,11 +296,27 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
 
 /// The service a SysV init script's path names (`/etc/init.d/ssh`, `/etc/rc.d/init.d/sshd`,
 /// BSD's `/etc/rc.d/sshd`, `/usr/local/etc/rc.d/nginx`, OpenRC's `/etc/runlevels/boot/x`).
-fn init_script(word: &str) -> Option<&str> {
+fn init_script(word: &str) -> Option<String> {
+    if !word.starts_with('/') || !word.contains("rc") && !word.contains("init.d") && !word.contains("runlevels") {
+        return None;
+    }
+    // `/etc/init.d//iptables`, `/etc/../etc/init.d/iptables`: the path as it resolves.
+    let resolved = crate::guard::normalize(std::path::Path::new(word));
+    let path = resolved.to_str()?;
     let openrc_runlevel = || {
-        word.strip_prefix("/etc/runlevels/")?
+        path.strip_prefix("/etc/runlevels/")?
             .split_once('/')
             .map(|(_, name)| name)
+    };
+    // `/etc/rc0.d/K01halt`: a run level's link to the script, by its order and its name.
+    let sysv_link = || {
+        let rest = path.strip_prefix("/etc/rc")?;
+        let (level, link) = rest.split_once(".d/")?;
+        (level.len() == 1).then_some(())?;
+        let name = link
+            .strip_prefix(['K', 'S'])?
+            .trim_start_matches(|c: char| c.is_ascii_digit());
+        Some(name)
     };
     [
         "/etc/init.d/",
@@ -276,9 +325,12 @@ fn init_script(word: &str) -> Option<&str> {
         "/usr/local/etc/rc.d/",
     ]
     .iter()
-    .find_map(|dir| word.strip_prefix(dir))
+    .find_map(|dir| path.strip_prefix(dir))
     .or_else(openrc_runlevel)
-    .filter(|name| !name.is_empty() && !name.contains('/'))
+    .or_else(sysv_link)
+    // A literal name: `/etc/init.d/$(printf iptables)` is computed, and judged so.
+    .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c)))
+    .map(str::to_string)
 }
 
 /// Wrappers that move the command they run to another directory, with the options that say

@@ -3689,7 +3689,7 @@ fn escape_runs_a_command(line: &str) -> bool {
     // `~!cmd`, `~|cmd`, and `~r !cmd`, `~< !cmd`: a command's output read into the message.
     if let Some(mail) = line.strip_prefix('~') {
         let read = mail
-            .strip_prefix("r ")
+            .strip_prefix('r')
             .or_else(|| mail.strip_prefix('<'))
             .map(str::trim_start);
         return bang(mail) || mail.strip_prefix('|').is_some_and(commandish) || read.is_some_and(bang);

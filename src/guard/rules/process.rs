@@ -130,16 +130,26 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     let stem = match a.strip_suffix(".target") {
                         Some(stem) => Some(stem),
                         None if verb(&["isolate"]) => Some(*a),
+                        // `systemd-reboot.service`, `systemd-reboot`: the service behind the state.
                         None => a
                             .strip_suffix(".service")
-                            .and_then(|s| s.strip_prefix("systemd-"))
-                            .filter(|s| state(s)),
+                            .unwrap_or(a)
+                            .strip_prefix("systemd-")
+                            .filter(|s| state(s) || matches!(*s, "exit" | "soft-reboot")),
                     };
                     let unit = stem.is_some_and(|t| {
                         state(t)
                             || matches!(
                                 t,
-                                "runlevel0" | "runlevel1" | "runlevel6" | "shutdown" | "ctrl-alt-del" | "soft-reboot"
+                                "runlevel0"
+                                    | "runlevel1"
+                                    | "runlevel6"
+                                    | "shutdown"
+                                    | "ctrl-alt-del"
+                                    | "soft-reboot"
+                                    | "exit"
+                                    | "hybrid-sleep"
+                                    | "suspend-then-hibernate"
                             )
                     }) && verb(&[
                         "isolate",
@@ -147,9 +157,13 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                         "restart",
                         "reload-or-restart",
                         "try-restart",
+                        "force-reload",
                         "set-default",
+                        "enable",
                     ]);
-                    state(a) || unit
+                    // `systemctl exit`: the system manager's exit is a power-off.
+                    let exit = args.iter().find(|w| !w.starts_with('-')) == Some(&"exit") && !args.contains(&"--user");
+                    state(a) || unit || exit
                 }) =>
         {
             out.push(block(
@@ -165,7 +179,22 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "service" | "invoke-rc.d"
             if matches!(
                 args.first().copied(),
-                Some("halt" | "reboot" | "single" | "sendsigs" | "umountroot" | "rc.0" | "rc.6")
+                Some(
+                    "halt"
+                        | "reboot"
+                        | "shutdown"
+                        | "single"
+                        | "sendsigs"
+                        | "killall"
+                        | "killprocs"
+                        | "kexec"
+                        | "umountfs"
+                        | "umountroot"
+                        | "rc.0"
+                        | "rc.6"
+                        | "rc.K"
+                        | "rc.shutdown"
+                )
             ) || (args.first() == Some(&"rc") && matches!(args.get(1).copied(), Some("0" | "1" | "6" | "S"))) =>
         {
             out.push(block(
@@ -174,6 +203,21 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 Risk::Critical,
                 cmd,
                 "runs the init script that halts, reboots or drops the machine to single-user mode",
+            ));
+        }
+        // `rc 6`, `openrc shutdown`: OpenRC's and SysV's run-level switch.
+        "rc" | "openrc"
+            if matches!(
+                args.first().copied(),
+                Some("0" | "1" | "6" | "S" | "reboot" | "shutdown" | "single" | "off")
+            ) =>
+        {
+            out.push(block(
+                c,
+                SHUTDOWN,
+                Risk::Critical,
+                cmd,
+                "changes the run level (halt, reboot or single-user mode)",
             ));
         }
         // `systemctl --user stop dbus`: the user's own service manager, not the machine's.

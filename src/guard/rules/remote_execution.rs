@@ -497,6 +497,13 @@ fn dynamic(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if positional_parameter(word) {
         return;
     }
+    // `exec gosu postgres "$BASH_SOURCE" "$@"`: the running script, run again.
+    if matches!(
+        word,
+        "$0" | "${0}" | "$BASH_SOURCE" | "${BASH_SOURCE}" | "${BASH_SOURCE[0]}"
+    ) {
+        return;
+    }
     // `echo${IFS}hello`: blanks spelled as `$IFS`, nothing hidden (the words are judged).
     if resolved(cmd) && split_at_blanks_only(word) {
         return;
