@@ -270,6 +270,13 @@ fn is_root_account(account: &str) -> bool {
         .is_some_and(|user| user == "root" || (!user.is_empty() && user.bytes().all(|b| b == b'0')))
 }
 
+/// Whether systemd's `-M box`, `--machine=box` or `-H host` names another machine than this
+/// one (`-M .host`, `-M root@` name this one).
+pub(crate) fn on_another_machine(argv: &[String]) -> bool {
+    option_value(argv, &["-M", "--machine", "-H", "--host"], "MH")
+        .is_some_and(|m| !matches!(m.rsplit('@').next(), Some("" | ".host")))
+}
+
 /// Whether `systemd-run` runs its command in a service of the system manager, as that
 /// service's account, rather than as its caller: not for the user's own manager (the last of
 /// `--user` and `--system` wins) and not in a scope (`--scope`, the caller's process), unless
@@ -318,11 +325,6 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
         return false;
     };
     let uid = || option_value(argv, &["--uid"], "");
-    // `-M box`, `-H host`: another machine's manager; `-M .host`, `-M root@`: this one's.
-    let on_another_machine = || {
-        option_value(argv, &["-M", "--machine", "-H", "--host"], "MH")
-            .is_some_and(|m| !matches!(m.rsplit('@').next(), Some("" | ".host")))
-    };
     // `systemd-run -p User=app`, `-p DynamicUser=yes`: the service's account.
     let service_user = || {
         argv.windows(2).find_map(|w| {
@@ -342,28 +344,13 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
             systemd_run_switches(argv)
                 && uid().is_none_or(is_root_account)
                 && service_user().is_none_or(is_root_account)
-                && !on_another_machine()
+                && !on_another_machine(argv)
         }
         "machinectl" => {
-            let words = operands(
-                argv,
-                &[
-                    "-M",
-                    "--machine",
-                    "-H",
-                    "--host",
-                    "-E",
-                    "--setenv",
-                    "--uid",
-                    "-p",
-                    "--property",
-                    "-o",
-                    "--output",
-                ],
-            );
+            let words = operands(argv, shells::MACHINECTL_VALUE_OPTIONS);
             let user = words.get(1).and_then(|m| m.split_once('@')).map(|(u, _)| u);
             words.first() == Some(&"shell")
-                && !on_another_machine()
+                && !on_another_machine(argv)
                 && uid().is_none_or(is_root_account)
                 && user.is_none_or(|u| u.is_empty() || is_root_account(u))
         }

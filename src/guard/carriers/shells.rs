@@ -183,23 +183,26 @@ pub(super) fn is_ast_grep_subcommand(word: &str) -> bool {
     matches!(word, "run" | "scan" | "test" | "new" | "lsp" | "completions" | "help")
 }
 
+/// Options of `machinectl` that take a value.
+pub(super) const MACHINECTL_VALUE_OPTIONS: &[&str] = &[
+    "-M",
+    "--machine",
+    "-H",
+    "--host",
+    "-E",
+    "--setenv",
+    "--uid",
+    "-p",
+    "--property",
+    "-o",
+    "--output",
+];
+
 /// `machinectl shell [USER@][MACHINE] [PATH [ARGS..]]`: the program run in a login session
 /// of the machine; the user's shell when no program is named. The host (no machine, `.host`)
 /// is this machine; a container has files of its own, like another machine's.
 pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
-    let with_value = [
-        "-M",
-        "--machine",
-        "-H",
-        "--host",
-        "-E",
-        "--setenv",
-        "--uid",
-        "-p",
-        "--property",
-        "-o",
-        "--output",
-    ];
+    let with_value = MACHINECTL_VALUE_OPTIONS;
     let mut words = Vec::new();
     let mut i = 1;
     while let Some(a) = argv.get(i) {
@@ -215,9 +218,7 @@ pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
     if words.first() != Some(&"shell") {
         return None;
     }
-    // `-M box`, `--machine=box`, `-H host`: the machine named in an option.
-    let elsewhere = super::option_value(argv, &["-M", "--machine", "-H", "--host"], "MH")
-        .is_some_and(|m| !matches!(m.rsplit('@').next(), Some("" | ".host")));
+    let elsewhere = super::on_another_machine(argv);
     let machine = words.get(1).map_or("", |m| m.rsplit('@').next().unwrap_or(""));
     let program: Vec<String> = words.iter().skip(2).map(|w| quote_word(w)).collect();
     let script = if program.is_empty() {
