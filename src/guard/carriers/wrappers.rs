@@ -1,11 +1,13 @@
 //! Wrappers: command words that run the command after them as it is, with some setting
-//! changed — privilege (`sudo`, `doas`, `pkexec`, `runuser -u`), environment (`env A=1`, `env
-//! -S 'cmd args'`), priority and scheduling (`nice`, `ionice`, `chrt`, `taskset`, `timeout`,
+//! changed — privilege (`sudo`, `doas`, `pkexec`, `runuser -u`), the account (`setuidgid`,
+//! `gosu`, `su-exec`, `chpst -u`, `setpriv`, `sg GROUP`), the personality (`setarch`,
+//! `linux32`), environment (`env A=1`, `env -S 'cmd args'`), priority and scheduling (`nice`, `ionice`, `chrt`, `taskset`, `timeout`,
 //! `flock`), tracing and timing (`time`, `strace`, `ltrace`), sessions (`setsid`,
 //! `nohup`, `screen -dm`, `systemd-run`), proxies (`torsocks`, `proxychains`), multi-call
 //! binaries (`busybox`, `toybox`), shell keywords (`if`, `then`, `!`, ...), and `xargs` /
 //! `parallel`, which add arguments read from stdin (their options are [`super::xargs`]'s).
-//! Unwrapping removes them, so the rules see the real command word where the wrapper was.
+//! Unwrapping removes them, so the rules see the real command word where the wrapper was, in
+//! its place in the pipeline. A SysV init script by its path is read as `service NAME`.
 //!
 //! A root shell (`sudo -s`, `sudo -i`, `pkexec bash`) is not a wrapped command and is kept
 //! whole: the privilege rule judges it, and what it reads on stdin is a script
@@ -180,9 +182,7 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                 }
                 // `flock -c 'cmd' FILE` carries a command line (`super::table`).
                 "flock" if argv.iter().any(|a| a == "-c" || a == "--command") => return xargs,
-                // A command run as another account: daemontools', s6's, `gosu` and `su-exec` (an
-                // account, then the command), runit's `chpst -u USER`, util-linux's `setpriv
-                // --reuid=..`; whether the account is root is `super::runs_as_root`'s call.
+                // s6's `s6-applyuidgid -u UID -g GID cmd`: the account in options.
                 "s6-applyuidgid" => skip_options(argv, &["-u", "-g", "-G"]),
                 // `sg GROUP cmd args`: the words joined, run by `/bin/sh -c`; plain words are the
                 // command where `sg` stands (`curl .. | sg docker sh`). `sg GROUP -c 'a; b'` or a
@@ -211,6 +211,9 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     }
                     at + 1
                 }
+                // A command run as another account: daemontools', s6's, `gosu` and `su-exec` (an
+                // account, then the command), runit's `chpst -u USER`, util-linux's `setpriv
+                // --reuid=..`; whether the account is root is `super::runs_as_root`'s call.
                 "setuidgid" | "envuidgid" | "s6-setuidgid" | "s6-envuidgid" | "gosu" | "su-exec" => {
                     (skip_options(argv, &[]) + 1).min(argv.len())
                 }
