@@ -222,19 +222,28 @@ pub(crate) fn option_value<'a>(argv: &'a [String], names: &[&str], letters: &str
 /// The words of `argv` after its name that are neither options nor the values of the
 /// options in `with_value`.
 fn operands<'a>(argv: &'a [String], with_value: &[&str]) -> Vec<&'a str> {
-    let mut words = Vec::new();
+    operand_positions(argv, with_value, usize::MAX)
+        .into_iter()
+        .map(|k| argv[k].as_str())
+        .collect()
+}
+
+/// Where the first `most` operands of `argv` stand ([`operands`]): what follows the last of
+/// them may be another program's words, options and all.
+pub(super) fn operand_positions(argv: &[String], with_value: &[&str], most: usize) -> Vec<usize> {
+    let mut found = Vec::new();
     let mut i = 1;
-    while let Some(a) = argv.get(i) {
+    while let Some(a) = argv.get(i).filter(|_| found.len() < most) {
         if with_value.contains(&a.as_str()) {
             i += 2;
             continue;
         }
         if !(a.starts_with('-') && a.len() > 1) {
-            words.push(a.as_str());
+            found.push(i);
         }
         i += 1;
     }
-    words
+    found
 }
 
 /// Options of `su` and `runuser` that take a value.

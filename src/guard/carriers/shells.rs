@@ -202,25 +202,19 @@ pub(super) const MACHINECTL_VALUE_OPTIONS: &[&str] = &[
 /// of the machine; the user's shell when no program is named. The host (no machine, `.host`)
 /// is this machine; a container has files of its own, like another machine's.
 pub(super) fn machinectl_shell(argv: &[String]) -> Option<Carried> {
-    let with_value = MACHINECTL_VALUE_OPTIONS;
-    let mut words = Vec::new();
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if with_value.contains(&a.as_str()) {
-            i += 2;
-            continue;
-        }
-        if !(a.starts_with('-') && a.len() > 1) || !words.is_empty() && words.len() >= 2 {
-            words.push(a.as_str());
-        }
-        i += 1;
-    }
-    if words.first() != Some(&"shell") {
+    // `shell`, then the machine; the program's words follow as they are (`-p` and all).
+    let at = super::operand_positions(argv, MACHINECTL_VALUE_OPTIONS, 2);
+    if at.first().map(|&k| argv[k].as_str()) != Some("shell") {
         return None;
     }
     let elsewhere = super::on_another_machine(argv);
-    let machine = words.get(1).map_or("", |m| m.rsplit('@').next().unwrap_or(""));
-    let program: Vec<String> = words.iter().skip(2).map(|w| quote_word(w)).collect();
+    let machine = at.get(1).map_or("", |&k| argv[k].rsplit('@').next().unwrap_or(""));
+    let program: Vec<String> = at
+        .get(1)
+        .map_or(&[][..], |&k| &argv[k + 1..])
+        .iter()
+        .map(|w| quote_word(w))
+        .collect();
     let script = if program.is_empty() {
         "sh".to_string()
     } else {
