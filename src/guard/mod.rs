@@ -82,6 +82,10 @@ pub struct SimpleCommand {
     /// What the inline program the command hands an interpreter does (`python -c ..`), read
     /// once by the walker for the carriers and the effect rules; None when it runs none.
     pub(crate) inline: Option<carriers::code::Reading>,
+    /// A copy of a stage upstream of a carrier, put in front of the pipelines of the script
+    /// it carries (`curl .. | sh -c 'bash -s'`: `bash -s` reads what `curl` prints). Rules
+    /// that read what flows into a command see it; it is judged where it stands, not here.
+    pub(crate) upstream_copy: bool,
 }
 
 impl SimpleCommand {

@@ -51,6 +51,10 @@ thread_local! {
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
 
+/// Most pipelines of a carried script fed the stages upstream of its carrier (see
+/// `Walker::feed_upstream`).
+const MAX_FED_PIPELINES: usize = 32;
+
 /// Brackets nested deeper than this (`$(`, `(`, `{`, `[`, counted without regard to quoting)
 /// are not handed to the parser: tree-sitter's time grows faster than linearly with nesting
 /// (3,000 nested `$(echo …)` took ~10 s), and no real command nests this deep. Such input fails
@@ -1173,14 +1177,22 @@ impl Walker<'_> {
                 }
             }
         }
+        // An alias or a function called here runs its text here, fed what the stages before
+        // it print (`f() { bash -s; }; curl .. | f`).
         if let Some(text) = cmd.argv.first().and_then(|n| self.aliases.get(n)).cloned() {
             let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
+            let first = self.out.pipelines.len();
             self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
+            self.feed_upstream(first, pipeline);
         }
         if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
+            // The body was read where it was defined; it is read again when the call gives
+            // it other words or input.
             let call = positional(&body, None, &cmd.argv[1..]);
-            if call != body {
+            if call != body || !pipeline.is_empty() {
+                let first = self.out.pipelines.len();
                 self.parse_into(&call, depth + 1);
+                self.feed_upstream(first, pipeline);
             }
         }
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
@@ -1197,7 +1209,9 @@ impl Walker<'_> {
             };
             let root = as_root && carried.runs != Runs::Remote;
             self.root += usize::from(root);
+            let first = self.out.pipelines.len();
             self.parse_carried(carried, depth + 1);
+            self.feed_upstream(first, pipeline);
             self.root -= usize::from(root);
         }
         self.written.record(&cmd);
@@ -1237,6 +1251,28 @@ impl Walker<'_> {
             .checked_sub(probe.len())
             .filter(|at| argv.get(*at) == Some(word))?;
         Some(std::mem::replace(&mut argv[at], "bash".to_string()))
+    }
+
+    /// `curl .. | sh -c 'bash -s'`, `curl .. | flock -c 'bash -s' f`, `tar c ~/.ssh | ssh h
+    /// 'cat > k'`: a script carried by a stage of a pipeline reads what the stages before it
+    /// print, as its carrier would. Each pipeline the script made (from `first` on) starts
+    /// with copies of those stages ([`SimpleCommand::upstream_copy`]), so the rules that read
+    /// what flows into a command see it there too.
+    fn feed_upstream(&mut self, first: usize, upstream: &[SimpleCommand]) {
+        if upstream.is_empty() {
+            return;
+        }
+        for fed in self.out.pipelines.iter_mut().skip(first).take(MAX_FED_PIPELINES) {
+            let mut stages: Pipeline = upstream
+                .iter()
+                .map(|c| SimpleCommand {
+                    upstream_copy: true,
+                    ..c.clone()
+                })
+                .collect();
+            stages.append(fed);
+            *fed = stages;
+        }
     }
 
     /// Parses a script `cmd` carries, in the directory it runs in: a `cd` in a process of its

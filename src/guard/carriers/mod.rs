@@ -39,7 +39,8 @@
 //! command) are shared with the rules.
 //!
 //! One file per family: [`wrappers`], [`xargs`] (`xargs` and `parallel`), [`shells`] (other
-//! shells and shell-like runners, m4), [`programs`] (tools that run a command given in an
+//! shells and shell-like runners, m4), [`escapes`] (command languages with a shell escape:
+//! `ed`'s `!`, sqlite3's `.shell`, psql's `\!`), [`programs`] (tools that run a command given in an
 //! option, a variable or a file they read), [`interpreters`] (inline programs),
 //! [`containers`], [`powershell`], [`text`], and [`table`]: carriers as data, one entry per
 //! program that runs what it is handed in an option (`man -P`, `rsync -e`, `zip -TT`, `ssh -o
@@ -59,6 +60,7 @@
 
 pub(crate) mod code;
 mod containers;
+mod escapes;
 mod fish;
 mod interpreters;
 mod powershell;
@@ -141,6 +143,7 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
     out.extend(programs::command_options(&cmd.argv));
     out.extend(written_script(cmd, written));
     out.extend(shells::startup_file_text(cmd));
+    out.extend(escapes::in_words(cmd));
     out
 }
 
@@ -149,6 +152,19 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
 pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
     let mut out = shells::fed_on_stdin(pipeline);
     for (i, cmd) in pipeline.iter().enumerate() {
+        // `echo '!rm -rf /' | ed`, `sqlite3 db <<< '.shell ..'`: a program's own shell escapes.
+        if !cmd.args_from_stdin && escapes::reads_commands(cmd) {
+            let text = text::stdin_of(pipeline, i).unwrap_or_default();
+            out.extend(
+                escapes::escaped_commands(cmd.name(), &text)
+                    .into_iter()
+                    .map(|script| StdinScript {
+                        script,
+                        cwd: cmd.cwd.clone(),
+                        as_root: cmd.as_root,
+                    }),
+            );
+        }
         if let Some(lines) = built_by_xargs(pipeline, i) {
             out.push(StdinScript {
                 script: lines.join("\n"),
@@ -271,12 +287,20 @@ pub(crate) fn su_account(argv: &[String]) -> Option<&str> {
         .filter(|account| !is_root_account(account))
 }
 
-/// `root`, `0`, `00`, `root:root`, `0:0`: root's account (with a group).
+/// `root`, `0`, `00`, `root:root`, `0:0`, sudo's `#0`: root's account (with a group). An
+/// account computed at run time (`$U`) may be root: it counts as root. So do sudo's `#-1` and
+/// `#4294967295`, which ran as root before sudo 1.8.28 (CVE-2019-14287).
 fn is_root_account(account: &str) -> bool {
-    account
-        .split(':')
-        .next()
-        .is_some_and(|user| user == "root" || (!user.is_empty() && user.bytes().all(|b| b == b'0')))
+    if account.contains(['$', '`']) {
+        return true;
+    }
+    let user = account.split(':').next().unwrap_or_default();
+    let user = match user.strip_prefix('#') {
+        Some("-1" | "4294967295") => return true,
+        Some(uid) => uid,
+        None => user,
+    };
+    user == "root" || (!user.is_empty() && user.bytes().all(|b| b == b'0'))
 }
 
 /// Whether systemd's `-M box`, `--machine=box` or `-H host` names another machine than this
@@ -319,7 +343,8 @@ pub(crate) fn switches_account(argv: &[String]) -> bool {
 
 /// Whether the command or script the wrapper or carrier `argv` runs runs as root because it
 /// switches to root's account (`argv` holds the wrapper's words, up to the command it runs):
-/// - `sudo`, `doas`, `pkexec`, `run0`, `sudo-rs` ([`is_root_wrapper`]);
+/// - `sudo`, `doas`, `pkexec`, `run0`, `sudo-rs` ([`is_root_wrapper`]), unless told to run
+///   as another account (`sudo -u postgres`);
 /// - `su -c`, `runuser` (root unless another account is named);
 /// - systemd's `systemd-run` (a system service: root unless `--user` or `--uid` says
 ///   otherwise, or it runs on another machine) and `machinectl shell` (root unless `USER@`
@@ -347,7 +372,8 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
         })
     };
     match name {
-        n if is_root_wrapper(n) => true,
+        // `sudo -u postgres psql` runs as postgres.
+        n if is_root_wrapper(n) => wrappers::root_wrapper_account(argv).is_none_or(is_root_account),
         "su" | "runuser" => su_account(argv).is_none(),
         "systemd-run" => {
             systemd_run_switches(argv)
@@ -358,10 +384,9 @@ pub(crate) fn runs_as_root(argv: &[String]) -> bool {
         "machinectl" => {
             let words = operands(argv, shells::MACHINECTL_VALUE_OPTIONS);
             let user = words.get(1).and_then(|m| m.split_once('@')).map(|(u, _)| u);
-            words.first() == Some(&"shell")
-                && !on_another_machine(argv)
-                && uid().is_none_or(is_root_account)
-                && user.is_none_or(|u| u.is_empty() || is_root_account(u))
+            // A user named before the `@` wins over `--uid` (machinectl(1)).
+            let account = user.filter(|u| !u.is_empty()).or_else(uid);
+            words.first() == Some(&"shell") && !on_another_machine(argv) && account.is_none_or(is_root_account)
         }
         "setuidgid" | "s6-setuidgid" | "gosu" | "su-exec" => {
             operands(argv, &[]).first().is_some_and(|a| is_root_account(a))
@@ -406,7 +431,6 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "tar" | "gtar" | "bsdtar" => programs::tar(argv),
         "npm" | "pnpm" | "yarn" | "bun" => programs::npm_pkg_set(argv),
         "vi" | "vim" | "nvim" | "view" | "ex" => programs::vim(argv),
-        "gdb" => programs::gdb(argv),
         "expect" => programs::expect(argv),
         "sed" | "gsed" => programs::sed(argv),
         "tex" | "latex" | "pdflatex" | "xelatex" | "lualatex" | "pdftex" | "xetex" | "luatex" | "etex" | "lamed"

@@ -400,16 +400,6 @@ fn ex_shell_command(line: &str) -> Option<&str> {
     c.strip_prefix('!').map(str::trim).filter(|c| !c.is_empty())
 }
 
-/// `gdb -ex 'shell cmd'` / `-ex '!cmd'`.
-pub(super) fn gdb(argv: &[String]) -> Option<Carried> {
-    argv.windows(2).find_map(|w| {
-        let c = (w[0] == "-ex" || w[0] == "--eval-command").then_some(w[1].trim())?;
-        c.strip_prefix("shell ")
-            .or_else(|| c.strip_prefix('!'))
-            .map(Carried::child)
-    })
-}
-
 /// `expect -c 'spawn cmd args; ...'`: the spawned command.
 pub(super) fn expect(argv: &[String]) -> Option<Carried> {
     argv.windows(2).find_map(|w| {

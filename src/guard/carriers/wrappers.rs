@@ -493,6 +493,20 @@ const ROOT_OPTIONS: &[&str] = &[
     "--background",
 ];
 
+/// The account a root wrapper (`sudo`, `doas`, `run0`, `pkexec`, `sudo-rs`) is told to run
+/// its command as, read from the wrapper's own options only: `sudo -u postgres psql`, `sudo
+/// -iu app`, `doas -u app`, `run0 --user=app`, `pkexec --user app`. None when it names none
+/// (root, the default); the words after the wrapper's options are the command's (`sudo env -u
+/// X sh` names no account).
+pub(super) fn root_wrapper_account(argv: &[String]) -> Option<&str> {
+    let own = &argv[..skip_options(argv, ROOT_OPTIONS).min(argv.len())];
+    super::option_value(own, &["-u", "--user"], ROOT_VALUE_LETTERS)
+}
+
+/// The one-letter options of `sudo`, `doas` and `run0` that take a value (see
+/// [`ROOT_OPTIONS`]): they end a bundle (`-iu app`).
+const ROOT_VALUE_LETTERS: &str = "ugCDhprtTU";
+
 /// Saves `argv` as the original before its first change.
 fn keep(original: &mut Option<Vec<String>>, argv: &[String]) {
     if original.is_none() {

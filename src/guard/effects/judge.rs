@@ -2572,6 +2572,13 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
                 cmd,
                 what("the user's own configuration, which their programs read in every project"),
             )),
+        // `echo done >> /var/log/app.log`, `tee -a`: lines added; what was recorded stays.
+        Place::Logs if appended(cmd, path) => out.push(warn(
+            Category::Privilege,
+            SYSTEM_STATE,
+            cmd,
+            what("adds lines to the machine's logs or the shell history (what is recorded stays, but lines can be forged)"),
+        )),
         Place::Logs => out.push(block(
             Category::Network,
             SECURITY_OFF,
@@ -2581,6 +2588,22 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
         )),
         Place::Workspace | Place::DependencyDir => checked_place_write(cmd, path, out),
         _ => {}
+    }
+}
+
+/// Whether `cmd` writes `path` only by adding to its end: a `>>` redirection, `tee -a`.
+fn appended(cmd: &SimpleCommand, path: &str) -> bool {
+    let tee_appends = matches!(cmd.name(), "tee")
+        && cmd.argv[1..]
+            .iter()
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--append" || (a.starts_with('-') && !a.starts_with("--") && a.contains('a')));
+    // Every redirection to it appends (`>> f > f` empties it first).
+    let redirected = cmd.redirects.iter().filter(|r| *r == path).count();
+    if redirected > 0 {
+        cmd.appends.iter().filter(|a| *a == path).count() == redirected
+    } else {
+        tee_appends
     }
 }
 

@@ -52,6 +52,9 @@ pub const UNPARSEABLE: &str = "parse.unparseable";
 pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {
+        if cmd.upstream_copy {
+            continue;
+        }
         // `prog --help`, `prog --version`: the program prints and exits.
         if cmd.argv.len() == 2 && !cmd.dynamic_name && matches!(cmd.argv[1].as_str(), "--help" | "--version") {
             continue;

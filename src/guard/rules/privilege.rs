@@ -128,12 +128,19 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     // `sudo -s`, `sudo -i`, `pkexec bash` (kept whole by unwrap_command), `su -`, `su -s
     // /bin/sh`, `runuser -l root`: a root shell.
     let su_like = matches!(name, "su" | "runuser");
-    let su_shell = (su_like || crate::guard::carriers::is_root_wrapper(name))
+    let wrapper = crate::guard::carriers::is_root_wrapper(name);
+    let shell_form = (su_like || wrapper)
         // `.. | xargs sudo --` runs `sudo -- ITEMS..`: a command, not a shell.
         && !cmd.args_from_stdin
         && !cmd.argv.iter().any(|a| a == "-c" || a == "--command")
-        && !asks_only(name, &cmd.argv[1..])
-        && (!su_like || crate::guard::carriers::su_account(&cmd.argv).is_none());
+        && !asks_only(name, &cmd.argv[1..]);
+    let su_shell = shell_form && crate::guard::carriers::runs_as_root(&cmd.argv);
+    // `sudo -u postgres -i`, `doas -u app sh`: a shell as another account; what it runs is
+    // out of sight, with that account's rights.
+    if wrapper && shell_form && !su_shell {
+        out.push(warn(p, ROOT_SHELL, cmd, "opens a shell as another user"));
+        return;
+    }
     // `su - deploy`: a login shell as another user; what it runs is out of sight too.
     if name == "su"
         && !su_shell
