@@ -3874,6 +3874,13 @@ fn shell_escapes_of_programs_command_languages_run_their_lines() {
             "echo shell | sudo mail -N",
             "echo '!' | sudo ftp",
             "echo '!sh' | sudo mail -f /var/mail/root",
+            // Run as root with no command, each is a root shell a keystroke away.
+            "sudo ftp",
+            "sudo ed",
+            "sudo gnuplot",
+            "sudo mail",
+            "sudo telnet",
+            "sudo dc",
         ],
     );
     // The same programs given plain commands, another program given the same text, and a
@@ -3886,6 +3893,8 @@ fn shell_escapes_of_programs_command_languages_run_their_lines() {
         "echo '!rm -rf /' | mail -s hello bob",
         "mysql -e 'show tables'",
         "echo 'shell ls' | gdb -q",
+        "echo hello | sudo mail -s hi bob",
+        "sudo psql -c 'select 1'",
     ]);
 }
 

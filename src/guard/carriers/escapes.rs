@@ -84,6 +84,12 @@ const LANGUAGES: &[Language] = &[
     },
 ];
 
+/// Whether `name`'s own command language has a shell escape: run with no command, as root,
+/// it is a root shell a keystroke away.
+pub(crate) fn has_shell_escape(name: &str) -> bool {
+    language(name).is_some()
+}
+
 fn language(name: &str) -> Option<&'static Language> {
     LANGUAGES.iter().find(|l| l.names.contains(&name))
 }

@@ -75,6 +75,7 @@ use std::path::PathBuf;
 
 use super::{basename, Pipeline, SimpleCommand};
 
+pub(crate) use escapes::has_shell_escape;
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{copied, disguised_literal, printed_by, printed_text, stdin_of, WrittenFiles};
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};

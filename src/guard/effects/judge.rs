@@ -1921,7 +1921,6 @@ const SHELLS_AND_REPLS: &[&str] = &[
     "node",
     "php",
     "lua",
-    "ghci",
     "R",
     "julia",
     "clisp",
@@ -1934,10 +1933,6 @@ const SHELLS_AND_REPLS: &[&str] = &[
     "scala",
     "erl",
     "iex",
-    "gdb",
-    "psql",
-    "mysql",
-    "sqlite3",
     "busybox",
     "capsh",
     "script",
@@ -2120,7 +2115,10 @@ fn unknown_to_the_guard(name: &str) -> bool {
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight.
 fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
-    let bare = SHELLS_AND_REPLS.contains(&cmd.name()) && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
+    // A shell, an interpreter's prompt, or a program whose own commands have a shell escape
+    // (`gdb`, `psql`, `ftp`, `ed`, `mail`: see `carriers::has_shell_escape`).
+    let repl = SHELLS_AND_REPLS.contains(&cmd.name()) || crate::guard::carriers::has_shell_escape(cmd.name());
+    let bare = repl && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
     let interactive = ROOT_TERMINALS
         .iter()
         .find(|(name, _)| *name == cmd.name())
