@@ -76,6 +76,9 @@ pub struct SimpleCommand {
     /// The command runs with another user's rights: a privilege wrapper (`sudo`, `doas`,
     /// `pkexec`, `run0`, `runuser`) was unwrapped in front of it.
     pub as_root: bool,
+    /// The command runs as an account other than root and the caller's: a wrapper that
+    /// switches accounts was unwrapped in front of it (`sudo -u nobody`, `gosu app`).
+    pub(crate) other_account: bool,
     /// The command is part of a script another command carries (`sh -c '..'`, `find -exec`,
     /// `foo --shell=/bin/sh`), not a line of its own: nothing typed reaches it.
     pub(crate) carried: bool,

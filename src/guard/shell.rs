@@ -51,9 +51,9 @@ thread_local! {
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
 
-/// Most pipelines of a carried script fed the stages upstream of its carrier (see
-/// `Walker::feed_upstream`).
-const MAX_FED_PIPELINES: usize = 32;
+/// Most stages copied in front of the pipelines of a carried script, the stages upstream of
+/// its carrier (see `Walker::feed_upstream`); past it the line is not judged but refused.
+const MAX_FED_STAGES: usize = 4096;
 
 /// Brackets nested deeper than this (`$(`, `(`, `{`, `[`, counted without regard to quoting)
 /// are not handed to the parser: tree-sitter's time grows faster than linearly with nesting
@@ -310,6 +310,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         functions: HashMap::new(),
         root: 0,
         carrying: 0,
+        feeding: 0,
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -371,6 +372,10 @@ struct Walker<'o> {
     /// How many commands carry the script the current command is part of (`sh -c '..'`,
     /// `foo --shell=/bin/sh`): zero for a line of its own.
     carrying: usize,
+    /// How many scripts, function bodies or aliases being read are fed a pipe by the stage
+    /// that runs them: a function called inside one is read again where it is called (`g()
+    /// { bash; }; f() { g; }; curl .. | f`).
+    feeding: usize,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -1143,6 +1148,7 @@ impl Walker<'_> {
             .rev()
             .find(|&k| carriers::switches_account(&wrappers[k..]));
         cmd.as_root = self.root > 0 || last_switch.is_some_and(|k| carriers::runs_as_root(&wrappers[k..]));
+        cmd.other_account = !cmd.as_root && last_switch.is_some();
         cmd.assignments = original
             .into_iter()
             .take(removed)
@@ -1182,16 +1188,20 @@ impl Walker<'_> {
         if let Some(text) = cmd.argv.first().and_then(|n| self.aliases.get(n)).cloned() {
             let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
             let first = self.out.pipelines.len();
+            self.feeding += usize::from(!pipeline.is_empty());
             self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
+            self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
         }
         if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
             // The body was read where it was defined; it is read again when the call gives
             // it other words or input.
             let call = positional(&body, None, &cmd.argv[1..]);
-            if call != body || !pipeline.is_empty() {
+            if call != body || !pipeline.is_empty() || self.feeding > 0 {
                 let first = self.out.pipelines.len();
+                self.feeding += usize::from(!pipeline.is_empty());
                 self.parse_into(&call, depth + 1);
+                self.feeding -= usize::from(!pipeline.is_empty());
                 self.feed_upstream(first, pipeline);
             }
         }
@@ -1210,7 +1220,9 @@ impl Walker<'_> {
             let root = as_root && carried.runs != Runs::Remote;
             self.root += usize::from(root);
             let first = self.out.pipelines.len();
+            self.feeding += usize::from(!pipeline.is_empty());
             self.parse_carried(carried, depth + 1);
+            self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
             self.root -= usize::from(root);
         }
@@ -1262,7 +1274,13 @@ impl Walker<'_> {
         if upstream.is_empty() {
             return;
         }
-        for fed in self.out.pipelines.iter_mut().skip(first).take(MAX_FED_PIPELINES) {
+        // More stages to copy than the guard follows: what reads the pipe is not known.
+        let copies = self.out.pipelines.len().saturating_sub(first) * upstream.len();
+        if copies > MAX_FED_STAGES {
+            self.fail("a pipe feeds more commands than the guard follows", true);
+            return;
+        }
+        for fed in self.out.pipelines.iter_mut().skip(first) {
             let mut stages: Pipeline = upstream
                 .iter()
                 .map(|c| SimpleCommand {

@@ -1,135 +1,282 @@
 //! Programs whose own command language runs shell lines: `ed`'s, `ftp`'s and `dc`'s `!cmd`,
-//! `gdb`'s `shell cmd`, sqlite3's `.shell` and `.system`, psql's and mysql's `\! cmd`, mysql's
-//! `system cmd`, gnuplot's `system "cmd"`, mailx's `!cmd` and `shell`.
+//! `gdb`'s `shell cmd` and `pipe .. | cmd`, sqlite3's `.shell`, `.system` and `.once |cmd`,
+//! psql's `\! cmd` and `\o |cmd`, mysql's `system cmd` and `\! cmd`, gnuplot's `system("cmd")`
+//! and `plot "< cmd"`, mailx's `!cmd`, `shell` and `pipe 1 cmd`.
 //!
 //! Such a program reads its commands from stdin when nothing else gives them (`echo '!rm -rf
-//! /' | ed`, `sqlite3 db <<EOF`), or from its words (`psql -c '\! ..'`, `mysql -e 'system ..'`,
+//! /' | ed`, `sqlite3 db <<EOF`), or from its words (`psql -c '\! ..'`, `mysql -e'system ..'`,
 //! `sqlite3 db '.shell ..'`, `dc -e '!..'`, `ed '!cmd'` reads the output of `cmd`). The shell
 //! line after an escape is a script the program carries, run in a process of its own with the
-//! program's rights; an escape with nothing after it is an interactive shell (`sh`).
+//! program's rights; an escape with nothing after it is an interactive shell (`sh`), which
+//! counts only where something is typed (stdin), not in a word (`ed -p '!'` is a prompt).
 //!
-//! Every word of the program is read for escapes, and every line of what it is fed: a word or
-//! a line that only looks like an escape (an ftp host named `!x`) carries a command the rules
-//! then find harmless. Mail in send mode reads its stdin as the message (its tilde escapes are
-//! the effect judge's, see `effects::judge`), so mail's `!` counts only in command mode.
+//! Each family is read the way its program reads it: mysql's commands in any case, sqlite3's
+//! and gdb's abbreviated (`.sys`, `she`), psql's and mysql's `\!` outside string literals,
+//! gnuplot's `;`-separated commands. Every word of the program is read, and every line of what
+//! it is fed: a word that only looks like an escape (an ftp host named `!x`) carries a command
+//! the rules then find harmless. Mail in send mode reads its stdin as the message (its tilde
+//! escapes are the effect judge's, see `effects::judge`): mail is read only in command mode.
 
 use super::{Carried, SimpleCommand};
 
-/// One family of programs that share an escape syntax.
-struct Language {
-    names: &'static [&'static str],
-    /// Escapes that open a line (after blanks): the rest of the line is the shell command.
-    line: &'static [&'static str],
-    /// Escapes that may stand anywhere in a line (`select 1; \! rm -rf /`).
-    anywhere: &'static [&'static str],
+/// How a family of programs spells its shell escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `!cmd` opening a line: ftp, sftp, dc, telnet, ...
+    Bang,
+    /// ed and ex: `!cmd`, and `r !cmd`, `w !cmd`, `e !cmd` (in any case, after addresses).
+    Ed,
+    /// gdb: `!cmd`, `shell cmd` (or any abbreviation down to `she`), `pipe CMD | cmd`, `| CMD
+    /// | cmd`.
+    Gdb,
+    /// mailx: `!cmd`, `sh`/`shell`, `pipe [msgs] cmd`, `| [msgs] cmd`.
+    Mail,
+    /// sqlite3 and duckdb: `.shell`/`.system` (abbreviated to two letters), `.once |cmd`,
+    /// `.output |cmd`, `.import '|cmd' t`.
+    Sqlite,
+    /// psql: `\! cmd`, `\o |cmd`, `\g |cmd`, `\w |cmd`, `\copy .. program 'cmd'`, backquoted
+    /// commands in meta-command arguments.
+    Psql,
+    /// mysql and mariadb: `system cmd` and `\! cmd`, in any case.
+    Mysql,
+    /// gnuplot: `!cmd`, `system "cmd"` (abbreviated to `sy`), `system("cmd")` anywhere,
+    /// `"< cmd"` and `"| cmd"` file names, backquotes, `shell`; commands separated by `;`.
+    Gnuplot,
+    /// ghci and its launchers: `:!cmd`.
+    Ghci,
+    /// dc: `!cmd` anywhere in a line.
+    Dc,
 }
 
-const LANGUAGES: &[Language] = &[
-    // ed's and ex's `r !cmd` reads a command's output, `w !cmd` feeds one (after addresses:
-    // `1,$w !cmd`).
-    Language {
-        names: &["ed", "ex"],
-        line: &["!"],
-        anywhere: &["r !", "w !", "e !"],
-    },
-    Language {
-        names: &[
-            "ftp",
-            "sftp",
-            "lftp",
-            "smbclient",
-            "dc",
-            "crash",
-            "nmap",
-            "telnet",
-            "cscope",
-        ],
-        line: &["!"],
-        anywhere: &[],
-    },
-    Language {
-        names: &["gdb", "cgdb", "gdb-multiarch"],
-        line: &["!", "shell ", "shell\t"],
-        anywhere: &[],
-    },
-    Language {
-        names: &["mail", "mailx", "Mail", "nail", "s-nail", "bsd-mailx", "heirloom-mailx"],
-        line: &["!", "shell", "sh"],
-        anywhere: &[],
-    },
-    Language {
-        names: &["sqlite3", "sqlite"],
-        line: &[".shell ", ".shell\t", ".system ", ".system\t"],
-        anywhere: &[],
-    },
-    Language {
-        names: &["psql"],
-        line: &[],
-        anywhere: &["\\!"],
-    },
-    Language {
-        names: &["mysql", "mariadb"],
-        line: &["system ", "system\t"],
-        anywhere: &["\\!"],
-    },
-    Language {
-        names: &["gnuplot"],
-        line: &["!", "system ", "system\t"],
-        anywhere: &[],
-    },
-    Language {
-        names: &["ghci"],
-        line: &[":!"],
-        anywhere: &[],
-    },
-];
+/// Which family `name` belongs to, if any.
+fn family(name: &str) -> Option<Family> {
+    let family = match name {
+        "ed" | "red" | "ex" => Family::Ed,
+        "ftp" | "sftp" | "lftp" | "tnftp" | "ncftp" | "pftp" | "smbclient" | "crash" | "nmap" | "telnet" | "cscope" => {
+            Family::Bang
+        }
+        "dc" => Family::Dc,
+        "gdb" | "cgdb" | "gdb-multiarch" => Family::Gdb,
+        n if n.ends_with("-gdb") => Family::Gdb,
+        "mail" | "mailx" | "Mail" | "nail" | "s-nail" | "bsd-mailx" | "heirloom-mailx" => Family::Mail,
+        "sqlite3" | "sqlite" | "duckdb" => Family::Sqlite,
+        "psql" => Family::Psql,
+        "mysql" | "mariadb" => Family::Mysql,
+        "gnuplot" => Family::Gnuplot,
+        "ghci" | "ghc" => Family::Ghci,
+        _ => return None,
+    };
+    Some(family)
+}
 
 /// Whether `name`'s own command language has a shell escape: run with no command, as root,
 /// it is a root shell a keystroke away.
 pub(crate) fn has_shell_escape(name: &str) -> bool {
-    language(name).is_some()
+    family(name).is_some()
 }
-
-fn language(name: &str) -> Option<&'static Language> {
-    LANGUAGES.iter().find(|l| l.names.contains(&name))
-}
-
-/// Most escapes read from one program's words or input.
-const MOST: usize = 16;
 
 /// The shell commands the escapes in `text` run, for the program `name`: one per escape, an
 /// escape with nothing after it read as `sh` (an interactive shell).
 pub(super) fn escaped_commands(name: &str, text: &str) -> Vec<String> {
-    let Some(lang) = language(name) else {
+    let Some(family) = family(name) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for line in text.lines() {
-        let line = line.trim_start();
-        let after_line = lang.line.iter().find_map(|e| {
-            let rest = line.strip_prefix(e)?;
-            // `shell` and `sh` are whole words: `shelltest` is not one.
-            let word_ends =
-                !e.ends_with(|c: char| c.is_ascii_alphabetic()) || rest.is_empty() || rest.starts_with([' ', '\t']);
-            word_ends.then_some(rest)
-        });
-        let anywhere = || {
-            lang.anywhere
-                .iter()
-                .find_map(|e| line.find(e).map(|at| &line[at + e.len()..]))
+        // lftp, smbclient and gnuplot run several commands on one line.
+        let commands: Vec<&str> = match family {
+            Family::Bang | Family::Gnuplot => line.split(';').collect(),
+            _ => vec![line],
         };
-        if let Some(rest) = after_line.or_else(anywhere) {
-            out.push(shell_line(rest));
-        }
-        if out.len() >= MOST {
-            break;
+        for command in commands {
+            out.extend(line_commands(family, command.trim_start()).into_iter().map(shell_line));
         }
     }
     out
 }
 
-/// The command an escape's rest of line runs: gnuplot's and mysql's quoted form unquoted
-/// (`system "rm -rf /"`), nothing at all an interactive shell.
+/// The rests of line that `line` hands the shell, in the family's syntax.
+fn line_commands(family: Family, line: &str) -> Vec<&str> {
+    let lower = line.to_ascii_lowercase();
+    let word = |w: &str| {
+        line.strip_prefix(w)
+            .filter(|r| r.is_empty() || r.starts_with([' ', '\t']))
+    };
+    // The first word of the line, and whether it abbreviates `full` to at least `least` letters.
+    let first = lower.split([' ', '\t']).next().unwrap_or_default();
+    let abbreviates = |full: &str, least: usize| first.len() >= least && full.starts_with(first);
+    let after_first = || line.get(first.len()..).unwrap_or_default();
+    let bang = || line.strip_prefix('!').into_iter().collect::<Vec<_>>();
+    match family {
+        Family::Bang => bang(),
+        Family::Ed => {
+            // `1,$w !cmd`, `r !cmd`, `E !cmd`: addresses, then the command letter.
+            let body = line.trim_start_matches(|c: char| c.is_ascii_digit() || ",;.$'+-/ ".contains(c));
+            let lettered = ["r", "w", "e", "wq", "W"]
+                .iter()
+                .find_map(|c| body.get(c.len()..).filter(|_| body[..c.len()].eq_ignore_ascii_case(c)))
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix('!'));
+            bang().into_iter().chain(lettered).collect()
+        }
+        Family::Gdb => {
+            if let Some(rest) = line.strip_prefix('!') {
+                return vec![rest];
+            }
+            if abbreviates("shell", 3) {
+                return vec![after_first()];
+            }
+            // `pipe print 1 | cmd`, `| print 1 | cmd`: the shell command after the gdb one.
+            let piped = line
+                .strip_prefix('|')
+                .or_else(|| word("pipe"))
+                .and_then(|rest| rest.split_once('|'))
+                .map(|(_, cmd)| cmd);
+            piped.into_iter().collect()
+        }
+        Family::Mail => {
+            if let Some(rest) = line.strip_prefix('!') {
+                return vec![rest];
+            }
+            if matches!(first, "sh" | "shell") {
+                return vec![after_first()];
+            }
+            // `pipe 1 cmd`, `| 1-3 cmd`: the message numbers, then the command.
+            let piped = line.strip_prefix('|').or_else(|| word("pipe"));
+            piped
+                .map(|rest| {
+                    rest.trim_start()
+                        .trim_start_matches(|c: char| c.is_ascii_digit() || "-*.$^, ".contains(c))
+                })
+                .into_iter()
+                .collect()
+        }
+        Family::Sqlite => {
+            let Some(dot) = first.strip_prefix('.') else {
+                return Vec::new();
+            };
+            let dot_word = |full: &str| dot.len() >= 2 && full.starts_with(dot);
+            if dot_word("shell") || dot_word("system") {
+                return vec![after_first()];
+            }
+            // `.once |cmd`, `.output |cmd`, `.import '|cmd' t`: output or input through a pipe.
+            if dot_word("once") || dot_word("output") || dot_word("import") {
+                let rest = after_first().trim_start().trim_start_matches(['\'', '"']);
+                return rest
+                    .strip_prefix('|')
+                    .map(|r| r.split(['\'', '"']).next().unwrap_or(r))
+                    .into_iter()
+                    .collect();
+            }
+            Vec::new()
+        }
+        Family::Psql => {
+            let mut found: Vec<&str> = unquoted_after(line, "\\!").into_iter().collect();
+            // `\o |cmd`, `\g |cmd`, `\w |cmd`, `\gx |cmd`: a meta-command's output piped.
+            for meta in ["\\o", "\\out", "\\g", "\\gx", "\\w", "\\write"] {
+                if let Some(rest) = unquoted_after(line, meta) {
+                    if let Some(cmd) = rest.trim_start().strip_prefix('|') {
+                        found.push(cmd);
+                    }
+                }
+            }
+            // `\copy t to program 'cmd'`.
+            if lower.trim_start().starts_with("\\copy") {
+                if let Some(at) = lower.find(" program ") {
+                    let quoted = line[at + 9..].trim_start();
+                    found.extend(quoted.strip_prefix('\'').and_then(|q| q.split('\'').next()));
+                }
+            }
+            // Backquotes in a meta-command's arguments run a shell command.
+            if line.trim_start().starts_with('\\') {
+                found.extend(line.split('`').skip(1).step_by(2));
+            }
+            found
+        }
+        Family::Mysql => {
+            if abbreviates("system", 6) {
+                return vec![after_first()];
+            }
+            unquoted_after(line, "\\!").into_iter().collect()
+        }
+        Family::Gnuplot => {
+            let mut found = bang();
+            if abbreviates("system", 2) && !first.contains('(') {
+                found.push(after_first());
+            }
+            if abbreviates("shell", 3) {
+                found.push(after_first());
+            }
+            // `system("cmd")` as a function, anywhere in an expression.
+            let mut rest = lower.as_str();
+            let mut offset = 0;
+            while let Some(at) = rest.find("system(") {
+                let start = offset + at + "system(".len();
+                found.push(first_argument(&line[start..]));
+                offset = start;
+                rest = &lower[offset..];
+            }
+            // `plot "< cmd"`, `set output "| cmd"`: a file name that is a command.
+            for (k, _) in line.match_indices(['"', '\'']) {
+                if let Some(cmd) = line[k + 1..]
+                    .strip_prefix('<')
+                    .or_else(|| line[k + 1..].strip_prefix('|'))
+                {
+                    found.push(cmd.split(['"', '\'']).next().unwrap_or(cmd));
+                }
+            }
+            found.extend(line.split('`').skip(1).step_by(2));
+            found
+        }
+        Family::Ghci => line.strip_prefix(":!").into_iter().collect(),
+        // dc's `!` runs the rest of the line wherever it stands, unless `<`, `>` or `=`
+        // follows (a negated comparison: `!<a`).
+        Family::Dc => line
+            .match_indices('!')
+            .map(|(k, _)| &line[k + 1..])
+            .find(|rest| !rest.starts_with(['<', '>', '=']))
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// The first argument of a call whose `(` came just before `text`: a quoted string, or the
+/// text up to the closing parenthesis.
+fn first_argument(text: &str) -> &str {
+    let text = text.trim_start();
+    match text.chars().next() {
+        Some(q @ ('"' | '\'')) => text[1..].split(q).next().unwrap_or_default(),
+        _ => text.split(')').next().unwrap_or(text),
+    }
+}
+
+/// What follows the first `escape` in `line` that stands outside a string literal (`select
+/// 'wow\!'` holds none; `select 1; \! id` does).
+fn unquoted_after<'a>(line: &'a str, escape: &str) -> Option<&'a str> {
+    let (mut single, mut double) = (false, false);
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'\\' if !single && !double && line[i..].starts_with(escape) => {
+                let rest = &line[i + escape.len()..];
+                // `\o` is not `\out`: the meta-command's name ends there.
+                if rest.is_empty() || rest.starts_with([' ', '\t', '|']) || escape == "\\!" {
+                    return Some(rest);
+                }
+            }
+            b'\\' => i += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The command an escape's rest of line runs: a quoted form unquoted (`system "rm -rf /"`),
+/// nothing at all an interactive shell.
 fn shell_line(rest: &str) -> String {
     let rest = rest.trim();
     let unquoted = ['"', '\''].iter().find_map(|&q| {
@@ -144,20 +291,23 @@ fn shell_line(rest: &str) -> String {
 }
 
 /// Whether `cmd` reads its commands from stdin for escapes: mail only in command mode (no
-/// recipient named, or `-f` reading a mailbox), every other program of the table always.
-pub(super) fn reads_commands(cmd: &SimpleCommand) -> bool {
-    let Some(lang) = language(cmd.name()) else {
-        return false;
-    };
-    if !lang.names.contains(&"mail") {
-        return true;
+/// recipient named, not `-t` taking them from the message, or `-f` reading a mailbox), every
+/// other program of the table always.
+pub(crate) fn reads_commands(cmd: &SimpleCommand) -> bool {
+    match family(cmd.name()) {
+        Some(Family::Mail) => {
+            let args = &cmd.argv[1..];
+            let short = |letter: char| {
+                args.iter()
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
+            };
+            let reads_box = short('f') || args.iter().any(|a| a == "--file");
+            let recipients = super::operands(&cmd.argv, MAIL_VALUE_OPTIONS);
+            reads_box || (recipients.is_empty() && !short('t'))
+        }
+        Some(_) => true,
+        None => false,
     }
-    let args = &cmd.argv[1..];
-    let reads_box = args
-        .iter()
-        .any(|a| a == "-f" || a == "--file" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('f')));
-    let recipients = super::operands(&cmd.argv, MAIL_VALUE_OPTIONS);
-    reads_box || recipients.is_empty()
 }
 
 /// Options of mailx that take a value.
@@ -179,25 +329,34 @@ const MAIL_VALUE_OPTIONS: &[&str] = &[
     "--subject",
 ];
 
-/// The scripts `cmd`'s own words run through its escapes (`psql -c '\! rm -rf /'`, `sqlite3
-/// db '.shell ..'`, `ed '!cmd'`).
-pub(super) fn in_words(cmd: &SimpleCommand) -> Vec<Carried> {
-    if language(cmd.name()).is_none() {
-        return Vec::new();
+/// The escapes `cmd`'s own words run (`psql -c '\! rm -rf /'`, `mysql -e'system ..'`,
+/// `sqlite3 db '.shell ..'`, `gdb -ex='shell ..'`, `ed '!cmd'`), as one script: a word's
+/// value is read whole, glued to its option (`-e'..'`, `-ex=..`) or alone. The words of the
+/// program gdb debugs (`--args PROG ..`) are that program's; mail's words count in command
+/// mode only (a subject is text).
+pub(super) fn in_words(cmd: &SimpleCommand) -> Option<Carried> {
+    let family = family(cmd.name())?;
+    if family == Family::Mail && !reads_commands(cmd) {
+        return None;
     }
-    cmd.argv[1..]
+    let words = cmd.argv[1..]
         .iter()
-        .flat_map(|w| {
-            // `--command=\! ..`, `-e!..`: the value glued to its option.
-            let value = match w.split_once('=') {
-                Some((o, v)) if o.starts_with("--") => v,
-                _ => w.as_str(),
-            };
-            escaped_commands(cmd.name(), value)
-        })
-        .take(MOST)
-        .map(Carried::child)
-        .collect()
+        .take_while(|w| !(family == Family::Gdb && *w == "--args"));
+    let mut commands = Vec::new();
+    for w in words {
+        let mut values = vec![w.as_str()];
+        if w.starts_with('-') {
+            values.extend(w.split_once('=').map(|(_, v)| v));
+            if !w.starts_with("--") {
+                values.extend(w.get(2..).filter(|v| !v.is_empty()));
+            }
+        }
+        for v in values {
+            commands.extend(escaped_commands(cmd.name(), v).into_iter().filter(|c| c != "sh"));
+        }
+    }
+    commands.dedup();
+    (!commands.is_empty()).then(|| Carried::child(commands.join("\n")))
 }
 
 #[cfg(test)]
@@ -205,18 +364,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_open_lines_or_stand_anywhere_by_program() {
+    fn escapes_are_read_in_each_programs_own_syntax() {
         assert_eq!(escaped_commands("ed", "1p\n!rm -rf /\nq"), ["rm -rf /"]);
-        assert_eq!(escaped_commands("ed", "1,$w !sh\n"), ["sh"]);
+        assert_eq!(escaped_commands("ed", "1,$w !sh\nE !id"), ["sh", "id"]);
         assert_eq!(escaped_commands("ftp", "  !"), ["sh"]);
-        assert_eq!(escaped_commands("gdb", "shell id\nshelltest\n"), ["id"]);
-        assert_eq!(escaped_commands("sqlite3", ".tables\n.system rm x"), ["rm x"]);
-        assert_eq!(escaped_commands("psql", "select 1; \\! rm -rf /"), ["rm -rf /"]);
-        assert_eq!(escaped_commands("mysql", "system rm -rf /\n\\! id"), ["rm -rf /", "id"]);
-        assert_eq!(escaped_commands("gnuplot", "system \"rm -rf /\""), ["rm -rf /"]);
-        assert_eq!(escaped_commands("mail", "shell"), ["sh"]);
-        // Another program's text is not read for escapes; a plain line carries nothing.
+        assert_eq!(escaped_commands("lftp", "open h; !id"), ["id"]);
+        assert_eq!(
+            escaped_commands("gdb", "shell id\nshelltest\nshe ls\n| print 1 | wc"),
+            ["id", "ls", "wc"]
+        );
+        assert_eq!(
+            escaped_commands("sqlite3", ".tables\n.sys rm x\n.once |cat"),
+            ["rm x", "cat"]
+        );
+        assert_eq!(
+            escaped_commands("psql", "select 1; \\! rm -rf /\n\\o |cat"),
+            ["rm -rf /", "cat"]
+        );
+        assert_eq!(escaped_commands("psql", "\\copy t to program 'gzip > x'"), ["gzip > x"]);
+        assert_eq!(escaped_commands("mysql", "SYSTEM rm -rf /\n\\! id"), ["rm -rf /", "id"]);
+        assert_eq!(
+            escaped_commands("gnuplot", "sy \"rm -rf /\"; print system(\"id\")"),
+            ["rm -rf /", "id"]
+        );
+        assert_eq!(escaped_commands("gnuplot", "plot \"< cat d\""), ["cat d"]);
+        assert_eq!(escaped_commands("mail", "shell\npipe 1 /bin/sh"), ["sh", "/bin/sh"]);
+        // Another program's text is not read for escapes; plain lines and string literals carry
+        // nothing.
         assert!(escaped_commands("cat", "!rm -rf /").is_empty());
-        assert!(escaped_commands("psql", "select '!x'").is_empty());
+        assert!(escaped_commands("psql", "select '!x', 'wow\\!'").is_empty());
+        assert!(escaped_commands("mysql", "UPDATE t SET msg='hi\\!'").is_empty());
+        assert!(escaped_commands("sqlite3", ".show\n.schema").is_empty());
+        assert!(escaped_commands("dc", "1 2 !<a p").is_empty());
+        assert_eq!(escaped_commands("dc", "1p!rm -rf /"), ["rm -rf /"]);
     }
 }

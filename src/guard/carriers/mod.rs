@@ -75,7 +75,7 @@ use std::path::PathBuf;
 
 use super::{basename, Pipeline, SimpleCommand};
 
-pub(crate) use escapes::has_shell_escape;
+pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{copied, disguised_literal, printed_by, printed_text, stdin_of, WrittenFiles};
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
@@ -155,16 +155,14 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
     for (i, cmd) in pipeline.iter().enumerate() {
         // `echo '!rm -rf /' | ed`, `sqlite3 db <<< '.shell ..'`: a program's own shell escapes.
         if !cmd.args_from_stdin && escapes::reads_commands(cmd) {
-            let text = text::stdin_of(pipeline, i).unwrap_or_default();
-            out.extend(
-                escapes::escaped_commands(cmd.name(), &text)
-                    .into_iter()
-                    .map(|script| StdinScript {
-                        script,
-                        cwd: cmd.cwd.clone(),
-                        as_root: cmd.as_root,
-                    }),
-            );
+            let commands = escapes::escaped_commands(cmd.name(), &fed_text(pipeline, i));
+            if !commands.is_empty() {
+                out.push(StdinScript {
+                    script: commands.join("\n"),
+                    cwd: cmd.cwd.clone(),
+                    as_root: cmd.as_root,
+                });
+            }
         }
         if let Some(lines) = built_by_xargs(pipeline, i) {
             out.push(StdinScript {
@@ -175,6 +173,19 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         }
     }
     out
+}
+
+/// What stage `i` reads on stdin, as far as it can be known: its here-document or
+/// here-string, what the stage before it prints, or else the words an `echo` or `printf`
+/// before it prints as written (`printf '$p\n!rm -rf /\n' | ed f`: a `$` in them is the
+/// program's, not the shell's).
+fn fed_text(pipeline: &Pipeline, i: usize) -> String {
+    text::stdin_of(pipeline, i)
+        .or_else(|| {
+            let up = pipeline.get(i.checked_sub(1)?)?;
+            matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" ").replace("\\n", "\n"))
+        })
+        .unwrap_or_default()
 }
 
 /// The command lines the `xargs` or `parallel` unwrapped in front of stage `i` runs, when
@@ -296,12 +307,22 @@ fn is_root_account(account: &str) -> bool {
         return true;
     }
     let user = account.split(':').next().unwrap_or_default();
-    let user = match user.strip_prefix('#') {
-        Some("-1" | "4294967295") => return true,
-        Some(uid) => uid,
-        None => user,
+    if user == "root" {
+        return true;
+    }
+    // A number as the C libraries read one (`strtol`, `strtonum`): blanks, then a sign, then
+    // digits (`#+0`, `# 0`, `-0` are 0).
+    let number = user.strip_prefix('#').unwrap_or(user).trim_start();
+    let (negative, digits) = match number.as_bytes().first() {
+        Some(b'-') => (true, &number[1..]),
+        Some(b'+') => (false, &number[1..]),
+        _ => (false, number),
     };
-    user == "root" || (!user.is_empty() && user.bytes().all(|b| b == b'0'))
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let digits = digits.trim_start_matches('0');
+    digits.is_empty() || (negative && digits == "1") || (!negative && digits == "4294967295")
 }
 
 /// Whether systemd's `-M box`, `--machine=box` or `-H host` names another machine than this

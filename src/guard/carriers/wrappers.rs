@@ -469,6 +469,8 @@ const RUNUSER_OPTIONS: &[&str] = &[
 
 /// Options of the root wrappers (`sudo`, `doas`, `pkexec`, `run0`) that take a value.
 const ROOT_OPTIONS: &[&str] = &[
+    "-R",
+    "--chroot",
     "-u",
     "-g",
     "-C",
@@ -499,13 +501,47 @@ const ROOT_OPTIONS: &[&str] = &[
 /// (root, the default); the words after the wrapper's options are the command's (`sudo env -u
 /// X sh` names no account).
 pub(super) fn root_wrapper_account(argv: &[String]) -> Option<&str> {
-    let own = &argv[..skip_options(argv, ROOT_OPTIONS).min(argv.len())];
-    super::option_value(own, &["-u", "--user"], ROOT_VALUE_LETTERS)
+    let mut account = None;
+    let mut i = 1;
+    // The wrapper's options, each value taken with its option (`sudo -p -u -s` prompts with
+    // `-u`): the last `-u` wins.
+    while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1 && *a != "--") {
+        if let Some(long) = a.strip_prefix("--") {
+            match long.split_once('=') {
+                Some(("user", v)) => account = Some(v),
+                Some(_) => {}
+                None if long == "user" => account = argv.get(i + 1).map(String::as_str),
+                None => {}
+            }
+            i += if long.contains('=') || !ROOT_OPTIONS.contains(&a.as_str()) {
+                1
+            } else {
+                2
+            };
+            continue;
+        }
+        // A bundle ends at the first letter that takes a value: glued to it, or the next word.
+        let bundle = &a[1..];
+        if let Some((k, letter)) = bundle.char_indices().find(|(_, c)| ROOT_VALUE_LETTERS.contains(*c)) {
+            let glued = &bundle[k + letter.len_utf8()..];
+            let value = if glued.is_empty() {
+                i += 1;
+                argv.get(i).map(String::as_str)
+            } else {
+                Some(glued)
+            };
+            if letter == 'u' {
+                account = value;
+            }
+        }
+        i += 1;
+    }
+    account
 }
 
 /// The one-letter options of `sudo`, `doas` and `run0` that take a value (see
 /// [`ROOT_OPTIONS`]): they end a bundle (`-iu app`).
-const ROOT_VALUE_LETTERS: &str = "ugCDhprtTU";
+const ROOT_VALUE_LETTERS: &str = "ugCDhprtTUR";
 
 /// Saves `argv` as the original before its first change.
 fn keep(original: &mut Option<Vec<String>>, argv: &[String]) {

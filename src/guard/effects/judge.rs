@@ -206,7 +206,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             }
         }
     }
-    if cmd.as_root {
+    if cmd.as_root || cmd.other_account {
         root_shell(cmd, out);
     }
     if name == "kill" {
@@ -2113,7 +2113,8 @@ fn unknown_to_the_guard(name: &str) -> bool {
 
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
-/// a root shell, and everything typed into it afterwards is out of the guard's sight.
+/// a root shell, and everything typed into it afterwards is out of the guard's sight. Run as
+/// another account (`sudo -u nobody vi -c ':!/bin/sh'`), the same shell is warned.
 fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // A shell, an interpreter's prompt, or a program whose own commands have a shell escape
     // (`gdb`, `psql`, `ftp`, `ed`, `mail`: see `carriers::has_shell_escape`).
@@ -2140,7 +2141,16 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         .chain(cmd.stdin_text.iter())
         .any(|a| hands_a_shell(a) || (splices && shell_after_separator(a)))
         || escape_handed(cmd);
-    if bare || handed || interactive || runs_a_trailing_shell(cmd) {
+    let shell = bare || handed || interactive || runs_a_trailing_shell(cmd);
+    if shell && !cmd.as_root {
+        // `sudo -u nobody vi -c ':!/bin/sh'`: the same shell, with another account's rights.
+        out.push(warn(
+            Category::Privilege,
+            ROOT_SHELL,
+            cmd,
+            "runs a shell as another user: what it runs afterwards is out of the guard's sight",
+        ));
+    } else if shell {
         out.push(block(
             Category::Privilege,
             ROOT_SHELL,
@@ -2148,7 +2158,7 @@ fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             cmd,
             "runs a shell with root's rights: what it runs afterwards is out of the guard's sight",
         ));
-    } else if opens_its_shell(cmd) {
+    } else if cmd.as_root && opens_its_shell(cmd) {
         out.push(warn(
             Category::Privilege,
             ROOT_SHELL,
@@ -2589,20 +2599,19 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
     }
 }
 
-/// Whether `cmd` writes `path` only by adding to its end: a `>>` redirection, `tee -a`.
+/// Whether `cmd` writes `path` only by adding to its end: a `>>` redirection (every one to
+/// it: `>> f > f` empties it first), `tee -a`. A program that names the file itself (`sed -i
+/// .. f 2>> f`, `tee f >> f`, `dd of=f`) writes it as it pleases, unless it is `tee -a`.
 fn appended(cmd: &SimpleCommand, path: &str) -> bool {
     let tee_appends = matches!(cmd.name(), "tee")
         && cmd.argv[1..]
             .iter()
             .take_while(|a| *a != "--")
             .any(|a| a == "--append" || (a.starts_with('-') && !a.starts_with("--") && a.contains('a')));
-    // Every redirection to it appends (`>> f > f` empties it first).
     let redirected = cmd.redirects.iter().filter(|r| *r == path).count();
-    if redirected > 0 {
-        cmd.appends.iter().filter(|a| *a == path).count() == redirected
-    } else {
-        tee_appends
-    }
+    let redirects_append = cmd.appends.iter().filter(|a| *a == path).count() == redirected;
+    let named = cmd.argv[1..].iter().any(|a| a.contains(path));
+    redirects_append && (!named || tee_appends) && (redirected > 0 || tee_appends)
 }
 
 /// A configuration file of the user's, in the home directory: a dotfile or a file in a

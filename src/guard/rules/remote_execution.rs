@@ -166,6 +166,35 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     }
     powershell(cmd, out);
     url_package(cmd, out);
+    // `curl .. | ed f`, `base64 -d x | sqlite3 db`, `printf '\x21..' | ftp`: a program whose
+    // own commands have a shell escape, fed text nobody read before it runs.
+    if index > 0 && !cmd.args_from_stdin && carriers::reads_escape_commands(cmd) {
+        let upstream = &pipeline[..index];
+        let coded = |u: &SimpleCommand| {
+            let literal = matches!(u.name(), "echo" | "printf")
+                && !u.argv[1..]
+                    .iter()
+                    .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"));
+            decoder(u) && !literal
+        };
+        let source = if upstream.iter().any(|u| fetcher(u.name())) {
+            Some("downloaded from the network")
+        } else if upstream.iter().any(coded) || carriers::disguised_literal(pipeline, index).is_some() {
+            Some("decoded or disguised on its way")
+        } else {
+            None
+        };
+        if let Some(source) = source {
+            out.push(block(
+                r,
+                PIPE_TO_SHELL,
+                Risk::Critical,
+                cmd,
+                format!("feeds {name}, whose commands have a shell escape, text {source}"),
+            ));
+            return;
+        }
+    }
     if interpreter(name) {
         // Piped into an interpreter that reads its program from stdin, or a download fed on
         // stdin (`source /dev/stdin <<< "$(curl ..)"`).
@@ -325,35 +354,95 @@ fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 /// later in it by any means — as the command word (`./x.sh`, `/tmp/x`, `nohup /dev/shm/x`,
 /// `sudo ./x`), by a shell or an interpreter (`sh x.sh --dry-run`, `bash /var/tmp/.x.sh`,
 /// `python3 x.py`), or sourced (`. ./env.sh`). That is code from the network run without
-/// anyone reading it, like `curl .. | sh`: blocked.
+/// anyone reading it, like `curl .. | sh`: blocked. A file is the downloader's whether it
+/// names it (`curl -o F`) or its output is sent there (`curl URL > F`, `wget -qO- URL | tee
+/// F`, `.. | gunzip > F`).
+///
+/// `remote_execution.pipe_to_shell`: a file written from decoded text (`base64 -d > F`, `xxd
+/// -r -p > F`, `openssl enc -d -out F`) and run later in the line is that text piped to the
+/// runner, obfuscated execution: blocked like `base64 -d | sh`.
 pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
-    let mut fetched: Vec<String> = Vec::new();
-    for cmd in pipelines.iter().flatten() {
-        if let Some(files) = downloaded_files(cmd) {
-            fetched.extend(files);
-            continue;
-        }
-        if fetched.is_empty() {
-            continue;
-        }
-        let args = &cmd.argv[1.min(cmd.argv.len())..];
-        let name = cmd.name();
-        let runs = if interpreter(name) {
-            args.iter().find(|a| !a.starts_with('-'))
-        } else {
-            cmd.argv.first().filter(|w| w.contains('/'))
-        };
-        if let Some(f) = runs.filter(|f| fetched.iter().any(|d| same_file(d, f))) {
-            out.push(block(
-                Category::RemoteExecution,
-                DOWNLOAD_EXECUTE,
-                Risk::Critical,
-                cmd,
-                format!("runs `{f}`, downloaded in the same command without being read"),
-            ));
+    let mut unread: Vec<(String, Unread)> = Vec::new();
+    for pipeline in pipelines {
+        for (i, cmd) in pipeline.iter().enumerate() {
+            if let Some(files) = downloaded_files(cmd) {
+                unread.extend(files.into_iter().map(|f| (f, Unread::Downloaded)));
+            }
+            // What this stage prints comes from a download or a decoder at or before it (a
+            // download first: `wget -qO- .. | gunzip` is still the network's).
+            let upstream = &pipeline[..=i];
+            let source = if upstream.iter().any(|c| fetcher(c.name())) {
+                Some(Unread::Downloaded)
+            } else {
+                upstream
+                    .iter()
+                    .any(|c| decoder(c) && !matches!(c.name(), "echo" | "printf"))
+                    .then_some(Unread::Decoded)
+            };
+            if let Some(source) = source {
+                if !cmd.upstream_copy {
+                    unread.extend(written_with_output(cmd).into_iter().map(|f| (f, source)));
+                }
+            }
+            if unread.is_empty() || cmd.upstream_copy {
+                continue;
+            }
+            let args = &cmd.argv[1.min(cmd.argv.len())..];
+            let runs = if interpreter(cmd.name()) {
+                args.iter().find(|a| !a.starts_with('-'))
+            } else {
+                cmd.argv.first().filter(|w| w.contains('/'))
+            };
+            let Some((f, how)) = runs.and_then(|f| unread.iter().find(|(d, _)| same_file(d, f))) else {
+                continue;
+            };
+            out.push(match how {
+                Unread::Downloaded => block(
+                    Category::RemoteExecution,
+                    DOWNLOAD_EXECUTE,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs `{f}`, downloaded in the same command without being read"),
+                ),
+                Unread::Decoded => block(
+                    Category::RemoteExecution,
+                    PIPE_TO_SHELL,
+                    Risk::Critical,
+                    cmd,
+                    format!("runs `{f}`, written from decoded text in the same command (obfuscated execution)"),
+                ),
+            });
             return;
         }
     }
+}
+
+/// Where the text in a file run later came from: nobody read it either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    Downloaded,
+    Decoded,
+}
+
+/// The files `cmd` writes its output to: its `>`/`>>` targets, `tee`'s files, a decoder's
+/// output file (`openssl enc -d -out F`, `base64 -d -o F`, `xxd -r IN OUT`).
+fn written_with_output(cmd: &SimpleCommand) -> Vec<String> {
+    let mut files = cmd.redirects.clone();
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    let operands = || args.iter().filter(|a| !a.starts_with('-') || a.as_str() == "-");
+    match cmd.name() {
+        "tee" => files.extend(operands().cloned()),
+        "openssl" | "base64" => {
+            let out = args
+                .windows(2)
+                .find(|w| matches!(w[0].as_str(), "-out" | "-o" | "--output"));
+            files.extend(out.map(|w| w[1].clone()));
+        }
+        "xxd" if args.iter().any(|a| a.starts_with("-r")) => files.extend(operands().nth(1).cloned()),
+        _ => {}
+    }
+    files.retain(|f| f != "-" && !f.starts_with("/dev/"));
+    files
 }
 
 /// The files a downloader writes (`curl -o F`, `curl -O URL` and `wget URL`: the URL's last
