@@ -311,6 +311,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         root: 0,
         carrying: 0,
         feeding: 0,
+        calling: Vec::new(),
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -376,6 +377,8 @@ struct Walker<'o> {
     /// that runs them: a function called inside one is read again where it is called (`g()
     /// { bash; }; f() { g; }; curl .. | f`).
     feeding: usize,
+    /// The functions whose bodies are being read again at a call, innermost last.
+    calling: Vec<String>,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -1193,14 +1196,18 @@ impl Walker<'_> {
             self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
         }
-        if let Some(body) = cmd.argv.first().and_then(|n| self.functions.get(n)).cloned() {
+        let function = cmd.argv.first().filter(|n| !self.calling.contains(*n));
+        if let Some((name, body)) = function.and_then(|n| Some((n.clone(), self.functions.get(n)?.clone()))) {
             // The body was read where it was defined; it is read again when the call gives
-            // it other words or input.
+            // it other words or input, but not inside itself (`:(){ :|:& };:` calls itself
+            // fed by a pipe: reading it again there would add nothing, a level at a time).
             let call = positional(&body, None, &cmd.argv[1..]);
             if call != body || !pipeline.is_empty() || self.feeding > 0 {
                 let first = self.out.pipelines.len();
                 self.feeding += usize::from(!pipeline.is_empty());
+                self.calling.push(name);
                 self.parse_into(&call, depth + 1);
+                self.calling.pop();
                 self.feeding -= usize::from(!pipeline.is_empty());
                 self.feed_upstream(first, pipeline);
             }

@@ -8,7 +8,8 @@
 //! `sqlite3 db '.shell ..'`, `dc -e '!..'`, `ed '!cmd'` reads the output of `cmd`). The shell
 //! line after an escape is a script the program carries, run in a process of its own with the
 //! program's rights; an escape with nothing after it is an interactive shell (`sh`), which
-//! counts only where something is typed (stdin), not in a word (`ed -p '!'` is a prompt).
+//! counts in a word too (`sudo psql -c '\!'` opens a root shell), except an option's value
+//! of ed (`ed -p '!'` is a prompt).
 //!
 //! Each family is read the way its program reads it: mysql's commands in any case, sqlite3's
 //! and gdb's abbreviated (`.sys`, `she`), psql's and mysql's `\!` outside string literals,
@@ -160,7 +161,8 @@ fn line_commands(family: Family, line: &str) -> Vec<&str> {
                 return vec![after_first()];
             }
             // `.once |cmd`, `.output |cmd`, `.import '|cmd' t`: output or input through a pipe.
-            if dot_word("once") || dot_word("output") || dot_word("import") {
+            let one_letter = |full: &str| !dot.is_empty() && full.starts_with(dot);
+            if one_letter("once") || one_letter("output") || dot_word("import") || dot_word("read") {
                 let rest = after_first().trim_start().trim_start_matches(['\'', '"']);
                 return rest
                     .strip_prefix('|')
@@ -253,6 +255,11 @@ fn first_argument(text: &str) -> &str {
 /// What follows the first `escape` in `line` that stands outside a string literal (`select
 /// 'wow\!'` holds none; `select 1; \! id` does).
 fn unquoted_after<'a>(line: &'a str, escape: &str) -> Option<&'a str> {
+    // Quoting this scan does not follow (dollar quotes, comments, backslash-escaped quotes):
+    // every escape counts, as if outside a literal.
+    if line.contains('$') || line.contains("/*") || line.contains("\\'") || line.contains("\\\"") {
+        return line.find(escape).map(|at| &line[at + escape.len()..]);
+    }
     let (mut single, mut double) = (false, false);
     let bytes = line.as_bytes();
     let mut i = 0;
@@ -342,6 +349,14 @@ pub(super) fn in_words(cmd: &SimpleCommand) -> Option<Carried> {
     let words = cmd.argv[1..]
         .iter()
         .take_while(|w| !(family == Family::Gdb && *w == "--args"));
+    // ed's words are its options and the file it edits: only the file (`ed '!cmd'`) runs
+    // anything (`ed -p '!'` is a prompt).
+    let mut after_value_option = false;
+    let words = words.filter(|w| {
+        let skip = family == Family::Ed && (w.starts_with('-') || after_value_option);
+        after_value_option = family == Family::Ed && *w == "-p";
+        !skip
+    });
     let mut commands = Vec::new();
     for w in words {
         let mut values = vec![w.as_str()];
@@ -352,7 +367,7 @@ pub(super) fn in_words(cmd: &SimpleCommand) -> Option<Carried> {
             }
         }
         for v in values {
-            commands.extend(escaped_commands(cmd.name(), v).into_iter().filter(|c| c != "sh"));
+            commands.extend(escaped_commands(cmd.name(), v));
         }
     }
     commands.dedup();

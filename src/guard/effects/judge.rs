@@ -207,7 +207,9 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         }
     }
     if cmd.as_root || cmd.other_account {
-        root_shell(cmd, out);
+        // Fed on stdin, a program reads its commands from there, not from a person.
+        let fed = i > 0 || cmd.stdin_text.is_some() || !cmd.inputs.is_empty();
+        root_shell(cmd, fed, out);
     }
     if name == "kill" {
         kill_by_lookup(cmd, out);
@@ -2115,10 +2117,13 @@ fn unknown_to_the_guard(name: &str) -> bool {
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight. Run as
 /// another account (`sudo -u nobody vi -c ':!/bin/sh'`), the same shell is warned.
-fn root_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+fn root_shell(cmd: &SimpleCommand, fed: bool, out: &mut Vec<Violation>) {
     // A shell, an interpreter's prompt, or a program whose own commands have a shell escape
     // (`gdb`, `psql`, `ftp`, `ed`, `mail`: see `carriers::has_shell_escape`).
-    let repl = SHELLS_AND_REPLS.contains(&cmd.name()) || crate::guard::carriers::has_shell_escape(cmd.name());
+    // Fed its commands (`sudo -u postgres psql < schema.sql`), a program with a shell escape
+    // runs what it is fed, which the escapes carrier reads.
+    let escapes = crate::guard::carriers::has_shell_escape(cmd.name()) && !fed;
+    let repl = SHELLS_AND_REPLS.contains(&cmd.name()) || escapes;
     let bare = repl && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
     let interactive = ROOT_TERMINALS
         .iter()

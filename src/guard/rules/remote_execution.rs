@@ -107,6 +107,21 @@ fn decoder(cmd: &SimpleCommand) -> bool {
     }
 }
 
+/// Whether `cmd` prints text encoded to be unreadable (`base64 -d`, `xxd -r`, `openssl enc
+/// -d`, `rev`, a rot13 `tr`, printf's `\x72` bytes): a [`decoder`] that is not a decompressor
+/// (`zcat dump.sql.gz | psql` restores a dump) nor `echo -e` of plain text.
+fn hides_text(cmd: &SimpleCommand) -> bool {
+    let compression = matches!(
+        cmd.name(),
+        "gunzip" | "zcat" | "bunzip2" | "bzcat" | "xz" | "unxz" | "xzcat" | "gzip" | "zstd" | "zstdcat"
+    );
+    let plain_print = matches!(cmd.name(), "echo" | "printf")
+        && !cmd.argv[1..]
+            .iter()
+            .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"));
+    decoder(cmd) && !compression && !plain_print
+}
+
 pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     let r = Category::RemoteExecution;
@@ -170,16 +185,9 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     // own commands have a shell escape, fed text nobody read before it runs.
     if index > 0 && !cmd.args_from_stdin && carriers::reads_escape_commands(cmd) {
         let upstream = &pipeline[..index];
-        let coded = |u: &SimpleCommand| {
-            let literal = matches!(u.name(), "echo" | "printf")
-                && !u.argv[1..]
-                    .iter()
-                    .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"));
-            decoder(u) && !literal
-        };
         let source = if upstream.iter().any(|u| fetcher(u.name())) {
             Some("downloaded from the network")
-        } else if upstream.iter().any(coded) || carriers::disguised_literal(pipeline, index).is_some() {
+        } else if upstream.iter().any(hides_text) || carriers::disguised_literal(pipeline, index).is_some() {
             Some("decoded or disguised on its way")
         } else {
             None
@@ -366,7 +374,8 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
     for pipeline in pipelines {
         for (i, cmd) in pipeline.iter().enumerate() {
             if let Some(files) = downloaded_files(cmd) {
-                unread.extend(files.into_iter().map(|f| (f, Unread::Downloaded)));
+                let cwd = cmd.cwd.as_deref();
+                unread.extend(files.into_iter().map(|f| (as_file(&f, cwd), Unread::Downloaded)));
             }
             // What this stage prints comes from a download or a decoder at or before it (a
             // download first: `wget -qO- .. | gunzip` is still the network's).
@@ -374,26 +383,40 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             let source = if upstream.iter().any(|c| fetcher(c.name())) {
                 Some(Unread::Downloaded)
             } else {
-                upstream
-                    .iter()
-                    .any(|c| decoder(c) && !matches!(c.name(), "echo" | "printf"))
-                    .then_some(Unread::Decoded)
+                upstream.iter().any(hides_text).then_some(Unread::Decoded)
             };
+            let cwd = cmd.cwd.as_deref();
             if let Some(source) = source {
                 if !cmd.upstream_copy {
-                    unread.extend(written_with_output(cmd).into_iter().map(|f| (f, source)));
+                    unread.extend(written_with_output(cmd).into_iter().map(|f| (as_file(&f, cwd), source)));
                 }
             }
             if unread.is_empty() || cmd.upstream_copy {
                 continue;
             }
+            let is_unread = |f: &str| unread.iter().find(|(d, _)| *d == as_file(f, cwd)).map(|(_, how)| *how);
             let args = &cmd.argv[1.min(cmd.argv.len())..];
-            let runs = if interpreter(cmd.name()) {
-                args.iter().find(|a| !a.starts_with('-'))
+            // `cp i.sh j.sh`, `mv i.sh /tmp/j`: the copy holds the same unread text.
+            if matches!(cmd.name(), "cp" | "mv" | "install" | "ln") {
+                let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+                if let Some((dest, sources)) = operands.split_last() {
+                    if let Some(how) = sources.iter().find_map(|s| is_unread(s)) {
+                        unread.push((as_file(dest, cwd), how));
+                    }
+                }
+                continue;
+            }
+            // Run as the command word, named to an interpreter (any of its words: `bash -o
+            // errexit i.sh`), fed to one (`sh < i.sh`), or fed to a program whose commands
+            // have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x i.gdb`).
+            let runs: Vec<&String> = if interpreter(cmd.name()) {
+                script_operand(args).into_iter().chain(cmd.inputs.iter()).collect()
+            } else if carriers::has_shell_escape(cmd.name()) {
+                command_files(cmd)
             } else {
-                cmd.argv.first().filter(|w| w.contains('/'))
+                cmd.argv.first().filter(|w| w.contains('/')).into_iter().collect()
             };
-            let Some((f, how)) = runs.and_then(|f| unread.iter().find(|(d, _)| same_file(d, f))) else {
+            let Some((f, how)) = runs.into_iter().find_map(|f| Some((f, is_unread(f)?))) else {
                 continue;
             };
             out.push(match how {
@@ -415,6 +438,53 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             return;
         }
     }
+}
+
+/// The script file an interpreter's words name: the first operand, past the options and the
+/// values of those that take one (`bash -o errexit x.sh`, `python3 -W ignore x.py`); none
+/// when the program comes from elsewhere (`python3 -m json.tool f`, `bash -c ..`).
+fn script_operand(args: &[String]) -> Option<&String> {
+    const VALUED: &[&str] = &[
+        "-o",
+        "-O",
+        "-W",
+        "-X",
+        "--rcfile",
+        "--init-file",
+        "-I",
+        "-r",
+        "--require",
+    ];
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        if matches!(a.as_str(), "-m" | "-c" | "-e" | "-E" | "--eval" | "-p") {
+            return None;
+        }
+        if VALUED.contains(&a.as_str()) {
+            words.next();
+        } else if !a.starts_with('-') || a == "-" {
+            return Some(a);
+        }
+    }
+    None
+}
+
+/// The files a program whose commands have a shell escape reads its commands from: its stdin
+/// (`ed f < s.ed`), its command-file options (`psql -f`, `gdb -x`, `sqlite3 -init`), and
+/// gnuplot's and dc's operands (their scripts).
+fn command_files(cmd: &SimpleCommand) -> Vec<&String> {
+    const COMMAND_FILE: &[&str] = &["-f", "--file", "-x", "--command", "-init"];
+    let args = &cmd.argv[1..];
+    let mut files: Vec<&String> = cmd.inputs.iter().collect();
+    files.extend(
+        args.windows(2)
+            .filter(|w| COMMAND_FILE.contains(&w[0].as_str()))
+            .map(|w| &w[1]),
+    );
+    if matches!(cmd.name(), "gnuplot" | "dc") {
+        files.extend(args.iter().filter(|a| !a.starts_with('-')));
+    }
+    files
 }
 
 /// Where the text in a file run later came from: nobody read it either way.
@@ -502,9 +572,16 @@ fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
     Some(files)
 }
 
-/// Two spellings of one path as written (`./x.sh` and `x.sh`).
-fn same_file(a: &str, b: &str) -> bool {
-    a.trim_start_matches("./") == b.trim_start_matches("./")
+/// A path as the file it names: against the directory the command runs in, in normal form
+/// (`./x.sh`, `x.sh` and `/tmp/./x.sh` from `/tmp` are one file); as written when the
+/// directory is not known.
+fn as_file(path: &str, cwd: Option<&std::path::Path>) -> String {
+    let joined = match cwd {
+        Some(dir) => dir.join(path),
+        None if path.starts_with('/') => std::path::PathBuf::from(path),
+        None => return path.trim_start_matches("./").to_string(),
+    };
+    crate::guard::normalize(&joined).to_string_lossy().into_owned()
 }
 
 /// Programs whose output is text hidden in their input (decoded, reversed, unpacked).
