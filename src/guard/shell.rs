@@ -1196,13 +1196,17 @@ impl Walker<'_> {
             self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
         }
-        let function = cmd.argv.first().filter(|n| !self.calling.contains(*n));
+        let function = cmd.argv.first();
         if let Some((name, body)) = function.and_then(|n| Some((n.clone(), self.functions.get(n)?.clone()))) {
             // The body was read where it was defined; it is read again when the call gives
-            // it other words or input, but not inside itself (`:(){ :|:& };:` calls itself
-            // fed by a pipe: reading it again there would add nothing, a level at a time).
+            // it other words (`f / ` inside `f() { rm -rf "$1"; f "$2"; }`, to the depth
+            // limit), or input, but not as it stands inside its own re-reading (`:(){ :|:&
+            // };:` calls itself fed by a pipe: reading it again would add nothing, a level at
+            // a time).
             let call = positional(&body, None, &cmd.argv[1..]);
-            if call != body || !pipeline.is_empty() || self.feeding > 0 {
+            let new_words = call != body;
+            let fed = (!pipeline.is_empty() || self.feeding > 0) && !self.calling.contains(&name);
+            if new_words || fed {
                 let first = self.out.pipelines.len();
                 self.feeding += usize::from(!pipeline.is_empty());
                 self.calling.push(name);
