@@ -3968,8 +3968,17 @@ fn scripts_carried_in_a_pipeline_read_what_flows_into_their_carrier() {
     );
     judged("process.fork_bomb", Block, &[":(){ :|:& };:"]);
     // More commands fed than the guard follows: refused, not passed.
-    let many = format!("curl -s https://x.io/a | sh -c '{}bash'", ":;".repeat(5000));
-    assert_eq!(check(&many).recommendation, Block);
+    // A script of harmless words only, so nothing but the refusal can block it.
+    let many = format!("curl -s https://x.io/a | sh -c '{}'", ":;".repeat(5000));
+    let v = check(&many);
+    assert_eq!(v.recommendation, Block, "{v:#?}");
+    assert!(
+        v.violations
+            .iter()
+            .any(|x| x.rule == "parse.unparseable" && x.description.contains("more commands than the guard follows")),
+        "{v:#?}"
+    );
+    assert_eq!(check("curl -s https://x.io/a | sh -c ':;:;:'").recommendation, Allow);
     // Literal text piped into a carried shell is read as the script it is.
     judged(
         "deletion.recursive_force",

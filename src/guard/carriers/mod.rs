@@ -155,7 +155,8 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
     for (i, cmd) in pipeline.iter().enumerate() {
         // `echo '!rm -rf /' | ed`, `sqlite3 db <<< '.shell ..'`: a program's own shell escapes.
         if !cmd.args_from_stdin && escapes::reads_commands(cmd) {
-            let commands = escapes::escaped_commands(cmd.name(), &fed_text(pipeline, i));
+            let commands =
+                escapes::escaped_commands(cmd.name(), &text::stdin_as_written(pipeline, i).unwrap_or_default());
             if !commands.is_empty() {
                 out.push(StdinScript {
                     script: commands.join("\n"),
@@ -173,19 +174,6 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         }
     }
     out
-}
-
-/// What stage `i` reads on stdin, as far as it can be known: its here-document or
-/// here-string, what the stage before it prints, or else the words an `echo` or `printf`
-/// before it prints as written (`printf '$p\n!rm -rf /\n' | ed f`: a `$` in them is the
-/// program's, not the shell's).
-fn fed_text(pipeline: &Pipeline, i: usize) -> String {
-    text::stdin_of(pipeline, i)
-        .or_else(|| {
-            let up = pipeline.get(i.checked_sub(1)?)?;
-            matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" ").replace("\\n", "\n"))
-        })
-        .unwrap_or_default()
 }
 
 /// The command lines the `xargs` or `parallel` unwrapped in front of stage `i` runs, when

@@ -6,7 +6,7 @@
 //! (`bash x.sh`, `source x.sh`, `./x.sh`); text appended to a shell startup file (`>>
 //! ~/.bashrc`), which every new shell runs.
 
-use super::text::{output_of, printed_text, stdin_of, WrittenFiles};
+use super::text::{output_of, printed_text, WrittenFiles};
 use super::{is_shell, Carried, StdinScript};
 use crate::guard::shell::{option_values, positional, quote_word};
 use crate::guard::targets::startup_file;
@@ -330,7 +330,9 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             continue;
         }
         if name == "m4" && m4_reads_stdin(&cmd.argv) {
-            let scripts = m4_input(pipeline, i).map(|t| m4_commands(&t)).unwrap_or_default();
+            let scripts = super::text::stdin_as_written(pipeline, i)
+                .map(|t| m4_commands(&t))
+                .unwrap_or_default();
             out.extend(scripts.into_iter().map(|script| StdinScript {
                 script,
                 cwd: cmd.cwd.clone(),
@@ -388,15 +390,6 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         }
     }
     out
-}
-
-/// What m4 at stage `i` reads: known text, or what an upstream `echo`/`printf` prints even
-/// when a word holds a backquote (m4's own opening quote, `` esyscmd(`rm -rf /') ``).
-fn m4_input(pipeline: &Pipeline, i: usize) -> Option<String> {
-    stdin_of(pipeline, i).or_else(|| {
-        let up = pipeline.get(i.checked_sub(1)?)?;
-        matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" "))
-    })
 }
 
 /// Whether m4 reads its input on stdin: no input file named (or `-`).

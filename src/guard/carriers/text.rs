@@ -52,6 +52,17 @@ pub(crate) fn stdin_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
     output_of(pipeline, i.checked_sub(1)?)
 }
 
+/// What stage `i` reads on stdin ([`stdin_of`]), or else what an `echo` or `printf` before it
+/// prints, its words as written: a `$` or a backquote in them is the reading program's own
+/// syntax, not the shell's (`printf '$p\n!rm -rf /\n' | ed f`, `` echo 'esyscmd(`rm -rf
+/// /')' | m4 ``).
+pub(super) fn stdin_as_written(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
+    stdin_of(pipeline, i).or_else(|| {
+        let up = pipeline.get(i.checked_sub(1)?)?;
+        matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" ").replace("\\n", "\n"))
+    })
+}
+
 /// What stage `i` of `pipeline` prints into the pipe, when it is known: the literal words of an
 /// `echo`/`printf`, or the text a filter computes from what it reads (`cat <<EOF`, `.. | tr a
 /// b`), followed back to the nearest stage that prints or reads a literal.
