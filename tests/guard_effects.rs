@@ -3899,6 +3899,9 @@ fn shell_escapes_of_programs_command_languages_run_their_lines() {
             // An escape with nothing after it, or `sh`, in a word.
             "sudo sqlite3 db '.shell sh'",
             "sudo psql -c '\\!'",
+            // Its stdin redirected from the terminal is still a person typing.
+            "sudo ftp < /dev/tty",
+            "sudo psql < /dev/pts/0",
         ],
     );
     // The same programs given plain commands, another program given the same text, and a

@@ -207,8 +207,15 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         }
     }
     if cmd.as_root || cmd.other_account {
-        // Fed on stdin, a program reads its commands from there, not from a person.
-        let fed = i > 0 || cmd.stdin_text.is_some() || !cmd.inputs.is_empty();
+        // Fed on stdin, a program reads its commands from there, not from a person; the
+        // terminal itself (`< /dev/tty`) is the person.
+        let terminal = |f: &String| {
+            f.starts_with("/dev/tty")
+                || f.starts_with("/dev/pts/")
+                || f.starts_with("/dev/console")
+                || matches!(f.as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+        };
+        let fed = i > 0 || cmd.stdin_text.is_some() || cmd.inputs.iter().any(|f| !terminal(f));
         root_shell(cmd, fed, out);
     }
     if name == "kill" {
