@@ -274,6 +274,19 @@ pub fn basename(word: &str) -> &str {
     }
 }
 
+/// A program's name without its version (`python3.11`, `lua5.4`, `tclsh8.6`, `node18`,
+/// `zsh-5.9` are `python`, `lua`, `tclsh`, `node`, `zsh`): a versioned interpreter or shell is
+/// still that interpreter or shell. A name that is all digits is left as it is.
+pub(crate) fn unversioned(name: &str) -> &str {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let base = base.strip_suffix('-').unwrap_or(base);
+    if base.is_empty() {
+        name
+    } else {
+        base
+    }
+}
+
 /// Lexically normalizes a path: removes `.`, resolves `..` against the previous component.
 /// Never touches the file system.
 pub fn normalize(path: &Path) -> PathBuf {

@@ -312,6 +312,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         carrying: 0,
         feeding: 0,
         calling: Vec::new(),
+        expanding: Vec::new(),
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -379,6 +380,9 @@ struct Walker<'o> {
     feeding: usize,
     /// The functions whose bodies are being read again at a call, innermost last.
     calling: Vec<String>,
+    /// The aliases whose text is being read at a call: bash does not expand an alias again
+    /// inside its own text (`alias rm='rm -i'; rm x` runs `rm -i x`).
+    expanding: Vec<String>,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -1188,11 +1192,14 @@ impl Walker<'_> {
         }
         // An alias or a function called here runs its text here, fed what the stages before
         // it print (`f() { bash -s; }; curl .. | f`).
-        if let Some(text) = cmd.argv.first().and_then(|n| self.aliases.get(n)).cloned() {
+        let alias = cmd.argv.first().filter(|n| !self.expanding.contains(n));
+        if let Some((name, text)) = alias.and_then(|n| Some((n.clone(), self.aliases.get(n)?.clone()))) {
             let args: Vec<String> = cmd.argv.iter().skip(1).map(|a| shell_quote(a)).collect();
             let first = self.out.pipelines.len();
             self.feeding += usize::from(!pipeline.is_empty());
+            self.expanding.push(name);
             self.parse_into(&format!("{text} {}", args.join(" ")), depth + 1);
+            self.expanding.pop();
             self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
         }

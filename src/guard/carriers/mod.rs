@@ -77,7 +77,7 @@ use super::{basename, Pipeline, SimpleCommand};
 
 pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
-pub(crate) use text::{copied, disguised_literal, printed_by, printed_text, stdin_of, WrittenFiles};
+pub(crate) use text::{copied, disguised_literal, output_of, printed_by, printed_text, stdin_of, WrittenFiles};
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.
@@ -191,7 +191,7 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fi
 
 /// Whether `name` is a shell interpreter.
 pub fn is_shell(name: &str) -> bool {
-    SHELLS.contains(&name)
+    SHELLS.contains(&name) || SHELLS.contains(&crate::guard::unversioned(name))
 }
 
 /// Whether `name` runs the command after it with root's rights (`sudo`, `doas`, `pkexec`, and
@@ -429,6 +429,8 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "fish" => fish::scripts_of(argv).map(Carried::child),
         n if is_shell(n) || n == "busybox" => shells::dash_c(argv),
         "eval" => shells::eval(argv),
+        "trap" => shells::trap(argv),
+        "alias" => shells::alias(argv),
         "su" | "runuser" => shells::su_c(argv),
         "machinectl" => shells::machinectl_shell(argv),
         "sg" => shells::sg(argv),

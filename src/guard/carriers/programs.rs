@@ -38,8 +38,15 @@ pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
                 .iter()
                 .any(|s| n.ends_with(s))
     };
+    // `export PAGER='cmd'`, `declare -x ..`, `readonly ..`: the same variables, set for the
+    // rest of this shell (a persistent shell's next action included).
+    let declared = match cmd.name() {
+        "export" | "declare" | "typeset" | "readonly" | "local" => &cmd.argv[1..],
+        _ => &[][..],
+    };
     cmd.assignments
         .iter()
+        .chain(declared.iter().filter(|a| !a.starts_with('-')))
         .filter_map(|a| a.split_once('='))
         .filter(|(n, v)| names_a_command(n) && !v.is_empty())
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))

@@ -7,7 +7,7 @@
 //! ~/.bashrc`), which every new shell runs.
 
 use super::text::{output_of, printed_text, WrittenFiles};
-use super::{is_shell, Carried, StdinScript};
+use super::{is_shell, unwrap_command, Carried, StdinScript};
 use crate::guard::shell::{option_values, positional, quote_word};
 use crate::guard::targets::startup_file;
 use crate::guard::{basename, Pipeline, SimpleCommand};
@@ -156,6 +156,38 @@ fn without_glob_qualifiers(script: &str) -> String {
 /// `eval WORDS`: the words joined, run by the shell itself.
 pub(super) fn eval(argv: &[String]) -> Option<Carried> {
     (argv.len() > 1).then(|| Carried::this_shell(argv[1..].join(" ")))
+}
+
+/// `trap 'CMD' EXIT INT ..`: the command this shell runs when a signal arrives or it exits,
+/// whenever that is (an exit always comes): judged when it is set. `trap - EXIT`, `trap ''
+/// INT` (ignore), `trap -p` and a lone signal name set nothing to run.
+pub(super) fn trap(argv: &[String]) -> Option<Carried> {
+    let mut words = argv[1..].iter().skip_while(|w| *w == "--");
+    let action = words.next()?;
+    let has_signal = words.next().is_some();
+    let sets = has_signal && !action.is_empty() && action != "-" && !action.starts_with('-');
+    sets.then(|| Carried::this_shell(action.clone()))
+}
+
+/// `alias NAME='CMD' ..`: what each name runs in this shell from now on, the next action of a
+/// persistent shell included; judged when it is defined, as a function's body is. A body that
+/// only starts a command (`alias s=sudo`, `alias e='env '`: a wrapper alone, or a trailing space
+/// that makes bash expand the next word too) waits for the words of each call, and is judged
+/// there.
+pub(super) fn alias(argv: &[String]) -> Option<Carried> {
+    let whole_command = |body: &str| {
+        let mut words: Vec<String> = body.split_whitespace().map(String::from).collect();
+        unwrap_command(&mut words);
+        let lone_root_wrapper = words.len() == 1 && super::is_root_wrapper(basename(&words[0]));
+        !body.ends_with(char::is_whitespace) && !words.is_empty() && !lone_root_wrapper
+    };
+    let bodies: Vec<&str> = argv[1..]
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .map(|(_, body)| body)
+        .filter(|body| whole_command(body))
+        .collect();
+    (!bodies.is_empty()).then(|| Carried::this_shell(bodies.join("\n")))
 }
 
 /// `su -c SCRIPT USER`, `runuser -c SCRIPT USER` (`runuser -u USER -- cmd` is a wrapper).

