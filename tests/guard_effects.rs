@@ -4300,3 +4300,29 @@ fn interpreters_prompts_as_root_whatever_their_version() {
         "python3.11",
     ]);
 }
+
+#[test]
+fn emulated_attacks_detonated_for_real() {
+    // Adversary-emulation frameworks run real techniques against the account they reach:
+    // detonating is the attack, warming up builds what it needs.
+    judged(
+        "network.attack_tool",
+        Block,
+        &[
+            "./stratus detonate aws.defense-evasion.cloudtrail-stop --force",
+            "cd src && stratus detonate aws.credential-access.ec2-get-password-data",
+            "pacu --exec --module-name iam__backdoor_users_keys",
+        ],
+    );
+    judged(
+        "network.attack_tool",
+        Warn,
+        &["stratus warmup aws.discovery.ec2-enumerate-from-instance"],
+    );
+    allowed(&[
+        "stratus list",
+        "stratus show aws.x",
+        "stratus cleanup --all",
+        "pacu --help",
+    ]);
+}

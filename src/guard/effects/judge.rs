@@ -280,6 +280,22 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             cmd,
             "runs a credential dumper: the passwords and hashes this machine or another holds",
         ));
+    } else if let Some(step) = emulated_attack(cmd) {
+        match step {
+            AttackStep::Detonate => out.push(block(
+                Category::Network,
+                ATTACK_TOOL,
+                Risk::Critical,
+                cmd,
+                "detonates an attack technique for real (adversary emulation) against the account or host it reaches",
+            )),
+            AttackStep::Prepare => out.push(warn(
+                Category::Network,
+                ATTACK_TOOL,
+                cmd,
+                "builds the infrastructure an emulated attack will be run against",
+            )),
+        }
     } else if ATTACK_TOOLS.contains(&name) && pass_the_hash {
         out.push(block(
             Category::Secrets,
@@ -548,6 +564,30 @@ fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
             &display,
             format!("kills every `{name}` process a lookup finds by name, whoever started it"),
         ));
+    }
+}
+
+/// A step of an emulated attack.
+enum AttackStep {
+    /// The technique itself, run for real.
+    Detonate,
+    /// What it needs set up first (resources created in the target account).
+    Prepare,
+}
+
+/// Adversary-emulation frameworks run real attack techniques against the cloud account or host
+/// they reach (`stratus detonate aws.defense-evasion.cloudtrail-stop`, `pacu --exec
+/// --module-name iam__backdoor_users_keys`): detonating is the attack; warming up creates its
+/// prerequisites. Listing, showing and cleaning up do nothing to the target.
+fn emulated_attack(cmd: &SimpleCommand) -> Option<AttackStep> {
+    let verb = cmd.argv[1..].iter().find(|a| !a.starts_with('-')).map(String::as_str);
+    match (cmd.name(), verb) {
+        ("stratus", Some("detonate")) => Some(AttackStep::Detonate),
+        ("stratus", Some("warmup")) => Some(AttackStep::Prepare),
+        ("pacu", _) if cmd.argv.iter().any(|a| a == "--exec" || a.starts_with("--module-name")) => {
+            Some(AttackStep::Detonate)
+        }
+        _ => None,
     }
 }
 

@@ -18,6 +18,7 @@
 
 use super::place::{place_of, Place};
 use crate::guard::carriers::{output_of, printed_text};
+use crate::guard::needles::Needles;
 use crate::guard::regexes::Pattern;
 use crate::guard::rules::privilege::{SSH_ACCESS, SUDOERS, USER_GROUPS};
 use crate::guard::rules::{block, warn};
@@ -74,18 +75,29 @@ static ROOT_CRON: Pattern = Pattern::new(
 /// `name:password:0:gid:...`: uid 0 in the third field.
 static ROOT_ENTRY: Pattern = Pattern::new(r"(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:[^:\s]*:0+:[0-9]+:[^:\n]*:[^:\n]*:");
 
+/// Whether `text` holds a word every way in has (`ALL`, `AAAA`, `root`, `:0`): the cheap test
+/// that spares most texts the patterns.
+fn might_hold(text: &str) -> bool {
+    static MARKERS: Needles = Needles::exact(&["ALL", "AAAA", "root", ":0"]);
+    MARKERS.found_in(text)
+}
+
 /// The way in `text` holds, if any. Cheap words are looked for first: most texts hold none.
 pub(super) fn payload_in(text: &str) -> Option<Payload> {
-    if text.contains("ALL") && ROOT_GRANT.find_at(text, 0).is_some() {
+    // Each pattern is compiled the first time a text passes its cheap test: a one-shot hook
+    // process pays for none of them on `cat /root/notes`.
+    if text.contains("ALL") && text.contains('(') && ROOT_GRANT.find_at(text, 0).is_some()
+        || text.contains("NOPASSWD") && ROOT_GRANT.find_at(text, 0).is_some()
+    {
         return Some(Payload::RootGrant);
     }
     if text.contains("AAAA") && PUBLIC_KEY.find_at(text, 0).is_some() {
         return Some(Payload::AuthorizedKey);
     }
-    if text.contains("root") && ROOT_CRON.find_at(text, 0).is_some() {
+    if text.contains("root") && (text.contains("* ") || text.contains('@')) && ROOT_CRON.find_at(text, 0).is_some() {
         return Some(Payload::RootCronLine);
     }
-    if text.contains(":0") && ROOT_ENTRY.find_at(text, 0).is_some() {
+    if text.contains(":0") && text.contains(":/") && ROOT_ENTRY.find_at(text, 0).is_some() {
         return Some(Payload::RootAccount);
     }
     None
@@ -188,19 +200,31 @@ pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out
     }
     let printer = PRINTERS.contains(&name);
     let carries = passes_on(cmd) || name == "dd";
-    // The text the stage holds or reads, and whether it goes on to its output.
+    // Most commands hold none of the words every way in has: their text is not gathered.
+    let own_words = || {
+        cmd.argv[1..]
+            .iter()
+            .any(|a| might_hold(a))
+            .then(|| cmd.argv[1..].join(" "))
+    };
+    let fed_text = || {
+        (cmd.stdin_text.is_some() || i > 0)
+            .then(|| fed(pipeline, i))
+            .flatten()
+            .filter(|t| might_hold(t))
+    };
+    // The text the stage holds or reads; for a printer or a filter it goes on to its output.
     let text = if printer {
-        printed_text(cmd).or_else(|| Some(cmd.argv[1..].join(" ")))
+        own_words().map(|words| printed_text(cmd).unwrap_or(words))
     } else if carries {
-        fed(pipeline, i)
+        fed_text()
     } else if LOOKERS.contains(&name) {
         None
     } else {
-        let own = cmd.argv[1..].join(" ");
-        Some(match fed(pipeline, i) {
-            Some(f) => format!("{own}\n{f}"),
-            None => own,
-        })
+        match (own_words(), fed_text()) {
+            (Some(own), Some(f)) => Some(format!("{own}\n{f}")),
+            (own, f) => own.or(f),
+        }
     };
     let Some(payload) = text.as_deref().and_then(payload_in) else {
         return;
