@@ -1382,11 +1382,19 @@ impl Walker<'_> {
                     let mut body = String::new();
                     collect_heredoc(child, src, &mut body);
                     cmd.stdin_text = Some(body);
-                    // `cat <<EOF | psql`: the rest of the line hangs under the redirect.
+                    // `cat <<EOF | psql`: the rest of the line hangs under the redirect, and
+                    // so do the redirects and words written after the marker (`cat <<EOF >
+                    // ~/.bashrc`, `tee <<EOF FILE`): they are the command's own.
                     let mut c2 = child.walk();
                     for part in child.named_children(&mut c2) {
                         match part.kind() {
                             "heredoc_start" | "heredoc_end" | "heredoc_body" => self.visit_subs(part, src, depth),
+                            "file_redirect" => self.add_redirect(part, src, depth, cmd),
+                            "word" | "string" | "raw_string" | "concatenation" | "simple_expansion" | "expansion"
+                            | "ansi_c_string" | "translated_string" | "number" => {
+                                self.visit_subs(part, src, depth);
+                                cmd.argv.push(word(part, src));
+                            }
                             _ => tail.push(part),
                         }
                     }

@@ -194,6 +194,24 @@ pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name) || SHELLS.contains(&crate::guard::unversioned(name))
 }
 
+/// Whether `text`, kept to be run later with more words after it (an alias body, a variable
+/// such as `SUDO_CMD=sudo` used as `$SUDO_CMD apt install ..`), only starts a command: nothing
+/// but wrappers, or a root wrapper with options that run nothing by themselves (`sudo -E`, not
+/// `sudo -i`). What it starts is judged where the words are given.
+pub(crate) fn only_starts_a_command(text: &str) -> bool {
+    let mut words: Vec<String> = text.split_whitespace().map(String::from).collect();
+    unwrap_command(&mut words);
+    match words.split_first() {
+        None => true,
+        Some((first, options)) => {
+            is_root_wrapper(basename(first))
+                && options
+                    .iter()
+                    .all(|w| w.starts_with('-') && !matches!(w.as_str(), "-i" | "-s" | "--login" | "--shell"))
+        }
+    }
+}
+
 /// Whether `name` runs the command after it with root's rights (`sudo`, `doas`, `pkexec`, and
 /// systemd's `run0`); given no command, or a bare shell, it is a root shell.
 pub fn is_root_wrapper(name: &str) -> bool {
@@ -454,6 +472,11 @@ fn by_name(argv: &[String]) -> Option<Carried> {
     // A script that is one substitution (`eval "$(ssh-agent -s)"`, `sh -c '$(rm -rf ~)'`):
     // what it runs is only known at run time, but the substitution's own command runs first,
     // in the carrier's shell, and is what is carried (single quotes hid it from the line).
+    // A trap's or an alias's body is read whole: its substitution's output runs as a command
+    // when the trap fires or the alias is called (`trap "$(curl ..)" EXIT`).
+    if matches!(name, "trap" | "alias") {
+        return Some(carried);
+    }
     Some(match substitution_inside(&carried.script) {
         Some(inside) => Carried {
             script: inside.to_string(),

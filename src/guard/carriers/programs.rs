@@ -48,7 +48,7 @@ pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
         .iter()
         .chain(declared.iter().filter(|a| !a.starts_with('-')))
         .filter_map(|a| a.split_once('='))
-        .filter(|(n, v)| names_a_command(n) && !v.is_empty())
+        .filter(|(n, v)| names_a_command(n) && !v.is_empty() && !super::only_starts_a_command(v))
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
         .collect()
 }

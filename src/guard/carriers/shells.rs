@@ -7,7 +7,7 @@
 //! ~/.bashrc`), which every new shell runs.
 
 use super::text::{output_of, printed_text, WrittenFiles};
-use super::{is_shell, unwrap_command, Carried, StdinScript};
+use super::{is_shell, Carried, StdinScript};
 use crate::guard::shell::{option_values, positional, quote_word};
 use crate::guard::targets::startup_file;
 use crate::guard::{basename, Pipeline, SimpleCommand};
@@ -171,21 +171,14 @@ pub(super) fn trap(argv: &[String]) -> Option<Carried> {
 
 /// `alias NAME='CMD' ..`: what each name runs in this shell from now on, the next action of a
 /// persistent shell included; judged when it is defined, as a function's body is. A body that
-/// only starts a command (`alias s=sudo`, `alias e='env '`: a wrapper alone, or a trailing space
-/// that makes bash expand the next word too) waits for the words of each call, and is judged
-/// there.
+/// only starts a command (`alias s=sudo`, `alias e='env '`: see
+/// [`super::only_starts_a_command`]) waits for the words of each call, and is judged there.
 pub(super) fn alias(argv: &[String]) -> Option<Carried> {
-    let whole_command = |body: &str| {
-        let mut words: Vec<String> = body.split_whitespace().map(String::from).collect();
-        unwrap_command(&mut words);
-        let lone_root_wrapper = words.len() == 1 && super::is_root_wrapper(basename(&words[0]));
-        !body.ends_with(char::is_whitespace) && !words.is_empty() && !lone_root_wrapper
-    };
     let bodies: Vec<&str> = argv[1..]
         .iter()
         .filter_map(|a| a.split_once('='))
         .map(|(_, body)| body)
-        .filter(|body| whole_command(body))
+        .filter(|body| !super::only_starts_a_command(body))
         .collect();
     (!bodies.is_empty()).then(|| Carried::this_shell(bodies.join("\n")))
 }

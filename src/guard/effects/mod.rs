@@ -38,6 +38,10 @@
 //!   secret holder, `strace` of its reads and writes as root), every process's environment,
 //!   raw input devices and keyloggers (blocked); packet capture aimed at logins, screen and
 //!   session recording (warned); credential dumpers.
+//! - **ways in by their text** ([`payload`]): a sudoers rule granting root, an SSH public key,
+//!   a root crontab line or a uid-0 passwd entry handed to a root program or one given a
+//!   path outside the workspace, or written outside the workspace through any filters
+//!   (otherwise warned).
 //! - **services**: a listener on every interface with its authentication off.
 //! - **persistence**: writes into VCS hooks, cron, systemd units, init scripts, autostart,
 //!   loader preload, package managers' and network events' hook directories, Python start-up

@@ -7,14 +7,16 @@
 //! split or copied later (`csplit`), a path built at run time. So the line itself is judged:
 //!
 //! - handed to a program that takes it in (its words, or its stdin) and may put it anywhere:
-//!   blocked, the destination unknown;
+//!   blocked when that program runs as root or is handed a path outside the workspace, warned
+//!   otherwise (a key registered with an account, a rule quoted in a pull request);
 //! - printed (`echo`, `printf`, `cat <<EOF`) or passed on through filters into a file (a
 //!   redirect, `tee FILE`, `dd of=`): blocked, unless the file is in the workspace (a
 //!   provisioning role or a cloud-init file of the project holds such lines: warned);
 //! - shown on the terminal or searched for (`grep`, `rg`, `test`, `ssh-keygen -l`): nothing.
 //!
-//! The destination rules (sudoers, `authorized_keys`, cron) still judge the known places on
-//! their own; this reads the text they cannot follow.
+//! A key after a host pattern (`known_hosts`) or a principal (git's `allowed_signers`) and
+//! root's own passwd entry are not ways in. The destination rules (sudoers, `authorized_keys`,
+//! cron) still judge the known places on their own; this reads the text they cannot follow.
 
 use super::place::{place_of, Place};
 use crate::guard::carriers::{output_of, printed_text};
@@ -58,19 +60,21 @@ impl Payload {
     }
 }
 
-/// `ALL=(ALL) ALL`, `ALL=(ALL:ALL) NOPASSWD: ALL`, `ALL=(root) NOPASSWD:ALL`, and a bare
-/// `NOPASSWD: ALL`.
+/// `ALL=(ALL) ALL`, `ALL=(ALL:ALL) NOPASSWD: ALL`, `ALL=(#0) ALL`, `ALL=ALL` (no run-as list:
+/// root), tags before the commands (`NOPASSWD: SETENV: ALL`), a bare `NOPASSWD: ALL`, and a
+/// password-free shell (`NOPASSWD: /bin/bash`).
 static ROOT_GRANT: Pattern = Pattern::new(
-    r"(?i)\bALL\s*=\s*\(\s*(ALL|root)\s*(:\s*(ALL|root)\s*)?\)\s*(NOPASSWD\s*:\s*)?ALL\b|\bNOPASSWD\s*:\s*ALL\b",
+    r"(?i)\bALL\s*=\s*(\(\s*(ALL|root|#0)\s*(:\s*(ALL|root|#0)\s*)?\)\s*)?(\w+\s*:\s*)*ALL\b|\bNOPASSWD\s*:\s*((\w+\s*:\s*)*ALL\b|(/usr)?/s?bin/(ba|z|da|k|c|tc|fi)?sh\b|(/usr)?/bin/su\b)",
 );
 /// An OpenSSH public key: its type, then the base64 blob, which starts `AAAA`.
 static PUBLIC_KEY: Pattern = Pattern::new(
     r"\b(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+AAAA[0-9A-Za-z+/]{16,}",
 );
-/// Five schedule fields or an `@` schedule, then the user `root`, then a command; at the start
-/// of a line or of a quoted or braced text (`\write\f{* * * * * root ..}`).
+/// Five schedule fields (months and days by number or name) or an `@` schedule, then the user
+/// `root`, then a command; at the start of a line or of a quoted or braced text
+/// (`\write\f{* * * * * root ..}`).
 static ROOT_CRON: Pattern = Pattern::new(
-    r"(?m)(^|[\s{'\x22(])(@(reboot|hourly|daily|midnight|weekly|monthly|yearly|annually)\s+|([0-9*/,-]+\s+){5})root\s+\S",
+    r"(?im)(^|[\s{'\x22(])(@(reboot|hourly|daily|midnight|weekly|monthly|yearly|annually)\s+|([0-9*/,-]+\s+){3}([0-9*/,-]+|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z,-]*)\s+([0-9*/,-]+|(sun|mon|tue|wed|thu|fri|sat)[a-z,-]*)\s+)root\s+\S",
 );
 /// `name:password:0:gid:...`: uid 0 in the third field.
 static ROOT_ENTRY: Pattern = Pattern::new(r"(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:[^:\s]*:0+:[0-9]+:[^:\n]*:[^:\n]*:");
@@ -86,21 +90,51 @@ fn might_hold(text: &str) -> bool {
 pub(super) fn payload_in(text: &str) -> Option<Payload> {
     // Each pattern is compiled the first time a text passes its cheap test: a one-shot hook
     // process pays for none of them on `cat /root/notes`.
-    if text.contains("ALL") && text.contains('(') && ROOT_GRANT.find_at(text, 0).is_some()
+    if text.contains("ALL") && text.contains('=') && ROOT_GRANT.find_at(text, 0).is_some()
         || text.contains("NOPASSWD") && ROOT_GRANT.find_at(text, 0).is_some()
     {
         return Some(Payload::RootGrant);
     }
-    if text.contains("AAAA") && PUBLIC_KEY.find_at(text, 0).is_some() {
+    if text.contains("AAAA") && authorized_key_in(text) {
         return Some(Payload::AuthorizedKey);
     }
     if text.contains("root") && (text.contains("* ") || text.contains('@')) && ROOT_CRON.find_at(text, 0).is_some() {
         return Some(Payload::RootCronLine);
     }
-    if text.contains(":0") && text.contains(":/") && ROOT_ENTRY.find_at(text, 0).is_some() {
+    if text.contains(":0") && text.contains(":/") && second_root_in(text) {
         return Some(Payload::RootAccount);
     }
     None
+}
+
+/// Whether a public key in `text` is written as `authorized_keys` holds it: alone, or after
+/// that file's options (`restrict,command=".."`, `no-pty`). After a host pattern
+/// (`github.com ssh-ed25519 ..`: a `known_hosts` line) or a principal (`me@x.com ssh-ed25519
+/// ..`: git's `allowed_signers`) it lets nobody in.
+fn authorized_key_in(text: &str) -> bool {
+    let mut at = 0;
+    while let Some(found) = PUBLIC_KEY.find_at(text, at) {
+        let line_start = text[..found.start].rfind('\n').map_or(0, |n| n + 1);
+        let before = text[line_start..found.start].split_whitespace().last();
+        let host_or_principal = before.is_some_and(|field| {
+            let field = field.trim_matches(['\'', '"']);
+            !field.contains('=') && (field.contains(['.', ':', '[', '@', '*', '?', ',']) || field.starts_with('|'))
+        });
+        if !host_or_principal {
+            return true;
+        }
+        at = found.end;
+    }
+    false
+}
+
+/// Whether `text` holds a passwd entry with uid 0 for an account other than root itself (the
+/// usual first line of any passwd file is not a second root).
+fn second_root_in(text: &str) -> bool {
+    ROOT_ENTRY
+        .captures_iter(text)
+        .filter_map(|g| g[0].clone())
+        .any(|span| !text[span].starts_with("root:"))
 }
 
 /// Programs that only look at the text they are given (search for it, test it, show its
@@ -201,46 +235,64 @@ pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out
     let printer = PRINTERS.contains(&name);
     let carries = passes_on(cmd) || name == "dd";
     // Most commands hold none of the words every way in has: their text is not gathered.
-    let own_words = || {
-        cmd.argv[1..]
-            .iter()
-            .any(|a| might_hold(a))
-            .then(|| cmd.argv[1..].join(" "))
-    };
+    let marked = || cmd.argv[1..].iter().any(|a| might_hold(a));
     let fed_text = || {
         (cmd.stdin_text.is_some() || i > 0)
             .then(|| fed(pipeline, i))
             .flatten()
             .filter(|t| might_hold(t))
     };
-    // The text the stage holds or reads; for a printer or a filter it goes on to its output.
-    let text = if printer {
-        own_words().map(|words| printed_text(cmd).unwrap_or(words))
+    // What the stage holds or reads; for a printer or a filter it goes on to its output. A
+    // taker's words are read one by one: each is a text of its own.
+    let payload = if printer {
+        marked()
+            .then(|| printed_text(cmd).unwrap_or_else(|| cmd.argv[1..].join(" ")))
+            .and_then(|t| payload_in(&t))
     } else if carries {
-        fed_text()
+        fed_text().and_then(|t| payload_in(&t))
     } else if LOOKERS.contains(&name) {
         None
     } else {
-        match (own_words(), fed_text()) {
-            (Some(own), Some(f)) => Some(format!("{own}\n{f}")),
-            (own, f) => own.or(f),
-        }
+        cmd.argv[1..]
+            .iter()
+            .filter(|a| might_hold(a))
+            .find_map(|a| payload_in(a))
+            .or_else(|| fed_text().and_then(|t| payload_in(&t)))
     };
-    let Some(payload) = text.as_deref().and_then(payload_in) else {
+    let Some(payload) = payload else {
         return;
     };
     let (category, rule) = payload.rule();
+    let cwd = cmd.cwd.as_deref();
     if !(printer || carries) {
-        out.push(block(
-            category,
-            rule,
-            Risk::Critical,
-            cmd,
-            format!("hands {} to `{name}`, which may write it anywhere", payload.what()),
-        ));
+        // As root, or handed a path outside the workspace (the program's own word included:
+        // `screen -L ~/.ssh/authorized_keys echo KEY` leaves that path as what `screen`
+        // runs), it can put the line where it opens the machine; otherwise it may be a
+        // key registered with an account or a rule quoted in a message: asked about.
+        let outside = cmd
+            .argv
+            .iter()
+            .chain(&cmd.redirects)
+            .filter(|a| a.starts_with(['/', '~', '.']) || a.starts_with("$HOME"))
+            .any(|a| !in_workspace(&place_of(a, cwd, ctx.workspace)) && place_of(a, cwd, ctx.workspace) != Place::Sink);
+        if cmd.as_root || outside {
+            out.push(block(
+                category,
+                rule,
+                Risk::Critical,
+                cmd,
+                format!("hands {} to `{name}`, which may write it anywhere", payload.what()),
+            ));
+        } else {
+            out.push(warn(
+                category,
+                rule,
+                cmd,
+                format!("hands {} to `{name}`, which may write it somewhere", payload.what()),
+            ));
+        }
         return;
     }
-    let cwd = cmd.cwd.as_deref();
     let places: Vec<(&str, Place)> = destinations(cmd)
         .into_iter()
         .map(|d| (d, place_of(d, cwd, ctx.workspace)))
