@@ -4160,6 +4160,18 @@ fn definitions_that_run_later_in_this_shell_are_judged_when_made() {
             "alias ls='rm -rf ~ '",
         ],
     );
+    // Variables bash expands each time it starts or traces, and settings git reads from the
+    // environment as it reads `-c`.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "BASH_ENV='$(rm -rf ~)' bash build.sh",
+            "export PS4='$(rm -rf ~)'; set -x",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm -rf ~' git log",
+            "GIT_CONFIG_PARAMETERS=\"'core.pager=rm -rf ~'\" git log",
+        ],
+    );
     // A trap's or an alias's body that is one substitution runs that substitution's output.
     judged(
         "remote_execution.dynamic_command",
@@ -4199,6 +4211,9 @@ fn definitions_that_run_later_in_this_shell_are_judged_when_made() {
         "export ROOT_CMD=sudo",
         "SU_CMD='sudo -E'",
         "ESCALATE_CMD=doas",
+        "export PS1='$(git branch 2>/dev/null) $ '",
+        "export PS4='+ ${BASH_SOURCE}:${LINENO}: '",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=bot git commit -m x",
     ]);
 }
 
@@ -4266,8 +4281,30 @@ fn ways_in_are_judged_by_their_text_wherever_they_are_written() {
     judged(
         "privilege.user_groups",
         Block,
-        &["echo 'x::0:0::/root:/bin/sh' | tee -a /tmp/p"],
+        &[
+            "echo 'x::0:0::/root:/bin/sh' | tee -a /tmp/p",
+            "sed -i '1i x::0:0::/root:/bin/sh' /tmp/p",
+        ],
     );
+    // The text a sed or awk script writes of its own, not the pattern it looks for.
+    judged(
+        "privilege.sudoers",
+        Block,
+        &[
+            "awk 'BEGIN{print \"dev ALL=(ALL) NOPASSWD: ALL\"}' > /tmp/dev",
+            "sed 's/^/dev ALL=(ALL) NOPASSWD: ALL #/' f > /tmp/o",
+        ],
+    );
+    judged(
+        "privilege.sudoers",
+        Warn,
+        &["sed -i '$a dev ALL=(ALL) NOPASSWD: ALL' \"$F\""],
+    );
+    allowed(&[
+        "sed -i '/NOPASSWD: ALL/d' /tmp/sudoers.bak",
+        "grep -v 'ALL=(ALL) NOPASSWD: ALL' f > /tmp/g",
+        "awk 'BEGIN{print \"dev ALL=(ALL) NOPASSWD: ALL\"}'",
+    ]);
     // In the workspace such a line may belong to the project (a provisioning role, a
     // cloud-init file): warned.
     judged(
@@ -4342,6 +4379,18 @@ fn interpreters_prompts_as_root_whatever_their_version() {
             "sudo python3 -v",
         ],
     );
+    // Told to keep the prompt open after a script, or started on a module that is a prompt.
+    judged(
+        "privilege.root_shell",
+        Block,
+        &[
+            "sudo python3.11 -i script.py",
+            "sudo python3 -m code",
+            "sudo python3 -m pdb x.py",
+            "sudo node -i -e 1",
+            "sudo lua5.4 -i x.lua",
+        ],
+    );
     judged("privilege.root_shell", Warn, &["sudo -u app python3.11"]);
     // A versioned shell or interpreter carries its script as the plain one does.
     judged(
@@ -4367,6 +4416,14 @@ fn interpreters_prompts_as_root_whatever_their_version() {
         "sudo deno --help",
         "sudo k9s",
         "python3.11",
+        "python3 -i x.py",
+        "sudo python3 x.py",
+        // Options that only print: modules, configuration, class path, sessions.
+        "sudo php -m",
+        "sudo php8.3 -i",
+        "sudo clojure -P",
+        "sudo clj -Stree",
+        "sudo screen -ls",
     ]);
 }
 

@@ -44,12 +44,53 @@ pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
         "export" | "declare" | "typeset" | "readonly" | "local" => &cmd.argv[1..],
         _ => &[][..],
     };
-    cmd.assignments
+    let set: Vec<(&str, &str)> = cmd
+        .assignments
         .iter()
         .chain(declared.iter().filter(|a| !a.starts_with('-')))
         .filter_map(|a| a.split_once('='))
+        .collect();
+    let mut out: Vec<Carried> = set
+        .iter()
         .filter(|(n, v)| names_a_command(n) && !v.is_empty() && !super::only_starts_a_command(v))
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
+        .collect();
+    // `BASH_ENV='$(cmd)'`, `PS4='$(cmd)'`: bash expands these values (the file every
+    // non-interactive bash reads first, the trace prompt under `set -x`, the prompts): a
+    // substitution in them runs each time.
+    for (_, v) in set
+        .iter()
+        .filter(|(n, _)| matches!(*n, "BASH_ENV" | "ENV" | "PS0" | "PS1" | "PS2" | "PS4"))
+    {
+        if v.contains("$(") || v.contains('`') {
+            out.push(Carried::child(format!(": {v}")));
+        }
+    }
+    out.extend(git_config_variables(&set));
+    out
+}
+
+/// `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='cmd'` and
+/// `GIT_CONFIG_PARAMETERS="'core.pager=cmd'"`: settings given to every git run as `-c` gives
+/// them, read the same way (see [`git_command_setting`]).
+fn git_config_variables(set: &[(&str, &str)]) -> Vec<Carried> {
+    let mut settings: Vec<String> = Vec::new();
+    for (name, key) in set {
+        let Some(n) = name.strip_prefix("GIT_CONFIG_KEY_") else {
+            continue;
+        };
+        let value_name = format!("GIT_CONFIG_VALUE_{n}");
+        if let Some((_, value)) = set.iter().find(|(k, _)| *k == value_name) {
+            settings.push(format!("{key}={value}"));
+        }
+    }
+    if let Some((_, params)) = set.iter().find(|(k, _)| *k == "GIT_CONFIG_PARAMETERS") {
+        settings.extend(params.split("' '").map(|p| p.trim_matches(['\'', ' ']).to_string()));
+    }
+    settings
+        .into_iter()
+        .filter_map(|kv| git_command_setting(&["git".to_string(), "-c".to_string(), kv]))
+        .map(Carried::child)
         .collect()
 }
 

@@ -2023,8 +2023,38 @@ const SHELLS_AND_REPLS: &[&str] = &[
 
 /// Options that only print the program's version or usage: no prompt follows (`node -v`).
 fn informational(name: &str, arg: &str) -> bool {
+    let family = crate::guard::unversioned(name);
     matches!(arg, "--version" | "--help" | "-V" | "-h" | "-help" | "-version")
-        || (arg == "-v" && !name.starts_with("python") && !name.starts_with("pypy"))
+        || (arg == "-v" && !matches!(family, "python" | "pypy"))
+        // `php -m` lists modules, `php -i` prints its configuration.
+        || (family == "php" && matches!(arg, "-m" | "-i" | "--ini"))
+        // `clojure -P` prepares the classpath; `-Spath`, `-Stree`, `-Sdescribe` print it.
+        || (matches!(family, "clojure" | "clj") && (arg == "-P" || arg.starts_with("-S")))
+        || (family == "ocaml" && arg == "-vnum")
+        // `screen -ls` lists sessions, `-wipe` removes dead ones.
+        || (family == "screen" && matches!(arg, "-ls" | "-list" | "-wipe"))
+}
+
+/// An interpreter told to keep its prompt open after its script or code (`python3 -i x.py`,
+/// `node -i -e 1`, `lua -i x.lua`), or started on a module that is a prompt (`python3 -m
+/// code`, `-m IPython`, `-m pdb x.py`): a prompt all the same.
+fn keeps_prompt(cmd: &SimpleCommand) -> bool {
+    let family = crate::guard::unversioned(cmd.name());
+    let args = &cmd.argv[1..];
+    let python = matches!(family, "python" | "pypy");
+    let interactive_flag = matches!(
+        family,
+        "python" | "pypy" | "ipython" | "node" | "nodejs" | "lua" | "luajit" | "racket"
+    ) && args.iter().any(|a| a == "-i" || a == "--interactive");
+    let prompt_module = python
+        && args.windows(2).any(|w| {
+            w[0] == "-m"
+                && matches!(
+                    w[1].as_str(),
+                    "code" | "IPython" | "ipython" | "ptpython" | "bpython" | "asyncio" | "pdb" | "idlelib"
+                )
+        });
+    interactive_flag || prompt_module
 }
 
 /// Programs that, run with no command of their own, give an interactive shell (or a file
@@ -2211,23 +2241,23 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let repl =
         SHELLS_AND_REPLS.contains(&name) || SHELLS_AND_REPLS.contains(&crate::guard::unversioned(name)) || escapes;
-    let bare = repl
-        && cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--")
-        && !cmd.argv[1..].iter().any(|a| informational(name, a));
-    let interactive = ROOT_TERMINALS
-        .iter()
-        .find(|(name, _)| *name == cmd.name())
-        .is_some_and(|(_, value_opts)| {
-            let positional = positional_words(&cmd.argv[1..], value_opts);
-            !cmd.argv[1..].iter().any(|a| a == "-c" || a == "--command")
-                && match cmd.name() {
-                    // `sudo sg root`: a group, then nothing to run.
-                    "sg" | "newgrp" => positional.len() <= 1,
-                    // `sudo script -q /dev/null`: a typescript file, then a shell.
-                    "script" => positional.len() <= 1,
-                    _ => positional.is_empty(),
-                }
-        });
+    let informs = cmd.argv[1..].iter().any(|a| informational(name, a));
+    let bare = repl && (cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--") || keeps_prompt(cmd)) && !informs;
+    let interactive = !informs
+        && ROOT_TERMINALS
+            .iter()
+            .find(|(name, _)| *name == cmd.name())
+            .is_some_and(|(_, value_opts)| {
+                let positional = positional_words(&cmd.argv[1..], value_opts);
+                !cmd.argv[1..].iter().any(|a| a == "-c" || a == "--command")
+                    && match cmd.name() {
+                        // `sudo sg root`: a group, then nothing to run.
+                        "sg" | "newgrp" => positional.len() <= 1,
+                        // `sudo script -q /dev/null`: a typescript file, then a shell.
+                        "script" => positional.len() <= 1,
+                        _ => positional.is_empty(),
+                    }
+            });
     // Where `;` and `|` are a program's own syntax or prose, they splice nothing.
     let splices = !OWN_SYNTAX.contains(&cmd.name());
     let handed = cmd.argv[1..]
@@ -2566,7 +2596,7 @@ fn extracted_into(cmd: &SimpleCommand) -> Option<&str> {
 
 /// Whether a `sed`/`perl` command edits its files in place (`-i`, `-i.bak`, `--in-place`,
 /// `-pi`).
-fn in_place(cmd: &SimpleCommand) -> bool {
+pub(super) fn in_place(cmd: &SimpleCommand) -> bool {
     cmd.argv[1..].iter().any(|a| {
         a.starts_with("--in-place")
             || (a.starts_with('-')
@@ -2582,7 +2612,7 @@ fn in_place(cmd: &SimpleCommand) -> bool {
 /// spelling of `-e`/`-f` (bundled `-ne`, glued `-es/a/b/`, long `--expr=S`), and `i` in a bundle
 /// takes the rest of the word as its backup suffix (`-i.bak`; GNU sed's `-ie` is `-i` with the
 /// suffix `e`, perl's `-pie` too), so a script option can only come before it.
-fn edit_scripts(cmd: &SimpleCommand) -> (Vec<&str>, Vec<&str>) {
+pub(super) fn edit_scripts(cmd: &SimpleCommand) -> (Vec<&str>, Vec<&str>) {
     let long = |a: &str, name: &str| a.len() > 3 && name.starts_with(a);
     let mut scripts = Vec::new();
     let mut files = Vec::new();

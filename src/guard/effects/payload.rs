@@ -233,7 +233,25 @@ pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out
         return;
     }
     let printer = PRINTERS.contains(&name);
-    let carries = passes_on(cmd) || name == "dd";
+    // An in-place edit writes its script's text into its files (`sed -i '$a LINE' F`): it
+    // takes the line in, as any program handed it does.
+    let editor = matches!(name, "sed" | "gsed" | "perl") && super::judge::in_place(cmd);
+    let carries = (passes_on(cmd) || name == "dd") && !editor;
+    // sed's and awk's own scripts print text of their own (`awk 'BEGIN{print "LINE"}' > F`,
+    // `sed '1i LINE'`): for sed and perl edits, only what the script writes (a replacement,
+    // an appended or inserted line), never the pattern it looks for (`/NOPASSWD: ALL/d`).
+    let sed_like = matches!(name, "sed" | "gsed" | "perl");
+    let script_text = || -> Option<String> {
+        if sed_like {
+            let (scripts, _) = super::judge::edit_scripts(cmd);
+            let (written, _) = super::settings::edit_script(&scripts.join("\n"));
+            Some(written)
+        } else if matches!(name, "awk" | "gawk" | "mawk" | "nawk") {
+            Some(cmd.argv[1..].join("\n"))
+        } else {
+            None
+        }
+    };
     // Most commands hold none of the words every way in has: their text is not gathered.
     let marked = || cmd.argv[1..].iter().any(|a| might_hold(a));
     let fed_text = || {
@@ -249,9 +267,12 @@ pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out
             .then(|| printed_text(cmd).unwrap_or_else(|| cmd.argv[1..].join(" ")))
             .and_then(|t| payload_in(&t))
     } else if carries {
-        fed_text().and_then(|t| payload_in(&t))
+        let own = || script_text().filter(|t| might_hold(t)).and_then(|t| payload_in(&t));
+        fed_text().and_then(|t| payload_in(&t)).or_else(own)
     } else if LOOKERS.contains(&name) {
         None
+    } else if editor {
+        script_text().filter(|t| might_hold(t)).and_then(|t| payload_in(&t))
     } else {
         cmd.argv[1..]
             .iter()
