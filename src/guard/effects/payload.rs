@@ -209,7 +209,7 @@ fn destinations(cmd: &SimpleCommand) -> Vec<&str> {
 }
 
 /// Whether `cmd` passes on the text it reads unchanged in substance: a `grep` that counts,
-/// lists names or is quiet prints no line of it, nor a `sed -n` with no `p`.
+/// lists names or is quiet prints no line of it.
 fn passes_on(cmd: &SimpleCommand) -> bool {
     let name = cmd.name();
     let grep_summary = cmd.argv[1..].iter().any(|a| {
