@@ -267,12 +267,12 @@ pub(super) fn planted(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out
             .then(|| printed_text(cmd).unwrap_or_else(|| cmd.argv[1..].join(" ")))
             .and_then(|t| payload_in(&t))
     } else if carries {
-        let own = || script_text().filter(|t| might_hold(t)).and_then(|t| payload_in(&t));
+        let own = || marked().then(script_text).flatten().and_then(|t| payload_in(&t));
         fed_text().and_then(|t| payload_in(&t)).or_else(own)
     } else if LOOKERS.contains(&name) {
         None
     } else if editor {
-        script_text().filter(|t| might_hold(t)).and_then(|t| payload_in(&t))
+        marked().then(script_text).flatten().and_then(|t| payload_in(&t))
     } else {
         cmd.argv[1..]
             .iter()
