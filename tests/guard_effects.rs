@@ -582,6 +582,38 @@ fn credentials_by_shape_wherever_they_stand() {
 }
 
 #[test]
+fn a_word_of_generated_characters_is_a_secret_whatever_option_carries_it() {
+    // Programs and options no table names: the word's shape is what gives it away.
+    judged(
+        "secrets.random_literal",
+        Block,
+        &[
+            "steghide embed -cf cover.jpg -ef msg.txt -p Xq7Lm2Vb9Kt4",
+            "echo 'pZ4q_Wm8Rk3Tx2' | scrypt-kdf --stdin",
+            "backup-tool --lock=Hk3Dx9Zq2Pm7 push",
+            "archiver c -kT9vQ2xL8mR4s out.arc src",
+            "deploy-cli run -s nQ8Xz3Kp7Lw2 site",
+            "gpg --batch --passphrase-fd 0 -c notes.txt <<< 'Vb7Qx2Mk9Lz4'",
+        ],
+    );
+    // Words people write: identifiers run together, names, ids, hashes, encoded messages,
+    // search patterns, references.
+    allowed(&[
+        "cargo test getUserById2",
+        "go test -run TestParse2Url ./...",
+        "smalltalkci --smalltalk Squeak64-Trunk",
+        "koji buildinfo BuildID_or_NVR1",
+        "stripe customers retrieve cus_NffrFeUfNV2Hib",
+        "kubectl logs web-7d4b9c6f5-x2kqz",
+        "git log --grep=AbC9xYz2",
+        "grep -rn Xq7Lm2Vb9Kt4 src/",
+        "echo 'dGFzay0xIHJlYWR5' | base64 -d",
+        "yt-dlp 'https://www.youtube.com/watch?v=Mwa0_nE9H7A'",
+        "mytool --vault-pass=\"$VAULT_PASS\" push",
+    ]);
+}
+
+#[test]
 fn reverse_shells_privileged_shells_and_carried_commands() {
     judged(
         "network.reverse_shell",

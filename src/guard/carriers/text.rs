@@ -261,7 +261,7 @@ fn tr_set(spec: &str) -> Option<Vec<char>> {
 }
 
 /// Standard base64 (and the URL-safe alphabet), whitespace ignored; None on other bytes.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => Some(c - b'A'),
         b'a'..=b'z' => Some(c - b'a' + 26),

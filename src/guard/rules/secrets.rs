@@ -14,6 +14,8 @@
 //! checked). Slack/Discord webhook URLs are tokens; any `--*password=`, `docker login -p`,
 //! `--from-literal=password=..` and `config set <secret-name> VALUE` carry a password (a base64 key with `/` too). A
 //! private-key header searched for by grep/rg is a pattern, not a key.
+//! Last, a word shaped like generated characters (`random`: mixed case and digits thrown
+//! together) is a password or key whatever option or program it is handed to.
 //!
 //! Credential files are the key files and credential stores under home (also their
 //! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`), browsers' password and cookie
@@ -32,6 +34,7 @@
 //! process environment (`/proc/self/environ`). Counting (`grep -c`), listing (`grep -l`) and
 //! output sent on to a file or another program are not printing.
 
+mod random;
 mod tokens;
 
 use super::violation;
@@ -50,6 +53,7 @@ pub const SECRET_ASSIGNMENT: &str = "secrets.secret_assignment";
 pub const AUTHORIZATION_HEADER: &str = "secrets.authorization_header";
 pub const CREDENTIAL_FILE: &str = "secrets.credential_file";
 pub const PRINTED: &str = "secrets.printed";
+pub const RANDOM_LITERAL: &str = "secrets.random_literal";
 
 /// A variable name that holds a secret (`OPENAI_API_KEY`, `GH_TOKEN`, `DB_PASSWORD`).
 fn secret_var_name(n: &str) -> bool {
@@ -614,6 +618,30 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 return;
             }
         }
+    }
+    // Last: a word shaped like generated characters, whatever option or program it is given
+    // to (a search pattern names what to look for).
+    let random = (!searching)
+        .then(|| {
+            let stdin_words = cmd.stdin_text.as_deref().into_iter().flat_map(str::split_whitespace);
+            cmd.argv
+                .iter()
+                .skip(1)
+                .chain(cmd.assignments.iter())
+                .map(String::as_str)
+                .chain(stdin_words)
+                .find_map(random::random_word)
+        })
+        .flatten();
+    if let Some(word) = random {
+        push(
+            out,
+            RANDOM_LITERAL,
+            Recommendation::Block,
+            word,
+            "a word of random letters and digits (a password or key) is written into the command",
+        );
+        return;
     }
     credential_files(cmd, name, out);
 }
