@@ -204,6 +204,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             if !is_quiet(name) && !crate::guard::carriers::hands_on_words(&cmd.argv) {
                 unknown_program(cmd, ctx, out);
                 unknown_wrapper(pipeline, i, ctx, out);
+                handed_command_lines(cmd, ctx, out);
             }
         }
     }
@@ -1089,6 +1090,10 @@ fn names_temp_library(text: &str, cwd: Option<&Path>, workspace: &Path) -> bool 
 /// run(..)'`, `php -r '$sock=fsockopen(..);exec("/bin/sh ..")'`: inline code that opens a
 /// connection and runs what comes through it.
 fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    // `grep -rn 'new Socket(.*/bin/sh' src/`: code searched for runs nowhere.
+    if super::payload::only_looks(cmd.name()) {
+        return;
+    }
     const CONNECT: &[&str] = &[
         "/inet/tcp",
         "/inet/udp",
@@ -1113,6 +1118,8 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "accept(",
         "listen(",
         "ztcp ",
+        // Tcl: `[socket HOST PORT]`.
+        "[socket ",
     ];
     const RUN: &[&str] = &[
         "/bin/sh",
@@ -1137,6 +1144,9 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "readline(sock",
         "execute(",
         ">&$reply",
+        // Tcl: `exec $line`, `[eval $e]` run what was read.
+        "exec $",
+        "eval $",
     ];
     static CONNECTS: Needles = Needles::ignoring_case(CONNECT);
     static RUNS: Needles = Needles::ignoring_case(RUN);
@@ -2358,6 +2368,37 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
     shaped_as_wrapper && cmd.argv[shell_at + 1..].iter().all(|a| is_option(a))
 }
 
+/// Programs that act on the machine: a word naming one first is a command line.
+const ACTING_PROGRAMS: &[&str] = &[
+    "rm", "dd", "shred", "truncate", "mkfs", "wipefs", "chmod", "chown", "chattr", "mv", "git", "curl", "wget", "find",
+    "xargs", "kill", "pkill", "killall", "sudo", "doas", "pkexec", "env", "nice", "timeout", "exec", "eval", "busybox",
+    "python", "python3", "perl", "ruby", "node", "php",
+];
+
+/// Programs that print, say or look up their words, and run none of them.
+const SHOWS_ITS_WORDS: &[&str] = &[
+    "cowsay",
+    "cowthink",
+    "figlet",
+    "toilet",
+    "banner",
+    "notify-send",
+    "say",
+    "espeak",
+    "spd-say",
+    "howdoi",
+    "cht.sh",
+    "explain",
+    "logger",
+    "wall",
+    "write",
+    "zenity",
+    "kdialog",
+    "whiptail",
+    "dialog",
+    "gum",
+];
+
 /// `valgrind rm -rf /`, `chronic sh -c '..'`, `perf record -g git push --force`: a program the
 /// guard does not know whose first word that is not an option names a program that acts on
 /// the machine. Such a program is a wrapper running what follows (profilers, retriers,
@@ -2366,34 +2407,6 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
 /// (`mc rm`, `gsutil cp` and `batch` are a tool's own verbs).
 fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cmd = &pipeline[i];
-    const ACTING_PROGRAMS: &[&str] = &[
-        "rm", "dd", "shred", "truncate", "mkfs", "wipefs", "chmod", "chown", "chattr", "mv", "git", "curl", "wget",
-        "find", "xargs", "kill", "pkill", "killall", "sudo", "doas", "pkexec", "env", "nice", "timeout", "exec",
-        "eval", "busybox", "python", "python3", "perl", "ruby", "node", "php",
-    ];
-    // Programs that print, say or look up their words, and run none of them.
-    const SHOWS_ITS_WORDS: &[&str] = &[
-        "cowsay",
-        "cowthink",
-        "figlet",
-        "toilet",
-        "banner",
-        "notify-send",
-        "say",
-        "espeak",
-        "spd-say",
-        "howdoi",
-        "cht.sh",
-        "explain",
-        "logger",
-        "wall",
-        "write",
-        "zenity",
-        "kdialog",
-        "whiptail",
-        "dialog",
-        "gum",
-    ];
     // A command word is a program's file name: not an assignment bash could not make
     // (`1A=2`), not a path (judged as the file it runs) and not a format (`%s`).
     let name = cmd.name();
@@ -2470,6 +2483,55 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         .find(|v| v.recommendation == Recommendation::Block)
     {
         out.push(blocked);
+    }
+}
+
+/// `tool --on-finish 'rm -rf ~'`, `tool -c 'cp /bin/bash /tmp/x && chmod 4755 /tmp/x'`: a
+/// program the guard does not know, handed a whole command line as one word (or one option's
+/// value), a line whose first word names a program. Handed one, a program
+/// most likely runs it: hooks, callbacks, `-c`, `--exec-after`, whatever it calls them. The
+/// line is judged as the command it is; a block there is a block here (a warning is not taken:
+/// the word may be a message). Programs that show their words, package managers and wrappers
+/// (judged by [`unknown_wrapper`] and the carriers) are left out.
+fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    // Shells and interpreters read their words as their own language (`bash -n -c ..` only
+    // parses it): the carriers know them. `:` and other builtins are not programs.
+    let program_like = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.' | b'+'))
+    };
+    if !program_like(name)
+        || crate::guard::carriers::is_shell(name)
+        || SHELLS_AND_REPLS.contains(&crate::guard::unversioned(name))
+        || SHOWS_ITS_WORDS.contains(&name)
+        || super::packages::is_manager(name)
+        || crate::guard::carriers::is_root_wrapper(name)
+    {
+        return;
+    }
+    for a in cmd.argv.iter().skip(1) {
+        let line = a
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-'))
+            .map_or(a.as_str(), |(_, v)| v);
+        let Some(first) = line.split_whitespace().next().filter(|_| line.contains(' ')) else {
+            continue;
+        };
+        // A program by its name or its path, written plainly (`$(..)` is the shell's).
+        if first.contains(['$', '`', '(']) || !program_like(crate::guard::basename(first)) {
+            continue;
+        }
+        let verdict = crate::guard::check_command_in(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+        if let Some(blocked) = verdict
+            .violations
+            .into_iter()
+            .find(|v| v.recommendation == Recommendation::Block)
+        {
+            out.push(blocked);
+            return;
+        }
     }
 }
 

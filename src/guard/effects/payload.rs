@@ -172,6 +172,12 @@ const LOOKERS: &[&str] = &[
     "most",
 ];
 
+/// Whether program `name` only looks at its words ([`LOOKERS`]): code it is handed is searched
+/// for or tested, never run. (A printer's output may be a script run later.)
+pub(super) fn only_looks(name: &str) -> bool {
+    LOOKERS.contains(&name)
+}
+
 /// Programs that print what they read, or a part of it: the text goes where their output goes.
 const PASSERS: &[&str] = &[
     "cat", "head", "tail", "sort", "uniq", "tr", "sed", "gsed", "awk", "gawk", "mawk", "cut", "fold", "fmt", "column",
