@@ -372,8 +372,10 @@ pub(crate) fn copied(cmd: &SimpleCommand) -> Option<Copy<'_>> {
         || dest == "."
         || sources.len() > 1
         || matches!(crate::guard::basename(dest), "bin" | "sbin" | "libexec");
-    let pairs = sources
+    // A file fetched from another machine is no copy of a program here.
+    let pairs: Vec<(&str, String)> = sources
         .iter()
+        .filter(|s| !names_a_remote_file(s))
         .map(|s| {
             let to = if into_dir {
                 let name = crate::guard::basename(s.trim_matches(['"', '\'']).trim_end_matches('/'));
@@ -384,7 +386,15 @@ pub(crate) fn copied(cmd: &SimpleCommand) -> Option<Copy<'_>> {
             (*s, to)
         })
         .collect();
-    Some(Copy { pairs })
+    (!pairs.is_empty()).then_some(Copy { pairs })
+}
+
+/// Whether a copy program's operand names a file on another machine (`host:path`,
+/// `user@host:path`, `scp://host/path`, rsync's `host::module`): a colon before any slash.
+pub(crate) fn names_a_remote_file(word: &str) -> bool {
+    word.starts_with("scp://")
+        || word.starts_with("rsync://")
+        || word.split('/').next().is_some_and(|head| head.contains(':'))
 }
 
 /// The program a source word names: `$(which rm)`, `$(command -v rm)` and `` `which rm` `` name

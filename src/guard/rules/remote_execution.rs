@@ -359,7 +359,8 @@ fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 }
 
 /// `remote_execution.download_execute`: a file a downloader wrote earlier in the line is run
-/// later in it by any means — as the command word (`./x.sh`, `/tmp/x`, `nohup /dev/shm/x`,
+/// later in it by any means (a downloader: curl, wget, aria2c, or scp/rsync from another
+/// machine) — as the command word (`./x.sh`, `/tmp/x`, `nohup /dev/shm/x`,
 /// `sudo ./x`), by a shell or an interpreter (`sh x.sh --dry-run`, `bash /var/tmp/.x.sh`,
 /// `python3 x.py`), or sourced (`. ./env.sh`). That is code from the network run without
 /// anyone reading it, like `curl .. | sh`: blocked. A file is the downloader's whether it
@@ -521,6 +522,9 @@ fn written_with_output(cmd: &SimpleCommand) -> Vec<String> {
 /// `guard::options`).
 fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
     let name = cmd.name();
+    if matches!(name, "scp" | "rsync") {
+        return Some(copied_from_another_machine(cmd));
+    }
     if !matches!(name, "curl" | "wget" | "aria2c") {
         return None;
     }
@@ -570,6 +574,42 @@ fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
         })
         .collect();
     Some(files)
+}
+
+/// `scp host:/x /tmp/x`, `rsync -a user@host:payload ./bin/`: the local files a copy from
+/// another machine writes (the destination, and inside a destination directory each source's
+/// name). Nothing when every source is local.
+fn copied_from_another_machine(cmd: &SimpleCommand) -> Vec<String> {
+    // Options whose value is the next word.
+    const VALUED: &[&str] = &[
+        "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J", "-e", "--rsh", "-p", "--port",
+    ];
+    let mut operands: Vec<&str> = Vec::new();
+    let mut skip = false;
+    for a in &cmd.argv[1..] {
+        if skip {
+            skip = false;
+        } else if a.starts_with('-') {
+            skip = VALUED.contains(&a.as_str());
+        } else {
+            operands.push(a);
+        }
+    }
+    let Some((dest, sources)) = operands.split_last() else {
+        return Vec::new();
+    };
+    let remote = |w: &str| carriers::names_a_remote_file(w);
+    let fetched: Vec<&&str> = sources.iter().filter(|s| remote(s)).collect();
+    if fetched.is_empty() || remote(dest) {
+        return Vec::new();
+    }
+    let mut files = vec![dest.to_string()];
+    for source in fetched {
+        if let Some(base) = source.rsplit(['/', ':']).next().filter(|b| !b.is_empty()) {
+            files.push(format!("{}/{base}", dest.trim_end_matches('/')));
+        }
+    }
+    files
 }
 
 /// A path as the file it names: against the directory the command runs in, in normal form
