@@ -4558,3 +4558,41 @@ fn a_file_copied_from_another_machine_and_run_in_the_same_line_is_a_download_run
         &["rsync /bin/rm /tmp/x && /tmp/x -rf ~"],
     );
 }
+
+#[test]
+fn a_wrappers_own_output_file_and_an_option_no_spec_clause_reads_are_writes() {
+    // The tracer, timer or terminal writes its log whatever command it wraps.
+    judged(
+        "persistence.startup_file",
+        Block,
+        &["strace -o /home/dev/.bashrc -e trace=none echo x"],
+    );
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "/usr/bin/time -o /etc/cron.d/x ls",
+            "sudo screen -L /etc/ld.so.preload echo '/dev/shm/.17170e/libx.so'",
+            "sudo screen -Logfile /etc/ld.so.preload -L echo hi",
+        ],
+    );
+    // A described program handed a place the system runs commands from in a word its spec
+    // does not read.
+    judged(
+        "privilege.system_state",
+        Block,
+        &["ssh -E /etc/cron.d/x host", "tcpdump -w /etc/cron.d/x"],
+    );
+    // A variable naming the browser a program opens is a command line too.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &["BROWSER='rm -rf ~' xdg-open https://x.io"],
+    );
+    allowed(&[
+        "strace -o trace.log ls",
+        "screen -L -dmS build make",
+        "/usr/bin/time -o build/time.txt make",
+        "BROWSER=firefox xdg-open https://x.io",
+    ]);
+}

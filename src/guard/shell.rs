@@ -1155,6 +1155,9 @@ impl Walker<'_> {
             .rev()
             .find(|&k| carriers::switches_account(&wrappers[k..]));
         cmd.as_root = self.root > 0 || last_switch.is_some_and(|k| carriers::runs_as_root(&wrappers[k..]));
+        // `strace -o F cmd`: the wrapper's own output file is written as a redirect is.
+        let wrapper_outputs = carriers::wrapper_outputs(wrappers);
+        cmd.redirects.extend(wrapper_outputs);
         cmd.other_account = !cmd.as_root && last_switch.is_some();
         cmd.assignments = original
             .into_iter()

@@ -26,17 +26,20 @@ const RUN_VARS: &[&str] = &[
     "VISUAL",
     "LESSOPEN",
     "PROMPT_COMMAND",
+    "FCEDIT",
 ];
 
 /// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`,
-/// and any `*_COMMAND`, `*_CMD`, `*PAGER`, `*EDITOR` variable: `RESTIC_PASSWORD_COMMAND=..`,
-/// `CRASHPAGER=..`); a `LESSOPEN='|cmd %s'` pipe mark is dropped.
+/// and any `*_COMMAND`, `*_CMD`, `*PAGER`, `*EDITOR`, `*ASKPASS`, `*BROWSER`, `*_PROGRAM`
+/// variable: `RESTIC_PASSWORD_COMMAND=..`, `CRASHPAGER=..`, `BROWSER=.. xdg-open URL`); a `LESSOPEN='|cmd %s'` pipe mark is dropped.
 pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
     let names_a_command = |n: &str| {
         RUN_VARS.contains(&n)
-            || ["_COMMAND", "_CMD", "PAGER", "EDITOR", "_SHELL", "_HOOK"]
-                .iter()
-                .any(|s| n.ends_with(s))
+            || [
+                "_COMMAND", "_CMD", "PAGER", "EDITOR", "_SHELL", "_HOOK", "ASKPASS", "BROWSER", "_PROGRAM",
+            ]
+            .iter()
+            .any(|s| n.ends_with(s))
     };
     // `export PAGER='cmd'`, `declare -x ..`, `readonly ..`: the same variables, set for the
     // rest of this shell (a persistent shell's next action included).

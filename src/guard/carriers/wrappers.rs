@@ -93,7 +93,10 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
                     // Bundled flags end with the one taking a value (`-dmS NAME`).
                     let mut i = 1;
                     while let Some(a) = argv.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
-                        let takes = a == "-Logfile" || a.ends_with(['S', 'c', 'e', 'h', 'p', 't', 'T', 's']);
+                        // `-L FILE` (older screens name the log file there).
+                        let log_file = a == "-L" && argv.get(i + 1).is_some_and(|f| f.contains('/'));
+                        let takes =
+                            a == "-Logfile" || log_file || a.ends_with(['S', 'c', 'e', 'h', 'p', 't', 'T', 's']);
                         i += if takes { 2 } else { 1 };
                     }
                     i
@@ -544,6 +547,37 @@ pub(super) fn root_wrapper_account(argv: &[String]) -> Option<&str> {
 const ROOT_VALUE_LETTERS: &str = "ugCDhprtTUR";
 
 /// Saves `argv` as the original before its first change.
+/// The files the wrappers among `words` (the words [`unwrap_command`] removed) write their own
+/// output to: `strace -o F`, `ltrace -o F`, `time -o F`, `screen -L F` / `-Logfile F`,
+/// `valgrind --log-file=F`. Each is written whatever the wrapped command is, so it is a write
+/// of the command as a redirect is (`strace -o ~/.bashrc ls` writes `~/.bashrc`).
+pub(crate) fn wrapper_outputs(words: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut wrapper = "";
+    for (i, w) in words.iter().enumerate() {
+        if !w.starts_with('-') {
+            wrapper = basename(w);
+            continue;
+        }
+        let options: &[&str] = match wrapper {
+            "strace" | "ltrace" | "time" => &["-o", "--output"],
+            "screen" => &["-L", "-Logfile"],
+            "valgrind" => &["--log-file"],
+            _ => continue,
+        };
+        let value = match w.split_once('=') {
+            Some((o, v)) if options.contains(&o) => Some(v),
+            None if options.contains(&w.as_str()) => words.get(i + 1).map(String::as_str),
+            _ => None,
+        };
+        // `screen -L` alone turns logging on; a path after it is where (older spelling).
+        if let Some(file) = value.filter(|f| wrapper != "screen" || w == "-Logfile" || f.contains('/')) {
+            out.push(file.to_string());
+        }
+    }
+    out
+}
+
 fn keep(original: &mut Option<Vec<String>>, argv: &[String]) {
     if original.is_none() {
         *original = Some(argv.to_vec());

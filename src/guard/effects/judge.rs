@@ -180,6 +180,10 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
                     "starts a service on every interface with its authentication off: anyone who reaches the port controls it",
                 ));
             }
+            let covered: Vec<&str> = found
+                .iter()
+                .flat_map(|(_, operands)| operands.iter().copied())
+                .collect();
             for (clause, operands) in found {
                 if clause.does == Does::ReadSecret && secret_consumed(pipeline, i) {
                     continue;
@@ -190,6 +194,10 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             // like a program without one, unless the spec describes every effect it has.
             if !described && !is_quiet(name) && !super::table::FULLY_DESCRIBED.contains(&name) {
                 unknown_program(cmd, ctx, out);
+            } else if described && !is_quiet(name) {
+                // Described, it may still be handed a place the system runs commands from in
+                // an option no clause reads (`screen -L /etc/ld.so.preload`: a log file).
+                undescribed_persistence(cmd, &covered, ctx, out);
             }
         }
         None => {
@@ -2524,10 +2532,12 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
             continue;
         }
         let verdict = crate::guard::check_command_in(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+        // A secret in the word is judged in the word itself (`--append 'ssh-ed25519 AAAA..'`
+        // is a key, not a login).
         if let Some(blocked) = verdict
             .violations
             .into_iter()
-            .find(|v| v.recommendation == Recommendation::Block)
+            .find(|v| v.recommendation == Recommendation::Block && v.category != Category::Secrets)
         {
             out.push(blocked);
             return;
@@ -4350,6 +4360,38 @@ fn is_disk(path: &str) -> bool {
         "/dev/zd",
     ];
     DISKS.iter().any(|d| path.starts_with(d))
+}
+
+/// A program with a spec handed, in a word none of the spec's clauses describes, a place the
+/// system runs commands from or a git hook: what it does there the guard cannot tell, and a
+/// log, an output or a copy there is a way in (`sudo screen -L /etc/ld.so.preload ..`).
+fn undescribed_persistence(cmd: &SimpleCommand, covered: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    for a in cmd.argv.iter().skip(1) {
+        let path = a
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-'))
+            .map_or(a.as_str(), |(_, v)| v);
+        if path.starts_with('-') || !path.contains('/') || covered.contains(&path) || covered.contains(&a.as_str()) {
+            continue;
+        }
+        let what = match place_of(path, cmd.cwd.as_deref(), ctx.workspace) {
+            Place::Persistence => "a place the system runs commands from",
+            Place::VcsHooks => "a git hook",
+            _ => continue,
+        };
+        out.push(violation(
+            Category::Privilege,
+            SYSTEM_STATE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            format!(
+                "`{}` is handed {path} ({what}) in a word its spec does not describe",
+                cmd.name()
+            ),
+        ));
+        return;
+    }
 }
 
 /// A program without a spec, not known to only read, build or test, handed a path in kernel
