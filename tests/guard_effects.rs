@@ -4596,3 +4596,24 @@ fn a_wrappers_own_output_file_and_an_option_no_spec_clause_reads_are_writes() {
         "BROWSER=firefox xdg-open https://x.io",
     ]);
 }
+
+#[test]
+fn a_root_program_told_to_reboot_and_a_shell_named_as_a_string_in_root_code() {
+    judged(
+        "process.shutdown",
+        Block,
+        &["sudo dnf system-upgrade reboot", "sudo zorp apply poweroff"],
+    );
+    judged(
+        "privilege.root_shell",
+        Block,
+        &["sudo zorp -e 'system(\"sh\")'", "sudo zorp --eval \"(run 'bash')\""],
+    );
+    // Another machine rebooted, a boot entry chosen, no root: not this machine going down.
+    allowed(&[
+        "sudo adb reboot",
+        "sudo grub-reboot 2",
+        "dnf system-upgrade download --releasever=41",
+        "zorp -e 'system(\"sh\")'",
+    ]);
+}

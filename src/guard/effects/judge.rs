@@ -228,6 +228,9 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         let fed = i > 0 || cmd.stdin_text.is_some() || cmd.inputs.iter().any(|f| !terminal(f));
         root_shell(cmd, fed, out);
     }
+    if cmd.as_root {
+        root_reboot(cmd, out);
+    }
     if name == "kill" {
         kill_by_lookup(cmd, out);
         kill_fed_by_lookup(pipeline, i, out);
@@ -2163,6 +2166,15 @@ const SHELL_MARKERS: &[&str] = &[
     "setuid(0)",
     "posix_setuid",
     "pcntl_exec",
+    // A shell's name as a string in code (`system("sh")`, `exec('bash')`, `(shell "zsh")`).
+    "\"sh\"",
+    "'sh'",
+    "\"bash\"",
+    "'bash'",
+    "\"zsh\"",
+    "'zsh'",
+    "\"dash\"",
+    "'dash'",
 ];
 
 /// Whether `text` runs a shell word (`sh`, `bash`, `/bin/zsh`, ...) with option `flag`
@@ -2542,6 +2554,47 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
             out.push(blocked);
             return;
         }
+    }
+}
+
+/// `sudo dnf system-upgrade reboot`, `sudo offline-updater apply poweroff`: a program running
+/// as root told by one of its first words to reboot or power off, which from root is this
+/// machine. Tools for other machines (phones, VMs, servers by IPMI, containers) are left to
+/// their own rules, as are the power commands themselves.
+fn root_reboot(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const OTHER_MACHINES: &[&str] = &[
+        "adb",
+        "fastboot",
+        "vagrant",
+        "VBoxManage",
+        "vboxmanage",
+        "virsh",
+        "qm",
+        "pct",
+        "ipmitool",
+        "docker",
+        "podman",
+        "kubectl",
+        "multipass",
+        "lxc",
+        "incus",
+        "openstack",
+        "nova",
+        "ssh",
+    ];
+    let name = cmd.name();
+    if OTHER_MACHINES.contains(&name) || matches!(name, "reboot" | "poweroff" | "shutdown" | "halt" | "systemctl") {
+        return;
+    }
+    let words = positional_words(&cmd.argv[1..], &[]);
+    if words.iter().take(3).any(|w| matches!(*w, "reboot" | "poweroff")) {
+        out.push(block(
+            Category::Process,
+            crate::guard::rules::process::SHUTDOWN,
+            Risk::High,
+            cmd,
+            "a program running as root is told to reboot or power off the machine",
+        ));
     }
 }
 
