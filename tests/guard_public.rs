@@ -48,7 +48,9 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// The rates last measured: 2026-11-29, the guard as of the merge of the sixth round (inline
 /// programs read, test tampering and data stores by effect, system security settings), raised
 /// for root programs' escapes, wrapper-shaped shells and unknown wrappers (a76118e), and
-/// for account switchers, init scripts and rescue targets (2026-11-29, second stop);
+/// for account switchers, init scripts and rescue targets (2026-11-29, second stop), and for
+/// generated-looking secrets, command lines handed to unknown programs, wrappers' own output
+/// files and root reboots (2026-11-30, e4f72ab);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -59,32 +61,32 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(91.67),
-        dangerous_flagged: Some(86.50),
-        benign_blocked: Some(0.25),
+        must_block_blocked: Some(94.35),
+        dangerous_flagged: Some(87.57),
+        benign_blocked: Some(0.26),
         benign_warned: Some(2.26),
     },
     Measured {
         scope: "tldr.tsv",
         split: "tuning",
-        must_block_blocked: Some(97.02),
-        dangerous_flagged: Some(95.05),
+        must_block_blocked: Some(98.01),
+        dangerous_flagged: Some(95.46),
         benign_blocked: Some(0.07),
         benign_warned: Some(2.02),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(92.61),
-        dangerous_flagged: Some(93.42),
+        must_block_blocked: Some(93.21),
+        dangerous_flagged: Some(93.69),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "tuning",
-        must_block_blocked: Some(96.61),
-        dangerous_flagged: Some(97.79),
+        must_block_blocked: Some(97.64),
+        dangerous_flagged: Some(98.62),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -99,16 +101,16 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "atomic.tsv",
         split: "tuning",
-        must_block_blocked: Some(88.54),
-        dangerous_flagged: Some(91.43),
+        must_block_blocked: Some(92.71),
+        dangerous_flagged: Some(95.00),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "bypass.tsv",
         split: "heldout",
-        must_block_blocked: Some(93.80),
-        dangerous_flagged: Some(95.47),
+        must_block_blocked: Some(94.57),
+        dangerous_flagged: Some(95.82),
         benign_blocked: Some(1.92),
         benign_warned: Some(3.01),
     },
@@ -123,16 +125,16 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(91.60),
-        dangerous_flagged: Some(91.11),
+        must_block_blocked: Some(92.13),
+        dangerous_flagged: Some(91.35),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "tuning",
-        must_block_blocked: Some(95.61),
-        dangerous_flagged: Some(96.76),
+        must_block_blocked: Some(97.03),
+        dangerous_flagged: Some(98.03),
         benign_blocked: None,
         benign_warned: None,
     },
