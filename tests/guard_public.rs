@@ -50,7 +50,7 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// for root programs' escapes, wrapper-shaped shells and unknown wrappers (a76118e), and
 /// for account switchers, init scripts and rescue targets (2026-11-29, second stop), and for
 /// generated-looking secrets, command lines handed to unknown programs, wrappers' own output
-/// files and root reboots (2026-11-30, e4f72ab);
+/// files and root reboots (2026-11-30, after a red-team of them);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -61,8 +61,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(94.35),
-        dangerous_flagged: Some(87.57),
+        must_block_blocked: Some(93.45),
+        dangerous_flagged: Some(87.17),
         benign_blocked: Some(0.26),
         benign_warned: Some(2.26),
     },
@@ -70,7 +70,7 @@ const MEASURED: [Measured; 10] = [
         scope: "tldr.tsv",
         split: "tuning",
         must_block_blocked: Some(98.01),
-        dangerous_flagged: Some(95.46),
+        dangerous_flagged: Some(95.87),
         benign_blocked: Some(0.07),
         benign_warned: Some(2.02),
     },

@@ -552,22 +552,40 @@ const ROOT_VALUE_LETTERS: &str = "ugCDhprtTUR";
 /// `valgrind --log-file=F`. Each is written whatever the wrapped command is, so it is a write
 /// of the command as a redirect is (`strace -o ~/.bashrc ls` writes `~/.bashrc`).
 pub(crate) fn wrapper_outputs(words: &[String]) -> Vec<String> {
+    const WRAPPERS: &[&str] = &["strace", "ltrace", "time", "screen", "valgrind"];
     let mut out = Vec::new();
     let mut wrapper = "";
     for (i, w) in words.iter().enumerate() {
         if !w.starts_with('-') {
-            wrapper = basename(w);
+            // A wrapper's name starts its words; other words are option values or other
+            // wrappers' (`strace -e trace=open -o F`).
+            if WRAPPERS.contains(&basename(w)) {
+                wrapper = basename(w);
+            }
             continue;
         }
         let options: &[&str] = match wrapper {
             "strace" | "ltrace" | "time" => &["-o", "--output"],
             "screen" => &["-L", "-Logfile"],
-            "valgrind" => &["--log-file"],
+            "valgrind" => &["--log-file", "--xml-file", "--callgrind-out-file", "--massif-out-file"],
             _ => continue,
         };
+        let next = || words.get(i + 1).map(String::as_str);
         let value = match w.split_once('=') {
             Some((o, v)) if options.contains(&o) => Some(v),
-            None if options.contains(&w.as_str()) => words.get(i + 1).map(String::as_str),
+            None if options.contains(&w.as_str()) => next(),
+            // `-o/etc/x` glued, `-fo F` bundled (strace, ltrace, time: `o` takes the value).
+            None if wrapper != "screen" && !w.starts_with("--") => match w[1..].find('o') {
+                Some(k) if w[1..1 + k].bytes().all(|b| b.is_ascii_alphabetic()) => {
+                    let rest = &w[2 + k..];
+                    if rest.is_empty() {
+                        next()
+                    } else {
+                        Some(rest)
+                    }
+                }
+                _ => None,
+            },
             _ => None,
         };
         // `screen -L` alone turns logging on; a path after it is where (older spelling).

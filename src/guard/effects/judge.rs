@@ -2506,9 +2506,16 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     }
 }
 
+/// Words that name an option for running something (`--on-finish`, `--exec-after`,
+/// `--post-hook`, `--run-cmd`).
+const RUN_OPTION_WORDS: &[&str] = &[
+    "run", "exec", "execute", "cmd", "command", "hook", "callback", "action", "trigger", "eval", "script", "shell",
+    "on", "after", "before", "pre", "post", "do", "then", "finally",
+];
+
 /// `tool --on-finish 'rm -rf ~'`, `tool -c 'cp /bin/bash /tmp/x && chmod 4755 /tmp/x'`: a
-/// program the guard does not know, handed a whole command line as one word (or one option's
-/// value), a line whose first word names a program. Handed one, a program
+/// program the guard does not know, handed a whole command line as the value of an option named
+/// for running something, a line whose first word names a program. Handed one, a program
 /// most likely runs it: hooks, callbacks, `-c`, `--exec-after`, whatever it calls them. The
 /// line is judged as the command it is; a block there is a block here (a warning is not taken:
 /// the word may be a message). Programs that show their words, package managers and wrappers
@@ -2531,11 +2538,22 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
     {
         return;
     }
-    for a in cmd.argv.iter().skip(1) {
-        let line = a
-            .split_once('=')
-            .filter(|(k, _)| k.starts_with('-'))
-            .map_or(a.as_str(), |(_, v)| v);
+    // Options named for running something (`--on-finish`, `--exec-after`, `--run`, `--hook`,
+    // `-c`, `-e`, `-x`, `-E`); a title, a message, a pattern or a positional word may be prose
+    // that mentions a command (`jira create --summary 'rm -rf ~ deletes home'`).
+    let runs = |option: &str| {
+        if let Some(long) = option.strip_prefix("--") {
+            let long = long.to_ascii_lowercase();
+            return long.split(['-', '_']).any(|part| RUN_OPTION_WORDS.contains(&part));
+        }
+        matches!(option, "-c" | "-e" | "-x" | "-E")
+    };
+    for (i, a) in cmd.argv.iter().enumerate().skip(1) {
+        let line = match a.split_once('=') {
+            Some((k, v)) if k.starts_with('-') && runs(k) => v,
+            _ if i > 1 && runs(&cmd.argv[i - 1]) && !a.starts_with('-') => a.as_str(),
+            _ => continue,
+        };
         let Some(first) = line.split_whitespace().next().filter(|_| line.contains(' ')) else {
             continue;
         };
@@ -2582,12 +2600,49 @@ fn root_reboot(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "nova",
         "ssh",
     ];
+    // Words that ask about something rather than do it (`dnf info reboot`, `last reboot`).
+    const ASKS: &[&str] = &[
+        "info", "show", "search", "list", "query", "help", "log", "logs", "history", "status", "describe", "get",
+    ];
     let name = cmd.name();
-    if OTHER_MACHINES.contains(&name) || matches!(name, "reboot" | "poweroff" | "shutdown" | "halt" | "systemctl") {
+    if OTHER_MACHINES.contains(&name)
+        || matches!(name, "reboot" | "poweroff" | "shutdown" | "halt" | "systemctl")
+        || matches!(
+            name,
+            "last"
+                | "lastb"
+                | "man"
+                | "info"
+                | "help"
+                | "whatis"
+                | "apropos"
+                | "which"
+                | "whereis"
+                | "type"
+                | "command"
+                | "echo"
+                | "printf"
+                | "journalctl"
+                | "dmesg"
+        )
+        || super::payload::only_looks(name)
+        || SHOWS_ITS_WORDS.contains(&name)
+        || shown_not_done(&cmd.argv)
+        || cmd.argv.iter().any(|a| a == "--check")
+    {
         return;
     }
-    let words = positional_words(&cmd.argv[1..], &[]);
-    if words.iter().take(3).any(|w| matches!(*w, "reboot" | "poweroff")) {
+    // Subcommand words: not an option, not an option's value (`ansible -m reboot`).
+    let args = &cmd.argv[1..];
+    let words: Vec<&str> = args
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| !a.starts_with('-') && (*k == 0 || !args[k - 1].starts_with('-')))
+        .map(|(_, a)| a.as_str())
+        .take(3)
+        .collect();
+    let at = words.iter().position(|w| matches!(*w, "reboot" | "poweroff"));
+    if at.is_some_and(|k| !words[..k].iter().any(|w| ASKS.contains(w))) {
         out.push(block(
             Category::Process,
             crate::guard::rules::process::SHUTDOWN,

@@ -215,6 +215,16 @@ fn sends_away(text: &str) -> bool {
 }
 
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    // The history rewriters that are programs of their own: `git-filter-repo` (what `git
+    // filter-repo` runs) and the BFG Repo-Cleaner.
+    if matches!(cmd.name(), "git-filter-repo" | "bfg")
+        && !cmd.argv[1..]
+            .iter()
+            .any(|a| matches!(a.as_str(), "--help" | "-h" | "--version" | "--analyze" | "--dry-run"))
+    {
+        out.push(warn(Category::Git, HISTORY_REWRITE, cmd, "rewrites the whole history"));
+        return;
+    }
     if cmd.name() != "git" {
         return;
     }

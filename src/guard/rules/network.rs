@@ -348,6 +348,26 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             return;
         }
     }
+    // Options handed on to another program in one word (`--buildkitd-flags "--debug
+    // --debugaddr 0.0.0.0:6666"`, `--extra-args '--host 0.0.0.0'`) are options too.
+    let handed_on: Vec<String>;
+    let argv = if argv.iter().skip(1).any(|a| a.contains(' ')) {
+        handed_on = argv
+            .iter()
+            .flat_map(|a| {
+                let list = a.contains(' ') && a.trim_start().starts_with('-');
+                let words: Vec<String> = if list {
+                    a.split_whitespace().map(String::from).collect()
+                } else {
+                    vec![a.clone()]
+                };
+                words
+            })
+            .collect();
+        &handed_on
+    } else {
+        argv
+    };
     // Bind flags.
     for (i, a) in argv.iter().enumerate().skip(1) {
         let value = if let Some((flag, v)) = a.split_once('=') {

@@ -624,13 +624,19 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let random = (!searching)
         .then(|| {
             let stdin_words = cmd.stdin_text.as_deref().into_iter().flat_map(str::split_whitespace);
+            let after = |i: usize| cmd.argv.get(i - 1).map(String::as_str);
             cmd.argv
                 .iter()
+                .enumerate()
                 .skip(1)
-                .chain(cmd.assignments.iter())
-                .map(String::as_str)
-                .chain(stdin_words)
-                .find_map(random::random_word)
+                .find_map(|(i, w)| random::random_word(w, after(i)))
+                .or_else(|| {
+                    cmd.assignments
+                        .iter()
+                        .map(String::as_str)
+                        .chain(stdin_words)
+                        .find_map(|w| random::random_word(w, None))
+                })
         })
         .flatten();
     if let Some(word) = random {

@@ -20,7 +20,10 @@
 //! - it is not the value of a search option (`--grep=`, `--pattern=`), nor an object id of a
 //!   typed API (`cus_NffrFeUfNV2Hib`: a short lower-case type in front);
 //! - it is not base64 of text (`echo 'dGFzay0x..' | base64 -d` decodes a message), not a URL,
-//!   a path or a file name, not a placeholder (`literal_value`).
+//!   a path or a file name, not a placeholder (`literal_value`);
+//! - and, since public ids are random too (a video's `dQw4w9WgXcQ`, a nanoid, a short link), it
+//!   has what ids lack: a symbol other than `_` and `-` (`%+@#!*^&~`), or the length of a key
+//!   (30+), or it follows a password or key option or word (`-p V`, `-kV`, `password V`).
 //!
 //! Owns only the shape; `secrets::check` decides where words are read from and what is done.
 
@@ -144,13 +147,32 @@ fn random_shape(v: &str) -> bool {
         && wordy(bytes) * 2 < bytes.len()
 }
 
-/// The random-looking word in `word`, if it holds one (see the module doc).
-pub(super) fn random_word(word: &str) -> Option<&str> {
+/// The random-looking word in `word`, if it holds one (see the module doc). `after` is the word
+/// before it (`-p`, `--lock`, or a word naming a secret: `nmcli .. password V`).
+pub(super) fn random_word<'a>(word: &'a str, after: Option<&str>) -> Option<&'a str> {
     if word.contains("://") || word.contains(char::is_whitespace) {
         return None;
     }
     let v = value_of(word);
-    (random_shape(v) && literal_value(v) && !encoded_text(v)).then_some(v)
+    if !(random_shape(v) && literal_value(v) && !encoded_text(v)) {
+        return None;
+    }
+    // Public ids are random too (a video, a record, a short link: base62, or base64url with
+    // `_` and `-`). A password mixes in another symbol; a key is long; otherwise the word must
+    // be handed to a password or key option (`-p V`, `-kV`).
+    let strong_symbol = v.bytes().any(|b| b"%+@#!*^&~".contains(&b));
+    let key_length = v.len() >= 30;
+    let glued_short =
+        word.len() > v.len() + 1 && word.starts_with('-') && !word.starts_with("--") && !word.contains('=');
+    let option = if glued_short { Some(&word[..2]) } else { after };
+    let secret_option = option.is_some_and(|o| {
+        matches!(o, "-p" | "-P" | "-k" | "-K" | "-w" | "-W")
+            || matches!(
+                o.trim_start_matches('-').to_ascii_lowercase().as_str(),
+                "password" | "passwd" | "pass" | "passphrase" | "secret" | "token" | "key" | "apikey" | "api-key"
+            )
+    });
+    (strong_symbol || key_length || secret_option).then_some(v)
 }
 
 #[cfg(test)]
@@ -160,15 +182,18 @@ mod tests {
     #[test]
     fn generated_passwords_and_keys_are_random_wherever_they_are_glued() {
         for word in [
-            "8qY9_asUg7V92",
+            "8qY9%asUg7V92",
             "-kFK22+2ztsDz24",
-            "--passphrase=Q5ZF_XRyBtV73",
-            "PASS=aZ3kQ9mX2pL7",
-            "admin:x7Kp2Qm9Zr4T",
-            "rT5yU8iO2pA4sD6f",
+            "--passphrase=Q5ZF@XRyBtV73",
+            "PASS=aZ3kQ9#mX2pL7",
+            "admin:x7Kp2Qm9Zr4T+",
+            "rT5yU8iO2pA4sD6fG7hJ9kL2zX4cV6bN",
         ] {
-            assert!(random_word(word).is_some(), "{word}");
+            assert!(random_word(word, None).is_some(), "{word}");
         }
+        assert!(random_word("Q5ZF_XRyBtV73", Some("-p")).is_some());
+        assert!(random_word("Xk9aQ2b7", Some("password")).is_some());
+        assert!(random_word("Xk9aQ2b7", Some("--id")).is_none());
     }
 
     #[test]
@@ -190,8 +215,13 @@ mod tests {
             "$SECRET_2Kx",
             "cus_NffrFeUfNV2Hib",
             "--grep=AbC9xYz2",
+            // Public ids: a video, a nanoid, a KSUID, a short link.
+            "dQw4w9WgXcQ",
+            "V1StGXR8_Z5jdHi6B",
+            "0ujtsYcgvSTl8PAuAdqWYSMnLOv",
+            "3xYzAbC9",
         ] {
-            assert!(random_word(word).is_none(), "{word}");
+            assert!(random_word(word, None).is_none(), "{word}");
         }
     }
 }
