@@ -3,8 +3,9 @@
 //! The other checks of `secrets` find a credential by what surrounds it: a token format, an
 //! option or a variable named for a secret, a URL's user-info, a login option of a known
 //! client. A new program's password option (`stegsnow -p`, `zpaq -k`, `nmcli .. password`)
-//! has none of that, and the list of such options never ends. (A password fed on stdin to a
-//! hashing tool, `echo PW | argon2 salt`, is not read here: only words are.) What a generated password or key
+//! has none of that, and the list of such options never ends. (A short password of letters and
+//! digits alone echoed into a hashing tool, `echo PW | argon2 salt`, has no option before it
+//! and is missed: see the last condition below.) What a generated password or key
 //! does have is its shape: upper case, lower case and digits, thrown together. Words people
 //! write have runs: names (`Squeak64-Trunk`), identifiers (`BuildID_or_NVR1`), versions, paths,
 //! hashes (one case of hex), ids with separators (`web-7d4b9c6f5-x2kqz`).
