@@ -1155,9 +1155,15 @@ impl Walker<'_> {
             .rev()
             .find(|&k| carriers::switches_account(&wrappers[k..]));
         cmd.as_root = self.root > 0 || last_switch.is_some_and(|k| carriers::runs_as_root(&wrappers[k..]));
-        // `strace -o F cmd`: the wrapper's own output file is written as a redirect is.
-        let wrapper_outputs = carriers::wrapper_outputs(wrappers);
-        cmd.redirects.extend(wrapper_outputs);
+        // `strace -o F cmd`: the wrapper's own output file is written as a redirect is; the
+        // command line of `strace -o '|cmd'` is carried as `sh -c` text is.
+        let mut output_commands = Vec::new();
+        for output in carriers::wrapper_outputs(wrappers) {
+            match output {
+                carriers::WrapperOutput::File(file) => cmd.redirects.push(file),
+                carriers::WrapperOutput::Command(line) => output_commands.push(line),
+            }
+        }
         cmd.other_account = !cmd.as_root && last_switch.is_some();
         cmd.assignments = original
             .into_iter()
@@ -1229,7 +1235,10 @@ impl Walker<'_> {
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
         // script written earlier and run here, ...: the commands it carries are parsed too.
         cmd.inline = carriers::code::read(&cmd);
-        for carried in carriers::carried(&cmd, &self.written) {
+        for carried in carriers::carried(&cmd, &self.written)
+            .into_iter()
+            .chain(output_commands)
+        {
             // A remote script runs with the remote user's rights, not these.
             // `su -c '..'`, `sudo sh -c '..'`: a script run as root, unless on another machine.
             // A carrier that switches accounts itself decides (`sudo su bob -c ..` runs as bob).

@@ -81,8 +81,8 @@ pub(crate) use text::{
     base64_decode, copied, disguised_literal, names_a_remote_file, output_of, printed_by, printed_text, stdin_of,
     WrittenFiles,
 };
-pub(crate) use wrappers::wrapper_outputs;
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
+pub(crate) use wrappers::{wrapper_outputs, WrapperOutput};
 
 /// Where a carried script runs, which decides what its `cd` and its paths mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

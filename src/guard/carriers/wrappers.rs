@@ -14,7 +14,7 @@
 //! ([`super::scripts_fed_on_stdin`]). `runuser -c SCRIPT` carries a script instead
 //! ([`super::carried`]).
 
-use super::is_shell;
+use super::{is_shell, Carried};
 use crate::guard::{basename, is_assignment, options};
 
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
@@ -546,12 +546,21 @@ pub(super) fn root_wrapper_account(argv: &[String]) -> Option<&str> {
 /// [`ROOT_OPTIONS`]): they end a bundle (`-iu app`).
 const ROOT_VALUE_LETTERS: &str = "ugCDhprtTUR";
 
-/// Saves `argv` as the original before its first change.
-/// The files the wrappers among `words` (the words [`unwrap_command`] removed) write their own
-/// output to: `strace -o F`, `ltrace -o F`, `time -o F`, `screen -L F` / `-Logfile F`,
-/// `valgrind --log-file=F`. Each is written whatever the wrapped command is, so it is a write
-/// of the command as a redirect is (`strace -o ~/.bashrc ls` writes `~/.bashrc`).
-pub(crate) fn wrapper_outputs(words: &[String]) -> Vec<String> {
+/// Where a wrapper sends its own output (see [`wrapper_outputs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WrapperOutput {
+    /// A file it writes, whatever the wrapped command is: a write of the command as a redirect
+    /// is (`strace -o ~/.bashrc ls` writes `~/.bashrc`).
+    File(String),
+    /// A command line it runs through the shell and pipes its output into: strace's `-o
+    /// '|cmd'` and `-o '!cmd'` (`strace -o '|sh -c ..' ls` runs `sh -c ..`).
+    Command(Carried),
+}
+
+/// Where the wrappers among `words` (the words [`unwrap_command`] removed) send their own
+/// output: `strace -o F`, `ltrace -o F`, `time -o F`, `screen -L F` / `-Logfile F`,
+/// `valgrind --log-file=F`, and strace's piped forms `-o '|cmd'`, `-o '!cmd'`.
+pub(crate) fn wrapper_outputs(words: &[String]) -> Vec<WrapperOutput> {
     const WRAPPERS: &[&str] = &["strace", "ltrace", "time", "screen", "valgrind"];
     let mut out = Vec::new();
     let mut wrapper = "";
@@ -589,9 +598,14 @@ pub(crate) fn wrapper_outputs(words: &[String]) -> Vec<String> {
             _ => None,
         };
         // `screen -L` alone turns logging on; a path after it is where (older spelling).
-        if let Some(file) = value.filter(|f| wrapper != "screen" || w == "-Logfile" || f.contains('/')) {
-            out.push(file.to_string());
-        }
+        let Some(value) = value.filter(|f| wrapper != "screen" || w == "-Logfile" || f.contains('/')) else {
+            continue;
+        };
+        let piped = value.strip_prefix(['|', '!']).filter(|_| wrapper == "strace");
+        out.push(match piped {
+            Some(line) => WrapperOutput::Command(Carried::child(line.trim())),
+            None => WrapperOutput::File(value.to_string()),
+        });
     }
     out
 }

@@ -427,6 +427,37 @@ const COPY_TO_REMOTE: &[Clause] = &[Clause {
 }];
 
 /// Every program with a spec.
+/// Methods of the login manager (and session managers) that take the machine down, as a
+/// D-Bus call names them (case aside).
+const POWER_METHODS: &[&str] = &[
+    "reboot",
+    "poweroff",
+    "halt",
+    "kexec",
+    "rebootwithflags",
+    "poweroffwithflags",
+    "haltwithflags",
+    "kexecwithflags",
+];
+
+/// The same methods as the last part of a dotted name (`org.freedesktop.login1.Manager.Reboot`).
+const POWER_METHOD_SUFFIXES: &[&str] = &[
+    ".reboot",
+    ".poweroff",
+    ".halt",
+    ".kexec",
+    ".rebootwithflags",
+    ".poweroffwithflags",
+    ".haltwithflags",
+    ".kexecwithflags",
+];
+
+/// ipmitool's options that take a value (the interface, the host and its login, timeouts).
+const IPMITOOL_VALUE_OPTIONS: &[&str] = &[
+    "-I", "-H", "-U", "-P", "-p", "-L", "-f", "-k", "-y", "-C", "-N", "-R", "-T", "-t", "-b", "-m", "-B", "-l", "-o",
+    "-O", "-A", "-z", "-D", "-e", "-K", "-Y",
+];
+
 pub static PROGRAMS: &[Program] = &[
     Program {
         names: &[
@@ -1989,15 +2020,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         // Hardware security keys and smart cards: a reset erases the keys they hold.
-        names: &[
-            "ykman",
-            "gpg-card",
-            "pkcs15-init",
-            "steamos-factory-reset",
-            "nitropy",
-            "solo",
-            "solo2",
-        ],
+        names: &["ykman", "gpg-card", "pkcs15-init", "nitropy", "solo", "solo2"],
         value_opts: &["-d", "--device", "-r", "--reader"],
         clauses: &[Clause {
             sub: &[],
@@ -2015,6 +2038,114 @@ pub static PROGRAMS: &[Program] = &[
             sub: &[],
             when: When::Any(&["-r", "--remove", "--remove-home", "--remove-all-files"]),
             does: Does::DeleteUserFiles,
+        }],
+    },
+    // The reboot asked of the login manager over the system's message bus (`busctl call
+    // org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager Reboot b
+    // true`, `dbus-send .. org.freedesktop.login1.Manager.PowerOff boolean:true`, `gdbus call ..
+    // --method org.freedesktop.login1.Manager.Reboot true`), or of a media centre's host
+    // (`kodi-send -a Reboot`).
+    Program {
+        names: &["busctl", "dbus-send", "gdbus", "kodi-send"],
+        value_opts: &[
+            "--dest",
+            "-d",
+            "--object-path",
+            "-o",
+            "--method",
+            "-m",
+            "--type",
+            "--reply-timeout",
+            "--timeout",
+            "-a",
+            "--action",
+            "--host",
+            "--port",
+            "-M",
+            "--machine",
+            "-H",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Arg(Val::Is(POWER_METHODS)),
+                &When::Either(
+                    &When::Arg(Val::Suffix(POWER_METHOD_SUFFIXES)),
+                    &When::Either(
+                        &When::Value(&["--method", "-m", "-a", "--action"], Val::Is(POWER_METHODS)),
+                        &When::Value(
+                            &["--method", "-m", "-a", "--action"],
+                            Val::Suffix(POWER_METHOD_SUFFIXES),
+                        ),
+                    ),
+                ),
+            ),
+            does: Does::Shutdown,
+        }],
+    },
+    // `rpm-ostree upgrade --reboot`, `updatectl --reboot update`: the update finishes with a
+    // reboot of this machine.
+    Program {
+        names: &["rpm-ostree", "updatectl", "bootc"],
+        value_opts: &["--os", "--sysroot", "--peer", "--stateroot"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Either(
+                &When::Any(&["--reboot", "--apply"]),
+                &When::Both(
+                    &When::Arg(Val::Is(&[
+                        "upgrade",
+                        "rollback",
+                        "install",
+                        "rebase",
+                        "deploy",
+                        "uninstall",
+                        "switch",
+                    ])),
+                    &When::Any(&["-r"]),
+                ),
+            ),
+            does: Does::Shutdown,
+        }],
+    },
+    // `ipmitool power cycle`: with no `-H HOST`, the board controller of this machine, which
+    // cuts its power; with one, another machine's.
+    Program {
+        names: &["ipmitool"],
+        value_opts: IPMITOOL_VALUE_OPTIONS,
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::NoneOf(&["-H"]),
+                    &When::Both(
+                        &When::Arg(Val::Is(&["power"])),
+                        &When::Arg(Val::Is(&["off", "cycle", "reset", "soft", "diag"])),
+                    ),
+                ),
+                does: Does::Shutdown,
+            },
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Any(&["-H"]),
+                    &When::Both(
+                        &When::Arg(Val::Is(&["power"])),
+                        &When::Arg(Val::Is(&["off", "cycle", "reset", "soft", "diag"])),
+                    ),
+                ),
+                does: Does::MachinePower,
+            },
+        ],
+    },
+    // `steamos-factory-reset`: the device's own data and settings erased, as new.
+    Program {
+        names: &["steamos-factory-reset"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::NoneOf(&["--help", "-h"]),
+            does: Does::WipeDevice,
         }],
     },
     Program {
@@ -2049,6 +2180,9 @@ pub static PROGRAMS: &[Program] = &[
                         "kill-user",
                         "terminate-session",
                         "kill-session",
+                        // `qdbus org.kde.Shutdown /Shutdown logoutAndReboot`.
+                        "logoutandreboot",
+                        "logoutandshutdown",
                     ])),
                     &When::Any(&["--power-off", "--reboot"]),
                 ),

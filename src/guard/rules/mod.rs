@@ -65,6 +65,11 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         database::check(pipeline, i, &mut out);
         secrets::check(cmd, &mut out);
         secrets::printed(pipeline, i, &mut out);
+        // Once per pipeline: `printf 'u:PW' | chpasswd` is one password, seen in the `printf`
+        // or where it is fed.
+        if !out.iter().any(|v| v.category == Category::Secrets) {
+            secrets::fed_password(pipeline, i, &mut out);
+        }
         network::check(cmd, &mut out);
         disk::check(cmd, ctx, &mut out);
         privilege::check(cmd, ctx, &mut out);

@@ -17,6 +17,12 @@
 //! Last, a word shaped like generated characters (`random`: mixed case and digits thrown
 //! together) is a password or key whatever option or program it is handed to.
 //!
+//! `fed_password`: a literal fed on stdin to a program that reads a password or token there
+//! (`echo 'hunter2x' | docker login --password-stdin`, `echo PW | argon2 SALT`, `printf
+//! 'u:PW' | chpasswd`) is written into the command line as much as `-p PW` is: the shell
+//! history keeps the `echo`. A variable, a placeholder word (`password`) or a word without
+//! digits is not a password.
+//!
 //! Credential files are the key files and credential stores under home (also their
 //! directories: `tar czf k.tgz ~/.ssh`, `grep -r '' ~/.aws/`), browsers' password and cookie
 //! stores (Chrome `Login Data`, Firefox `logins.json`/`key4.db`), the login keychain, the
@@ -407,6 +413,74 @@ fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str
         &format!("{shown}…"),
         what,
     ));
+}
+
+/// Programs that read a password or token on stdin: always (no option listed), or with one
+/// of the options listed. Any option named `*password-stdin` or `*token-stdin` reads one too
+/// (`docker login --password-stdin`, `crane auth login --password-stdin`).
+const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
+    ("argon2", &[]),
+    ("chpasswd", &[]),
+    ("chgpasswd", &[]),
+    ("mkpasswd", &["--stdin", "-s"]),
+    ("passwd", &["--stdin"]),
+    ("openssl", &["-stdin"]),
+    ("htpasswd", &["-i"]),
+    ("smbpasswd", &["-s"]),
+    ("gh", &["--with-token"]),
+];
+
+/// `fed_password`: a literal password fed on stdin to a program that reads one there (see the
+/// module doc). Blocked like `-p PW`.
+pub fn fed_password(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
+    let cmd = &pipeline[index];
+    let name = cmd.name();
+    let by_option = |a: &String| {
+        let a = a.to_ascii_lowercase();
+        a.starts_with('-') && (a.ends_with("password-stdin") || a.ends_with("token-stdin"))
+    };
+    let reads = cmd.argv.iter().any(by_option)
+        || STDIN_PASSWORD_READERS.iter().any(|(reader, options)| {
+            *reader == name
+                && (options.is_empty() || cmd.argv.iter().any(|a| options.contains(&a.as_str())))
+                // `openssl passwd -stdin`: only the password subcommand reads a password.
+                && (name != "openssl" || cmd.argv.get(1).is_some_and(|s| s == "passwd"))
+        });
+    if !reads {
+        return;
+    }
+    let fed = match &cmd.stdin_text {
+        Some(text) => Some(text.clone()),
+        None => index
+            .checked_sub(1)
+            .and_then(|k| crate::guard::carriers::output_of(pipeline, k)),
+    };
+    let Some(fed) = fed else {
+        return;
+    };
+    // `chpasswd` reads `USER:PASSWORD` lines.
+    let passwords = fed.lines().map(|l| match name {
+        "chpasswd" | "chgpasswd" => l.split_once(':').map_or(l, |(_, p)| p),
+        _ => l,
+    });
+    let password = |p: &str| {
+        let p = p.trim().trim_matches(['"', '\'']);
+        literal_value(p)
+            && p.len() >= 6
+            && !p.contains(char::is_whitespace)
+            && (p.bytes().any(|b| b.is_ascii_digit()) && p.bytes().any(|b| b.is_ascii_alphabetic())
+                || credential_shaped(p)
+                || strong(p))
+    };
+    if let Some(p) = passwords.map(str::trim).find(|p| password(p)) {
+        push(
+            out,
+            PASSWORD_ARGUMENT,
+            Recommendation::Block,
+            p,
+            &format!("a literal password is fed to {name} on stdin: the shell history keeps it"),
+        );
+    }
 }
 
 /// Search tools: their patterns name what to look for.
