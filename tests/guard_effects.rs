@@ -4707,6 +4707,58 @@ fn a_library_from_the_workspace_or_temp_loaded_into_a_root_program_is_root_code(
 }
 
 #[test]
+fn code_from_a_temp_directory_handed_to_a_root_program_in_any_word() {
+    judged(
+        "privilege.root_from_temp",
+        Block,
+        &[
+            "sudo gtester -q /tmp/x.sh",
+            "sudo certbot certonly --manual --manual-auth-hook /tmp/x.sh -d x.io",
+            "sudo tshark -Xlua_script:/tmp/x.lua",
+            "sudo cobc -xFj --frelax-syntax-checks /tmp/x.cob",
+        ],
+    );
+    // Files handled as files, read, or not run as root.
+    allowed(&[
+        "sudo chmod +x /tmp/x.sh",
+        "sudo cat /tmp/x.py",
+        "sudo shellcheck /tmp/x.sh",
+        "gtester -q /tmp/x.sh",
+    ]);
+}
+
+#[test]
+fn the_users_files_encrypted_in_place_or_in_bulk_are_lost_without_the_key() {
+    judged(
+        "deletion.encrypted_files",
+        Block,
+        &[
+            "ccencrypt -T -K passwd /home/dev/Documents/report.docx",
+            "ccrypt -e -K passwd /home/dev/Documents/*",
+            "openssl enc -aes-256-cbc -in ~/a.pdf -out ~/a.pdf",
+            "gpg -c --batch --passphrase x ~/Documents",
+            "7z a -pblue /tmp/enc.7z ~/Documents",
+            "zip -r -P x /tmp/o.zip ~/projects/x.txt",
+        ],
+    );
+    // One file copied into an encrypted one: the original stays.
+    judged(
+        "deletion.encrypted_files",
+        Warn,
+        &["gpg -c ~/notes.txt", "age -r age1xyz -o ~/notes.txt.age ~/notes.txt"],
+    );
+    // The workspace's files, decryption, archives without a password.
+    allowed(&[
+        "openssl enc -aes-256-cbc -in data.txt -out data.enc",
+        "gpg --encrypt -r alice@example.com report.pdf",
+        "gpg -d ~/notes.txt.gpg",
+        "7z x -pblue /tmp/enc.7z",
+        "zip -r out.zip ~/Documents",
+        "ccencrypt -K x build/out.bin",
+    ]);
+}
+
+#[test]
 fn a_tracer_told_to_pipe_its_output_into_a_command_runs_that_command() {
     // strace's `-o '|cmd'` and `-o '!cmd'` start `cmd` through the shell: it is carried as
     // `sh -c` text is, whatever the traced command is.

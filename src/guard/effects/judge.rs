@@ -240,6 +240,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         managed_delete(cmd, out);
     }
     super::packages::check(cmd, out);
+    super::encryption::check(cmd, ctx, out);
     credential_hunt(cmd, ctx, out);
     others_secrets(cmd, out);
     instance_metadata(cmd, out);
@@ -1067,10 +1068,27 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             (LOADER_VARIABLES.contains(&k) || SEARCH_VARIABLES.contains(&k)) && v.split([':', ' ']).any(&temp)
         })
     });
+    // `sudo gtester /tmp/x.sh`, `sudo certbot --manual-auth-hook /tmp/x.sh`, `sudo tshark
+    // -Xlua_script:/tmp/x.lua`: code from a temp directory handed to a program that is not
+    // known to only read or handle files, in an operand or an option's value.
+    let handles_files = is_quiet(cmd.name()) || FILE_HANDLERS.contains(&cmd.name());
+    let temp_code = !handles_files
+        && cmd.argv[1..].iter().any(|a| {
+            !a.contains(char::is_whitespace)
+                && paths_in(a).iter().any(|p| {
+                    let file = p.rsplit('/').next().unwrap_or(p);
+                    let code = file
+                        .rsplit_once('.')
+                        .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.contains(&ext));
+                    code && place_of(p, cwd, ctx.workspace) == Place::Temp
+                })
+        });
     let what = if let Some(v) = variable {
         format!("runs as root with {v}, a search path or library from a temp directory")
     } else if program || script {
         "runs a program from a temp directory as root".to_string()
+    } else if temp_code {
+        "hands a program running as root code from a temp directory".to_string()
     } else {
         return;
     };
@@ -1082,6 +1100,21 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         format!("{what}: whoever can write there gets root"),
     ));
 }
+
+/// Extensions of files that hold code a program may run or load: scripts of the shells and
+/// interpreters, and the plugin formats of tools that run them (nmap's `.nse`, cowsay's
+/// `.cow`, COBOL sources `cobc -j` runs).
+const CODE_EXTENSIONS: &[&str] = &[
+    "sh", "bash", "zsh", "py", "rb", "pl", "pm", "lua", "js", "mjs", "cjs", "php", "tcl", "nse", "cow", "cob", "cbl",
+    "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1",
+];
+
+/// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
+/// their operands is data to them.
+const FILE_HANDLERS: &[&str] = &[
+    "cp", "mv", "rm", "ln", "install", "chmod", "chown", "chgrp", "chattr", "touch", "tee", "dd", "rsync", "scp",
+    "shred", "truncate", "setfacl", "vi", "vim", "nano", "emacs", "sed", "ed",
+];
 
 /// Whether `text` names a shared library (`x.so`, `x.so.1`) in one of `places`.
 fn names_library_in(text: &str, cwd: Option<&Path>, workspace: &Path, places: &[Place]) -> bool {

@@ -32,8 +32,13 @@
 //!   here-document or a `sed -i` replacement (never its pattern), or lines of a file whose every
 //!   line protects commented out or deleted.
 //! - **root from a temp directory**: a program, script, search path or preloaded library from
-//!   `/tmp`, `/var/tmp` or `/dev/shm` run under sudo (or `run-parts` over such a directory):
-//!   whoever wrote there gets root.
+//!   `/tmp`, `/var/tmp` or `/dev/shm` run under sudo (or `run-parts` over such a directory),
+//!   or a script from there handed to a root program in any word (`sudo certbot
+//!   --manual-auth-hook /tmp/x.sh`): whoever wrote there gets root. A library from the
+//!   workspace loaded into a root program (`sudo openssl req -engine ./x.so`) is the agent's
+//!   own code run as root.
+//! - **files encrypted where they lie** ([`encryption`]): the user's or the system's files
+//!   encrypted in place or in bulk (ransomware's method), whichever encryptor does it.
 //! - **others' secrets**: another process's memory or system calls (`gcore`, `gdb -p` on a
 //!   secret holder, `strace` of its reads and writes as root), every process's environment,
 //!   raw input devices and keyloggers (blocked); packet capture aimed at logins, screen and
@@ -76,6 +81,7 @@
 //!
 //! Like the rest of the guard, this never touches the file system and never runs anything.
 
+mod encryption;
 mod judge;
 mod packages;
 mod payload;
@@ -88,7 +94,9 @@ pub use judge::{asks_or_previews, shown_not_done};
 
 /// The safer alternative for a rule of the effect model, or None for ids it does not own.
 pub fn alternative(rule: &str) -> Option<&'static str> {
-    judge::alternative(rule).or_else(|| packages::alternative(rule))
+    judge::alternative(rule)
+        .or_else(|| packages::alternative(rule))
+        .or_else(|| encryption::alternative(rule))
 }
 pub use place::{check_place, holds_actual, holds_expected, CheckPlace};
 pub(crate) use table::TIMER_OPTIONS;
