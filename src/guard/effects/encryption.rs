@@ -34,6 +34,9 @@ struct Encryptor {
     /// It encrypts only with one of these words (`-c`, `--encrypt`, `a` with `-p`); empty:
     /// always, unless told to decrypt.
     encrypt: &'static [&'static str],
+    /// Letters that make it encrypt inside a bundle of one-letter options (`gpg -ce`, `zip
+    /// -rP PW`).
+    encrypt_letters: &'static str,
     /// These words make it decrypt, list or show instead.
     other_modes: &'static [&'static str],
     /// Options that take the next word as their value (a key, a recipient, the output).
@@ -53,7 +56,9 @@ struct Encryptor {
 const ENCRYPTORS: &[Encryptor] = &[
     Encryptor {
         names: &["gpg", "gpg2"],
-        encrypt: &["-c", "--symmetric", "-e", "--encrypt"],
+        // `--sym`, `--enc`: gpg takes any unambiguous prefix of a long option.
+        encrypt: &["--sym*", "--enc*"],
+        encrypt_letters: "ce",
         other_modes: &["-d", "--decrypt", "--list-packets", "--verify", "--import", "--export"],
         value_opts: &[
             "-r",
@@ -78,6 +83,7 @@ const ENCRYPTORS: &[Encryptor] = &[
     Encryptor {
         names: &["ccencrypt", "ccrypt"],
         encrypt: &[],
+        encrypt_letters: "",
         other_modes: &[
             "-d",
             "--decrypt",
@@ -97,7 +103,24 @@ const ENCRYPTORS: &[Encryptor] = &[
     },
     Encryptor {
         names: &["openssl"],
-        encrypt: &["enc", "-encrypt"],
+        // `openssl aes-256-cbc ..`: a cipher's name is `enc` with that cipher.
+        encrypt: &[
+            "enc",
+            "-encrypt",
+            "aes*",
+            "des*",
+            "chacha*",
+            "camellia*",
+            "bf-*",
+            "cast*",
+            "rc2*",
+            "rc4*",
+            "sm4*",
+            "aria*",
+            "seed*",
+            "idea*",
+        ],
+        encrypt_letters: "",
         other_modes: &["-d", "-decrypt", "-verify", "-sign", "-text"],
         value_opts: &[],
         input_opts: &["-in"],
@@ -109,6 +132,7 @@ const ENCRYPTORS: &[Encryptor] = &[
     Encryptor {
         names: &["age", "rage"],
         encrypt: &[],
+        encrypt_letters: "",
         other_modes: &["-d", "--decrypt"],
         value_opts: &[
             "-r",
@@ -128,7 +152,9 @@ const ENCRYPTORS: &[Encryptor] = &[
     },
     Encryptor {
         names: &["7z", "7za", "7zz", "7zr"],
+        // `-pPW`, or `-p` alone: it asks for the password.
         encrypt: &["-p*"],
+        encrypt_letters: "",
         other_modes: &["x", "e", "l", "t"],
         value_opts: &[],
         input_opts: &[],
@@ -140,7 +166,8 @@ const ENCRYPTORS: &[Encryptor] = &[
     },
     Encryptor {
         names: &["zip"],
-        encrypt: &["-e", "--encrypt", "-P", "--password"],
+        encrypt: &["--encrypt", "--password"],
+        encrypt_letters: "eP",
         other_modes: &[],
         value_opts: &["-P", "--password", "-b", "-n", "-t", "-x", "-i"],
         input_opts: &[],
@@ -162,12 +189,19 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
     let said = |words: &[&str]| {
         args.iter().any(|a| {
             words.iter().any(|w| match w.strip_suffix('*') {
-                Some(prefix) => a.starts_with(prefix) && a.len() > prefix.len(),
+                Some(prefix) => a.starts_with(prefix),
                 None => a == w,
             })
         })
     };
-    if (!tool.encrypt.is_empty() && !said(tool.encrypt)) || said(tool.other_modes) {
+    let bundled = args.iter().any(|a| {
+        a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+            && a[1..].chars().any(|c| tool.encrypt_letters.contains(c))
+    });
+    let encrypts = tool.encrypt.is_empty() && tool.encrypt_letters.is_empty() || said(tool.encrypt) || bundled;
+    if !encrypts || said(tool.other_modes) {
         return;
     }
     let value_of = |opts: &[&str]| -> Vec<&str> {

@@ -974,16 +974,30 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             .any(|a| !a.starts_with('-') && place_of(a, cwd, ctx.workspace) == Place::Temp);
     // `sudo openssl req -engine ./x.so`, `sudo php -d extension=/tmp/x.so`: as root, a library
     // from the workspace or a temp directory is code the agent (or anyone) wrote, run as root.
-    // Handed to be loaded: an option's value (`-engine X`, `--module=X`, `-d extension=X`) or
-    // a loader variable's; an operand is a file handled (`sudo cp build/x.so /usr/lib/`).
+    // Handed to be loaded: the value of an option or setting named for loading (`-engine X`,
+    // `--module=X`, `-d extension=X`, `-agentpath:X`) or a loader variable's. A program that
+    // handles files (`sudo cp -v build/x.so /usr/lib/`, `sudo sha256sum -b x.so`) loads none.
     let own = [Place::Temp, Place::Workspace];
     let args = &cmd.argv[1..];
+    let handles_files = FILE_HANDLERS.contains(&cmd.name());
+    let names_loading = |o: &str| {
+        let o = o.to_ascii_lowercase();
+        LOADING_WORDS.iter().any(|w| o.contains(w))
+    };
     let root_loads = cmd.as_root
         && (args.iter().enumerate().any(|(k, a)| {
             // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
             // commands it holds.
-            let value = a.contains('=') || (k > 0 && args[k - 1].starts_with('-'));
-            value && !a.contains(char::is_whitespace) && names_library_in(a, cwd, ctx.workspace, &own)
+            let glued = a.split_once(['=', ':']).is_some_and(|(o, _)| names_loading(o));
+            let after_option = k > 0 && args[k - 1].starts_with('-');
+            let after = after_option && names_loading(&args[k - 1]);
+            // A temp library after any option (`enable -f /dev/shm/x.so`): nothing of the
+            // program's own lives there.
+            let temp_after =
+                (after_option || a.contains('=')) && names_library_in(a, cwd, ctx.workspace, &[Place::Temp]);
+            !handles_files
+                && !a.contains(char::is_whitespace)
+                && (((glued || after) && names_library_in(a, cwd, ctx.workspace, &own)) || temp_after)
         }) || cmd.assignments.iter().any(|a| {
             a.split_once('=').is_some_and(|(k, v)| {
                 LOADER_VARIABLES.contains(&k)
@@ -1071,10 +1085,24 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     // `sudo gtester /tmp/x.sh`, `sudo certbot --manual-auth-hook /tmp/x.sh`, `sudo tshark
     // -Xlua_script:/tmp/x.lua`: code from a temp directory handed to a program that is not
     // known to only read or handle files, in an operand or an option's value.
+    // Only where an option hands it over: as an operand, a temp script is most often a file
+    // scanned, converted or backed up (`sudo clamscan /tmp/x.sh`), and a program's output is
+    // written, not run.
     let handles_files = is_quiet(cmd.name()) || FILE_HANDLERS.contains(&cmd.name());
+    let args = &cmd.argv[1..];
+    let runs = |o: &str| {
+        let o = o.to_ascii_lowercase();
+        RUNNING_WORDS.iter().chain(LOADING_WORDS).any(|w| o.contains(w))
+    };
+    let handed = |k: usize, a: &str| {
+        let glued = a.starts_with('-') && a.split_once(['=', ':']).is_some_and(|(o, _)| runs(o));
+        let after = k > 0 && args[k - 1].starts_with('-') && runs(&args[k - 1]);
+        glued || after
+    };
     let temp_code = !handles_files
-        && cmd.argv[1..].iter().any(|a| {
-            !a.contains(char::is_whitespace)
+        && args.iter().enumerate().any(|(k, a)| {
+            handed(k, a)
+                && !a.contains(char::is_whitespace)
                 && paths_in(a).iter().any(|p| {
                     let file = p.rsplit('/').next().unwrap_or(p);
                     let code = file
@@ -1109,6 +1137,25 @@ const CODE_EXTENSIONS: &[&str] = &[
     "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1",
 ];
 
+/// Words in the name of an option whose value is a program or script to run (`--manual-auth-hook
+/// F`, `-Xlua_script:F`, `--exec F`, `--init-command F`).
+const RUNNING_WORDS: &[&str] = &[
+    "hook", "script", "exec", "command", "cmd", "run", "init", "program", "shell",
+];
+
+/// Words in the name of an option or setting whose value is code to load (`-engine`,
+/// `--module`, `extension=`, `-agentpath:`, `--plugin`, `--load`).
+const LOADING_WORDS: &[&str] = &[
+    "engine",
+    "module",
+    "plugin",
+    "load",
+    "lib",
+    "extension",
+    "agent",
+    "provider",
+];
+
 /// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
 /// their operands is data to them.
 const FILE_HANDLERS: &[&str] = &[
@@ -1125,7 +1172,7 @@ fn names_library_in(text: &str, cwd: Option<&Path>, workspace: &Path, places: &[
     // Absolute and home paths anywhere in the text; a relative one (`./x.so`, `build/x.so`)
     // as a whole word or an option's value.
     let relative = || {
-        let word = text.rsplit_once('=').map_or(text, |(_, v)| v);
+        let word = text.rsplit_once(['=', ':']).map_or(text, |(_, v)| v);
         !word.starts_with(['/', '~', '-']) && library(word)
     };
     text.contains(".so") && (paths_in(text).iter().any(|p| library(p)) || relative())

@@ -434,6 +434,18 @@ const POWER_METHODS: &[&str] = &[
     "poweroff",
     "halt",
     "kexec",
+    "shutdown",
+    "powerdown",
+    "logoutandreboot",
+    "logoutandshutdown",
+    // The systemd targets a `StartUnit` call starts (`string:reboot.target`).
+    "reboot.target",
+    "poweroff.target",
+    "halt.target",
+    "kexec.target",
+    "string:reboot.target",
+    "string:poweroff.target",
+    "string:halt.target",
     "rebootwithflags",
     "poweroffwithflags",
     "haltwithflags",
@@ -446,6 +458,7 @@ const POWER_METHOD_SUFFIXES: &[&str] = &[
     ".poweroff",
     ".halt",
     ".kexec",
+    ".shutdown",
     ".rebootwithflags",
     ".poweroffwithflags",
     ".haltwithflags",
@@ -2046,7 +2059,16 @@ pub static PROGRAMS: &[Program] = &[
     // --method org.freedesktop.login1.Manager.Reboot true`), or of a media centre's host
     // (`kodi-send -a Reboot`).
     Program {
-        names: &["busctl", "dbus-send", "gdbus", "kodi-send"],
+        names: &[
+            "busctl",
+            "dbus-send",
+            "gdbus",
+            "kodi-send",
+            "qdbus",
+            "qdbus6",
+            "qdbus-qt5",
+            "qdbus-qt6",
+        ],
         value_opts: &[
             "--dest",
             "-d",
@@ -2162,7 +2184,6 @@ pub static PROGRAMS: &[Program] = &[
             "i3exit",
             "loginctl",
             "gnome-session-quit",
-            "qdbus",
             "xfce4-session-logout",
             "lxqt-leave",
         ],

@@ -418,16 +418,18 @@ fn push(out: &mut Vec<Violation>, rule: &str, rec: Recommendation, matched: &str
 /// Programs that read a password or token on stdin: always (no option listed), or with one
 /// of the options listed. Any option named `*password-stdin` or `*token-stdin` reads one too
 /// (`docker login --password-stdin`, `crane auth login --password-stdin`).
+/// A one-letter option also counts inside a bundle (`mkpasswd -sm sha-512`, `htpasswd -iB`).
 const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
     ("argon2", &[]),
     ("chpasswd", &[]),
     ("chgpasswd", &[]),
     ("mkpasswd", &["--stdin", "-s"]),
     ("passwd", &["--stdin"]),
-    ("openssl", &["-stdin"]),
+    ("openssl", &["-stdin", "--stdin"]),
     ("htpasswd", &["-i"]),
     ("smbpasswd", &["-s"]),
     ("gh", &["--with-token"]),
+    ("glab", &["--stdin"]),
 ];
 
 /// `fed_password`: a literal password fed on stdin to a program that reads one there (see the
@@ -437,12 +439,24 @@ pub fn fed_password(pipeline: &crate::guard::Pipeline, index: usize, out: &mut V
     let name = cmd.name();
     let by_option = |a: &String| {
         let a = a.to_ascii_lowercase();
+        let a = a.split_once('=').map_or(a.as_str(), |(o, _)| o);
         a.starts_with('-') && (a.ends_with("password-stdin") || a.ends_with("token-stdin"))
+    };
+    let given = |option: &str| {
+        cmd.argv.iter().skip(1).any(|a| {
+            a == option
+                || (option.len() == 2
+                    && !option.starts_with("--")
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].chars().all(|c| c.is_ascii_alphanumeric())
+                    && a[1..].contains(&option[1..]))
+        })
     };
     let reads = cmd.argv.iter().any(by_option)
         || STDIN_PASSWORD_READERS.iter().any(|(reader, options)| {
             *reader == name
-                && (options.is_empty() || cmd.argv.iter().any(|a| options.contains(&a.as_str())))
+                && (options.is_empty() || options.iter().any(|o| given(o)))
                 // `openssl passwd -stdin`: only the password subcommand reads a password.
                 && (name != "openssl" || cmd.argv.get(1).is_some_and(|s| s == "passwd"))
         });
