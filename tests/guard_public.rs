@@ -50,7 +50,9 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// for root programs' escapes, wrapper-shaped shells and unknown wrappers (a76118e), and
 /// for account switchers, init scripts and rescue targets (2026-11-29, second stop), and for
 /// generated-looking secrets, command lines handed to unknown programs, wrappers' own output
-/// files and root reboots (2026-11-30, after a red-team of them);
+/// files and root reboots (2026-11-30, after a red-team of them), and for strace's piped output,
+/// passwords fed on stdin, reboots over D-Bus or a board controller, every program's output
+/// targets and root library loads (2026-11-30, second stop);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -61,24 +63,24 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(93.45),
-        dangerous_flagged: Some(87.17),
+        must_block_blocked: Some(95.54),
+        dangerous_flagged: Some(88.24),
         benign_blocked: Some(0.26),
         benign_warned: Some(2.26),
     },
     Measured {
         scope: "tldr.tsv",
         split: "tuning",
-        must_block_blocked: Some(98.01),
-        dangerous_flagged: Some(95.87),
+        must_block_blocked: Some(98.68),
+        dangerous_flagged: Some(96.15),
         benign_blocked: Some(0.07),
         benign_warned: Some(2.02),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(93.21),
-        dangerous_flagged: Some(93.69),
+        must_block_blocked: Some(93.67),
+        dangerous_flagged: Some(94.10),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -86,7 +88,7 @@ const MEASURED: [Measured; 10] = [
         scope: "gtfobins.tsv",
         split: "tuning",
         must_block_blocked: Some(97.64),
-        dangerous_flagged: Some(98.62),
+        dangerous_flagged: Some(98.76),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -110,7 +112,7 @@ const MEASURED: [Measured; 10] = [
         scope: "bypass.tsv",
         split: "heldout",
         must_block_blocked: Some(94.57),
-        dangerous_flagged: Some(95.82),
+        dangerous_flagged: Some(96.52),
         benign_blocked: Some(1.92),
         benign_warned: Some(3.01),
     },
@@ -125,8 +127,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(92.13),
-        dangerous_flagged: Some(91.35),
+        must_block_blocked: Some(92.53),
+        dangerous_flagged: Some(91.70),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -134,7 +136,7 @@ const MEASURED: [Measured; 10] = [
         scope: "dangerous",
         split: "tuning",
         must_block_blocked: Some(97.03),
-        dangerous_flagged: Some(98.03),
+        dangerous_flagged: Some(98.15),
         benign_blocked: None,
         benign_warned: None,
     },
