@@ -150,7 +150,6 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     if let Some(dir) = extracted_into(cmd) {
         written(cmd, dir, at(dir), out);
     }
-
     let args = &cmd.argv[1..];
     // `--dry-run` shows what would happen; nothing does.
     let dry = shown_not_done(&cmd.argv);
@@ -1082,12 +1081,11 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             (LOADER_VARIABLES.contains(&k) || SEARCH_VARIABLES.contains(&k)) && v.split([':', ' ']).any(&temp)
         })
     });
-    // `sudo gtester /tmp/x.sh`, `sudo certbot --manual-auth-hook /tmp/x.sh`, `sudo tshark
-    // -Xlua_script:/tmp/x.lua`: code from a temp directory handed to a program that is not
-    // known to only read or handle files, in an operand or an option's value.
-    // Only where an option hands it over: as an operand, a temp script is most often a file
-    // scanned, converted or backed up (`sudo clamscan /tmp/x.sh`), and a program's output is
-    // written, not run.
+    // `sudo certbot --manual-auth-hook /tmp/x.sh`, `sudo tshark -Xlua_script:/tmp/x.lua`: code
+    // from a temp directory handed to a program not known to only read or handle files, by an
+    // option named for running or loading. As an operand, a temp script is most often a file
+    // scanned, converted or backed up (`sudo clamscan /tmp/x.sh`), and an output is written,
+    // not run.
     let handles_files = is_quiet(cmd.name()) || FILE_HANDLERS.contains(&cmd.name());
     let args = &cmd.argv[1..];
     let runs = |o: &str| {
