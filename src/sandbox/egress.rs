@@ -296,15 +296,8 @@ fn open_inside(net: BorrowedFd<'_>, rules: &EgressRules, notes: &mut Vec<String>
         move |source| EgressError::Inside { what, source }
     };
     let ns = inside::Namespace::of(net).map_err(inside_err("the namespace's owner"))?;
-    let proxy = ns
-        .open(&[InsideSocket::TcpListener((Ipv4Addr::LOCALHOST, 0).into())])
-        .map_err(inside_err("the egress proxy's listener"))?
-        .pop()
-        .map(TcpListener::from)
-        .ok_or_else(|| EgressError::Inside {
-            what: "the egress proxy's listener".into(),
-            source: io::Error::other("no socket came back"),
-        })?;
+    // The forwards first: their ports are fixed (the host's), while the proxy takes any free
+    // port, which could otherwise be a forward's (bind(0) draws from a few thousand ports).
     let mut forwards = Vec::new();
     for &target in &rules.forwards {
         let listener = ns
@@ -318,6 +311,15 @@ fn open_inside(net: BorrowedFd<'_>, rules: &EgressRules, notes: &mut Vec<String>
             })?;
         forwards.push((listener, target));
     }
+    let proxy = ns
+        .open(&[InsideSocket::TcpListener((Ipv4Addr::LOCALHOST, 0).into())])
+        .map_err(inside_err("the egress proxy's listener"))?
+        .pop()
+        .map(TcpListener::from)
+        .ok_or_else(|| EgressError::Inside {
+            what: "the egress proxy's listener".into(),
+            source: io::Error::other("no socket came back"),
+        })?;
     let catch = match catch::install(&ns) {
         Ok(c) => {
             notes.extend(c.notes.iter().cloned());
