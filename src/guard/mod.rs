@@ -79,6 +79,9 @@ pub struct SimpleCommand {
     /// The command runs as an account other than root and the caller's: a wrapper that
     /// switches accounts was unwrapped in front of it (`sudo -u nobody`, `gosu app`).
     pub(crate) other_account: bool,
+    /// A privilege wrapper told to read its password on stdin was unwrapped in front of the
+    /// command (`sudo -S`, `sudo --stdin`): the first line fed to the command is that password.
+    pub(crate) wrapper_reads_password: bool,
     /// The command is part of a script another command carries (`sh -c '..'`, `find -exec`,
     /// `foo --shell=/bin/sh`), not a line of its own: nothing typed reaches it.
     pub(crate) carried: bool,

@@ -1179,6 +1179,7 @@ impl Walker<'_> {
             }
         }
         cmd.other_account = !cmd.as_root && last_switch.is_some();
+        cmd.wrapper_reads_password = carriers::wrapper_reads_password(wrappers);
         cmd.assignments = original
             .into_iter()
             .take(removed)

@@ -381,6 +381,27 @@ pub(crate) fn switches_account(argv: &[String]) -> bool {
     }
 }
 
+/// Whether one of the wrappers `words` (each one's words up to the command it runs) is a
+/// privilege wrapper told to read its password on stdin: `sudo -S`, `sudo --stdin`, `sudo
+/// -kS` (a bundle of its one-letter options).
+pub(crate) fn wrapper_reads_password(words: &[String]) -> bool {
+    let mut in_root_wrapper = false;
+    for (k, w) in words.iter().enumerate() {
+        if !w.starts_with('-') {
+            // A word after an option may be its value (`sudo -u postgres -S`); any other
+            // starts the next wrapper (`sudo env -S ..` is env's split string).
+            let value = k > 0 && words[k - 1].starts_with('-');
+            in_root_wrapper = matches!(basename(w), "sudo" | "sudo-rs") || (in_root_wrapper && value);
+            continue;
+        }
+        let bundle = !w.starts_with("--") && w[1..].bytes().all(|b| b.is_ascii_alphabetic());
+        if in_root_wrapper && (w == "--stdin" || (bundle && w.contains('S'))) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Whether the command or script the wrapper or carrier `argv` runs runs as root because it
 /// switches to root's account (`argv` holds the wrapper's words, up to the command it runs):
 /// - `sudo`, `doas`, `pkexec`, `run0`, `sudo-rs` ([`is_root_wrapper`]), unless told to run

@@ -53,6 +53,20 @@ struct Encryptor {
     recursive: &'static [&'static str],
 }
 
+/// What an entry leaves unsaid: it always encrypts, names its inputs as operands, keeps them.
+const OTHERWISE: Encryptor = Encryptor {
+    names: &[],
+    encrypt: &[],
+    encrypt_letters: "",
+    other_modes: &[],
+    value_opts: &[],
+    input_opts: &[],
+    output_opts: &[],
+    skip_operands: 0,
+    in_place: false,
+    recursive: &[],
+};
+
 const ENCRYPTORS: &[Encryptor] = &[
     Encryptor {
         names: &["gpg", "gpg2"],
@@ -74,16 +88,11 @@ const ENCRYPTORS: &[Encryptor] = &[
             "--pinentry-mode",
             "-z",
         ],
-        input_opts: &[],
         output_opts: &["-o", "--output"],
-        skip_operands: 0,
-        in_place: false,
-        recursive: &[],
+        ..OTHERWISE
     },
     Encryptor {
         names: &["ccencrypt", "ccrypt"],
-        encrypt: &[],
-        encrypt_letters: "",
         other_modes: &[
             "-d",
             "--decrypt",
@@ -95,11 +104,8 @@ const ENCRYPTORS: &[Encryptor] = &[
             "--unixcrypt",
         ],
         value_opts: &["-K", "--key", "-k", "--keyfile", "-H", "--key2", "-s", "--suffix"],
-        input_opts: &[],
-        output_opts: &[],
-        skip_operands: 0,
         in_place: true,
-        recursive: &[],
+        ..OTHERWISE
     },
     Encryptor {
         names: &["openssl"],
@@ -120,19 +126,13 @@ const ENCRYPTORS: &[Encryptor] = &[
             "seed*",
             "idea*",
         ],
-        encrypt_letters: "",
         other_modes: &["-d", "-decrypt", "-verify", "-sign", "-text"],
-        value_opts: &[],
         input_opts: &["-in"],
         output_opts: &["-out"],
-        skip_operands: 0,
-        in_place: false,
-        recursive: &[],
+        ..OTHERWISE
     },
     Encryptor {
         names: &["age", "rage"],
-        encrypt: &[],
-        encrypt_letters: "",
         other_modes: &["-d", "--decrypt"],
         value_opts: &[
             "-r",
@@ -144,38 +144,28 @@ const ENCRYPTORS: &[Encryptor] = &[
             "-o",
             "--output",
         ],
-        input_opts: &[],
         output_opts: &["-o", "--output"],
-        skip_operands: 0,
-        in_place: false,
-        recursive: &[],
+        ..OTHERWISE
     },
     Encryptor {
         names: &["7z", "7za", "7zz", "7zr"],
         // `-pPW`, or `-p` alone: it asks for the password.
         encrypt: &["-p*"],
-        encrypt_letters: "",
         other_modes: &["x", "e", "l", "t"],
-        value_opts: &[],
-        input_opts: &[],
-        output_opts: &[],
         // `7z a ARCHIVE FILES`: the command letter, then the archive.
         skip_operands: 2,
-        in_place: false,
         recursive: &["-r"],
+        ..OTHERWISE
     },
     Encryptor {
         names: &["zip"],
         encrypt: &["--encrypt", "--password"],
         encrypt_letters: "eP",
-        other_modes: &[],
         value_opts: &["-P", "--password", "-b", "-n", "-t", "-x", "-i"],
-        input_opts: &[],
-        output_opts: &[],
         // `zip ARCHIVE FILES`.
         skip_operands: 1,
-        in_place: false,
         recursive: &["-r", "--recurse-paths", "-R"],
+        ..OTHERWISE
     },
 ];
 

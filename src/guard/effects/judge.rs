@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::option_names::{self, Purpose};
 use super::place::{check_place, place_of, CheckPlace, Place};
 use super::settings;
 use super::spec::{is_flag, Does};
@@ -979,10 +980,7 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let own = [Place::Temp, Place::Workspace];
     let args = &cmd.argv[1..];
     let handles_files = FILE_HANDLERS.contains(&cmd.name());
-    let names_loading = |o: &str| {
-        let o = o.to_ascii_lowercase();
-        LOADING_WORDS.iter().any(|w| o.contains(w))
-    };
+    let names_loading = |o: &str| option_names::names(o, Purpose::Load);
     let root_loads = cmd.as_root
         && (args.iter().enumerate().any(|(k, a)| {
             // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
@@ -1088,10 +1086,7 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     // not run.
     let handles_files = is_quiet(cmd.name()) || FILE_HANDLERS.contains(&cmd.name());
     let args = &cmd.argv[1..];
-    let runs = |o: &str| {
-        let o = o.to_ascii_lowercase();
-        RUNNING_WORDS.iter().chain(LOADING_WORDS).any(|w| o.contains(w))
-    };
+    let runs = option_names::names_run_or_load;
     let handed = |k: usize, a: &str| {
         let glued = a.starts_with('-') && a.split_once(['=', ':']).is_some_and(|(o, _)| runs(o));
         let after = k > 0 && args[k - 1].starts_with('-') && runs(&args[k - 1]);
@@ -1133,25 +1128,6 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
 const CODE_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "rb", "pl", "pm", "lua", "js", "mjs", "cjs", "php", "tcl", "nse", "cow", "cob", "cbl",
     "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1",
-];
-
-/// Words in the name of an option whose value is a program or script to run (`--manual-auth-hook
-/// F`, `-Xlua_script:F`, `--exec F`, `--init-command F`).
-const RUNNING_WORDS: &[&str] = &[
-    "hook", "script", "exec", "command", "cmd", "run", "init", "program", "shell",
-];
-
-/// Words in the name of an option or setting whose value is code to load (`-engine`,
-/// `--module`, `extension=`, `-agentpath:`, `--plugin`, `--load`).
-const LOADING_WORDS: &[&str] = &[
-    "engine",
-    "module",
-    "plugin",
-    "load",
-    "lib",
-    "extension",
-    "agent",
-    "provider",
 ];
 
 /// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
@@ -2585,13 +2561,6 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     }
 }
 
-/// Words that name an option for running something (`--on-finish`, `--exec-after`,
-/// `--post-hook`, `--run-cmd`).
-const RUN_OPTION_WORDS: &[&str] = &[
-    "run", "exec", "execute", "cmd", "command", "hook", "callback", "action", "trigger", "eval", "script", "shell",
-    "on", "after", "before", "pre", "post", "do", "then", "finally",
-];
-
 /// `tool --on-finish 'rm -rf ~'`, `tool -c 'cp /bin/bash /tmp/x && chmod 4755 /tmp/x'`: a
 /// program the guard does not know, handed a whole command line as the value of an option named
 /// for running something, a line whose first word names a program. Handed one, a program
@@ -2621,9 +2590,8 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
     // `-c`, `-e`, `-x`, `-E`); a title, a message, a pattern or a positional word may be prose
     // that mentions a command (`jira create --summary 'rm -rf ~ deletes home'`).
     let runs = |option: &str| {
-        if let Some(long) = option.strip_prefix("--") {
-            let long = long.to_ascii_lowercase();
-            return long.split(['-', '_']).any(|part| RUN_OPTION_WORDS.contains(&part));
+        if option.starts_with("--") {
+            return option_names::names(option, Purpose::RunOnEvent);
         }
         matches!(option, "-c" | "-e" | "-x" | "-E")
     };
@@ -2765,7 +2733,14 @@ fn copy_destinations(cmd: &SimpleCommand, operands: &[&str]) -> Vec<String> {
     };
     sources
         .iter()
-        .map(|source| format!("{}/{}", dir.trim_end_matches('/'), crate::guard::basename(source)))
+        .map(|source| {
+            // `scp host:.bashrc ~/`: the file's name is the remote path's.
+            let path = match source.split_once(':') {
+                Some((_, path)) if super::spec::Val::Remote.holds(source) => path,
+                _ => source,
+            };
+            format!("{}/{}", dir.trim_end_matches('/'), crate::guard::basename(path))
+        })
         .collect()
 }
 
@@ -3568,7 +3543,16 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
         }
         Does::KillUser | Does::KillByName => {}
         Does::CopyToRemote => {
-            let Some(dest) = operands.last().filter(|d| super::spec::Val::Remote.holds(d)) else {
+            let remote = |w: &&str| super::spec::Val::Remote.holds(w);
+            // `scp host:/x ~/.bashrc`, `aws s3 cp s3://b/x /etc/cron.d/x`: fetched from a remote
+            // source into a local destination, written there as `cp` writes it.
+            if operands.last().is_some_and(|d| !remote(d)) && operands.iter().rev().skip(1).any(remote) {
+                for p in copy_destinations(cmd, operands) {
+                    written(cmd, &p, at(&p), out);
+                }
+                return;
+            }
+            let Some(dest) = operands.last().filter(|d| remote(d)) else {
                 return;
             };
             let sources: Vec<&&str> = operands[..operands.len() - 1]
@@ -4013,18 +3997,119 @@ const OUTPUT_OPTIONS: &[&str] = &[
     "-oA",
 ];
 
+/// Programs whose `-o` is not their output: a listing's format or columns (`ls -o`, `ps -o`,
+/// `lsblk -o`, `journalctl -o`, `kubectl -o`), a match, an offset or the oldest process (`grep
+/// -o`, `lsof -o`, `pgrep -o`), mount or connection options (`mount -o`, `ssh -o`), keeping
+/// owners or overwriting (`rsync -o`, `tar -o`, `unzip -o`), a non-unique id (`useradd -o`), a
+/// setting (`apt-get -o Dir::Cache=..`), an interface (`iptables -o eth0`), or "or" (`find`,
+/// `test`).
+const O_IS_NOT_OUTPUT: &[&str] = &[
+    "ls",
+    "dir",
+    "vdir",
+    "lsof",
+    "ps",
+    "pgrep",
+    "pkill",
+    "pidof",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "zgrep",
+    "find",
+    "test",
+    "[",
+    "journalctl",
+    "kubectl",
+    "oc",
+    "helm",
+    "lsblk",
+    "findmnt",
+    "blkid",
+    "fdisk",
+    "sfdisk",
+    "mount",
+    "umount",
+    "ssh",
+    "scp",
+    "sftp",
+    "autossh",
+    "sshfs",
+    "rsync",
+    "tar",
+    "unzip",
+    "useradd",
+    "usermod",
+    "groupadd",
+    "groupmod",
+    "xargs",
+    "ip",
+    "od",
+    "join",
+    "netstat",
+    "ss",
+    "iostat",
+    "free",
+    "top",
+    "htop",
+    "df",
+    "du",
+    "cut",
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "iptables",
+    "ip6tables",
+    "make",
+    "xxd",
+    "hexdump",
+    "az",
+    "ansible",
+];
+
 /// The files and folders a program writes by the option or operand that names its output:
 /// an output option's value (`sort -o F`, `openssl enc -out F`, `--outFile=F` in any case,
 /// find's `-fprintf F`, a value glued to `-o` that is a path: `7z x -o/etc/x`), and the
 /// program's own spellings: wget's `-O F`, an extractor's folder (`unzip -d DIR`, `cpio -D
 /// DIR`), the prefix of `split IN PREFIX` and `csplit -f PREFIX`, the output operand of `uniq
 /// IN OUT`, the archive of `zip ARCHIVE ..`, the key file of `ssh-keygen -f F` when it makes
-/// a key. `-` (stdout) is no file.
+/// a key, wget's folder (`-P DIR`), what curl writes besides the body (`-D`, `-c`, `--trace`).
+/// Output letters count at the end of a bundle (`sort -no F`) and glued to a path (`-f/x`).
+/// `-` (stdout) is no file.
 fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
     let name = cmd.name();
     let args = &cmd.argv[1..];
+    // A word of one-letter options (`-qf`, `-lo`), its letters.
+    fn letters(a: &str) -> Option<&str> {
+        a.strip_prefix('-')
+            .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphabetic()))
+    }
+    // `tar -cf F`, `tar czf F`, `tar --create --file=F`: the archive made.
+    let tar_creates = name == "tar"
+        && args.iter().enumerate().any(|(k, a)| {
+            a == "--create"
+                || a == "--append"
+                || letters(a)
+                    .or_else(|| (k == 0 && is_tar_mode(a)).then_some(a.as_str()))
+                    .is_some_and(|l| l.contains(['c', 'r']))
+        });
     let own: &[&str] = match name {
-        "wget" => &["-O", "-a", "--append-output"],
+        "wget" => &["-O", "-a", "--append-output", "-P", "--directory-prefix"],
+        // What curl writes besides the body: headers, cookies, traces, its own error output,
+        // the C source of the transfer.
+        "curl" => &[
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--trace",
+            "--trace-ascii",
+            "--stderr",
+            "--libcurl",
+            "--etag-save",
+        ],
+        "tar" if tar_creates => &["-f", "--file"],
         "unzip" => &["-d"],
         "cpio" => &["-D", "--directory"],
         "csplit" | "split" => &["-f", "--prefix"],
@@ -4032,17 +4117,32 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
         "ssh-keygen"
             if !args
                 .iter()
-                .any(|a| a.starts_with('-') && a.len() == 2 && "lyDBFRHe".contains(&a[1..])) =>
+                .filter_map(|a| letters(a))
+                .any(|l| l.contains(|c| "lyDBFRHe".contains(c))) =>
         {
             &["-f"]
         }
         _ => &[],
     };
+    // `ls -o`, `lsof -o`, `ps -o`, `mount -o`, `ssh -o`: letters of their own there.
+    let o_is_output = !O_IS_NOT_OUTPUT.contains(&name);
     let named = |o: &str| {
-        OUTPUT_OPTIONS.contains(&o)
+        (OUTPUT_OPTIONS.contains(&o) && (o != "-o" || o_is_output))
             || own.contains(&o)
             || (o.starts_with("--") && OUTPUT_OPTIONS.iter().any(|x| x.eq_ignore_ascii_case(o)))
     };
+    // `sort -no F`, `unzip -qod DIR`, `ssh-keygen -qf F`, `-o/etc/x`, `csplit -f/etc/x`: an
+    // output letter in a bundle of one-letter options takes the rest of the word when that is a
+    // path, else the next word.
+    fn bundled<'a>(a: &'a str, next: Option<&'a str>, named: impl Fn(&str) -> bool) -> Option<&'a str> {
+        let letter = |c: char| c.is_ascii() && named(&['-', c].iter().collect::<String>());
+        let b = crate::guard::options::bundle(a, letter)?;
+        b.value_letter?;
+        match b.glued {
+            Some(v) => Some(v).filter(|v| v.starts_with(['/', '~'])),
+            None => next,
+        }
+    }
     let mut out = Vec::new();
     for (k, a) in args.iter().enumerate() {
         if a == "--" {
@@ -4051,8 +4151,9 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
         let target = match a.split_once('=') {
             Some((o, v)) if named(o) => Some(v),
             None if named(a) => args.get(k + 1).map(String::as_str),
-            // `-o/etc/x`: the value glued to the option, when it is a path.
-            _ => a.strip_prefix("-o").filter(|v| v.starts_with(['/', '~'])),
+            // tar's old syntax: `tar czf F`, the mode word without its dash.
+            None if tar_creates && k == 0 && is_tar_mode(a) && a.ends_with('f') => args.get(1).map(String::as_str),
+            _ => bundled(a, args.get(k + 1).map(String::as_str), named),
         };
         out.extend(target.filter(|t| !t.starts_with('-')));
     }
@@ -4082,6 +4183,8 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
     match (name, positional_words(args, value_opts).as_slice()) {
         ("uniq" | "split", [_, target]) => out.push(target),
         ("zip", [archive, ..]) if *archive != "-" => out.push(archive),
+        // `7z a ARCHIVE FILES`, `7z u ARCHIVE ..`: the archive made or updated.
+        ("7z" | "7za" | "7zz" | "7zr", [command, archive, ..]) if matches!(*command, "a" | "u") => out.push(archive),
         _ => {}
     }
     out

@@ -83,6 +83,7 @@
 
 mod encryption;
 mod judge;
+mod option_names;
 mod packages;
 mod payload;
 mod place;

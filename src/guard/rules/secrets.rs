@@ -430,7 +430,33 @@ const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
     ("smbpasswd", &["-s"]),
     ("gh", &["--with-token"]),
     ("glab", &["--stdin"]),
+    ("kinit", &[]),
+    ("cryptsetup", &[]),
 ];
+
+/// Words that name a secret value in an option or a subcommand.
+const SECRET_WORDS: &[&str] = &["password", "passwd", "passphrase", "token", "secret", "credential"];
+
+/// A secret's value read from stdin by the program's own words: an option or setting named for
+/// a secret given `-` or `/dev/stdin` (`-p -`, `--access-token -`, `password=-`,
+/// `--from-file=p=/dev/stdin` after `create secret`), or a secret subcommand reading `-`
+/// (`docker secret create NAME -`).
+fn secret_value_from_stdin(argv: &[String]) -> bool {
+    let stdin = |v: &str| v == "-" || v == "/dev/stdin" || v == "/dev/fd/0";
+    let secret = |w: &str| {
+        let w = w.to_ascii_lowercase();
+        SECRET_WORDS.iter().any(|s| w.contains(s))
+    };
+    let secret_subcommand = argv.iter().skip(1).take(3).any(|w| secret(w) && !w.starts_with('-'));
+    argv.iter().enumerate().skip(1).any(|(k, a)| {
+        let option = &argv[k - 1];
+        let after_option = option.starts_with('-') && (secret(option) || option == "-p");
+        let glued = a
+            .rsplit_once('=')
+            .is_some_and(|(key, v)| stdin(v) && (secret(key) || secret_subcommand));
+        (stdin(a) && (after_option || secret_subcommand)) || glued
+    })
+}
 
 /// `fed_password`: a literal password fed on stdin to a program that reads one there (see the
 /// module doc). Blocked like `-p PW`.
@@ -453,7 +479,9 @@ pub fn fed_password(pipeline: &crate::guard::Pipeline, index: usize, out: &mut V
                     && a[1..].contains(&option[1..]))
         })
     };
-    let reads = cmd.argv.iter().any(by_option)
+    let reads = cmd.wrapper_reads_password
+        || cmd.argv.iter().any(by_option)
+        || secret_value_from_stdin(&cmd.argv)
         || STDIN_PASSWORD_READERS.iter().any(|(reader, options)| {
             *reader == name
                 && (options.is_empty() || options.iter().any(|o| given(o)))
@@ -492,7 +520,11 @@ pub fn fed_password(pipeline: &crate::guard::Pipeline, index: usize, out: &mut V
             PASSWORD_ARGUMENT,
             Recommendation::Block,
             p,
-            &format!("a literal password is fed to {name} on stdin: the shell history keeps it"),
+            &if cmd.wrapper_reads_password {
+                format!("a literal password is fed to sudo -S (before {name}) on stdin: the shell history keeps it")
+            } else {
+                format!("a literal password is fed to {name} on stdin: the shell history keeps it")
+            },
         );
     }
 }
