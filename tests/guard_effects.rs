@@ -5006,3 +5006,116 @@ fn a_literal_password_fed_to_sudo_s_or_to_an_option_reading_a_secret_from_stdin(
         "echo \"$TOKEN\" | doctl auth init --access-token -",
     ]);
 }
+
+#[test]
+fn a_while_read_loop_over_a_pipe_is_read_as_xargs() {
+    judged(
+        "deletion.find_delete",
+        Block,
+        &[
+            "find ~ -type f | while read f; do rm \"$f\"; done",
+            "find ~ -type f | while read -r f; do rm -f \"${f}\"; done",
+        ],
+    );
+    judged(
+        "process.kill_all",
+        Block,
+        &["pgrep -f node | while read p; do kill -9 \"$p\"; done"],
+    );
+    // Narrowed to the workspace's own files, or only printed: as with xargs.
+    allowed(&[
+        "find . -name '*.pyc' | while read f; do rm \"$f\"; done",
+        "ls | while read f; do echo \"$f\"; done",
+        "cat hosts.txt | while read h; do ssh \"$h\" uptime; done",
+        "find ~ -type f | while read f; do echo \"$f\" >> list.txt; done",
+    ]);
+}
+
+#[test]
+fn files_a_listing_feeds_an_encryptor_and_more_encryptors() {
+    judged(
+        "deletion.encrypted_files",
+        Block,
+        &[
+            "find ~ -type f | xargs gpg -c",
+            "find ~/Documents -name '*.pdf' | xargs gpg -c",
+            "find ~ -type f -print0 | xargs -0 -n1 gpg --batch -c --passphrase x",
+            "find ~/Documents -name '*.pdf' | while read f; do gpg --batch -c --passphrase x \"$f\"; done",
+            "rg --files ~ | xargs gpg -c",
+            "gpgtar --encrypt -r me -o d.gpg ~/Documents",
+            "aescrypt -e -p x ~/Documents/*",
+            "bcrypt ~/Documents/*",
+            "mcrypt -u ~/notes.txt",
+            "rar a -px a.rar ~/Documents",
+            "zip -P pw -m ~/notes.zip ~/notes.txt",
+        ],
+    );
+    allowed(&[
+        "find . -type f | xargs gpg -c",
+        "find build -name '*.tar' | xargs gpg -c",
+        "gpgtar -d ~/x.gpg",
+        "gpgtar -c -o out.gpg ./src",
+        "aescrypt -d -p x ~/a.aes",
+        "mcrypt -d ~/a.nc",
+        "rar x -pX a.rar",
+        "zip -m ~/notes.zip ~/notes.txt",
+    ]);
+}
+
+#[test]
+fn scripts_from_a_temp_directory_run_as_root_by_any_interpreter_or_script_option() {
+    judged(
+        "privilege.root_from_temp",
+        Block,
+        &[
+            "sudo Rscript /tmp/x.R",
+            "sudo lua /tmp/x.lua",
+            "sudo tclsh /tmp/x.tcl",
+            "sudo expect /tmp/x.exp",
+            "sudo java /tmp/X.java",
+            "sudo deno run -A /tmp/x.ts",
+            "sudo pwsh /tmp/x.ps1",
+            "sudo awk -f /tmp/x.awk",
+            "sudo sed -f /tmp/x.sed in",
+            "sudo make -f /tmp/Makefile",
+        ],
+    );
+    // A module run with the file as data, a temp file edited or read, an output.
+    allowed(&[
+        "sudo python3 -m py_compile /tmp/x.py",
+        "sudo python3 app.py --out /tmp/x.json",
+        "sudo awk -F: '{print}' /tmp/x.txt",
+        "sudo sed -i s/a/b/ /tmp/x.sh",
+        "sudo make -C /tmp/build",
+    ]);
+}
+
+#[test]
+fn a_library_a_user_could_write_loaded_into_a_root_program_by_statement_subcommand_or_spelling() {
+    judged(
+        "privilege.library_load",
+        Block,
+        &[
+            "sudo mysql -e \"INSTALL PLUGIN x SONAME './x.so'\"",
+            "sudo psql -c \"LOAD './x.so'\"",
+            "sudo python3 -c 'import ctypes; ctypes.CDLL(\"./x.so\")'",
+            "sudo sqlite3 :memory: \"select load_extension('./x.so')\"",
+            "sudo sqlite3 :memory: '.load ./x.so'",
+            "sudo nginx -g 'load_module ./x.so;'",
+            "sudo gdb -p 1 -ex 'call dlopen(\"./x.so\",2)'",
+            "sudo openssl engine -t ./x.so",
+            "sudo pppd plugin ./x.so",
+            "sudo openssl req -engine ../x.so",
+            "sudo openssl req -engine ./X.SO",
+            "sudo openssl req -engine $PWD/x.so",
+            "sudo openssl req -engine ~/x.so",
+        ],
+    );
+    // Copied, inspected, re-linked, or loaded from the system's own folders.
+    allowed(&[
+        "sudo patchelf --set-rpath /usr/local/lib ./libx.so",
+        "sudo ldd ./x.so",
+        "sudo nginx -g 'load_module /usr/lib/nginx/modules/ngx_stream_module.so;'",
+        "sudo objdump -d ./x.so",
+    ]);
+}

@@ -282,6 +282,30 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
     pipes == 1
 }
 
+/// The one variable a `while` condition reads a line into (`read f`, `read -r line`, `IFS=
+/// read -r f`); None for any other condition.
+fn read_variable(condition: Node<'_>, src: &[u8]) -> Option<String> {
+    if condition.kind() != "command" {
+        return None;
+    }
+    let name = condition.child_by_field_name("name")?;
+    if text(name, src) != "read" {
+        return None;
+    }
+    let mut cursor = condition.walk();
+    let args: Vec<&str> = condition
+        .children_by_field_name("argument", &mut cursor)
+        .map(|a| text(a, src))
+        .collect();
+    // `-r`, `-e`, `-s` only: an option with a value (`-d ''`, `-u 3`) reads another input.
+    let (options, names): (Vec<&str>, Vec<&str>) = args.iter().partition(|a| a.starts_with('-'));
+    let plain = options.iter().all(|o| o[1..].chars().all(|c| "res".contains(c)));
+    match names.as_slice() {
+        [var] if plain && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Some(var.to_string()),
+        _ => None,
+    }
+}
+
 /// Parses a shell command line into pipelines of simple commands (see the module doc).
 /// `cwd` is the directory the line starts in (lexically tracked through `cd`).
 pub fn parse_shell(text: &str, cwd: Option<PathBuf>) -> ParsedShell {
@@ -311,6 +335,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         root: 0,
         carrying: 0,
         feeding: 0,
+        piped_in: false,
         calling: Vec::new(),
         expanding: Vec::new(),
     };
@@ -374,6 +399,9 @@ struct Walker<'o> {
     /// How many commands carry the script the current command is part of (`sh -c '..'`,
     /// `foo --shell=/bin/sh`): zero for a line of its own.
     carrying: usize,
+    /// The statement being visited is a later stage of a pipeline (`find ~ | while read f;
+    /// ..`): set by [`Walker::visit_children`] before each child, taken by the `while` loop.
+    piped_in: bool,
     /// How many scripts, function bodies or aliases being read are fed a pipe by the stage
     /// that runs them: a function called inside one is read again where it is called (`g()
     /// { bash; }; f() { g; }; curl .. | f`).
@@ -652,7 +680,9 @@ impl Walker<'_> {
                     } else {
                         // `a | while read x; do ..; done`: the compound part reads stdin too.
                         let before = self.out.pipelines.len();
+                        self.piped_in = !p.is_empty();
                         self.visit(child, src, depth);
+                        self.piped_in = false;
                         if child.kind() != "comment" {
                             let inner: Vec<SimpleCommand> = self.out.pipelines.drain(before..).flatten().collect();
                             p.extend(inner);
@@ -761,6 +791,34 @@ impl Walker<'_> {
                     _ => self.visit_children(node, src, depth),
                 }
             }
+            // `find ~ -type f | while read -r f; do gpg -c "$f"; done`: the loop runs its body
+            // once per line the pipe brings, with the line as `$f`, which is what `xargs` does
+            // with the same words. The body's commands are read as `xargs` stages (the word
+            // that stood for the line removed, more arguments from stdin), in the pipeline of
+            // what feeds them, so every rule that reads a fed command reads this one.
+            "while_statement" if self.piped_in => {
+                self.piped_in = false;
+                let var = node
+                    .child_by_field_name("condition")
+                    .and_then(|c| read_variable(c, src));
+                match (var, node.child_by_field_name("body")) {
+                    (Some(var), Some(body)) => {
+                        let before = self.out.pipelines.len();
+                        self.visit(body, src, depth);
+                        let (plain, braced) = (format!("${var}"), format!("${{{var}}}"));
+                        for cmd in self.out.pipelines[before..].iter_mut().flatten() {
+                            let words = cmd.argv.len();
+                            let mut k = 0;
+                            cmd.argv.retain(|w| {
+                                k += 1;
+                                k == 1 || (*w != plain && *w != braced)
+                            });
+                            cmd.args_from_stdin |= cmd.argv.len() < words;
+                        }
+                    }
+                    _ => self.visit_children(node, src, depth),
+                }
+            }
             // A branch may or may not run: a variable it assigns afterwards holds one value or
             // another (`if ..; then c=a; else c=b; fi; $c`), which the walker does not know.
             // A value assigned in a branch is kept when it is the only one the name can have
@@ -794,7 +852,9 @@ impl Walker<'_> {
             }
             let piped = prev_end.is_some_and(|e| pipe_between(src, e, child.start_byte()));
             let before = self.out.pipelines.len();
+            self.piped_in = piped;
             self.visit(child, src, depth);
+            self.piped_in = false;
             if piped {
                 let start = group_start.min(self.out.pipelines.len());
                 let merged: Vec<SimpleCommand> = self.out.pipelines.drain(start..).flatten().collect();

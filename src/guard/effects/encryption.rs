@@ -51,6 +51,9 @@ struct Encryptor {
     in_place: bool,
     /// Options that take folders whole.
     recursive: &'static [&'static str],
+    /// Options that delete each input once it is encrypted (`mcrypt -u`, `rar -df`, `zip -m`):
+    /// in place, in effect.
+    deletes_inputs: &'static [&'static str],
 }
 
 /// What an entry leaves unsaid: it always encrypts, names its inputs as operands, keeps them.
@@ -65,6 +68,7 @@ const OTHERWISE: Encryptor = Encryptor {
     skip_operands: 0,
     in_place: false,
     recursive: &[],
+    deletes_inputs: &[],
 };
 
 const ENCRYPTORS: &[Encryptor] = &[
@@ -155,6 +159,7 @@ const ENCRYPTORS: &[Encryptor] = &[
         // `7z a ARCHIVE FILES`: the command letter, then the archive.
         skip_operands: 2,
         recursive: &["-r"],
+        deletes_inputs: &["-sdel"],
         ..OTHERWISE
     },
     Encryptor {
@@ -165,12 +170,82 @@ const ENCRYPTORS: &[Encryptor] = &[
         // `zip ARCHIVE FILES`.
         skip_operands: 1,
         recursive: &["-r", "--recurse-paths", "-R"],
+        deletes_inputs: &["-m", "--move"],
+        ..OTHERWISE
+    },
+    Encryptor {
+        names: &["rar"],
+        encrypt: &["-p*", "-hp*"],
+        other_modes: &["x", "e", "l", "lt", "v", "vt", "t", "p"],
+        // `rar a ARCHIVE FILES`.
+        skip_operands: 2,
+        recursive: &["-r"],
+        deletes_inputs: &["-df", "-dw"],
+        ..OTHERWISE
+    },
+    Encryptor {
+        names: &["gpgtar"],
+        encrypt: &["--encrypt", "-e", "--symmetric", "-c"],
+        encrypt_letters: "ce",
+        other_modes: &["--decrypt", "-d", "--extract", "-x", "--list-archive", "-t"],
+        value_opts: &[
+            "-r",
+            "--recipient",
+            "-u",
+            "--local-user",
+            "--gpg",
+            "--gpg-args",
+            "-C",
+            "--directory",
+            "--set-filename",
+            "-T",
+            "--files-from",
+        ],
+        output_opts: &["-o", "--output"],
+        ..OTHERWISE
+    },
+    Encryptor {
+        names: &["aescrypt"],
+        encrypt: &["-e"],
+        other_modes: &["-d"],
+        value_opts: &["-p", "-k"],
+        output_opts: &["-o"],
+        ..OTHERWISE
+    },
+    Encryptor {
+        names: &["mcrypt"],
+        other_modes: &["-d", "--decrypt", "--list", "--list-hash", "-V", "--version"],
+        value_opts: &[
+            "-a",
+            "--algorithm",
+            "-m",
+            "--mode",
+            "-k",
+            "-f",
+            "--keyfile",
+            "-h",
+            "--hash",
+            "-s",
+            "--keysize",
+            "-o",
+            "--keymode",
+        ],
+        deletes_inputs: &["-u", "--unlink"],
+        ..OTHERWISE
+    },
+    // bcrypt replaces each file with its `.bfe` unless told to keep it (`-r`) or to print.
+    Encryptor {
+        names: &["bcrypt"],
+        other_modes: &["-o", "-r"],
+        value_opts: &["-s"],
+        in_place: true,
         ..OTHERWISE
     },
 ];
 
-/// `deletion.encrypted_files` for `cmd` (see the module doc).
-pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+/// `deletion.encrypted_files` for `cmd` (see the module doc). `listed`: the folder whose files
+/// a listing upstream feeds it (`find ~ -type f | xargs gpg -c`): every file there, in bulk.
+pub fn check(cmd: &SimpleCommand, listed: Option<&str>, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let Some(tool) = ENCRYPTORS.iter().find(|e| e.names.contains(&name)) else {
         return;
@@ -226,10 +301,12 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             Place::Home | Place::Startup | Place::System | Place::Outside
         )
     };
-    let Some(file) = inputs.iter().find(|p| theirs(p)) else {
+    let fed = listed.filter(|folder| theirs(folder));
+    let Some(file) = inputs.iter().copied().find(|p| theirs(p)).or(fed) else {
         return;
     };
-    let bulk = inputs.len() > 1
+    let bulk = fed.is_some()
+        || inputs.len() > 1
         || file.contains(['*', '?'])
         || file.ends_with('/')
         // In the home directory, a name without an extension is most often a folder
@@ -237,7 +314,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         || (place_of(file, cwd, ctx.workspace) == Place::Home && !file.rsplit('/').next().unwrap_or(file).contains('.'))
         || is_home_itself(file)
         || args.iter().any(|a| tool.recursive.contains(&a.as_str()));
-    let in_place = tool.in_place || outputs.iter().any(|o| inputs.contains(o));
+    let in_place = tool.in_place || said(tool.deletes_inputs) || outputs.iter().any(|o| inputs.contains(o));
     if bulk || in_place {
         out.push(block(
             Category::Deletion,

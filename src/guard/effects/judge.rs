@@ -240,7 +240,11 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         managed_delete(cmd, out);
     }
     super::packages::check(cmd, out);
-    super::encryption::check(cmd, ctx, out);
+    // `find ~ -type f | xargs gpg -c`: the files come from a listing of a folder.
+    let listed = (cmd.args_from_stdin && i > 0)
+        .then(|| listed_folder(&pipeline[i - 1]))
+        .flatten();
+    super::encryption::check(cmd, listed, ctx, out);
     credential_hunt(cmd, ctx, out);
     others_secrets(cmd, out);
     instance_metadata(cmd, out);
@@ -520,6 +524,29 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             out.push(warn(Category::Process, KILL_ALL, cmd, what));
         }
         return;
+    }
+}
+
+/// The folder whose files a listing prints, one per line (`find ~/Documents -type f`, `fd -e pdf
+/// . ~`, `ls ~/x`, `rg --files ~`): what a command fed its lines by `xargs` or a `while read`
+/// loop is handed. None for anything else.
+fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
+    let args = &lister.argv[1..];
+    let operands = || args.iter().filter(|a| !a.starts_with('-')).map(String::as_str);
+    match lister.name() {
+        // find's folders come before its expression.
+        "find" => Some(
+            args.iter()
+                .take_while(|a| !a.starts_with('-'))
+                .map(String::as_str)
+                .next()
+                .unwrap_or("."),
+        ),
+        // `fd PATTERN FOLDER`.
+        "fd" | "fdfind" => Some(operands().nth(1).unwrap_or(".")),
+        "ls" | "dir" => Some(operands().next().unwrap_or(".")),
+        "rg" if args.iter().any(|a| a == "--files") => Some(operands().last().unwrap_or(".")),
+        _ => None,
     }
 }
 
@@ -977,7 +1004,14 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     // Handed to be loaded: the value of an option or setting named for loading (`-engine X`,
     // `--module=X`, `-d extension=X`, `-agentpath:X`) or a loader variable's. A program that
     // handles files (`sudo cp -v build/x.so /usr/lib/`, `sudo sha256sum -b x.so`) loads none.
-    let own = [Place::Temp, Place::Workspace];
+    // Anywhere but the system's own folders: a file a user (the agent among them) could write.
+    let own = [
+        Place::Temp,
+        Place::Workspace,
+        Place::WorkspaceAll,
+        Place::Home,
+        Place::Outside,
+    ];
     let args = &cmd.argv[1..];
     let handles_files = FILE_HANDLERS.contains(&cmd.name());
     let names_loading = |o: &str| option_names::names(o, Purpose::Load);
@@ -987,7 +1021,25 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             // commands it holds.
             let glued = a.split_once(['=', ':']).is_some_and(|(o, _)| names_loading(o));
             let after_option = k > 0 && args[k - 1].starts_with('-');
-            let after = after_option && names_loading(&args[k - 1]);
+            // After an option or a word named for loading (`-engine X`, `pppd plugin X`), or
+            // anywhere in a subcommand named so (`openssl engine -t X`).
+            let word = |w: &str| w.starts_with('-') || w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let subcommand = |w: &str| !w.starts_with('-') && word(w);
+            let after = k > 0
+                && ((word(&args[k - 1]) && names_loading(&args[k - 1]))
+                    || (subcommand(&args[0]) && names_loading(&args[0])));
+            // A statement that loads it (`-e "INSTALL PLUGIN x SONAME './x.so'"`, `-c
+            // 'ctypes.CDLL("./x.so")'`, `-g 'load_module ./x.so;'`, `.load ./x.so`).
+            let statement = a.contains(char::is_whitespace) && {
+                let lower = a.to_ascii_lowercase();
+                LOADING_CALLS.iter().any(|c| lower.contains(c))
+            };
+            if statement
+                && a.split(|c: char| c.is_whitespace() || "'\"(),;`".contains(c))
+                    .any(|token| !token.is_empty() && names_library_in(token, cwd, ctx.workspace, &own))
+            {
+                return !handles_files;
+            }
             // A temp library after any option (`enable -f /dev/shm/x.so`): nothing of the
             // program's own lives there.
             let temp_after =
@@ -1008,7 +1060,7 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             LIBRARY_LOAD,
             Risk::Critical,
             cmd,
-            "loads a shared library from the workspace or a temp directory into a program running as root",
+            "loads a shared library from a folder users write (the workspace, a home or temp directory) into a program running as root",
         ));
     } else if (preloaded && !cmd.as_root)
         || cache_from_temp
@@ -1024,6 +1076,26 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         ));
     }
 }
+
+/// How code loads a shared library in the languages and configurations programs take inline:
+/// C's and Python's calls, SQLite's and MySQL's statements, nginx's and Apache's directives,
+/// PostgreSQL's `LOAD`, Ruby's and Lua's `require`, tcl's `load`.
+const LOADING_CALLS: &[&str] = &[
+    "dlopen",
+    "cdll",
+    "loadlibrary",
+    "load_extension",
+    ".load ",
+    "soname",
+    "load_module",
+    "loadmodule",
+    "load '",
+    "load \"",
+    "load ./",
+    "load /",
+    "ffi.load",
+    "require",
+];
 
 /// Variables the dynamic loader reads: the libraries or directories named there are loaded
 /// before the program's own.
@@ -1066,14 +1138,42 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         p.contains('/') && place_of(p, cwd, ctx.workspace) == Place::Temp
     };
     let program = temp(&cmd.argv[0]);
-    let interpreter = crate::guard::carriers::is_shell(cmd.name())
-        || cmd.name().starts_with("python")
-        || matches!(cmd.name(), "perl" | "ruby" | "node" | "php" | "source" | ".");
-    let script = interpreter
-        && cmd.argv[1..]
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .is_some_and(|a| temp(a));
+    let name = cmd.name();
+    // A shell or an interpreter (not a terminal, a multiplexer or a multi-call binary, whose
+    // operands are no script): its script is its first operand, or the one after `run`
+    // (`sudo deno run -A /tmp/x.ts`).
+    let interpreter = (SHELLS_AND_REPLS.contains(&crate::guard::unversioned(name))
+        && !matches!(name, "script" | "tmux" | "screen" | "busybox" | "capsh"))
+        || crate::guard::carriers::is_shell(name)
+        || name.starts_with("python")
+        || matches!(
+            name,
+            "source" | "." | "Rscript" | "java" | "bun" | "groovy" | "kotlin" | "osascript"
+        );
+    let code_file = |a: &str| {
+        let file = a.rsplit('/').next().unwrap_or(a);
+        file.rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.iter().any(|c| c.eq_ignore_ascii_case(ext)))
+    };
+    let mut operands = cmd.argv[1..].iter().filter(|a| !a.starts_with('-'));
+    let first = match operands.next() {
+        Some(run) if run == "run" => operands.next(),
+        first => first,
+    };
+    let script = interpreter && first.is_some_and(|a| temp(a));
+    // `sudo awk -f /tmp/x.awk`, `sudo sed -f /tmp/x.sed`, `sudo make -f /tmp/Makefile`: a
+    // program whose `-f` names the script it runs.
+    let script_file = matches!(
+        name,
+        "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed" | "make" | "gmake"
+    ) && cmd.argv[1..].iter().enumerate().any(|(k, a)| {
+        let value = match a.strip_prefix("--file=").or_else(|| a.strip_prefix("-f")) {
+            Some("") => cmd.argv.get(k + 2).map(String::as_str),
+            v => v,
+        };
+        value.is_some_and(temp)
+    });
+    let script = script || script_file;
     let variable = cmd.assignments.iter().find(|a| {
         a.split_once('=').is_some_and(|(k, v)| {
             (LOADER_VARIABLES.contains(&k) || SEARCH_VARIABLES.contains(&k)) && v.split([':', ' ']).any(&temp)
@@ -1096,13 +1196,9 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         && args.iter().enumerate().any(|(k, a)| {
             handed(k, a)
                 && !a.contains(char::is_whitespace)
-                && paths_in(a).iter().any(|p| {
-                    let file = p.rsplit('/').next().unwrap_or(p);
-                    let code = file
-                        .rsplit_once('.')
-                        .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.contains(&ext));
-                    code && place_of(p, cwd, ctx.workspace) == Place::Temp
-                })
+                && paths_in(a)
+                    .iter()
+                    .any(|p| code_file(p) && place_of(p, cwd, ctx.workspace) == Place::Temp)
         });
     let what = if let Some(v) = variable {
         format!("runs as root with {v}, a search path or library from a temp directory")
@@ -1127,7 +1223,7 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
 /// `.cow`, COBOL sources `cobc -j` runs).
 const CODE_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "rb", "pl", "pm", "lua", "js", "mjs", "cjs", "php", "tcl", "nse", "cow", "cob", "cbl",
-    "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1",
+    "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1", "ts", "java", "exp", "sed", "mk",
 ];
 
 /// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
@@ -1140,16 +1236,22 @@ const FILE_HANDLERS: &[&str] = &[
 /// Whether `text` names a shared library (`x.so`, `x.so.1`) in one of `places`.
 fn names_library_in(text: &str, cwd: Option<&Path>, workspace: &Path, places: &[Place]) -> bool {
     let library = |p: &str| {
-        let file = p.rsplit('/').next().unwrap_or(p);
-        (file.ends_with(".so") || file.contains(".so.")) && places.contains(&place_of(p, cwd, workspace))
+        let file = p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase();
+        (file.ends_with(".so") || file.contains(".so.") || file.ends_with(".dylib"))
+            && places.contains(&place_of(p, cwd, workspace))
     };
-    // Absolute and home paths anywhere in the text; a relative one (`./x.so`, `build/x.so`)
-    // as a whole word or an option's value.
+    // Absolute and home paths anywhere in the text; a relative one (`./x.so`, `../x.so`,
+    // `build/x.so`, `$PWD/x.so`) as a whole word or an option's value.
     let relative = || {
         let word = text.rsplit_once(['=', ':']).map_or(text, |(_, v)| v);
+        let word = ["$PWD/", "${PWD}/", "$(pwd)/", "`pwd`/"]
+            .iter()
+            .find_map(|d| word.strip_prefix(d))
+            .unwrap_or(word);
         !word.starts_with(['/', '~', '-']) && library(word)
     };
-    text.contains(".so") && (paths_in(text).iter().any(|p| library(p)) || relative())
+    let lower = text.to_ascii_lowercase();
+    (lower.contains(".so") || lower.contains(".dylib")) && (paths_in(text).iter().any(|p| library(p)) || relative())
 }
 
 /// `gawk 'BEGIN {s = "/inet/tcp/0/HOST/PORT"; ... |& s}'`, `julia -e 'sock=connect(..);
