@@ -545,7 +545,7 @@ fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
         // `fd PATTERN FOLDER`.
         "fd" | "fdfind" => Some(operands().nth(1).unwrap_or(".")),
         "ls" | "dir" => Some(operands().next().unwrap_or(".")),
-        "rg" if args.iter().any(|a| a == "--files") => Some(operands().last().unwrap_or(".")),
+        "rg" if args.iter().any(|a| a == "--files") => Some(operands().next_back().unwrap_or(".")),
         _ => None,
     }
 }
