@@ -282,8 +282,8 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
     pipes == 1
 }
 
-/// The one variable a `while` condition reads a line into (`read f`, `read -r line`, `IFS=
-/// read -r f`); None for any other condition.
+/// The variable a `while` condition reads a line into (`read f`, `read -r line`, `IFS= read
+/// -r -d '' f`); None for any other condition (and for `read -a ARRAY`).
 fn read_variable(condition: Node<'_>, src: &[u8]) -> Option<String> {
     if condition.kind() != "command" {
         return None;
@@ -297,13 +297,12 @@ fn read_variable(condition: Node<'_>, src: &[u8]) -> Option<String> {
         .children_by_field_name("argument", &mut cursor)
         .map(|a| text(a, src))
         .collect();
-    // `-r`, `-e`, `-s` only: an option with a value (`-d ''`, `-u 3`) reads another input.
-    let (options, names): (Vec<&str>, Vec<&str>) = args.iter().partition(|a| a.starts_with('-'));
-    let plain = options.iter().all(|o| o[1..].chars().all(|c| "res".contains(c)));
-    match names.as_slice() {
-        [var] if plain && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Some(var.to_string()),
-        _ => None,
-    }
+    // The last word is the variable (`read -r -d '' f`, `read -t 5 f`); options and their
+    // values come before it. `read -a ARRAY` splits the line into an array.
+    let var = args.last()?;
+    let array = args.len() > 1 && args[args.len() - 2] == "-a";
+    (!array && !var.starts_with('-') && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then(|| var.to_string())
 }
 
 /// Parses a shell command line into pipelines of simple commands (see the module doc).
@@ -807,13 +806,11 @@ impl Walker<'_> {
                         self.visit(body, src, depth);
                         let (plain, braced) = (format!("${var}"), format!("${{{var}}}"));
                         for cmd in self.out.pipelines[before..].iter_mut().flatten() {
-                            let words = cmd.argv.len();
-                            let mut k = 0;
-                            cmd.argv.retain(|w| {
-                                k += 1;
-                                k == 1 || (*w != plain && *w != braced)
-                            });
-                            cmd.args_from_stdin |= cmd.argv.len() < words;
+                            // Handed the line itself, it is fed the lines (`rm "$f"`); a path
+                            // built from it (`rm -rf "$d/target"`) is another file. The word
+                            // stays where it stood, as `xargs -I{}` keeps `{}`: a rule that
+                            // needs a local source (`scp "$f" host:`) still has one.
+                            cmd.args_from_stdin |= cmd.argv.iter().skip(1).any(|w| *w == plain || *w == braced);
                         }
                     }
                     _ => self.visit_children(node, src, depth),

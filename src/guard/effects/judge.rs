@@ -241,8 +241,9 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     }
     super::packages::check(cmd, out);
     // `find ~ -type f | xargs gpg -c`: the files come from a listing of a folder.
-    let listed = (cmd.args_from_stdin && i > 0)
-        .then(|| listed_folder(&pipeline[i - 1]))
+    let listed = cmd
+        .args_from_stdin
+        .then(|| lister_upstream(pipeline, i).and_then(listed_folder))
         .flatten();
     super::encryption::check(cmd, listed, ctx, out);
     credential_hunt(cmd, ctx, out);
@@ -330,8 +331,10 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             "runs an attack tool (scanning, brute force, spoofing or exploitation) against other hosts",
         ));
     }
-    if cmd.args_from_stdin && (name == "rm" || name == "unlink" || name == "shred") && i > 0 {
-        listing_fed_delete(&pipeline[i - 1], cmd, ctx, out);
+    if cmd.args_from_stdin && matches!(name, "rm" | "unlink" | "shred" | "srm") {
+        if let Some(lister) = lister_upstream(pipeline, i) {
+            listing_fed_delete(lister, cmd, ctx, out);
+        }
     }
     if i > 0 && reads_stdin_to_network(cmd) {
         piped_upload(&pipeline[..i], cmd, ctx, out);
@@ -525,6 +528,18 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         }
         return;
     }
+}
+
+/// The stage whose lines reach stage `i` of `pipeline`, through filters that only sort, pick,
+/// copy or cut lines (`find ~ | sort | xargs rm`, `find ~ | grep -v keep | while read f; ..`).
+fn lister_upstream(pipeline: &Pipeline, i: usize) -> Option<&SimpleCommand> {
+    const LINE_FILTERS: &[&str] = &[
+        "sort", "uniq", "grep", "egrep", "fgrep", "rg", "head", "tail", "tee", "cat", "shuf", "tac", "cut", "tr",
+    ];
+    pipeline[..i]
+        .iter()
+        .rev()
+        .find(|c| !LINE_FILTERS.contains(&c.name()) || (c.name() == "rg" && c.argv.iter().any(|a| a == "--files")))
 }
 
 /// The folder whose files a listing prints, one per line (`find ~/Documents -type f`, `fd -e pdf
@@ -1015,6 +1030,18 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let args = &cmd.argv[1..];
     let handles_files = FILE_HANDLERS.contains(&cmd.name());
     let names_loading = |o: &str| option_names::names(o, Purpose::Load);
+    // `--plugin-dir=/tmp`, `-provider-path ./x`: the folder bare names are looked up in is
+    // one users write, so a bare name (`SONAME 'x.so'`, `--plugin-load=x.so`) is a file there.
+    let own_search_folder = args.iter().enumerate().any(|(k, a)| {
+        let (option, folder) = match a.split_once('=') {
+            Some((o, v)) => (o, Some(v)),
+            None => (a.as_str(), args.get(k + 1).map(String::as_str)),
+        };
+        option.starts_with('-')
+            && names_loading(option)
+            && (option.ends_with("dir") || option.ends_with("path"))
+            && folder.is_some_and(|f| own.contains(&place_of(f, cwd, ctx.workspace)))
+    });
     let root_loads = cmd.as_root
         && (args.iter().enumerate().any(|(k, a)| {
             // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
@@ -1034,9 +1061,13 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
                 let lower = a.to_ascii_lowercase();
                 LOADING_CALLS.iter().any(|c| lower.contains(c))
             };
+            // A bare name (`SONAME 'auth_socket.so'`, `CDLL('libc.so.6')`) or one relative to
+            // the program's own folder (`load_module modules/x.so`) is looked up in the
+            // system's folders: only a path spelled from here, home or the root is a file.
+            let explicit = |t: &str| own_search_folder || t.starts_with(['.', '/', '~', '$']);
             if statement
                 && a.split(|c: char| c.is_whitespace() || "'\"(),;`".contains(c))
-                    .any(|token| !token.is_empty() && names_library_in(token, cwd, ctx.workspace, &own))
+                    .any(|token| explicit(token) && names_library_in(token, cwd, ctx.workspace, &own))
             {
                 return !handles_files;
             }
@@ -1044,14 +1075,18 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
             // program's own lives there.
             let temp_after =
                 (after_option || a.contains('=')) && names_library_in(a, cwd, ctx.workspace, &[Place::Temp]);
+            // A value without a `/` is a name the program looks up in its own folders.
             !handles_files
                 && !a.contains(char::is_whitespace)
-                && (((glued || after) && names_library_in(a, cwd, ctx.workspace, &own)) || temp_after)
+                && (((glued || after)
+                    && (a.contains('/') || own_search_folder)
+                    && names_library_in(a, cwd, ctx.workspace, &own))
+                    || temp_after)
         }) || cmd.assignments.iter().any(|a| {
             a.split_once('=').is_some_and(|(k, v)| {
                 LOADER_VARIABLES.contains(&k)
                     && v.split([':', ' '])
-                        .any(|p| names_library_in(p, cwd, ctx.workspace, &own))
+                        .any(|p| p.contains('/') && names_library_in(p, cwd, ctx.workspace, &own))
             })
         }));
     if root_loads {
@@ -1163,16 +1198,24 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let script = interpreter && first.is_some_and(|a| temp(a));
     // `sudo awk -f /tmp/x.awk`, `sudo sed -f /tmp/x.sed`, `sudo make -f /tmp/Makefile`: a
     // program whose `-f` names the script it runs.
-    let script_file = matches!(
-        name,
-        "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed" | "make" | "gmake"
-    ) && cmd.argv[1..].iter().enumerate().any(|(k, a)| {
-        let value = match a.strip_prefix("--file=").or_else(|| a.strip_prefix("-f")) {
-            Some("") => cmd.argv.get(k + 2).map(String::as_str),
-            v => v,
-        };
-        value.is_some_and(temp)
-    });
+    let makes = matches!(name, "make" | "gmake" | "bmake");
+    let script_file = (makes || matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed"))
+        && cmd.argv[1..].iter().enumerate().any(|(k, a)| {
+            let next = || cmd.argv.get(k + 2).map(String::as_str);
+            // `-f F`, `-nf F`, `-fF`, `--file=F`, `--makefile F`.
+            let bundle = crate::guard::options::bundle(a, |c| c == 'f');
+            let value = match a.as_str() {
+                "--file" | "--makefile" => next(),
+                _ => a
+                    .strip_prefix("--file=")
+                    .or_else(|| a.strip_prefix("--makefile="))
+                    .or_else(|| bundle.and_then(|b| b.value_letter.and(b.glued)))
+                    .or_else(|| bundle.filter(|b| b.takes_next()).and_then(|_| next())),
+            };
+            // `make -C /tmp/build install` runs a Makefile there too, but most often the one
+            // of a build the agent unpacked there itself: left to the other rules.
+            value.is_some_and(temp)
+        });
     let script = script || script_file;
     let variable = cmd.assignments.iter().find(|a| {
         a.split_once('=').is_some_and(|(k, v)| {
@@ -4187,17 +4230,29 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
         a.strip_prefix('-')
             .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphabetic()))
     }
+    // `-cf/x`: the letters before a glued value.
+    fn leading_letters(a: &str) -> Option<&str> {
+        let l = a.strip_prefix('-').filter(|l| !l.starts_with('-'))?;
+        Some(&l[..l.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(l.len())])
+    }
     // `tar -cf F`, `tar czf F`, `tar --create --file=F`: the archive made.
     let tar_creates = name == "tar"
         && args.iter().enumerate().any(|(k, a)| {
             a == "--create"
                 || a == "--append"
-                || letters(a)
+                || leading_letters(a)
                     .or_else(|| (k == 0 && is_tar_mode(a)).then_some(a.as_str()))
                     .is_some_and(|l| l.contains(['c', 'r']))
         });
     let own: &[&str] = match name {
-        "wget" => &["-O", "-a", "--append-output", "-P", "--directory-prefix"],
+        "wget" => &[
+            "-O",
+            "-a",
+            "--append-output",
+            "-P",
+            "--directory-prefix",
+            "--save-cookies",
+        ],
         // What curl writes besides the body: headers, cookies, traces, its own error output,
         // the C source of the transfer.
         "curl" => &[
@@ -4210,6 +4265,8 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
             "--stderr",
             "--libcurl",
             "--etag-save",
+            "--hsts",
+            "--alt-svc",
         ],
         "tar" if tar_creates => &["-f", "--file"],
         "unzip" => &["-d"],
@@ -4237,7 +4294,7 @@ fn output_targets(cmd: &SimpleCommand) -> Vec<&str> {
     // output letter in a bundle of one-letter options takes the rest of the word when that is a
     // path, else the next word.
     fn bundled<'a>(a: &'a str, next: Option<&'a str>, named: impl Fn(&str) -> bool) -> Option<&'a str> {
-        let letter = |c: char| c.is_ascii() && named(&['-', c].iter().collect::<String>());
+        let letter = |c: char| c.is_ascii() && std::str::from_utf8(&[b'-', c as u8]).is_ok_and(&named);
         let b = crate::guard::options::bundle(a, letter)?;
         b.value_letter?;
         match b.glued {
@@ -4781,6 +4838,14 @@ fn listing_fed_delete(
                 && everywhere(&operands.iter().take(1).copied().collect::<Vec<_>>())
         }
         "git" => lister.argv.get(1).is_some_and(|s| s == "ls-files") && operands.len() <= 1,
+        "rg" => {
+            lister.argv.iter().any(|a| a == "--files")
+                && !lister
+                    .argv
+                    .iter()
+                    .any(|a| matches!(a.as_str(), "-g" | "--glob" | "-t" | "--type"))
+                && everywhere(&operands)
+        }
         "echo" | "printf" => operands.iter().any(|o| *o == "*"),
         _ => false,
     };

@@ -65,7 +65,12 @@ pub(crate) fn names(option: &str, purpose: Purpose) -> bool {
     name.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|part| !part.is_empty())
         .any(|part| {
-            let part = part.to_ascii_lowercase();
+            // Most names are lower case already: only the others are copied.
+            let part: std::borrow::Cow<'_, str> = if part.bytes().any(|b| b.is_ascii_uppercase()) {
+                part.to_ascii_lowercase().into()
+            } else {
+                part.into()
+            };
             words
                 .iter()
                 .flat_map(|list| list.iter())

@@ -442,7 +442,12 @@ const SECRET_WORDS: &[&str] = &["password", "passwd", "passphrase", "token", "se
 /// `--from-file=p=/dev/stdin` after `create secret`), or a secret subcommand reading `-`
 /// (`docker secret create NAME -`).
 fn secret_value_from_stdin(argv: &[String]) -> bool {
-    let stdin = |v: &str| v == "-" || v == "/dev/stdin" || v == "/dev/fd/0";
+    let stdin = |v: &str| {
+        matches!(
+            v,
+            "-" | "/dev/stdin" | "/dev/fd/0" | "stdin" | "fd:0" | "file:/dev/stdin"
+        )
+    };
     let secret = |w: &str| {
         let w = w.to_ascii_lowercase();
         SECRET_WORDS.iter().any(|s| w.contains(s))
@@ -450,11 +455,14 @@ fn secret_value_from_stdin(argv: &[String]) -> bool {
     let secret_subcommand = argv.iter().skip(1).take(3).any(|w| secret(w) && !w.starts_with('-'));
     argv.iter().enumerate().skip(1).any(|(k, a)| {
         let option = &argv[k - 1];
-        let after_option = option.starts_with('-') && (secret(option) || option == "-p");
+        // `-pass stdin`, `-passin fd:0` (openssl), `--passphrase-fd 0` (gpg).
+        let after_option = option.starts_with('-')
+            && (secret(option) || matches!(option.as_str(), "-p" | "-pass" | "-passin" | "-passout"));
+        let descriptor_zero = a == "0" && option.starts_with('-') && option.ends_with("-fd") && secret(option);
         let glued = a
             .rsplit_once('=')
             .is_some_and(|(key, v)| stdin(v) && (secret(key) || secret_subcommand));
-        (stdin(a) && (after_option || secret_subcommand)) || glued
+        (stdin(a) && (after_option || secret_subcommand)) || glued || descriptor_zero
     })
 }
 
