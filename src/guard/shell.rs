@@ -792,9 +792,10 @@ impl Walker<'_> {
             }
             // `find ~ -type f | while read -r f; do gpg -c "$f"; done`: the loop runs its body
             // once per line the pipe brings, with the line as `$f`, which is what `xargs` does
-            // with the same words. The body's commands are read as `xargs` stages (the word
-            // that stood for the line removed, more arguments from stdin), in the pipeline of
-            // what feeds them, so every rule that reads a fed command reads this one.
+            // with the same words. The body's commands handed the line are read as `xargs`
+            // stages (more arguments from stdin), in the pipeline of what feeds them, so every
+            // rule that reads a fed command reads this one. The condition itself (`read f`)
+            // does nothing to judge.
             "while_statement" if self.piped_in => {
                 self.piped_in = false;
                 let var = node

@@ -1032,16 +1032,17 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let names_loading = |o: &str| option_names::names(o, Purpose::Load);
     // `--plugin-dir=/tmp`, `-provider-path ./x`: the folder bare names are looked up in is
     // one users write, so a bare name (`SONAME 'x.so'`, `--plugin-load=x.so`) is a file there.
-    let own_search_folder = args.iter().enumerate().any(|(k, a)| {
-        let (option, folder) = match a.split_once('=') {
-            Some((o, v)) => (o, Some(v)),
-            None => (a.as_str(), args.get(k + 1).map(String::as_str)),
-        };
-        option.starts_with('-')
-            && names_loading(option)
-            && (option.ends_with("dir") || option.ends_with("path"))
-            && folder.is_some_and(|f| own.contains(&place_of(f, cwd, ctx.workspace)))
-    });
+    let own_search_folder = cmd.as_root
+        && args.iter().enumerate().any(|(k, a)| {
+            let (option, folder) = match a.split_once('=') {
+                Some((o, v)) => (o, Some(v)),
+                None => (a.as_str(), args.get(k + 1).map(String::as_str)),
+            };
+            option.starts_with('-')
+                && names_loading(option)
+                && (option.ends_with("dir") || option.ends_with("path"))
+                && folder.is_some_and(|f| own.contains(&place_of(f, cwd, ctx.workspace)))
+        });
     let root_loads = cmd.as_root
         && (args.iter().enumerate().any(|(k, a)| {
             // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
