@@ -470,6 +470,11 @@ fn secret_value_from_stdin(argv: &[String]) -> bool {
 /// module doc). Blocked like `-p PW`.
 pub fn fed_password(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
+    // Nothing is fed to the first stage of a pipeline without a here-string or file: the
+    // option scans below are for commands something is fed to.
+    if index == 0 && cmd.stdin_text.is_none() {
+        return;
+    }
     let name = cmd.name();
     let by_option = |a: &String| {
         let a = a.to_ascii_lowercase();
