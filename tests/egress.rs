@@ -372,6 +372,11 @@ fn after_the_egress_stops_its_threads_are_gone_and_its_ports_closed() {
         return;
     };
     let own = |now: std::collections::BTreeSet<String>| now.difference(&before).cloned().collect::<Vec<_>>();
+    // A thread takes its name itself once it runs: on a loaded machine, a moment after spawn.
+    let started = std::time::Instant::now();
+    while own(egress_threads()).is_empty() && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(!own(egress_threads()).is_empty(), "the egress runs threads");
     let (code, _, err) = f.run(&format!("curl -sS --max-time 10 http://{}/", model.addr));
     assert_eq!(code, 0, "{err}");
