@@ -5156,3 +5156,148 @@ fn a_library_a_user_could_write_loaded_into_a_root_program_by_statement_subcomma
         "sudo php -d extension=redis.so -m",
     ]);
 }
+
+#[test]
+fn every_spelling_of_a_loop_fed_a_listing_is_read_as_xargs() {
+    // `until`, a group or a subshell around the loop, a process substitution feeding it, a
+    // `for` over a listing's words, and every way `read` names the line.
+    judged(
+        "deletion.bulk",
+        Block,
+        &[
+            "find ~ -type f | until ! read f; do rm \"$f\"; done",
+            "find ~ -type f | { while read f; do rm \"$f\"; done; }",
+            "find ~ -type f | (while read f; do rm \"$f\"; done)",
+            "while read f; do rm \"$f\"; done < <(find ~ -type f)",
+            "for f in $(find ~ -type f); do rm \"$f\"; done",
+            "for f in `ls ~`; do rm -rf \"$f\"; done",
+            "find ~ -type f | while read a b; do rm \"$a\"; done",
+            "find ~ -type f | while read; do rm \"$REPLY\"; done",
+            "find ~ -type f | while read -u 0 f; do rm \"$f\"; done",
+            "find ~ -type f | while read -ra parts; do rm \"${parts[0]}\"; done",
+        ],
+    );
+    // Narrowed listings, lines only printed or counted, and a path built from the line.
+    allowed(&[
+        "for f in $(ls *.txt); do wc -l \"$f\"; done",
+        "for f in $(git ls-files '*.py'); do echo \"$f\"; done",
+        "while read f; do echo \"$f\"; done < <(find ~ -type f)",
+        "while read -r line; do echo \"$line\"; done < notes.txt",
+        "find . -name '*.o' | { while read f; do rm \"$f\"; done; }",
+        "for d in $(ls packages); do rm -rf \"packages/$d/dist\"; done",
+    ]);
+}
+
+#[test]
+fn a_listing_fed_to_a_command_that_empties_each_file() {
+    judged(
+        "deletion.bulk",
+        Block,
+        &[
+            "find ~ -type f | xargs truncate -s 0",
+            "find ~ -type f | while read f; do : > \"$f\"; done",
+            "find ~ -type f | while read f; do cat /dev/null > \"$f\"; done",
+            "find ~ -type f | while read f; do cp /dev/null \"$f\"; done",
+            "find ~ -type f | xargs trash",
+            "find ~ -type f | while read f; do gio trash \"$f\"; done",
+            "du -a ~ | cut -f2 | xargs rm -f",
+            "tree -fi ~ | xargs rm -f",
+        ],
+    );
+    // Narrowed to logs, the line written elsewhere or appended to, another file's size.
+    allowed(&[
+        "find . -name '*.log' | xargs truncate -s 0",
+        "find ~ -type f | while read f; do echo \"$f\" > /tmp/last; done",
+        "ls | while read f; do wc -c < \"$f\" > \"$f.size\"; done",
+        "find ~ -type f | xargs truncate -s +1M --no-create -c",
+        "du -sh ~ | cut -f1",
+    ]);
+}
+
+#[test]
+fn encryptors_that_replace_their_files_and_names_read_from_stdin() {
+    judged(
+        "deletion.encrypted_files",
+        Block,
+        &[
+            "find ~ -type f | while read f; do sops -e -i \"$f\"; done",
+            "find ~ -type f | xargs ansible-vault encrypt",
+            "ansible-vault encrypt ~/notes.yml",
+            "sops --encrypt --in-place ~/.config/app/settings.yaml",
+            "find ~ -type f | while read f; do scrypt enc \"$f\" \"$f.enc\"; done",
+            "find ~ -type f | while read f; do gpg-zip -c -o \"$f.gpg\" \"$f\"; done",
+            "find ~ -type f | zip -m -P x -@ all.zip",
+            "find ~/Documents -type f | gpgtar -c -o all.gpg -T -",
+        ],
+    );
+    allowed(&[
+        "sops -e -i secrets.enc.yaml",
+        "sops -e secrets.yaml > secrets.enc.yaml",
+        "ansible-vault encrypt group_vars/all/vault.yml",
+        "ansible-vault rekey group_vars/all/vault.yml",
+        "git ls-files | zip -@ src.zip",
+        "find . -name '*.txt' | zip -@ texts.zip",
+        "scrypt dec ~/notes.enc notes.txt",
+    ]);
+}
+
+#[test]
+fn more_interpreters_and_script_options_run_a_temp_script_as_root() {
+    judged(
+        "privilege.root_from_temp",
+        Block,
+        &[
+            "sudo tsx /tmp/x.ts",
+            "sudo ts-node /tmp/x.ts",
+            "sudo go run /tmp/x.go",
+            "sudo dotnet script /tmp/x.csx",
+            "sudo python3 -X dev /tmp/x.py",
+            "sudo m4 /tmp/x.m4",
+            "sudo bpftrace /tmp/x.bt",
+            "sudo gdb -batch -x /tmp/cmds",
+            "sudo gdb -x/tmp/cmds -batch",
+            "sudo lldb -s /tmp/cmds",
+            "sudo vim -S /tmp/x.vim",
+            "sudo nvim -u /tmp/init.lua",
+            "sudo emacs --script /tmp/x.el",
+            "sudo cmake -P /tmp/x.cmake",
+            "sudo psql -f /tmp/x.sql",
+            "sudo lua /run/user/1000/x.lua",
+            "sudo bash /dev/mqueue/x.sh",
+            "sudo python3 \"$XDG_RUNTIME_DIR/x.py\"",
+        ],
+    );
+    // Builds and files as data; the script in the workspace; options that run nothing.
+    allowed(&[
+        "sudo go build -o /tmp/x .",
+        "sudo cmake --build /tmp/build",
+        "sudo psql -f schema.sql",
+        "sudo python3 -X dev app.py",
+        "sudo python3 -I app.py",
+        "go run /tmp/x.go",
+        "sudo gdb -batch -ex bt ./app core",
+    ]);
+}
+
+#[test]
+fn a_literal_password_fed_by_yes_or_to_more_stdin_readers() {
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "yes Hunter2024 | sudo -S ls",
+            "echo Hunter2024 | sshpass -d 0 ssh host",
+            "echo Hunter2024 | ldapsearch -x -D cn=admin -y /dev/stdin",
+            "echo s.Abc12345xyz | vault login -",
+            "echo Hunter2024 | wpa_passphrase homenet",
+        ],
+    );
+    allowed(&[
+        "yes | sudo apt-get install x",
+        "yes y | pip uninstall requests",
+        "echo \"$PW\" | sshpass -d 0 ssh host",
+        "sshpass -f ~/.pw ssh host",
+        // 7-Zip's `-p` alone asks for the password: the next word is another option.
+        "7z a -p -mhe=on exports.7z ./exports",
+    ]);
+}

@@ -92,6 +92,9 @@ pub struct SimpleCommand {
     /// it carries (`curl .. | sh -c 'bash -s'`: `bash -s` reads what `curl` prints). Rules
     /// that read what flows into a command see it; it is judged where it stands, not here.
     pub(crate) upstream_copy: bool,
+    /// The command is run once per line fed to a loop and its output replaces the file the
+    /// line names (`find ~ | while read f; do : > "$f"; done`): every listed file is emptied.
+    pub(crate) overwrites_fed_files: bool,
 }
 
 impl SimpleCommand {

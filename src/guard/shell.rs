@@ -282,27 +282,79 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
     pipes == 1
 }
 
-/// The variable a `while` condition reads a line into (`read f`, `read -r line`, `IFS= read
-/// -r -d '' f`); None for any other condition (and for `read -a ARRAY`).
-fn read_variable(condition: Node<'_>, src: &[u8]) -> Option<String> {
-    if condition.kind() != "command" {
-        return None;
-    }
-    let name = condition.child_by_field_name("name")?;
-    if text(name, src) != "read" {
-        return None;
+/// The words a `while` (or `until !`) condition's `read` makes of each line, as a loop body
+/// spells them: `read f` → `$f`, `${f}`; `read a b` → each name; `read` → `$REPLY`; `read -a
+/// arr` → `${arr[0]}`, `${arr[@]}`, `$arr`. Empty for any other condition.
+fn read_words(condition: Node<'_>, src: &[u8]) -> Vec<String> {
+    // `until ! read f`: the same loop, spelled the other way round.
+    let condition = match condition.kind() {
+        "negated_command" => match condition.named_child(0) {
+            Some(inner) => inner,
+            None => return Vec::new(),
+        },
+        _ => condition,
+    };
+    if condition.kind() != "command"
+        || condition
+            .child_by_field_name("name")
+            .is_none_or(|n| text(n, src) != "read")
+    {
+        return Vec::new();
     }
     let mut cursor = condition.walk();
     let args: Vec<&str> = condition
         .children_by_field_name("argument", &mut cursor)
         .map(|a| text(a, src))
         .collect();
-    // The last word is the variable (`read -r -d '' f`, `read -t 5 f`); options and their
-    // values come before it. `read -a ARRAY` splits the line into an array.
-    let var = args.last()?;
-    let array = args.len() > 1 && args[args.len() - 2] == "-a";
-    (!array && !var.starts_with('-') && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .then(|| var.to_string())
+    let identifier = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    // Options come first; `-d DELIM`, `-n N`, `-p PROMPT`, `-t T`, `-u FD`, `-i TEXT` and
+    // `-a ARRAY` take a value, glued or as the next word (`-rd ''`).
+    const VALUED: &[u8] = b"adinNptu";
+    let (mut names, mut arrays) = (Vec::new(), Vec::new());
+    let mut k = 0;
+    while k < args.len() {
+        let a = args[k];
+        if a == "--" {
+            names.extend(args[k + 1..].iter().copied().filter(|w| identifier(w)));
+            break;
+        }
+        match a.strip_prefix('-').filter(|l| !l.is_empty()) {
+            Some(letters) => {
+                if let Some(at) = letters.bytes().position(|l| VALUED.contains(&l)) {
+                    let glued = &letters[at + 1..];
+                    let value = if glued.is_empty() {
+                        k += 1;
+                        args.get(k).copied().unwrap_or("")
+                    } else {
+                        glued
+                    };
+                    if letters.as_bytes()[at] == b'a' && identifier(value) {
+                        arrays.push(value);
+                    }
+                }
+            }
+            None if identifier(a) => names.push(a),
+            None => {}
+        }
+        k += 1;
+    }
+    if names.is_empty() && arrays.is_empty() {
+        names.push("REPLY");
+    }
+    let mut words: Vec<String> = names
+        .iter()
+        .flat_map(|n| [format!("${n}"), format!("${{{n}}}")])
+        .collect();
+    for a in arrays {
+        words.extend([
+            format!("${a}"),
+            format!("${{{a}}}"),
+            format!("${{{a}[0]}}"),
+            format!("${{{a}[@]}}"),
+            format!("${{{a}[*]}}"),
+        ]);
+    }
+    words
 }
 
 /// Parses a shell command line into pipelines of simple commands (see the module doc).
@@ -704,6 +756,9 @@ impl Walker<'_> {
                 }
                 let before = self.out.pipelines.len();
                 let mut redirs = SimpleCommand::default();
+                if self.fed_by_process_substitution(node, src, depth, &mut redirs) {
+                    return;
+                }
                 let mut list = false;
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
@@ -770,6 +825,7 @@ impl Walker<'_> {
                             && (printed || values.iter().all(|v| is_literal(v))) =>
                     {
                         // The substitution runs first, once.
+                        let feeder = self.out.pipelines.len();
                         if printed {
                             let mut cursor = node.walk();
                             let lists: Vec<Node<'_>> = node.children_by_field_name("value", &mut cursor).collect();
@@ -777,10 +833,28 @@ impl Walker<'_> {
                                 self.visit_subs(list, src, depth);
                             }
                         }
+                        // `for f in $(find ~ -type f); do rm "$f"; done`: one pipeline prints the
+                        // words, and a command handed one of them whole is fed them as a `while
+                        // read` loop's body is: its pipeline joins the printing one's.
+                        let lister = printed && self.out.pipelines.len() == feeder + 1;
                         let saved = self.vars.get(&var).cloned();
                         for v in values {
-                            self.vars.insert(var.clone(), v);
-                            self.visit(body, src, depth);
+                            self.vars.insert(var.clone(), v.clone());
+                            if lister {
+                                let start = self.out.pipelines.len();
+                                self.visit_fed(body, src, depth, std::slice::from_ref(&v));
+                                let mut k = start;
+                                while k < self.out.pipelines.len() {
+                                    if self.out.pipelines[k].iter().any(|c| c.args_from_stdin) {
+                                        let fed = self.out.pipelines.remove(k);
+                                        self.out.pipelines[feeder].extend(fed);
+                                    } else {
+                                        k += 1;
+                                    }
+                                }
+                            } else {
+                                self.visit(body, src, depth);
+                            }
                         }
                         match saved {
                             Some(v) => self.vars.insert(var, v),
@@ -794,26 +868,16 @@ impl Walker<'_> {
             // once per line the pipe brings, with the line as `$f`, which is what `xargs` does
             // with the same words. The body's commands handed the line are read as `xargs`
             // stages (more arguments from stdin), in the pipeline of what feeds them, so every
-            // rule that reads a fed command reads this one. The condition itself (`read f`)
-            // does nothing to judge.
+            // rule that reads a fed command reads this one (see [`Walker::visit_fed`]). The
+            // condition itself (`read f`, `until ! read f`) does nothing to judge.
             "while_statement" if self.piped_in => {
                 self.piped_in = false;
-                let var = node
+                let words = node
                     .child_by_field_name("condition")
-                    .and_then(|c| read_variable(c, src));
-                match (var, node.child_by_field_name("body")) {
-                    (Some(var), Some(body)) => {
-                        let before = self.out.pipelines.len();
-                        self.visit(body, src, depth);
-                        let (plain, braced) = (format!("${var}"), format!("${{{var}}}"));
-                        for cmd in self.out.pipelines[before..].iter_mut().flatten() {
-                            // Handed the line itself, it is fed the lines (`rm "$f"`); a path
-                            // built from it (`rm -rf "$d/target"`) is another file. The word
-                            // stays where it stood, as `xargs -I{}` keeps `{}`: a rule that
-                            // needs a local source (`scp "$f" host:`) still has one.
-                            cmd.args_from_stdin |= cmd.argv.iter().skip(1).any(|w| *w == plain || *w == braced);
-                        }
-                    }
+                    .map(|c| read_words(c, src))
+                    .unwrap_or_default();
+                match node.child_by_field_name("body") {
+                    Some(body) if !words.is_empty() => self.visit_fed(body, src, depth, &words),
                     _ => self.visit_children(node, src, depth),
                 }
             }
@@ -841,6 +905,10 @@ impl Walker<'_> {
     /// Visits the statements under `node` in order; siblings separated by a `|` in the
     /// original text (see [`parse_tree`]) are joined into one pipeline.
     fn visit_children(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        // `find ~ | { while read f; do ..; done; }`, `find ~ | (while ..)`: what is piped into
+        // a group reaches its first command.
+        let mut group_fed =
+            std::mem::take(&mut self.piped_in) && matches!(node.kind(), "compound_statement" | "subshell");
         let mut cursor = node.walk();
         let mut prev_end: Option<usize> = None;
         let mut group_start = self.out.pipelines.len();
@@ -850,7 +918,7 @@ impl Walker<'_> {
             }
             let piped = prev_end.is_some_and(|e| pipe_between(src, e, child.start_byte()));
             let before = self.out.pipelines.len();
-            self.piped_in = piped;
+            self.piped_in = piped || std::mem::take(&mut group_fed);
             self.visit(child, src, depth);
             self.piped_in = false;
             if piped {
@@ -864,6 +932,66 @@ impl Walker<'_> {
             }
             prev_end = Some(child.end_byte());
         }
+    }
+
+    /// Visits a loop body run once per line fed to the loop, with the line in one of `words`
+    /// (`$f`, `${f}`): its commands handed the line are read as `xargs` stages (more arguments
+    /// from stdin), so every rule that reads a fed command reads them. A path built from the
+    /// line (`rm -rf "$d/target"`) is another file. The word stays where it stood, as `xargs
+    /// -I{}` keeps `{}`: a rule that needs a local source (`scp "$f" host:`) still has one. A
+    /// command whose output replaces the named file (`: > "$f"`) is marked so.
+    fn visit_fed(&mut self, body: Node<'_>, src: &[u8], depth: usize, words: &[String]) {
+        let before = self.out.pipelines.len();
+        self.visit(body, src, depth);
+        let fed = |w: &String| words.contains(w);
+        for cmd in self.out.pipelines[before..].iter_mut().flatten() {
+            let replaced = cmd.redirects.iter().any(|r| fed(r) && !cmd.appends.contains(r));
+            cmd.overwrites_fed_files |= replaced;
+            cmd.args_from_stdin |= replaced || cmd.argv.iter().skip(1).any(fed);
+        }
+    }
+
+    /// `while read f; do rm "$f"; done < <(find ~ -type f)`: the loop reads what the process
+    /// substitution prints, as if piped from it. The substitution's pipeline and the loop's
+    /// fed body are read as one pipeline (see [`Walker::visit_fed`]); false, with nothing
+    /// visited, for any other redirected statement.
+    fn fed_by_process_substitution(
+        &mut self,
+        node: Node<'_>,
+        src: &[u8],
+        depth: usize,
+        redirs: &mut SimpleCommand,
+    ) -> bool {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let [looped, redirect] = children.as_slice() else {
+            return false;
+        };
+        let from_substitution = redirect.kind() == "file_redirect"
+            && redirect.child(0).is_some_and(|op| text(op, src) == "<")
+            && redirect
+                .child_by_field_name("destination")
+                .is_some_and(|d| d.kind() == "process_substitution");
+        if looped.kind() != "while_statement" || !from_substitution {
+            return false;
+        }
+        let feeder = self.out.pipelines.len();
+        self.add_redirect(*redirect, src, depth, redirs);
+        if self.out.pipelines.len() != feeder + 1 {
+            // Not one pipeline to read the lines of: the loop's commands read the file.
+            let start = self.out.pipelines.len();
+            self.visit(*looped, src, depth);
+            for cmd in self.out.pipelines[start..].iter_mut().flatten() {
+                cmd.inputs.extend(redirs.inputs.iter().cloned());
+            }
+            return true;
+        }
+        self.piped_in = true;
+        self.visit(*looped, src, depth);
+        self.piped_in = false;
+        let body: Vec<SimpleCommand> = self.out.pipelines.drain(feeder + 1..).flatten().collect();
+        self.out.pipelines[feeder].extend(body);
+        true
     }
 
     /// Visits the substitutions inside a word (they run before the command).

@@ -86,8 +86,17 @@ pub const SYSTEM_DIRS: &[&str] = &[
     "Users",
 ];
 
-/// Directories every program may use for scratch files (world-writable).
-pub const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "/private/tmp"];
+/// Directories every program may use for scratch files (world-writable). A user's runtime
+/// directory (`/run/user/UID`, writable by that user) counts too: see [`classify_target`].
+pub const TEMP_DIRS: &[&str] = &[
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/private/tmp",
+    "/dev/mqueue",
+    "/run/lock",
+    "/var/lock",
+];
 
 /// Cache directories under home, relative to it: disposable by definition (XDG, macOS).
 const HOME_CACHES: &[&str] = &[
@@ -96,6 +105,8 @@ const HOME_CACHES: &[&str] = &[
     ".npm/_cacache",
     ".gradle/caches",
     ".cargo/registry/cache",
+    ".m2/repository",
+    "go/pkg/mod/cache",
 ];
 
 /// Shell startup files under home, relative to it: what is written there runs in every new
@@ -159,7 +170,7 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             }
         }
     }
-    for tmp in ["$TMPDIR", "${TMPDIR}"] {
+    for tmp in ["$TMPDIR", "${TMPDIR}", "$XDG_RUNTIME_DIR", "${XDG_RUNTIME_DIR}"] {
         if let Some(rest) = t.strip_prefix(tmp) {
             let rest = rest.trim_matches('/');
             return if matches!(rest, "" | "*" | ".*") || rest.contains('$') {
@@ -220,6 +231,16 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             return Target::TempRoot;
         }
         if normal_starts_with(base_bytes, tmp.as_bytes()) {
+            return Target::Temp;
+        }
+    }
+    // `/run/user/1000/x`: the runtime directory of a user, scratch space as `/tmp` is.
+    if let Some(rest) = base_bytes.strip_prefix(b"/run/user/") {
+        let uid = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if uid > 0 && uid == rest.len() {
+            return Target::TempRoot;
+        }
+        if uid > 0 && rest[uid] == b'/' {
             return Target::Temp;
         }
     }
@@ -459,6 +480,16 @@ mod tests {
         }
         assert_eq!(class("$TMPDIR"), Target::TempRoot);
         assert_eq!(class("${TMPDIR}/x"), Target::Temp);
+        assert_eq!(class("/run/user/1000"), Target::TempRoot);
+        assert_eq!(class("/run/user/1000/x.lua"), Target::Temp);
+        assert_eq!(class("$XDG_RUNTIME_DIR/x"), Target::Temp);
+        assert!(
+            matches!(class("/run/user"), Target::System(_)),
+            "{:?}",
+            class("/run/user")
+        );
+        assert!(matches!(class("/run/user/x/y"), Target::System(_)));
+        assert!(matches!(class("/run/systemd/x"), Target::System(_)));
         assert_eq!(class("~/.cache"), Target::TempRoot);
         assert_eq!(class("~/.cache/*"), Target::TempRoot);
         assert_eq!(class("~/.cache/pip"), Target::Temp);

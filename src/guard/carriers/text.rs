@@ -34,6 +34,11 @@ pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
             }
             s
         }
+        // `yes PASSWORD | sudo -S ..`: the words as one line, over and over (`y` without any).
+        "yes" if args.first().is_none_or(|a| !a.starts_with("--")) => match args.is_empty() {
+            true => "y".to_string(),
+            false => args.join(" "),
+        },
         _ => return None,
     };
     (is_literal(&text) && !text.trim().is_empty()).then_some(text)

@@ -233,6 +233,67 @@ const ENCRYPTORS: &[Encryptor] = &[
         deletes_inputs: &["-u", "--unlink"],
         ..OTHERWISE
     },
+    Encryptor {
+        names: &["gpg-zip"],
+        encrypt: &["--encrypt", "-e", "--symmetric", "-c"],
+        encrypt_letters: "ce",
+        other_modes: &["--decrypt", "-d", "--list-archive", "-t"],
+        value_opts: &[
+            "-r",
+            "--recipient",
+            "-u",
+            "--local-user",
+            "--gpg",
+            "--gpg-args",
+            "--tar",
+            "--tar-args",
+        ],
+        output_opts: &["-o", "--output"],
+        ..OTHERWISE
+    },
+    // `scrypt enc IN [OUT]`.
+    Encryptor {
+        names: &["scrypt"],
+        encrypt: &["enc"],
+        other_modes: &["dec", "info"],
+        value_opts: &["-t", "-m", "-M", "--passphrase"],
+        skip_operands: 1,
+        ..OTHERWISE
+    },
+    // `sops -e -i F` replaces the file with its encrypted form.
+    Encryptor {
+        names: &["sops"],
+        encrypt: &["-e", "--encrypt"],
+        encrypt_letters: "e",
+        other_modes: &["-d", "--decrypt", "-r", "--rotate", "--extract"],
+        value_opts: &[
+            "--age",
+            "--pgp",
+            "--kms",
+            "--gcp-kms",
+            "--azure-kv",
+            "--hc-vault-transit",
+            "--input-type",
+            "--output-type",
+            "--encrypted-regex",
+            "--unencrypted-regex",
+            "--config",
+        ],
+        output_opts: &["--output"],
+        deletes_inputs: &["-i", "--in-place"],
+        ..OTHERWISE
+    },
+    // `ansible-vault encrypt F..` replaces each file.
+    Encryptor {
+        names: &["ansible-vault"],
+        encrypt: &["encrypt"],
+        other_modes: &["decrypt", "view", "edit", "create", "rekey", "encrypt_string"],
+        value_opts: &["--vault-id", "--vault-password-file", "--vault-pass-file"],
+        output_opts: &["--output"],
+        skip_operands: 1,
+        in_place: true,
+        ..OTHERWISE
+    },
     // bcrypt replaces each file with its `.bfe` unless told to keep it (`-r`) or to print.
     Encryptor {
         names: &["bcrypt"],

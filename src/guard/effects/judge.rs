@@ -241,8 +241,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     }
     super::packages::check(cmd, out);
     // `find ~ -type f | xargs gpg -c`: the files come from a listing of a folder.
-    let listed = cmd
-        .args_from_stdin
+    let listed = (cmd.args_from_stdin || names_from_stdin(cmd))
         .then(|| lister_upstream(pipeline, i).and_then(listed_folder))
         .flatten();
     super::encryption::check(cmd, listed, ctx, out);
@@ -331,7 +330,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             "runs an attack tool (scanning, brute force, spoofing or exploitation) against other hosts",
         ));
     }
-    if cmd.args_from_stdin && matches!(name, "rm" | "unlink" | "shred" | "srm") {
+    if cmd.args_from_stdin && destroys_each_fed_file(cmd) {
         if let Some(lister) = lister_upstream(pipeline, i) {
             listing_fed_delete(lister, cmd, ctx, out);
         }
@@ -542,6 +541,23 @@ fn lister_upstream(pipeline: &Pipeline, i: usize) -> Option<&SimpleCommand> {
         .find(|c| !LINE_FILTERS.contains(&c.name()) || (c.name() == "rg" && c.argv.iter().any(|a| a == "--files")))
 }
 
+/// Whether a program reads the names of its input files from stdin by its own option: `zip
+/// -@`, `tar -T -`, `gpgtar --files-from -`.
+fn names_from_stdin(cmd: &SimpleCommand) -> bool {
+    let args = &cmd.argv[1..];
+    match cmd.name() {
+        "zip" => args
+            .iter()
+            .any(|a| a == "--names-stdin" || (a.starts_with('-') && !a.starts_with("--") && a.contains('@'))),
+        "tar" | "bsdtar" | "gtar" | "gpgtar" | "gpg-zip" => args.iter().enumerate().any(|(k, a)| {
+            matches!(a.as_str(), "-T-" | "--files-from=-" | "--files-from=/dev/stdin")
+                || (matches!(a.as_str(), "-T" | "--files-from")
+                    && args.get(k + 1).is_some_and(|v| v == "-" || v == "/dev/stdin"))
+        }),
+        _ => false,
+    }
+}
+
 /// The folder whose files a listing prints, one per line (`find ~/Documents -type f`, `fd -e pdf
 /// . ~`, `ls ~/x`, `rg --files ~`): what a command fed its lines by `xargs` or a `while read`
 /// loop is handed. None for anything else.
@@ -561,6 +577,15 @@ fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
         "fd" | "fdfind" => Some(operands().nth(1).unwrap_or(".")),
         "ls" | "dir" => Some(operands().next().unwrap_or(".")),
         "rg" if args.iter().any(|a| a == "--files") => Some(operands().next_back().unwrap_or(".")),
+        // `du -a ~` prints sizes and paths (a `cut -f2` keeps the paths); `tree -f` full paths.
+        "du" if args.iter().any(|a| a == "-a" || a == "--all") => Some(operands().next().unwrap_or(".")),
+        "tree"
+            if args
+                .iter()
+                .any(|a| crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('f'))) =>
+        {
+            Some(operands().next().unwrap_or("."))
+        }
         _ => None,
     }
 }
@@ -1182,41 +1207,53 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         && !matches!(name, "script" | "tmux" | "screen" | "busybox" | "capsh"))
         || crate::guard::carriers::is_shell(name)
         || name.starts_with("python")
-        || matches!(
-            name,
-            "source" | "." | "Rscript" | "java" | "bun" | "groovy" | "kotlin" | "osascript"
-        );
+        || SCRIPT_RUNNERS.contains(&name);
     let code_file = |a: &str| {
         let file = a.rsplit('/').next().unwrap_or(a);
         file.rsplit_once('.')
             .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.iter().any(|c| c.eq_ignore_ascii_case(ext)))
     };
-    let mut operands = cmd.argv[1..].iter().filter(|a| !a.starts_with('-'));
-    let first = match operands.next() {
-        Some(run) if run == "run" => operands.next(),
-        first => first,
+    // The interpreter's own options that take a value (`python3 -X dev /tmp/x.py`) are
+    // skipped; its script is its first operand, or the one after a launching verb (`sudo deno
+    // run -A /tmp/x.ts`, `sudo go run /tmp/x.go`, `sudo dotnet script /tmp/x.csx`).
+    let valued = |o: &str| matches!(o, "-X" | "-W" | "-Q");
+    let mut operands = cmd.argv[1..]
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| !(a.starts_with('-') || *k > 0 && valued(&cmd.argv[*k])))
+        .map(|(_, a)| a);
+    let (launched, first) = match operands.next() {
+        Some(verb) if matches!(verb.as_str(), "run" | "script") => (true, operands.next()),
+        first => (false, first),
     };
-    let script = interpreter && first.is_some_and(|a| temp(a));
-    // `sudo awk -f /tmp/x.awk`, `sudo sed -f /tmp/x.sed`, `sudo make -f /tmp/Makefile`: a
-    // program whose `-f` names the script it runs.
-    let makes = matches!(name, "make" | "gmake" | "bmake");
-    let script_file = (makes || matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "sed" | "gsed"))
-        && cmd.argv[1..].iter().enumerate().any(|(k, a)| {
-            let next = || cmd.argv.get(k + 2).map(String::as_str);
-            // `-f F`, `-nf F`, `-fF`, `--file=F`, `--makefile F`.
-            let bundle = crate::guard::options::bundle(a, |c| c == 'f');
-            let value = match a.as_str() {
-                "--file" | "--makefile" => next(),
-                _ => a
-                    .strip_prefix("--file=")
-                    .or_else(|| a.strip_prefix("--makefile="))
-                    .or_else(|| bundle.and_then(|b| b.value_letter.and(b.glued)))
-                    .or_else(|| bundle.filter(|b| b.takes_next()).and_then(|_| next())),
-            };
-            // `make -C /tmp/build install` runs a Makefile there too, but most often the one
-            // of a build the agent unpacked there itself: left to the other rules.
-            value.is_some_and(temp)
+    let script = (interpreter || (launched && LAUNCHERS.contains(&name))) && first.is_some_and(|a| temp(a));
+    // `sudo awk -f /tmp/x.awk`, `sudo gdb -x /tmp/cmds`, `sudo vim -S /tmp/x.vim`: a program
+    // whose option names the script it runs (see [`SCRIPT_OPTIONS`]).
+    let options = SCRIPT_OPTIONS
+        .iter()
+        .find(|(programs, _)| programs.contains(&name))
+        .map_or(&[][..], |(_, options)| *options);
+    let script_file = cmd.argv[1..].iter().enumerate().any(|(k, a)| {
+        let next = || cmd.argv.get(k + 2).map(String::as_str);
+        let value = options.iter().find_map(|o| {
+            if a == o {
+                next()
+            } else if o.starts_with("--") {
+                a.strip_prefix(o).and_then(|rest| rest.strip_prefix('='))
+            } else {
+                // A short letter bundled (`-nf F`) or glued (`-fF`, `-x/tmp/c`).
+                let letter = o.chars().nth(1).filter(|_| o.len() == 2)?;
+                let bundle = crate::guard::options::bundle(a, |c| c == letter)?;
+                bundle
+                    .value_letter
+                    .and(bundle.glued)
+                    .or_else(|| bundle.takes_next().then(next).flatten())
+            }
         });
+        // `make -C /tmp/build install` runs a Makefile there too, but most often the one
+        // of a build the agent unpacked there itself: left to the other rules.
+        value.is_some_and(temp)
+    });
     let script = script || script_file;
     let variable = cmd.assignments.iter().find(|a| {
         a.split_once('=').is_some_and(|(k, v)| {
@@ -1261,6 +1298,59 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         format!("{what}: whoever can write there gets root"),
     ));
 }
+
+/// Interpreters, beyond the shells and prompts of `SHELLS_AND_REPLS`, whose first operand is
+/// the script they run (`sudo tsx /tmp/x.ts`, `sudo bpftrace /tmp/x.bt`, `sudo m4 /tmp/x.m4`:
+/// m4's `syscmd` runs a shell command).
+const SCRIPT_RUNNERS: &[&str] = &[
+    "source",
+    ".",
+    "Rscript",
+    "java",
+    "bun",
+    "groovy",
+    "kotlin",
+    "osascript",
+    "tsx",
+    "ts-node",
+    "ts-node-esm",
+    "elixir",
+    "runghc",
+    "runhaskell",
+    "swift",
+    "m4",
+    "bpftrace",
+    "stap",
+    "gnuplot",
+    "jimsh",
+    "ansible-playbook",
+    "escript",
+    "crystal",
+    "dart",
+    "zx",
+];
+
+/// Launchers whose verb runs the file after it (`go run F`, `dotnet script F`, `cargo script F`).
+const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun"];
+
+/// Programs whose option names a script or command file they run: the options, short letters
+/// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).
+const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
+    (&["make", "gmake", "bmake"], &["-f", "--file", "--makefile"]),
+    (&["awk", "gawk", "mawk", "nawk", "sed", "gsed"], &["-f", "--file"]),
+    (
+        &["gdb", "gdb-multiarch", "cgdb"],
+        &["-x", "--command", "-ix", "--init-command"],
+    ),
+    (&["lldb"], &["-s", "--source", "-S", "--source-before-file"]),
+    (&["vim", "vi", "nvim", "gvim", "view", "vimdiff", "ex"], &["-S", "-u"]),
+    (&["emacs"], &["--script", "-l", "--load", "-script"]),
+    (&["cmake"], &["-P", "-C"]),
+    (&["psql"], &["-f", "--file"]),
+    (&["sqlite3", "sqlite"], &["-init", "--init"]),
+    (&["pwsh", "powershell"], &["-File", "-f", "-file"]),
+    (&["crash"], &["-i"]),
+];
 
 /// Extensions of files that hold code a program may run or load: scripts of the shells and
 /// interpreters, and the plugin formats of tools that run them (nmap's `.nse`, cowsay's
@@ -4799,7 +4889,33 @@ fn find_own_words(argv: &[String]) -> Vec<&str> {
     out
 }
 
-/// `ls | xargs rm -rf`, `git ls-files | xargs rm`: a listing of everything fed to a deleter.
+/// Whether a command handed file names one by one (by `xargs` or a `while read` loop) destroys
+/// each file it is handed: deletes it (`rm`, `shred`, `trash`, `gio trash`) or empties it
+/// (`truncate -s 0`, `cp /dev/null`, a loop's `: > "$f"`).
+fn destroys_each_fed_file(cmd: &SimpleCommand) -> bool {
+    let args = &cmd.argv[1..];
+    let size_zero = |w: &[String]| match w {
+        [o, v] if o == "-s" || o == "--size" => v == "0",
+        [o, ..] => matches!(o.as_str(), "-s0" | "--size=0"),
+        [] => false,
+    };
+    match cmd.name() {
+        "rm" | "unlink" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "rmtrash" => true,
+        "gio" | "kioclient" | "kioclient5" => args
+            .first()
+            .is_some_and(|s| matches!(s.as_str(), "trash" | "remove" | "rm")),
+        "truncate" => (0..args.len()).any(|k| size_zero(&args[k..(k + 2).min(args.len())])),
+        "cp" => args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|a| a == "/dev/null"),
+        _ => cmd.overwrites_fed_files,
+    }
+}
+
+/// `ls | xargs rm -rf`, `git ls-files | xargs rm`, `find ~ | while read f; do : > "$f"; done`: a
+/// listing of everything fed to a command that destroys each file (see
+/// [`destroys_each_fed_file`]).
 fn listing_fed_delete(
     lister: &SimpleCommand,
     deleter: &SimpleCommand,
@@ -4807,8 +4923,14 @@ fn listing_fed_delete(
     out: &mut Vec<Violation>,
 ) {
     let cwd = lister.cwd.as_deref();
-    let operands: Vec<&String> = lister.argv.iter().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let everywhere = |ops: &[&String]| {
+    let operands: Vec<&str> = lister
+        .argv
+        .iter()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let everywhere = |ops: &[&str]| {
         ops.is_empty()
             || ops.iter().any(|o| {
                 matches!(
@@ -4847,7 +4969,9 @@ fn listing_fed_delete(
                     .any(|a| matches!(a.as_str(), "-g" | "--glob" | "-t" | "--type"))
                 && everywhere(&operands)
         }
-        "echo" | "printf" => operands.iter().any(|o| *o == "*"),
+        "echo" | "printf" => operands.contains(&"*"),
+        // `du -a ~ | cut -f2`, `tree -fi ~`: every file under a folder, one per line.
+        "du" | "tree" => listed_folder(lister).is_some_and(|folder| everywhere(&[folder])),
         _ => false,
     };
     if all {
@@ -4860,7 +4984,7 @@ fn listing_fed_delete(
             BULK_DELETE,
             Risk::High,
             &cmd,
-            "deletes everything a listing of the whole directory names",
+            "destroys (deletes or empties) everything a listing of the whole directory names",
         ));
     }
 }

@@ -280,6 +280,7 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
             && !HARMLESS_DEVICES.contains(&abs.as_str())
             && !abs.starts_with("/dev/fd/")
             && !abs.starts_with("/dev/shm")
+            && !abs.starts_with("/dev/mqueue")
         {
             return Place::Device;
         }

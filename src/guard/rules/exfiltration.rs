@@ -202,7 +202,16 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
         ));
         return;
     }
+    // `scp host:x ~/.ssh/authorized_keys`: a local destination is written, not sent (the
+    // write is judged as a write).
+    let local_destination = matches!(name, "scp" | "rsync")
+        .then(|| cmd.argv.iter().rposition(|a| !a.starts_with('-')))
+        .flatten()
+        .filter(|&k| k > 1 && !cmd.argv[k].contains(':'));
     for (i, a) in cmd.argv.iter().enumerate().skip(1) {
+        if Some(i) == local_destination {
+            continue;
+        }
         let prev = cmd.argv.get(i - 1).map(String::as_str).unwrap_or("");
         // `--post-file=.env`: the value attached to the option.
         let attached = ["--post-file=", "--body-file=", "--upload-file="]

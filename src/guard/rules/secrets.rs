@@ -432,6 +432,18 @@ const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
     ("glab", &["--stdin"]),
     ("kinit", &[]),
     ("cryptsetup", &[]),
+    // `sshpass -d 0`: the password from a descriptor; `wpa_passphrase SSID` reads it when not
+    // given; `ldapsearch -y /dev/stdin`: the password file; `vault login -`: the token.
+    ("sshpass", &["-d"]),
+    ("wpa_passphrase", &[]),
+    ("ldapsearch", &["-y"]),
+    ("ldapmodify", &["-y"]),
+    ("ldapadd", &["-y"]),
+    ("ldapdelete", &["-y"]),
+    ("ldapwhoami", &["-y"]),
+    ("ldappasswd", &["-y", "-T"]),
+    ("vault", &["login"]),
+    ("nmcli", &["--ask", "-a"]),
 ];
 
 /// Words that name a secret value in an option or a subcommand.
@@ -1017,10 +1029,15 @@ fn login_option<'a>(name: &str, args: &'a [String]) -> Option<(&'a str, &'a str)
         None if logging_in() => LOGIN_VERB_OPTIONS,
         None => return None,
     };
+    // 7-Zip's and RAR's `-p` takes its password glued (`-pSECRET`); alone, it asks for one.
+    let glued_only = matches!(name, "7z" | "7za" | "7zr" | "7zz" | "rar" | "unrar");
     for (i, a) in args.iter().enumerate() {
         for o in opts.iter() {
             let value = if a == o {
-                args.get(i + 1).map(String::as_str)
+                // The next word is another option, not the value (`7z a -p -mhe=on`).
+                args.get(i + 1)
+                    .map(String::as_str)
+                    .filter(|v| !glued_only && !v.starts_with('-'))
             } else if let Some(v) = a.strip_prefix(o).and_then(|r| r.strip_prefix(['=', ':'])) {
                 Some(v)
             } else if o.len() == 2 && o.starts_with('-') && a.starts_with(o) && a.len() > 2 && !a.starts_with("--") {
