@@ -5175,6 +5175,16 @@ fn every_spelling_of_a_loop_fed_a_listing_is_read_as_xargs() {
             "find ~ -type f | while read; do rm \"$REPLY\"; done",
             "find ~ -type f | while read -u 0 f; do rm \"$f\"; done",
             "find ~ -type f | while read -ra parts; do rm \"${parts[0]}\"; done",
+            "find ~ -type f | while IFS= read -r f || [ -n \"$f\" ]; do rm -f \"$f\"; done",
+            "while read -r f; do rm -f \"$f\"; done <<< \"$(find ~ -type f)\"",
+            "{ while read -r f; do rm -f \"$f\"; done; } < <(find ~ -type f)",
+            // An unquoted substitution's words are arguments, as xargs makes them.
+            "rm -f $(find ~ -type f)",
+            "truncate -s 0 `find ~ -type f`",
+            // Filters that pass the paths on, and more listers.
+            "find ~ -type f | awk '{print}' | xargs rm -f",
+            "du -ah ~ | cut -f2 | xargs rm -f",
+            "git ls-tree -r --name-only HEAD | xargs rm -f",
         ],
     );
     // Narrowed listings, lines only printed or counted, and a path built from the line.
@@ -5185,6 +5195,9 @@ fn every_spelling_of_a_loop_fed_a_listing_is_read_as_xargs() {
         "while read -r line; do echo \"$line\"; done < notes.txt",
         "find . -name '*.o' | { while read f; do rm \"$f\"; done; }",
         "for d in $(ls packages); do rm -rf \"packages/$d/dist\"; done",
+        "rm -f $(find . -name '*.pyc')",
+        "rm $(git ls-files -d)",
+        "kill $(cat .server.pid)",
     ]);
 }
 
@@ -5202,6 +5215,17 @@ fn a_listing_fed_to_a_command_that_empties_each_file() {
             "find ~ -type f | while read f; do gio trash \"$f\"; done",
             "du -a ~ | cut -f2 | xargs rm -f",
             "tree -fi ~ | xargs rm -f",
+            "find ~ -type f | while read f; do dd if=/dev/zero of=\"$f\" bs=1k count=1; done",
+            "find ~ -type f | while read f; do ln -sf /dev/null \"$f\"; done",
+            "find ~ -type f | while read f; do install -m 644 /dev/null \"$f\"; done",
+        ],
+    );
+    judged(
+        "deletion.find_delete",
+        Block,
+        &[
+            "find ~ -type f -exec truncate -s 0 {} +",
+            "find ~ -type f -exec cp /dev/null {} \\;",
         ],
     );
     // Narrowed to logs, the line written elsewhere or appended to, another file's size.
@@ -5211,6 +5235,8 @@ fn a_listing_fed_to_a_command_that_empties_each_file() {
         "ls | while read f; do wc -c < \"$f\" > \"$f.size\"; done",
         "find ~ -type f | xargs truncate -s +1M --no-create -c",
         "du -sh ~ | cut -f1",
+        "find . -name '*.log' -exec truncate -s 0 {} +",
+        "ln -sf ../shared/config.yml config.yml",
     ]);
 }
 
@@ -5265,6 +5291,16 @@ fn more_interpreters_and_script_options_run_a_temp_script_as_root() {
             "sudo lua /run/user/1000/x.lua",
             "sudo bash /dev/mqueue/x.sh",
             "sudo python3 \"$XDG_RUNTIME_DIR/x.py\"",
+            // Options whose values the tables do not know, a relative script in a temp
+            // directory, a script on stdin, a fresh temp directory.
+            "sudo bash -o errexit /tmp/x.sh",
+            "sudo ruby -I lib /tmp/x.rb",
+            "cd /tmp && sudo bash x.sh",
+            "sudo mysql < /tmp/x.sql",
+            "sudo ctest -S /tmp/x.cmake",
+            "sudo zig run /tmp/x.zig",
+            "sudo bash /run/user/$(id -u)/x.sh",
+            "sudo bash \"$(mktemp -d)/x.sh\"",
         ],
     );
     // Builds and files as data; the script in the workspace; options that run nothing.
@@ -5276,6 +5312,9 @@ fn more_interpreters_and_script_options_run_a_temp_script_as_root() {
         "sudo python3 -I app.py",
         "go run /tmp/x.go",
         "sudo gdb -batch -ex bt ./app core",
+        "sudo mysql < schema.sql",
+        "sudo ruby -I lib app.rb",
+        "cd /tmp && sudo python3 -m pip list",
     ]);
 }
 

@@ -286,9 +286,11 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
 /// spells them: `read f` → `$f`, `${f}`; `read a b` → each name; `read` → `$REPLY`; `read -a
 /// arr` → `${arr[0]}`, `${arr[@]}`, `$arr`. Empty for any other condition.
 fn read_words(condition: Node<'_>, src: &[u8]) -> Vec<String> {
-    // `until ! read f`: the same loop, spelled the other way round.
+    // `until ! read f`: the same loop, spelled the other way round; `read -r f || [ -n "$f" ]`
+    // (a last line without a newline), `read f && [ -n "$f" ]`: the read comes first.
     let condition = match condition.kind() {
-        "negated_command" => match condition.named_child(0) {
+        "negated_command" | "list" => match condition.named_child(0) {
+            Some(inner) if inner.kind() == "list" => return read_words(inner, src),
             Some(inner) => inner,
             None => return Vec::new(),
         },
@@ -379,6 +381,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         positional: None,
         quoted_ifs: Vec::new(),
         unquoted_expansions: Vec::new(),
+        listing_argument: None,
         assigned: Vec::new(),
         written: WrittenFiles::default(),
         aliases: HashMap::new(),
@@ -436,6 +439,9 @@ struct Walker<'o> {
     /// Indices of the current command's arguments with an unquoted expansion (`$x`, `a$x`):
     /// bash splits their values at blanks.
     unquoted_expansions: Vec<usize>,
+    /// The pipeline an unquoted substitution among the current command's arguments pushed,
+    /// when it pushed one (`rm -f $(find ~ -type f)`): its words are the command's arguments.
+    listing_argument: Option<usize>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`):
     /// running or reading one of them runs or reads that text.
     written: WrittenFiles,
@@ -934,6 +940,36 @@ impl Walker<'_> {
         }
     }
 
+    /// `rm -f $(find ~ -type f)`, `` gpg -c `ls ~` ``: an unquoted substitution's words become
+    /// the command's arguments, which is what `find ~ -type f | xargs rm -f` does. The first
+    /// stage of a pipeline is read so: the substitution's pipeline is put in front of it, and
+    /// it takes more arguments from what that prints. A shell, `eval` or `source` handed the
+    /// words runs them as code (the carriers read that), and printing them does nothing.
+    fn listing_into(&mut self, cmd: &mut SimpleCommand, pipeline: &mut Pipeline) {
+        let Some(at) = self.listing_argument.take() else {
+            return;
+        };
+        let name = cmd.argv.first().map(|w| crate::guard::basename(w)).unwrap_or("");
+        let runs_or_prints = carriers::is_shell(name)
+            || matches!(
+                name,
+                "eval" | "exec" | "source" | "." | "echo" | "printf" | "command" | "builtin"
+            );
+        if !pipeline.is_empty()
+            || runs_or_prints
+            || self
+                .out
+                .pipelines
+                .get(at)
+                .is_none_or(|p| p.iter().any(|c| c.argv.is_empty()))
+        {
+            return;
+        }
+        let listing = self.out.pipelines.remove(at);
+        pipeline.extend(listing);
+        cmd.args_from_stdin = true;
+    }
+
     /// Visits a loop body run once per line fed to the loop, with the line in one of `words`
     /// (`$f`, `${f}`): its commands handed the line are read as `xargs` stages (more arguments
     /// from stdin), so every rule that reads a fed command reads them. A path built from the
@@ -945,14 +981,20 @@ impl Walker<'_> {
         self.visit(body, src, depth);
         let fed = |w: &String| words.contains(w);
         for cmd in self.out.pipelines[before..].iter_mut().flatten() {
-            let replaced = cmd.redirects.iter().any(|r| fed(r) && !cmd.appends.contains(r));
+            // `dd if=/dev/zero of="$f"`: dd names its output by `of=`.
+            let dd_output = cmd.argv.first().is_some_and(|w| crate::guard::basename(w) == "dd")
+                && cmd
+                    .argv
+                    .iter()
+                    .any(|a| a.strip_prefix("of=").is_some_and(|o| words.iter().any(|w| w == o)));
+            let replaced = dd_output || cmd.redirects.iter().any(|r| fed(r) && !cmd.appends.contains(r));
             cmd.overwrites_fed_files |= replaced;
             cmd.args_from_stdin |= replaced || cmd.argv.iter().skip(1).any(fed);
         }
     }
 
-    /// `while read f; do rm "$f"; done < <(find ~ -type f)`: the loop reads what the process
-    /// substitution prints, as if piped from it. The substitution's pipeline and the loop's
+    /// `while read f; do rm "$f"; done < <(find ~ -type f)` (or `<<< "$(find ~ -type f)"`, or a
+    /// group around the loop): the loop reads what the substitution prints, as if piped from it. The substitution's pipeline and the loop's
     /// fed body are read as one pipeline (see [`Walker::visit_fed`]); false, with nothing
     /// visited, for any other redirected statement.
     fn fed_by_process_substitution(
@@ -967,16 +1009,33 @@ impl Walker<'_> {
         let [looped, redirect] = children.as_slice() else {
             return false;
         };
-        let from_substitution = redirect.kind() == "file_redirect"
-            && redirect.child(0).is_some_and(|op| text(op, src) == "<")
-            && redirect
-                .child_by_field_name("destination")
-                .is_some_and(|d| d.kind() == "process_substitution");
-        if looped.kind() != "while_statement" || !from_substitution {
+        // `< <(find ~)`, `0< <(find ~)`, `<<< "$(find ~)"`.
+        let op = match redirect.child(0).map(|c| text(c, src)) {
+            Some(fd) if !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()) => {
+                (fd == "0").then(|| redirect.child(1).map(|c| text(c, src))).flatten()
+            }
+            op => op,
+        };
+        let from_substitution = match redirect.kind() {
+            "file_redirect" => {
+                op == Some("<")
+                    && redirect
+                        .child_by_field_name("destination")
+                        .is_some_and(|d| d.kind() == "process_substitution")
+            }
+            "herestring_redirect" => text(*redirect, src).contains("$(") || text(*redirect, src).contains('`'),
+            _ => false,
+        };
+        let looping = matches!(looped.kind(), "while_statement" | "compound_statement" | "subshell");
+        if !looping || !from_substitution {
             return false;
         }
         let feeder = self.out.pipelines.len();
-        self.add_redirect(*redirect, src, depth, redirs);
+        if redirect.kind() == "file_redirect" {
+            self.add_redirect(*redirect, src, depth, redirs);
+        } else {
+            self.visit_subs(*redirect, src, depth);
+        }
         if self.out.pipelines.len() != feeder + 1 {
             // Not one pipeline to read the lines of: the loop's commands read the file.
             let start = self.out.pipelines.len();
@@ -1027,7 +1086,9 @@ impl Walker<'_> {
         let mut tail = Vec::new();
         self.quoted_ifs.clear();
         self.unquoted_expansions.clear();
+        self.listing_argument = None;
         self.fill(node, src, depth, &mut cmd, &mut tail);
+        self.listing_into(&mut cmd, pipeline);
         self.push_command(cmd, depth, pipeline);
         for part in tail {
             match part.kind() {
@@ -1335,7 +1396,8 @@ impl Walker<'_> {
         // program matches it when it runs: read as the first watched program it matches (a
         // wrapper among them, unwrapped next).
         let globbed = resolve_globbed_name(&mut cmd.argv);
-        cmd.args_from_stdin = carriers::unwrap_command_keeping(&mut cmd.argv, &mut original);
+        // Fed an unquoted listing already ([`Walker::listing_into`]), or by an `xargs` unwrapped.
+        cmd.args_from_stdin |= carriers::unwrap_command_keeping(&mut cmd.argv, &mut original);
         let globbed = globbed.or_else(|| resolve_globbed_name(&mut cmd.argv));
         if cmd.args_from_stdin {
             cmd.unwrapped_from = original.clone();
@@ -1623,7 +1685,11 @@ impl Walker<'_> {
                 // as an argument; bash reads it as the redirect's descriptor.
                 "number" if matches!(src.get(child.end_byte()), Some(b'<' | b'>')) => {}
                 _ => {
+                    let before = self.out.pipelines.len();
                     self.visit_subs(child, src, depth);
+                    if child.kind() == "command_substitution" && self.out.pipelines.len() == before + 1 {
+                        self.listing_argument = Some(before);
+                    }
                     let raw = text(child, src);
                     if raw.contains("IFS") && raw.contains(['\'', '"']) {
                         self.quoted_ifs.push(cmd.argv.len());
@@ -2678,6 +2744,36 @@ mod tests {
             .flatten()
             .map(|c| c.argv)
             .collect()
+    }
+
+    #[test]
+    fn an_unquoted_substitutions_words_are_the_commands_arguments_as_xargs_reads_them() {
+        let stages = |text: &str| -> Vec<Vec<(String, bool)>> {
+            parse_shell(text, None)
+                .pipelines
+                .into_iter()
+                .map(|p| p.into_iter().map(|c| (c.argv.join(" "), c.args_from_stdin)).collect())
+                .collect()
+        };
+        let fed = |argv: &str| (argv.to_string(), true);
+        let plain = |argv: &str| (argv.to_string(), false);
+        assert_eq!(
+            stages("rm -f $(find ~ -type f)"),
+            [vec![plain("find ~ -type f"), fed("rm -f $(find ~ -type f)")]]
+        );
+        assert_eq!(
+            stages("sudo shred -u `ls ~`"),
+            [vec![plain("ls ~"), fed("shred -u `ls ~`")]]
+        );
+        // Quoted, it is one argument; a shell or eval runs it as code; a later stage keeps its
+        // own stdin.
+        assert_eq!(stages("rm -f \"$(cat name)\"")[1], [plain("rm -f $(cat name)")]);
+        assert!(stages("eval $(ssh-agent -s)").iter().flatten().all(|(_, fed)| !fed));
+        assert!(stages("bash $(mktemp)").iter().all(|p| p.len() == 1));
+        assert_eq!(
+            stages("cat x | xargs echo $(date)"),
+            [vec![plain("date")], vec![plain("cat x"), fed("echo $(date)")]]
+        );
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub const TEMP_DIRS: &[&str] = &[
     "/dev/mqueue",
     "/run/lock",
     "/var/lock",
+    "/run/shm",
+    "/var/crash",
 ];
 
 /// Cache directories under home, relative to it: disposable by definition (XDG, macOS).
@@ -170,7 +172,21 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             }
         }
     }
-    for tmp in ["$TMPDIR", "${TMPDIR}", "$XDG_RUNTIME_DIR", "${XDG_RUNTIME_DIR}"] {
+    // A fresh temp directory or a user's runtime directory, spelled with what makes it
+    // (`$(mktemp -d)/x.sh`, `/run/user/$(id -u)/x`).
+    for tmp in [
+        "$TMPDIR",
+        "${TMPDIR}",
+        "$XDG_RUNTIME_DIR",
+        "${XDG_RUNTIME_DIR}",
+        "$(mktemp -d)",
+        "$(mktemp)",
+        "`mktemp -d`",
+        "/run/user/$UID",
+        "/run/user/${UID}",
+        "/run/user/$EUID",
+        "/run/user/$(id -u)",
+    ] {
         if let Some(rest) = t.strip_prefix(tmp) {
             let rest = rest.trim_matches('/');
             return if matches!(rest, "" | "*" | ".*") || rest.contains('$') {

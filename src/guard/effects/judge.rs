@@ -534,6 +534,7 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 fn lister_upstream(pipeline: &Pipeline, i: usize) -> Option<&SimpleCommand> {
     const LINE_FILTERS: &[&str] = &[
         "sort", "uniq", "grep", "egrep", "fgrep", "rg", "head", "tail", "tee", "cat", "shuf", "tac", "cut", "tr",
+        "sed", "awk", "gawk", "mawk", "paste", "pv", "nl", "fold", "sponge", "stdbuf",
     ];
     pipeline[..i]
         .iter()
@@ -544,7 +545,7 @@ fn lister_upstream(pipeline: &Pipeline, i: usize) -> Option<&SimpleCommand> {
 /// Whether a program reads the names of its input files from stdin by its own option: `zip
 /// -@`, `tar -T -`, `gpgtar --files-from -`.
 fn names_from_stdin(cmd: &SimpleCommand) -> bool {
-    let args = &cmd.argv[1..];
+    let args = cmd.argv.get(1..).unwrap_or_default();
     match cmd.name() {
         "zip" => args
             .iter()
@@ -562,11 +563,11 @@ fn names_from_stdin(cmd: &SimpleCommand) -> bool {
 /// . ~`, `ls ~/x`, `rg --files ~`): what a command fed its lines by `xargs` or a `while read`
 /// loop is handed. None for anything else.
 fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
-    let args = &lister.argv[1..];
+    let args = lister.argv.get(1..).unwrap_or_default();
     let operands = || args.iter().filter(|a| !a.starts_with('-')).map(String::as_str);
     match lister.name() {
         // find's folders come before its expression.
-        "find" => Some(
+        "find" | "bfs" | "gfind" => Some(
             args.iter()
                 .take_while(|a| !a.starts_with('-'))
                 .map(String::as_str)
@@ -575,10 +576,15 @@ fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
         ),
         // `fd PATTERN FOLDER`.
         "fd" | "fdfind" => Some(operands().nth(1).unwrap_or(".")),
-        "ls" | "dir" => Some(operands().next().unwrap_or(".")),
+        "ls" | "dir" | "eza" | "exa" | "lsd" => Some(operands().next().unwrap_or(".")),
         "rg" if args.iter().any(|a| a == "--files") => Some(operands().next_back().unwrap_or(".")),
         // `du -a ~` prints sizes and paths (a `cut -f2` keeps the paths); `tree -f` full paths.
-        "du" if args.iter().any(|a| a == "-a" || a == "--all") => Some(operands().next().unwrap_or(".")),
+        "du" if args.iter().any(|a| {
+            a == "--all" || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('a'))
+        }) =>
+        {
+            Some(operands().next().unwrap_or("."))
+        }
         "tree"
             if args
                 .iter()
@@ -1194,11 +1200,13 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         return;
     }
     let cwd = cmd.cwd.as_deref();
+    // A script or a file may be named relative to a temp directory the command runs in (`cd
+    // /tmp && sudo bash x.sh`); a bare command word is looked up in PATH instead.
     let temp = |p: &str| {
         let p = p.trim_start_matches("--require=").trim_start_matches("-r");
-        p.contains('/') && place_of(p, cwd, ctx.workspace) == Place::Temp
+        !p.is_empty() && place_of(p, cwd, ctx.workspace) == Place::Temp
     };
-    let program = temp(&cmd.argv[0]);
+    let program = cmd.argv[0].contains('/') && temp(&cmd.argv[0]);
     let name = cmd.name();
     // A shell or an interpreter (not a terminal, a multiplexer or a multi-call binary, whose
     // operands are no script): its script is its first operand, or the one after `run`
@@ -1223,10 +1231,26 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         .filter(|(k, a)| !(a.starts_with('-') || *k > 0 && valued(&cmd.argv[*k])))
         .map(|(_, a)| a);
     let (launched, first) = match operands.next() {
-        Some(verb) if matches!(verb.as_str(), "run" | "script") => (true, operands.next()),
+        Some(verb) if matches!(verb.as_str(), "run" | "script" | "r" | "fsi" | "runghc" | "runhaskell") => {
+            (true, operands.next())
+        }
         first => (false, first),
     };
-    let script = (interpreter || (launched && LAUNCHERS.contains(&name))) && first.is_some_and(|a| temp(a));
+    let runs_scripts = interpreter || (launched && LAUNCHERS.contains(&name));
+    // A code file from a temp directory among its operands, after options whose values the
+    // table does not know (`sudo bash -o errexit /tmp/x.sh`, `sudo ruby -I lib /tmp/x.rb`); a
+    // module (`-m`) takes the operands as its own (`python3 -m py_compile /tmp/x.py`).
+    let module = cmd.argv.iter().any(|a| a == "-m");
+    let any_code = cmd.argv[1..]
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| !a.starts_with('-') && code_file(a) && temp(a));
+    // `sudo bash < /tmp/x.sh`, `sudo mysql < /tmp/x.sql`, `sudo make -f- < /tmp/Makefile`: the
+    // script read on stdin from a temp file.
+    let reads_script =
+        runs_scripts || DATABASE_SHELLS.contains(&name) || SCRIPT_OPTIONS.iter().any(|(p, _)| p.contains(&name));
+    let fed_script = reads_script && cmd.inputs.iter().any(|f| temp(f));
+    let script = fed_script || (runs_scripts && !module && (first.is_some_and(|a| temp(a)) || any_code));
     // `sudo awk -f /tmp/x.awk`, `sudo gdb -x /tmp/cmds`, `sudo vim -S /tmp/x.vim`: a program
     // whose option names the script it runs (see [`SCRIPT_OPTIONS`]).
     let options = SCRIPT_OPTIONS
@@ -1328,10 +1352,27 @@ const SCRIPT_RUNNERS: &[&str] = &[
     "crystal",
     "dart",
     "zx",
+    "rust-script",
+    "raku",
+    "perl6",
+];
+
+/// Database shells that run the statements they read on stdin.
+const DATABASE_SHELLS: &[&str] = &[
+    "mysql",
+    "mariadb",
+    "psql",
+    "sqlite3",
+    "sqlite",
+    "sqlcmd",
+    "clickhouse-client",
+    "cqlsh",
+    "mongosh",
+    "mongo",
 ];
 
 /// Launchers whose verb runs the file after it (`go run F`, `dotnet script F`, `cargo script F`).
-const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun"];
+const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun", "zig", "nim", "stack", "cabal"];
 
 /// Programs whose option names a script or command file they run: the options, short letters
 /// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).
@@ -1350,6 +1391,20 @@ const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["sqlite3", "sqlite"], &["-init", "--init"]),
     (&["pwsh", "powershell"], &["-File", "-f", "-file"]),
     (&["crash"], &["-i"]),
+    (&["awk", "gawk"], &["-E", "--exec", "-i", "--include"]),
+    (&["nvim"], &["-l"]),
+    (&["ctest"], &["-S", "-SP"]),
+    (&["ninja", "samu"], &["-f"]),
+    (&["ant"], &["-f", "-buildfile", "-file"]),
+    (&["mvn", "mvnw"], &["-f", "--file"]),
+    (&["gradle", "gradlew"], &["-b", "--build-file", "-c", "--settings-file"]),
+    (&["rake"], &["-f", "--rakefile"]),
+    (&["just"], &["--justfile", "-f"]),
+    (&["task", "go-task"], &["--taskfile", "-t"]),
+    (&["perf"], &["-s", "--script"]),
+    (&["dtrace"], &["-s"]),
+    (&["tcc"], &["-run"]),
+    (&["tcpdump"], &["-z"]),
 ];
 
 /// Extensions of files that hold code a program may run or load: scripts of the shells and
@@ -1357,7 +1412,8 @@ const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
 /// `.cow`, COBOL sources `cobc -j` runs).
 const CODE_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "rb", "pl", "pm", "lua", "js", "mjs", "cjs", "php", "tcl", "nse", "cow", "cob", "cbl",
-    "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1", "ts", "java", "exp", "sed", "mk",
+    "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1", "ts", "java", "exp", "sed", "mk", "go", "rs", "exs",
+    "hs", "swift", "csx", "fsx", "cmake", "bt", "stp", "m4", "dart", "cr", "nim", "zig", "raku", "kt", "scala",
 ];
 
 /// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
@@ -4892,23 +4948,51 @@ fn find_own_words(argv: &[String]) -> Vec<&str> {
 /// Whether a command handed file names one by one (by `xargs` or a `while read` loop) destroys
 /// each file it is handed: deletes it (`rm`, `shred`, `trash`, `gio trash`) or empties it
 /// (`truncate -s 0`, `cp /dev/null`, a loop's `: > "$f"`).
-fn destroys_each_fed_file(cmd: &SimpleCommand) -> bool {
-    let args = &cmd.argv[1..];
+pub(crate) fn destroys_each_fed_file(cmd: &SimpleCommand) -> bool {
+    let args = cmd.argv.get(1..).unwrap_or_default();
+    // `-s 0`, `-s0K`, `-cs 0`, `--size=0M`: a size of nothing, in any unit.
+    let zero = |v: &str| v.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0";
     let size_zero = |w: &[String]| match w {
-        [o, v] if o == "-s" || o == "--size" => v == "0",
-        [o, ..] => matches!(o.as_str(), "-s0" | "--size=0"),
+        [o, v, ..] if o == "--size" || (o.starts_with('-') && !o.starts_with("--") && o.ends_with('s')) => zero(v),
+        [o, ..] => {
+            o.strip_prefix("--size=").is_some_and(zero)
+                || crate::guard::options::bundle(o, |c| c == 's')
+                    .and_then(|b| b.glued)
+                    .is_some_and(zero)
+        }
         [] => false,
     };
+    let empty_source = |a: &String| matches!(a.as_str(), "/dev/null" | "/dev/zero");
     match cmd.name() {
-        "rm" | "unlink" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "rmtrash" => true,
-        "gio" | "kioclient" | "kioclient5" => args
+        "rm" | "unlink" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "rmtrash" | "gvfs-trash" | "rip"
+        | "rmw" => true,
+        "gio" | "kioclient" | "kioclient5" | "gtrash" => args
             .first()
-            .is_some_and(|s| matches!(s.as_str(), "trash" | "remove" | "rm")),
-        "truncate" => (0..args.len()).any(|k| size_zero(&args[k..(k + 2).min(args.len())])),
-        "cp" => args
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .is_some_and(|a| a == "/dev/null"),
+            .is_some_and(|s| matches!(s.as_str(), "trash" | "remove" | "rm" | "put")),
+        // `git ls-files | xargs git rm -f`: removed from the checkout too, unless `--cached`.
+        "git" => args.first().is_some_and(|s| s == "rm") && !args.iter().any(|a| a == "--cached"),
+        "truncate" => {
+            (0..args.len()).any(|k| size_zero(&args[k..(k + 2).min(args.len())]))
+                || args
+                    .windows(2)
+                    .any(|w| matches!(w[0].as_str(), "-r" | "--reference") && empty_source(&w[1]))
+                || args.iter().any(|a| {
+                    a.strip_prefix("--reference=")
+                        .is_some_and(|r| empty_source(&r.to_string()))
+                })
+        }
+        // `cp /dev/null F`, `install -m 644 /dev/null F`, `ln -sf /dev/null F`: each file
+        // replaced by nothing.
+        "cp" | "install" => args
+            .split_last()
+            .is_some_and(|(_, sources)| sources.iter().any(empty_source)),
+        "ln" => {
+            args.iter().any(empty_source)
+                && args.iter().any(|a| {
+                    a == "--force" || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('f'))
+                })
+        }
+        "tee" => cmd.inputs.iter().any(empty_source),
         _ => cmd.overwrites_fed_files,
     }
 }
@@ -4940,8 +5024,8 @@ fn listing_fed_delete(
             })
     };
     let all = match lister.name() {
-        "ls" | "dir" => everywhere(&operands),
-        "find" | "fd" => {
+        "ls" | "dir" | "eza" | "exa" | "lsd" => everywhere(&operands),
+        "find" | "fd" | "fdfind" | "bfs" | "gfind" => {
             const NARROWING: &[&str] = &[
                 "-name",
                 "-iname",
@@ -4960,7 +5044,21 @@ fn listing_fed_delete(
             !lister.argv.iter().any(|a| NARROWING.contains(&a.as_str()))
                 && everywhere(&operands.iter().take(1).copied().collect::<Vec<_>>())
         }
-        "git" => lister.argv.get(1).is_some_and(|s| s == "ls-files") && operands.len() <= 1,
+        // Every tracked file: `git ls-files` with no path and no option that picks some
+        // (`-d`, `-m`, `--others`, `-x`), or `git ls-tree -r --name-only HEAD`.
+        "git" => match lister.argv.get(1).map(String::as_str) {
+            Some("ls-files") => {
+                operands.len() <= 1
+                    && lister.argv[2..].iter().all(|a| {
+                        matches!(
+                            a.as_str(),
+                            "-z" | "-c" | "--cached" | "--full-name" | "-t" | "-v" | "--recurse-submodules"
+                        )
+                    })
+            }
+            Some("ls-tree") => lister.argv.iter().any(|a| a == "-r") && operands.len() <= 2,
+            _ => false,
+        },
         "rg" => {
             lister.argv.iter().any(|a| a == "--files")
                 && !lister

@@ -91,6 +91,7 @@ mod settings;
 mod spec;
 mod table;
 
+pub(crate) use judge::destroys_each_fed_file;
 pub use judge::{asks_or_previews, shown_not_done};
 
 /// The safer alternative for a rule of the effect model, or None for ids it does not own.

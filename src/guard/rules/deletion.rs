@@ -24,7 +24,7 @@ use super::{block, cut, violation, warn};
 use crate::guard::carriers::built_by_xargs;
 use crate::guard::targets::{classify_target, climbs_out_of_a_variable, empty_expands_to_root, home_relative, Target};
 use crate::guard::verdict::{Category, Recommendation, Risk, Violation};
-use crate::guard::{basename, GuardContext, Pipeline, SimpleCommand};
+use crate::guard::{GuardContext, Pipeline, SimpleCommand};
 
 pub const RECURSIVE_FORCE: &str = "deletion.recursive_force";
 pub const FIND_DELETE: &str = "deletion.find_delete";
@@ -278,13 +278,21 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
     let args = &cmd.argv[1..];
     // `-ok` asks on stdin before each run: with stdin closed, every answer is no.
     let stdin_closed = cmd.inputs.iter().any(|i| i == "/dev/null");
+    // `-exec rm {} +`, `-exec truncate -s 0 {} \;`: a command that deletes or empties each
+    // file it is handed, judged as a fed command is.
+    let destroys = |words: &[String]| {
+        let end = words.iter().position(|w| w == ";" || w == "+").unwrap_or(words.len());
+        let run = SimpleCommand {
+            argv: words[..end].to_vec(),
+            ..SimpleCommand::default()
+        };
+        !run.argv.is_empty() && crate::guard::effects::destroys_each_fed_file(&run)
+    };
     let deletes = args.iter().enumerate().any(|(i, a)| {
         a == "-delete"
             || ((matches!(a.as_str(), "-exec" | "-execdir")
                 || (matches!(a.as_str(), "-ok" | "-okdir") && !stdin_closed))
-                && args
-                    .get(i + 1)
-                    .is_some_and(|w| matches!(basename(w), "rm" | "shred" | "unlink")))
+                && destroys(&args[i + 1..]))
     });
     if !deletes {
         return Vec::new();
@@ -339,7 +347,7 @@ pub fn find_delete(cmd: &SimpleCommand, ctx: &GuardContext<'_>) -> Vec<Violation
             rule: FIND_DELETE.into(),
             severity,
             matched: cut(&cmd.display(), 200),
-            description: format!("find deletes files under {what}"),
+            description: format!("find deletes or empties files under {what}"),
             recommendation: rec,
         });
     }
