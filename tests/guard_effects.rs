@@ -5185,6 +5185,10 @@ fn every_spelling_of_a_loop_fed_a_listing_is_read_as_xargs() {
             "find ~ -type f | awk '{print}' | xargs rm -f",
             "du -ah ~ | cut -f2 | xargs rm -f",
             "git ls-tree -r --name-only HEAD | xargs rm -f",
+            "git ls-files -co --exclude-standard | xargs rm -f",
+            // A search for a pattern every file matches names every file.
+            "grep -rl '' ~ | xargs rm -f",
+            "rg -l . ~ | xargs truncate -s 0",
         ],
     );
     // Narrowed listings, lines only printed or counted, and a path built from the line.
@@ -5198,7 +5202,19 @@ fn every_spelling_of_a_loop_fed_a_listing_is_read_as_xargs() {
         "rm -f $(find . -name '*.pyc')",
         "rm $(git ls-files -d)",
         "kill $(cat .server.pid)",
+        "grep -rl TODO src | xargs sed -i s/TODO/DONE/",
+        "rg -l 'fn main' . | xargs wc -l",
+        "grep -rl '' ~ | wc -l",
+        // A filter handed names of its own picks some of them.
+        "git ls-files | xargs grep -l TODO | xargs git rm",
     ]);
+    // A substitution that is a wrapper's value hands nothing to the program: the shell still
+    // reads its here-document.
+    judged(
+        "privilege.root_shell",
+        Block,
+        &["sudo -u $(logname) bash <<'EOF'\nrm -rf ~\nEOF"],
+    );
 }
 
 #[test]
@@ -5254,6 +5270,7 @@ fn encryptors_that_replace_their_files_and_names_read_from_stdin() {
             "find ~ -type f | while read f; do gpg-zip -c -o \"$f.gpg\" \"$f\"; done",
             "find ~ -type f | zip -m -P x -@ all.zip",
             "find ~/Documents -type f | gpgtar -c -o all.gpg -T -",
+            "sops encrypt -i ~/.config/app/secrets.yaml",
         ],
     );
     allowed(&[
@@ -5315,6 +5332,7 @@ fn more_interpreters_and_script_options_run_a_temp_script_as_root() {
         "sudo mysql < schema.sql",
         "sudo ruby -I lib app.rb",
         "cd /tmp && sudo python3 -m pip list",
+        "cd /tmp && sudo bash -c 'apt-get update'",
     ]);
 }
 
@@ -5329,6 +5347,8 @@ fn a_literal_password_fed_by_yes_or_to_more_stdin_readers() {
             "echo Hunter2024 | ldapsearch -x -D cn=admin -y /dev/stdin",
             "echo s.Abc12345xyz | vault login -",
             "echo Hunter2024 | wpa_passphrase homenet",
+            "echo Hunter2024 | sshpass -f /dev/stdin ssh host",
+            "echo Hunter2024 | ansible-playbook --vault-pass-file /dev/stdin site.yml",
         ],
     );
     allowed(&[

@@ -288,14 +288,13 @@ fn pipe_between(src: &[u8], a: usize, b: usize) -> bool {
 fn read_words(condition: Node<'_>, src: &[u8]) -> Vec<String> {
     // `until ! read f`: the same loop, spelled the other way round; `read -r f || [ -n "$f" ]`
     // (a last line without a newline), `read f && [ -n "$f" ]`: the read comes first.
-    let condition = match condition.kind() {
-        "negated_command" | "list" => match condition.named_child(0) {
-            Some(inner) if inner.kind() == "list" => return read_words(inner, src),
-            Some(inner) => inner,
+    let mut condition = condition;
+    while matches!(condition.kind(), "negated_command" | "list") {
+        match condition.named_child(0) {
+            Some(inner) => condition = inner,
             None => return Vec::new(),
-        },
-        _ => condition,
-    };
+        }
+    }
     if condition.kind() != "command"
         || condition
             .child_by_field_name("name")
@@ -941,28 +940,38 @@ impl Walker<'_> {
     }
 
     /// `rm -f $(find ~ -type f)`, `` gpg -c `ls ~` ``: an unquoted substitution's words become
-    /// the command's arguments, which is what `find ~ -type f | xargs rm -f` does. The first
-    /// stage of a pipeline is read so: the substitution's pipeline is put in front of it, and
-    /// it takes more arguments from what that prints. A shell, `eval` or `source` handed the
-    /// words runs them as code (the carriers read that), and printing them does nothing.
+    /// the command's arguments, which is what `find ~ -type f | xargs rm -f` does. Read so for
+    /// the first stage of a pipeline whose program, wrappers unwrapped, deletes, empties or
+    /// encrypts each file it is named ([`crate::guard::effects::acts_on_each_named_file`]) and
+    /// is fed no here-document: the substitution's pipeline is put in front of it, and it
+    /// takes more arguments from what that prints. The words must reach that program (`sudo -u
+    /// $(logname) ..` hands them to the wrapper).
     fn listing_into(&mut self, cmd: &mut SimpleCommand, pipeline: &mut Pipeline) {
         let Some(at) = self.listing_argument.take() else {
             return;
         };
-        let name = cmd.argv.first().map(|w| crate::guard::basename(w)).unwrap_or("");
-        let runs_or_prints = carriers::is_shell(name)
-            || matches!(
-                name,
-                "eval" | "exec" | "source" | "." | "echo" | "printf" | "command" | "builtin"
-            );
         if !pipeline.is_empty()
-            || runs_or_prints
+            || self.piped_in
+            || cmd.stdin_text.is_some()
             || self
                 .out
                 .pipelines
                 .get(at)
                 .is_none_or(|p| p.iter().any(|c| c.argv.is_empty()))
         {
+            return;
+        }
+        let mut unwrapped = SimpleCommand {
+            argv: cmd.argv.clone(),
+            ..SimpleCommand::default()
+        };
+        carriers::unwrap_command_keeping(&mut unwrapped.argv, &mut None);
+        let reaches = unwrapped
+            .argv
+            .iter()
+            .skip(1)
+            .any(|w| w.starts_with("$(") || w.starts_with('`'));
+        if !reaches || !crate::guard::effects::acts_on_each_named_file(&unwrapped) {
             return;
         }
         let listing = self.out.pipelines.remove(at);
@@ -1023,7 +1032,10 @@ impl Walker<'_> {
                         .child_by_field_name("destination")
                         .is_some_and(|d| d.kind() == "process_substitution")
             }
-            "herestring_redirect" => text(*redirect, src).contains("$(") || text(*redirect, src).contains('`'),
+            "herestring_redirect" => {
+                let here = text(*redirect, src);
+                here.contains("$(") || here.contains('`')
+            }
             _ => false,
         };
         let looping = matches!(looped.kind(), "while_statement" | "compound_statement" | "subshell");
@@ -2770,6 +2782,16 @@ mod tests {
         assert_eq!(stages("rm -f \"$(cat name)\"")[1], [plain("rm -f $(cat name)")]);
         assert!(stages("eval $(ssh-agent -s)").iter().flatten().all(|(_, fed)| !fed));
         assert!(stages("bash $(mktemp)").iter().all(|p| p.len() == 1));
+        // Only a program that acts on each file it is named; the words must reach it.
+        assert!(stages("ssh $(cat .host) uptime").iter().all(|p| p.len() == 1));
+        assert!(stages("sudo -u $(logname) rm -f x")
+            .iter()
+            .flatten()
+            .all(|(_, fed)| !fed));
+        assert!(stages("ls | rm -f $(find ~ -type f)")
+            .iter()
+            .flatten()
+            .all(|(_, fed)| !fed));
         assert_eq!(
             stages("cat x | xargs echo $(date)"),
             [vec![plain("date")], vec![plain("cat x"), fed("echo $(date)")]]

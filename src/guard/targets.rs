@@ -189,7 +189,9 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
     ] {
         if let Some(rest) = t.strip_prefix(tmp) {
             let rest = rest.trim_matches('/');
-            return if matches!(rest, "" | "*" | ".*") || rest.contains('$') {
+            // `$(mktemp -d)` alone is a fresh directory of the command's own, not all of /tmp.
+            let fresh = tmp.contains("mktemp") && rest.is_empty();
+            return if !fresh && (matches!(rest, "" | "*" | ".*") || rest.contains('$')) {
                 Target::TempRoot
             } else {
                 Target::Temp

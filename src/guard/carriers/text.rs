@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use crate::guard::shell::is_literal;
 use crate::guard::SimpleCommand;
 
-/// The text an `echo`/`printf` of literal words prints (None for other commands, or when a
-/// word is not literal).
+/// The text an `echo`/`printf` of literal words prints, or one line of what `yes` repeats (None
+/// for other commands, or when a word is not literal).
 pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     let text = match cmd.name() {

@@ -263,10 +263,14 @@ const ENCRYPTORS: &[Encryptor] = &[
     // `sops -e -i F` replaces the file with its encrypted form.
     Encryptor {
         names: &["sops"],
-        encrypt: &["-e", "--encrypt"],
+        // `sops encrypt -i F` (sops 3.9) spells the mode as a subcommand.
+        encrypt: &["-e", "--encrypt", "encrypt"],
         encrypt_letters: "e",
-        other_modes: &["-d", "--decrypt", "-r", "--rotate", "--extract"],
+        other_modes: &["-d", "--decrypt", "-r", "--rotate", "--extract", "decrypt"],
         value_opts: &[
+            "-a",
+            "-p",
+            "-k",
             "--age",
             "--pgp",
             "--kms",
@@ -280,7 +284,7 @@ const ENCRYPTORS: &[Encryptor] = &[
             "--config",
         ],
         output_opts: &["--output"],
-        deletes_inputs: &["-i", "--in-place"],
+        deletes_inputs: &["-i", "--in-place", "-ei", "-ie"],
         ..OTHERWISE
     },
     // `ansible-vault encrypt F..` replaces each file.
@@ -306,6 +310,11 @@ const ENCRYPTORS: &[Encryptor] = &[
 
 /// `deletion.encrypted_files` for `cmd` (see the module doc). `listed`: the folder whose files
 /// a listing upstream feeds it (`find ~ -type f | xargs gpg -c`): every file there, in bulk.
+/// Whether `name` is one of the encryptors described here.
+pub fn is_encryptor(name: &str) -> bool {
+    ENCRYPTORS.iter().any(|e| e.names.contains(&name))
+}
+
 pub fn check(cmd: &SimpleCommand, listed: Option<&str>, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let Some(tool) = ENCRYPTORS.iter().find(|e| e.names.contains(&name)) else {

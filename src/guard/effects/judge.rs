@@ -536,21 +536,49 @@ fn lister_upstream(pipeline: &Pipeline, i: usize) -> Option<&SimpleCommand> {
         "sort", "uniq", "grep", "egrep", "fgrep", "rg", "head", "tail", "tee", "cat", "shuf", "tac", "cut", "tr",
         "sed", "awk", "gawk", "mawk", "paste", "pv", "nl", "fold", "sponge", "stdbuf",
     ];
-    pipeline[..i]
-        .iter()
-        .rev()
-        .find(|c| !LINE_FILTERS.contains(&c.name()) || (c.name() == "rg" && c.argv.iter().any(|a| a == "--files")))
+    // A filter handed names of its own (`git ls-files | xargs grep -l TODO`) prints some of
+    // them: it is the listing then.
+    pipeline[..i].iter().rev().find(|c| {
+        c.args_from_stdin
+            || !LINE_FILTERS.contains(&c.name())
+            || (c.name() == "rg" && c.argv.iter().any(|a| a == "--files"))
+            || names_matching_files(c).is_some()
+    })
 }
 
-/// Whether a program reads the names of its input files from stdin by its own option: `zip
-/// -@`, `tar -T -`, `gpgtar --files-from -`.
+/// `grep -rl '' ~`, `rg -l . ~`, `ag -l . ~`: the names of the files under a folder whose text
+/// matches a pattern that matches any file (empty, `.`, `^`, `.*`, `$`), one per line: the
+/// folder, or None for any other search.
+fn names_matching_files(cmd: &SimpleCommand) -> Option<&str> {
+    if !matches!(cmd.name(), "grep" | "egrep" | "rg" | "ag") {
+        return None;
+    }
+    let args = cmd.argv.get(1..).unwrap_or_default();
+    let names = args.iter().any(|a| {
+        a == "--files-with-matches"
+            || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('l'))
+    });
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let (pattern, folder) = match operands.as_slice() {
+        [pattern, .., folder] => (*pattern, *folder),
+        _ => return None,
+    };
+    (names && matches!(pattern, "" | "." | "^" | ".*" | "$")).then_some(folder)
+}
+
+/// Whether an encryptor reads the names of its input files from stdin by its own option: `zip
+/// -@`, `gpgtar -T -`, `gpg-zip --files-from -`.
 fn names_from_stdin(cmd: &SimpleCommand) -> bool {
     let args = cmd.argv.get(1..).unwrap_or_default();
     match cmd.name() {
         "zip" => args
             .iter()
             .any(|a| a == "--names-stdin" || (a.starts_with('-') && !a.starts_with("--") && a.contains('@'))),
-        "tar" | "bsdtar" | "gtar" | "gpgtar" | "gpg-zip" => args.iter().enumerate().any(|(k, a)| {
+        "gpgtar" | "gpg-zip" => args.iter().enumerate().any(|(k, a)| {
             matches!(a.as_str(), "-T-" | "--files-from=-" | "--files-from=/dev/stdin")
                 || (matches!(a.as_str(), "-T" | "--files-from")
                     && args.get(k + 1).is_some_and(|v| v == "-" || v == "/dev/stdin"))
@@ -578,6 +606,7 @@ fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
         "fd" | "fdfind" => Some(operands().nth(1).unwrap_or(".")),
         "ls" | "dir" | "eza" | "exa" | "lsd" => Some(operands().next().unwrap_or(".")),
         "rg" if args.iter().any(|a| a == "--files") => Some(operands().next_back().unwrap_or(".")),
+        "grep" | "egrep" | "rg" | "ag" => names_matching_files(lister),
         // `du -a ~` prints sizes and paths (a `cut -f2` keeps the paths); `tree -f` full paths.
         "du" if args.iter().any(|a| {
             a == "--all" || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('a'))
@@ -1202,9 +1231,17 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let cwd = cmd.cwd.as_deref();
     // A script or a file may be named relative to a temp directory the command runs in (`cd
     // /tmp && sudo bash x.sh`); a bare command word is looked up in PATH instead.
+    let code_file = |a: &str| {
+        let file = a.rsplit('/').next().unwrap_or(a);
+        file.rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.iter().any(|c| c.eq_ignore_ascii_case(ext)))
+    };
+    // A bare relative word counts when it names a code file (`cd /tmp && sudo bash x.sh`): a
+    // command line (`sudo bash -c 'apt-get update'`) or a name looked up elsewhere does not.
     let temp = |p: &str| {
         let p = p.trim_start_matches("--require=").trim_start_matches("-r");
-        !p.is_empty() && place_of(p, cwd, ctx.workspace) == Place::Temp
+        (p.contains('/') || (code_file(p) && !p.contains(char::is_whitespace)))
+            && place_of(p, cwd, ctx.workspace) == Place::Temp
     };
     let program = cmd.argv[0].contains('/') && temp(&cmd.argv[0]);
     let name = cmd.name();
@@ -1216,11 +1253,6 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         || crate::guard::carriers::is_shell(name)
         || name.starts_with("python")
         || SCRIPT_RUNNERS.contains(&name);
-    let code_file = |a: &str| {
-        let file = a.rsplit('/').next().unwrap_or(a);
-        file.rsplit_once('.')
-            .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.iter().any(|c| c.eq_ignore_ascii_case(ext)))
-    };
     // The interpreter's own options that take a value (`python3 -X dev /tmp/x.py`) are
     // skipped; its script is its first operand, or the one after a launching verb (`sudo deno
     // run -A /tmp/x.ts`, `sudo go run /tmp/x.go`, `sudo dotnet script /tmp/x.csx`).
@@ -1247,8 +1279,9 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         .any(|a| !a.starts_with('-') && code_file(a) && temp(a));
     // `sudo bash < /tmp/x.sh`, `sudo mysql < /tmp/x.sql`, `sudo make -f- < /tmp/Makefile`: the
     // script read on stdin from a temp file.
-    let reads_script =
-        runs_scripts || DATABASE_SHELLS.contains(&name) || SCRIPT_OPTIONS.iter().any(|(p, _)| p.contains(&name));
+    let reads_script = runs_scripts
+        || crate::guard::rules::database::is_client(name)
+        || SCRIPT_OPTIONS.iter().any(|(p, _)| p.contains(&name));
     let fed_script = reads_script && cmd.inputs.iter().any(|f| temp(f));
     let script = fed_script || (runs_scripts && !module && (first.is_some_and(|a| temp(a)) || any_code));
     // `sudo awk -f /tmp/x.awk`, `sudo gdb -x /tmp/cmds`, `sudo vim -S /tmp/x.vim`: a program
@@ -1357,20 +1390,6 @@ const SCRIPT_RUNNERS: &[&str] = &[
     "perl6",
 ];
 
-/// Database shells that run the statements they read on stdin.
-const DATABASE_SHELLS: &[&str] = &[
-    "mysql",
-    "mariadb",
-    "psql",
-    "sqlite3",
-    "sqlite",
-    "sqlcmd",
-    "clickhouse-client",
-    "cqlsh",
-    "mongosh",
-    "mongo",
-];
-
 /// Launchers whose verb runs the file after it (`go run F`, `dotnet script F`, `cargo script F`).
 const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun", "zig", "nim", "stack", "cabal"];
 
@@ -1378,21 +1397,21 @@ const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun", "zig", "nim
 /// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).
 const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["make", "gmake", "bmake"], &["-f", "--file", "--makefile"]),
-    (&["awk", "gawk", "mawk", "nawk", "sed", "gsed"], &["-f", "--file"]),
+    (&["awk", "gawk"], &["-f", "--file", "-E", "--exec", "-i", "--include"]),
+    (&["mawk", "nawk", "sed", "gsed"], &["-f", "--file"]),
     (
         &["gdb", "gdb-multiarch", "cgdb"],
         &["-x", "--command", "-ix", "--init-command"],
     ),
     (&["lldb"], &["-s", "--source", "-S", "--source-before-file"]),
-    (&["vim", "vi", "nvim", "gvim", "view", "vimdiff", "ex"], &["-S", "-u"]),
+    (&["nvim"], &["-S", "-u", "-l"]),
+    (&["vim", "vi", "gvim", "view", "vimdiff", "ex"], &["-S", "-u"]),
     (&["emacs"], &["--script", "-l", "--load", "-script"]),
     (&["cmake"], &["-P", "-C"]),
     (&["psql"], &["-f", "--file"]),
     (&["sqlite3", "sqlite"], &["-init", "--init"]),
     (&["pwsh", "powershell"], &["-File", "-f", "-file"]),
     (&["crash"], &["-i"]),
-    (&["awk", "gawk"], &["-E", "--exec", "-i", "--include"]),
-    (&["nvim"], &["-l"]),
     (&["ctest"], &["-S", "-SP"]),
     (&["ninja", "samu"], &["-f"]),
     (&["ant"], &["-f", "-buildfile", "-file"]),
@@ -5047,29 +5066,39 @@ fn listing_fed_delete(
         // Every tracked file: `git ls-files` with no path and no option that picks some
         // (`-d`, `-m`, `--others`, `-x`), or `git ls-tree -r --name-only HEAD`.
         "git" => match lister.argv.get(1).map(String::as_str) {
+            // `-co --exclude-standard`: tracked and untracked files, everything but the ignored.
             Some("ls-files") => {
+                let cached = lister.argv[2..].iter().any(|a| {
+                    a == "--cached"
+                        || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.contains('c'))
+                });
                 operands.len() <= 1
                     && lister.argv[2..].iter().all(|a| {
                         matches!(
                             a.as_str(),
                             "-z" | "-c" | "--cached" | "--full-name" | "-t" | "-v" | "--recurse-submodules"
-                        )
+                        ) || (cached
+                            && (matches!(a.as_str(), "--others" | "--exclude-standard")
+                                || crate::guard::options::bundle(a, |_| false)
+                                    .is_some_and(|b| b.flags.chars().all(|c| "cozt".contains(c)))))
                     })
             }
             Some("ls-tree") => lister.argv.iter().any(|a| a == "-r") && operands.len() <= 2,
             _ => false,
         },
         "rg" => {
-            lister.argv.iter().any(|a| a == "--files")
+            let files = lister.argv.iter().any(|a| a == "--files")
                 && !lister
                     .argv
                     .iter()
                     .any(|a| matches!(a.as_str(), "-g" | "--glob" | "-t" | "--type"))
-                && everywhere(&operands)
+                && everywhere(&operands);
+            files || names_matching_files(lister).is_some_and(|folder| everywhere(&[folder]))
         }
         "echo" | "printf" => operands.contains(&"*"),
-        // `du -a ~ | cut -f2`, `tree -fi ~`: every file under a folder, one per line.
-        "du" | "tree" => listed_folder(lister).is_some_and(|folder| everywhere(&[folder])),
+        // `du -a ~ | cut -f2`, `tree -fi ~`, `grep -rl '' ~`: every file under a folder, one
+        // per line.
+        "du" | "tree" | "grep" | "egrep" | "ag" => listed_folder(lister).is_some_and(|folder| everywhere(&[folder])),
         _ => false,
     };
     if all {

@@ -92,6 +92,12 @@ mod spec;
 mod table;
 
 pub(crate) use judge::destroys_each_fed_file;
+
+/// Whether a command handed file names acts on each file in a way the guard judges by what
+/// a listing feeds it: destroys it ([`destroys_each_fed_file`]) or encrypts it.
+pub(crate) fn acts_on_each_named_file(cmd: &crate::guard::SimpleCommand) -> bool {
+    destroys_each_fed_file(cmd) || encryption::is_encryptor(cmd.name())
+}
 pub use judge::{asks_or_previews, shown_not_done};
 
 /// The safer alternative for a rule of the effect model, or None for ids it does not own.

@@ -50,6 +50,11 @@ pub fn alternative(rule: &str) -> &'static str {
 }
 
 /// Command words of database clients that take SQL.
+/// Whether `name` is a database shell (it runs the statements it is handed or reads on stdin).
+pub(crate) fn is_client(name: &str) -> bool {
+    DB_CLIENTS.contains(&name)
+}
+
 const DB_CLIENTS: &[&str] = &[
     "psql",
     "mysql",

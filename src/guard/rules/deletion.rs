@@ -70,7 +70,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
 /// `find PATH | xargs rm` / `ls PATH | xargs rm`: the files come from PATH; deleting them is
 /// judged like `find PATH -delete`.
 fn found_by_find(cmd: &SimpleCommand, upstream: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    if !matches!(cmd.name(), "rm" | "unlink" | "shred") {
+    if !crate::guard::effects::destroys_each_fed_file(cmd) {
         return;
     }
     let roots: Vec<&str> = match upstream.name() {

@@ -434,7 +434,7 @@ const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
     ("cryptsetup", &[]),
     // `sshpass -d 0`: the password from a descriptor; `wpa_passphrase SSID` reads it when not
     // given; `ldapsearch -y /dev/stdin`: the password file; `vault login -`: the token.
-    ("sshpass", &["-d"]),
+    ("sshpass", &["-d", "-f"]),
     ("wpa_passphrase", &[]),
     ("ldapsearch", &["-y"]),
     ("ldapmodify", &["-y"]),
@@ -444,10 +444,20 @@ const STDIN_PASSWORD_READERS: &[(&str, &[&str])] = &[
     ("ldappasswd", &["-y", "-T"]),
     ("vault", &["login"]),
     ("nmcli", &["--ask", "-a"]),
+    ("keepassxc-cli", &[]),
+    ("veracrypt", &["--stdin"]),
 ];
 
 /// Words that name a secret value in an option or a subcommand.
-const SECRET_WORDS: &[&str] = &["password", "passwd", "passphrase", "token", "secret", "credential"];
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pass-file",
+    "token",
+    "secret",
+    "credential",
+];
 
 /// A secret's value read from stdin by the program's own words: an option or setting named for
 /// a secret given `-` or `/dev/stdin` (`-p -`, `--access-token -`, `password=-`,
