@@ -184,7 +184,8 @@ const ENCRYPTORS: &[Encryptor] = &[
         ..OTHERWISE
     },
     Encryptor {
-        names: &["gpgtar"],
+        // gpg-zip is gpgtar's predecessor, with the same modes and `--tar`/`--tar-args`.
+        names: &["gpgtar", "gpg-zip"],
         encrypt: &["--encrypt", "-e", "--symmetric", "-c"],
         encrypt_letters: "ce",
         other_modes: &["--decrypt", "-d", "--extract", "-x", "--list-archive", "-t"],
@@ -198,6 +199,8 @@ const ENCRYPTORS: &[Encryptor] = &[
             "-C",
             "--directory",
             "--set-filename",
+            "--tar",
+            "--tar-args",
             "-T",
             "--files-from",
         ],
@@ -231,24 +234,6 @@ const ENCRYPTORS: &[Encryptor] = &[
             "--keymode",
         ],
         deletes_inputs: &["-u", "--unlink"],
-        ..OTHERWISE
-    },
-    Encryptor {
-        names: &["gpg-zip"],
-        encrypt: &["--encrypt", "-e", "--symmetric", "-c"],
-        encrypt_letters: "ce",
-        other_modes: &["--decrypt", "-d", "--list-archive", "-t"],
-        value_opts: &[
-            "-r",
-            "--recipient",
-            "-u",
-            "--local-user",
-            "--gpg",
-            "--gpg-args",
-            "--tar",
-            "--tar-args",
-        ],
-        output_opts: &["-o", "--output"],
         ..OTHERWISE
     },
     // `scrypt enc IN [OUT]`.

@@ -1229,15 +1229,14 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         return;
     }
     let cwd = cmd.cwd.as_deref();
-    // A script or a file may be named relative to a temp directory the command runs in (`cd
-    // /tmp && sudo bash x.sh`); a bare command word is looked up in PATH instead.
     let code_file = |a: &str| {
         let file = a.rsplit('/').next().unwrap_or(a);
         file.rsplit_once('.')
             .is_some_and(|(stem, ext)| !stem.is_empty() && CODE_EXTENSIONS.iter().any(|c| c.eq_ignore_ascii_case(ext)))
     };
-    // A bare relative word counts when it names a code file (`cd /tmp && sudo bash x.sh`): a
-    // command line (`sudo bash -c 'apt-get update'`) or a name looked up elsewhere does not.
+    // A script may be named relative to a temp directory the command runs in: a bare word
+    // counts when it names a code file (`cd /tmp && sudo bash x.sh`); a command line (`sudo bash
+    // -c 'apt-get update'`) or a command word (looked up in PATH) does not.
     let temp = |p: &str| {
         let p = p.trim_start_matches("--require=").trim_start_matches("-r");
         (p.contains('/') || (code_file(p) && !p.contains(char::is_whitespace)))
@@ -5026,13 +5025,7 @@ fn listing_fed_delete(
     out: &mut Vec<Violation>,
 ) {
     let cwd = lister.cwd.as_deref();
-    let operands: Vec<&str> = lister
-        .argv
-        .iter()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .map(String::as_str)
-        .collect();
+    let operands = positional_words(lister.argv.get(1..).unwrap_or_default(), &[]);
     let everywhere = |ops: &[&str]| {
         ops.is_empty()
             || ops.iter().any(|o| {
