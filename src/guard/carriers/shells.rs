@@ -341,7 +341,7 @@ pub(super) fn startup_file_text(cmd: &SimpleCommand) -> Option<Carried> {
 }
 
 /// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
-/// shell (or `at`/`batch`, a root shell, `crontab -`), or the literal words an upstream
+/// shell (or `at`/`batch`, a root shell, `crontab -`, a `tee` into a shell startup file), or the literal words an upstream
 /// `echo`/`printf` (or `cat <<EOF`) prints into it, followed through filters (`tr`, `rev`,
 /// `base64 -d`); the commands of m4's `esyscmd(..)` in what m4 reads; and the commands
 /// `xargs`/`parallel` build from what they read.
@@ -377,6 +377,8 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
             n if super::is_root_wrapper(n) => true,
             // `(crontab -l; echo '* * * * * CMD') | crontab -`: the jobs' commands.
             "crontab" => cron,
+            // `echo 'curl .. | sh' | tee -a ~/.bashrc`: every new shell runs what tee writes.
+            "tee" => cmd.argv.iter().skip(1).any(|a| startup_file(a)),
             // `sh -n <<< '..'`: read for syntax only.
             n if is_shell(n) && syntax_check_only(&cmd.argv[1..]) => false,
             n if is_shell(n) => {

@@ -307,6 +307,35 @@ static CARRIERS: &[Carrier] = &[
     carrier(&["yarn"], &["dlx"], NPX_OPTS, Carries::Rest),
     carrier(&["bun"], &["x"], NPX_OPTS, Carries::Rest),
     carrier(&["dotnet"], &["tool", "run"], NONE, Carries::Rest),
+    carrier(&["bundle"], &["exec"], NONE, Carries::Rest),
+    carrier(&["stack", "cabal"], &["exec"], NONE, Carries::Rest),
+    carrier(&["devbox"], &["run"], &["-c", "--config", "-e", "--env"], Carries::Rest),
+    carrier(
+        &["toolbox"],
+        &["run"],
+        &["-c", "--container", "-d", "--distro", "-r", "--release"],
+        Carries::Rest,
+    ),
+    // A command queued for a daemon to run: its words joined into a shell command line.
+    carrier(
+        &["pueue"],
+        &["add"],
+        &[
+            "-w",
+            "--working-directory",
+            "-g",
+            "--group",
+            "-l",
+            "--label",
+            "-a",
+            "--after",
+            "-d",
+            "--delay",
+            "-o",
+            "--priority",
+        ],
+        Carries::RestScript,
+    ),
     // A job handed to a service manager.
     carrier(
         &["launchctl"],

@@ -3421,6 +3421,25 @@ pub static PROGRAMS: &[Program] = &[
             does: Does::Eavesdrop("captures the whole screen"),
         }],
     },
+    // ImageMagick's `import -window root`: the whole screen, not a window the user picks.
+    Program {
+        names: &["import"],
+        value_opts: &[
+            "-window",
+            "-display",
+            "-screen",
+            "-crop",
+            "-resize",
+            "-geometry",
+            "-delay",
+            "-frame",
+        ],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Value(&["-window"], Val::Is(&["root"])),
+            does: Does::Eavesdrop("captures the whole screen"),
+        }],
+    },
     Program {
         names: &["script"],
         value_opts: &[

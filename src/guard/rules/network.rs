@@ -22,6 +22,7 @@ pub const REVERSE_SHELL: &str = "network.reverse_shell";
 pub const LISTENER: &str = "network.listener";
 pub const FIREWALL: &str = "network.firewall";
 pub const OPEN_TO_INTERNET: &str = "network.open_to_internet";
+pub const RAW_PROTOCOL: &str = "network.raw_protocol";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
@@ -29,6 +30,7 @@ pub fn alternative(rule: &str) -> &'static str {
         DOCKER_PUBLISH => "publish on loopback only: docker run -p 127.0.0.1:8080:80",
         TUNNEL => "test locally on 127.0.0.1; do not expose the machine to the internet",
         OPEN_TO_INTERNET => "allow only the addresses that need access (your own address as /32, the private network's range), never 0.0.0.0/0",
+        RAW_PROTOCOL => "fetch the resource over http(s); talk to a service with its own client",
         _ => "do not open shells or listeners to the network",
     }
 }
@@ -108,11 +110,38 @@ const BIND_FLAGS: &[&str] = &[
     "-H",
 ];
 
+/// `curl gopher://HOST:6379/_FLUSHALL%0D%0A`: a gopher URL's path after `_` is sent as raw
+/// bytes to whatever port it names, the request-smuggling trick that speaks Redis, SMTP or
+/// memcached through a URL fetcher. Browsing a gopher menu (no `_` payload) sends nothing.
+fn raw_protocol(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if !super::FETCHERS.contains(&cmd.name()) {
+        return;
+    }
+    let payload = |a: &str| {
+        let lower = a.to_ascii_lowercase();
+        let Some(rest) = lower.strip_prefix("gopher://") else {
+            return false;
+        };
+        rest.split_once('/')
+            .is_some_and(|(_, path)| path.starts_with('_') && path.len() > 1)
+    };
+    if cmd.argv.iter().skip(1).any(|a| payload(a)) {
+        out.push(block(
+            Category::Network,
+            RAW_PROTOCOL,
+            Risk::High,
+            cmd,
+            "sends the raw bytes of a gopher:// URL to a TCP service (request smuggling)",
+        ));
+    }
+}
+
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let argv = &cmd.argv;
     let n = Category::Network;
     open_to_internet(cmd, out);
+    raw_protocol(cmd, out);
     // Reverse / bind shells.
     // `python -c 'import socket,os..; s.connect((..)); os.dup2(..); subprocess.call(["/bin/sh"])'`:
     // an inline program wiring a socket to a shell.

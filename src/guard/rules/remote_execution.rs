@@ -81,8 +81,11 @@ fn reads_stdin(cmd: &SimpleCommand) -> bool {
     !args.iter().any(|a| !a.starts_with('-'))
 }
 
-fn fetcher(name: &str) -> bool {
-    FETCHERS.contains(&name)
+/// Whether `cmd` prints what it reads from the network: a fetcher, or `openssl s_client`
+/// (a TLS socket: what the server sends comes out).
+fn fetcher(cmd: &SimpleCommand) -> bool {
+    let name = cmd.name();
+    FETCHERS.contains(&name) || (name == "openssl" && cmd.argv.get(1).is_some_and(|s| s == "s_client"))
 }
 
 /// Decoders whose output is hidden text.
@@ -185,7 +188,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     // own commands have a shell escape, fed text nobody read before it runs.
     if index > 0 && !cmd.args_from_stdin && carriers::reads_escape_commands(cmd) {
         let upstream = &pipeline[..index];
-        let source = if upstream.iter().any(|u| fetcher(u.name())) {
+        let source = if upstream.iter().any(fetcher) {
             Some("downloaded from the network")
         } else if upstream.iter().any(hides_text) || carriers::disguised_literal(pipeline, index).is_some() {
             Some("decoded or disguised on its way")
@@ -211,7 +214,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
             .stdin_text
             .as_ref()
             .is_some_and(|t| t.contains("$(") && FETCHERS.iter().any(|f| mentions(t, f)));
-        if reads_stdin(cmd) && (fed_download || upstream.iter().any(|u| fetcher(u.name()))) {
+        if reads_stdin(cmd) && (fed_download || upstream.iter().any(fetcher)) {
             out.push(block(
                 r,
                 PIPE_TO_SHELL,
@@ -381,7 +384,7 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             // What this stage prints comes from a download or a decoder at or before it (a
             // download first: `wget -qO- .. | gunzip` is still the network's).
             let upstream = &pipeline[..=i];
-            let source = if upstream.iter().any(|c| fetcher(c.name())) {
+            let source = if upstream.iter().any(fetcher) {
                 Some(Unread::Downloaded)
             } else {
                 upstream.iter().any(hides_text).then_some(Unread::Decoded)
@@ -516,18 +519,69 @@ fn written_with_output(cmd: &SimpleCommand) -> Vec<String> {
     files
 }
 
+/// A downloader as data: the options naming the file it writes, whether it otherwise saves
+/// under the URL's last part, and the options naming the directory it saves into.
+struct Downloader {
+    names: &'static [&'static str],
+    output: &'static [&'static str],
+    url_name: UrlName,
+    dir: &'static [&'static str],
+}
+
+/// When a downloader without an output option names the file after the URL.
+enum UrlName {
+    Always,
+    /// Only with one of these options (`curl -O`, `http --download`).
+    With(&'static [&'static str]),
+}
+
+const DOWNLOADERS: &[Downloader] = &[
+    Downloader {
+        names: &["curl"],
+        output: &["-o", "--output"],
+        url_name: UrlName::With(&["-O", "--remote-name", "--remote-name-all"]),
+        dir: &["--output-dir"],
+    },
+    Downloader {
+        names: &["wget", "wget2"],
+        output: &["-O", "--output-document"],
+        url_name: UrlName::Always,
+        dir: &["-P", "--directory-prefix"],
+    },
+    Downloader {
+        names: &["aria2c"],
+        output: &["-o", "--out"],
+        url_name: UrlName::Always,
+        dir: &["-d", "--dir"],
+    },
+    Downloader {
+        names: &["axel", "fetch"],
+        output: &["-o", "--output"],
+        url_name: UrlName::Always,
+        dir: &[],
+    },
+    // HTTPie and xh write the body to `-o FILE`, or under the URL's name with `--download`.
+    Downloader {
+        names: &["http", "https", "xh", "xhs"],
+        output: &["-o", "--output"],
+        url_name: UrlName::With(&["-d", "--download"]),
+        dir: &[],
+    },
+];
+
 /// The files a downloader writes (`curl -o F`, `curl -O URL` and `wget URL`: the URL's last
-/// part, `wget -O F`, `aria2c -o F`, with `--output-dir`/`-P`/`-d` before them); None for
-/// other commands. Options are in their canonical form (`-sO` is `-s -O`, see
-/// `guard::options`).
+/// part, `wget -O F`, `aria2c -o F`, with `--output-dir`/`-P`/`-d` before them), a copy from
+/// another machine writes, or a file-transfer client's `get` does; None for other commands.
+/// Options are in their canonical form (`-sO` is `-s -O`, see `guard::options`).
 fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
     let name = cmd.name();
     if matches!(name, "scp" | "rsync") {
         return Some(copied_from_another_machine(cmd));
     }
-    if !matches!(name, "curl" | "wget" | "aria2c") {
-        return None;
+    if matches!(name, "tftp" | "smbclient" | "lftp") {
+        return Some(transfer_gets(cmd));
     }
+    let downloader = DOWNLOADERS.iter().find(|d| d.names.contains(&name))?;
     let args = &cmd.argv[1..];
     let value = |names: &[&str]| {
         args.iter().enumerate().find_map(|(i, a)| {
@@ -540,29 +594,22 @@ fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
             })
         })
     };
-    let urls = args.iter().filter(|a| a.contains("://"));
-    let url_names: Vec<String> = urls
-        .filter_map(|u| u.split(['?', '#']).next()?.rsplit('/').next())
-        .filter(|n| !n.is_empty())
-        .map(String::from)
-        .collect();
-    let (named, remote_name, dir) = match name {
-        "curl" => (
-            value(&["-o", "--output"]),
-            args.iter()
-                .any(|a| matches!(a.as_str(), "-O" | "--remote-name" | "--remote-name-all")),
-            value(&["--output-dir"]),
-        ),
-        "wget" => (
-            value(&["-O", "--output-document"]),
-            true,
-            value(&["-P", "--directory-prefix"]),
-        ),
-        _ => (value(&["-o", "--out"]), true, value(&["-d", "--dir"])),
+    let url_names = || {
+        args.iter()
+            .filter(|a| a.contains("://"))
+            .filter_map(|u| u.split(['?', '#']).next()?.rsplit('/').next())
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect::<Vec<_>>()
     };
-    let files: Vec<String> = match named {
+    let remote_name = match downloader.url_name {
+        UrlName::Always => true,
+        UrlName::With(flags) => args.iter().any(|a| flags.contains(&a.as_str())),
+    };
+    let dir = value(downloader.dir);
+    let files: Vec<String> = match value(downloader.output) {
         Some(f) => vec![f],
-        None if remote_name => url_names,
+        None if remote_name => url_names(),
         None => Vec::new(),
     };
     let files = files
@@ -574,6 +621,43 @@ fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
         })
         .collect();
     Some(files)
+}
+
+/// `tftp HOST -c get REMOTE [LOCAL]`, `smbclient //h/s -c 'get REMOTE LOCAL'`, `lftp -c 'get
+/// URL -o LOCAL'`: the local files a file-transfer client's `get` writes (LOCAL, or the
+/// remote file's name). tftp's `-c` takes the words after it, the others one command line
+/// whose commands `;` separates.
+fn transfer_gets(cmd: &SimpleCommand) -> Vec<String> {
+    let Some(at) = cmd.argv.iter().position(|a| a == "-c") else {
+        return Vec::new();
+    };
+    let lines: Vec<Vec<&str>> = if cmd.name() == "tftp" {
+        vec![cmd.argv[at + 1..].iter().map(String::as_str).collect()]
+    } else {
+        cmd.argv
+            .get(at + 1)
+            .map(|line| {
+                line.split([';', '\n'])
+                    .map(|c| c.split_whitespace().collect())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let remote_name = |r: &str| r.rsplit(['/', '\\']).next().unwrap_or(r).to_string();
+    lines
+        .iter()
+        .filter_map(|words| {
+            let (verb, rest) = words.split_first()?;
+            if *verb != "get" {
+                return None;
+            }
+            let out = rest.windows(2).find(|w| w[0] == "-o").map(|w| w[1].to_string());
+            let operands: Vec<&str> = rest.iter().copied().filter(|w| !w.starts_with('-')).collect();
+            out.or_else(|| operands.get(1).map(|l| l.to_string()))
+                .or_else(|| operands.first().map(|r| remote_name(r)))
+        })
+        .filter(|f| !f.is_empty())
+        .collect()
 }
 
 /// `scp host:/x /tmp/x`, `rsync -a user@host:payload ./bin/`: the local files a copy from

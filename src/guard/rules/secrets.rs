@@ -1568,6 +1568,66 @@ const CREDENTIAL_DIRS: &[&str] = &[
     ".password-store",
 ];
 
+/// `diff -r /tmp/empty /etc/`, `grep -r '' /root`, `tar cf - /root`, `cp -r /root /tmp/r`:
+/// a command that prints or copies every file under a folder holding the machine's or root's
+/// credentials (`/etc`: shadow, sudoers, host keys; `/root`: root's keys and history), the
+/// folder named whole. Returns the folder. A copy's last operand is where it writes, and a
+/// search prints what matches, so only a pattern that matches every line reads everything.
+/// Only root reads `/etc`'s secrets: another account's copy of it (a backup) holds none, while
+/// printing it is taken at its word.
+fn tree_read_whole(cmd: &SimpleCommand) -> Option<&str> {
+    let args = cmd.argv.get(1..).unwrap_or_default();
+    let has_flag = |long: &[&str], letters: &str| {
+        args.iter().any(|a| {
+            long.contains(&a.as_str())
+                || crate::guard::options::bundle(a, |_| false)
+                    .is_some_and(|b| b.flags.contains(|c| letters.contains(c)))
+        })
+    };
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let match_all = |p: &str| matches!(p, "" | "." | "^" | "$" | ".*");
+    let mut copies = true;
+    let read: &[&str] = match cmd.name() {
+        "diff" | "colordiff" if has_flag(&["--recursive"], "r") => {
+            copies = false;
+            &operands
+        }
+        "grep" | "egrep" | "fgrep" if has_flag(&["--recursive", "--dereference-recursive"], "rR") => {
+            copies = false;
+            match operands.split_first() {
+                Some((pattern, folders)) if match_all(pattern) => folders,
+                _ => &[],
+            }
+        }
+        "rg" | "ag" => {
+            copies = false;
+            match operands.split_first() {
+                Some((pattern, folders)) if match_all(pattern) => folders,
+                _ => &[],
+            }
+        }
+        "tar" | "gtar" | "bsdtar"
+            if has_flag(&["--create"], "c") || args.first().is_some_and(|a| !a.starts_with('-') && a.contains('c')) =>
+        {
+            &operands
+        }
+        "zip" if has_flag(&["--recurse-paths"], "r") => &operands,
+        "cp" | "rsync" | "scp" if has_flag(&["--recursive", "--archive"], "rRa") => {
+            operands.split_last().map(|(_, sources)| sources).unwrap_or_default()
+        }
+        _ => &[],
+    };
+    read.iter().copied().find(|w| match w.trim_end_matches('/') {
+        "/root" | "~root" => true,
+        "/etc" | "/private/etc" => !copies || cmd.as_root,
+        _ => false,
+    })
+}
+
 /// Options that point a tool at its own credential file (it uses the file, it does not print
 /// it), and the tools that take them.
 const OWNER_OPTIONS: &[&str] = &[
@@ -1616,6 +1676,32 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
             Risk::High,
             &cmd.display(),
             "hands a credential file to ssh as its configuration (it prints the lines back) or sends it whole",
+        ));
+        return;
+    }
+    // `ssh HOST 'cat > k' < ~/.ssh/id_rsa`: ssh uses the keys it is pointed at, but what it
+    // reads on stdin is the remote command's input: the file goes to the other machine.
+    if name == "ssh" {
+        if let Some(f) = cmd.inputs.iter().find(|f| is_credential_path(f)) {
+            out.push(violation(
+                Category::Secrets,
+                CREDENTIAL_FILE,
+                Recommendation::Block,
+                Risk::High,
+                &cmd.display(),
+                format!("sends `{f}`, a credential file, to the remote machine on ssh's stdin"),
+            ));
+            return;
+        }
+    }
+    if let Some(tree) = tree_read_whole(cmd) {
+        out.push(violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            format!("reads every file under `{tree}`, the credential files in it among them"),
         ));
         return;
     }
