@@ -1252,6 +1252,16 @@ impl Walker<'_> {
                             continue;
                         }
                     }
+                    // `${PATH:0:1}`, `${HOME::1}`: the first character of a variable that always
+                    // holds an absolute path (or a list of them) is `/`.
+                    if !self.vars.contains_key(name)
+                        && matches!(name, "HOME" | "PATH" | "PWD" | "OLDPWD" | "SHELL")
+                        && matches!(op, ":0:1" | "::1")
+                    {
+                        out.push('/');
+                        i += len + 3;
+                        continue;
+                    }
                     let plain = op.is_empty() || [":?", ":-", "?", ":="].iter().any(|o| op.starts_with(o));
                     if !name.is_empty() && plain {
                         let guarded = op.starts_with(":?") || op.starts_with('?');
@@ -1299,7 +1309,21 @@ impl Walker<'_> {
                     let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
                     // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
                     // copy of that program.
+                    // `$(printf '\057')`, `$(echo -e "\x2f")`: the escapes decoded, as printf
+                    // (in its format) and `echo -e` decode them.
+                    let decoded = match words.as_slice() {
+                        ["printf", w] | ["echo", "-e" | "-ne" | "-en", w] if w.contains('\\') => {
+                            let quoted = w.len() >= 2
+                                && (w.starts_with('\'') && w.ends_with('\'') || w.starts_with('"') && w.ends_with('"'));
+                            let raw = if quoted { &w[1..w.len() - 1] } else { w };
+                            let mut text = String::new();
+                            decode_ansi_c(raw, &mut text);
+                            Some(text)
+                        }
+                        _ => None,
+                    };
                     let printed = match words.as_slice() {
+                        _ if decoded.is_some() => decoded.as_deref().map(|t| ("", t)),
                         ["echo", w] => Some(("", *w)),
                         ["command", "-v", w] | ["which", w] | ["type", "-P", w] if !w.contains('/') => {
                             Some(("/usr/bin/", *w))

@@ -119,11 +119,38 @@ pub(crate) fn dotenv(base: &str) -> bool {
     })
 }
 
-/// Commands that dump the environment or secrets to stdout.
+/// Whether a word expands a variable named for a secret (`$AWS_SECRET_ACCESS_KEY`,
+/// `${GITHUB_TOKEN}`, `$DB_PASSWORD`).
+fn names_secret_variable(word: &str) -> bool {
+    word.split('$').skip(1).any(|rest| {
+        let n: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<String>()
+            .to_ascii_uppercase();
+        [
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "PRIVATE_KEY",
+            "ACCESS_KEY",
+        ]
+        .iter()
+        .any(|k| n.contains(k))
+    })
+}
+
+/// Commands that dump the environment or secrets to stdout: the environment whole, a
+/// credential file, or a secret variable printed (`echo "$GITHUB_TOKEN"`).
 fn secret_source(cmd: &SimpleCommand) -> bool {
     matches!(cmd.name(), "env" | "printenv" | "set" | "export") && cmd.argv.len() == 1
         || cmd.argv.iter().skip(1).any(|a| sensitive(a))
         || cmd.inputs.iter().any(|a| sensitive(a))
+        || (matches!(cmd.name(), "echo" | "printf") && cmd.argv.iter().skip(1).any(|a| names_secret_variable(a)))
+        || cmd.stdin_text.as_deref().is_some_and(names_secret_variable)
 }
 
 pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -138,28 +165,11 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     // header such as `Authorization: Bearer $TOKEN` is how a token is meant to be used).
     let data_option =
         |o: &str| matches!(o, "-d" | "-F" | "--form" | "--post-data" | "--body-data") || o.starts_with("--data");
-    let secret_var = |v: &str| {
-        v.split('$').skip(1).any(|rest| {
-            let n: String = rest
-                .trim_start_matches('{')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect::<String>()
-                .to_ascii_uppercase();
-            [
-                "SECRET",
-                "TOKEN",
-                "PASSWORD",
-                "PASSWD",
-                "API_KEY",
-                "PRIVATE_KEY",
-                "ACCESS_KEY",
-            ]
-            .iter()
-            .any(|k| n.contains(k))
-        })
-    };
-    if let Some(w) = cmd.argv.windows(2).find(|w| data_option(&w[0]) && secret_var(&w[1])) {
+    if let Some(w) = cmd
+        .argv
+        .windows(2)
+        .find(|w| data_option(&w[0]) && names_secret_variable(&w[1]))
+    {
         out.push(block(
             e,
             UPLOAD_SECRET,
@@ -192,7 +202,8 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
         ));
         return;
     }
-    if index > 0 && pipeline[..index].iter().any(secret_source) {
+    let fed_secret = cmd.stdin_text.as_deref().is_some_and(names_secret_variable);
+    if fed_secret || (index > 0 && pipeline[..index].iter().any(secret_source)) {
         out.push(block(
             e,
             PIPE_TO_NETWORK,

@@ -382,12 +382,16 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                 unread.extend(files.into_iter().map(|f| (as_file(&f, cwd), Unread::Downloaded)));
             }
             // What this stage prints comes from a download or a decoder at or before it (a
-            // download first: `wget -qO- .. | gunzip` is still the network's).
+            // download first: `wget -qO- .. | gunzip` is still the network's). A filter whose
+            // program is hidden in a variable (`cat x.dat | $cmd > x.sh`, `$dec < x.dat`) is
+            // a decoder nobody can read either.
             let upstream = &pipeline[..=i];
+            let hidden_filter = |(k, c): (usize, &SimpleCommand)| c.dynamic_name && (k > 0 || !c.inputs.is_empty());
             let source = if upstream.iter().any(fetcher) {
                 Some(Unread::Downloaded)
             } else {
-                upstream.iter().any(hides_text).then_some(Unread::Decoded)
+                (upstream.iter().any(hides_text) || upstream.iter().enumerate().any(hidden_filter))
+                    .then_some(Unread::Decoded)
             };
             let cwd = cmd.cwd.as_deref();
             if let Some(source) = source {
