@@ -1255,8 +1255,8 @@ impl Walker<'_> {
                     // `${PATH:0:1}`, `${HOME::1}`: the first character of a variable that always
                     // holds an absolute path (or a list of them) is `/`.
                     if !self.vars.contains_key(name)
-                        && matches!(name, "HOME" | "PATH" | "PWD" | "OLDPWD" | "SHELL")
-                        && matches!(op, ":0:1" | "::1")
+                        && matches!(name, "HOME" | "PATH" | "PWD" | "OLDPWD" | "SHELL" | "BASH")
+                        && matches!(op.replace([' ', '(', ')'], "").as_str(), ":0:1" | "::1")
                     {
                         out.push('/');
                         i += len + 3;
@@ -1309,19 +1309,10 @@ impl Walker<'_> {
                     let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
                     // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
                     // copy of that program.
-                    // `$(printf '\057')`, `$(echo -e "\x2f")`: the escapes decoded, as printf
-                    // (in its format) and `echo -e` decode them.
-                    let decoded = match words.as_slice() {
-                        ["printf", w] | ["echo", "-e" | "-ne" | "-en", w] if w.contains('\\') => {
-                            let quoted = w.len() >= 2
-                                && (w.starts_with('\'') && w.ends_with('\'') || w.starts_with('"') && w.ends_with('"'));
-                            let raw = if quoted { &w[1..w.len() - 1] } else { w };
-                            let mut text = String::new();
-                            decode_ansi_c(raw, &mut text);
-                            Some(text)
-                        }
-                        _ => None,
-                    };
+                    // `$(printf '\057')`, `$(echo -e "\x2f")`, `$(printf %b '\057')`: the
+                    // escapes decoded, as printf (in its format and `%b` words) and `echo -e`
+                    // decode them; the substitution drops the trailing newlines.
+                    let decoded = printed_by_printf(&words).filter(|t| !t.is_empty());
                     let printed = match words.as_slice() {
                         _ if decoded.is_some() => decoded.as_deref().map(|t| ("", t)),
                         ["echo", w] => Some(("", *w)),
@@ -1897,6 +1888,56 @@ fn unescape_double(raw: &str, out: &mut String) {
             out.push(c);
         }
     }
+}
+
+/// What `printf FORMAT [WORD]`, `echo -e WORD` or `echo -E`-less `echo WORD` print (a
+/// path prefix, `command`, `--` and a stderr redirect aside), when the words are quoted
+/// literals and the format one of `%s`, `%b`, `%c` or plain text: the text the shell
+/// substitutes, its trailing newlines dropped. None for anything else.
+fn printed_by_printf(words: &[&str]) -> Option<String> {
+    let unquote = |w: &str| {
+        let quoted =
+            w.len() >= 2 && ((w.starts_with('\'') && w.ends_with('\'')) || (w.starts_with('"') && w.ends_with('"')));
+        if quoted {
+            w[1..w.len() - 1].to_string()
+        } else {
+            w.to_string()
+        }
+    };
+    let words: Vec<&str> = words
+        .iter()
+        .copied()
+        .skip_while(|w| matches!(*w, "command" | "builtin"))
+        .filter(|w| !w.starts_with("2>"))
+        .collect();
+    let (program, rest) = words.split_first()?;
+    let decode = |raw: &str| {
+        let mut text = String::new();
+        decode_ansi_c(raw, &mut text);
+        text
+    };
+    let text = match super::basename(program) {
+        "printf" => {
+            let rest = rest.strip_prefix(&["--"][..]).unwrap_or(rest);
+            match rest {
+                [format] if format.contains('\\') && !format.contains('%') => decode(&unquote(format)),
+                [format, word] => match unquote(format).as_str() {
+                    "%b" | "%b\\n" => decode(&unquote(word)),
+                    "%s" | "%s\\n" => unquote(word),
+                    "%c" => unquote(word).chars().next()?.to_string(),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        "echo" => match rest {
+            // echo's octal escapes are `\0NNN`.
+            ["-e" | "-ne" | "-en", word] if word.contains('\\') => decode(&unquote(word).replace("\\0", "\\")),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(text.trim_end_matches('\n').to_string())
 }
 
 /// `$'..'`: C escapes (`\n`, `\x41`, `\101`, `\u0041`).

@@ -337,7 +337,33 @@ pub(super) fn startup_file_text(cmd: &SimpleCommand) -> Option<Carried> {
     if !into_startup {
         return None;
     }
-    printed_text(cmd).or_else(|| cmd.stdin_text.clone()).map(Carried::child)
+    printed_text(cmd)
+        .or_else(|| cmd.stdin_text.clone())
+        .map(|t| Carried::child(run_at_startup(&t)))
+}
+
+/// What of a startup file's text runs when a shell starts: not an alias or a function
+/// defined on a line of its own (`alias grh='git reset --hard'`, `mk() { mkdir -p "$1"; }`),
+/// which runs only when the user calls it by name; the write itself is still judged a
+/// change to a startup file.
+fn run_at_startup(text: &str) -> String {
+    let defines = |line: &str| {
+        let l = line.trim_start();
+        let l = l.strip_prefix("function ").unwrap_or(l);
+        l.starts_with("alias ")
+            || l.split_once("()")
+                .is_some_and(|(name, body)| is_name(name.trim_end()) && body.trim_start().starts_with('{'))
+    };
+    text.lines().filter(|l| !defines(l)).collect::<Vec<_>>().join("\n")
+}
+
+/// A shell function's or variable's name.
+fn is_name(word: &str) -> bool {
+    !word.is_empty()
+        && !word.starts_with(|c: char| c.is_ascii_digit())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
 }
 
 /// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
@@ -404,6 +430,8 @@ pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
         for t in texts {
             let script = if cron {
                 cron_commands(&t)
+            } else if name == "tee" {
+                run_at_startup(&t)
             } else if name == "fish" {
                 super::fish::as_bash(&t)
             } else {

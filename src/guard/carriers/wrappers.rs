@@ -17,6 +17,38 @@
 use super::{is_shell, Carried};
 use crate::guard::{basename, is_assignment, options};
 
+/// Python modules that are the package tools of the same name (`python3 -m pip` is `pip`).
+const PYTHON_MODULE_PROGRAMS: &[&str] = &["pip", "pip3", "pipx", "poetry", "pdm", "uv", "twine", "conda"];
+
+/// `python3 -m pip ..`, `python -I -m twine ..`: where the module word stands, and the program
+/// it is. Python's own options before `-m` are flags, or `-X`/`-W` with a value.
+fn python_module_program(argv: &[String]) -> Option<(usize, &'static str)> {
+    let name = crate::guard::unversioned(basename(argv.first()?));
+    if !matches!(name, "python" | "python3" | "python2" | "py" | "pypy" | "pypy3") {
+        return None;
+    }
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_str() {
+            "-m" => {
+                let module = argv.get(i + 1)?;
+                let program = PYTHON_MODULE_PROGRAMS.iter().find(|p| **p == module)?;
+                return Some((i + 1, program));
+            }
+            "-X" | "-W" => i += 2,
+            f if f.starts_with('-')
+                && !f.starts_with("--")
+                && f.len() > 1
+                && f[1..].chars().all(|c| "IEsSuBOqbdv".contains(c)) =>
+            {
+                i += 1
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
 /// Returns true when `xargs` was unwrapped (more arguments come from stdin at run time).
 pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
@@ -44,6 +76,13 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
         if let Some((_, words)) = super::table::KIN.iter().find(|(n, _)| *n == basename(first)) {
             keep(original, argv);
             argv.splice(..1, words.iter().map(|w| w.to_string()));
+            continue;
+        }
+        // `python3 -m pip install ..`: a module that is a command-line program of its own is
+        // that program, with the words after it.
+        if let Some((at, program)) = python_module_program(argv) {
+            keep(original, argv);
+            argv.splice(..=at, [program.to_string()]);
             continue;
         }
         let skip = if is_assignment(first) {

@@ -1262,7 +1262,12 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         .filter(|(k, a)| !(a.starts_with('-') || *k > 0 && valued(&cmd.argv[*k])))
         .map(|(_, a)| a);
     let (launched, first) = match operands.next() {
-        Some(verb) if matches!(verb.as_str(), "run" | "script" | "r" | "fsi" | "runghc" | "runhaskell") => {
+        Some(verb)
+            if matches!(
+                verb.as_str(),
+                "run" | "script" | "r" | "fsi" | "runghc" | "runhaskell" | "apply"
+            ) =>
+        {
             (true, operands.next())
         }
         first => (false, first),
@@ -1310,7 +1315,18 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         // of a build the agent unpacked there itself: left to the other rules.
         value.is_some_and(temp)
     });
-    let script = script || script_file;
+    // `sudo mysql -e 'source /tmp/x.sql'`, `sudo sqlite3 db '.read /tmp/x.sql'`, `sudo psql -c
+    // '\i /tmp/x.sql'`: a database client told, in its own command language, to run a file
+    // (whose `\!`, `.shell` or `system` lines are shell commands).
+    let inline_loaded = crate::guard::rules::database::is_client(name)
+        && cmd.argv[1..].iter().any(|a| {
+            ["source ", "\\. ", ".read ", "\\i ", "\\ir ", "\\include "]
+                .iter()
+                .filter_map(|verb| a.find(verb).map(|at| &a[at + verb.len()..]))
+                .filter_map(|rest| rest.split([' ', ';', '\'', '"']).find(|w| !w.is_empty()))
+                .any(&temp)
+        });
+    let script = script || script_file || inline_loaded;
     let variable = cmd.assignments.iter().find(|a| {
         a.split_once('=').is_some_and(|(k, v)| {
             (LOADER_VARIABLES.contains(&k) || SEARCH_VARIABLES.contains(&k)) && v.split([':', ' ']).any(&temp)
@@ -1387,10 +1403,18 @@ const SCRIPT_RUNNERS: &[&str] = &[
     "rust-script",
     "raku",
     "perl6",
+    "mono",
+    "wine",
+    "wine64",
+    "dotnet",
+    "chef-client",
+    "chef-apply",
 ];
 
 /// Launchers whose verb runs the file after it (`go run F`, `dotnet script F`, `cargo script F`).
-const LAUNCHERS: &[&str] = &["go", "dotnet", "cargo", "deno", "bun", "zig", "nim", "stack", "cabal"];
+const LAUNCHERS: &[&str] = &[
+    "go", "dotnet", "cargo", "deno", "bun", "zig", "nim", "stack", "cabal", "puppet",
+];
 
 /// Programs whose option names a script or command file they run: the options, short letters
 /// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).
@@ -1423,6 +1447,8 @@ const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["dtrace"], &["-s"]),
     (&["tcc"], &["-run"]),
     (&["tcpdump"], &["-z"]),
+    // An OpenVPN configuration names scripts it runs (`up`, `down`, `route-up`).
+    (&["openvpn"], &["--config"]),
 ];
 
 /// Extensions of files that hold code a program may run or load: scripts of the shells and
@@ -1431,7 +1457,7 @@ const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[
 const CODE_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "rb", "pl", "pm", "lua", "js", "mjs", "cjs", "php", "tcl", "nse", "cow", "cob", "cbl",
     "r", "jl", "scm", "el", "vim", "awk", "groovy", "kts", "ps1", "ts", "java", "exp", "sed", "mk", "go", "rs", "exs",
-    "hs", "swift", "csx", "fsx", "cmake", "bt", "stp", "m4", "dart", "cr", "nim", "zig", "raku", "kt", "scala",
+    "hs", "swift", "csx", "fsx", "cmake", "bt", "stp", "m4", "dart", "cr", "nim", "zig", "raku", "kt", "scala", "pp",
 ];
 
 /// Programs that handle files as files (copy, move, own, hash, remove, edit): a script among
@@ -2788,10 +2814,23 @@ const ACTING_PROGRAMS: &[&str] = &[
     "pkexec",
     "env",
     "nice",
+    "ionice",
+    "nohup",
+    "setsid",
+    "stdbuf",
+    "unbuffer",
+    "command",
     "timeout",
     "exec",
     "eval",
     "busybox",
+    "pwsh",
+    "osascript",
+    "deno",
+    "bun",
+    "sqlite3",
+    "vim",
+    "at",
     "python",
     "python3",
     "python2",
@@ -2831,6 +2870,22 @@ const ACTING_PROGRAMS: &[&str] = &[
     "podman",
     "psql",
     "mysql",
+    "mke2fs",
+    "mkswap",
+    "wipe",
+    "srm",
+    "blkdiscard",
+    "cryptsetup",
+    "zfs",
+    "lvremove",
+    "userdel",
+    "passwd",
+    "firewall-cmd",
+    "pfctl",
+    "mariadb",
+    "kubectl",
+    "terraform",
+    "helm",
 ];
 
 /// Programs that print, say or look up their words, and run none of them.
@@ -2901,6 +2956,16 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         let previous = &cmd.argv[i - 1];
         let option_value = previous.starts_with('-') && !previous.contains('=');
         let subcommand_like = word.chars().all(|c| c.is_ascii_lowercase() || c == '-');
+        // Counts and durations (`retry 3 5 rm ..`, `gtimeout 60s rm ..`) are settings, not
+        // the operand a wrapper may need.
+        let number = word.starts_with(|c: char| c.is_ascii_digit())
+            && word
+                .trim_end_matches(['s', 'm', 'h', 'd'])
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.');
+        if number {
+            continue;
+        }
         if !option_value && (operand_seen || subcommand_like) {
             break;
         }
@@ -2914,6 +2979,12 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     let Some(at) = found else {
         return;
     };
+    // `printf "$PW" | sshpass ssh host ..`: without a password option sshpass reads the
+    // password it types on stdin; what is piped in is not the wrapped command's input.
+    let password_option = |w: &String| w.starts_with("-p") || w.starts_with("-f") || w.starts_with("-d") || w == "-e";
+    if i > 0 && name == "sshpass" && !cmd.argv[1..at].iter().any(password_option) {
+        return;
+    }
     // The wrapped command stands in the pipeline where the wrapper stood (`chronic curl .. |
     // sh` is `curl .. | sh`).
     let words = |argv: &[String]| {

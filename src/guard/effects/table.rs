@@ -126,6 +126,17 @@ const AGENT_TOKENS: &[&str] = &[
     "go-audit",
 ];
 
+/// ImageMagick's `import` options that take a value (`-frame` and `-screen` are flags).
+const IMPORT_VALUE_OPTIONS: &[&str] = &[
+    "-window",
+    "-display",
+    "-crop",
+    "-resize",
+    "-geometry",
+    "-delay",
+    "-pause",
+];
+
 /// Whether `word` names a security service or agent: a unit name led by one of
 /// [`SECURITY_SERVICES`], or any word holding one of [`AGENT_TOKENS`] (`wazuh-control`,
 /// `/opt/CrowdStrike/falconctl`, `'sentinel|s1-agent'`).
@@ -3421,21 +3432,22 @@ pub static PROGRAMS: &[Program] = &[
             does: Does::Eavesdrop("captures the whole screen"),
         }],
     },
-    // ImageMagick's `import -window root`: the whole screen, not a window the user picks.
+    // ImageMagick's `import -window root` (also as `magick import`, GraphicsMagick's `gm
+    // import`): the whole screen, not a window the user picks.
     Program {
         names: &["import"],
-        value_opts: &[
-            "-window",
-            "-display",
-            "-screen",
-            "-crop",
-            "-resize",
-            "-geometry",
-            "-delay",
-            "-frame",
-        ],
+        value_opts: IMPORT_VALUE_OPTIONS,
         clauses: &[Clause {
             sub: &[],
+            when: When::Value(&["-window"], Val::Is(&["root"])),
+            does: Does::Eavesdrop("captures the whole screen"),
+        }],
+    },
+    Program {
+        names: &["magick", "gm"],
+        value_opts: IMPORT_VALUE_OPTIONS,
+        clauses: &[Clause {
+            sub: &["import"],
             when: When::Value(&["-window"], Val::Is(&["root"])),
             does: Does::Eavesdrop("captures the whole screen"),
         }],

@@ -202,8 +202,11 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
         ));
         return;
     }
+    // `printf "$SSH_PASSWORD" | sshpass ssh host ..`: sshpass reads the password on stdin
+    // and types it at ssh's prompt; it is not sent on as data.
     let fed_secret = cmd.stdin_text.as_deref().is_some_and(names_secret_variable);
-    if fed_secret || (index > 0 && pipeline[..index].iter().any(secret_source)) {
+    let piped_secret = index > 0 && pipeline[..index].iter().any(secret_source);
+    if (fed_secret || piped_secret) && !cmd.wrapper_reads_password {
         out.push(block(
             e,
             PIPE_TO_NETWORK,

@@ -110,28 +110,40 @@ const BIND_FLAGS: &[&str] = &[
     "-H",
 ];
 
-/// `curl gopher://HOST:6379/_FLUSHALL%0D%0A`: a gopher URL's path after `_` is sent as raw
-/// bytes to whatever port it names, the request-smuggling trick that speaks Redis, SMTP or
-/// memcached through a URL fetcher. Browsing a gopher menu (no `_` payload) sends nothing.
+/// `curl gopher://HOST:6379/_FLUSHALL%0D%0A`: a gopher URL's path after its one-character
+/// type is sent as raw bytes to whatever port it names, the request-smuggling trick that
+/// speaks Redis, SMTP or memcached through a URL fetcher; so is a dict URL's to a port that is
+/// not dict's, and what a `telnet://` URL is fed. Browsing a gopher menu (`gopher://host/1/x`,
+/// no `_` type and no encoded line breaks) or looking a word up (`dict://dict.org/d:word`)
+/// sends nothing a service would take for a command.
 fn raw_protocol(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
-    if !super::FETCHERS.contains(&cmd.name()) {
+    if !super::FETCHERS.contains(&cmd.name()) && !matches!(cmd.name(), "lynx" | "links" | "w3m") {
         return;
     }
-    let payload = |a: &str| {
-        let lower = a.to_ascii_lowercase();
-        let Some(rest) = lower.strip_prefix("gopher://") else {
-            return false;
+    let fed = cmd.stdin_text.is_some() || cmd.inputs.iter().any(|f| f != "/dev/null");
+    let smuggles = |a: &str| {
+        let lower = a.trim_start_matches("--url=").to_ascii_lowercase();
+        let (scheme, rest) = match lower.split_once("://") {
+            Some(parts) => parts,
+            None => return false,
         };
-        rest.split_once('/')
-            .is_some_and(|(_, path)| path.starts_with('_') && path.len() > 1)
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let port = authority.rsplit_once(':').map(|(_, p)| p);
+        let line_breaks = path.contains("%0d") || path.contains("%0a");
+        match scheme {
+            "gopher" | "gophers" => line_breaks || path.starts_with('_') || (path.starts_with("%5f") && path.len() > 3),
+            "dict" => port.is_some_and(|p| p != "2628"),
+            "telnet" => fed,
+            _ => false,
+        }
     };
-    if cmd.argv.iter().skip(1).any(|a| payload(a)) {
+    if cmd.argv.iter().skip(1).any(|a| smuggles(a)) {
         out.push(block(
             Category::Network,
             RAW_PROTOCOL,
             Risk::High,
             cmd,
-            "sends the raw bytes of a gopher:// URL to a TCP service (request smuggling)",
+            "sends raw bytes through a gopher, dict or telnet URL to a TCP service (request smuggling)",
         ));
     }
 }

@@ -122,7 +122,13 @@ fn hides_text(cmd: &SimpleCommand) -> bool {
         && !cmd.argv[1..]
             .iter()
             .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"));
-    decoder(cmd) && !compression && !plain_print
+    (decoder(cmd) && !compression && !plain_print) || hidden_program(cmd)
+}
+
+/// `cat x.dat | $cmd`: a program hidden in a variable the line gives no value (`fmt=black;
+/// .. | $fmt` is black) is a decoder nobody can read.
+fn hidden_program(cmd: &SimpleCommand) -> bool {
+    cmd.dynamic_name && cmd.argv.first().is_some_and(|w| w.contains(['$', '`']))
 }
 
 pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
@@ -130,6 +136,29 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
     untrusted_source(cmd, out);
+    // `curl URL >> ~/.bashrc`, `wget -qO- URL | tee -a ~/.zshrc`, `curl -o ~/.profile URL`:
+    // text nobody read, written where every new shell runs it (a copy of one's own dotfiles
+    // from another machine, `scp host:.bashrc ~/`, is the persistence rule's to warn).
+    let fetched = pipeline[..=index].iter().any(fetcher);
+    let downloaded = match cmd.name() {
+        "scp" | "rsync" => None,
+        _ => downloaded_files(cmd),
+    };
+    let startup = written_with_output(cmd)
+        .into_iter()
+        .filter(|_| fetched)
+        .chain(downloaded.unwrap_or_default())
+        .find(|f| crate::guard::targets::startup_file(f));
+    if let Some(file) = startup {
+        out.push(block(
+            r,
+            DOWNLOAD_EXECUTE,
+            Risk::Critical,
+            cmd,
+            format!("writes text downloaded from the network into `{file}`, which every new shell runs"),
+        ));
+        return;
+    }
     let name = cmd.name();
     // `python -c "exec(urlopen(URL).read())"`, `node -e "fetch(URL).then(r=>r.text()).then(eval)"`:
     // an inline program that runs code it downloads.
@@ -241,7 +270,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
                 ));
                 return;
             }
-            if upstream.iter().any(decoder) {
+            if upstream.iter().any(|u| decoder(u) || hidden_program(u)) {
                 out.push(block(
                     r,
                     PIPE_TO_SHELL,
@@ -382,16 +411,12 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                 unread.extend(files.into_iter().map(|f| (as_file(&f, cwd), Unread::Downloaded)));
             }
             // What this stage prints comes from a download or a decoder at or before it (a
-            // download first: `wget -qO- .. | gunzip` is still the network's). A filter whose
-            // program is hidden in a variable (`cat x.dat | $cmd > x.sh`, `$dec < x.dat`) is
-            // a decoder nobody can read either.
+            // download first: `wget -qO- .. | gunzip` is still the network's).
             let upstream = &pipeline[..=i];
-            let hidden_filter = |(k, c): (usize, &SimpleCommand)| c.dynamic_name && (k > 0 || !c.inputs.is_empty());
             let source = if upstream.iter().any(fetcher) {
                 Some(Unread::Downloaded)
             } else {
-                (upstream.iter().any(hides_text) || upstream.iter().enumerate().any(hidden_filter))
-                    .then_some(Unread::Decoded)
+                upstream.iter().any(hides_text).then_some(Unread::Decoded)
             };
             let cwd = cmd.cwd.as_deref();
             if let Some(source) = source {
@@ -509,7 +534,8 @@ fn written_with_output(cmd: &SimpleCommand) -> Vec<String> {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
     let operands = || args.iter().filter(|a| !a.starts_with('-') || a.as_str() == "-");
     match cmd.name() {
-        "tee" => files.extend(operands().cloned()),
+        "tee" | "sponge" => files.extend(operands().cloned()),
+        "dd" => files.extend(args.iter().filter_map(|a| a.strip_prefix("of=")).map(String::from)),
         "openssl" | "base64" => {
             let out = args
                 .windows(2)

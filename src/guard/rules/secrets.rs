@@ -1457,6 +1457,9 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
 /// or the system's (`/etc/shadow`, host keys, mounted orchestrator secrets). Public keys are
 /// not credentials.
 pub(crate) fn is_credential_path(a: &str) -> bool {
+    // `~/.ssh/./id_rsa`, `~/.ssh//id_rsa`: the same file, spelled the long way round.
+    let normal = crate::guard::normalized(std::path::Path::new(a));
+    let a = normal.to_str().unwrap_or(a);
     match home_relative(a) {
         Some(rest) => {
             (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
@@ -1515,6 +1518,7 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
 /// Credential files under the home directory (or the system's), by path below home.
 const CREDENTIAL_PATHS: &[&str] = &[
     ".ssh/id_",
+    ".ssh/identity",
     ".aws/credentials",
     ".aws/config",
     ".netrc",
@@ -1569,12 +1573,13 @@ const CREDENTIAL_DIRS: &[&str] = &[
 ];
 
 /// `diff -r /tmp/empty /etc/`, `grep -r '' /root`, `tar cf - /root`, `cp -r /root /tmp/r`:
-/// a command that prints or copies every file under a folder holding the machine's or root's
+/// a command that prints every file under a folder holding the machine's or root's
 /// credentials (`/etc`: shadow, sudoers, host keys; `/root`: root's keys and history), the
-/// folder named whole. Returns the folder. A copy's last operand is where it writes, and a
-/// search prints what matches, so only a pattern that matches every line reads everything.
-/// Only root reads `/etc`'s secrets: another account's copy of it (a backup) holds none, while
-/// printing it is taken at its word.
+/// folder named whole, or copies it where anyone can read it (stdout, a temp directory).
+/// Returns the folder. A search prints what matches, so only a pattern that matches every
+/// line reads everything, and only when it prints lines (not `-l`, `-c`, `-q`); `diff -q`
+/// prints names. A backup kept elsewhere (`sudo tar czf /backup/etc.tgz /etc`) is a backup,
+/// and only root reads `/etc`'s secrets to copy them.
 fn tree_read_whole(cmd: &SimpleCommand) -> Option<&str> {
     let args = cmd.argv.get(1..).unwrap_or_default();
     let has_flag = |long: &[&str], letters: &str| {
@@ -1589,42 +1594,110 @@ fn tree_read_whole(cmd: &SimpleCommand) -> Option<&str> {
         .filter(|a| !a.starts_with('-'))
         .map(String::as_str)
         .collect();
-    let match_all = |p: &str| matches!(p, "" | "." | "^" | "$" | ".*");
-    let mut copies = true;
-    let read: &[&str] = match cmd.name() {
-        "diff" | "colordiff" if has_flag(&["--recursive"], "r") => {
-            copies = false;
-            &operands
-        }
-        "grep" | "egrep" | "fgrep" if has_flag(&["--recursive", "--dereference-recursive"], "rR") => {
-            copies = false;
-            match operands.split_first() {
-                Some((pattern, folders)) if match_all(pattern) => folders,
-                _ => &[],
-            }
-        }
-        "rg" | "ag" => {
-            copies = false;
-            match operands.split_first() {
-                Some((pattern, folders)) if match_all(pattern) => folders,
-                _ => &[],
-            }
-        }
-        "tar" | "gtar" | "bsdtar"
-            if has_flag(&["--create"], "c") || args.first().is_some_and(|a| !a.starts_with('-') && a.contains('c')) =>
-        {
-            &operands
-        }
-        "zip" if has_flag(&["--recurse-paths"], "r") => &operands,
-        "cp" | "rsync" | "scp" if has_flag(&["--recursive", "--archive"], "rRa") => {
-            operands.split_last().map(|(_, sources)| sources).unwrap_or_default()
-        }
-        _ => &[],
+    let match_all = |p: &str| {
+        matches!(
+            p,
+            "" | "." | "^" | "$" | ".*" | "^.*$" | "^.*" | ".*$" | "a*" | ".?" | ".+"
+        )
     };
-    read.iter().copied().find(|w| match w.trim_end_matches('/') {
-        "/root" | "~root" => true,
-        "/etc" | "/private/etc" => !copies || cmd.as_root,
-        _ => false,
+    const NAMES_ONLY: &[&str] = &[
+        "--files-with-matches",
+        "--files-without-match",
+        "--count",
+        "--count-matches",
+        "--quiet",
+        "--silent",
+        "--brief",
+        "--files",
+    ];
+    let matching_lines = |folders| match operands.split_first() {
+        Some((pattern, rest)) if match_all(pattern) && !has_flag(NAMES_ONLY, "lLcq") => rest,
+        _ => folders,
+    };
+    // Where a copy lands: stdout, or a directory any user can read.
+    let exposed = |dest: Option<&str>| {
+        dest.is_none_or(|d| {
+            d == "-"
+                || d.starts_with("/dev/std")
+                || crate::guard::targets::TEMP_DIRS.iter().any(|t| {
+                    d.strip_prefix(t)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                })
+        })
+    };
+    let archive = |letters: &str| {
+        args.iter().enumerate().find_map(|(k, a)| {
+            if let Some(v) = a.strip_prefix("--file=") {
+                return Some(v);
+            }
+            let bundle = a == "--file"
+                || (k == 0 && !a.starts_with('-') && a.contains(|c| letters.contains(c)))
+                || crate::guard::options::bundle(a, |_| false).is_some_and(|b| b.flags.ends_with(letters));
+            bundle.then(|| args.get(k + 1).map(String::as_str)).flatten()
+        })
+    };
+    let (read, copies): (&[&str], bool) = match cmd.name() {
+        "diff" | "colordiff" if has_flag(&["--recursive"], "r") && !has_flag(&["--brief"], "q") => (&operands, false),
+        "grep" | "egrep" | "fgrep" if has_flag(&["--recursive", "--dereference-recursive"], "rR") => {
+            (matching_lines(&[]), false)
+        }
+        "rg" | "ag" => (matching_lines(&[]), false),
+        "tar" | "gtar" | "bsdtar"
+            if (has_flag(&["--create"], "c")
+                || args.first().is_some_and(|a| !a.starts_with('-') && a.contains('c')))
+                && exposed(archive("f")) =>
+        {
+            (&operands, true)
+        }
+        "zip" if has_flag(&["--recurse-paths"], "r") => {
+            let name = args
+                .iter()
+                .find(|a| *a == "-" || !a.starts_with('-'))
+                .map(String::as_str);
+            if exposed(name) {
+                (&operands, true)
+            } else {
+                (&[], true)
+            }
+        }
+        "cp" | "rsync" | "scp" if has_flag(&["--recursive", "--archive"], "rRa") => match operands.split_last() {
+            Some((dest, sources)) if exposed(Some(dest)) => (sources, true),
+            _ => (&[], true),
+        },
+        // `7z a ARCHIVE FOLDER..`.
+        "7z" | "7za" | "7zz" | "7zr" => match operands.as_slice() {
+            ["a", archive, folders @ ..] if exposed(Some(archive)) => (folders, true),
+            _ => (&[], true),
+        },
+        // `git diff --no-index /tmp/empty /root`: a diff of two folders outside any repository.
+        "git" if operands.first() == Some(&"diff") && args.iter().any(|a| a == "--no-index") => (&operands[1..], false),
+        _ => (&[], false),
+    };
+    // `tar -C / -czf x.tgz root`: an operand names a folder under tar's working directory.
+    let base = args
+        .iter()
+        .position(|a| a == "-C" || a == "--directory")
+        .and_then(|k| args.get(k + 1))
+        .map(String::as_str)
+        .or_else(|| args.iter().find_map(|a| a.strip_prefix("--directory=")))
+        .filter(|_| matches!(cmd.name(), "tar" | "gtar" | "bsdtar"));
+    read.iter().copied().find(|w| {
+        let joined;
+        let w = match base {
+            Some(dir) if !w.starts_with(['/', '~', '$']) => {
+                joined = format!("{dir}/{w}");
+                joined.as_str()
+            }
+            _ => w,
+        };
+        // `/etc/.`, `//etc`, `/usr/../etc`, `/etc/*`: the folder itself.
+        let w = w.strip_suffix("/*").unwrap_or(w);
+        let normal = crate::guard::normalized(std::path::Path::new(w));
+        match normal.to_str().unwrap_or(w) {
+            "/root" | "~root" => true,
+            "/etc" | "/private/etc" => !copies || cmd.as_root,
+            _ => false,
+        }
     })
 }
 
@@ -1682,7 +1755,8 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
     // `ssh HOST 'cat > k' < ~/.ssh/id_rsa`: ssh uses the keys it is pointed at, but what it
     // reads on stdin is the remote command's input: the file goes to the other machine.
     if name == "ssh" {
-        if let Some(f) = cmd.inputs.iter().find(|f| is_credential_path(f)) {
+        let dotenv = |f: &str| super::exfiltration::dotenv(f.rsplit('/').next().unwrap_or(f));
+        if let Some(f) = cmd.inputs.iter().find(|f| is_credential_path(f) || dotenv(f)) {
             out.push(violation(
                 Category::Secrets,
                 CREDENTIAL_FILE,
