@@ -1581,6 +1581,31 @@ const CREDENTIAL_DIRS: &[&str] = &[
 /// prints names. A backup kept elsewhere (`sudo tar czf /backup/etc.tgz /etc`) is a backup,
 /// and only root reads `/etc`'s secrets to copy them.
 fn tree_read_whole(cmd: &SimpleCommand) -> Option<&str> {
+    // Asked of every command: the programs it knows first, before any words are gathered.
+    if !matches!(
+        cmd.name(),
+        "diff"
+            | "colordiff"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "ag"
+            | "tar"
+            | "gtar"
+            | "bsdtar"
+            | "zip"
+            | "cp"
+            | "rsync"
+            | "scp"
+            | "7z"
+            | "7za"
+            | "7zz"
+            | "7zr"
+            | "git"
+    ) {
+        return None;
+    }
     let args = cmd.argv.get(1..).unwrap_or_default();
     let has_flag = |long: &[&str], letters: &str| {
         args.iter().any(|a| {
