@@ -1755,6 +1755,16 @@ const OWNERS: &[&str] = &[
 ];
 
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
+    let credential_read = |what: String| {
+        violation(
+            Category::Secrets,
+            CREDENTIAL_FILE,
+            Recommendation::Block,
+            Risk::High,
+            &cmd.display(),
+            what,
+        )
+    };
     // `ssh -F ~/.ssh/id_rsa x`: a credential file handed to ssh as its configuration is
     // printed back line by line in its complaints.
     // `ssh-copy-id -f -i ~/.aws/credentials HOST`: forced, the file itself is sent, whatever
@@ -1767,13 +1777,9 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
                 && !w[1].ends_with(".pub")
         })
     {
-        out.push(violation(
-            Category::Secrets,
-            CREDENTIAL_FILE,
-            Recommendation::Block,
-            Risk::High,
-            &cmd.display(),
-            "hands a credential file to ssh as its configuration (it prints the lines back) or sends it whole",
+        out.push(credential_read(
+            "hands a credential file to ssh as its configuration (it prints the lines back) or sends it whole"
+                .to_string(),
         ));
         return;
     }
@@ -1782,26 +1788,16 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
     if name == "ssh" {
         let dotenv = |f: &str| super::exfiltration::dotenv(f.rsplit('/').next().unwrap_or(f));
         if let Some(f) = cmd.inputs.iter().find(|f| is_credential_path(f) || dotenv(f)) {
-            out.push(violation(
-                Category::Secrets,
-                CREDENTIAL_FILE,
-                Recommendation::Block,
-                Risk::High,
-                &cmd.display(),
-                format!("sends `{f}`, a credential file, to the remote machine on ssh's stdin"),
-            ));
+            out.push(credential_read(format!(
+                "sends `{f}`, a credential file, to the remote machine on ssh's stdin"
+            )));
             return;
         }
     }
     if let Some(tree) = tree_read_whole(cmd) {
-        out.push(violation(
-            Category::Secrets,
-            CREDENTIAL_FILE,
-            Recommendation::Block,
-            Risk::High,
-            &cmd.display(),
-            format!("reads every file under `{tree}`, the credential files in it among them"),
-        ));
+        out.push(credential_read(format!(
+            "reads every file under `{tree}`, the credential files in it among them"
+        )));
         return;
     }
     if KEY_TOOLS.contains(&name) || matches!(name, "export" | "declare" | "typeset" | "local" | "readonly" | "setenv") {
@@ -1819,14 +1815,7 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
                 .iter()
                 .any(|a| a.starts_with('-') && a.contains('w') && !a.starts_with("--")))
     {
-        out.push(violation(
-            Category::Secrets,
-            CREDENTIAL_FILE,
-            Recommendation::Block,
-            Risk::High,
-            &cmd.display(),
-            "prints a password from the keychain",
-        ));
+        out.push(credential_read("prints a password from the keychain".to_string()));
         return;
     }
     let words: Vec<&String> = cmd.argv.iter().skip(1).chain(cmd.inputs.iter()).collect();
@@ -1855,14 +1844,9 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         (store && browser()) || w.contains("Keychains/login.keychain")
     };
     if let Some(w) = words.iter().find(|w| browser_store(w)) {
-        out.push(violation(
-            Category::Secrets,
-            CREDENTIAL_FILE,
-            Recommendation::Block,
-            Risk::High,
-            &cmd.display(),
-            format!("reads `{w}`, a browser's saved passwords or cookies"),
-        ));
+        out.push(credential_read(format!(
+            "reads `{w}`, a browser's saved passwords or cookies"
+        )));
         return;
     }
     let owner = OWNERS.contains(&name);
@@ -1877,14 +1861,7 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         let a = a.rsplit_once('=').map(|(_, v)| v).unwrap_or(a).trim_start_matches('@');
         let sensitive = is_credential_path(a);
         if sensitive && !a.ends_with(".pub") {
-            out.push(violation(
-                Category::Secrets,
-                CREDENTIAL_FILE,
-                Recommendation::Block,
-                Risk::High,
-                &cmd.display(),
-                format!("reads `{a}`, a credential file"),
-            ));
+            out.push(credential_read(format!("reads `{a}`, a credential file")));
             return;
         }
     }
