@@ -1307,12 +1307,12 @@ impl Walker<'_> {
                     let inner: String = b[i + 2..i + 2 + len].iter().collect();
                     let words: Vec<&str> = inner.split_whitespace().collect();
                     let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
-                    // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
-                    // copy of that program.
                     // `$(printf '\057')`, `$(echo -e "\x2f")`, `$(printf %b '\057')`: the
                     // escapes decoded, as printf (in its format and `%b` words) and `echo -e`
                     // decode them; the substitution drops the trailing newlines.
                     let decoded = printed_by_printf(&words).filter(|t| !t.is_empty());
+                    // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
+                    // copy of that program.
                     let printed = match words.as_slice() {
                         _ if decoded.is_some() => decoded.as_deref().map(|t| ("", t)),
                         ["echo", w] => Some(("", *w)),
@@ -1890,10 +1890,10 @@ fn unescape_double(raw: &str, out: &mut String) {
     }
 }
 
-/// What `printf FORMAT [WORD]`, `echo -e WORD` or `echo -E`-less `echo WORD` print (a
-/// path prefix, `command`, `--` and a stderr redirect aside), when the words are quoted
-/// literals and the format one of `%s`, `%b`, `%c` or plain text: the text the shell
-/// substitutes, its trailing newlines dropped. None for anything else.
+/// What `printf FORMAT [WORD]` or `echo -e WORD` print (a path prefix, `command`, `--` and a
+/// stderr redirect aside), when the words are quoted literals and the format one of `%s`,
+/// `%b`, `%c` or plain text with escapes: the text the shell substitutes, its trailing
+/// newlines dropped. None for anything else (a plain `echo WORD` is read where this is called).
 fn printed_by_printf(words: &[&str]) -> Option<String> {
     let unquote = |w: &str| {
         let quoted =

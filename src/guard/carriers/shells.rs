@@ -367,10 +367,10 @@ fn is_name(word: &str) -> bool {
 }
 
 /// Scripts that a pipeline feeds to a shell on stdin: a here-document or here-string of a
-/// shell (or `at`/`batch`, a root shell, `crontab -`, a `tee` into a shell startup file), or the literal words an upstream
-/// `echo`/`printf` (or `cat <<EOF`) prints into it, followed through filters (`tr`, `rev`,
-/// `base64 -d`); the commands of m4's `esyscmd(..)` in what m4 reads; and the commands
-/// `xargs`/`parallel` build from what they read.
+/// shell (or `at`/`batch`, a root shell, `crontab -`, a `tee` into a shell startup file), or
+/// the literal words an upstream `echo`/`printf` (or `cat <<EOF`) prints into it, followed
+/// through filters (`tr`, `rev`, `base64 -d`); the commands of m4's `esyscmd(..)` in what m4
+/// reads; and the commands `xargs`/`parallel` build from what they read.
 pub(super) fn fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
     let mut out = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {

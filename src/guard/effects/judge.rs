@@ -2870,6 +2870,7 @@ const ACTING_PROGRAMS: &[&str] = &[
     "podman",
     "psql",
     "mysql",
+    // Disk, account, firewall and cluster tools.
     "mke2fs",
     "mkswap",
     "wipe",
