@@ -367,8 +367,10 @@ impl ActivityLog {
     }
 
     /// The archives of this log beside it (`<stem>.<date or time>.<ext>`: what
-    /// [`ActivityLog::archive_before`] and a rotation past the size write), oldest first by
-    /// name. A folder that cannot be read has none.
+    /// [`ActivityLog::archive_before`] and a rotation past the size write), oldest first: by
+    /// the date or time in the name, then by the `-N` a rotation in the same millisecond adds
+    /// (as a number: `-2` before `-10`, and the unnumbered first before both, which plain name
+    /// order would put last). A folder that cannot be read has none.
     pub fn archives(&self) -> Vec<PathBuf> {
         let (stem, ext) = self.stem_and_extension();
         let (prefix, suffix) = (format!("{stem}."), format!(".{ext}"));
@@ -390,7 +392,23 @@ impl ActivityLog {
             })
             .map(|e| e.path())
             .collect();
-        found.sort();
+        let order = |path: &PathBuf| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let middle = name
+                .get(prefix.len()..name.len().saturating_sub(suffix.len()))
+                .unwrap_or_default()
+                .to_string();
+            match middle.rsplit_once("Z-") {
+                Some((time, n)) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                    (format!("{time}Z"), n.parse::<u64>().unwrap_or(u64::MAX))
+                }
+                _ => (middle, 1),
+            }
+        };
+        found.sort_by_cached_key(order);
         found
     }
 
@@ -818,6 +836,24 @@ fn body_from_markdown(body: &[(usize, &str)]) -> BodyData {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn archives_rotated_in_one_millisecond_come_in_the_order_they_were_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ActivityLog::new(dir.path().join("ACTIVITY_LOG.md"));
+        let at: DateTime<Utc> = "2026-01-01T00:00:00.123Z".parse().unwrap();
+        let mut made = vec![log.archive_path("2025-12-31T00:00:00Z".parse().unwrap())];
+        fs::write(&made[0], "").unwrap();
+        for _ in 0..11 {
+            let next = log.rotation_path(at);
+            fs::write(&next, "").unwrap();
+            made.push(next);
+        }
+        let later = log.rotation_path("2026-01-01T00:00:00.124Z".parse().unwrap());
+        fs::write(&later, "").unwrap();
+        made.push(later);
+        assert_eq!(log.archives(), made);
+    }
 
     fn entry() -> ActivityEntry {
         ActivityEntry {
