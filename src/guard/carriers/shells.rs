@@ -350,11 +350,34 @@ fn run_at_startup(text: &str) -> String {
     let defines = |line: &str| {
         let l = line.trim_start();
         let l = l.strip_prefix("function ").unwrap_or(l);
-        l.starts_with("alias ")
+        let definition = l.starts_with("alias ")
             || l.split_once("()")
-                .is_some_and(|(name, body)| is_name(name.trim_end()) && body.trim_start().starts_with('{'))
+                .is_some_and(|(name, body)| is_name(name.trim_end()) && body.trim_start().starts_with('{'));
+        // `alias ll=x; curl .. | sh`: a command after the definition runs at every start.
+        definition && !runs_more_than_one(l)
     };
     text.lines().filter(|l| !defines(l)).collect::<Vec<_>>().join("\n")
+}
+
+/// Whether `line` holds a `;`, `&` or `|` outside quotes and braces before its last
+/// character: more than one command (a trailing `;` ends the one there is).
+fn runs_more_than_one(line: &str) -> bool {
+    let line = line.trim_end().trim_end_matches(';');
+    let (mut single, mut double, mut depth) = (false, false, 0usize);
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '{' if !single && !double => depth += 1,
+            '}' if !single && !double => depth = depth.saturating_sub(1),
+            ';' | '&' | '|' if !single && !double && depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A shell function's or variable's name.

@@ -1263,10 +1263,8 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
         .map(|(_, a)| a);
     let (launched, first) = match operands.next() {
         Some(verb)
-            if matches!(
-                verb.as_str(),
-                "run" | "script" | "r" | "fsi" | "runghc" | "runhaskell" | "apply"
-            ) =>
+            if matches!(verb.as_str(), "run" | "script" | "r" | "fsi" | "runghc" | "runhaskell")
+                || (verb == "apply" && name == "puppet") =>
         {
             (true, operands.next())
         }
@@ -1320,9 +1318,17 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     // (whose `\!`, `.shell` or `system` lines are shell commands).
     let inline_loaded = crate::guard::rules::database::is_client(name)
         && cmd.argv[1..].iter().any(|a| {
+            // The verb starts the text or a command in it (`resource ` is not `source `).
             ["source ", "\\. ", ".read ", "\\i ", "\\ir ", "\\include "]
                 .iter()
-                .filter_map(|verb| a.find(verb).map(|at| &a[at + verb.len()..]))
+                .filter_map(|verb| {
+                    a.match_indices(verb)
+                        .find(|(at, _)| {
+                            let before = &a[..*at];
+                            before.trim().is_empty() || before.trim_end().ends_with(';') || before.ends_with('\n')
+                        })
+                        .map(|(at, _)| &a[at + verb.len()..])
+                })
                 .filter_map(|rest| rest.split([' ', ';', '\'', '"']).find(|w| !w.is_empty()))
                 .any(&temp)
         });

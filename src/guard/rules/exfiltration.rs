@@ -129,28 +129,64 @@ fn names_secret_variable(word: &str) -> bool {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect::<String>()
             .to_ascii_uppercase();
-        [
-            "SECRET",
-            "TOKEN",
-            "PASSWORD",
-            "PASSWD",
-            "API_KEY",
-            "PRIVATE_KEY",
-            "ACCESS_KEY",
+        // `$TOKEN_COUNT`, `$PASSWORD_MIN_LENGTH`, `$TOKEN_URL`: a number or an address about
+        // a secret is not one.
+        let about = [
+            "_COUNT", "_LIMIT", "_MAX", "_MIN", "_TTL", "_LENGTH", "_SIZE", "_TYPE", "_URL", "_FILE",
         ]
         .iter()
-        .any(|k| n.contains(k))
+        .any(|s| n.ends_with(s));
+        !about
+            && [
+                "SECRET",
+                "TOKEN",
+                "PASSWORD",
+                "PASSWD",
+                "API_KEY",
+                "PRIVATE_KEY",
+                "ACCESS_KEY",
+            ]
+            .iter()
+            .any(|k| n.contains(k))
     })
 }
 
-/// Commands that dump the environment or secrets to stdout: the environment whole, a
-/// credential file, or a secret variable printed (`echo "$GITHUB_TOKEN"`).
+/// Commands that dump the environment or secrets to stdout: the environment whole, or a
+/// credential file.
 fn secret_source(cmd: &SimpleCommand) -> bool {
     matches!(cmd.name(), "env" | "printenv" | "set" | "export") && cmd.argv.len() == 1
         || cmd.argv.iter().skip(1).any(|a| sensitive(a))
         || cmd.inputs.iter().any(|a| sensitive(a))
-        || (matches!(cmd.name(), "echo" | "printf") && cmd.argv.iter().skip(1).any(|a| names_secret_variable(a)))
+}
+
+/// `echo "$GITHUB_TOKEN"`, `printf %s "$DB_PASSWORD"`, a here-string holding one: a secret
+/// variable's value printed.
+fn prints_secret_variable(cmd: &SimpleCommand) -> bool {
+    (matches!(cmd.name(), "echo" | "printf") && cmd.argv.iter().skip(1).any(|a| names_secret_variable(a)))
         || cmd.stdin_text.as_deref().is_some_and(names_secret_variable)
+}
+
+/// Whether what `cmd` reads on stdin is what it sends: a raw socket or remote shell does; an
+/// HTTP client only when told to send stdin as the body (`-d @-`, `--data-binary @-`, `-T -`,
+/// `-F f=@-`, `--post-file=-`), not when it reads a header or its configuration there (`-H
+/// @-`, `-K -`), which is how a token is kept out of the process list.
+fn sends_stdin(cmd: &SimpleCommand) -> bool {
+    match cmd.name() {
+        "curl" | "http" | "https" | "xh" | "wget" | "aria2c" => {
+            cmd.argv.windows(2).any(|w| {
+                let option = w[0].as_str();
+                let body = option.starts_with("--data") || matches!(option, "-d" | "--json" | "-F" | "--form");
+                (body && (w[1] == "@-" || w[1].ends_with("=@-")))
+                    || (matches!(option, "-T" | "--upload-file") && w[1] == "-")
+            }) || cmd.argv.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "--post-file=-" | "--post-file=/dev/stdin" | "--data-binary=@-"
+                )
+            })
+        }
+        _ => true,
+    }
 }
 
 pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -202,11 +238,12 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
         ));
         return;
     }
-    // `printf "$SSH_PASSWORD" | sshpass ssh host ..`: sshpass reads the password on stdin
-    // and types it at ssh's prompt; it is not sent on as data.
-    let fed_secret = cmd.stdin_text.as_deref().is_some_and(names_secret_variable);
-    let piped_secret = index > 0 && pipeline[..index].iter().any(secret_source);
-    if (fed_secret || piped_secret) && !cmd.wrapper_reads_password {
+    // The environment or a credential file piped in is sent; a secret variable's value piped
+    // or fed in only when stdin is what the sender sends. `echo "$PW" | sudo -S curl ..`:
+    // sudo reads the password it was fed, the program gets none of it.
+    let piped = |source: fn(&SimpleCommand) -> bool| index > 0 && pipeline[..index].iter().any(source);
+    let variable = (prints_secret_variable(cmd) || piped(prints_secret_variable)) && sends_stdin(cmd);
+    if (piped(secret_source) || variable) && !cmd.wrapper_reads_password {
         out.push(block(
             e,
             PIPE_TO_NETWORK,

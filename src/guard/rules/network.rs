@@ -128,7 +128,10 @@ fn raw_protocol(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             None => return false,
         };
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let port = authority.rsplit_once(':').map(|(_, p)| p);
+        // `user:pw@host:port`, `[::1]:port`: the port after the user and the address.
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host_port = host_port.rsplit_once(']').map_or(host_port, |(_, p)| p);
+        let port = host_port.rsplit_once(':').map(|(_, p)| p);
         let line_breaks = path.contains("%0d") || path.contains("%0a");
         match scheme {
             "gopher" | "gophers" => line_breaks || path.starts_with('_') || (path.starts_with("%5f") && path.len() > 3),

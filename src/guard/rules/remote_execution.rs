@@ -122,7 +122,7 @@ fn hides_text(cmd: &SimpleCommand) -> bool {
         && !cmd.argv[1..]
             .iter()
             .any(|a| a.contains("\\x") || a.contains("\\0") || a.contains("\\1"));
-    (decoder(cmd) && !compression && !plain_print) || hidden_program(cmd)
+    decoder(cmd) && !compression && !plain_print
 }
 
 /// `cat x.dat | $cmd`: a program hidden in a variable the line gives no value (`fmt=black;
@@ -412,11 +412,15 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             }
             // What this stage prints comes from a download or a decoder at or before it (a
             // download first: `wget -qO- .. | gunzip` is still the network's).
+            // A program hidden in a variable, fed text (`cat x.dat | $cmd > x.sh`, `$dec <
+            // x.dat`), is a decoder nobody can read; one that makes its own output (`$PYTHON
+            // gen.py > out.sh`) is a generator like any other.
             let upstream = &pipeline[..=i];
+            let hidden = |(k, c): (usize, &SimpleCommand)| hidden_program(c) && (k > 0 || !c.inputs.is_empty());
             let source = if upstream.iter().any(fetcher) {
                 Some(Unread::Downloaded)
             } else {
-                upstream.iter().any(hides_text).then_some(Unread::Decoded)
+                (upstream.iter().any(hides_text) || upstream.iter().enumerate().any(hidden)).then_some(Unread::Decoded)
             };
             let cwd = cmd.cwd.as_deref();
             if let Some(source) = source {
