@@ -124,6 +124,8 @@ const HOME_STARTUP_FILES: &[&str] = &[
     ".zlogin",
     ".zlogout",
     ".bash_logout",
+    // Sourced by the stock `.bashrc` of Debian, Ubuntu and their derivatives.
+    ".bash_aliases",
     // sh and dash read `$ENV` (conventionally `~/.shrc`); ksh, mksh, csh and tcsh their own.
     ".shrc",
     ".kshrc",
@@ -387,6 +389,16 @@ pub fn home_relative(path: &str) -> Option<&str> {
     }
     if let Some(rest) = path.strip_prefix("/home/") {
         return rest.split_once('/').map(|(_, r)| r);
+    }
+    // `~root/`, `~dev/`: a named user's home.
+    if let Some((user, rest)) = path.strip_prefix('~').and_then(|p| p.split_once('/')) {
+        if !user.is_empty()
+            && user
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return Some(rest);
+        }
     }
     if let Some(rest) = path.strip_prefix("/Users/") {
         return rest.split_once('/').map(|(_, r)| r);

@@ -27,6 +27,8 @@ const RUN_VARS: &[&str] = &[
     "LESSOPEN",
     "PROMPT_COMMAND",
     "FCEDIT",
+    // The shell `script`, `screen`, `tmux`, editors' `:shell` and pagers' `!` start.
+    "SHELL",
 ];
 
 /// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`,
@@ -55,6 +57,9 @@ pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
         .collect();
     let mut out: Vec<Carried> = set
         .iter()
+        // `SHELL=x` on a line of its own sets the variable for later programs (`$SHELL` is read
+        // where it is used); in front of a program, that program starts it.
+        .filter(|(n, _)| *n != "SHELL" || !cmd.argv.is_empty())
         .filter(|(n, v)| names_a_command(n) && !v.is_empty() && !super::only_starts_a_command(v))
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
         .collect();

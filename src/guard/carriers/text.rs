@@ -61,7 +61,7 @@ pub(crate) fn stdin_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
 /// prints, its words as written: a `$` or a backquote in them is the reading program's own
 /// syntax, not the shell's (`printf '$p\n!rm -rf /\n' | ed f`, `` echo 'esyscmd(`rm -rf
 /// /')' | m4 ``).
-pub(super) fn stdin_as_written(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
+pub(crate) fn stdin_as_written(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
     stdin_of(pipeline, i).or_else(|| {
         let up = pipeline.get(i.checked_sub(1)?)?;
         matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" ").replace("\\n", "\n"))

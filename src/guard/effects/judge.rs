@@ -227,11 +227,16 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
                 || matches!(f.as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
         };
         let fed = i > 0 || cmd.stdin_text.is_some() || cmd.inputs.iter().any(|f| !terminal(f));
-        root_shell(cmd, fed, out);
+        // What an `echo`/`printf` pipes in is read like a here-string (`echo '!/bin/sh' | sudo x`).
+        let piped = (i > 0)
+            .then(|| crate::guard::carriers::stdin_as_written(pipeline, i))
+            .flatten();
+        root_shell(cmd, fed, piped.as_deref(), out);
     }
     if cmd.as_root {
         root_reboot(cmd, out);
     }
+    handed_secret_holder(cmd, out);
     if name == "kill" {
         kill_by_lookup(cmd, out);
         kill_fed_by_lookup(pipeline, i, out);
@@ -1683,7 +1688,7 @@ fn inline_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // Spelled out (`("", 8000)`, `("0.0.0.0", 80)`): the files are handed to every host on
     // purpose, with no authentication (block). `ruby -run -e httpd` listens everywhere only
     // by its default (warned, like `python -m http.server`).
-    if code {
+    if code || (un_httpd && crate::guard::rules::network::served_as_root(cmd)) {
         out.push(block(
             Category::Network,
             OPEN_SERVICE,
@@ -2577,8 +2582,9 @@ const SHELL_MARKERS: &[&str] = &[
 /// Whether `text` runs a shell word (`sh`, `bash`, `/bin/zsh`, ...) with option `flag`
 /// (`-i`, `-p`): the word before the flag must be a shell's name, not `ssh`.
 fn shell_flag(text: &str, flag: &str) -> bool {
+    // `--postprocess=sh -i`: the shell word may be an option's value.
     let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}'))
+        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}' | '='))
         .filter(|w| !w.is_empty())
         .collect();
     words
@@ -2586,11 +2592,37 @@ fn shell_flag(text: &str, flag: &str) -> bool {
         .any(|w| crate::guard::carriers::is_shell(crate::guard::basename(w[0])) && w[1] == flag)
 }
 
+/// Whether `text` starts a shell whose stdin is the terminal's other end (`sh 0<&2 1>&2`,
+/// `bash <&1`): a prompt for whoever holds the terminal.
+fn shell_on_the_terminal(text: &str) -> bool {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}' | '='))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).any(|w| {
+        crate::guard::carriers::is_shell(crate::guard::basename(w[0]))
+            && (w[1].starts_with("0<&") || w[1].starts_with("<&"))
+    })
+}
+
+/// Whether `text` names the user's shell by its variable (`-e '$SHELL'`, `${SHELL} -p`): what a
+/// program expands it to is a shell.
+fn names_the_shell_variable(text: &str) -> bool {
+    ["$SHELL", "${SHELL}"].iter().any(|v| {
+        text.match_indices(v)
+            .any(|(at, m)| !text[at + m.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
 /// Text that hands a program a shell: a shell path, an escape, or a shell run interactively or
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
     static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
-    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p")
+    SHELL_MARKER.found_in(text)
+        || shell_flag(text, "-i")
+        || shell_flag(text, "-p")
+        || shell_on_the_terminal(text)
+        || names_the_shell_variable(text)
 }
 
 /// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && exec zsh -i`,
@@ -2651,7 +2683,7 @@ const OWN_SYNTAX: &[&str] = &[
 
 /// Whether the guard knows nothing of `name`: no effect spec, not one of the quiet programs,
 /// not a package manager.
-fn unknown_to_the_guard(name: &str) -> bool {
+pub(crate) fn unknown_to_the_guard(name: &str) -> bool {
     spec_for(name).is_none() && !is_quiet(name) && !super::packages::is_manager(name)
 }
 
@@ -2659,7 +2691,7 @@ fn unknown_to_the_guard(name: &str) -> bool {
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight. Run as
 /// another account (`sudo -u nobody vi -c ':!/bin/sh'`), the same shell is warned.
-fn root_shell(cmd: &SimpleCommand, fed: bool, out: &mut Vec<Violation>) {
+fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec<Violation>) {
     // A shell, an interpreter's prompt, or a program whose own commands have a shell escape
     // (`gdb`, `psql`, `ftp`, `ed`, `mail`: see `carriers::has_shell_escape`).
     // Fed its commands (`sudo -u postgres psql < schema.sql`), a program with a shell escape
@@ -2687,9 +2719,24 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, out: &mut Vec<Violation>) {
             });
     // Where `;` and `|` are a program's own syntax or prose, they splice nothing.
     let splices = !OWN_SYNTAX.contains(&cmd.name());
+    // `sudo chsh -s /bin/zsh dev`, `sudo usermod --shell /bin/bash dev`: an account's login
+    // shell is recorded, not started.
+    // What is fed on stdin is commands to a shell, an interpreter, a program with an escape
+    // or one the guard does not know; to the programs it knows (`sudo tee -a /etc/shells <<<
+    // /bin/zsh`, `dd of=..`), it is data.
+    let reads_commands = repl || crate::guard::carriers::has_shell_escape(name) || unknown_to_the_guard(name);
+    let records_login_shell = matches!(name, "chsh" | "lchsh" | "usermod" | "useradd" | "adduser");
+    let login_shell_value = |i: usize, a: &str| {
+        records_login_shell
+            && (a.starts_with("--shell=") || (i > 1 && matches!(cmd.argv[i - 1].as_str(), "-s" | "--shell")))
+    };
     let handed = cmd.argv[1..]
         .iter()
-        .chain(cmd.stdin_text.iter())
+        .enumerate()
+        .filter(|(i, a)| !login_shell_value(i + 1, a))
+        .map(|(_, a)| a.as_str())
+        .chain(reads_commands.then_some(cmd.stdin_text.as_deref()).flatten())
+        .chain(piped.filter(|_| reads_commands))
         .any(|a| hands_a_shell(a) || (splices && shell_after_separator(a)))
         || escape_handed(cmd);
     let shell = bare || handed || interactive || runs_a_trailing_shell(cmd);
@@ -2774,13 +2821,17 @@ fn runs_a_trailing_shell(cmd: &SimpleCommand) -> bool {
         return false;
     };
     let shell_at = shell_at + 1;
-    let before = &cmd.argv[1..shell_at];
+    // `sudo x run bash`, `sudo x exec sh`: a verb that launches what follows may lead.
+    let first =
+        usize::from(shell_at > 1 && matches!(cmd.argv[1].as_str(), "run" | "exec" | "execute" | "spawn" | "launch"));
+    let before = &cmd.argv[1 + first..shell_at];
     // Every word before it an option, or the value right after one; the shell itself not an
-    // option's value (`-c bash`, `--shell=bash` aside: `--` ends the options).
+    // option's value (`-c bash`, `--shell=bash` aside: `--` ends the options). After a verb,
+    // options alone: `sudo crictl exec -it 3f2a sh` names a container first.
     let shaped_as_wrapper = before
         .iter()
         .enumerate()
-        .all(|(i, w)| is_option(w) || (i > 0 && is_option(&before[i - 1]) && before[i - 1] != "--"))
+        .all(|(i, w)| is_option(w) || (first == 0 && i > 0 && is_option(&before[i - 1]) && before[i - 1] != "--"))
         && before.last().is_none_or(|w| !is_option(w) || w == "--");
     shaped_as_wrapper && cmd.argv[shell_at + 1..].iter().all(|a| is_option(a))
 }
@@ -3391,6 +3442,14 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("the system's trusted certificates: a root added there can read every TLS connection"),
         )),
         Place::System => out.push(warn(Category::Privilege, SYSTEM_STATE, cmd, what("a system file"))),
+        // `tool -o /dev/sda`: an output file that is a disk is written over.
+        Place::Device if crate::guard::rules::disk::is_device(path) => out.push(block(
+            Category::Disk,
+            crate::guard::rules::disk::DEVICE_WRITE,
+            Risk::Critical,
+            cmd,
+            format!("writes over the block device {path}"),
+        )),
         // `~/.m2/settings.xml` sits among a dependency store's folders, and is still settings.
         Place::Home | Place::DependencyDir if user_config(path) && !matches!(cmd.name(), "mkdir" | "touch") => out
             .push(warn(
@@ -4143,6 +4202,49 @@ const SECRET_HOLDERS: &[&str] = &[
     "secretd",
     "kwalletd",
 ];
+
+/// `sudo python3 dump.py $(pidof gnome-keyring-daemon)`, `zorp -p $(pgrep -n ssh-agent)`: an
+/// interpreter or a program the guard does not know, handed the process id of a process that
+/// holds others' secrets, is there to read it (signalling, renicing or listing it is done by
+/// programs the guard knows).
+fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let name = cmd.name();
+    // Programs that signal, schedule, limit or list a process by its number.
+    const PROCESS_CONTROL: &[&str] = &[
+        "kill", "pkill", "killall", "renice", "taskset", "chrt", "ionice", "prlimit", "cpulimit", "ps", "top", "htop",
+        "pstree", "pwdx", "lsof", "wait", "watch", "tail", "disown", "echo", "printf",
+    ];
+    let reader = name.starts_with("python")
+        || matches!(name, "perl" | "ruby" | "node" | "php" | "lua")
+        || (!cmd.dynamic_name && !name.is_empty() && !PROCESS_CONTROL.contains(&name) && unknown_to_the_guard(name));
+    // `bash -c 'kill -HUP $(pidof sshd)'`: the script a shell carries is judged on its own.
+    let carries_a_script = cmd.argv[1..].iter().any(|a| a == "-c" || a == "-e");
+    if !reader || carries_a_script {
+        return;
+    }
+    let holder_pid = cmd.argv[1..].iter().any(|a| {
+        ["$(pidof ", "$(pgrep ", "`pidof ", "`pgrep "].iter().any(|lookup| {
+            a.match_indices(lookup).any(|(at, m)| {
+                let looked_up = &a[at + m.len()..];
+                let looked_up = &looked_up[..looked_up.find([')', '`']).unwrap_or(looked_up.len())];
+                looked_up.split_whitespace().filter(|w| !w.starts_with('-')).any(|w| {
+                    SECRET_HOLDERS
+                        .iter()
+                        .any(|h| crate::guard::ascii::contains_lowercase(w, h))
+                })
+            })
+        })
+    });
+    if holder_pid {
+        out.push(block(
+            Category::Secrets,
+            PROCESS_MEMORY,
+            Risk::Critical,
+            cmd,
+            "is handed the process id of a process holding others' secrets (a login daemon, a key agent, a password store), to read it",
+        ));
+    }
+}
 
 /// `gcore PID`, `gdb -p PID`, `strace -p PID`: another process's memory or system calls read.
 /// A core dump, a process that holds others' secrets (`sshd`, `ssh-agent`), or the data a

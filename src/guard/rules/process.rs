@@ -2,7 +2,9 @@
 //! shutting the machine down (`shutdown`, `reboot`, `halt`, `init 0`, `systemctl poweroff`,
 //! writes to `/proc/sysrq-trigger`). Stopping the services that keep the machine reachable
 //! (ssh, networking) and turning swap off are warned. A fork bomb is also an inline program forking in an endless
-//! loop (`python -c 'while True: os.fork()'`).
+//! loop (`python -c 'while True: os.fork()'`). `crypto_miner`: a cryptocurrency miner (a known
+//! miner's name, or any program pointed at a mining pool's `stratum+tcp://` address) spends
+//! the machine's processors on someone else's account.
 
 use super::{block, violation, warn};
 use crate::guard::regexes::{group, Pattern};
@@ -12,10 +14,34 @@ use crate::guard::SimpleCommand;
 pub const KILL_ALL: &str = "process.kill_all";
 pub const FORK_BOMB: &str = "process.fork_bomb";
 pub const SHUTDOWN: &str = "process.shutdown";
+pub const CRYPTO_MINER: &str = "process.crypto_miner";
+
+/// Cryptocurrency miners, by their program names.
+const MINERS: &[&str] = &[
+    "xmrig",
+    "xmr-stak",
+    "xmr-stak-rx",
+    "minerd",
+    "cpuminer",
+    "cpuminer-multi",
+    "cgminer",
+    "bfgminer",
+    "ethminer",
+    "nbminer",
+    "t-rex",
+    "lolminer",
+    "teamredminer",
+    "gminer",
+    "phoenixminer",
+    "nanominer",
+    "srbminer-multi",
+    "xmrminer",
+];
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
         KILL_ALL => "kill the one process you started, by its pid (kill 12345)",
+        CRYPTO_MINER => "leave the machine's processors to the task; mine nothing",
         _ => "leave the machine running; stop only the processes you started",
     }
 }
@@ -24,6 +50,21 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let c = Category::Process;
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    // `./xmrig -o pool:4444 -u WALLET`, `zorp -a rx -o stratum+tcp://pool:3333`.
+    let pool = args.iter().any(|a| {
+        let lower = a.to_ascii_lowercase();
+        lower.contains("stratum+tcp://") || lower.contains("stratum+ssl://") || lower.contains("stratum2+tcp://")
+    });
+    if MINERS.contains(&name.to_ascii_lowercase().as_str()) || pool {
+        out.push(block(
+            c,
+            CRYPTO_MINER,
+            Risk::High,
+            cmd,
+            "runs a cryptocurrency miner: the machine's processors spent on someone else's account",
+        ));
+        return;
+    }
     if cmd.redirects.iter().any(|r| r == "/proc/sysrq-trigger") {
         out.push(block(
             c,

@@ -85,7 +85,93 @@ fn reads_stdin(cmd: &SimpleCommand) -> bool {
 /// (a TLS socket: what the server sends comes out).
 fn fetcher(cmd: &SimpleCommand) -> bool {
     let name = cmd.name();
-    FETCHERS.contains(&name) || (name == "openssl" && cmd.argv.get(1).is_some_and(|s| s == "s_client"))
+    FETCHERS.contains(&name)
+        || (name == "openssl" && cmd.argv.get(1).is_some_and(|s| s == "s_client"))
+        || unknown_network_client(cmd)
+}
+
+/// `zorp get https://host/x.sh`, `zorp 10.0.0.1 4444`, `zorp --connect host.example:4444`: a
+/// program the guard knows nothing of, handed a network address, is taken to bring in what
+/// it reads from there (what else it does is unknown, and this is the dangerous reading).
+fn unknown_network_client(cmd: &SimpleCommand) -> bool {
+    unknown_program(cmd) && names_network_address(cmd)
+}
+
+/// A program with a literal name the guard knows nothing of.
+pub(super) fn unknown_program(cmd: &SimpleCommand) -> bool {
+    !cmd.dynamic_name && !cmd.name().is_empty() && crate::guard::effects::unknown_to_the_guard(cmd.name())
+}
+
+/// Whether a word of `cmd` names a place on the network: a URL, a host and port
+/// (`10.0.0.1:4444`, `tcp:host.example:443`), or an IPv4 address followed by a port.
+pub(super) fn names_network_address(cmd: &SimpleCommand) -> bool {
+    cmd.argv[1..].iter().enumerate().any(|(i, a)| {
+        let value = a
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with('-'))
+            .map_or(a.as_str(), |(_, v)| v);
+        let port_next = || cmd.argv.get(i + 2).is_some_and(|p| port_number(p));
+        network_url(value) || endpoint(value) || (ipv4(value) && port_next())
+    })
+}
+
+/// `https://host/x`, `ftp://..`, `tcp://..`: an address of something fetched over the network
+/// (`file://` is a local file).
+fn network_url(word: &str) -> bool {
+    word.split_once("://").is_some_and(|(scheme, rest)| {
+        !rest.is_empty()
+            && matches!(
+                scheme.to_ascii_lowercase().as_str(),
+                "http"
+                    | "https"
+                    | "ftp"
+                    | "ftps"
+                    | "tftp"
+                    | "sftp"
+                    | "gopher"
+                    | "tcp"
+                    | "udp"
+                    | "ssl"
+                    | "tls"
+                    | "ws"
+                    | "wss"
+            )
+    })
+}
+
+/// `10.0.0.1:4444`, `tcp:10.0.0.1:4444`, `host.example:4444`: a host and a port.
+fn endpoint(word: &str) -> bool {
+    let word = ["tcp:", "tcp4:", "tcp6:", "ssl:", "openssl:", "udp:"]
+        .iter()
+        .find_map(|p| word.strip_prefix(p))
+        .unwrap_or(word);
+    word.rsplit_once(':').is_some_and(|(host, port)| {
+        port_number(port)
+            && (ipv4(host)
+                || (host.contains('.')
+                    && !host.contains('/')
+                    && host
+                        .split('.')
+                        .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+                    && host
+                        .rsplit('.')
+                        .next()
+                        .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_alphabetic()))))
+    })
+}
+
+/// `10.0.0.1`: four numbers below 256 joined by dots.
+fn ipv4(word: &str) -> bool {
+    let parts: Vec<&str> = word.split('.').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u16>().is_ok_and(|n| n < 256))
+}
+
+/// A TCP or UDP port number.
+pub(super) fn port_number(word: &str) -> bool {
+    !word.is_empty() && word.len() <= 5 && word.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
 }
 
 /// Decoders whose output is hidden text.
@@ -615,7 +701,32 @@ fn downloaded_files(cmd: &SimpleCommand) -> Option<Vec<String>> {
     if matches!(name, "tftp" | "smbclient" | "lftp") {
         return Some(transfer_gets(cmd));
     }
-    let downloader = DOWNLOADERS.iter().find(|d| d.names.contains(&name))?;
+    let Some(downloader) = DOWNLOADERS.iter().find(|d| d.names.contains(&name)) else {
+        // `zorp https://host/x -o /tmp/x`: a program the guard does not know, handed an
+        // address, writes what it fetches to the file its output option names.
+        if !unknown_network_client(cmd) {
+            return None;
+        }
+        return Some(
+            crate::guard::carriers::option_value(
+                &cmd.argv,
+                &[
+                    "-o",
+                    "-O",
+                    "--output",
+                    "--out",
+                    "--output-document",
+                    "--outfile",
+                    "--output-file",
+                ],
+                "",
+            )
+            .filter(|f| *f != "-")
+            .map(String::from)
+            .into_iter()
+            .collect(),
+        );
+    };
     let args = &cmd.argv[1..];
     let value = |names: &[&str]| {
         args.iter().enumerate().find_map(|(i, a)| {

@@ -1460,6 +1460,11 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
     // `~/.ssh/./id_rsa`, `~/.ssh//id_rsa`: the same file, spelled the long way round.
     let normal = crate::guard::normalized(std::path::Path::new(a));
     let a = normal.to_str().unwrap_or(a);
+    names_credential(a) || (a.contains(['*', '?', '[']) && glob_names_credential(a))
+}
+
+/// Whether the literal path `a` names a credential file ([`is_credential_path`]).
+fn names_credential(a: &str) -> bool {
     match home_relative(a) {
         Some(rest) => {
             (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
@@ -1470,12 +1475,76 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
             matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
                 || (a.starts_with("/etc/ssh/ssh_host_") && !a.ends_with(".pub"))
                 || SYSTEM_CREDENTIALS.iter().any(|p| a.starts_with(p))
+                // A process's environment, where tokens and passwords are handed to programs.
+                || process_environment(a)
                 // Container and pod secrets mounted by the orchestrator.
                 || a.starts_with("/run/secrets/")
                 || a.starts_with("/var/run/secrets/")
                 // root's own credentials.
                 || a.strip_prefix("/root/").is_some_and(|rest| CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)))
         }
+    }
+}
+
+/// `/proc/1/environ`, `/proc/self/environ`, `/proc/42/task/43/environ`: a process's
+/// environment.
+fn process_environment(a: &str) -> bool {
+    a.strip_prefix("/proc/").is_some_and(|rest| {
+        let mut parts = rest.split('/');
+        let process = |p: Option<&str>| {
+            p.is_some_and(|p| {
+                matches!(p, "self" | "thread-self") || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            })
+        };
+        process(parts.next())
+            && match parts.next() {
+                Some("environ") => parts.next().is_none(),
+                Some("task") => process(parts.next()) && parts.next() == Some("environ") && parts.next().is_none(),
+                _ => false,
+            }
+    })
+}
+
+/// Credential files a glob could name (`/etc/shad?w`, `/e??/shadow`, `~/.aws/cred*`): the
+/// pattern matches one of the well-known ones. The last component must hold a literal
+/// character, so a folder's every file (`/etc/*`) is a listing, judged elsewhere.
+fn glob_names_credential(pattern: &str) -> bool {
+    const WELL_KNOWN: &[&str] = &[
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/sudoers",
+        "/etc/master.passwd",
+        "/etc/security/opasswd",
+        "/etc/ssh/ssh_host_rsa_key",
+        "/etc/ssh/ssh_host_ecdsa_key",
+        "/etc/ssh/ssh_host_ed25519_key",
+        "/etc/krb5.keytab",
+        "/proc/self/environ",
+        "/proc/1/environ",
+    ];
+    let last = pattern.rsplit('/').next().unwrap_or(pattern);
+    if pattern.len() > 256 || !last.contains(|c: char| !matches!(c, '*' | '?' | '[' | ']')) {
+        return false;
+    }
+    let matcher = |glob: &str| {
+        globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher())
+    };
+    match home_relative(pattern) {
+        // `~/.a?s/credentials`, `/home/*/.ssh/id_*`: the home's credential files, `id_`
+        // standing for the usual key names.
+        Some(rest) => matcher(rest).is_some_and(|m| {
+            CREDENTIAL_PATHS.iter().any(|p| match p.strip_suffix("id_") {
+                Some(dir) => ["id_rsa", "id_ed25519", "id_ecdsa"]
+                    .iter()
+                    .any(|key| m.is_match(format!("{dir}{key}"))),
+                None => m.is_match(p.trim_end_matches('/')),
+            })
+        }),
+        None => matcher(pattern).is_some_and(|m| WELL_KNOWN.iter().any(|f| m.is_match(f))),
     }
 }
 
@@ -1505,6 +1574,11 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/krb5.keytab",
     "/etc/wireguard/",
     "/etc/NetworkManager/system-connections/",
+    "/etc/wpa_supplicant/",
+    "/var/backups/shadow",
+    "/var/backups/gshadow",
+    "/etc/gitlab/gitlab-secrets.json",
+    "/etc/gitlab/initial_root_password",
     "/etc/openvpn/client/",
     "/etc/openvpn/server/",
     "/etc/mysql/debian.cnf",
@@ -1537,6 +1611,27 @@ const CREDENTIAL_PATHS: &[&str] = &[
     ".password-store/",
     ".bash_history",
     ".zsh_history",
+    // Database and interpreter histories hold the passwords typed into them.
+    ".psql_history",
+    ".mysql_history",
+    ".rediscli_history",
+    ".local/share/fish/fish_history",
+    // Tools' own token stores.
+    ".terraform.d/credentials.tfrc.json",
+    ".config/rclone/rclone.conf",
+    ".s3cfg",
+    ".boto",
+    ".cargo/credentials",
+    ".gem/credentials",
+    ".config/hub",
+    ".config/op/",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".local/share/keyrings/",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".config/doctl/config.yaml",
+    ".config/glab-cli/config.yml",
 ];
 
 /// Commands that handle key files without revealing them.
