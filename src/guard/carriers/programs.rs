@@ -31,6 +31,37 @@ const RUN_VARS: &[&str] = &[
     "SHELL",
 ];
 
+/// Whether `cmd` starts `$SHELL` for its user: a terminal multiplexer, an editor or pager with
+/// a shell command, or a program the guard knows nothing of.
+fn starts_users_shell(cmd: &SimpleCommand) -> bool {
+    const STARTS_SHELL: &[&str] = &[
+        "script",
+        "screen",
+        "tmux",
+        "byobu",
+        "vi",
+        "vim",
+        "nvim",
+        "emacs",
+        "nano",
+        "less",
+        "more",
+        "man",
+        "mc",
+        "ranger",
+        "nnn",
+        "lf",
+        "xterm",
+        "su",
+        "ssh-agent",
+        "env",
+    ];
+    let name = cmd.name();
+    !name.is_empty()
+        && !cmd.dynamic_name
+        && (STARTS_SHELL.contains(&name) || crate::guard::effects::unknown_to_the_guard(name))
+}
+
 /// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`,
 /// and any `*_COMMAND`, `*_CMD`, `*PAGER`, `*EDITOR`, `*ASKPASS`, `*BROWSER`, `*_PROGRAM`
 /// variable: `RESTIC_PASSWORD_COMMAND=..`, `CRASHPAGER=..`, `BROWSER=.. xdg-open URL`); a `LESSOPEN='|cmd %s'` pipe mark is dropped.
@@ -57,9 +88,14 @@ pub(super) fn run_variables(cmd: &SimpleCommand) -> Vec<Carried> {
         .collect();
     let mut out: Vec<Carried> = set
         .iter()
-        // `SHELL=x` on a line of its own sets the variable for later programs (`$SHELL` is read
-        // where it is used); in front of a program, that program starts it.
-        .filter(|(n, _)| *n != "SHELL" || !cmd.argv.is_empty())
+        // `SHELL=x` on a line of its own sets the variable for later programs; in front of a
+        // program that starts a shell for its user (a terminal multiplexer, an editor, a
+        // pager, one the guard does not know), that program starts it. Package managers and
+        // other known programs do not.
+        .filter(|(n, v)| {
+            *n != "SHELL"
+                || (starts_users_shell(cmd) && cmd.assignments.iter().any(|a| a.strip_prefix("SHELL=") == Some(v)))
+        })
         .filter(|(n, v)| names_a_command(n) && !v.is_empty() && !super::only_starts_a_command(v))
         .map(|(_, v)| Carried::child(v.trim_start_matches('|')))
         .collect();
@@ -110,9 +146,21 @@ pub(super) fn command_options(argv: &[String]) -> Vec<Carried> {
     const ENDINGS: &[&str] = &[
         "command", "cmd", "script", "exec", "hook", "program", "pager", "editor", "shell",
     ];
+    // `usermod --shell=/bin/zsh`, `useradd --shell=..`: an account's login shell is recorded,
+    // not started.
+    let records_login_shell = argv.first().is_some_and(|p| {
+        matches!(
+            crate::guard::basename(p),
+            "chsh" | "lchsh" | "usermod" | "useradd" | "adduser"
+        )
+    });
     let named = |o: &str| {
         let o = o.trim_start_matches('-').to_ascii_lowercase();
-        o.len() > 2 && ENDINGS.iter().any(|e| o.ends_with(e)) && !o.ends_with("-path") && !o.starts_with("no-")
+        o.len() > 2
+            && ENDINGS.iter().any(|e| o.ends_with(e))
+            && !o.ends_with("-path")
+            && !o.starts_with("no-")
+            && !(records_login_shell && o == "shell")
     };
     let mut out = Vec::new();
     for (i, a) in argv.iter().enumerate().skip(1) {

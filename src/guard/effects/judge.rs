@@ -2618,11 +2618,7 @@ fn names_the_shell_variable(text: &str) -> bool {
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
     static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
-    SHELL_MARKER.found_in(text)
-        || shell_flag(text, "-i")
-        || shell_flag(text, "-p")
-        || shell_on_the_terminal(text)
-        || names_the_shell_variable(text)
+    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p") || shell_on_the_terminal(text)
 }
 
 /// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && exec zsh -i`,
@@ -2692,6 +2688,10 @@ pub(crate) fn unknown_to_the_guard(name: &str) -> bool {
 /// a root shell, and everything typed into it afterwards is out of the guard's sight. Run as
 /// another account (`sudo -u nobody vi -c ':!/bin/sh'`), the same shell is warned.
 fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec<Violation>) {
+    // `export SHELL=/bin/zsh`, `declare -x EDITOR=vim`: variables set, nothing started.
+    if matches!(cmd.name(), "export" | "declare" | "typeset" | "readonly" | "local") {
+        return;
+    }
     // A shell, an interpreter's prompt, or a program whose own commands have a shell escape
     // (`gdb`, `psql`, `ftp`, `ed`, `mail`: see `carriers::has_shell_escape`).
     // Fed its commands (`sudo -u postgres psql < schema.sql`), a program with a shell escape
@@ -2737,7 +2737,11 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec
         .map(|(_, a)| a.as_str())
         .chain(reads_commands.then_some(cmd.stdin_text.as_deref()).flatten())
         .chain(piped.filter(|_| reads_commands))
-        .any(|a| hands_a_shell(a) || (splices && shell_after_separator(a)))
+        // `$SHELL` is data to a program that only names files or patterns (`sudo ls -l
+        // $SHELL`); to one that reads commands it is the shell.
+        .any(|a| {
+            hands_a_shell(a) || (splices && shell_after_separator(a)) || (reads_commands && names_the_shell_variable(a))
+        })
         || escape_handed(cmd);
     let shell = bare || handed || interactive || runs_a_trailing_shell(cmd);
     if shell && !cmd.as_root {
@@ -4211,14 +4215,62 @@ fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     // Programs that signal, schedule, limit or list a process by its number.
     const PROCESS_CONTROL: &[&str] = &[
-        "kill", "pkill", "killall", "renice", "taskset", "chrt", "ionice", "prlimit", "cpulimit", "ps", "top", "htop",
-        "pstree", "pwdx", "lsof", "wait", "watch", "tail", "disown", "echo", "printf",
+        "kill",
+        "pkill",
+        "killall",
+        "renice",
+        "taskset",
+        "chrt",
+        "ionice",
+        "prlimit",
+        "cpulimit",
+        "ps",
+        "top",
+        "htop",
+        "pstree",
+        "pwdx",
+        "lsof",
+        "wait",
+        "watch",
+        "tail",
+        "disown",
+        "echo",
+        "printf",
+        "pmap",
+        "pidstat",
+        "iotop",
+        "cgclassify",
+        "cgexec",
+        "xdotool",
+        "wmctrl",
+        "perf",
+        "nsenter",
+        "prtstat",
+    ];
+    // The processes that hold other accounts' keys and passwords, by their exact names.
+    const CREDENTIAL_HOLDERS: &[&str] = &[
+        "sshd",
+        "ssh-agent",
+        "gpg-agent",
+        "gnome-keyring-daemon",
+        "gnome-keyring",
+        "kwalletd",
+        "kwalletd5",
+        "kwalletd6",
+        "keepassxc",
+        "1password",
+        "bitwarden",
+        "lsass",
+        "secretd",
+        "sudo",
+        "passwd",
+        "login",
     ];
     let reader = name.starts_with("python")
         || matches!(name, "perl" | "ruby" | "node" | "php" | "lua")
         || (!cmd.dynamic_name && !name.is_empty() && !PROCESS_CONTROL.contains(&name) && unknown_to_the_guard(name));
     // `bash -c 'kill -HUP $(pidof sshd)'`: the script a shell carries is judged on its own.
-    let carries_a_script = cmd.argv[1..].iter().any(|a| a == "-c" || a == "-e");
+    let carries_a_script = cmd.argv.iter().skip(1).any(|a| a == "-c" || a == "-e");
     if !reader || carries_a_script {
         return;
     }
@@ -4228,9 +4280,7 @@ fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 let looked_up = &a[at + m.len()..];
                 let looked_up = &looked_up[..looked_up.find([')', '`']).unwrap_or(looked_up.len())];
                 looked_up.split_whitespace().filter(|w| !w.starts_with('-')).any(|w| {
-                    SECRET_HOLDERS
-                        .iter()
-                        .any(|h| crate::guard::ascii::contains_lowercase(w, h))
+                    CREDENTIAL_HOLDERS.contains(&crate::guard::basename(w.trim_matches(['"', '\'', '^', '$'])))
                 })
             })
         })

@@ -57,8 +57,9 @@ pub fn is_device(path: &str) -> bool {
     let Some(dev) = path.strip_prefix("/dev/") else {
         return false;
     };
-    // `/dev/fd/2` is a file descriptor (stderr), not a floppy disk (`/dev/fd0`).
-    if dev.starts_with("fd/") {
+    // `/dev/fd/2` is a file descriptor (stderr), not a floppy disk (`/dev/fd0`);
+    // `/dev/loop-control` hands out loop devices and holds no data.
+    if dev.starts_with("fd/") || dev == "loop-control" {
         return false;
     }
     [

@@ -93,7 +93,7 @@ fn tunnel_inspects(args: &[String]) -> bool {
 /// -p 4444 -e sh`: a program the guard does not know, handed a network address (or a port to
 /// listen on) and a shell, wires the two together; what it is for is a reverse or bind shell.
 fn socket_shell(cmd: &SimpleCommand) -> bool {
-    use super::remote_execution::{names_network_address, port_number, unknown_program};
+    use super::remote_execution::{names_network_address, names_socket_address, port_number, unknown_program};
     if !unknown_program(cmd) {
         return false;
     }
@@ -112,19 +112,33 @@ fn socket_shell(cmd: &SimpleCommand) -> bool {
             }
         }
     });
-    // A shell word: `/bin/sh`, `sh`, `exec:/bin/sh`, `--exec=bash -i`, or a bare `--shell`.
-    let shell = args.iter().any(|a| {
-        let value = a
-            .split_once('=')
-            .filter(|(k, _)| k.starts_with('-'))
-            .map_or(a.as_str(), |(_, v)| v);
-        let value = value
+    // A shell where the program runs it: a shell's path anywhere (`/bin/sh`), or a shell as the
+    // value of an option that executes (`-e sh`, `--exec=bash -i`, `--cmd sh`) or of an
+    // `exec:`/`system:` address. A bare name elsewhere is configuration (`init zsh`,
+    // `--shell bash`, `exec -it pod -- bash`).
+    let is_shell_line = |v: &str| {
+        let first = v.split_whitespace().next().unwrap_or("");
+        !first.starts_with('-') && crate::guard::carriers::is_shell(crate::guard::basename(first))
+    };
+    // A one-letter `-e`/`-c` is an expression to some programs (`cue export -e sh URL`): there
+    // the shell must be spelled as a path or run with an option (`-e /bin/sh`, `-c 'sh -i'`),
+    // or the program must be opening a socket (a host and port, or a port to listen on).
+    let socket = listens || names_socket_address(cmd);
+    let executes = |o: &str, v: &str| match o {
+        "-e" | "-c" => is_shell_line(v) && (v.starts_with('/') || v.trim().contains(' ') || socket),
+        "--exec" | "--execute" | "--cmd" | "--command" | "--sh-exec" => is_shell_line(v),
+        _ => false,
+    };
+    let shell = args.iter().enumerate().any(|(i, a)| {
+        let path = a.starts_with('/') && a.contains("bin/") && is_shell_line(a);
+        let valued = match a.split_once('=') {
+            Some((k, v)) if k.starts_with('-') => executes(k, v),
+            _ => i > 0 && executes(&args[i - 1], a),
+        };
+        let address = a
             .split_once(':')
-            .filter(|(k, _)| matches!(k.to_ascii_lowercase().as_str(), "exec" | "system"))
-            .map_or(value, |(_, v)| v);
-        let first = value.split_whitespace().next().unwrap_or("");
-        matches!(a.as_str(), "--shell" | "-shell")
-            || (!first.starts_with('-') && crate::guard::carriers::is_shell(crate::guard::basename(first)))
+            .is_some_and(|(k, v)| matches!(k.to_ascii_lowercase().as_str(), "exec" | "system") && is_shell_line(v));
+        path || valued || address
     });
     shell && (listens || names_network_address(cmd))
 }

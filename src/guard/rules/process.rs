@@ -50,11 +50,17 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let c = Category::Process;
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-    // `./xmrig -o pool:4444 -u WALLET`, `zorp -a rx -o stratum+tcp://pool:3333`.
-    let pool = args.iter().any(|a| {
-        let lower = a.to_ascii_lowercase();
-        lower.contains("stratum+tcp://") || lower.contains("stratum+ssl://") || lower.contains("stratum2+tcp://")
-    });
+    // `./xmrig -o pool:4444 -u WALLET`, `zorp -a rx -o stratum+tcp://pool:3333`; a pool's
+    // address handed to a program the guard knows is a pattern or a rule (`grep`, `iptables`).
+    let unknown = !cmd.dynamic_name && !name.is_empty() && crate::guard::effects::unknown_to_the_guard(name);
+    let pool = unknown
+        && args.iter().any(|a| {
+            let lower = a.to_ascii_lowercase();
+            lower.contains("stratum+tcp://")
+                || lower.contains("stratum+ssl://")
+                || lower.contains("stratum+tls://")
+                || lower.contains("stratum2+tcp://")
+        });
     if MINERS.contains(&name.to_ascii_lowercase().as_str()) || pool {
         out.push(block(
             c,

@@ -94,7 +94,15 @@ fn fetcher(cmd: &SimpleCommand) -> bool {
 /// program the guard knows nothing of, handed a network address, is taken to bring in what
 /// it reads from there (what else it does is unknown, and this is the dangerous reading).
 fn unknown_network_client(cmd: &SimpleCommand) -> bool {
-    unknown_program(cmd) && names_network_address(cmd)
+    // `tool completion bash --server URL`, `tool init zsh --config URL`: a shell integration
+    // prints the program's own code, whatever address it is configured with.
+    let integration = cmd.argv.iter().skip(1).find(|a| !a.starts_with('-')).is_some_and(|s| {
+        matches!(
+            s.as_str(),
+            "completion" | "completions" | "init" | "env" | "shellenv" | "hook" | "activate"
+        )
+    });
+    unknown_program(cmd) && !integration && names_network_address(cmd)
 }
 
 /// A program with a literal name the guard knows nothing of.
@@ -105,13 +113,52 @@ pub(super) fn unknown_program(cmd: &SimpleCommand) -> bool {
 /// Whether a word of `cmd` names a place on the network: a URL, a host and port
 /// (`10.0.0.1:4444`, `tcp:host.example:443`), or an IPv4 address followed by a port.
 pub(super) fn names_network_address(cmd: &SimpleCommand) -> bool {
-    cmd.argv[1..].iter().enumerate().any(|(i, a)| {
-        let value = a
-            .split_once('=')
-            .filter(|(k, _)| k.starts_with('-'))
-            .map_or(a.as_str(), |(_, v)| v);
+    names_address(cmd, true)
+}
+
+/// Whether a word of `cmd` names a host and port to open a socket to (`10.0.0.1 4444`,
+/// `host.example:443`, `tcp:..`), not a URL.
+pub(super) fn names_socket_address(cmd: &SimpleCommand) -> bool {
+    names_address(cmd, false)
+}
+
+fn names_address(cmd: &SimpleCommand, urls: bool) -> bool {
+    // An operand, or the value of an option that names what to reach (`--url`, `--connect`);
+    // the value of another option is a setting (`--cache-url http://cache:8080`).
+    let reaches = |o: &str| {
+        matches!(
+            o.trim_start_matches('-'),
+            "u" | "url"
+                | "uri"
+                | "c"
+                | "connect"
+                | "s"
+                | "server"
+                | "remote"
+                | "host"
+                | "h"
+                | "source"
+                | "src"
+                | "from"
+                | "i"
+                | "input"
+                | "target"
+                | "t"
+                | "addr"
+                | "address"
+                | "endpoint"
+        )
+    };
+    cmd.argv.iter().skip(1).enumerate().any(|(i, a)| {
+        let value = match a.split_once('=') {
+            Some((k, v)) if k.starts_with('-') => reaches(k).then_some(v),
+            _ if a.starts_with('-') => None,
+            _ if i > 0 && cmd.argv[i].starts_with('-') && !cmd.argv[i].contains('=') && !reaches(&cmd.argv[i]) => None,
+            _ => Some(a.as_str()),
+        };
+        let Some(value) = value else { return false };
         let port_next = || cmd.argv.get(i + 2).is_some_and(|p| port_number(p));
-        network_url(value) || endpoint(value) || (ipv4(value) && port_next())
+        (urls && network_url(value)) || endpoint(value) || ((ipv4(value) || hostname(value)) && port_next())
     })
 }
 
@@ -145,19 +192,21 @@ fn endpoint(word: &str) -> bool {
         .iter()
         .find_map(|p| word.strip_prefix(p))
         .unwrap_or(word);
-    word.rsplit_once(':').is_some_and(|(host, port)| {
-        port_number(port)
-            && (ipv4(host)
-                || (host.contains('.')
-                    && !host.contains('/')
-                    && host
-                        .split('.')
-                        .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-                    && host
-                        .rsplit('.')
-                        .next()
-                        .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_alphabetic()))))
-    })
+    word.rsplit_once(':')
+        .is_some_and(|(host, port)| port_number(port) && (ipv4(host) || hostname(host)))
+}
+
+/// `relay.example.net`: labels of letters, digits and dashes joined by dots, the last one
+/// letters.
+fn hostname(word: &str) -> bool {
+    word.contains('.')
+        && word
+            .split('.')
+            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        && word
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
 /// `10.0.0.1`: four numbers below 256 joined by dots.
@@ -532,7 +581,12 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             // Run as the command word, named to an interpreter (any of its words: `bash -o
             // errexit i.sh`), fed to one (`sh < i.sh`), or fed to a program whose commands
             // have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x i.gdb`).
-            let runs: Vec<&String> = if interpreter(cmd.name()) {
+            // `bash -n x.sh`, `sh -n x.sh`: the shell reads the script for syntax and runs none
+            // of it.
+            let syntax_check = is_shell(cmd.name()) && args.iter().any(|a| a == "-n" || a == "--noexec");
+            let runs: Vec<&String> = if syntax_check {
+                Vec::new()
+            } else if interpreter(cmd.name()) {
                 script_operand(args).into_iter().chain(cmd.inputs.iter()).collect()
             } else if carriers::has_shell_escape(cmd.name()) {
                 command_files(cmd)

@@ -1187,6 +1187,26 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
             continue;
         }
         let last = name.rsplit(['-', '_', '.']).next().unwrap_or("");
+        // `--mnemonic "abandon ability .."`, `--seed-phrase ..`: a wallet's recovery words are
+        // its key; `--ntlm HASH`, `-hashes LM:NT`: a password hash logs in as the password does.
+        let value_now = match opt.split_once('=') {
+            Some((_, v)) => Some(v),
+            None => args.get(i + 1).map(String::as_str),
+        };
+        if ["mnemonic", "seed-phrase", "seedphrase", "recovery-phrase"]
+            .iter()
+            .any(|w| name.ends_with(w))
+            && value_now.is_some_and(recovery_words)
+        {
+            return Some(a.as_str());
+        }
+        if matches!(
+            &*name,
+            "hashes" | "ntlm" | "nthash" | "nt-hash" | "lmhash" | "ntlm-hash"
+        ) && value_now.is_some_and(password_hash)
+        {
+            return Some(a.as_str());
+        }
         let secret_named = SECRET_WORDS.iter().any(|w| name.ends_with(w)) && !NOT_A_SECRET.contains(&last);
         let Some(v) = value.filter(|_| secret_named) else {
             continue;
@@ -1205,6 +1225,25 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
         }
     }
     None
+}
+
+/// Twelve to twenty-four lowercase words: a wallet's recovery phrase (BIP-39).
+fn recovery_words(v: &str) -> bool {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    (12..=24).contains(&words.len())
+        && words.len() % 3 == 0
+        && words
+            .iter()
+            .all(|w| (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase()))
+}
+
+/// An NT (or `LM:NT`) password hash: 32 hex digits, after an optional LM hash and a colon.
+fn password_hash(v: &str) -> bool {
+    let hex32 = |h: &str| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    match v.split_once(':') {
+        Some((lm, nt)) => (lm.is_empty() || hex32(lm)) && hex32(nt),
+        None => hex32(v),
+    }
 }
 
 /// `domain/user:secret`, `user:secret@host`: a login written into an argument, the secret
@@ -1467,22 +1506,38 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
 fn names_credential(a: &str) -> bool {
     match home_relative(a) {
         Some(rest) => {
-            (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
+            (CREDENTIAL_PATHS.iter().any(|p| names_entry(rest, p))
                 || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
                 && !rest.ends_with(".pub")
         }
         None => {
             matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
                 || (a.starts_with("/etc/ssh/ssh_host_") && !a.ends_with(".pub"))
-                || SYSTEM_CREDENTIALS.iter().any(|p| a.starts_with(p))
+                || SYSTEM_CREDENTIALS.iter().any(|p| names_entry(a, p))
                 // A process's environment, where tokens and passwords are handed to programs.
                 || process_environment(a)
                 // Container and pod secrets mounted by the orchestrator.
                 || a.starts_with("/run/secrets/")
                 || a.starts_with("/var/run/secrets/")
                 // root's own credentials.
-                || a.strip_prefix("/root/").is_some_and(|rest| CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)))
+                || a.strip_prefix("/root/").is_some_and(|rest| CREDENTIAL_PATHS.iter().any(|p| names_entry(rest, p)))
         }
+    }
+}
+
+/// Whether `path` is the credential list entry `entry` or inside it: an entry ending in `/`
+/// is a folder, one ending in `_` or `-` a family of names (`.ssh/id_`), any other a file,
+/// which a backup or a format suffix keeps (`.netrc.bak`, `.cargo/credentials.toml`) and
+/// another name does not (`.psql_history_notes.md`, `.config/hub-settings.json`).
+fn names_entry(path: &str, entry: &str) -> bool {
+    // `~/.boto.example`, `.pgpass.sample`: a template to copy from, holding no secret.
+    const TEMPLATES: &[&str] = &[".example", ".sample", ".template", ".tmpl", ".dist"];
+    match path.strip_prefix(entry) {
+        Some(rest) => {
+            (entry.ends_with(['/', '_', '-']) || rest.is_empty() || rest.starts_with(['.', '/']))
+                && !TEMPLATES.iter().any(|t| rest.ends_with(t))
+        }
+        None => false,
     }
 }
 
@@ -1493,7 +1548,12 @@ fn process_environment(a: &str) -> bool {
         let mut parts = rest.split('/');
         let process = |p: Option<&str>| {
             p.is_some_and(|p| {
-                matches!(p, "self" | "thread-self") || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                // A number, `self`, or the shell's own or a looked-up process (`$$`, `$PPID`,
+                // `$(pgrep sshd)`).
+                matches!(p, "self" | "thread-self")
+                    || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                    || p.starts_with('$')
+                    || p.starts_with('`')
             })
         };
         process(parts.next())
@@ -1506,8 +1566,9 @@ fn process_environment(a: &str) -> bool {
 }
 
 /// Credential files a glob could name (`/etc/shad?w`, `/e??/shadow`, `~/.aws/cred*`): the
-/// pattern matches one of the well-known ones. The last component must hold a literal
-/// character, so a folder's every file (`/etc/*`) is a listing, judged elsewhere.
+/// pattern matches one of the well-known ones and is specific enough to pick it out: its last
+/// component holds three literal characters, so most of a folder (`/etc/*`, `/etc/s*`) is a
+/// listing, judged elsewhere.
 fn glob_names_credential(pattern: &str) -> bool {
     const WELL_KNOWN: &[&str] = &[
         "/etc/shadow",
@@ -1522,8 +1583,26 @@ fn glob_names_credential(pattern: &str) -> bool {
         "/proc/self/environ",
         "/proc/1/environ",
     ];
+    // Three literal characters at least, outside brackets: `/etc/sha*` picks the file out,
+    // `/etc/s*` and `/etc/[a-z]*` are most of the folder.
     let last = pattern.rsplit('/').next().unwrap_or(pattern);
-    if pattern.len() > 256 || !last.contains(|c: char| !matches!(c, '*' | '?' | '[' | ']')) {
+    let mut in_brackets = false;
+    let literal = last
+        .chars()
+        .filter(|c| match c {
+            '[' => {
+                in_brackets = true;
+                false
+            }
+            ']' => {
+                in_brackets = false;
+                false
+            }
+            '*' | '?' => false,
+            _ => !in_brackets,
+        })
+        .count();
+    if pattern.len() > 256 || literal < 3 {
         return false;
     }
     let matcher = |glob: &str| {
@@ -1574,7 +1653,8 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/krb5.keytab",
     "/etc/wireguard/",
     "/etc/NetworkManager/system-connections/",
-    "/etc/wpa_supplicant/",
+    "/etc/wpa_supplicant/wpa_supplicant.conf",
+    "/etc/wpa_supplicant/wpa_supplicant-",
     "/var/backups/shadow",
     "/var/backups/gshadow",
     "/etc/gitlab/gitlab-secrets.json",
