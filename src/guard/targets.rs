@@ -410,8 +410,13 @@ pub fn home_relative(path: &str) -> Option<&str> {
 /// the system's (`/etc/profile`, `/etc/profile.d/*`, `/etc/bash.bashrc`): what is written
 /// there runs in every new shell.
 pub fn startup_file(path: &str) -> bool {
-    home_relative(path).is_some_and(|rest| HOME_STARTUP_FILES.contains(&rest))
-        || path.starts_with("/etc/profile")
+    // `~/./.bashrc`, `~//.bashrc`: the same file; `~/.bashrc.d/*.sh`: sourced by the stock
+    // `.bashrc` of Fedora and its derivatives.
+    home_relative(path).is_some_and(|rest| {
+        let normal = crate::guard::normalize(&std::path::Path::new("/").join(rest));
+        let rest = normal.to_str().unwrap_or(rest).trim_start_matches('/');
+        HOME_STARTUP_FILES.contains(&rest) || rest.strip_prefix(".bashrc.d/").is_some_and(|f| !f.is_empty())
+    }) || path.starts_with("/etc/profile")
         || path == "/etc/bash.bashrc"
 }
 

@@ -2743,7 +2743,21 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec
             hands_a_shell(a) || (splices && shell_after_separator(a)) || (reads_commands && names_the_shell_variable(a))
         })
         || escape_handed(cmd);
-    let shell = bare || handed || interactive || runs_a_trailing_shell(cmd);
+    // `sudo x --postprocess=sh`, `--run='bash -l'`: an option of a program the guard does not
+    // know, named for running something, given a shell as its whole command (an option named
+    // for a shell names its type: `--shell=zsh`; `--lang=bash` is a language).
+    let option_runs_shell = unknown_to_the_guard(name)
+        && cmd.argv[1..].iter().any(|a| {
+            a.strip_prefix("--")
+                .and_then(|o| o.split_once('='))
+                .is_some_and(|(o, v)| {
+                    let first = v.split_whitespace().next().unwrap_or("");
+                    !o.to_ascii_lowercase().contains("shell")
+                        && option_names::names(o, Purpose::RunOnEvent)
+                        && crate::guard::carriers::is_shell(crate::guard::basename(first))
+                })
+        });
+    let shell = bare || handed || interactive || option_runs_shell || runs_a_trailing_shell(cmd);
     if shell && !cmd.as_root {
         // `sudo -u nobody vi -c ':!/bin/sh'`: the same shell, with another account's rights.
         out.push(warn(

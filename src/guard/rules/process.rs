@@ -61,7 +61,18 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 || lower.contains("stratum+tls://")
                 || lower.contains("stratum2+tcp://")
         });
-    if MINERS.contains(&name.to_ascii_lowercase().as_str()) || pool {
+    // `xmrig-6.21.0`, `xmrig.exe`: a miner's name with its version or a Windows suffix.
+    let lower = name.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".exe").unwrap_or(&lower);
+    let miner = MINERS.iter().any(|m| {
+        stem.strip_prefix(m).is_some_and(|rest| {
+            rest.is_empty()
+                || rest
+                    .strip_prefix(['-', '_', 'v'])
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    });
+    if miner || pool {
         out.push(block(
             c,
             CRYPTO_MINER,
