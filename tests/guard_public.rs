@@ -52,7 +52,9 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// generated-looking secrets, command lines handed to unknown programs, wrappers' own output
 /// files and root reboots (2026-11-30, after a red-team of them), and for strace's piped output,
 /// passwords fed on stdin, reboots over D-Bus or a board controller, every program's output
-/// targets and root library loads (2026-11-30, second stop);
+/// targets and root library loads (2026-11-30, second stop), and for unknown programs on the
+/// network, root shells in option values, credential globs and root file servers (2026-11-30,
+/// stop 40);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -63,10 +65,10 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "tldr.tsv",
         split: "heldout",
-        must_block_blocked: Some(95.54),
+        must_block_blocked: Some(95.83),
         dangerous_flagged: Some(88.24),
         benign_blocked: Some(0.26),
-        benign_warned: Some(2.26),
+        benign_warned: Some(2.27),
     },
     Measured {
         scope: "tldr.tsv",
@@ -74,36 +76,36 @@ const MEASURED: [Measured; 10] = [
         must_block_blocked: Some(98.68),
         dangerous_flagged: Some(96.15),
         benign_blocked: Some(0.07),
-        benign_warned: Some(2.02),
+        benign_warned: Some(2.03),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(93.67),
-        dangerous_flagged: Some(94.10),
+        must_block_blocked: Some(93.97),
+        dangerous_flagged: Some(94.38),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "tuning",
-        must_block_blocked: Some(97.64),
-        dangerous_flagged: Some(98.76),
+        must_block_blocked: Some(98.38),
+        dangerous_flagged: Some(99.03),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "atomic.tsv",
         split: "heldout",
-        must_block_blocked: Some(83.91),
-        dangerous_flagged: Some(77.78),
+        must_block_blocked: Some(86.21),
+        dangerous_flagged: Some(80.16),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "atomic.tsv",
         split: "tuning",
-        must_block_blocked: Some(92.71),
+        must_block_blocked: Some(93.75),
         dangerous_flagged: Some(95.00),
         benign_blocked: None,
         benign_warned: None,
@@ -111,8 +113,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "bypass.tsv",
         split: "heldout",
-        must_block_blocked: Some(94.57),
-        dangerous_flagged: Some(96.52),
+        must_block_blocked: Some(95.35),
+        dangerous_flagged: Some(96.86),
         benign_blocked: Some(1.92),
         benign_warned: Some(3.01),
     },
@@ -127,16 +129,16 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(92.53),
-        dangerous_flagged: Some(91.70),
+        must_block_blocked: Some(93.07),
+        dangerous_flagged: Some(92.28),
         benign_blocked: None,
         benign_warned: None,
     },
     Measured {
         scope: "dangerous",
         split: "tuning",
-        must_block_blocked: Some(97.03),
-        dangerous_flagged: Some(98.15),
+        must_block_blocked: Some(97.80),
+        dangerous_flagged: Some(98.38),
         benign_blocked: None,
         benign_warned: None,
     },
