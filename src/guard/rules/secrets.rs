@@ -1231,7 +1231,7 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
 fn recovery_words(v: &str) -> bool {
     let words: Vec<&str> = v.split_whitespace().collect();
     (12..=24).contains(&words.len())
-        && words.len() % 3 == 0
+        && words.len().is_multiple_of(3)
         && words
             .iter()
             .all(|w| (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase()))
