@@ -94,7 +94,8 @@ fn tunnel_inspects(args: &[String]) -> bool {
 /// listen on) and a shell, wires the two together; what it is for is a reverse or bind shell.
 fn socket_shell(cmd: &SimpleCommand) -> bool {
     use super::remote_execution::{names_network_address, names_socket_address, port_number, unknown_program};
-    if !unknown_program(cmd) {
+    // Cheap first: every shell's name has `sh` in it.
+    if !cmd.argv.iter().skip(1).any(|a| a.contains("sh")) || !unknown_program(cmd) {
         return false;
     }
     let args = &cmd.argv[1..];

@@ -52,27 +52,22 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // `./xmrig -o pool:4444 -u WALLET`, `zorp -a rx -o stratum+tcp://pool:3333`; a pool's
     // address handed to a program the guard knows is a pattern or a rule (`grep`, `iptables`).
-    let unknown = !cmd.dynamic_name && !name.is_empty() && crate::guard::effects::unknown_to_the_guard(name);
-    let pool = unknown
-        && args.iter().any(|a| {
-            let lower = a.to_ascii_lowercase();
-            lower.contains("stratum+tcp://")
-                || lower.contains("stratum+ssl://")
-                || lower.contains("stratum+tls://")
-                || lower.contains("stratum2+tcp://")
-        });
+    let unknown = || !cmd.dynamic_name && !name.is_empty() && crate::guard::effects::unknown_to_the_guard(name);
+    let pool = args
+        .iter()
+        .any(|a| a.contains("://") && crate::guard::ascii::contains_lowercase(a, "stratum"));
     // `xmrig-6.21.0`, `xmrig.exe`: a miner's name with its version or a Windows suffix.
-    let lower = name.to_ascii_lowercase();
-    let stem = lower.strip_suffix(".exe").unwrap_or(&lower);
     let miner = MINERS.iter().any(|m| {
-        stem.strip_prefix(m).is_some_and(|rest| {
+        name.get(..m.len()).is_some_and(|head| head.eq_ignore_ascii_case(m)) && {
+            let rest = &name[m.len()..];
+            let rest = rest.strip_suffix(".exe").unwrap_or(rest);
             rest.is_empty()
                 || rest
                     .strip_prefix(['-', '_', 'v'])
                     .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-        })
+        }
     });
-    if miner || pool {
+    if miner || (pool && unknown()) {
         out.push(block(
             c,
             CRYPTO_MINER,

@@ -102,7 +102,13 @@ fn unknown_network_client(cmd: &SimpleCommand) -> bool {
             "completion" | "completions" | "init" | "env" | "shellenv" | "hook" | "activate"
         )
     });
-    unknown_program(cmd) && !integration && names_network_address(cmd)
+    // Cheap first: an address has a `:` (`scheme://`, `host:port`) or a port of its own.
+    let may_name_address = cmd
+        .argv
+        .iter()
+        .skip(1)
+        .any(|a| a.contains(':') || (!a.is_empty() && a.len() <= 5 && a.bytes().all(|b| b.is_ascii_digit())));
+    may_name_address && !integration && names_network_address(cmd) && unknown_program(cmd)
 }
 
 /// A program with a literal name the guard knows nothing of.
@@ -158,7 +164,7 @@ fn names_address(cmd: &SimpleCommand, urls: bool) -> bool {
         };
         let Some(value) = value else { return false };
         let port_next = || cmd.argv.get(i + 2).is_some_and(|p| port_number(p));
-        (urls && network_url(value)) || endpoint(value) || ((ipv4(value) || hostname(value)) && port_next())
+        (urls && network_url(value)) || endpoint(value) || (port_next() && (ipv4(value) || hostname(value)))
     })
 }
 
@@ -211,10 +217,10 @@ fn hostname(word: &str) -> bool {
 
 /// `10.0.0.1`: four numbers below 256 joined by dots.
 fn ipv4(word: &str) -> bool {
-    let parts: Vec<&str> = word.split('.').collect();
-    parts.len() == 4
-        && parts
-            .iter()
+    word.len() <= 15
+        && word.split('.').count() == 4
+        && word
+            .split('.')
             .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u16>().is_ok_and(|n| n < 256))
 }
 

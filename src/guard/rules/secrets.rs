@@ -1499,7 +1499,14 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
     // `~/.ssh/./id_rsa`, `~/.ssh//id_rsa`: the same file, spelled the long way round.
     let normal = crate::guard::normalized(std::path::Path::new(a));
     let a = normal.to_str().unwrap_or(a);
-    names_credential(a) || (a.contains(['*', '?', '[']) && glob_names_credential(a))
+    // Only a path-shaped word is a glob (`/etc/shad?w`, `~/.a?s/*`): code and patterns with
+    // `*` or `[` in them (`s/(.*?)/x/`, `[f for f in ..]`) are not, and compiling them is dear.
+    let path_shaped = (a.starts_with('/') || a.starts_with('~') || a.starts_with("$HOME") || a.starts_with("${HOME}"))
+        && a.len() <= 128
+        && !a.contains(|c: char| {
+            c.is_whitespace() || matches!(c, '(' | ')' | '{' | '}' | '\'' | '"' | '\\' | '|' | ';')
+        });
+    names_credential(a) || (path_shaped && a.contains(['*', '?', '[']) && glob_names_credential(a))
 }
 
 /// Whether the literal path `a` names a credential file ([`is_credential_path`]).
