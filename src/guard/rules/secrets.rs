@@ -1230,8 +1230,11 @@ fn named_secret_option(args: &[String]) -> Option<&str> {
 /// Twelve to twenty-four lowercase words: a wallet's recovery phrase (BIP-39).
 fn recovery_words(v: &str) -> bool {
     let words: Vec<&str> = v.split_whitespace().collect();
+    // Most of its words differ: `test test .. junk` is the public phrase of local test chains.
+    let distinct: std::collections::HashSet<&&str> = words.iter().collect();
     (12..=24).contains(&words.len())
         && words.len().is_multiple_of(3)
+        && distinct.len() * 3 >= words.len() * 2
         && words
             .iter()
             .all(|w| (3..=8).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase()))
@@ -1513,21 +1516,25 @@ pub(crate) fn is_credential_path(a: &str) -> bool {
 fn names_credential(a: &str) -> bool {
     match home_relative(a) {
         Some(rest) => {
-            (CREDENTIAL_PATHS.iter().any(|p| names_entry(rest, p))
+            (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p))
+                || TOKEN_STORES.iter().any(|p| names_entry(rest, p))
                 || CREDENTIAL_DIRS.contains(&rest.trim_end_matches('/')))
                 && !rest.ends_with(".pub")
+                && !template(rest)
         }
         None => {
             matches!(a, "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd" | "/etc/security/opasswd")
                 || (a.starts_with("/etc/ssh/ssh_host_") && !a.ends_with(".pub"))
-                || SYSTEM_CREDENTIALS.iter().any(|p| names_entry(a, p))
-                // A process's environment, where tokens and passwords are handed to programs.
-                || process_environment(a)
+                || (SYSTEM_CREDENTIALS.iter().any(|p| a.starts_with(p)) && !template(a))
+                || SYSTEM_TOKEN_STORES.iter().any(|p| names_entry(a, p))
                 // Container and pod secrets mounted by the orchestrator.
                 || a.starts_with("/run/secrets/")
                 || a.starts_with("/var/run/secrets/")
                 // root's own credentials.
-                || a.strip_prefix("/root/").is_some_and(|rest| CREDENTIAL_PATHS.iter().any(|p| names_entry(rest, p)))
+                || a.strip_prefix("/root/").is_some_and(|rest| {
+                    (CREDENTIAL_PATHS.iter().any(|p| rest.starts_with(p)) && !template(rest))
+                        || TOKEN_STORES.iter().any(|p| names_entry(rest, p))
+                })
         }
     }
 }
@@ -1537,39 +1544,20 @@ fn names_credential(a: &str) -> bool {
 /// which a backup or a format suffix keeps (`.netrc.bak`, `.cargo/credentials.toml`) and
 /// another name does not (`.psql_history_notes.md`, `.config/hub-settings.json`).
 fn names_entry(path: &str, entry: &str) -> bool {
-    // `~/.boto.example`, `.pgpass.sample`: a template to copy from, holding no secret.
-    const TEMPLATES: &[&str] = &[".example", ".sample", ".template", ".tmpl", ".dist"];
     match path.strip_prefix(entry) {
         Some(rest) => {
-            (entry.ends_with(['/', '_', '-']) || rest.is_empty() || rest.starts_with(['.', '/']))
-                && !TEMPLATES.iter().any(|t| rest.ends_with(t))
+            (entry.ends_with(['/', '_', '-']) || rest.is_empty() || rest.starts_with(['.', '/'])) && !template(path)
         }
         None => false,
     }
 }
 
-/// `/proc/1/environ`, `/proc/self/environ`, `/proc/42/task/43/environ`: a process's
-/// environment.
-fn process_environment(a: &str) -> bool {
-    a.strip_prefix("/proc/").is_some_and(|rest| {
-        let mut parts = rest.split('/');
-        let process = |p: Option<&str>| {
-            p.is_some_and(|p| {
-                // A number, `self`, or the shell's own or a looked-up process (`$$`, `$PPID`,
-                // `$(pgrep sshd)`).
-                matches!(p, "self" | "thread-self")
-                    || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-                    || p.starts_with('$')
-                    || p.starts_with('`')
-            })
-        };
-        process(parts.next())
-            && match parts.next() {
-                Some("environ") => parts.next().is_none(),
-                Some("task") => process(parts.next()) && parts.next() == Some("environ") && parts.next().is_none(),
-                _ => false,
-            }
-    })
+/// `~/.boto.example`, `.pgpass.sample`, `.my.cnf.template`: a template to copy from, holding
+/// no secret.
+fn template(path: &str) -> bool {
+    [".example", ".sample", ".template", ".tmpl", ".dist"]
+        .iter()
+        .any(|t| path.ends_with(t))
 }
 
 /// Credential files a glob could name (`/etc/shad?w`, `/e??/shadow`, `~/.aws/cred*`): the
@@ -1587,8 +1575,6 @@ fn glob_names_credential(pattern: &str) -> bool {
         "/etc/ssh/ssh_host_ecdsa_key",
         "/etc/ssh/ssh_host_ed25519_key",
         "/etc/krb5.keytab",
-        "/proc/self/environ",
-        "/proc/1/environ",
     ];
     // Three literal characters at least, outside brackets: `/etc/sha*` picks the file out,
     // `/etc/s*` and `/etc/[a-z]*` are most of the folder.
@@ -1623,12 +1609,15 @@ fn glob_names_credential(pattern: &str) -> bool {
         // `~/.a?s/credentials`, `/home/*/.ssh/id_*`: the home's credential files, `id_`
         // standing for the usual key names.
         Some(rest) => matcher(rest).is_some_and(|m| {
-            CREDENTIAL_PATHS.iter().any(|p| match p.strip_suffix("id_") {
-                Some(dir) => ["id_rsa", "id_ed25519", "id_ecdsa"]
-                    .iter()
-                    .any(|key| m.is_match(format!("{dir}{key}"))),
-                None => m.is_match(p.trim_end_matches('/')),
-            })
+            CREDENTIAL_PATHS
+                .iter()
+                .chain(TOKEN_STORES)
+                .any(|p| match p.strip_suffix("id_") {
+                    Some(dir) => ["id_rsa", "id_ed25519", "id_ecdsa"]
+                        .iter()
+                        .any(|key| m.is_match(format!("{dir}{key}"))),
+                    None => m.is_match(p.trim_end_matches('/')),
+                })
         }),
         None => matcher(pattern).is_some_and(|m| WELL_KNOWN.iter().any(|f| m.is_match(f))),
     }
@@ -1660,12 +1649,6 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/krb5.keytab",
     "/etc/wireguard/",
     "/etc/NetworkManager/system-connections/",
-    "/etc/wpa_supplicant/wpa_supplicant.conf",
-    "/etc/wpa_supplicant/wpa_supplicant-",
-    "/var/backups/shadow",
-    "/var/backups/gshadow",
-    "/etc/gitlab/gitlab-secrets.json",
-    "/etc/gitlab/initial_root_password",
     "/etc/openvpn/client/",
     "/etc/openvpn/server/",
     "/etc/mysql/debian.cnf",
@@ -1674,6 +1657,18 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/ceph/ceph.client.admin.keyring",
     "/etc/docker/key.json",
     "/var/lib/docker/swarm/certificates/",
+];
+
+/// The host's credential files matched by their whole name (`/var/backups/shadow.bak`, not
+/// `/var/backups/shadow-notes.txt`): Wi-Fi passwords, backups of the password files, GitLab's
+/// secrets.
+const SYSTEM_TOKEN_STORES: &[&str] = &[
+    "/etc/wpa_supplicant/wpa_supplicant.conf",
+    "/etc/wpa_supplicant/wpa_supplicant-",
+    "/var/backups/shadow",
+    "/var/backups/gshadow",
+    "/etc/gitlab/gitlab-secrets.json",
+    "/etc/gitlab/initial_root_password",
 ];
 
 /// Credential files under the home directory (or the system's), by path below home.
@@ -1698,12 +1693,16 @@ const CREDENTIAL_PATHS: &[&str] = &[
     ".password-store/",
     ".bash_history",
     ".zsh_history",
-    // Database and interpreter histories hold the passwords typed into them.
+];
+
+/// Credential files under the home directory matched by their whole name (`.boto`, not
+/// `.botorc`): the database and interpreter histories that hold the passwords typed into them,
+/// and tools' own token stores.
+const TOKEN_STORES: &[&str] = &[
     ".psql_history",
     ".mysql_history",
     ".rediscli_history",
     ".local/share/fish/fish_history",
-    // Tools' own token stores.
     ".terraform.d/credentials.tfrc.json",
     ".config/rclone/rclone.conf",
     ".s3cfg",
