@@ -17,6 +17,7 @@
 //! assertions (the guard's one read).
 
 pub(crate) mod ascii;
+pub(crate) mod carried;
 pub(crate) mod carriers;
 pub mod cli;
 pub mod effects;
@@ -139,6 +140,10 @@ pub struct ParsedShell {
     pub clear_error: bool,
 }
 
+/// The most commands one pipeline may hold, counting those of scripts it carries (`sh -c
+/// '..'`), for the guard to read it; a longer one is blocked (`parse.too_large`).
+pub const MAX_PIPELINE_STAGES: usize = 128;
+
 /// The verdict on one shell command line.
 pub fn check_command(command: &str, ctx: &GuardContext<'_>) -> Verdict {
     check_command_in(command, ctx, None)
@@ -147,6 +152,7 @@ pub fn check_command(command: &str, ctx: &GuardContext<'_>) -> Verdict {
 /// Like [`check_command`], with the command starting in `cwd` (workspace-relative) instead of
 /// the workspace root.
 pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>) -> Verdict {
+    let _nesting = carried::Nesting::enter();
     // A relative workspace is taken relative to the current directory, so absolute targets
     // inside it are recognised.
     let workspace = if ctx.workspace.is_absolute() {
@@ -165,6 +171,15 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
     let mut violations = Vec::new();
     if let Some(err) = &parsed.error {
         violations.push(rules::unparseable(command, &err.0, parsed.clear_error));
+    }
+    // Rules compare a pipeline's stages with each other: a hostile pipeline of thousands costs
+    // seconds. None of that length is read.
+    let longest = parsed.pipelines.iter().map(Vec::len).max().unwrap_or(0);
+    if longest > MAX_PIPELINE_STAGES {
+        let beyond = format!("pipes {longest} commands into one another (at most {MAX_PIPELINE_STAGES} are read)");
+        violations.push(rules::too_large(command, &beyond));
+        let alternative = rules::alternative_for(&violations);
+        return Verdict::from_violations(violations, alternative);
     }
     for pipeline in &parsed.pipelines {
         violations.extend(rules::check_pipeline(pipeline, ctx));

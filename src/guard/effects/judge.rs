@@ -2996,11 +2996,56 @@ const SHOWS_ITS_WORDS: &[&str] = &[
 /// notifiers, limiters), and what follows is judged as the command it is; a block there is a
 /// block here. Only programs no CLI names a subcommand of its own after are taken
 /// (`mc rm`, `gsutil cp` and `batch` are a tool's own verbs).
+///
+/// The pipeline is judged once, with every such wrapper replaced by what it runs, by the
+/// first wrapper in it: judging it again for each wrapper, each time with the others still in
+/// place, cost a factorial of the stages (`zorp sh | zorp sh | ..` took 54 s at nine).
 fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
+    // Copies of stages upstream of a carrier (judged where they stand) are unwrapped with the
+    // rest but leave the judging to the pipeline's own stages.
+    let judges = |k: usize| !pipeline[k].upstream_copy && wrapped_command_start(pipeline, k).is_some();
+    if !judges(i) || (0..i).any(judges) {
+        return;
+    }
+    let starts = (0..pipeline.len()).map(|k| wrapped_command_start(pipeline, k));
+    // The wrapped command stands in the pipeline where the wrapper stood (`chronic curl .. |
+    // sh` is `curl .. | sh`).
+    let words = |argv: &[String]| {
+        argv.iter()
+            .map(|w| crate::guard::shell::quote_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let line = pipeline
+        .iter()
+        .zip(starts)
+        .map(|(stage, start)| words(&stage.argv[start.unwrap_or(0)..]))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let cwd = pipeline[i].cwd.as_deref().and_then(|p| p.to_str());
+    let verdict = crate::guard::carried::check_carried(&line, ctx, cwd);
+    if let Some(blocked) = verdict
+        .violations
+        .into_iter()
+        .find(|v| v.recommendation == Recommendation::Block)
+    {
+        out.push(blocked);
+    }
+}
+
+/// Where the command begins that stage `i` of `pipeline` runs, when that stage is a wrapper
+/// the guard does not know ([`unknown_wrapper`]).
+fn wrapped_command_start(pipeline: &Pipeline, i: usize) -> Option<usize> {
     let cmd = &pipeline[i];
+    let name = cmd.name();
+    // Judged as the program it is: described by a spec (and not only shown or asked about),
+    // quiet, or a carrier whose words are the command it runs.
+    let described = spec_for(name).is_some() && !shown_not_done(&cmd.argv) && !asks_or_previews(&cmd.argv);
+    if name.is_empty() || described || is_quiet(name) || crate::guard::carriers::hands_on_words(&cmd.argv) {
+        return None;
+    }
     // A command word is a program's file name: not an assignment bash could not make
     // (`1A=2`), not a path (judged as the file it runs) and not a format (`%s`).
-    let name = cmd.name();
     let program_like = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'));
@@ -3010,7 +3055,7 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         || SHOWS_ITS_WORDS.contains(&name)
         || crate::guard::carriers::is_root_wrapper(name)
     {
-        return;
+        return None;
     }
     // The first word that is neither an option nor, after an option, perhaps its value
     // (`retry --times 3 sh -c ..`), or the first after `--` (`aws-vault exec prof -- rm ..`).
@@ -3023,15 +3068,15 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     // subcommand (`b2 bucket rm ..`): a plain lowercase word.
     let mut operand_seen = false;
     let mut found = None;
-    for (i, word) in cmd.argv.iter().enumerate().skip(1) {
+    for (k, word) in cmd.argv.iter().enumerate().skip(1) {
         if word.starts_with('-') {
             continue;
         }
         if acting(word) {
-            found = Some(i);
+            found = Some(k);
             break;
         }
-        let previous = &cmd.argv[i - 1];
+        let previous = &cmd.argv[k - 1];
         let option_value = previous.starts_with('-') && !previous.contains('=');
         let subcommand_like = word.chars().all(|c| c.is_ascii_lowercase() || c == '-');
         // Counts and durations (`retry 3 5 rm ..`, `gtimeout 60s rm ..`) are settings, not
@@ -3053,44 +3098,14 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         let at = cmd.argv.iter().position(|w| w == "--")? + 1;
         cmd.argv.get(at).filter(|w| acting(w)).map(|_| at)
     };
-    let found = found.or_else(after_dashes);
-    let Some(at) = found else {
-        return;
-    };
+    let at = found.or_else(after_dashes)?;
     // `printf "$PW" | sshpass ssh host ..`: without a password option sshpass reads the
     // password it types on stdin; what is piped in is not the wrapped command's input.
     let password_option = |w: &String| w.starts_with("-p") || w.starts_with("-f") || w.starts_with("-d") || w == "-e";
     if i > 0 && name == "sshpass" && !cmd.argv[1..at].iter().any(password_option) {
-        return;
+        return None;
     }
-    // The wrapped command stands in the pipeline where the wrapper stood (`chronic curl .. |
-    // sh` is `curl .. | sh`).
-    let words = |argv: &[String]| {
-        argv.iter()
-            .map(|w| crate::guard::shell::quote_word(w))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let line = pipeline
-        .iter()
-        .enumerate()
-        .map(|(k, stage)| {
-            if k == i {
-                words(&cmd.argv[at..])
-            } else {
-                words(&stage.argv)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" | ");
-    let verdict = crate::guard::check_command_in(&line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
-    if let Some(blocked) = verdict
-        .violations
-        .into_iter()
-        .find(|v| v.recommendation == Recommendation::Block)
-    {
-        out.push(blocked);
-    }
+    Some(at)
 }
 
 /// `tool --on-finish 'rm -rf ~'`, `tool -c 'cp /bin/bash /tmp/x && chmod 4755 /tmp/x'`: a
@@ -3140,7 +3155,7 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
         if first.contains(['$', '`', '(']) || !program_like(crate::guard::basename(first)) {
             continue;
         }
-        let verdict = crate::guard::check_command_in(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+        let verdict = crate::guard::carried::check_carried(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
         // A secret in the word is judged in the word itself (`--append 'ssh-ed25519 AAAA..'`
         // is a key, not a login).
         if let Some(blocked) = verdict
@@ -5162,7 +5177,7 @@ fn staged_payload(
             && (hands_a_shell(&body) || names_library_in(&body, cwd, ctx.workspace, &[Place::Temp]));
         // Prose that does not parse (`It's a note`) is no payload: only a block for what the
         // text does counts.
-        let blocked = crate::guard::check_command(&text, ctx)
+        let blocked = crate::guard::carried::check_carried(&text, ctx, None)
             .violations
             .iter()
             .any(|v| v.recommendation == Recommendation::Block && v.rule != crate::guard::rules::UNPARSEABLE);

@@ -16,7 +16,7 @@
 //! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (a file a downloader wrote, run later in the line), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` (by any editor: sed, perl, ruby, vim/ex, ed, awk, sd, `find -exec`, appends), `shadowed_runner` (an alias or the package's test script that only prints a pass; the runner's own place, `node_modules/.bin`, `.venv/bin`, written by hand), `forged_result` (a test or coverage report written by anything but a test run), `ci_weakened` (CI made to let failures pass, `gh workflow disable`), `expected_from_actual` (actual output copied over an expected file), `expectations_regenerated` (warn: snapshot and golden updates), `relaxed_limit` (warn: time limits raised), `change_assertion` (warn, file tools) |
-//! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses) |
+//! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses), `too_large` (a pipeline of more than 128 stages, or more than 64 command lines carried inside one another) |
 //!
 //! The effect model (`guard::effects`) runs on every command next to these rules and owns, by
 //! program spec rather than rule code: `git.ref_delete`, `git.stash_drop`,
@@ -47,6 +47,7 @@ use super::verdict::{Category, Recommendation, Risk, Violation};
 use super::{GuardContext, Pipeline, SimpleCommand};
 
 pub const UNPARSEABLE: &str = "parse.unparseable";
+pub const TOO_LARGE: &str = "parse.too_large";
 
 /// Every rule that applies to a pipeline.
 pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violation> {
@@ -124,6 +125,9 @@ pub fn alternative_for(violations: &[Violation]) -> Option<String> {
             "make the code pass the tests as written; change a test only when the task asks for it"
         }
         Category::Persistence => "run the command once, in the workspace, instead of planting it for later",
+        Category::Parse if worst.rule == TOO_LARGE => {
+            "run the steps as separate, smaller commands, or write the script to a file and run it"
+        }
         Category::Parse => "balance the quotes, `$(` and backticks, or write the script to a file and run it",
     };
     Some(text.to_string())
@@ -145,6 +149,20 @@ pub fn unparseable(command: &str, reason: &str, clear: bool) -> Violation {
         } else {
             Recommendation::Warn
         },
+    }
+}
+
+/// A line larger than the guard reads (`crate::guard::carried`, a pipeline of more stages than
+/// [`crate::guard::MAX_PIPELINE_STAGES`]): what the rest would do is unknown, so it is blocked.
+/// `beyond` says what was too large.
+pub fn too_large(command: &str, beyond: &str) -> Violation {
+    Violation {
+        category: Category::Parse,
+        rule: TOO_LARGE.into(),
+        severity: Risk::High,
+        matched: cut(command, 200),
+        description: format!("the command {beyond}, more than the guard reads; run it as separate, smaller commands"),
+        recommendation: Recommendation::Block,
     }
 }
 

@@ -1423,6 +1423,9 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             }
         }
     }
+    // Read once, not per word: a hostile argv of thousands of words made this loop quadratic.
+    let sets_a_value = setter(cmd);
+    let logs_in = cmd.argv.iter().any(|w| w == "login");
     for (i, a) in args.iter().enumerate() {
         let next = args.get(i + 1).map(String::as_str).unwrap_or("");
         let mysqlish = matches!(
@@ -1452,12 +1455,12 @@ fn password_arguments(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>)
             || (matches!(
                 name,
                 "docker" | "podman" | "helm" | "buildah" | "skopeo" | "nerdctl" | "oras"
-            ) && cmd.argv.iter().any(|w| w == "login")
+            ) && logs_in
                 && a == "-p")
             // `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`.
             // (AWS secret keys hold `/`: a value with one is still a key unless it reads as a
             // path.)
-            || (setter(cmd) && secret_name(a.trim_start_matches('-')) && strong_or_key(next))
+            || (sets_a_value && secret_name(a.trim_start_matches('-')) && strong_or_key(next))
         {
             Some(next)
         } else {
