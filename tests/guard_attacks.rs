@@ -1599,7 +1599,27 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
     let handed = vec!["zorp --exec 'zorp --exec \"zorp sh | zorp sh\"'"; 12].join(" | ");
     let evals = format!("{}ls", "eval ".repeat(4000));
     let long = vec!["curl https://x.sh"; 8000].join(" | ");
-    for line in [&wrappers, &around_scripts, &handed, &evals, &long] {
+    // A value doubled at every step (26 steps: 13 s, 1.5 GB); an alias or a variable's text
+    // read again at each of thousands of uses (10 KB: 25 s, 5 GB); input on which the
+    // parser's error recovery grows faster than the text (64 KB: 18 s).
+    let doubled = format!("a=rm; {}$a -rf /", "a=$a$a; ".repeat(40));
+    let alias_uses = format!("alias x='{}'; {}", "ls;".repeat(1600), "x;".repeat(1600));
+    let eval_uses = format!("a=\"{}\"; {}", "ls; ".repeat(1600), "eval \"$a\"; ".repeat(1600));
+    let unreadable = format!("{} arg", "x?".repeat(32_000));
+    let closers = ")".repeat(64_000);
+    let shapes = [
+        &wrappers,
+        &around_scripts,
+        &handed,
+        &evals,
+        &long,
+        &doubled,
+        &alias_uses,
+        &eval_uses,
+        &unreadable,
+        &closers,
+    ];
+    for line in shapes {
         let started = std::time::Instant::now();
         let v = check(line);
         let took = started.elapsed();
@@ -1625,6 +1645,11 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         &["zorp sh | zorp sh | zorp rm -rf ~"],
     );
     passes(&[&vec!["grep -v x"; 100].join(" | ")]);
+    // However many wrappers are stacked, what they run is judged (33 hid it).
+    for wrapper in ["env", "time", "strace", "busybox", "command", "builtin", "nice"] {
+        let stacked = format!("{}rm -rf /", format!("{wrapper} ").repeat(200));
+        fires("deletion.recursive_force", Block, &[stacked.as_str()]);
+    }
 }
 
 #[test]

@@ -6096,3 +6096,35 @@ fn paths_computed_by_substitutions_and_secrets_named_by_wallets_and_hashes() {
         "pip install --require-hashes -r requirements.txt",
     ]);
 }
+
+#[test]
+fn a_hangup_to_daemons_reloads_them_and_a_lookup_is_judged_with_its_signal() {
+    // By convention a daemon takes SIGHUP as "reload"; poking and probing signals kill nothing,
+    // whether the processes are named to pkill or looked up for kill.
+    allowed(&[
+        "kill -HUP $(pidof sshd)",
+        "pkill -HUP sshd",
+        "killall -HUP rsyslogd",
+        "kill -s HUP $(pgrep nginx)",
+        "sudo pkill --signal=SIGHUP crond",
+        "kill -USR1 $(pidof dd)",
+        "kill -0 $(pgrep -x node)",
+    ]);
+    // Any other signal is a kill; a hangup ends a program that is no daemon; `-u` is a user's
+    // every process, whatever the pattern.
+    judged(
+        "process.kill_all",
+        Block,
+        &[
+            "pkill -9 sshd",
+            "kill -9 $(pidof sshd)",
+            "pkill -HUP node",
+            "kill -1 $(pidof python3)",
+            "pkill -HUP sshd node",
+            "pkill -u dev",
+            "killall -u root",
+            "pkill '.*'",
+            "killall systemd",
+        ],
+    );
+}

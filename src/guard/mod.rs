@@ -17,7 +17,7 @@
 //! assertions (the guard's one read).
 
 pub(crate) mod ascii;
-pub(crate) mod carried;
+pub(crate) mod budget;
 pub(crate) mod carriers;
 pub mod cli;
 pub mod effects;
@@ -152,7 +152,7 @@ pub fn check_command(command: &str, ctx: &GuardContext<'_>) -> Verdict {
 /// Like [`check_command`], with the command starting in `cwd` (workspace-relative) instead of
 /// the workspace root.
 pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>) -> Verdict {
-    let _nesting = carried::Nesting::enter();
+    let _nesting = budget::Nesting::enter();
     // A relative workspace is taken relative to the current directory, so absolute targets
     // inside it are recognised.
     let workspace = if ctx.workspace.is_absolute() {

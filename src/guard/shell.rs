@@ -37,7 +37,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -50,6 +52,16 @@ thread_local! {
 
 /// Scripts nested deeper than this (`sh -c "sh -c '..'"`) are a parse error.
 const MAX_DEPTH: usize = 8;
+
+/// Most bytes of text read again beyond the line itself: a script carried, fed or evaluated,
+/// a function or alias read at every call. An alias of a few kilobytes called a few thousand
+/// times had the guard read megabytes (10 KB of line: 25 s, 5 GB); past the budget the line is
+/// a parse error, which blocks it.
+const MAX_READ_AGAIN: usize = 256 * 1024;
+
+/// The longest value a variable is followed to: `a=$a$a` doubles it at every step (26 steps
+/// took 13 s and 1.5 GB). A longer one is a parse error, which blocks the line.
+const MAX_VALUE: usize = 64 * 1024;
 
 /// Most stages copied in front of the pipelines of a carried script, the stages upstream of
 /// its carrier (see `Walker::feed_upstream`); past it the line is not judged but refused.
@@ -127,13 +139,35 @@ fn parse_tree(text: &str) -> Option<Tree> {
             *slot = Some(p);
         }
         let parser = slot.as_mut()?;
-        let tree = parser.parse(input, None)?;
+        let tree = parse_in_time(parser, input)?;
         if mask_pipes && tree.root_node().has_error() {
             let plain: Vec<u8> = bytes.iter().map(|&b| if b >= 0x80 { b'x' } else { b }).collect();
-            return parser.parse(&plain, None);
+            return parse_in_time(parser, &plain);
         }
         Some(tree)
     })
+}
+
+/// `input` parsed, or None when the check's parser time ran out first
+/// ([`super::budget::parse_deadline`]).
+fn parse_in_time(parser: &mut Parser, input: &[u8]) -> Option<Tree> {
+    let deadline = super::budget::parse_deadline();
+    let mut in_time = |_: &tree_sitter::ParseState| {
+        if Instant::now() < deadline {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut in_time);
+    let len = input.len();
+    let mut read = |at: usize, _: tree_sitter::Point| if at < len { &input[at..] } else { &[] };
+    let tree = parser.parse_with_options(&mut read, None, Some(options));
+    if tree.is_none() {
+        // A cancelled parse would be resumed by the next one.
+        parser.reset();
+    }
+    tree
 }
 
 /// Words that tree-sitter-bash reads as more than a plain word in some position: reserved
@@ -391,6 +425,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         piped_in: false,
         calling: Vec::new(),
         expanding: Vec::new(),
+        read_budget: text.len().saturating_add(MAX_READ_AGAIN),
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -467,6 +502,10 @@ struct Walker<'o> {
     /// The aliases whose text is being read at a call: bash does not expand an alias again
     /// inside its own text (`alias rm='rm -i'; rm x` runs `rm -i x`).
     expanding: Vec<String>,
+    /// Bytes [`Walker::parse_into`] may still read: the line once, and
+    /// [`MAX_READ_AGAIN`] more of the text it reads again (scripts carried, fed or evaluated,
+    /// functions and aliases at every call).
+    read_budget: usize,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -609,6 +648,12 @@ impl Walker<'_> {
             self.fail("commands nested too deeply", true);
             return;
         }
+        let Some(left) = self.read_budget.checked_sub(text.len()) else {
+            self.read_budget = 0;
+            self.fail("the line makes the guard read more text again than it reads", true);
+            return;
+        };
+        self.read_budget = left;
         // `{rm,-rf,/}`: bash expands a braced word into words before running it.
         let expanded = match brace_words_bounded(text) {
             Ok(e) => e,
@@ -1191,6 +1236,12 @@ impl Walker<'_> {
                     return;
                 }
                 let value = self.expand(value);
+                // `a=$a$a; a=$a$a; ..` doubles a value at every step.
+                if value.len() > MAX_VALUE {
+                    self.vars.remove(name);
+                    self.fail("a variable's value grows longer than the guard follows", true);
+                    return;
+                }
                 // `d=$(mktemp -d)`: a fresh directory under the temporary directory.
                 let subst = (value.starts_with("$(mktemp") && value.ends_with(')') && value.matches(')').count() == 1)
                     || (value.starts_with("`mktemp") && value.ends_with('`') && value.matches('`').count() == 2);

@@ -206,6 +206,40 @@ pub fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name) || SHELLS.contains(&crate::guard::unversioned(name))
 }
 
+/// `python3 -m http.server`, `python -I -m pip ..`, `python3 -mvenv ..`: the module Python is
+/// told to run, and the index of the word that holds it (the word after `-m`, or `-mNAME`
+/// itself). Python's own options before it are flags, or `-X`/`-W` with a value; anything
+/// else (`-c ..`, a script) runs instead.
+pub(crate) fn python_module(argv: &[String]) -> Option<(usize, &str)> {
+    let name = crate::guard::unversioned(basename(argv.first()?));
+    if !matches!(name, "python" | "python3" | "python2" | "py" | "pypy" | "pypy3") {
+        return None;
+    }
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_str() {
+            "-m" => return argv.get(i + 1).map(|m| (i + 1, m.as_str())),
+            "-X" | "-W" => i += 2,
+            glued if glued.len() > 2 && glued.starts_with("-m") => return Some((i, &glued[2..])),
+            f if f.starts_with('-')
+                && !f.starts_with("--")
+                && f.len() > 1
+                && f[1..].chars().all(|c| "IEsSuBOqbdv".contains(c)) =>
+            {
+                i += 1
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Whether the program `name` records an account's login shell (`chsh -s /bin/zsh`, `usermod
+/// --shell=/bin/bash`): a shell given to it is written down, not started.
+pub(crate) fn records_login_shell(name: &str) -> bool {
+    matches!(name, "chsh" | "lchsh" | "usermod" | "useradd" | "adduser")
+}
+
 /// Whether `text`, kept to be run later with more words after it (an alias body, a variable
 /// such as `SUDO_CMD=sudo` used as `$SUDO_CMD apt install ..`), only starts a command: nothing
 /// but wrappers, or a root wrapper with options that run nothing by themselves (`sudo -E`, not

@@ -56,10 +56,7 @@ fn starts_users_shell(cmd: &SimpleCommand) -> bool {
         "ssh-agent",
         "env",
     ];
-    let name = cmd.name();
-    !name.is_empty()
-        && !cmd.dynamic_name
-        && (STARTS_SHELL.contains(&name) || crate::guard::effects::unknown_to_the_guard(name))
+    (!cmd.dynamic_name && STARTS_SHELL.contains(&cmd.name())) || crate::guard::effects::runs_unknown_program(cmd)
 }
 
 /// The commands named by the command's assignments (`GIT_SSH_COMMAND='..' git fetch`,
@@ -148,12 +145,9 @@ pub(super) fn command_options(argv: &[String]) -> Vec<Carried> {
     ];
     // `usermod --shell=/bin/zsh`, `useradd --shell=..`: an account's login shell is recorded,
     // not started.
-    let records_login_shell = argv.first().is_some_and(|p| {
-        matches!(
-            crate::guard::basename(p),
-            "chsh" | "lchsh" | "usermod" | "useradd" | "adduser"
-        )
-    });
+    let records_login_shell = argv
+        .first()
+        .is_some_and(|p| super::records_login_shell(crate::guard::basename(p)));
     let named = |o: &str| {
         let o = o.trim_start_matches('-').to_ascii_lowercase();
         o.len() > 2

@@ -21,32 +21,11 @@ use crate::guard::{basename, is_assignment, options};
 const PYTHON_MODULE_PROGRAMS: &[&str] = &["pip", "pip3", "pipx", "poetry", "pdm", "uv", "twine", "conda"];
 
 /// `python3 -m pip ..`, `python -I -m twine ..`: where the module word stands, and the program
-/// it is. Python's own options before `-m` are flags, or `-X`/`-W` with a value.
+/// it is.
 fn python_module_program(argv: &[String]) -> Option<(usize, &'static str)> {
-    let name = crate::guard::unversioned(basename(argv.first()?));
-    if !matches!(name, "python" | "python3" | "python2" | "py" | "pypy" | "pypy3") {
-        return None;
-    }
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        match a.as_str() {
-            "-m" => {
-                let module = argv.get(i + 1)?;
-                let program = PYTHON_MODULE_PROGRAMS.iter().find(|p| **p == module)?;
-                return Some((i + 1, program));
-            }
-            "-X" | "-W" => i += 2,
-            f if f.starts_with('-')
-                && !f.starts_with("--")
-                && f.len() > 1
-                && f[1..].chars().all(|c| "IEsSuBOqbdv".contains(c)) =>
-            {
-                i += 1
-            }
-            _ => return None,
-        }
-    }
-    None
+    let (at, module) = super::python_module(argv)?;
+    let program = PYTHON_MODULE_PROGRAMS.iter().find(|p| **p == module)?;
+    Some((at, program))
 }
 
 /// Removes leading assignments, shell keywords and wrappers until the real command word.
@@ -60,7 +39,10 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
 /// and their words are not copied.
 pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<String>>) -> bool {
     let mut xargs = false;
-    for _ in 0..32 {
+    // Every pass takes at least one word off, or swaps a program's alias for its words
+    // (`rimraf` → `rm -rf`): as many passes as words, and a few for the swaps. A fixed count
+    // let a stack of 33 wrappers hide what they ran.
+    for _ in 0..argv.len() + 8 {
         let Some(first) = argv.first().cloned() else {
             return xargs;
         };

@@ -511,6 +511,9 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             continue;
         }
         let names: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+        if harmless_signal(&cmd.argv) || reloads_daemons(&cmd.argv, &names) {
+            return;
+        }
         if names.iter().any(|n| super::table::names_agent(n)) {
             out.push(block(
                 Category::Network,
@@ -2581,30 +2584,25 @@ const SHELL_MARKERS: &[&str] = &[
     "'dash'",
 ];
 
-/// Whether `text` runs a shell word (`sh`, `bash`, `/bin/zsh`, ...) with option `flag`
-/// (`-i`, `-p`): the word before the flag must be a shell's name, not `ssh`.
-fn shell_flag(text: &str, flag: &str) -> bool {
-    // `--postprocess=sh -i`: the shell word may be an option's value.
-    let words: Vec<&str> = text
+/// Whether `text` holds a shell word (`sh`, `bash`, `/bin/zsh`, ...; not `ssh`) whose next
+/// word passes `next`. Words are split at blanks, quotes, `;`, brackets and `=`: the shell word
+/// may be an option's value (`--postprocess=sh -i`).
+fn shell_word_then(text: &str, next: impl Fn(&str) -> bool) -> bool {
+    let mut words = text
         .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}' | '='))
         .filter(|w| !w.is_empty())
-        .collect();
-    words
-        .windows(2)
-        .any(|w| crate::guard::carriers::is_shell(crate::guard::basename(w[0])) && w[1] == flag)
+        .peekable();
+    while let Some(word) = words.next() {
+        if crate::guard::carriers::is_shell(crate::guard::basename(word)) && words.peek().is_some_and(|w| next(w)) {
+            return true;
+        }
+    }
+    false
 }
 
-/// Whether `text` starts a shell whose stdin is the terminal's other end (`sh 0<&2 1>&2`,
-/// `bash <&1`): a prompt for whoever holds the terminal.
-fn shell_on_the_terminal(text: &str) -> bool {
-    let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '(' | ')' | '{' | '}' | '='))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.windows(2).any(|w| {
-        crate::guard::carriers::is_shell(crate::guard::basename(w[0]))
-            && (w[1].starts_with("0<&") || w[1].starts_with("<&"))
-    })
+/// Whether `text` runs a shell with option `flag` (`sh -p`).
+fn shell_flag(text: &str, flag: &str) -> bool {
+    shell_word_then(text, |w| w == flag)
 }
 
 /// Whether `text` names the user's shell by its variable (`-e '$SHELL'`, `${SHELL} -p`): what a
@@ -2620,7 +2618,12 @@ fn names_the_shell_variable(text: &str) -> bool {
 /// keeping privileges.
 fn hands_a_shell(text: &str) -> bool {
     static SHELL_MARKER: Needles = Needles::exact(SHELL_MARKERS);
-    SHELL_MARKER.found_in(text) || shell_flag(text, "-i") || shell_flag(text, "-p") || shell_on_the_terminal(text)
+    // A shell run interactively (`-i`), keeping privileges (`-p`), or with its stdin the
+    // terminal's other end (`sh 0<&2 1>&2`, `bash <&1`): a prompt for whoever holds it.
+    SHELL_MARKER.found_in(text)
+        || shell_word_then(text, |w| {
+            matches!(w, "-i" | "-p") || w.starts_with("0<&") || w.starts_with("<&")
+        })
 }
 
 /// Whether `text` ends a command and starts a shell (`}; sh #`, `x|bash`, `a && exec zsh -i`,
@@ -2685,6 +2688,12 @@ pub(crate) fn unknown_to_the_guard(name: &str) -> bool {
     spec_for(name).is_none() && !is_quiet(name) && !super::packages::is_manager(name)
 }
 
+/// Whether `cmd` runs, by a literal name, a program the guard knows nothing of
+/// ([`unknown_to_the_guard`]).
+pub(crate) fn runs_unknown_program(cmd: &SimpleCommand) -> bool {
+    !cmd.dynamic_name && !cmd.name().is_empty() && unknown_to_the_guard(cmd.name())
+}
+
 /// `sudo X` where X is a shell or interpreter with no script, or is handed a shell (`sudo
 /// nice /bin/sh`, `sudo vi -c ':!/bin/sh'`, `sudo tar ... --checkpoint-action=exec=/bin/sh`):
 /// a root shell, and everything typed into it afterwards is out of the guard's sight. Run as
@@ -2704,30 +2713,16 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec
         SHELLS_AND_REPLS.contains(&name) || SHELLS_AND_REPLS.contains(&crate::guard::unversioned(name)) || escapes;
     let informs = cmd.argv[1..].iter().any(|a| informational(name, a));
     let bare = repl && (cmd.argv[1..].iter().all(|a| a.starts_with('-') || a == "--") || keeps_prompt(cmd)) && !informs;
-    let interactive = !informs
-        && ROOT_TERMINALS
-            .iter()
-            .find(|(name, _)| *name == cmd.name())
-            .is_some_and(|(_, value_opts)| {
-                let positional = positional_words(&cmd.argv[1..], value_opts);
-                !cmd.argv[1..].iter().any(|a| a == "-c" || a == "--command")
-                    && match cmd.name() {
-                        // `sudo sg root`: a group, then nothing to run.
-                        "sg" | "newgrp" => positional.len() <= 1,
-                        // `sudo script -q /dev/null`: a typescript file, then a shell.
-                        "script" => positional.len() <= 1,
-                        _ => positional.is_empty(),
-                    }
-            });
+    let interactive = !informs && opens_a_terminal(cmd);
     // Where `;` and `|` are a program's own syntax or prose, they splice nothing.
     let splices = !OWN_SYNTAX.contains(&cmd.name());
-    // `sudo chsh -s /bin/zsh dev`, `sudo usermod --shell /bin/bash dev`: an account's login
-    // shell is recorded, not started.
     // What is fed on stdin is commands to a shell, an interpreter, a program with an escape
     // or one the guard does not know; to the programs it knows (`sudo tee -a /etc/shells <<<
     // /bin/zsh`, `dd of=..`), it is data.
     let reads_commands = repl || crate::guard::carriers::has_shell_escape(name) || unknown_to_the_guard(name);
-    let records_login_shell = matches!(name, "chsh" | "lchsh" | "usermod" | "useradd" | "adduser");
+    // `sudo chsh -s /bin/zsh dev`, `sudo usermod --shell /bin/bash dev`: an account's login
+    // shell is recorded, not started.
+    let records_login_shell = crate::guard::carriers::records_login_shell(name);
     let login_shell_value = |i: usize, a: &str| {
         records_login_shell
             && (a.starts_with("--shell=") || (i > 1 && matches!(cmd.argv[i - 1].as_str(), "-s" | "--shell")))
@@ -2745,21 +2740,7 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec
             hands_a_shell(a) || (splices && shell_after_separator(a)) || (reads_commands && names_the_shell_variable(a))
         })
         || escape_handed(cmd);
-    // `sudo x --postprocess=sh`, `--run='bash -l'`: an option of a program the guard does not
-    // know, named for running something, given a shell as its whole command (an option named
-    // for a shell names its type: `--shell=zsh`; `--lang=bash` is a language).
-    let option_runs_shell = unknown_to_the_guard(name)
-        && cmd.argv[1..].iter().any(|a| {
-            a.strip_prefix("--")
-                .and_then(|o| o.split_once('='))
-                .is_some_and(|(o, v)| {
-                    let first = v.split_whitespace().next().unwrap_or("");
-                    !o.to_ascii_lowercase().contains("shell")
-                        && option_names::names(o, Purpose::RunOnEvent)
-                        && crate::guard::carriers::is_shell(crate::guard::basename(first))
-                })
-        });
-    let shell = bare || handed || interactive || option_runs_shell || runs_a_trailing_shell(cmd);
+    let shell = bare || handed || interactive || option_runs_a_shell(cmd) || runs_a_trailing_shell(cmd);
     if shell && !cmd.as_root {
         // `sudo -u nobody vi -c ':!/bin/sh'`: the same shell, with another account's rights.
         out.push(warn(
@@ -2784,6 +2765,40 @@ fn root_shell(cmd: &SimpleCommand, fed: bool, piped: Option<&str>, out: &mut Vec
             "a program running as root told to open its shell or console: what is typed into it is out of the guard's sight",
         ));
     }
+}
+
+/// `sudo su`, `sudo script -q /dev/null`, `sudo sg root`: a program that opens a terminal
+/// session ([`ROOT_TERMINALS`]) given no command to run in it.
+fn opens_a_terminal(cmd: &SimpleCommand) -> bool {
+    let Some((_, value_opts)) = ROOT_TERMINALS.iter().find(|(name, _)| *name == cmd.name()) else {
+        return false;
+    };
+    let positional = positional_words(&cmd.argv[1..], value_opts);
+    !cmd.argv[1..].iter().any(|a| a == "-c" || a == "--command")
+        && match cmd.name() {
+            // `sudo sg root`: a group, then nothing to run.
+            "sg" | "newgrp" => positional.len() <= 1,
+            // `sudo script -q /dev/null`: a typescript file, then a shell.
+            "script" => positional.len() <= 1,
+            _ => positional.is_empty(),
+        }
+}
+
+/// `sudo x --postprocess=sh`, `--run='bash -l'`: an option of a program the guard does not
+/// know, named for running something, given a shell as its whole command (an option named for
+/// a shell names its type: `--shell=zsh`; `--lang=bash` is a language).
+fn option_runs_a_shell(cmd: &SimpleCommand) -> bool {
+    unknown_to_the_guard(cmd.name())
+        && cmd.argv[1..].iter().any(|a| {
+            a.strip_prefix("--")
+                .and_then(|o| o.split_once('='))
+                .is_some_and(|(o, v)| {
+                    let first = v.split_whitespace().next().unwrap_or("");
+                    !o.to_ascii_lowercase().contains("shell")
+                        && option_names::names(o, Purpose::RunOnEvent)
+                        && crate::guard::carriers::is_shell(crate::guard::basename(first))
+                })
+        })
 }
 
 /// `sudo perf stat sh`, `sudo softlimit sh`, `sudo pexec -q python3 -i`: a program the effect
@@ -3023,7 +3038,7 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         .collect::<Vec<_>>()
         .join(" | ");
     let cwd = pipeline[i].cwd.as_deref().and_then(|p| p.to_str());
-    let verdict = crate::guard::carried::check_carried(&line, ctx, cwd);
+    let verdict = crate::guard::budget::check_carried(&line, ctx, cwd);
     if let Some(blocked) = verdict
         .violations
         .into_iter()
@@ -3155,7 +3170,7 @@ fn handed_command_lines(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut V
         if first.contains(['$', '`', '(']) || !program_like(crate::guard::basename(first)) {
             continue;
         }
-        let verdict = crate::guard::carried::check_carried(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
+        let verdict = crate::guard::budget::check_carried(line, ctx, cmd.cwd.as_deref().and_then(|p| p.to_str()));
         // A secret in the word is judged in the word itself (`--append 'ssh-ed25519 AAAA..'`
         // is a key, not a login).
         if let Some(blocked) = verdict
@@ -3997,6 +4012,24 @@ fn harmless_signal(argv: &[String]) -> bool {
         || argv.iter().any(|a| a.strip_prefix("--signal=").is_some_and(named))
 }
 
+/// `kill -HUP $(pidof sshd)`, `pkill -HUP nginx`: by Unix convention a daemon (`sshd`,
+/// `crond`, `rsyslogd`; nginx, apache and haproxy too) takes SIGHUP as "reload your
+/// configuration", not as a kill. Only when every named process is one: SIGHUP ends `node`.
+fn reloads_daemons(argv: &[String], names: &[&str]) -> bool {
+    let hangup = |s: &str| matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "HUP" | "1");
+    let sent = argv.iter().any(|a| a.strip_prefix('-').is_some_and(hangup))
+        || argv
+            .windows(2)
+            .any(|w| matches!(w[0].as_str(), "-s" | "--signal") && hangup(&w[1]))
+        || argv.iter().any(|a| a.strip_prefix("--signal=").is_some_and(hangup));
+    let daemon = |n: &&str| {
+        let n = n.trim_matches(|c| c == '^' || c == '$');
+        (n.len() > 2 && n.ends_with('d') && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+            || matches!(n, "nginx" | "apache2" | "haproxy")
+    };
+    sent && !names.is_empty() && names.iter().all(daemon)
+}
+
 fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cwd = cmd.cwd.as_deref();
     let at = |p: &str| place_of(p, cwd, ctx.workspace);
@@ -4054,17 +4087,16 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             cmd,
             "kills every process of a user",
         )),
-        Does::KillByName if cmd.name() != "pgrep" && operands.iter().any(|p| super::table::names_agent(p)) => {
-            out.push(block(
-                Category::Network,
-                SECURITY_OFF,
-                Risk::High,
-                cmd,
-                "kills a security, audit or monitoring agent",
-            ))
-        }
-        Does::KillByName if cmd.name() != "pgrep" => {
-            let harmless = harmless_signal(&cmd.argv);
+        Does::KillByName
+            if cmd.name() == "pgrep" || harmless_signal(&cmd.argv) || reloads_daemons(&cmd.argv, operands) => {}
+        Does::KillByName if operands.iter().any(|p| super::table::names_agent(p)) => out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            "kills a security, audit or monitoring agent",
+        )),
+        Does::KillByName => {
             let broad = operands.iter().find(|p| {
                 let p = p.trim_matches(|c| c == '^' || c == '$');
                 let lower = p.to_ascii_lowercase();
@@ -4079,7 +4111,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                     && (p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
                         || ((p.contains(".*") || p.contains('|')) && !p.contains(char::is_whitespace)))
             });
-            if let Some(b) = broad.filter(|_| !harmless) {
+            if let Some(b) = broad {
                 out.push(block(
                     Category::Process,
                     KILL_ALL,
@@ -4087,7 +4119,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                     cmd,
                     format!("kills every `{b}` process on the machine, not only the one this task started"),
                 ));
-            } else if let Some(name) = by_name.filter(|_| !harmless) {
+            } else if let Some(name) = by_name {
                 out.push(warn(
                     Category::Process,
                     KILL_ALL,
@@ -4096,7 +4128,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 ));
             }
         }
-        Does::KillUser | Does::KillByName => {}
+        Does::KillUser => {}
         Does::CopyToRemote => {
             let remote = |w: &&str| super::spec::Val::Remote.holds(w);
             // `scp host:/x ~/.bashrc`, `aws s3 cp s3://b/x /etc/cron.d/x`: fetched from a remote
@@ -4217,8 +4249,10 @@ fn registered(cmd: &SimpleCommand, operands: &[&str], ctx: &GuardContext<'_>, ou
     }
 }
 
-/// Processes whose memory holds other people's secrets: login daemons, agents holding keys,
-/// password managers, browsers.
+/// Processes whose memory holds other accounts' keys and passwords, by their exact names:
+/// login daemons, agents holding keys, password managers. A debugger's words naming one
+/// ([`reads_process`]) or a program handed one's process id ([`handed_secret_holder`]) is
+/// there to read them.
 const SECRET_HOLDERS: &[&str] = &[
     "sshd",
     "ssh-agent",
@@ -4227,16 +4261,22 @@ const SECRET_HOLDERS: &[&str] = &[
     "login",
     "passwd",
     "gnome-keyring",
+    "gnome-keyring-daemon",
+    "kwalletd",
+    "kwalletd5",
+    "kwalletd6",
     "keepass",
+    "keepassxc",
     "1password",
     "bitwarden",
-    "vault",
     "lsass",
-    "chrome",
-    "firefox",
     "secretd",
-    "kwalletd",
 ];
+
+/// Processes that hold secrets among much else: browsers (cookies, saved passwords), a vault
+/// server. A debugger dumping or tracing one reads them; a script handed one's process id is
+/// as likely to be watching it (`python3 monitor.py --pid $(pgrep chrome)`).
+const HOLDS_SECRETS_AMONG_OTHERS: &[&str] = &["chrome", "firefox", "vault"];
 
 /// `sudo python3 dump.py $(pidof gnome-keyring-daemon)`, `zorp -p $(pgrep -n ssh-agent)`: an
 /// interpreter or a program the guard does not know, handed the process id of a process that
@@ -4287,29 +4327,10 @@ fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "nsenter",
         "prtstat",
     ];
-    // The processes that hold other accounts' keys and passwords, by their exact names.
-    const CREDENTIAL_HOLDERS: &[&str] = &[
-        "sshd",
-        "ssh-agent",
-        "gpg-agent",
-        "gnome-keyring-daemon",
-        "gnome-keyring",
-        "kwalletd",
-        "kwalletd5",
-        "kwalletd6",
-        "keepassxc",
-        "1password",
-        "bitwarden",
-        "lsass",
-        "secretd",
-        "sudo",
-        "passwd",
-        "login",
-    ];
     let reader = name.starts_with("python")
         || matches!(name, "perl" | "ruby" | "node" | "php" | "lua")
         || crate::guard::carriers::is_shell(name)
-        || (!cmd.dynamic_name && !name.is_empty() && !PROCESS_CONTROL.contains(&name) && unknown_to_the_guard(name));
+        || (!PROCESS_CONTROL.contains(&name) && runs_unknown_program(cmd));
     // `bash -c 'kill -HUP $(pidof sshd)'`: the script a shell carries is judged on its own.
     let carries_a_script = crate::guard::carriers::is_shell(name) && cmd.argv.iter().skip(1).any(|a| a == "-c");
     if !reader || carries_a_script {
@@ -4320,9 +4341,10 @@ fn handed_secret_holder(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             a.match_indices(lookup).any(|(at, m)| {
                 let looked_up = &a[at + m.len()..];
                 let looked_up = &looked_up[..looked_up.find([')', '`']).unwrap_or(looked_up.len())];
-                looked_up.split_whitespace().filter(|w| !w.starts_with('-')).any(|w| {
-                    CREDENTIAL_HOLDERS.contains(&crate::guard::basename(w.trim_matches(['"', '\'', '^', '$'])))
-                })
+                looked_up
+                    .split_whitespace()
+                    .filter(|w| !w.starts_with('-'))
+                    .any(|w| SECRET_HOLDERS.contains(&crate::guard::basename(w.trim_matches(['"', '\'', '^', '$']))))
             })
         })
     });
@@ -4352,6 +4374,7 @@ fn reads_process(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let holder = cmd.argv[1..].iter().any(|a| {
         SECRET_HOLDERS
             .iter()
+            .chain(HOLDS_SECRETS_AMONG_OTHERS)
             .any(|h| crate::guard::ascii::contains_lowercase(a, h))
     });
     // `sudo strace -p PID -e trace=read,write -s 4096`: the data another user's process reads
@@ -5177,7 +5200,7 @@ fn staged_payload(
             && (hands_a_shell(&body) || names_library_in(&body, cwd, ctx.workspace, &[Place::Temp]));
         // Prose that does not parse (`It's a note`) is no payload: only a block for what the
         // text does counts.
-        let blocked = crate::guard::carried::check_carried(&text, ctx, None)
+        let blocked = crate::guard::budget::check_carried(&text, ctx, None)
             .violations
             .iter()
             .any(|v| v.recommendation == Recommendation::Block && v.rule != crate::guard::rules::UNPARSEABLE);

@@ -152,7 +152,7 @@ pub fn unparseable(command: &str, reason: &str, clear: bool) -> Violation {
     }
 }
 
-/// A line larger than the guard reads (`crate::guard::carried`, a pipeline of more stages than
+/// A line larger than the guard reads (`crate::guard::budget`, a pipeline of more stages than
 /// [`crate::guard::MAX_PIPELINE_STAGES`]): what the rest would do is unknown, so it is blocked.
 /// `beyond` says what was too large.
 pub fn too_large(command: &str, beyond: &str) -> Violation {

@@ -92,9 +92,10 @@ fn tunnel_inspects(args: &[String]) -> bool {
 /// -p 4444 -e sh`: a program the guard does not know, handed a network address (or a port to
 /// listen on) and a shell, wires the two together; what it is for is a reverse or bind shell.
 fn socket_shell(cmd: &SimpleCommand) -> bool {
-    use super::remote_execution::{names_network_address, names_socket_address, port_number, unknown_program};
+    use super::remote_execution::{names_network_address, names_socket_address, port_number};
+    use crate::guard::effects::runs_unknown_program;
     // Cheap first: every shell's name has `sh` in it.
-    if !cmd.argv.iter().skip(1).any(|a| a.contains("sh")) || !unknown_program(cmd) {
+    if !cmd.argv.iter().skip(1).any(|a| a.contains("sh")) || !runs_unknown_program(cmd) {
         return false;
     }
     let args = &cmd.argv[1..];
@@ -632,15 +633,7 @@ const PYTHON_FILE_SERVERS: &[FileServer] = &[
 /// `/`, `/etc`, `/root`). Bound to loopback it passes.
 fn python_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let argv = &cmd.argv;
-    if !cmd.name().starts_with("python") {
-        return;
-    }
-    // `-m http.server`, or glued: `-mhttp.server`.
-    let module = argv.iter().enumerate().skip(1).find_map(|(i, a)| match a.as_str() {
-        "-m" => argv.get(i + 1).map(String::as_str),
-        _ => a.strip_prefix("-m").filter(|m| !m.is_empty()),
-    });
-    let Some(module) = module else {
+    let Some((_, module)) = crate::guard::carriers::python_module(argv) else {
         return;
     };
     let Some(FileServer {

@@ -52,7 +52,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     // `./xmrig -o pool:4444 -u WALLET`, `zorp -a rx -o stratum+tcp://pool:3333`; a pool's
     // address handed to a program the guard knows is a pattern or a rule (`grep`, `iptables`).
-    let unknown = || !cmd.dynamic_name && !name.is_empty() && crate::guard::effects::unknown_to_the_guard(name);
+    let unknown = || crate::guard::effects::runs_unknown_program(cmd);
     let pool = args
         .iter()
         .any(|a| a.contains("://") && crate::guard::ascii::contains_lowercase(a, "stratum"));
@@ -117,22 +117,6 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             }
         }
         "killall5" => out.push(block(c, KILL_ALL, Risk::Critical, cmd, "kills every process")),
-        "pkill" | "killall" => {
-            let pats: Vec<&&str> = args.iter().filter(|a| !a.starts_with('-')).collect();
-            if pats
-                .iter()
-                .any(|p| matches!(**p, "." | ".*" | "init" | "systemd" | "sshd" | "-1"))
-                || args.contains(&"-u")
-            {
-                out.push(block(
-                    c,
-                    KILL_ALL,
-                    Risk::High,
-                    cmd,
-                    "kills every process that matches a broad pattern or user",
-                ));
-            }
-        }
         // `-c` cancels a scheduled shutdown; `-w`/`--wtmp-only` only writes the wtmp record.
         "shutdown" | "reboot" | "halt" | "poweroff"
             if !args

@@ -108,12 +108,7 @@ fn unknown_network_client(cmd: &SimpleCommand) -> bool {
         .iter()
         .skip(1)
         .any(|a| a.contains(':') || (!a.is_empty() && a.len() <= 5 && a.bytes().all(|b| b.is_ascii_digit())));
-    may_name_address && !integration && names_network_address(cmd) && unknown_program(cmd)
-}
-
-/// A program with a literal name the guard knows nothing of.
-pub(super) fn unknown_program(cmd: &SimpleCommand) -> bool {
-    !cmd.dynamic_name && !cmd.name().is_empty() && crate::guard::effects::unknown_to_the_guard(cmd.name())
+    may_name_address && !integration && names_network_address(cmd) && crate::guard::effects::runs_unknown_program(cmd)
 }
 
 /// Whether a word of `cmd` names a place on the network: a URL, a host and port
