@@ -57,7 +57,12 @@ const MAX_DEPTH: usize = 8;
 /// a function or alias read at every call. An alias of a few kilobytes called a few thousand
 /// times had the guard read megabytes (10 KB of line: 25 s, 5 GB); past the budget the line is
 /// a parse error, which blocks it.
-const MAX_READ_AGAIN: usize = 256 * 1024;
+const MAX_READ_AGAIN: usize = 64 * 1024;
+
+/// Most bytes expansions may add to a line's words, all counted: a long value used at each of
+/// thousands of places (`a="ls; ..(9 KB)"; eval "$a"; eval "$a"; ..`) gave the rules megabytes
+/// of words to read.
+const MAX_EXPANDED: usize = 256 * 1024;
 
 /// The longest value a variable is followed to: `a=$a$a` doubles it at every step (26 steps
 /// took 13 s and 1.5 GB). A longer one is a parse error, which blocks the line.
@@ -426,6 +431,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         calling: Vec::new(),
         expanding: Vec::new(),
         read_budget: text.len().saturating_add(MAX_READ_AGAIN),
+        expanded: std::cell::Cell::new(0),
     };
     w.parse_into(text, 0);
     // Text piped or fed into a shell (`echo 'rm -rf /' | sh`, `sh <<EOF`, `echo .. | at now`)
@@ -440,6 +446,9 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
             w.cwd = saved;
         }
         k += 1;
+    }
+    if w.expanded.get() > MAX_EXPANDED {
+        w.fail("variables expand to more text than the guard follows", true);
     }
     out
 }
@@ -506,6 +515,9 @@ struct Walker<'o> {
     /// [`MAX_READ_AGAIN`] more of the text it reads again (scripts carried, fed or evaluated,
     /// functions and aliases at every call).
     read_budget: usize,
+    /// Bytes [`Walker::expand`] has added to the line's words so far; past
+    /// [`MAX_EXPANDED`] it expands nothing more and the line is a parse error.
+    expanded: std::cell::Cell<usize>,
 }
 
 /// Syntax trees deeper than this are a parse error (and never a stack overflow).
@@ -1265,9 +1277,17 @@ impl Walker<'_> {
     /// line, `$(echo WORD)`; `${NAME:-x}` of an unknown name becomes `$NAME`,
     /// `${NAME:?msg}` becomes `${NAME:?}` (never empty; `$HOME`/`$TMPDIR` for those two).
     fn expand(&self, w: &str) -> String {
-        if !w.contains('$') && !w.contains('`') {
+        if (!w.contains('$') && !w.contains('`')) || self.expanded.get() > MAX_EXPANDED {
             return w.to_string();
         }
+        let out = self.expand_known(w);
+        self.expanded
+            .set(self.expanded.get() + out.len().saturating_sub(w.len()));
+        out
+    }
+
+    /// [`Walker::expand`]'s reading of one word.
+    fn expand_known(&self, w: &str) -> String {
         let mut out = String::new();
         let b: Vec<char> = w.chars().collect();
         let mut i = 0;
