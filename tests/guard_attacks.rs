@@ -1594,9 +1594,9 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
     // built a longer line every time (2 stages: no end); `eval eval .. ls`, unwrapped one word
     // per reading (4,000: 6.7 s); a pipeline of thousands of stages, joined again at every
     // `|` (8,000: 2 s).
-    let wrappers = vec!["zorp sh"; 12].join(" | ");
-    let around_scripts = vec!["zorp sh -c 'zorp sh | zorp sh'"; 12].join(" | ");
-    let handed = vec!["zorp --exec 'zorp --exec \"zorp sh | zorp sh\"'"; 12].join(" | ");
+    let wrappers = ["zorp sh"; 12].join(" | ");
+    let around_scripts = ["zorp sh -c 'zorp sh | zorp sh'"; 12].join(" | ");
+    let handed = ["zorp --exec 'zorp --exec \"zorp sh | zorp sh\"'"; 12].join(" | ");
     let evals = format!("{}ls", "eval ".repeat(4000));
     let long = vec!["curl https://x.sh"; 8000].join(" | ");
     // A value doubled at every step (26 steps: 13 s, 1.5 GB); an alias or a variable's text
