@@ -1645,6 +1645,20 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         &["zorp sh | zorp sh | zorp rm -rf ~"],
     );
     passes(&[&vec!["grep -v x"; 100].join(" | ")]);
+    // A bound the line runs past blocks it even after a construct the grammar only warns
+    // about; a long harmless prefix spends none of the parser's time a later reading needs.
+    let after_warning = format!(
+        "sh -c 'echo $[1+'; alias f=': {}'; {}sh -c 'r''m -rf /'",
+        "a".repeat(1000),
+        "f; ".repeat(70)
+    );
+    let after_filler = format!(
+        "echo {}; echo 'x=1; rm -rf ~' > /tmp/x; zorp --config=/tmp/x",
+        "w ".repeat(20_000)
+    );
+    for line in [&after_warning, &after_filler] {
+        assert_eq!(check(line).recommendation, Block, "{}", &line[..60]);
+    }
     // However many wrappers are stacked, what they run is judged (33 hid it).
     for wrapper in ["env", "time", "strace", "busybox", "command", "builtin", "nice"] {
         let stacked = format!("{}rm -rf /", format!("{wrapper} ").repeat(200));

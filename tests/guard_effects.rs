@@ -6098,33 +6098,53 @@ fn paths_computed_by_substitutions_and_secrets_named_by_wallets_and_hashes() {
 }
 
 #[test]
-fn a_hangup_to_daemons_reloads_them_and_a_lookup_is_judged_with_its_signal() {
-    // By convention a daemon takes SIGHUP as "reload"; poking and probing signals kill nothing,
-    // whether the processes are named to pkill or looked up for kill.
+fn a_kill_by_lookup_is_judged_with_the_signal_kill_sends_and_python_by_all_its_flags() {
+    // Probing, resuming and poking signals kill nothing, looked up or named to pkill.
     allowed(&[
-        "kill -HUP $(pidof sshd)",
-        "pkill -HUP sshd",
-        "killall -HUP rsyslogd",
-        "kill -s HUP $(pgrep nginx)",
-        "sudo pkill --signal=SIGHUP crond",
         "kill -USR1 $(pidof dd)",
         "kill -0 $(pgrep -x node)",
+        "kill -s CONT $(pidof myjob)",
+        "pkill -USR1 -x dd",
     ]);
-    // Any other signal is a kill; a hangup ends a program that is no daemon; `-u` is a user's
-    // every process, whatever the pattern.
+    // Only the first signal option counts: after an operand a word is a pid to `kill`. Every
+    // lookup is read. A hangup is a kill too: `pidof sshd` finds every session's sshd as well
+    // as the daemon, and those end on it. `-s` is a session to pkill, not a signal.
     judged(
         "process.kill_all",
         Block,
         &[
-            "pkill -9 sshd",
-            "kill -9 $(pidof sshd)",
+            "kill -HUP $(pidof sshd)",
+            "kill -9 $(pidof node) -CONT",
+            "kill -s KILL $(pidof python3) -s USR1",
+            "kill -HUP $(pidof sshd) $(pidof node)",
+            "pkill -s 1 sshd",
             "pkill -HUP node",
-            "kill -1 $(pidof python3)",
-            "pkill -HUP sshd node",
-            "pkill -u dev",
-            "killall -u root",
-            "pkill '.*'",
-            "killall systemd",
         ],
     );
+    judged(
+        "network.firewall",
+        Block,
+        &[
+            "kill -9 $(pidof auditd) -HUP",
+            "kill -HUP $(pidof crond) $(pidof falcon-sensor)",
+        ],
+    );
+    // Python's one-letter flags, bundled or with a glued value, come before `-m` too.
+    judged(
+        "network.exposed_bind",
+        Block,
+        &[
+            "python3 -P -m http.server 8000 --directory /",
+            "python3 -uR -m http.server 80",
+            "python3 -Wignore -m http.server 80",
+            "python3 -X dev -m http.server 80",
+            "python3 -um http.server 80",
+            "python3 -uBmhttp.server 80",
+        ],
+    );
+    // What follows `-c` or a script is theirs.
+    allowed(&[
+        "python3 -c 'print(1)' -m http.server 80",
+        "python3 app.py -m http.server 80",
+    ]);
 }

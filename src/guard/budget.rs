@@ -10,12 +10,17 @@
 //!   it, and a pipeline of wrappers around `sh -c '..'` built a longer line on every reading
 //!   (two stages ran for minutes).
 //! - **Time in the shell parser**: tree-sitter's error recovery grows faster than the text on
-//!   some malformed input (8 KB of `` !`< `` took 17 s, 16 KB of `` `<? `` 18 s and 6 GB). The
-//!   parser is stopped once the check has spent [`MAX_PARSE_TIME`] in it, all parses counted.
-//!   This is the one bound measured in time, so the one that can differ between machines: the
-//!   well-formed scripts it was tried on (up to 34 KB) parse in under 3 ms, a hundredth of it.
+//!   some malformed input (8 KB of `` !`< `` took 17 s). Each parse is stopped once the check's
+//!   parses together have taken [`MAX_PARSE_TIME`], and the check is then blocked
+//!   (`parse.too_large`), whatever else it found. This is the one bound measured in time, so
+//!   the one that can differ between machines: the well-formed scripts it was tried on (up to
+//!   34 KB) parse in under 3 ms, a hundredth of it. What the walker and the rules spend is not
+//!   counted: it is bounded by the other limits, and counting it would let a long harmless
+//!   line spend a later parse's time.
 //!
-//! Past a bound the line is blocked as one the guard could not read to the end.
+//! Past a bound the line is blocked as one the guard could not read to the end. The walker's
+//! own bounds (a value's length, text read again, text added by expansions, nesting) are in
+//! [`super::shell`] and block the same way, as clear parse errors.
 //!
 //! The counts live in thread-locals: the guard is synchronous, and a check started on one
 //! thread finishes there. The outermost check resets them; nesting is tracked by a drop guard,
@@ -24,7 +29,7 @@
 //! [`check_command_in`]: super::check_command_in
 
 use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{GuardContext, Verdict};
 
@@ -35,7 +40,7 @@ pub(crate) const MAX_CARRIED_LINES: u32 = 64;
 /// line that unwraps one word at a time (`eval eval .. ls`) is read again at every word.
 pub(crate) const MAX_CARRIED_BYTES: usize = 64 * 1024;
 
-/// The most time the shell parser may spend, in all, on one top-level check.
+/// The most time the shell parser may spend, all parses counted, on one top-level check.
 pub(crate) const MAX_PARSE_TIME: Duration = Duration::from_millis(250);
 
 thread_local! {
@@ -43,11 +48,11 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// Carried lines judged since the outermost check started, and their bytes.
     static JUDGED: Cell<(u32, usize)> = const { Cell::new((0, 0)) };
-    /// When the running check's parser time runs out; set by its first parse.
-    static PARSE_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// Time the running check's parses have taken, and whether one was stopped for it.
+    static PARSING: Cell<(Duration, bool)> = const { Cell::new((Duration::ZERO, false)) };
 }
 
-/// Held while a check runs; the outermost one resets the count of carried lines.
+/// Held while a check runs; the outermost one resets the counts (carried lines, parser time).
 pub(super) struct Nesting(());
 
 impl Nesting {
@@ -55,7 +60,7 @@ impl Nesting {
         let depth = DEPTH.get();
         if depth == 0 {
             JUDGED.set((0, 0));
-            PARSE_DEADLINE.set(None);
+            PARSING.set((Duration::ZERO, false));
         }
         DEPTH.set(depth + 1);
         Nesting(())
@@ -88,18 +93,22 @@ pub(crate) fn check_carried(line: &str, ctx: &GuardContext<'_>, cwd: Option<&str
     Verdict::from_violations(vec![super::rules::too_large(line, &beyond)], None)
 }
 
-/// When the shell parser must give up: [`MAX_PARSE_TIME`] after the running check's first
-/// parse, or after now for a parse outside any check.
-pub(crate) fn parse_deadline() -> Instant {
+/// How much longer the shell parser may run: what is left of [`MAX_PARSE_TIME`] for the
+/// running check, or all of it for a parse outside any check.
+pub(crate) fn parse_time_left() -> Duration {
     if DEPTH.get() == 0 {
-        return Instant::now() + MAX_PARSE_TIME;
+        return MAX_PARSE_TIME;
     }
-    match PARSE_DEADLINE.get() {
-        Some(deadline) => deadline,
-        None => {
-            let deadline = Instant::now() + MAX_PARSE_TIME;
-            PARSE_DEADLINE.set(Some(deadline));
-            deadline
-        }
-    }
+    MAX_PARSE_TIME.saturating_sub(PARSING.get().0)
+}
+
+/// Records a parse that took `took`, and whether it was stopped for want of time.
+pub(crate) fn spend_parse_time(took: Duration, stopped: bool) {
+    let (spent, ran_out) = PARSING.get();
+    PARSING.set((spent + took, ran_out || stopped));
+}
+
+/// Whether a parse of the running check was stopped for want of time.
+pub(crate) fn parse_time_ran_out() -> bool {
+    PARSING.get().1
 }

@@ -186,6 +186,14 @@ pub fn check_command_in(command: &str, ctx: &GuardContext<'_>, cwd: Option<&str>
     }
     rules::check_text(command, &mut violations);
     rules::check_line(&parsed.pipelines, ctx, &mut violations);
+    // A parse stopped for time, here or in a line this one carries, left text unread.
+    if budget::parse_time_ran_out() && !violations.iter().any(|v| v.rule == rules::TOO_LARGE) {
+        let beyond = format!(
+            "takes the shell parser longer than {} ms to read",
+            budget::MAX_PARSE_TIME.as_millis()
+        );
+        violations.push(rules::too_large(command, &beyond));
+    }
     dedup(&mut violations);
     let alternative = rules::alternative_for(&violations);
     Verdict::from_violations(violations, alternative)

@@ -154,11 +154,12 @@ fn parse_tree(text: &str) -> Option<Tree> {
 }
 
 /// `input` parsed, or None when the check's parser time ran out first
-/// ([`super::budget::parse_deadline`]).
+/// ([`super::budget::parse_time_left`]).
 fn parse_in_time(parser: &mut Parser, input: &[u8]) -> Option<Tree> {
-    let deadline = super::budget::parse_deadline();
+    let left = super::budget::parse_time_left();
+    let started = Instant::now();
     let mut in_time = |_: &tree_sitter::ParseState| {
-        if Instant::now() < deadline {
+        if started.elapsed() < left {
             ControlFlow::Continue(())
         } else {
             ControlFlow::Break(())
@@ -168,6 +169,7 @@ fn parse_in_time(parser: &mut Parser, input: &[u8]) -> Option<Tree> {
     let len = input.len();
     let mut read = |at: usize, _: tree_sitter::Point| if at < len { &input[at..] } else { &[] };
     let tree = parser.parse_with_options(&mut read, None, Some(options));
+    super::budget::spend_parse_time(started.elapsed(), tree.is_none());
     if tree.is_none() {
         // A cancelled parse would be resumed by the next one.
         parser.reset();
@@ -648,8 +650,11 @@ fn double_paren_command(text: &str) -> bool {
 }
 
 impl Walker<'_> {
+    /// Records why the line could not be read whole. The first reason is kept, unless a later
+    /// one is clear where it was not: a bound the line ran past blocks it whatever the grammar
+    /// stumbled on before.
     fn fail(&mut self, msg: impl Into<String>, clear: bool) {
-        if self.out.error.is_none() {
+        if self.out.error.is_none() || (clear && !self.out.clear_error) {
             self.out.error = Some(ShellParseError(msg.into()));
             self.out.clear_error = clear;
         }

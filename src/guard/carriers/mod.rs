@@ -208,7 +208,8 @@ pub fn is_shell(name: &str) -> bool {
 
 /// `python3 -m http.server`, `python -I -m pip ..`, `python3 -mvenv ..`: the module Python is
 /// told to run, and the index of the word that holds it (the word after `-m`, or `-mNAME`
-/// itself). Python's own options before it are flags, or `-X`/`-W` with a value; anything
+/// itself). Python's own options before it are bundles of its one-letter flags
+/// (`bBdEhiIOPqRsSuvVx`), or `-X`/`-W` with a value, separate or glued (`-Xdev`); anything
 /// else (`-c ..`, a script) runs instead.
 pub(crate) fn python_module(argv: &[String]) -> Option<(usize, &str)> {
     let name = crate::guard::unversioned(basename(argv.first()?));
@@ -217,17 +218,23 @@ pub(crate) fn python_module(argv: &[String]) -> Option<(usize, &str)> {
     }
     let mut i = 1;
     while let Some(a) = argv.get(i) {
-        match a.as_str() {
-            "-m" => return argv.get(i + 1).map(|m| (i + 1, m.as_str())),
-            "-X" | "-W" => i += 2,
-            glued if glued.len() > 2 && glued.starts_with("-m") => return Some((i, &glued[2..])),
-            f if f.starts_with('-')
-                && !f.starts_with("--")
-                && f.len() > 1
-                && f[1..].chars().all(|c| "IEsSuBOqbdv".contains(c)) =>
-            {
-                i += 1
+        // A bundle of flags, which may end in `m`, `X` or `W` with their value glued or next.
+        let bundle = a.strip_prefix('-').filter(|b| !b.is_empty() && !b.starts_with('-'))?;
+        let flags = bundle
+            .find(|c: char| !"bBdEhiIOPqRsSuvVx".contains(c))
+            .unwrap_or(bundle.len());
+        let (letter, glued) = match bundle[flags..].chars().next() {
+            None => {
+                i += 1;
+                continue;
             }
+            Some(c) => (c, &bundle[flags + c.len_utf8()..]),
+        };
+        match (letter, glued.is_empty()) {
+            ('m', true) => return argv.get(i + 1).map(|m| (i + 1, m.as_str())),
+            ('m', false) => return Some((i, glued)),
+            ('X' | 'W', true) => i += 2,
+            ('X' | 'W', false) => i += 1,
             _ => return None,
         }
     }

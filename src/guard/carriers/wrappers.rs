@@ -39,9 +39,10 @@ pub fn unwrap_command(argv: &mut Vec<String>) -> bool {
 /// and their words are not copied.
 pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<String>>) -> bool {
     let mut xargs = false;
-    // Every pass takes at least one word off, or swaps a program's alias for its words
-    // (`rimraf` → `rm -rf`): as many passes as words, and a few for the swaps. A fixed count
-    // let a stack of 33 wrappers hide what they ran.
+    // Most passes take at least one word off; some swap a program's alias for its words
+    // (`rimraf` → `rm -rf`) or split `env -S '..'` into words. As many passes as the words
+    // given, and a few more: a fixed 32 let a stack of 33 wrappers hide what they ran. (Words
+    // added by `env -S` are unwrapped when that line is read on its own.)
     for _ in 0..argv.len() + 8 {
         let Some(first) = argv.first().cloned() else {
             return xargs;

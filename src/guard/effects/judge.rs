@@ -495,8 +495,10 @@ fn secret_consumed(pipeline: &Pipeline, i: usize) -> bool {
 }
 
 /// `kill $(pidof NAME)`, `kill -9 $(pgrep -f NAME)`: a kill by name spelled through a lookup;
-/// judged like `pkill NAME`.
+/// judged like `pkill NAME`, with the signal `kill` sends, over every lookup it is handed.
 fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let mut lookups = Vec::new();
+    let mut names = Vec::new();
     for a in &cmd.argv[1..] {
         let inner = a
             .trim_start_matches("$(")
@@ -510,30 +512,31 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         if !matches!(words.first().copied(), Some("pidof" | "pgrep")) {
             continue;
         }
-        let names: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with('-')).collect();
-        if harmless_signal(&cmd.argv) || reloads_daemons(&cmd.argv, &names) {
-            return;
-        }
-        if names.iter().any(|n| super::table::names_agent(n)) {
-            out.push(block(
-                Category::Network,
-                SECURITY_OFF,
-                Risk::High,
-                cmd,
-                format!("kills the security or monitoring agents `{inner}` finds"),
-            ));
-            return;
-        }
-        let broad = names
-            .iter()
-            .any(|n| BROAD_PROCESS_NAMES.contains(&n.to_ascii_lowercase().as_str()));
-        let what = format!("kills every process `{inner}` finds by name");
-        if broad {
-            out.push(block(Category::Process, KILL_ALL, Risk::High, cmd, what));
-        } else {
-            out.push(warn(Category::Process, KILL_ALL, cmd, what));
-        }
+        lookups.push(inner);
+        names.extend(words[1..].iter().copied().filter(|w| !w.starts_with('-')));
+    }
+    if lookups.is_empty() || harmless_signal(&cmd.argv) {
         return;
+    }
+    let found = lookups.join("`, `");
+    if names.iter().any(|n| super::table::names_agent(n)) {
+        out.push(block(
+            Category::Network,
+            SECURITY_OFF,
+            Risk::High,
+            cmd,
+            format!("kills the security or monitoring agents `{found}` finds"),
+        ));
+        return;
+    }
+    let broad = names
+        .iter()
+        .any(|n| BROAD_PROCESS_NAMES.contains(&n.to_ascii_lowercase().as_str()));
+    let what = format!("kills every process `{found}` finds by name");
+    if broad {
+        out.push(block(Category::Process, KILL_ALL, Risk::High, cmd, what));
+    } else {
+        out.push(warn(Category::Process, KILL_ALL, cmd, what));
     }
 }
 
@@ -3998,36 +4001,41 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
     })
 }
 
-/// `-CONT`, `-0`, `-USR1`, `-s WINCH`: resuming, probing or poking processes is no kill (and
-/// `-USR1` is a signal's name, not a bundle of `-U`, `-S`, `-R`).
-fn harmless_signal(argv: &[String]) -> bool {
-    const HARMLESS: &[&str] = &["CONT", "0", "18", "USR1", "USR2", "WINCH", "10", "12", "28"];
-    let named = |s: &str| HARMLESS.contains(&s.trim_start_matches("SIG").to_ascii_uppercase().as_str());
-    argv.iter().any(|a| {
-        a.strip_prefix('-')
-            .is_some_and(|sig| !sig.starts_with('-') && named(sig))
-    }) || argv
-        .windows(2)
-        .any(|w| matches!(w[0].as_str(), "-s" | "--signal") && named(&w[1]))
-        || argv.iter().any(|a| a.strip_prefix("--signal=").is_some_and(named))
+/// The signal `kill`, `pkill` or `killall` sends, in upper case without `SIG` (`HUP`, `9`):
+/// the first signal option before the first operand (`-HUP`, `-9`, `-s HUP`, `--signal=HUP`;
+/// `-n 9` for `kill`; `-s` is a session to `pkill`). None for the default. After an operand a
+/// word is a pid to `kill` (`kill -9 $(pidof x) -HUP` sends 9), and options are not read on.
+fn sent_signal(argv: &[String]) -> Option<String> {
+    let name = argv.first().map(|p| crate::guard::basename(p)).unwrap_or("");
+    let signal = |s: &str| {
+        let s = s.strip_prefix("SIG").unwrap_or(s).to_ascii_uppercase();
+        (SIGNALS.contains(&s.as_str()) || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))).then_some(s)
+    };
+    let mut words = argv.iter().skip(1);
+    while let Some(a) = words.next() {
+        if a == "--" || !a.starts_with('-') || a == "-" {
+            return None;
+        }
+        if let Some(v) = a.strip_prefix("--signal=") {
+            return signal(v);
+        }
+        let valued = a == "--signal" || (a == "-s" && name != "pkill") || (a == "-n" && name == "kill");
+        if valued {
+            return words.next().and_then(|v| signal(v));
+        }
+        if let Some(s) = signal(&a[1..]) {
+            return Some(s);
+        }
+    }
+    None
 }
 
-/// `kill -HUP $(pidof sshd)`, `pkill -HUP nginx`: by Unix convention a daemon (`sshd`,
-/// `crond`, `rsyslogd`; nginx, apache and haproxy too) takes SIGHUP as "reload your
-/// configuration", not as a kill. Only when every named process is one: SIGHUP ends `node`.
-fn reloads_daemons(argv: &[String], names: &[&str]) -> bool {
-    let hangup = |s: &str| matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "HUP" | "1");
-    let sent = argv.iter().any(|a| a.strip_prefix('-').is_some_and(hangup))
-        || argv
-            .windows(2)
-            .any(|w| matches!(w[0].as_str(), "-s" | "--signal") && hangup(&w[1]))
-        || argv.iter().any(|a| a.strip_prefix("--signal=").is_some_and(hangup));
-    let daemon = |n: &&str| {
-        let n = n.trim_matches(|c| c == '^' || c == '$');
-        (n.len() > 2 && n.ends_with('d') && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-            || matches!(n, "nginx" | "apache2" | "haproxy")
-    };
-    sent && !names.is_empty() && names.iter().all(daemon)
+/// `-CONT`, `-0`, `-USR1`, `-s WINCH`: resuming, probing or poking processes is no kill (and
+/// `-USR1` is a signal's name, not a bundle of `-U`, `-S`, `-R`). Only the signal actually
+/// sent counts ([`sent_signal`]).
+fn harmless_signal(argv: &[String]) -> bool {
+    const HARMLESS: &[&str] = &["CONT", "0", "18", "USR1", "USR2", "WINCH", "10", "12", "28"];
+    sent_signal(argv).is_some_and(|s| HARMLESS.contains(&s.as_str()))
 }
 
 fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
@@ -4087,8 +4095,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             cmd,
             "kills every process of a user",
         )),
-        Does::KillByName
-            if cmd.name() == "pgrep" || harmless_signal(&cmd.argv) || reloads_daemons(&cmd.argv, operands) => {}
+        Does::KillByName if cmd.name() == "pgrep" || harmless_signal(&cmd.argv) => {}
         Does::KillByName if operands.iter().any(|p| super::table::names_agent(p)) => out.push(block(
             Category::Network,
             SECURITY_OFF,

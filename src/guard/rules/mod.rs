@@ -16,7 +16,7 @@
 //! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (a file a downloader wrote, run later in the line), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` (by any editor: sed, perl, ruby, vim/ex, ed, awk, sd, `find -exec`, appends), `shadowed_runner` (an alias or the package's test script that only prints a pass; the runner's own place, `node_modules/.bin`, `.venv/bin`, written by hand), `forged_result` (a test or coverage report written by anything but a test run), `ci_weakened` (CI made to let failures pass, `gh workflow disable`), `expected_from_actual` (actual output copied over an expected file), `expectations_regenerated` (warn: snapshot and golden updates), `relaxed_limit` (warn: time limits raised), `change_assertion` (warn, file tools) |
-//! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses), `too_large` (a pipeline of more than 128 stages, or more than 64 command lines carried inside one another) |
+//! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses), `too_large` (a pipeline of more than 128 stages, more than 64 command lines or 64 KiB carried inside one another, or more than 250 ms of the shell parser's time) |
 //!
 //! The effect model (`guard::effects`) runs on every command next to these rules and owns, by
 //! program spec rather than rule code: `git.ref_delete`, `git.stash_drop`,
@@ -152,8 +152,9 @@ pub fn unparseable(command: &str, reason: &str, clear: bool) -> Violation {
     }
 }
 
-/// A line larger than the guard reads (`crate::guard::budget`, a pipeline of more stages than
-/// [`crate::guard::MAX_PIPELINE_STAGES`]): what the rest would do is unknown, so it is blocked.
+/// A line larger than the guard reads (the bounds of `crate::guard::budget`, a pipeline of
+/// more stages than [`crate::guard::MAX_PIPELINE_STAGES`]): what the rest would do is
+/// unknown, so it is blocked.
 /// `beyond` says what was too large.
 pub fn too_large(command: &str, beyond: &str) -> Violation {
     Violation {
