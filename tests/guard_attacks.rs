@@ -1628,6 +1628,8 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         if line != &wrappers {
             assert_eq!(v.recommendation, Recommendation::Block, "{}: {v:?}", &line[..60]);
         }
+        // The next check starts with every budget whole: a line spent nothing of its own.
+        passes(&["chronic sh -c 'ls -la'", "echo $(ls) | grep -v x"]);
     }
     // Past the limits, the verdict says why; within them, the wrapped command is judged.
     fires("parse.too_large", Block, &[long.as_str(), around_scripts.as_str()]);

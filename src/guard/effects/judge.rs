@@ -529,9 +529,7 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         ));
         return;
     }
-    let broad = names
-        .iter()
-        .any(|n| BROAD_PROCESS_NAMES.contains(&n.to_ascii_lowercase().as_str()));
+    let broad = names.iter().any(|n| broad_process_pattern(n));
     let what = format!("kills every process `{found}` finds by name");
     if broad {
         out.push(block(Category::Process, KILL_ALL, Risk::High, cmd, what));
@@ -3019,13 +3017,18 @@ const SHOWS_ITS_WORDS: &[&str] = &[
 /// first wrapper in it: judging it again for each wrapper, each time with the others still in
 /// place, cost a factorial of the stages (`zorp sh | zorp sh | ..` took 54 s at nine).
 fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    // Copies of stages upstream of a carrier (judged where they stand) are unwrapped with the
-    // rest but leave the judging to the pipeline's own stages.
-    let judges = |k: usize| !pipeline[k].upstream_copy && wrapped_command_start(pipeline, k).is_some();
-    if !judges(i) || (0..i).any(judges) {
+    // Most stages are no wrapper: only for one are the others looked at.
+    if pipeline[i].upstream_copy || wrapped_command_start(pipeline, i).is_none() {
         return;
     }
-    let starts = (0..pipeline.len()).map(|k| wrapped_command_start(pipeline, k));
+    let starts: Vec<Option<usize>> = (0..pipeline.len())
+        .map(|k| wrapped_command_start(pipeline, k))
+        .collect();
+    // Copies of stages upstream of a carrier (judged where they stand) are unwrapped with the
+    // rest but leave the judging to the pipeline's own stages.
+    if (0..i).any(|k| starts[k].is_some() && !pipeline[k].upstream_copy) {
+        return;
+    }
     // The wrapped command stands in the pipeline where the wrapper stood (`chronic curl .. |
     // sh` is `curl .. | sh`).
     let words = |argv: &[String]| {
@@ -3036,7 +3039,7 @@ fn unknown_wrapper(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     };
     let line = pipeline
         .iter()
-        .zip(starts)
+        .zip(&starts)
         .map(|(stage, start)| words(&stage.argv[start.unwrap_or(0)..]))
         .collect::<Vec<_>>()
         .join(" | ");
@@ -4001,6 +4004,14 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
     })
 }
 
+/// Whether a process name or pattern given to a kill (`pkill node`, `pidof python3`,
+/// `killall -r '.*'`) matches processes far beyond the task's own: a runtime, a shell, a
+/// system daemon ([`BROAD_PROCESS_NAMES`]), or a pattern of one character or `.*`.
+fn broad_process_pattern(p: &str) -> bool {
+    let p = p.trim_matches(|c| c == '^' || c == '$');
+    BROAD_PROCESS_NAMES.contains(&p.to_ascii_lowercase().as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
+}
+
 /// The signal `kill`, `pkill` or `killall` sends, in upper case without `SIG` (`HUP`, `9`):
 /// the first signal option before the first operand (`-HUP`, `-9`, `-s HUP`, `--signal=HUP`;
 /// `-n 9` for `kill`; `-s` is a session to `pkill`). None for the default. After an operand a
@@ -4104,11 +4115,7 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
             "kills a security, audit or monitoring agent",
         )),
         Does::KillByName => {
-            let broad = operands.iter().find(|p| {
-                let p = p.trim_matches(|c| c == '^' || c == '$');
-                let lower = p.to_ascii_lowercase();
-                BROAD_PROCESS_NAMES.contains(&lower.as_str()) || p.chars().count() <= 1 || p == ".*" || p == ".+"
-            });
+            let broad = operands.iter().find(|p| broad_process_pattern(p));
             // A bare program name (`killall openconnect`, `pkill nginx`) matches every instance
             // on the machine; a command line (`pkill -f "node server.js"`) or a script's name
             // (`pkill -f app.py`) is the task's own process.
