@@ -1607,6 +1607,11 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
     let eval_uses = format!("a=\"{}\"; {}", "ls; ".repeat(1600), "eval \"$a\"; ".repeat(1600));
     let unreadable = format!("{} arg", "x?".repeat(32_000));
     let closers = ")".repeat(64_000);
+    // Backquotes that open with a redirection: the parser's own steps grow with the text
+    // before each one, where its time budget cannot stop them (8 KB: 3.4 s and 1.9 GB; 16 KB:
+    // more than 4 GB).
+    let backquoted = format!("echo {}", "`<a".repeat(2700));
+    let backquoted_fds = format!("echo \"{}\"", "`2>?`&>x".repeat(1400));
     let shapes = [
         &wrappers,
         &around_scripts,
@@ -1618,6 +1623,8 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         &eval_uses,
         &unreadable,
         &closers,
+        &backquoted,
+        &backquoted_fds,
     ];
     for line in shapes {
         let started = std::time::Instant::now();
@@ -1630,6 +1637,17 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         }
         // The next check starts with every budget whole: a line spent nothing of its own.
         passes(&["chronic sh -c 'ls -la'", "echo $(ls) | grep -v x"]);
+    }
+    // Those are refused before the parser sees them, so they cost no parser time at all (the
+    // loop's bound above is what a parser stopped by its budget may take, in a debug build).
+    for line in [&backquoted, &backquoted_fds] {
+        let started = std::time::Instant::now();
+        fires("parse.unparseable", Block, &[line.as_str()]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(250),
+            "{:?}",
+            started.elapsed()
+        );
     }
     // Past the limits, the verdict says why; within them, the wrapped command is judged.
     fires("parse.too_large", Block, &[long.as_str(), around_scripts.as_str()]);
@@ -1647,6 +1665,12 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         &["zorp sh | zorp sh | zorp rm -rf ~"],
     );
     passes(&[&vec!["grep -v x"; 100].join(" | ")]);
+    // Under that bound, backquotes that read a file are read as usual, in a here-document too.
+    passes(&[
+        "v=`<VERSION`; echo \"$v\" `<NAME`",
+        &format!("cat > notes.md <<'EOF'\n{}\nEOF", "Use a `<div>` here.\n".repeat(200)),
+    ]);
+    fires("deletion.recursive_force", Block, &["d=`<dir.txt`; rm -rf /"]);
     // A bound the line runs past blocks it even after a construct the grammar only warns
     // about; a long harmless prefix spends none of the parser's time a later reading needs.
     let after_warning = format!(

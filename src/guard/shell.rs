@@ -78,6 +78,36 @@ const MAX_FED_STAGES: usize = 4096;
 /// to parse, which the guard treats as a block.
 const MAX_BRACKET_NESTING: usize = 100;
 
+/// Backquotes that open with a redirection (`` `<f` ``, `` `2>f` ``, `` `&>f` ``) cost
+/// tree-sitter-bash time and memory in proportion to the text before each one: 2,000 of them
+/// (6 KB) took 1.8 s and 1 GB, 16 KB more than 4 GB, inside parser steps that the parse-time
+/// budget cannot interrupt. More than this many are not handed to the parser (256 take about
+/// 35 ms); a real command writes the file read as `$(<f)`, and even then rarely twice. They
+/// are counted wherever they stand, in quotes and here-documents too: a count that a quote
+/// could hide would be a count an agent could fool.
+const MAX_BACKQUOTED_REDIRECTS: usize = 256;
+
+/// Whether the parser would take too long on `bytes`: brackets nested deeper than
+/// [`MAX_BRACKET_NESTING`], or more than [`MAX_BACKQUOTED_REDIRECTS`] backquotes opening
+/// with a redirection.
+fn too_costly_to_parse(bytes: &[u8]) -> bool {
+    nested_too_deep(bytes) || backquoted_redirects(bytes) > MAX_BACKQUOTED_REDIRECTS
+}
+
+/// How many backquotes in `bytes` are followed by a redirection operator: optional file
+/// descriptor digits or `&`, then `<` or `>`.
+fn backquoted_redirects(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    for (at, _) in bytes.iter().enumerate().filter(|&(_, &b)| b == b'`') {
+        let rest = &bytes[at + 1..];
+        let operator = rest.iter().position(|b| !b.is_ascii_digit() && *b != b'&');
+        if operator.is_some_and(|i| matches!(rest[i], b'<' | b'>')) {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// Whether `bytes` nests brackets deeper than [`MAX_BRACKET_NESTING`].
 fn nested_too_deep(bytes: &[u8]) -> bool {
     let mut depth = 0usize;
@@ -108,10 +138,10 @@ fn nested_too_deep(bytes: &[u8]) -> bool {
 ///   a `|` in the original text are joined into one pipeline again by the walker. When the
 ///   rewritten text does not parse cleanly (or uses `case`, `[[`, `|&`, `>|`, where `|` means
 ///   something else), the original text is parsed instead.
-fn parse_tree(text: &str) -> Option<Tree> {
+fn parse_tree(text: &str) -> Result<Tree, NotParsed> {
     let bytes = text.as_bytes();
-    if nested_too_deep(bytes) {
-        return None;
+    if too_costly_to_parse(bytes) {
+        return Err(NotParsed::TooCostly);
     }
     let singles = (0..bytes.len()).filter(|&i| single_pipe(bytes, i)).count();
     let mask_pipes =
@@ -137,20 +167,43 @@ fn parse_tree(text: &str) -> Option<Tree> {
         bytes
     };
     PARSER.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
+        let mut slot = cell.try_borrow_mut().map_err(|_| NotParsed::Unavailable)?;
         if slot.is_none() {
             let mut p = Parser::new();
-            p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            p.set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|_| NotParsed::Unavailable)?;
             *slot = Some(p);
         }
-        let parser = slot.as_mut()?;
-        let tree = parse_in_time(parser, input)?;
+        let parser = slot.as_mut().ok_or(NotParsed::Unavailable)?;
+        let tree = parse_in_time(parser, input).ok_or(NotParsed::OutOfTime)?;
         if mask_pipes && tree.root_node().has_error() {
             let plain: Vec<u8> = bytes.iter().map(|&b| if b >= 0x80 { b'x' } else { b }).collect();
-            return parse_in_time(parser, &plain);
+            return parse_in_time(parser, &plain).ok_or(NotParsed::OutOfTime);
         }
-        Some(tree)
+        Ok(tree)
     })
+}
+
+/// Why [`parse_tree`] has no tree: each is a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotParsed {
+    /// The text has a shape the parser spends superlinear time on ([`too_costly_to_parse`]).
+    TooCostly,
+    /// The check's parser time ran out ([`super::budget::parse_time_left`]).
+    OutOfTime,
+    /// The grammar could not be loaded (or the parser is in use further up the stack).
+    Unavailable,
+}
+
+impl NotParsed {
+    /// What the guard says about it.
+    fn reason(self) -> &'static str {
+        match self {
+            NotParsed::TooCostly => "nested or backquoted more heavily than the parser is given",
+            NotParsed::OutOfTime => "the parser's time for this check ran out",
+            NotParsed::Unavailable => "the shell parser could not be loaded",
+        }
+    }
 }
 
 /// `input` parsed, or None when the check's parser time ran out first
@@ -704,9 +757,12 @@ impl Walker<'_> {
                 return;
             }
         }
-        let Some(tree) = parse_tree(text) else {
-            self.fail("the shell parser gave up", true);
-            return;
+        let tree = match parse_tree(text) {
+            Ok(tree) => tree,
+            Err(why) => {
+                self.fail(why.reason(), true);
+                return;
+            }
         };
         let root = tree.root_node();
         if root.has_error() {
@@ -721,7 +777,7 @@ impl Walker<'_> {
         // what the rules see.
         if double_paren_command(text) {
             let spaced = text.replace('(', "( ");
-            if let Some(nested) = parse_tree(&spaced) {
+            if let Ok(nested) = parse_tree(&spaced) {
                 self.visit(nested.root_node(), spaced.as_bytes(), depth);
             }
         }
@@ -730,7 +786,7 @@ impl Walker<'_> {
         // arithmetic. Read that way as well.
         if substitution_opening_a_subshell(text) {
             let spaced = text.replace("$((", "$( (");
-            if let Some(nested) = parse_tree(&spaced) {
+            if let Ok(nested) = parse_tree(&spaced) {
                 self.visit(nested.root_node(), spaced.as_bytes(), depth);
             }
         }
