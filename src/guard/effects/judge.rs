@@ -1559,7 +1559,6 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "getruntime",
         "dup2",
         "readline(sock",
-        "execute(",
         ">&$reply",
         // Tcl: `exec $line`, `[eval $e]` run what was read.
         "exec $",

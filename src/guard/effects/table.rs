@@ -3658,6 +3658,10 @@ pub const UPKEEP: &[&str] = &[
 /// Programs known to only read, inspect, build or test: handed a system path, they still only
 /// read it (or write inside the workspace), so they pass quietly.
 pub const QUIET: &[&str] = &[
+    // `source ~/.bashrc`, `. /etc/os-release`: the shell reads a file and runs it, as every
+    // login shell runs the startup files; writing them is what the persistence rules judge.
+    "source",
+    ".",
     "cat",
     "less",
     "more",

@@ -583,6 +583,52 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
     python_file_server(cmd, out);
     busybox_httpd(cmd, out);
+    default_file_server(cmd, out);
+}
+
+/// Static file servers that listen on every interface unless told an address: `http-server`
+/// (`-a`, default 0.0.0.0), `live-server` (`--host`), `serve` (`-l`), `miniserve` (`-i`),
+/// `darkhttpd` (`--addr`), `webfsd` (`-i`), `updog`, `simplehttpserver`.
+const FILE_SERVERS_ON_EVERY_INTERFACE: &[&str] = &[
+    "http-server",
+    "live-server",
+    "serve",
+    "miniserve",
+    "darkhttpd",
+    "webfsd",
+    "updog",
+    "simplehttpserver",
+];
+
+/// `npx http-server`, `live-server`, `serve -l 5000`: the directory handed to every host that
+/// reaches the machine, as `python3 -m http.server` is (warned the same). Told a loopback
+/// address anywhere among its words (`http-server -a 127.0.0.1`, `serve -l
+/// tcp://localhost:3000`), or asked for its help or version, it passes.
+fn default_file_server(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if !FILE_SERVERS_ON_EVERY_INTERFACE.contains(&cmd.name()) {
+        return;
+    }
+    let args = &cmd.argv[1..];
+    let local = args.iter().any(|a| {
+        let value = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
+        let host = value.split_once("://").map_or(value, |(_, h)| h);
+        loopback(host)
+    });
+    let informs = args
+        .iter()
+        .any(|a| matches!(a.as_str(), "-h" | "--help" | "--version" | "-V" | "help"));
+    if local || informs {
+        return;
+    }
+    out.push(warn(
+        Category::Network,
+        EXPOSED_BIND,
+        cmd,
+        format!(
+            "{} serves the directory on every interface by default, with no login",
+            cmd.name()
+        ),
+    ));
 }
 
 /// A Python file-server module and the options that bind it, name the directory served, let

@@ -26,6 +26,7 @@ pub const EVAL_DOWNLOAD: &str = "remote_execution.eval_download";
 pub const DYNAMIC_COMMAND: &str = "remote_execution.dynamic_command";
 pub const DOWNLOAD_EXECUTE: &str = "remote_execution.download_execute";
 pub const URL_PACKAGE: &str = "remote_execution.url_package";
+pub const HIDDEN_SCRATCH_PROGRAM: &str = "remote_execution.hidden_scratch_program";
 
 pub fn alternative(rule: &str) -> &'static str {
     match rule {
@@ -289,6 +290,7 @@ pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
+    hidden_scratch_program(cmd, out);
     untrusted_source(cmd, out);
     // `curl URL >> ~/.bashrc`, `wget -qO- URL | tee -a ~/.zshrc`, `curl -o ~/.profile URL`:
     // text nobody read, written where every new shell runs it (a copy of one's own dotfiles
@@ -597,26 +599,7 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                 }
                 continue;
             }
-            // Run as the command word, named to an interpreter (any of its words: `bash -o
-            // errexit i.sh`), fed to one (`sh < i.sh`), or fed to a program whose commands
-            // have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x i.gdb`).
-            // `bash -n x.sh`, `sh -n x.sh`: the shell reads the script for syntax and runs none
-            // of it.
-            let syntax_check = is_shell(cmd.name())
-                && args
-                    .iter()
-                    .take_while(|a| a.starts_with('-'))
-                    .any(|a| a == "-n" || a == "--noexec");
-            let runs: Vec<&String> = if syntax_check {
-                Vec::new()
-            } else if interpreter(cmd.name()) {
-                script_operand(args).into_iter().chain(cmd.inputs.iter()).collect()
-            } else if carriers::has_shell_escape(cmd.name()) {
-                command_files(cmd)
-            } else {
-                cmd.argv.first().filter(|w| w.contains('/')).into_iter().collect()
-            };
-            let Some((f, how)) = runs.into_iter().find_map(|f| Some((f, is_unread(f)?))) else {
+            let Some((f, how)) = files_run(cmd).into_iter().find_map(|f| Some((f, is_unread(f)?))) else {
                 continue;
             };
             out.push(match how {
@@ -635,6 +618,60 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                     format!("runs `{f}`, written from decoded text in the same command (obfuscated execution)"),
                 ),
             });
+            return;
+        }
+    }
+}
+
+/// The files `cmd` runs: its command word when that is a path, the script an interpreter is
+/// named (any of its words: `bash -o errexit i.sh`) or fed (`sh < i.sh`), the command files of
+/// a program whose commands have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x
+/// i.gdb`). None for `bash -n x.sh`, `sh -n x.sh`: the shell reads the script for syntax and
+/// runs none of it.
+fn files_run(cmd: &SimpleCommand) -> Vec<&String> {
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    let syntax_check = is_shell(cmd.name())
+        && args
+            .iter()
+            .take_while(|a| a.starts_with('-'))
+            .any(|a| a == "-n" || a == "--noexec");
+    if syntax_check {
+        Vec::new()
+    } else if interpreter(cmd.name()) {
+        script_operand(args).into_iter().chain(cmd.inputs.iter()).collect()
+    } else if carriers::has_shell_escape(cmd.name()) {
+        command_files(cmd)
+    } else {
+        cmd.argv.first().filter(|w| w.contains('/')).into_iter().collect()
+    }
+}
+
+/// `remote_execution.hidden_scratch_program`: a program or script run from a hidden file or
+/// folder in a temporary directory (`/tmp/.x`, `/dev/shm/.k/run`, `bash /var/tmp/.s.sh`,
+/// `. /tmp/.3ec15c/env`). Scratch space is where anything on the machine may write, and a
+/// dot name there is how a dropped payload keeps out of `ls`: a developer's scratch program
+/// has no reason to hide. Blocked; a visible one (`gcc t.c -o /tmp/t && /tmp/t`) passes.
+fn hidden_scratch_program(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const SCRATCH: &[&str] = &["/tmp/", "/var/tmp/", "/dev/shm/", "$TMPDIR/", "${TMPDIR}/"];
+    for f in files_run(cmd) {
+        let path = match &cmd.cwd {
+            Some(cwd) if !f.starts_with(['/', '$', '~']) => cwd.join(f).to_string_lossy().into_owned(),
+            _ => f.clone(),
+        };
+        let Some(inside) = SCRATCH.iter().find_map(|d| path.strip_prefix(d)) else {
+            continue;
+        };
+        if inside
+            .split('/')
+            .any(|part| part.starts_with('.') && part != "." && part != "..")
+        {
+            out.push(block(
+                Category::RemoteExecution,
+                HIDDEN_SCRATCH_PROGRAM,
+                Risk::High,
+                cmd,
+                format!("runs `{f}`, hidden in a temporary directory where anything may have written it, unread"),
+            ));
             return;
         }
     }
