@@ -221,10 +221,11 @@ fn protections_torn_down() {
         ],
     );
     judged(
-        "network.firewall",
+        "privilege.traces_erased",
         Block,
         &[
             "history -c",
+            "export HISTIGNORE='*'",
             "unset HISTFILE",
             "export HISTFILE=/dev/null",
             "set +o history",
@@ -2876,11 +2877,17 @@ fn security_agents_logs_and_time_stamps_torn_down_by_any_spelling() {
             "sudo launchctl unload /Library/LaunchDaemons/com.crowdstrike.falcond.plist",
             "sudo update-rc.d auditd disable",
             "sudo rc-update del fail2ban",
+            "sudo mount -B /proc/1 /proc/4242",
+        ],
+    );
+    judged(
+        "privilege.traces_erased",
+        Block,
+        &[
             "sudo find /var/log -type f -name '*.log' -exec truncate -s 0 {} +",
             "find /var/log -name '*.log' -delete",
             "sudo touch -r /bin/ls /usr/local/bin/.sshd",
             "touch -d '2 years ago' /etc/cron.d/x",
-            "sudo mount -B /proc/1 /proc/4242",
         ],
     );
     allowed(&[
@@ -3575,12 +3582,12 @@ fn sed_files_and_configuration_spellings() {
             "sed -i 's/a/b/' ~/.toolrc",
             "cp x ~/./.gitconfig",
             "echo x >> ~//.toolrc",
-            "cp evil.xml ~/.m2/settings.xml",
+            "cp evil.xml ~/.m2/toolchains.xml",
             "cp init.gradle ~/.gradle/init.d/x.gradle",
         ],
     );
     judged(
-        "network.firewall",
+        "privilege.traces_erased",
         Block,
         &["sed -i -re '/Accepted/d' /var/log/auth.log"],
     );
@@ -4139,7 +4146,7 @@ fn appending_to_a_log_is_not_erasing_it() {
     );
     // Emptied or replaced, or appended and truncated in one go: the record is gone.
     judged(
-        "network.firewall",
+        "privilege.traces_erased",
         Block,
         &[
             "echo x > /var/log/auth.log",
@@ -6233,5 +6240,55 @@ fn static_file_servers_that_listen_everywhere_by_default_are_warned() {
         "npx serve -l tcp://localhost:3000",
         "live-server --host=127.0.0.1",
         "http-server --help",
+    ]);
+}
+
+#[test]
+fn code_piped_into_an_interpreter_is_read_as_its_here_document_is() {
+    for line in [
+        "echo 'import shutil; shutil.rmtree(\"/etc\")' | python3",
+        "cat <<'PY' | python3\nimport shutil\nshutil.rmtree('/etc')\nPY",
+        "echo 'require(\"child_process\").execSync(\"rm -rf ~\")' | node",
+        "echo '<?php system(\"rm -rf ~\"); ?>' | php",
+        "printf 'system(\"rm -rf ~\")' | perl",
+    ] {
+        let v = check(line);
+        assert_eq!(v.recommendation, Block, "`{line}`: {v:#?}");
+        assert!(
+            v.violations.iter().any(|x| x.rule == "deletion.recursive_force"),
+            "`{line}`: {v:#?}"
+        );
+    }
+    // What an interpreter is piped with a script or -c of its own is that program's input.
+    allowed(&[
+        "echo 'print(1)' | python3",
+        "echo 'rm -rf ~' | python3 count_words.py",
+        "echo 'rm -rf ~' | python3 -c 'import sys; print(len(sys.stdin.read()))'",
+        "cat <<'JS' | node\nconsole.log(require('os').platform())\nJS",
+    ]);
+}
+
+#[test]
+fn build_tools_and_coding_agents_keep_credentials_in_their_own_files() {
+    judged(
+        "secrets.credential_file",
+        Block,
+        &[
+            "cat ~/.m2/settings.xml",
+            "cat ~/.gradle/gradle.properties",
+            "cp ~/.codex/auth.json /tmp/a",
+            "cat ~/.claude/.credentials.json",
+            "base64 ~/.config/github-copilot/apps.json",
+            "cat ~/.gemini/oauth_creds.json",
+            // Pointed at another credential file, a tool's settings option reads it as any
+            // reader does.
+            "mvn -s ~/.ssh/id_rsa package",
+        ],
+    );
+    // A tool pointed at its own settings reads the passwords in them without printing them.
+    allowed(&[
+        "mvn -s ~/.m2/settings.xml package",
+        "npm --userconfig ~/.npmrc install",
+        "ls ~/.m2",
     ]);
 }

@@ -1712,6 +1712,12 @@ impl Walker<'_> {
         }
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
         // script written earlier and run here, ...: the commands it carries are parsed too.
+        // `echo 'import os; os.system(..)' | python3`, `cat <<'JS' | node`: an interpreter that
+        // reads its program on stdin runs what the stages before it print, as it runs a
+        // here-document.
+        if cmd.stdin_text.is_none() && carriers::code::reads_program_on_stdin(&cmd) {
+            cmd.stdin_text = carriers::piped_as_written(pipeline);
+        }
         cmd.inline = carriers::code::read(&cmd);
         for carried in carriers::carried(&cmd, &self.written)
             .into_iter()

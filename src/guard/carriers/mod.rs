@@ -78,8 +78,8 @@ use super::{basename, Pipeline, SimpleCommand};
 pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{
-    base64_decode, copied, disguised_literal, names_a_remote_file, output_of, printed_by, printed_text,
-    stdin_as_written, stdin_of, WrittenFiles,
+    base64_decode, copied, disguised_literal, names_a_remote_file, output_of, piped_as_written, printed_by,
+    printed_text, stdin_as_written, stdin_of, WrittenFiles,
 };
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
 pub(crate) use wrappers::{wrapper_outputs, WrapperOutput};

@@ -62,8 +62,19 @@ pub(crate) fn stdin_of(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
 /// syntax, not the shell's (`printf '$p\n!rm -rf /\n' | ed f`, `` echo 'esyscmd(`rm -rf
 /// /')' | m4 ``).
 pub(crate) fn stdin_as_written(pipeline: &[SimpleCommand], i: usize) -> Option<String> {
-    stdin_of(pipeline, i).or_else(|| {
-        let up = pipeline.get(i.checked_sub(1)?)?;
+    match &pipeline.get(i)?.stdin_text {
+        Some(t) => Some(t.clone()),
+        None => piped_as_written(&pipeline[..i]),
+    }
+}
+
+/// What the last of `upstream` prints into the pipe, for a program that reads it as its own
+/// code: the text [`output_of`] knows, or the words of an `echo`/`printf` as written (a `$` in
+/// them is the program's syntax: `echo 'print $x' | perl`).
+pub(crate) fn piped_as_written(upstream: &[SimpleCommand]) -> Option<String> {
+    let last = upstream.len().checked_sub(1)?;
+    output_of(upstream, last).or_else(|| {
+        let up = &upstream[last];
         matches!(up.name(), "echo" | "printf").then(|| up.argv[1..].join(" ").replace("\\n", "\n"))
     })
 }

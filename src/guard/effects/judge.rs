@@ -25,6 +25,7 @@ pub const PASSWORDLESS: &str = "privilege.passwordless";
 pub const SYSTEM_STATE: &str = "privilege.system_state";
 const ROOT_SHELL: &str = crate::guard::rules::privilege::ROOT_SHELL;
 pub const SECURITY_OFF: &str = crate::guard::rules::network::FIREWALL;
+pub const TRACES_ERASED: &str = "privilege.traces_erased";
 pub const OPEN_SERVICE: &str = crate::guard::rules::network::EXPOSED_BIND;
 pub const VCS_HOOK: &str = "persistence.vcs_hook";
 pub const SCHEDULED: &str = "persistence.scheduled";
@@ -65,6 +66,7 @@ pub fn alternative(rule: &str) -> Option<&'static str> {
         PASSWORDLESS => "keep the password; use a key or a scoped sudo rule the user sets up",
         SYSTEM_STATE => "keep the program's input and output inside the workspace",
         SECURITY_OFF => "open the single port the task needs, for loopback only, and leave the protection on",
+        TRACES_ERASED => "leave the shell history and the system logs as they are: they are the record of what ran",
         OPEN_SERVICE => "bind the service to 127.0.0.1 and keep its authentication on",
         VCS_HOOK => "run the check yourself (e.g. the test command) instead of installing a hook",
         SCHEDULED => "run the job once now, in the workspace, instead of scheduling it",
@@ -2134,8 +2136,8 @@ fn find_over_logs(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
         .find(|a| place_of(a, cwd, ctx.workspace) == Place::Logs);
     if let Some(dir) = logs.filter(|_| erases) {
         out.push(block(
-            Category::Network,
-            SECURITY_OFF,
+            Category::Privilege,
+            TRACES_ERASED,
             Risk::High,
             cmd,
             format!("empties or deletes the logs under {dir}, the record of what was done"),
@@ -2168,8 +2170,8 @@ fn timestomp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
             Place::System | Place::Persistence | Place::Logs | Place::Startup
         ) {
             out.push(block(
-                Category::Network,
-                SECURITY_OFF,
+                Category::Privilege,
+                TRACES_ERASED,
                 Risk::High,
                 cmd,
                 format!("forges the time stamps of {a}, a system file, so a change does not stand out"),
@@ -3521,8 +3523,8 @@ fn written(cmd: &SimpleCommand, path: &str, place: Place, out: &mut Vec<Violatio
             what("adds lines to the machine's logs or the shell history (what is recorded stays, but lines can be forged)"),
         )),
         Place::Logs => out.push(block(
-            Category::Network,
-            SECURITY_OFF,
+            Category::Privilege,
+            TRACES_ERASED,
             Risk::High,
             cmd,
             what("the machine's logs or the shell history, the record of what was done"),
@@ -3790,6 +3792,13 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
         Does::Escape(what) => (Category::Privilege, ESCAPE, Recommendation::Block, Risk::Critical, what),
         Does::Kernel(what) => (Category::Privilege, KERNEL, Recommendation::Block, Risk::Critical, what),
         Does::SecurityOff(what) => (Category::Network, SECURITY_OFF, Recommendation::Block, Risk::High, what),
+        Does::TracesErased(what) => (
+            Category::Privilege,
+            TRACES_ERASED,
+            Recommendation::Block,
+            Risk::High,
+            what,
+        ),
         Does::Passwordless => (
             Category::Privilege,
             PASSWORDLESS,

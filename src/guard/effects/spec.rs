@@ -111,6 +111,8 @@ pub enum Does {
     Kernel(&'static str),
     /// Tears down a protection of the machine (firewall, MAC, audit).
     SecurityOff(&'static str),
+    /// Erases or stops the record of what ran: the shell history, the system journal.
+    TracesErased(&'static str),
     /// Makes an account usable without a password.
     Passwordless,
     /// Starts a service reachable from every interface.

@@ -2590,7 +2590,7 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[Clause {
             sub: &[],
             when: When::Any(&["-c"]),
-            does: Does::SecurityOff("clears the shell history"),
+            does: Does::TracesErased("clears the shell history"),
         }],
     },
     Program {
@@ -2599,7 +2599,7 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[Clause {
             sub: &[],
             when: When::Arg(Val::Is(&["histfile"])),
-            does: Does::SecurityOff("turns the shell history off"),
+            does: Does::TracesErased("turns the shell history off"),
         }],
     },
     Program {
@@ -2613,8 +2613,10 @@ pub static PROGRAMS: &[Program] = &[
                 "histsize=0",
                 "histfilesize=0",
                 "savehist=0",
+                // Every command line matches `*`: none is recorded.
+                "histignore=*",
             ])),
-            does: Does::SecurityOff("turns the shell history off"),
+            does: Does::TracesErased("turns the shell history off"),
         }],
     },
     Program {
@@ -2623,7 +2625,7 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[Clause {
             sub: &[],
             when: When::Both(&When::Arg(Val::Is(&["+o"])), &When::Arg(Val::Is(&["history"]))),
-            does: Does::SecurityOff("turns the shell history off"),
+            does: Does::TracesErased("turns the shell history off"),
         }],
     },
     Program {
@@ -2632,7 +2634,7 @@ pub static PROGRAMS: &[Program] = &[
         clauses: &[Clause {
             sub: &[],
             when: When::Any(&["--vacuum-time", "--vacuum-size", "--vacuum-files"]),
-            does: Does::SecurityOff("deletes the system journal"),
+            does: Does::TracesErased("deletes the system journal"),
         }],
     },
     Program {

@@ -24,6 +24,8 @@
 //! `privilege.escape`, `privilege.kernel`, `privilege.passwordless` (block),
 //! `privilege.system_state` (warn: a program without a spec handed a system path);
 //! `network.firewall` (block: firewalls, SELinux, AppArmor, audit, security services),
+//! `privilege.traces_erased` (block: the shell history cleared or turned off, system logs
+//! emptied or deleted, a system file's time stamps forged),
 //! `network.exposed_bind` (block: every interface with authentication off);
 //! `persistence.vcs_hook`, `persistence.scheduled` (block; warn for `systemctl enable`),
 //! `persistence.startup_file` (warn); `process.kill_all` by broad name or user;

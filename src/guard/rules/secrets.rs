@@ -1721,6 +1721,19 @@ const TOKEN_STORES: &[&str] = &[
     ".huggingface/token",
     ".config/doctl/config.yaml",
     ".config/glab-cli/config.yml",
+    // Build tools' publishing and repository passwords.
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    // Coding agents' and assistants' own sign-in tokens.
+    ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot/hosts.json",
+    ".config/github-copilot/apps.json",
+    // Hosting CLIs' access tokens.
+    ".fly/config.yml",
+    ".config/configstore/firebase-tools.json",
 ];
 
 /// Commands that handle key files without revealing them.
@@ -1938,6 +1951,33 @@ const OWNERS: &[&str] = &[
     "autossh",
 ];
 
+/// Tools pointed at their own settings file by an option, which they read for the passwords
+/// it holds without printing it (`mvn -s ~/.m2/settings.xml package`, `twine upload
+/// --config-file ~/.pypirc`): the program, its options, and the names its file ends with.
+/// Handed another credential file there, they are judged as any reader is.
+const OWN_SETTINGS: &[(&str, &[&str], &[&str])] = &[
+    (
+        "mvn",
+        &["-s", "--settings", "-gs", "--global-settings"],
+        &["settings.xml", "settings-security.xml"],
+    ),
+    (
+        "mvnw",
+        &["-s", "--settings", "-gs", "--global-settings"],
+        &["settings.xml", "settings-security.xml"],
+    ),
+    ("twine", &["--config-file"], &[".pypirc"]),
+    ("npm", &["--userconfig"], &[".npmrc"]),
+];
+
+/// Whether `name` reads `value`, handed to it with `option`, as its own credentials.
+fn reads_as_own(name: &str, option: &str, value: &str) -> bool {
+    (OWNERS.contains(&name) && OWNER_OPTIONS.contains(&option))
+        || OWN_SETTINGS.iter().any(|(program, options, files)| {
+            *program == name && options.contains(&option) && files.iter().any(|f| value.ends_with(f))
+        })
+}
+
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
     let credential_read = |what: String| {
         violation(
@@ -2033,12 +2073,11 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         )));
         return;
     }
-    let owner = OWNERS.contains(&name);
     for (i, a) in words.iter().enumerate() {
-        if owner && i > 0 && OWNER_OPTIONS.contains(&words[i - 1].as_str()) {
+        if i > 0 && reads_as_own(name, &words[i - 1], a) {
             continue;
         }
-        if owner && OWNER_OPTIONS.iter().any(|o| a.starts_with(&format!("{o}="))) {
+        if a.split_once('=').is_some_and(|(o, v)| reads_as_own(name, o, v)) {
             continue;
         }
         let a = a.trim_start_matches('@');

@@ -85,18 +85,8 @@ pub(crate) struct Reading {
 /// The inline program `cmd` runs, with its language and whether its last value is printed
 /// (`node -p`); None when `cmd` is not an interpreter handed code on its command line or stdin.
 pub(crate) fn inline_program(cmd: &SimpleCommand) -> Option<(Lang, String, Mode)> {
-    let name = cmd.argv.first().map(|w| basename(w))?;
-    let lang = lang_of(name)?;
+    let (lang, found) = program_given(cmd)?;
     let argv = &cmd.argv;
-    let found = match lang {
-        Lang::Python => python_code(argv),
-        Lang::Perl => perl_code(argv),
-        Lang::Ruby => ruby_code(argv),
-        Lang::Js => js_code(name, argv),
-        Lang::Php => option_code(argv, &["-r"], &["-c", "-d", "-z"]),
-        Lang::Lua => option_code(argv, &["-e"], &["-l"]),
-        Lang::AppleScript => option_code(argv, &["-e"], &["-l", "-s"]),
-    }?;
     let mut mode = found.mode;
     let code = match found.code {
         Some(code) => code,
@@ -118,6 +108,30 @@ pub(crate) fn inline_program(cmd: &SimpleCommand) -> Option<(Lang, String, Mode)
     };
     mode.files = found.files;
     Some((lang, code, mode))
+}
+
+/// The language of interpreter `cmd` and the program its words hand it (`code` None: it reads
+/// the program on stdin); None for other commands and for scripts and modules.
+fn program_given(cmd: &SimpleCommand) -> Option<(Lang, Found)> {
+    let name = cmd.argv.first().map(|w| basename(w))?;
+    let lang = lang_of(name)?;
+    let argv = &cmd.argv;
+    let found = match lang {
+        Lang::Python => python_code(argv),
+        Lang::Perl => perl_code(argv),
+        Lang::Ruby => ruby_code(argv),
+        Lang::Js => js_code(name, argv),
+        Lang::Php => option_code(argv, &["-r"], &["-c", "-d", "-z"]),
+        Lang::Lua => option_code(argv, &["-e"], &["-l"]),
+        Lang::AppleScript => option_code(argv, &["-e"], &["-l", "-s"]),
+    }?;
+    Some((lang, found))
+}
+
+/// Whether `cmd` is an interpreter that reads its program on stdin (`python3`, `node -`,
+/// `perl`), so that what is piped into it is code (`echo 'import os; ..' | python3`).
+pub(crate) fn reads_program_on_stdin(cmd: &SimpleCommand) -> bool {
+    program_given(cmd).is_some_and(|(_, found)| found.code.is_none())
 }
 
 /// How the interpreter runs the program besides: printing its last value (`node -p`), or
