@@ -2074,7 +2074,7 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         return;
     }
     for (i, a) in words.iter().enumerate() {
-        if i > 0 && reads_as_own(name, &words[i - 1], a) {
+        if i > 0 && reads_as_own(name, words[i - 1], a) {
             continue;
         }
         if a.split_once('=').is_some_and(|(o, v)| reads_as_own(name, o, v)) {
