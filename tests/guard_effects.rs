@@ -6348,3 +6348,18 @@ fn verification_turned_off_for_the_rest_of_the_shell_is_warned() {
         "export NODE_ENV=production",
     ]);
 }
+
+#[test]
+fn git_prints_a_stored_credential_when_asked_to_fill_one() {
+    judged(
+        "secrets.printed",
+        Warn,
+        &[
+            "git credential fill",
+            "printf 'protocol=https\\nhost=github.com\\n\\n' | git credential fill",
+            "printf 'protocol=https\\nhost=gitlab.com\\n\\n' | git credential-store get",
+        ],
+    );
+    // Storing one, or naming the helper, prints nothing.
+    allowed(&["git credential approve", "git config credential.helper"]);
+}

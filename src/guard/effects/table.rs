@@ -1448,6 +1448,23 @@ pub static PROGRAMS: &[Program] = &[
                 when: When::First(Val::Is(&["clear", "clear-soft", "force-clone"])),
                 does: Does::DiscardEverything,
             },
+            // `git credential fill`, `git credential-store get`: the stored password or token
+            // for a host, printed.
+            Clause {
+                sub: &["credential", "fill"],
+                when: When::Always,
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["credential-store", "get"],
+                when: When::Always,
+                does: Does::ReadSecret,
+            },
+            Clause {
+                sub: &["credential-cache", "get"],
+                when: When::Always,
+                does: Does::ReadSecret,
+            },
             // `git daemon`: the repositories served on every interface (with `receive-pack`,
             // writable by anyone).
             Clause {
