@@ -1612,6 +1612,10 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
     // more than 4 GB).
     let backquoted = format!("echo {}", "`<a".repeat(2700));
     let backquoted_fds = format!("echo \"{}\"", "`2>?`&>x".repeat(1400));
+    let backquoted_negative = format!("echo {}", "`-1<a".repeat(4000));
+    // One command with thousands of redirects to one file: its text was recorded once per
+    // redirect, each time copying all before it (1,900: 7.5 s).
+    let redirected = format!("echo {}", ")2>a".repeat(4000));
     let shapes = [
         &wrappers,
         &around_scripts,
@@ -1625,6 +1629,8 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
         &closers,
         &backquoted,
         &backquoted_fds,
+        &backquoted_negative,
+        &redirected,
     ];
     for line in shapes {
         let started = std::time::Instant::now();
@@ -1640,7 +1646,7 @@ fn lines_that_make_the_guard_read_them_again_get_a_verdict_in_bounded_time() {
     }
     // Those are refused before the parser sees them, so they cost no parser time at all (the
     // loop's bound above is what a parser stopped by its budget may take, in a debug build).
-    for line in [&backquoted, &backquoted_fds] {
+    for line in [&backquoted, &backquoted_fds, &backquoted_negative] {
         let started = std::time::Instant::now();
         fires("parse.unparseable", Block, &[line.as_str()]);
         assert!(

@@ -78,34 +78,20 @@ const MAX_FED_STAGES: usize = 4096;
 /// to parse, which the guard treats as a block.
 const MAX_BRACKET_NESTING: usize = 100;
 
-/// Backquotes that open with a redirection (`` `<f` ``, `` `2>f` ``, `` `&>f` ``) cost
-/// tree-sitter-bash time and memory in proportion to the text before each one: 2,000 of them
-/// (6 KB) took 1.8 s and 1 GB, 16 KB more than 4 GB, inside parser steps that the parse-time
-/// budget cannot interrupt. More than this many are not handed to the parser (256 take about
-/// 35 ms); a real command writes the file read as `$(<f)`, and even then rarely twice. They
-/// are counted wherever they stand, in quotes and here-documents too: a count that a quote
-/// could hide would be a count an agent could fool.
-const MAX_BACKQUOTED_REDIRECTS: usize = 256;
+/// Backquotes cost tree-sitter-bash time and memory in proportion to the text before each one
+/// when what they open reads as a redirection (`` `<f ``, `` `2>f ``, `` `-1<f ``, `` `&>f ``,
+/// and more spellings than a list would keep up with): 2,000 of them (6 KB) took 1.8 s and
+/// 1 GB, 16 KB more than 4 GB, inside parser steps the parse-time budget cannot interrupt.
+/// A line with more backquotes than this is not handed to the parser; 512 of the dearest kind
+/// take about 0.13 s and 80 MB. They are counted wherever they stand, in quotes and
+/// here-documents too (a count a quote could hide would be a count an agent could fool), so
+/// a document with more than 256 code spans is better written with the file tool.
+const MAX_BACKQUOTES: usize = 512;
 
 /// Whether the parser would take too long on `bytes`: brackets nested deeper than
-/// [`MAX_BRACKET_NESTING`], or more than [`MAX_BACKQUOTED_REDIRECTS`] backquotes opening
-/// with a redirection.
+/// [`MAX_BRACKET_NESTING`], or more than [`MAX_BACKQUOTES`] backquotes.
 fn too_costly_to_parse(bytes: &[u8]) -> bool {
-    nested_too_deep(bytes) || backquoted_redirects(bytes) > MAX_BACKQUOTED_REDIRECTS
-}
-
-/// How many backquotes in `bytes` are followed by a redirection operator: optional file
-/// descriptor digits or `&`, then `<` or `>`.
-fn backquoted_redirects(bytes: &[u8]) -> usize {
-    let mut count = 0;
-    for (at, _) in bytes.iter().enumerate().filter(|&(_, &b)| b == b'`') {
-        let rest = &bytes[at + 1..];
-        let operator = rest.iter().position(|b| !b.is_ascii_digit() && *b != b'&');
-        if operator.is_some_and(|i| matches!(rest[i], b'<' | b'>')) {
-            count += 1;
-        }
-    }
-    count
+    nested_too_deep(bytes) || bytes.iter().filter(|&&b| b == b'`').count() > MAX_BACKQUOTES
 }
 
 /// Whether `bytes` nests brackets deeper than [`MAX_BRACKET_NESTING`].
@@ -493,6 +479,18 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
     // is a script of its own: parse it too, wherever it sits in the line.
     let mut k = 0;
     while k < w.out.pipelines.len() && k < 256 {
+        // `echo 'import os; os.system(..)' | python3 | tee log`: an interpreter reading its
+        // program on stdin runs what the stages before it print (read once the pipeline is
+        // whole: the walker joins the stages of a long one after their commands are made).
+        for program in carriers::read_piped_programs(&mut w.out.pipelines[k]) {
+            let saved = std::mem::replace(&mut w.cwd, program.cwd);
+            w.root += usize::from(program.as_root);
+            w.carrying += 1;
+            w.parse_into(&program.script, 1);
+            w.carrying -= 1;
+            w.root -= usize::from(program.as_root);
+            w.cwd = saved;
+        }
         for fed in carriers::scripts_fed_on_stdin(&w.out.pipelines[k]) {
             let saved = std::mem::replace(&mut w.cwd, fed.cwd);
             w.root += usize::from(fed.as_root);
@@ -1712,12 +1710,6 @@ impl Walker<'_> {
         }
         // `sh -c '..'`, `find -exec ..`, `GIT_SSH_COMMAND=..`, `python -c 'os.system(..)'`, a
         // script written earlier and run here, ...: the commands it carries are parsed too.
-        // `echo 'import os; os.system(..)' | python3`, `cat <<'JS' | node`: an interpreter that
-        // reads its program on stdin runs what the stages before it print, as it runs a
-        // here-document.
-        if cmd.stdin_text.is_none() && carriers::code::reads_program_on_stdin(&cmd) {
-            cmd.stdin_text = carriers::piped_as_written(pipeline);
-        }
         cmd.inline = carriers::code::read(&cmd);
         for carried in carriers::carried(&cmd, &self.written)
             .into_iter()

@@ -78,8 +78,8 @@ use super::{basename, Pipeline, SimpleCommand};
 pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{
-    base64_decode, copied, disguised_literal, names_a_remote_file, output_of, piped_as_written, printed_by,
-    printed_text, stdin_as_written, stdin_of, WrittenFiles,
+    base64_decode, copied, disguised_literal, names_a_remote_file, output_of, printed_by, printed_text,
+    stdin_as_written, stdin_of, WrittenFiles,
 };
 pub use wrappers::{chdir, unwrap_command, unwrap_command_keeping};
 pub(crate) use wrappers::{wrapper_outputs, WrapperOutput};
@@ -156,6 +156,35 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
             WrapperOutput::Command(line) => Some(line),
             WrapperOutput::File(_) => None,
         }));
+    }
+    out
+}
+
+/// `echo 'import os; os.system(..)' | python3`, `cat <<'JS' | tee x | node`: each stage of
+/// `pipeline` that reads its program on stdin ([`code::reads_program_on_stdin`]) and has no
+/// here-document of its own is given what the stages before it print as its stdin text, and
+/// read as the inline program it is; the shell commands those programs amount to are
+/// returned, to be parsed as carried scripts.
+pub(crate) fn read_piped_programs(pipeline: &mut Pipeline) -> Vec<StdinScript> {
+    let mut out = Vec::new();
+    for i in 1..pipeline.len() {
+        let stage = &pipeline[i];
+        if stage.stdin_text.is_some() || stage.upstream_copy || !code::reads_program_on_stdin(stage) {
+            continue;
+        }
+        let Some(text) = text::piped_as_written(&pipeline[..i]) else {
+            continue;
+        };
+        let stage = &mut pipeline[i];
+        stage.stdin_text = Some(text);
+        stage.inline = code::read(stage);
+        for carried in interpreters::carried(stage) {
+            out.push(StdinScript {
+                script: carried.script,
+                cwd: stage.cwd.clone(),
+                as_root: stage.as_root,
+            });
+        }
     }
     out
 }

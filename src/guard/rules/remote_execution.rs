@@ -647,24 +647,28 @@ fn files_run(cmd: &SimpleCommand) -> Vec<&String> {
 }
 
 /// `remote_execution.hidden_scratch_program`: a program or script run from a hidden file or
-/// folder in a temporary directory (`/tmp/.x`, `/dev/shm/.k/run`, `bash /var/tmp/.s.sh`,
-/// `. /tmp/.3ec15c/env`). Scratch space is where anything on the machine may write, and a
-/// dot name there is how a dropped payload keeps out of `ls`: a developer's scratch program
-/// has no reason to hide. Blocked; a visible one (`gcc t.c -o /tmp/t && /tmp/t`) passes.
+/// folder right in a temporary directory (`/tmp/.x`, `/dev/shm/.k/run`, `bash /var/tmp/.s.sh`,
+/// `. /tmp/.3ec15c/env`, `/tmp/.d/python3 -c ..`), spelled any way that resolves there
+/// (`//tmp/.x`, `/var/../tmp/.x`, `./.x` after `cd /tmp`). Scratch space is where anything on
+/// the machine may write, and a dot name in it is how a dropped payload keeps out of `ls`: a
+/// developer's scratch program has no reason to hide. Blocked. Only the first name below the
+/// temporary directory counts: a project checked out there keeps its own dot folders
+/// (`/tmp/proj/node_modules/.bin/jest`, `/tmp/proj/.venv/bin/pytest`), and a visible scratch
+/// program (`gcc t.c -o /tmp/t && /tmp/t`) passes.
 fn hidden_scratch_program(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
-    const SCRATCH: &[&str] = &["/tmp/", "/var/tmp/", "/dev/shm/", "$TMPDIR/", "${TMPDIR}/"];
-    for f in files_run(cmd) {
-        let path = match &cmd.cwd {
-            Some(cwd) if !f.starts_with(['/', '$', '~']) => cwd.join(f).to_string_lossy().into_owned(),
-            _ => f.clone(),
+    const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "$TMPDIR", "${TMPDIR}"];
+    let program = cmd.argv.first().filter(|w| w.contains('/'));
+    for f in files_run(cmd).into_iter().chain(program) {
+        let joined = match &cmd.cwd {
+            Some(cwd) if !f.starts_with(['/', '$', '~']) => cwd.join(f),
+            _ => std::path::PathBuf::from(f),
         };
-        let Some(inside) = SCRATCH.iter().find_map(|d| path.strip_prefix(d)) else {
+        let path = crate::guard::normalize(&joined);
+        let Some(inside) = SCRATCH.iter().find_map(|d| path.strip_prefix(d).ok()) else {
             continue;
         };
-        if inside
-            .split('/')
-            .any(|part| part.starts_with('.') && part != "." && part != "..")
-        {
+        let first = inside.components().next().map(|c| c.as_os_str().to_string_lossy());
+        if first.is_some_and(|name| name.starts_with('.')) {
             out.push(block(
                 Category::RemoteExecution,
                 HIDDEN_SCRATCH_PROGRAM,

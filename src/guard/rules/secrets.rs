@@ -1951,10 +1951,11 @@ const OWNERS: &[&str] = &[
     "autossh",
 ];
 
-/// Tools pointed at their own settings file by an option, which they read for the passwords
-/// it holds without printing it (`mvn -s ~/.m2/settings.xml package`, `twine upload
-/// --config-file ~/.pypirc`): the program, its options, and the names its file ends with.
-/// Handed another credential file there, they are judged as any reader is.
+/// Maven pointed at its own settings (`mvn -s ~/.m2/settings.xml package`), the file this
+/// change made a credential file: it reads the server passwords there to build and deploy
+/// without printing them. The program, its options, and the names its file ends with; handed
+/// another credential file there, or asked to print the settings (`help:effective-settings`),
+/// it is judged as any reader is.
 const OWN_SETTINGS: &[(&str, &[&str], &[&str])] = &[
     (
         "mvn",
@@ -1966,16 +1967,18 @@ const OWN_SETTINGS: &[(&str, &[&str], &[&str])] = &[
         &["-s", "--settings", "-gs", "--global-settings"],
         &["settings.xml", "settings-security.xml"],
     ),
-    ("twine", &["--config-file"], &[".pypirc"]),
-    ("npm", &["--userconfig"], &[".npmrc"]),
 ];
 
-/// Whether `name` reads `value`, handed to it with `option`, as its own credentials.
-fn reads_as_own(name: &str, option: &str, value: &str) -> bool {
-    (OWNERS.contains(&name) && OWNER_OPTIONS.contains(&option))
-        || OWN_SETTINGS.iter().any(|(program, options, files)| {
+/// Whether `name` reads `value`, handed to it with `option`, as its own credentials (`words`:
+/// the whole command).
+fn reads_as_own(name: &str, words: &[&String], option: &str, value: &str) -> bool {
+    let own_settings = || {
+        OWN_SETTINGS.iter().any(|(program, options, files)| {
             *program == name && options.contains(&option) && files.iter().any(|f| value.ends_with(f))
         })
+    };
+    let prints_settings = || words.iter().any(|w| w.contains("effective-settings"));
+    (OWNERS.contains(&name) && OWNER_OPTIONS.contains(&option)) || (own_settings() && !prints_settings())
 }
 
 fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
@@ -2074,10 +2077,10 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
         return;
     }
     for (i, a) in words.iter().enumerate() {
-        if i > 0 && reads_as_own(name, words[i - 1], a) {
+        if i > 0 && reads_as_own(name, &words, words[i - 1], a) {
             continue;
         }
-        if a.split_once('=').is_some_and(|(o, v)| reads_as_own(name, o, v)) {
+        if a.split_once('=').is_some_and(|(o, v)| reads_as_own(name, &words, o, v)) {
             continue;
         }
         let a = a.trim_start_matches('@');

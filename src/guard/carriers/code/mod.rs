@@ -115,7 +115,19 @@ pub(crate) fn inline_program(cmd: &SimpleCommand) -> Option<(Lang, String, Mode)
 fn program_given(cmd: &SimpleCommand) -> Option<(Lang, Found)> {
     let name = cmd.argv.first().map(|w| basename(w))?;
     let lang = lang_of(name)?;
-    let argv = &cmd.argv;
+    // `python3 /dev/stdin`, `node /proc/self/fd/0`: the script named is stdin, as `-` is.
+    let stdin_named = |w: &String| matches!(w.as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let renamed: Vec<String>;
+    let argv = if cmd.argv[1..].iter().any(stdin_named) {
+        renamed = cmd
+            .argv
+            .iter()
+            .map(|w| if stdin_named(w) { "-".to_string() } else { w.clone() })
+            .collect();
+        &renamed
+    } else {
+        &cmd.argv
+    };
     let found = match lang {
         Lang::Python => python_code(argv),
         Lang::Perl => perl_code(argv),
@@ -226,6 +238,10 @@ fn perl_code(argv: &[String]) -> Option<Found> {
             break;
         }
         let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty() && !a.starts_with("--")) else {
+            if code.is_empty() && a == "-" {
+                // `perl -`: the program is read on stdin.
+                return Some(stdin_found());
+            }
             if code.is_empty() {
                 // The first word is the script: no inline program.
                 return None;
