@@ -6203,6 +6203,8 @@ fn a_program_hidden_in_scratch_space_is_blocked_however_it_is_run() {
         "/tmp/proj/node_modules/.bin/jest",
         "cd /tmp/proj && .venv/bin/pytest -q",
         "/tmp/r/.github/scripts/ci.sh",
+        // A temporary directory as tools name theirs (`tempfile`'s `.tmpXXXXXX`).
+        "sh /tmp/.tmpUu1uSt/check.sh",
     ]);
 }
 

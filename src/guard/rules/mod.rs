@@ -82,7 +82,7 @@ pub fn check_pipeline(pipeline: &Pipeline, ctx: &GuardContext<'_>) -> Vec<Violat
         disk::check(cmd, ctx, &mut out);
         privilege::check(cmd, ctx, &mut out);
         process::check(cmd, &mut out);
-        remote_execution::check(pipeline, i, &mut out);
+        remote_execution::check(pipeline, i, ctx, &mut out);
         exfiltration::check(pipeline, i, ctx, &mut out);
         test_tampering::check_command(cmd, ctx, &mut out);
         super::effects::check(pipeline, i, ctx, &mut out);

@@ -17,7 +17,7 @@
 use super::{block, warn, FETCHERS};
 use crate::guard::carriers::{self, is_shell};
 use crate::guard::verdict::{Category, Risk, Violation};
-use crate::guard::{basename, Pipeline, SimpleCommand};
+use crate::guard::{basename, GuardContext, Pipeline, SimpleCommand};
 
 pub const PIPE_TO_SHELL: &str = "remote_execution.pipe_to_shell";
 pub const PROCESS_SUBSTITUTION: &str = "remote_execution.process_substitution";
@@ -286,11 +286,11 @@ fn hidden_program(cmd: &SimpleCommand) -> bool {
     cmd.dynamic_name && cmd.argv.first().is_some_and(|w| w.contains(['$', '`']))
 }
 
-pub fn check(pipeline: &Pipeline, index: usize, out: &mut Vec<Violation>) {
+pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
-    hidden_scratch_program(cmd, out);
+    hidden_scratch_program(cmd, ctx, out);
     untrusted_source(cmd, out);
     // `curl URL >> ~/.bashrc`, `wget -qO- URL | tee -a ~/.zshrc`, `curl -o ~/.profile URL`:
     // text nobody read, written where every new shell runs it (a copy of one's own dotfiles
@@ -654,8 +654,10 @@ fn files_run(cmd: &SimpleCommand) -> Vec<&String> {
 /// developer's scratch program has no reason to hide. Blocked. Only the first name below the
 /// temporary directory counts: a project checked out there keeps its own dot folders
 /// (`/tmp/proj/node_modules/.bin/jest`, `/tmp/proj/.venv/bin/pytest`), and a visible scratch
-/// program (`gcc t.c -o /tmp/t && /tmp/t`) passes.
-fn hidden_scratch_program(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+/// program (`gcc t.c -o /tmp/t && /tmp/t`) passes. So does anything inside the workspace,
+/// wherever it lives, and a folder named as temporary-directory makers name theirs
+/// (`/tmp/.tmpA1b2C3/`, Rust's `tempfile`): a dot there hides nothing.
+fn hidden_scratch_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "$TMPDIR", "${TMPDIR}"];
     let program = cmd.argv.first().filter(|w| w.contains('/'));
     for f in files_run(cmd).into_iter().chain(program) {
@@ -664,11 +666,14 @@ fn hidden_scratch_program(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             _ => std::path::PathBuf::from(f),
         };
         let path = crate::guard::normalize(&joined);
+        if path.starts_with(ctx.workspace) {
+            continue;
+        }
         let Some(inside) = SCRATCH.iter().find_map(|d| path.strip_prefix(d).ok()) else {
             continue;
         };
         let first = inside.components().next().map(|c| c.as_os_str().to_string_lossy());
-        if first.is_some_and(|name| name.starts_with('.')) {
+        if first.is_some_and(|name| name.starts_with('.') && !name.starts_with(".tmp")) {
             out.push(block(
                 Category::RemoteExecution,
                 HIDDEN_SCRATCH_PROGRAM,
