@@ -6266,27 +6266,24 @@ fn static_file_servers_that_listen_everywhere_by_default_are_warned() {
 
 #[test]
 fn code_piped_into_an_interpreter_is_read_as_its_here_document_is() {
-    for line in [
-        "echo 'import shutil; shutil.rmtree(\"/etc\")' | python3",
-        "cat <<'PY' | python3\nimport shutil\nshutil.rmtree('/etc')\nPY",
-        "echo 'require(\"child_process\").execSync(\"rm -rf ~\")' | node",
-        "echo '<?php system(\"rm -rf ~\"); ?>' | php",
-        "printf 'system(\"rm -rf ~\")' | perl",
-        // Long pipelines (their stages are joined after they are made), filters between,
-        // and stdin named as the script.
-        "echo 'import os; os.system(\"rm -rf /home\")' | python3 | tee out.log",
-        "echo 'import os; os.system(\"rm -rf /home\")' | python3 2>&1 | head",
-        "echo 'import os; os.system(\"rm -rf /home\")' | cat | python3",
-        "echo 'system(\"rm -rf ~\")' | perl -",
-        "echo 'import os; os.system(\"rm -rf /home\")' | python3 /dev/stdin",
-    ] {
-        let v = check(line);
-        assert_eq!(v.recommendation, Block, "`{line}`: {v:#?}");
-        assert!(
-            v.violations.iter().any(|x| x.rule == "deletion.recursive_force"),
-            "`{line}`: {v:#?}"
-        );
-    }
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "echo 'import shutil; shutil.rmtree(\"/etc\")' | python3",
+            "cat <<'PY' | python3\nimport shutil\nshutil.rmtree('/etc')\nPY",
+            "echo 'require(\"child_process\").execSync(\"rm -rf ~\")' | node",
+            "echo '<?php system(\"rm -rf ~\"); ?>' | php",
+            "printf 'system(\"rm -rf ~\")' | perl",
+            // Long pipelines (their stages are joined after they are made), filters between,
+            // and stdin named as the script.
+            "echo 'import os; os.system(\"rm -rf /home\")' | python3 | tee out.log",
+            "echo 'import os; os.system(\"rm -rf /home\")' | python3 2>&1 | head",
+            "echo 'import os; os.system(\"rm -rf /home\")' | cat | python3",
+            "echo 'system(\"rm -rf ~\")' | perl -",
+            "echo 'import os; os.system(\"rm -rf /home\")' | python3 /dev/stdin",
+        ],
+    );
     // What an interpreter is piped with a script or -c of its own is that program's input.
     allowed(&[
         "echo 'print(1)' | python3",
