@@ -1728,6 +1728,47 @@ fn package_sources_made_insecure() {
 }
 
 #[test]
+fn git_settings_that_run_a_planted_program_are_hooks() {
+    judged(
+        "persistence.vcs_hook",
+        Warn,
+        &[
+            "git config core.fsmonitor /tmp/w",
+            "git config --global diff.external ~/.cache/.d/x",
+            "git config alias.st '!/dev/shm/x status'",
+            "git config core.pager 'less; $TMPDIR/p'",
+            "git config filter.lfs.smudge /var/tmp/s",
+        ],
+    );
+    allowed(&[
+        "git config core.editor vim",
+        "git config core.pager 'less -R'",
+        "git config core.fsmonitor .git/hooks/fsmonitor-watchman",
+        "git config alias.lg '!git log --oneline'",
+        "git config alias.t '!./scripts/test.sh'",
+        "git config alias.x /tmp/x",
+        "git -c core.pager=/tmp/p log",
+    ]);
+}
+
+#[test]
+fn a_key_handed_to_ssh_as_its_identity_is_not_read() {
+    allowed(&[
+        "git config --global core.sshCommand 'ssh -i ~/.ssh/id_work'",
+        "git -c core.sshCommand='ssh -i ~/.ssh/deploy_key' pull",
+        "GIT_SSH_COMMAND='ssh -o IdentityFile=~/.ssh/id_ed25519' git fetch",
+    ]);
+    judged(
+        "secrets.credential_file",
+        Block,
+        &[
+            "sh -c 'cat ~/.ssh/id_rsa'",
+            "rsync -e 'ssh -i x cat ~/.ssh/id_rsa' a b:c",
+        ],
+    );
+}
+
+#[test]
 fn git_settings_that_take_a_protection_away() {
     judged(
         "git.force_push",

@@ -169,7 +169,8 @@ pub(crate) fn read_piped_programs(pipeline: &mut Pipeline) -> Vec<StdinScript> {
     let mut out = Vec::new();
     for i in 1..pipeline.len() {
         let stage = &pipeline[i];
-        if stage.stdin_text.is_some() || stage.upstream_copy || !code::reads_program_on_stdin(stage) {
+        let reads_program = code::reads_program_on_stdin(stage) || interpreters::reads_literal_program_on_stdin(stage);
+        if stage.stdin_text.is_some() || stage.upstream_copy || !reads_program {
             continue;
         }
         let Some(text) = text::piped_as_written(&pipeline[..i]) else {

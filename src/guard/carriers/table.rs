@@ -3,9 +3,10 @@
 //! code of its own: `man -P PAGER`, `rsync -e RSH`, `zip -TT CMD`, `ssh -o ProxyCommand=CMD`
 //! carry a command line in an option; `poetry run ARGV`, `npx PKG ARGS`, `entr CMD`, `tmux
 //! send-keys` (keystrokes typed into a shell) carry one in their remaining words;
-//! `launchctl submit -- ARGV`, `kubectl exec POD -- ARGV` after `--`; `make --eval TEXT` a
-//! makefile whose recipes run. Where the carried command runs ([`Runs`]) is part of the entry:
-//! a pod's command runs on another machine.
+//! `launchctl submit -- ARGV`, `kubectl exec POD -- ARGV` after `--`, `docker exec CONTAINER
+//! ARGV` after the container; `make --eval TEXT` a makefile whose recipes run. Where the
+//! carried command runs ([`Runs`]) is part of the entry: a pod's or a container's command runs
+//! as on another machine.
 //!
 //! Programs that *are* another program under a package name (`rimraf` is `rm -rf`) are
 //! [`KIN`]: the walker reads them as that program (`carriers::unwrap_command`).
@@ -75,6 +76,18 @@ const fn carrier(
         runs: Runs::Child,
     }
 }
+
+/// Options of `docker exec` (and podman's, nerdctl's) that take a value.
+const CONTAINER_EXEC_OPTS: &[&str] = &[
+    "-e",
+    "--env",
+    "--env-file",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "--detach-keys",
+];
 
 /// Options of the JavaScript package runners that take a value.
 const NPX_OPTS: &[&str] = &[
@@ -346,6 +359,28 @@ static CARRIERS: &[Carrier] = &[
     // Keys typed into the shell a terminal session runs.
     carrier(&["tmux"], &["send-keys"], TMUX_OPTS, Carries::Keystrokes),
     carrier(&["tmux"], &["send"], TMUX_OPTS, Carries::Keystrokes),
+    // A command run inside a running container: the service's own files, secrets and data,
+    // as on another machine (`docker exec db env`, `docker exec db dropdb app`).
+    Carrier {
+        skip: 1,
+        runs: Runs::Remote,
+        ..carrier(
+            &["docker", "podman", "nerdctl"],
+            &["exec"],
+            CONTAINER_EXEC_OPTS,
+            Carries::Rest,
+        )
+    },
+    Carrier {
+        skip: 1,
+        runs: Runs::Remote,
+        ..carrier(
+            &["docker", "podman", "nerdctl"],
+            &["container", "exec"],
+            CONTAINER_EXEC_OPTS,
+            Carries::Rest,
+        )
+    },
     // A command run inside a running pod: on another machine.
     Carrier {
         runs: Runs::Remote,
@@ -710,6 +745,27 @@ mod tests {
                 Runs::Remote
             ),
             "sh -c printenv"
+        );
+        // A running container's command, past its options and the container's name.
+        assert_eq!(
+            script(&["docker", "exec", "-u", "root", "-it", "db", "printenv"], Runs::Remote),
+            "printenv"
+        );
+        assert_eq!(
+            script(
+                &[
+                    "podman",
+                    "container",
+                    "exec",
+                    "-w",
+                    "/srv",
+                    "api",
+                    "cat",
+                    "/run/secrets/k"
+                ],
+                Runs::Remote
+            ),
+            "cat /run/secrets/k"
         );
         assert_eq!(
             script(

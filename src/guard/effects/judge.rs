@@ -1875,6 +1875,24 @@ fn disguised_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// Whether `text`, a command line kept in a word (`core.sshCommand 'ssh -i ~/.ssh/id_work'`,
+/// `rsync -e 'ssh -i ~/.ssh/deploy'`), hands the key at `path` to ssh as its identity
+/// (`-i PATH`, `IdentityFile=PATH`): ssh uses the key to log in and prints nothing of it.
+fn identity_given(text: &str, path: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().map(|w| w.trim_matches(['"', '\''])).collect();
+    let ssh = words
+        .iter()
+        .any(|w| matches!(crate::guard::basename(w), "ssh" | "scp" | "sftp" | "autossh"));
+    ssh && words.iter().enumerate().any(|(k, w)| {
+        let named = |v: &str| v == path;
+        (k > 0 && words[k - 1] == "-i" && named(w))
+            || w.strip_prefix("-i").is_some_and(named)
+            || w.strip_prefix("IdentityFile=").is_some_and(named)
+            || w.strip_prefix("-oIdentityFile=").is_some_and(named)
+            || (k > 0 && words[k - 1].ends_with("IdentityFile") && named(w))
+    })
+}
+
 /// Paths inside a larger word: inline programs (`python -c 'open("/etc/ld.so.preload","w")'`,
 /// `lua -e 'io.open("/etc/shadow")'`), glued option values (`-oG=/etc/ld.so.preload`,
 /// `--extra-opts=@/etc/ssh/ssh_host_ed25519_key`), URLs (`file:///root/.aws/credentials`),
@@ -1901,7 +1919,7 @@ fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
             if path == text.as_str() || path == bare {
                 continue;
             }
-            if crate::guard::rules::secrets::is_credential_path(&path) {
+            if crate::guard::rules::secrets::is_credential_path(&path) && !identity_given(text, &path) {
                 out.push(block(
                     Category::Secrets,
                     CREDENTIAL_FILE,

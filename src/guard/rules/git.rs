@@ -9,6 +9,9 @@
 //! `--no-verify` (hooks skipped) and checking out old tests (`checkout HEAD~5 -- tests/`) are
 //! warned, and so are `worktree remove --force` (its uncommitted changes go too) and
 //! `global_config`: `config --global|--system` of `core.hooksPath` or `url.*.insteadOf`.
+//! A kept setting whose value git runs later (`core.fsmonitor`, `diff.external`, `core.pager`,
+//! filters, `!` aliases, ...) given a program in a temp directory or a hidden folder is a
+//! planted hook: `persistence.vcs_hook`, warned.
 //! An alias definition (`-c alias.x=..`, `config alias.x ..`) is judged as the git command it
 //! stands for: `config alias.pf 'push -f'` is a force push.
 
@@ -179,6 +182,15 @@ fn settings(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
                 cmd,
                 "a credential helper that sends the credentials git hands it to another host",
             ));
+        } else if kept && planted_program(&key, value) {
+            out.push(warn(
+                Category::Persistence,
+                crate::guard::effects::VCS_HOOK,
+                cmd,
+                format!(
+                    "sets {key} to a program kept in a temp or hidden folder: git runs it at later commands, as a hook"
+                ),
+            ));
         } else if key == "init.templatedir" && kept {
             out.push(warn(
                 g,
@@ -188,6 +200,66 @@ fn settings(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// Whether `value`, kept under `key`, makes git run a program from a temp directory or a
+/// hidden folder at later commands (`core.fsmonitor /tmp/.w`, `diff.external ~/.cache/.d/x`,
+/// `alias.st '!/dev/shm/x'`): the keys whose value git runs ([`runs_program`]), with a program
+/// where no tool is installed but a dropped file is. Tools installed the usual way
+/// (`core.editor vim`, `core.pager 'delta'`, `core.fsmonitor .git/hooks/fsmonitor-watchman`) pass.
+fn planted_program(key: &str, value: &str) -> bool {
+    if !runs_program(key) {
+        return false;
+    }
+    // Aliases and credential helpers run a shell command only after `!`.
+    let command = if key.starts_with("alias.") || key == "credential.helper" {
+        match value.strip_prefix('!') {
+            Some(c) => c,
+            None => return false,
+        }
+    } else {
+        value
+    };
+    // The program of each command of the line: its first word, and the first after `;`, `&`
+    // or `|`.
+    let programs = command
+        .split([';', '&', '|', '\n'])
+        .filter_map(|c| c.split_whitespace().next());
+    programs.into_iter().any(|word| {
+        let word = word.trim_matches(|c| c == '"' || c == '\'' || c == '(');
+        let temp = ["/tmp/", "/var/tmp/", "/dev/shm/", "$TMPDIR/", "${TMPDIR}/"]
+            .iter()
+            .any(|t| word.starts_with(t));
+        let hidden = word.contains('/')
+            && word
+                .split('/')
+                .any(|c| c.len() > 1 && c.starts_with('.') && c != ".." && c != ".git");
+        temp || hidden
+    })
+}
+
+/// Keys whose value is a command line git runs at later commands.
+fn runs_program(key: &str) -> bool {
+    let ends = |suffixes: &[&str]| suffixes.iter().any(|x| key.ends_with(x));
+    matches!(
+        key,
+        "core.fsmonitor"
+            | "core.sshcommand"
+            | "core.pager"
+            | "core.editor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "gpg.program"
+            | "gpg.ssh.program"
+            | "gpg.x509.program"
+            | "uploadpack.packobjectshook"
+            | "credential.helper"
+    ) || key.starts_with("alias.")
+        || key.starts_with("pager.")
+        || (key.starts_with("filter.") && ends(&[".clean", ".smudge", ".process"]))
+        || (key.starts_with("diff.") && ends(&[".textconv", ".command"]))
+        || (key.starts_with("merge.") && key.ends_with(".driver"))
 }
 
 /// Shell text that sends something to a host off this machine (`curl ... https://host`).
