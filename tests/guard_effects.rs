@@ -2830,9 +2830,15 @@ fn programs_run_as_root_from_a_temp_directory() {
         "privilege.library_load",
         Warn,
         &[
-            "LD_PRELOAD=/dev/shm/.h/libhook.so /usr/bin/ssh deploy@10.0.4.21",
+            "LD_PRELOAD=/dev/shm/h/libhook.so /usr/bin/ssh deploy@10.0.4.21",
             "sudo ldconfig /tmp/libs",
         ],
+    );
+    // Hidden in the temp directory, it is loaded as a dropped program is run.
+    judged(
+        "remote_execution.hidden_scratch_program",
+        Block,
+        &["LD_PRELOAD=/dev/shm/.h/libhook.so /usr/bin/ssh deploy@10.0.4.21"],
     );
     allowed(&[
         "sudo ./build/install.sh",

@@ -1570,13 +1570,18 @@ impl Walker<'_> {
             None
         };
         if expands {
-            // `x='a /'; rm -rf $x`: an unquoted value is split at blanks into words.
+            // `x='a /'; rm -rf $x`: an unquoted value is split at blanks into words, or at the
+            // characters the line made IFS (`IFS=,; x=curl,-s,URL; $x`).
+            let separators: Vec<char> = match self.vars.get("IFS") {
+                Some(ifs) => ifs.chars().collect(),
+                None => BLANKS.to_vec(),
+            };
             for &k in unquoted.iter().rev() {
                 let Some(w) = cmd.argv.get(k) else { continue };
                 let value = self.expand(w);
-                if value != *w && is_literal(&value) && value.contains(BLANKS) {
+                if value != *w && is_literal(&value) && value.contains(separators.as_slice()) {
                     let words: Vec<String> = value
-                        .split(BLANKS)
+                        .split(separators.as_slice())
                         .filter(|p| !p.is_empty())
                         .map(String::from)
                         .collect();
@@ -1862,6 +1867,11 @@ impl Walker<'_> {
                 "command_name" => {
                     self.visit_subs(child, src, depth);
                     if let Some(w) = child.named_child(0) {
+                        // `$c` as the command word splits like any unquoted expansion.
+                        let raw = text(w, src);
+                        if raw.contains('$') && !raw.contains(['\'', '"', '\\']) {
+                            self.unquoted_expansions.push(cmd.argv.len());
+                        }
                         cmd.argv.push(word(w, src));
                     }
                 }

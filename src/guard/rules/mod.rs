@@ -13,7 +13,7 @@
 //! | disk | `device_write`, `mkfs`, `shred`, `partition`, `volume` (mdadm --stop, dmsetup remove, lvremove, cryptsetup luksFormat, zpool destroy) |
 //! | privilege | `chmod_world`, `setuid`, `sudoers`, `chown_system`, `user_groups`, `lockout` (`chmod -R 000`/`chattr -R +i` outside the workspace; warn without -R), `root_shell` (warn: `sudo -s`, `su -`, `pkexec bash`), `ssh_access` (authorized_keys, sshd_config), `startup_hijack` (a startup file given a PATH led by /tmp or `.`, or `alias sudo=`), `global_install` (warn: `npm install -g`); `root_shell` also warns `ssh HOST 'sudo ..'`; `setuid` also for `install -m 4755` |
 //! | process | `kill_all`, `fork_bomb`, `shutdown` (warn: `swapoff -a`), `crypto_miner` (a miner by name, or a `stratum+tcp://` pool) |
-//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution`, `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (a file a downloader wrote, run later in the line), `hidden_scratch_program` (a program run from a hidden file or folder in /tmp, /var/tmp or /dev/shm), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
+//! | remote_execution | `pipe_to_shell` (also a shell piped into nc: reverse shell), `process_substitution` (also handed as a variable's startup file or a `-f` program file), `eval_download` (also inline programs that exec/eval what they fetch), `dynamic_command` (warn for `$VAR` command words), `download_execute` (a file a downloader wrote, run later in the line: as a script, a makefile, a package installed, or a file a variable such as `NODE_OPTIONS=--require` or `LD_PRELOAD` loads), `hidden_scratch_program` (a program run from a hidden file or folder in /tmp, /var/tmp or /dev/shm), `url_package` (warn: `npx https://..`), `untrusted_source` (warn: a plain-http package index or registry) |
 //! | exfiltration | `upload_secret` (also `curl -d "$SECRET_VAR"`, dotenv variants, `--post-file=`, a vendor key sent to another host), `pipe_to_network`, `substitution_to_network`, `publish` (warn: npm/cargo publish, twine upload) |
 //! | test_tampering | `delete_test`, `weaken_assertions`, `skip_marker` (by any editor: sed, perl, ruby, vim/ex, ed, awk, sd, `find -exec`, appends), `shadowed_runner` (an alias or the package's test script that only prints a pass; the runner's own place, `node_modules/.bin`, `.venv/bin`, written by hand), `forged_result` (a test or coverage report written by anything but a test run), `ci_weakened` (CI made to let failures pass, `gh workflow disable`), `expected_from_actual` (actual output copied over an expected file), `expectations_regenerated` (warn: snapshot and golden updates), `relaxed_limit` (warn: time limits raised), `change_assertion` (warn, file tools) |
 //! | parse | `unparseable` (block for unbalanced quotes / `$(`; warn for constructs the grammar misses), `too_large` (a pipeline of more than 128 stages, more than 64 command lines or 64 KiB carried inside one another, or more than 250 ms of the shell parser's time) |
@@ -265,4 +265,10 @@ pub(crate) const FETCHERS: &[&str] = &[
     "irm",
     "Invoke-WebRequest",
     "Invoke-RestMethod",
+    // A DNS lookup prints the records the zone's owner wrote (a TXT record holds any text).
+    "dig",
+    "nslookup",
+    "drill",
+    "kdig",
+    "delv",
 ];

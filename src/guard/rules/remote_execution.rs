@@ -9,7 +9,13 @@
 //! "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`), and a shell piped into
 //! `nc` (a reverse shell), and a file a downloader wrote run later in the line by any means
 //! (`download_execute`: `curl -o x.sh URL; sh x.sh`, `wget URL -O /dev/shm/x; nohup
-//! /dev/shm/x`). Warned: packages run straight from a URL (`npx https://..`,
+//! /dev/shm/x`). "Run" is one reading ([`files_run`]): the script an interpreter is named, the
+//! command file of a program with a shell escape, a makefile or awk/sed program file, a
+//! package file installed (its scripts run), and what a variable loads into every program
+//! the command starts (`BASH_ENV`, `PYTHONSTARTUP`, `LD_PRELOAD`, `NODE_OPTIONS=--require`,
+//! `RUBYOPT=-r`, `-javaagent:`); a process substitution handed over any of these ways is
+//! judged as `bash <(..)` is. A DNS lookup's answer is downloaded text (a TXT record holds
+//! anything). Warned: packages run straight from a URL (`npx https://..`,
 //! `url_package`), and `untrusted_source`: a package index or registry over plain http to a
 //! non-local host (`pip install --index-url http://203.0.113.5/simple`, `npm config set
 //! registry http://..`), where anyone on the path can swap the code.
@@ -54,6 +60,21 @@ fn interpreter(name: &str) -> bool {
                 | "bun"
                 | "iex"
                 | "Invoke-Expression"
+                // Languages whose interpreter runs the script file it is named, or its stdin.
+                | "tclsh"
+                | "wish"
+                | "expect"
+                | "Rscript"
+                | "julia"
+                | "groovy"
+                | "elixir"
+                | "octave"
+                | "octave-cli"
+                | "guile"
+                | "racket"
+                | "runghc"
+                | "runhaskell"
+                | "clisp"
                 // A root shell (`sudo -s`, `sudo bash`), kept whole by unwrap_command.
                 | "sudo"
                 | "doas"
@@ -291,6 +312,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     let r = Category::RemoteExecution;
     dynamic(cmd, out);
     hidden_scratch_program(cmd, ctx, out);
+    substituted_code(cmd, out);
     untrusted_source(cmd, out);
     // `curl URL >> ~/.bashrc`, `wget -qO- URL | tee -a ~/.zshrc`, `curl -o ~/.profile URL`:
     // text nobody read, written where every new shell runs it (a copy of one's own dotfiles
@@ -628,21 +650,175 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
 /// a program whose commands have a shell escape (`ed f < i.txt`, `psql -f i.sql`, `gdb -x
 /// i.gdb`). None for `bash -n x.sh`, `sh -n x.sh`: the shell reads the script for syntax and
 /// runs none of it.
-fn files_run(cmd: &SimpleCommand) -> Vec<&String> {
+fn files_run(cmd: &SimpleCommand) -> Vec<&str> {
     let args = &cmd.argv[1.min(cmd.argv.len())..];
     let syntax_check = is_shell(cmd.name())
         && args
             .iter()
             .take_while(|a| a.starts_with('-'))
             .any(|a| a == "-n" || a == "--noexec");
-    if syntax_check {
+    let mut files: Vec<&str> = if syntax_check {
         Vec::new()
     } else if interpreter(cmd.name()) {
-        script_operand(args).into_iter().chain(cmd.inputs.iter()).collect()
+        script_operand(args)
+            .into_iter()
+            .chain(cmd.inputs.iter())
+            .map(String::as_str)
+            .collect()
     } else if carriers::has_shell_escape(cmd.name()) {
-        command_files(cmd)
+        command_files(cmd).into_iter().map(String::as_str).collect()
     } else {
-        cmd.argv.first().filter(|w| w.contains('/')).into_iter().collect()
+        let program = cmd.argv.first().filter(|w| w.contains('/')).map(String::as_str);
+        program.into_iter().chain(program_files(cmd)).collect()
+    };
+    files.extend(loaded_by_variables(cmd));
+    files.extend(installed_package_files(cmd));
+    files
+}
+
+/// The package files an install runs the scripts of (`dpkg -i x.deb`, `rpm -U x.rpm`, `apt
+/// install ./x.deb`, `pip install x.tar.gz`, `npm install x.tgz`): a package's maintainer,
+/// setup or lifecycle scripts run as it is installed, so installing the file runs it.
+fn installed_package_files(cmd: &SimpleCommand) -> Vec<&str> {
+    const PACKAGE_FILES: &[&str] = &[
+        ".deb",
+        ".rpm",
+        ".apk",
+        ".whl",
+        ".tar.gz",
+        ".tgz",
+        ".zip",
+        ".pkg.tar.zst",
+        ".pkg.tar.xz",
+        ".snap",
+        ".gem",
+    ];
+    let args = &cmd.argv[1.min(cmd.argv.len())..];
+    let has = |words: &[&str]| args.iter().any(|a| words.contains(&a.as_str()));
+    let installs = match cmd.name() {
+        "dpkg" => has(&["-i", "--install", "--unpack"]),
+        "rpm" => has(&["-i", "-U", "-F", "--install", "--upgrade", "--freshen"]),
+        "pacman" => has(&["-U", "--upgrade"]),
+        "apk" | "yarn" | "pnpm" => has(&["add"]),
+        "apt" | "apt-get" | "yum" | "dnf" | "zypper" | "pip" | "pip3" | "pipx" | "uv" | "npm" | "gem" | "snap" => {
+            has(&["install", "localinstall", "i", "in"])
+        }
+        "gdebi" | "alien" => true,
+        _ => false,
+    };
+    if !installs {
+        return Vec::new();
+    }
+    args.iter()
+        .filter(|a| !a.starts_with('-') && PACKAGE_FILES.iter().any(|x| a.ends_with(x)))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The file whose commands a program runs because an option names it: make's makefile
+/// (`make -f F`: its recipes are shell lines), awk's and sed's program files (`awk -f F`,
+/// `sed -f F`: both can run commands).
+fn program_files(cmd: &SimpleCommand) -> Vec<&str> {
+    let options: &[&str] = match cmd.name() {
+        "make" | "gmake" | "bmake" | "pmake" => &["-f", "--file", "--makefile"],
+        "awk" | "gawk" | "mawk" | "nawk" => &["-f", "--file"],
+        "sed" | "gsed" => &["-f", "--file"],
+        _ => return Vec::new(),
+    };
+    let args = &cmd.argv[1..];
+    args.iter()
+        .enumerate()
+        .filter_map(|(k, a)| {
+            if options.contains(&a.as_str()) {
+                return args.get(k + 1).map(String::as_str);
+            }
+            options
+                .iter()
+                .filter(|o| o.starts_with("--"))
+                .find_map(|o| a.strip_prefix(o)?.strip_prefix('='))
+        })
+        .collect()
+}
+
+/// The files a program loads as code at its start because a variable of its environment
+/// says so: the shell's `BASH_ENV` and `ENV` and Python's `PYTHONSTARTUP` (a script run
+/// first), the dynamic loader's `LD_PRELOAD` and `LD_AUDIT` (libraries mapped in before
+/// anything), Node's `NODE_OPTIONS` (`--require`, `-r`, `--import`, `--loader`), Ruby's
+/// `RUBYOPT` (`-r FILE`) and the JVM's option variables (`-javaagent:JAR`, `-agentpath:LIB`).
+/// The variable reaches every program the command starts (`NODE_OPTIONS=.. npm test` loads
+/// it into the tests' node), so these are files the command runs whatever its name.
+fn loaded_by_variables(cmd: &SimpleCommand) -> Vec<&str> {
+    let mut files = Vec::new();
+    for assignment in &cmd.assignments {
+        let Some((name, value)) = assignment.split_once('=') else {
+            continue;
+        };
+        match name {
+            "BASH_ENV" | "ENV" | "PYTHONSTARTUP" => files.push(value),
+            "LD_PRELOAD" | "LD_AUDIT" => files.extend(value.split([':', ' ']).filter(|f| !f.is_empty())),
+            "NODE_OPTIONS" | "RUBYOPT" => {
+                let valued: &[&str] = if name == "RUBYOPT" {
+                    &["-r", "--require"]
+                } else {
+                    &["-r", "--require", "--import", "--loader", "--experimental-loader"]
+                };
+                let words: Vec<&str> = value.split_whitespace().collect();
+                for (k, w) in words.iter().enumerate() {
+                    if valued.contains(w) {
+                        files.extend(words.get(k + 1));
+                    } else if let Some(v) = valued.iter().find_map(|o| {
+                        let rest = w.strip_prefix(o)?;
+                        // `-r/tmp/x.rb` and `--require=/tmp/x.js`; `--import` is not `-i..`.
+                        if o.starts_with("--") {
+                            rest.strip_prefix('=')
+                        } else {
+                            Some(rest)
+                        }
+                    }) {
+                        files.extend((!v.is_empty()).then_some(v));
+                    }
+                }
+            }
+            "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" | "JDK_JAVA_OPTIONS" => files.extend(
+                value
+                    .split_whitespace()
+                    .filter_map(|w| w.strip_prefix("-javaagent:").or_else(|| w.strip_prefix("-agentpath:")))
+                    .map(|w| w.split_once('=').map_or(w, |(f, _)| f)),
+            ),
+            _ => {}
+        }
+    }
+    files
+}
+
+/// `BASH_ENV=<(curl ..) bash -c true`, `make -f <(curl ..)`, `NODE_OPTIONS='-r <(..)'`: a
+/// process substitution handed over as code to run or load, where the program's own
+/// operand (`bash <(..)`, judged with the interpreters above) is not the way in.
+fn substituted_code(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    let handed: Vec<&str> = if interpreter(cmd.name()) {
+        loaded_by_variables(cmd)
+    } else {
+        files_run(cmd)
+    };
+    let Some(code) = handed.into_iter().find(|f| f.starts_with("<(") && !reads_files(f)) else {
+        return;
+    };
+    let name = cmd.name();
+    if FETCHERS.iter().any(|f| mentions(code, f)) || decodes(code) {
+        out.push(block(
+            Category::RemoteExecution,
+            PROCESS_SUBSTITUTION,
+            Risk::Critical,
+            cmd,
+            format!("hands {name} downloaded or decoded text as code to run"),
+        ));
+    } else {
+        out.push(warn(
+            Category::RemoteExecution,
+            PROCESS_SUBSTITUTION,
+            cmd,
+            format!("hands {name} the output of a command as code to run"),
+        ));
     }
 }
 
@@ -659,7 +835,7 @@ fn files_run(cmd: &SimpleCommand) -> Vec<&String> {
 /// (`/tmp/.tmpA1b2C3/`, Rust's `tempfile`): a dot there hides nothing.
 fn hidden_scratch_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "$TMPDIR", "${TMPDIR}"];
-    let program = cmd.argv.first().filter(|w| w.contains('/'));
+    let program = cmd.argv.first().filter(|w| w.contains('/')).map(String::as_str);
     for f in files_run(cmd).into_iter().chain(program) {
         let joined = match &cmd.cwd {
             Some(cwd) if !f.starts_with(['/', '$', '~']) => cwd.join(f),
