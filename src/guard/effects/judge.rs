@@ -1536,6 +1536,8 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "sockets",
         "io::socket",
         "java.net.socket",
+        // R: `socketConnection(HOST, PORT)`.
+        "socketconnection",
         "new socket(",
         "tcp()",
         "tcpclient",
@@ -1568,6 +1570,8 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "|&",
         "getruntime",
         "dup2",
+        // Perl: `STDIN->fdopen($c, "r")`, the standard streams bound to the socket.
+        "fdopen(",
         "readline(sock",
         ">&$reply",
         // Tcl: `exec $line`, `[eval $e]` run what was read.
@@ -1576,10 +1580,11 @@ fn inline_reverse_shell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     ];
     static CONNECTS: Needles = Needles::ignoring_case(CONNECT);
     static RUNS: Needles = Needles::ignoring_case(RUN);
+    // Code, not a word: statements are separated by spaces, lines or `;`.
     let code = cmd.argv[1..]
         .iter()
         .chain(cmd.stdin_text.iter())
-        .find(|t| (t.contains(' ') || t.contains('\n')) && CONNECTS.found_in(t) && RUNS.found_in(t));
+        .find(|t| t.contains([' ', '\n', ';']) && CONNECTS.found_in(t) && RUNS.found_in(t));
     if code.is_some() {
         out.push(block(
             Category::Network,
@@ -1953,13 +1958,24 @@ fn embedded_paths(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vio
 }
 
 /// The absolute or home paths inside a text: runs of path characters starting with `/` or `~/`
-/// (a `file://` scheme's slashes folded), lexically normalised.
+/// (a `file://` scheme's slashes folded), lexically normalised. A path joined to the home
+/// directory as a language spells it (`"$ENV{HOME}/.ssh/id_rsa"`, `os.environ["HOME"] +
+/// "/.aws/credentials"`, `homedir() + "/.netrc"`) is a home path.
 fn paths_in(text: &str) -> Vec<String> {
     let is_path_char =
         |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '~' | '+' | '-' | '@' | '%');
     let mut out = Vec::new();
     for token in text.split(|c: char| !is_path_char(c)) {
+        // The token is a slice of `text`: where it starts is a char boundary.
+        let before = &text[..token.as_ptr() as usize - text.as_ptr() as usize];
         let token = token.trim_start_matches('@');
+        let homed;
+        let token = if token.starts_with("/.") && after_home(before) {
+            homed = format!("~{token}");
+            homed.as_str()
+        } else {
+            token
+        };
         // `file://~/.netrc`: the scheme's slashes before a home path.
         let token = if token.trim_start_matches('/').starts_with("~/") {
             token.trim_start_matches('/')
@@ -1981,6 +1997,18 @@ fn paths_in(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `before`, the text up to a path, ends with a language's spelling of the home
+/// directory, past the quotes, brackets and `+` that join them (`$ENV{HOME}`,
+/// `os.environ["HOME"] + "`, `process.env.HOME + '`, `Sys.getenv("HOME"), "`, `homedir() + "`).
+fn after_home(before: &str) -> bool {
+    let joined = before.trim_end_matches(|c: char| "\"'`{}[]() +,.;".contains(c) || c.is_whitespace());
+    let lower = joined.to_ascii_lowercase();
+    lower.ends_with("home")
+        || lower.ends_with("userprofile")
+        || lower.ends_with("homedir")
+        || lower.ends_with("home_dir")
 }
 
 /// Programs and scripts that dump the credentials a machine holds (password hashes, cached

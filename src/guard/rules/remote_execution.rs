@@ -340,9 +340,27 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     let name = cmd.name();
     // `python -c "exec(urlopen(URL).read())"`, `node -e "fetch(URL).then(r=>r.text()).then(eval)"`:
     // an inline program that runs code it downloads.
-    let inline = name.starts_with("python") || matches!(name, "perl" | "ruby" | "node" | "php" | "deno" | "bun");
+    // Any interpreter's inline program that names a web address and evaluates code (`Rscript
+    // -e 'source("http://..")'`, `julia -e 'include(download(URL))'`, `groovy -e
+    // 'evaluate(new URL(..).text)'`) runs what it fetches too.
+    let inline = interpreter(name) && !is_shell(name);
     if inline
         && cmd.argv.iter().skip(1).any(|code| {
+            let evaluates = [
+                "eval(",
+                "evaluate(",
+                "source(",
+                "include(",
+                "primitive-eval",
+                "load_string",
+                "Code.eval_string",
+            ]
+            .iter()
+            .any(|e| code.contains(e));
+            let names_address = code.contains("http://") || code.contains("https://");
+            if names_address && evaluates {
+                return true;
+            }
             let fetches = [
                 "urlopen",
                 "requests.get",
