@@ -76,6 +76,7 @@ use std::path::PathBuf;
 use super::{basename, Pipeline, SimpleCommand};
 
 pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
+pub(crate) use powershell::encoded_script as powershell_encoded_script;
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{
     base64_decode, copied, disguised_literal, names_a_remote_file, output_of, printed_by, printed_text,
@@ -570,7 +571,7 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "tex" | "latex" | "pdflatex" | "xelatex" | "lualatex" | "pdftex" | "xetex" | "luatex" | "etex" | "lamed"
         | "amstex" | "mptopdf" | "context" => programs::tex(argv),
         "docker" | "podman" => containers::mounted_command(argv),
-        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell::removal(argv),
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => powershell::carried(argv),
         _ => None,
     }?;
     // A script that is one substitution (`eval "$(ssh-agent -s)"`, `sh -c '$(rm -rf ~)'`):

@@ -2,13 +2,46 @@
 //! `erase`, `rmdir`, `rd` aliases) is carried as the `rm -rf X` it amounts to, with
 //! `$env:USERPROFILE` and `$HOME` as the home directory and a drive root (`C:\`) as `/`.
 //! PowerShell's download cradles (`iwr URL | iex`) are the remote-execution rule's business.
+//!
+//! `pwsh -EncodedCommand B64` (any prefix of the name down to `-e`, or `-ec`; with `-`, `--`
+//! or `/`) runs the script B64 encodes (base64 of UTF-16LE text): it is carried decoded, as
+//! `pwsh -Command SCRIPT`, so every rule reads what runs. That the script was hidden at all is
+//! the remote-execution rule's to judge ([`encoded_script`]).
 
 use super::Carried;
 use crate::guard::shell::shell_quote;
 
-/// The recursive deletions of a `-Command` script, as shell commands.
-pub(super) fn removal(argv: &[String]) -> Option<Carried> {
+/// What a PowerShell command line carries: its encoded script decoded, or the recursive
+/// deletions of its `-Command` script as shell commands.
+pub(super) fn carried(argv: &[String]) -> Option<Carried> {
+    if let Some(Some(script)) = encoded_script(argv) {
+        return Some(Carried::child(format!("pwsh -Command {}", shell_quote(&script))));
+    }
     powershell_removal(argv).map(Carried::child)
+}
+
+/// The script of `-EncodedCommand B64`: None without the option, `Some(None)` when its value
+/// is not base64 of UTF-16LE text.
+pub(crate) fn encoded_script(argv: &[String]) -> Option<Option<String>> {
+    let at = argv.iter().skip(1).position(|a| {
+        let name = a.trim_start_matches(['-', '/']).to_ascii_lowercase();
+        a.starts_with(['-', '/']) && !name.is_empty() && (name == "ec" || "encodedcommand".starts_with(&name))
+    })? + 1;
+    let decoded = argv
+        .get(at + 1)
+        .and_then(|v| super::text::base64_decode(v))
+        .and_then(|bytes| {
+            (bytes.len() % 2 == 0)
+                .then(|| {
+                    let units: Vec<u16> = bytes
+                        .chunks_exact(2)
+                        .map(|p| u16::from_le_bytes([p[0], p[1]]))
+                        .collect();
+                    String::from_utf16(&units).ok()
+                })
+                .flatten()
+        });
+    Some(decoded)
 }
 
 /// `pwsh -Command "Remove-Item -Recurse -Force X"` (also `rm`/`ri`/`del`/`rmdir`/`rd` aliases)
@@ -89,6 +122,26 @@ mod tests {
             ),
             "rm -rf '~'"
         );
+    }
+
+    #[test]
+    fn an_encoded_script_is_carried_decoded() {
+        // "Remove-Item -Recurse -Force $HOME" as UTF-16LE, base64.
+        let encoded = "UgBlAG0AbwB2AGUALQBJAHQAZQBtACAALQBSAGUAYwB1AHIAcwBlACAALQBGAG8AcgBjAGUAIAAkAEgATwBNAEUA";
+        assert_eq!(
+            script(&["pwsh", "-enc", encoded], Runs::Child),
+            "pwsh -Command 'Remove-Item -Recurse -Force $HOME'"
+        );
+        assert_eq!(
+            script(
+                &["powershell.exe", "-NoProfile", "/EncodedCommand", encoded],
+                Runs::Child
+            ),
+            "pwsh -Command 'Remove-Item -Recurse -Force $HOME'"
+        );
+        // `-ExecutionPolicy` is not a prefix of `-EncodedCommand`; text that is not UTF-16 carries nothing.
+        assert!(scripts(&["pwsh", "-ex", "Bypass", "-File", "x.ps1"]).is_empty());
+        assert!(scripts(&["pwsh", "-e", "bHMK"]).is_empty());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! carry a command line in an option; `poetry run ARGV`, `npx PKG ARGS`, `entr CMD`, `tmux
 //! send-keys` (keystrokes typed into a shell) carry one in their remaining words;
 //! `launchctl submit -- ARGV`, `kubectl exec POD -- ARGV` after `--`, `docker exec CONTAINER
-//! ARGV` after the container; `make --eval TEXT` a makefile whose recipes run. Where the
+//! ARGV` after the container; `az vm run-command invoke --scripts CMD` and `aws ssm
+//! send-command --parameters commands=[..]` a script a cloud's agent runs on a machine of the
+//! account; `make --eval TEXT` a makefile whose recipes run. Where the
 //! carried command runs ([`Runs`]) is part of the entry: a pod's or a container's command runs
 //! as on another machine.
 //!
@@ -381,6 +383,17 @@ static CARRIERS: &[Carrier] = &[
             Carries::Rest,
         )
     },
+    // A script a cloud's agent runs on a machine of the account (`az vm run-command invoke
+    // --scripts CMD`, `aws ssm send-command --parameters 'commands=["CMD"]'`): on another
+    // machine, as its root.
+    Carrier {
+        runs: Runs::Remote,
+        ..carrier(&["az"], NONE, NONE, Carries::OptionScript(&["--scripts", "--script"]))
+    },
+    Carrier {
+        runs: Runs::Remote,
+        ..carrier(&["aws"], NONE, NONE, Carries::Setting(&["--parameters"], &["commands"]))
+    },
     // A command run inside a running pod: on another machine.
     Carrier {
         runs: Runs::Remote,
@@ -583,13 +596,41 @@ fn option_values(args: &[String], opts: &[&str]) -> Vec<String> {
 
 /// `ProxyCommand=CMD`, `ProxyCommand CMD`: the command of a setting named in `keys`.
 fn setting(value: &str, keys: &[&str]) -> Option<String> {
+    // `{"commands":["a","b"]}`: the setting as a JSON object.
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(value.trim()) {
+        let (_, v) = map
+            .iter()
+            .find(|(k, _)| keys.iter().any(|key| k.eq_ignore_ascii_case(key)))?;
+        return json_lines(v);
+    }
     let (key, command) = value
         .split_once('=')
         .or_else(|| value.split_once(char::is_whitespace))?;
     keys.iter()
         .any(|k| key.trim().eq_ignore_ascii_case(k))
-        .then(|| command.trim().to_string())
+        .then(|| {
+            // `commands=["a","b"]`: a JSON list of command lines, run in turn.
+            serde_json::from_str::<serde_json::Value>(command.trim())
+                .ok()
+                .and_then(|v| json_lines(&v))
+                .unwrap_or_else(|| command.trim().to_string())
+        })
         .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("none"))
+}
+
+/// A JSON string or list of strings as command lines, one per line.
+fn json_lines(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(items) => Some(
+            items
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
 }
 
 /// An argv as a command line: its words quoted.

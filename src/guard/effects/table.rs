@@ -345,6 +345,37 @@ const STOP_VERBS: &[&str] = &[
     "apps:stop",
 ];
 
+/// Cloud CLI verbs that grant an identity a role or a policy.
+const GRANT_VERBS: &[&str] = &[
+    "create",
+    "add-iam-policy-binding",
+    "set-iam-policy",
+    "attach-user-policy",
+    "attach-role-policy",
+    "attach-group-policy",
+    "add-policy-binding",
+];
+
+/// The top role of a cloud account or cluster, by its name.
+const TOP_ROLES: &[&str] = &["owner", "roles/owner", "cluster-admin"];
+
+/// The options that name the role or policy granted.
+const ROLE_OPTIONS: &[&str] = &["--role", "--clusterrole", "--policy-arn"];
+
+/// The top role of a cloud account, by the end of its identifier.
+const TOP_ROLE_SUFFIXES: &[&str] = &[":policy/administratoraccess"];
+
+/// Cloud CLI verbs that stop an account's audit trail, configuration recording or threat
+/// detection.
+const AUDIT_OFF_VERBS: &[&str] = &[
+    "stop-logging",
+    "stop-configuration-recorder",
+    "disable-security-hub",
+    "disable-macie",
+    "disassociate-from-master-account",
+    "disassociate-from-administrator-account",
+];
+
 /// `pass` and `gopass` subcommands that do not show an entry (`pass NAME` does).
 const PASS_SUBCOMMANDS: &[&str] = &[
     "init",
@@ -559,12 +590,71 @@ pub static PROGRAMS: &[Program] = &[
             "--min-replicas",
             "--max-replicas",
             "--require-approval",
+            "--role",
+            "--clusterrole",
+            "--policy-arn",
+            "--member",
+            "--acl",
+            "--public-access",
         ],
         clauses: &[
             Clause {
                 sub: &[],
                 when: When::Arg(Val::Is(DESTROY_VERBS)),
                 does: Does::DestroyRemote,
+            },
+            // The account's audit trail or threat detection stopped (`aws cloudtrail
+            // stop-logging`, `aws guardduty update-detector --no-enable`): what is done next
+            // leaves no record.
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Arg(Val::Is(AUDIT_OFF_VERBS)),
+                    &When::Both(
+                        &When::Arg(Val::Is(&["update-detector"])),
+                        &When::Any(&["--no-enable"]),
+                    ),
+                ),
+                does: Does::SecurityOff("stops the account's audit trail or threat detection: what is done next leaves no record"),
+            },
+            // An identity given the account's top role (`az role assignment create --role
+            // Owner`, `aws iam attach-user-policy --policy-arn ..:policy/AdministratorAccess`,
+            // `kubectl create clusterrolebinding x --clusterrole=cluster-admin`).
+            Clause {
+                sub: &[],
+                when: When::Both(
+                    &When::Arg(Val::Is(GRANT_VERBS)),
+                    &When::Either(
+                        &When::Either(
+                            &When::Arg(Val::Is(TOP_ROLES)),
+                            &When::Arg(Val::Suffix(TOP_ROLE_SUFFIXES)),
+                        ),
+                        &When::Either(
+                            &When::Value(ROLE_OPTIONS, Val::Is(TOP_ROLES)),
+                            &When::Value(ROLE_OPTIONS, Val::Suffix(TOP_ROLE_SUFFIXES)),
+                        ),
+                    ),
+                ),
+                does: Does::Loosens("grants an identity the account's top role (owner, administrator, cluster-admin): everything the account holds becomes theirs"),
+            },
+            // A bucket or container opened to anyone on the internet (`gsutil iam ch
+            // allUsers:objectViewer gs://b`, `--acl public-read`, `--public-access blob`).
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Either(
+                        &When::Arg(Val::Prefix(&["allusers:", "allauthenticatedusers:"])),
+                        &When::Value(&["--member"], Val::Is(&["allusers", "allauthenticatedusers"])),
+                    ),
+                    &When::Either(
+                        &When::Arg(Val::Is(&["public-read", "public-read-write"])),
+                        &When::Either(
+                            &When::Value(&["--acl"], Val::Is(&["public-read", "public-read-write"])),
+                            &When::Value(&["--public-access"], Val::Is(&["blob", "container"])),
+                        ),
+                    ),
+                ),
+                does: Does::Publish,
             },
             // Machines and workloads stopped, powered off or scaled to nothing.
             Clause {

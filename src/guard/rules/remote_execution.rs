@@ -5,8 +5,10 @@
 //! (`bash <(curl ..)`), `eval`/`sh -c` of a download (`eval "$(curl ..)"`), and command words
 //! that are not literal (`$(echo rm)`, `` `x` ``, `$IFS` tricks; a plain `$CMD` warns).
 //! PowerShell's download cradles (`iwr URL | iex`, `powershell -c "irm URL | iex"`) are the
-//! same thing, as are inline programs that exec/eval what they fetch (`python -c
-//! "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`), and a shell piped into
+//! same thing, as is a PowerShell script handed over base64-encoded (`pwsh -enc ..`: nobody
+//! read it; what it decodes to is judged too), inline programs that exec/eval what they
+//! fetch (`python -c "exec(urlopen(..).read())"`, `node -e "fetch(..).then(eval)"`, any
+//! interpreter's code that evaluates a web address: `Rscript -e 'source("http://..")'`), and a shell piped into
 //! `nc` (a reverse shell), and a file a downloader wrote run later in the line by any means
 //! (`download_execute`: `curl -o x.sh URL; sh x.sh`, `wget URL -O /dev/shm/x; nohup
 //! /dev/shm/x`). "Run" is one reading ([`files_run`]): the script an interpreter is named, the
@@ -15,8 +17,8 @@
 //! the command starts (`BASH_ENV`, `PYTHONSTARTUP`, `LD_PRELOAD`, `NODE_OPTIONS=--require`,
 //! `RUBYOPT=-r`, `-javaagent:`); a process substitution handed over any of these ways is
 //! judged as `bash <(..)` is. A DNS lookup's answer is downloaded text (a TXT record holds
-//! anything). Warned: packages run straight from a URL (`npx https://..`,
-//! `url_package`), and `untrusted_source`: a package index or registry over plain http to a
+//! anything). Warned: packages run straight from a URL (`npx https://..`, `deno run -A
+//! https://..`: `url_package`), and `untrusted_source`: a package index or registry over plain http to a
 //! non-local host (`pip install --index-url http://203.0.113.5/simple`, `npm config set
 //! registry http://..`), where anyone on the path can swap the code.
 
@@ -534,6 +536,22 @@ fn powershell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     if !matches!(cmd.name(), "powershell" | "powershell.exe" | "pwsh" | "pwsh.exe") {
         return;
     }
+    // `pwsh -enc JABj..`: a script nobody can read before it runs, whatever it decodes to
+    // (what it decodes to is carried and judged as well).
+    if let Some(script) = carriers::powershell_encoded_script(&cmd.argv) {
+        let shown = match script {
+            Some(s) => format!(": `{}`", s.chars().take(120).collect::<String>()),
+            None => String::new(),
+        };
+        out.push(block(
+            Category::RemoteExecution,
+            EVAL_DOWNLOAD,
+            Risk::Critical,
+            cmd,
+            format!("PowerShell runs a base64-encoded script nobody read before it runs{shown}"),
+        ));
+        return;
+    }
     let text = cmd.argv[1..].join(" ").to_ascii_lowercase();
     let runs = ["iex", "invoke-expression"].iter().any(|w| mentions(&text, w));
     let fetches = ["iwr", "irm", "invoke-webrequest", "invoke-restmethod", "curl", "wget"]
@@ -552,14 +570,20 @@ fn powershell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
-/// `remote_execution.url_package`: `npx https://..`, `npx github:user/repo`: code from a URL
-/// (not a registry package) runs at once.
+/// `remote_execution.url_package`: `npx https://..`, `npx github:user/repo`, `deno run -A
+/// https://..`: code from a URL (not a registry package) runs at once.
 fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     let spec = match cmd.name() {
         "npx" | "bunx" => args.iter().find(|a| !a.starts_with('-')),
         "pnpm" | "yarn" if args.first() == Some(&"dlx") => args.iter().skip(1).find(|a| !a.starts_with('-')),
         "npm" if args.first() == Some(&"exec") => args.iter().skip(1).find(|a| !a.starts_with('-')),
+        // `deno run -A https://..`: Deno confines a script to the permissions it is given; with
+        // none it reaches nothing, with any it is code from a URL acting here.
+        "deno" if args.first() == Some(&"run") && args.iter().any(|a| *a == "-A" || a.starts_with("--allow-")) => args
+            .iter()
+            .skip(1)
+            .find(|a| a.starts_with("http://") || a.starts_with("https://")),
         _ => None,
     };
     let Some(spec) = spec else { return };
