@@ -559,6 +559,7 @@ fn by_name(argv: &[String]) -> Option<Carried> {
         "sg" => shells::sg(argv),
         "ssh" => shells::ssh(argv),
         "ansible" => programs::ansible(argv),
+        "mvn" | "mvnw" => programs::maven_exec(argv),
         "script" => shells::script_c(argv),
         "tmux" => shells::tmux(argv),
         "parallel" => xargs::parallel_arguments(argv),

@@ -2,8 +2,9 @@
 //! read: git (`-c core.sshCommand=..`, `config alias.x '!..'`, the `ext::` transport), tar
 //! (`--checkpoint-action=exec=`), npm (`pkg set scripts.x=..`, a `package.json` written
 //! earlier), make (a Makefile written earlier), editors and debuggers (`vim -c ':!..'`, `gdb -ex
-//! 'shell ..'`, `expect -c 'spawn ..'`), GNU sed's `e CMD`, `find -exec`, and variables that
-//! name a command a program runs (`GIT_SSH_COMMAND=..`, `PAGER=..`, `EDITOR=..`).
+//! 'shell ..'`, `expect -c 'spawn ..'`), GNU sed's `e CMD`, `find -exec`, Maven's `exec:exec`
+//! (`-Dexec.executable=sh -Dexec.args=..`), and variables that name a command a program runs
+//! (`GIT_SSH_COMMAND=..`, `PAGER=..`, `EDITOR=..`).
 
 use super::text::WrittenFiles;
 use super::Carried;
@@ -302,6 +303,27 @@ pub(super) fn tar(argv: &[String]) -> Option<Carried> {
 /// what one command does are read as that command (`file state=absent` is `rm -rf PATH`,
 /// `user state=absent` is `userdel -r`, a package `state=absent` is its removal), so the same
 /// rules judge them. Services stopped on the hosts are the effect table's (a remote stop).
+/// `mvn exec:exec -Dexec.executable=sh -Dexec.args="-c '..'"`: the program and its arguments
+/// Maven's exec plugin runs (its arguments split as a shell splits them).
+pub(super) fn maven_exec(argv: &[String]) -> Option<Carried> {
+    if !argv.iter().any(|a| a == "exec:exec" || a.ends_with(":exec")) {
+        return None;
+    }
+    let property = |key: &str| {
+        argv.iter().enumerate().find_map(|(i, a)| {
+            if a == "-D" {
+                argv.get(i + 1).and_then(|v| v.strip_prefix(key))
+            } else {
+                a.strip_prefix("-D").and_then(|d| d.strip_prefix(key))
+            }
+            .and_then(|v| v.strip_prefix('='))
+        })
+    };
+    let program = property("exec.executable")?;
+    let args = property("exec.args").unwrap_or("");
+    Some(Carried::child(format!("{} {args}", shell_quote(program))))
+}
+
 pub(super) fn ansible(argv: &[String]) -> Option<Carried> {
     let value = |short: &str, long: &str| {
         argv.iter().enumerate().find_map(|(i, a)| {

