@@ -316,7 +316,8 @@ pub(crate) fn unversioned(name: &str) -> &str {
     }
 }
 
-/// Lexically normalizes a path: removes `.`, resolves `..` against the previous component.
+/// Lexically normalizes a path: removes `.`, resolves `..` against the previous component,
+/// and reads `/proc/PID/root` (any process's view of `/`) as `/`.
 /// Never touches the file system.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -329,20 +330,34 @@ pub fn normalize(path: &Path) -> PathBuf {
                     out.push("..");
                 }
             }
+            // `/proc/PID/root` is that process's view of `/`: for the guard, `/` itself
+            // (`/proc/1/root/etc/shadow` is `/etc/shadow`).
+            Component::Normal(name) if name == "root" && in_proc_entry(&out) => out = PathBuf::from("/"),
             other => out.push(other.as_os_str()),
         }
     }
     out
 }
 
+/// Whether `path` is `/proc/X`: one process's (or `self`'s) entry.
+fn in_proc_entry(path: &Path) -> bool {
+    let mut parts = path.components();
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some(Component::RootDir), Some(Component::Normal(p)), Some(Component::Normal(_)), None) if p == "proc"
+    )
+}
+
 /// `path` lexically normalized ([`normalize`]), borrowed when it is already spelled in its
-/// normal form (no `.`, `..` or empty components, no trailing `/`): the workspace is, on
+/// normal form (no `.`, `..` or empty components, no trailing `/`, no `/proc/PID/root`): the workspace is, on
 /// every call, and copying it was a measurable part of judging a command.
 pub(crate) fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
     let bytes = path.as_os_str().as_encoded_bytes();
     let parts = bytes.strip_prefix(b"/").unwrap_or(bytes);
-    let spelled_normal =
-        bytes.is_empty() || bytes == b"/" || parts.split(|b| *b == b'/').all(|p| !matches!(p, b"" | b"." | b".."));
+    let spelled_normal = bytes.is_empty()
+        || bytes == b"/"
+        || (parts.split(|b| *b == b'/').all(|p| !matches!(p, b"" | b"." | b".."))
+            && !(bytes.starts_with(b"/proc/") && bytes.windows(6).any(|w| w == b"/root/" || w.ends_with(b"/root"))));
     if spelled_normal {
         std::borrow::Cow::Borrowed(path)
     } else {
@@ -366,6 +381,22 @@ pub(crate) fn is_assignment(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_root_normalizes_to_the_root() {
+        assert_eq!(
+            normalize(Path::new("/proc/self/../1/root/etc/shadow")),
+            Path::new("/etc/shadow")
+        );
+        assert_eq!(normalized(Path::new("/proc/self/root/home")), Path::new("/home"));
+        assert_eq!(normalized(Path::new("/proc/1/root")), Path::new("/"));
+        // Not a process's root: kept as written.
+        assert_eq!(normalized(Path::new("/proc/1/status")), Path::new("/proc/1/status"));
+        assert_eq!(
+            normalized(Path::new("/srv/proc/1/root/x")),
+            Path::new("/srv/proc/1/root/x")
+        );
+    }
 
     #[test]
     fn basename_is_the_last_component() {
