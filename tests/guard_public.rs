@@ -54,7 +54,9 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// passwords fed on stdin, reboots over D-Bus or a board controller, every program's output
 /// targets and root library loads (2026-11-30, second stop), and for unknown programs on the
 /// network, root shells in option values, credential globs and root file servers (2026-11-30,
-/// stop 40);
+/// stop 40), and for the interpreters read by their literals, code handed over by variables
+/// and options, secrets piped to the network and cloud run-commands (2026-12-02, eff1713; the
+/// tldr warned rates set to what they measure since the static file servers were warned);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -66,9 +68,9 @@ const MEASURED: [Measured; 10] = [
         scope: "tldr.tsv",
         split: "heldout",
         must_block_blocked: Some(95.83),
-        dangerous_flagged: Some(88.24),
+        dangerous_flagged: Some(88.64),
         benign_blocked: Some(0.26),
-        benign_warned: Some(2.27),
+        benign_warned: Some(2.37),
     },
     Measured {
         scope: "tldr.tsv",
@@ -76,13 +78,13 @@ const MEASURED: [Measured; 10] = [
         must_block_blocked: Some(98.68),
         dangerous_flagged: Some(96.15),
         benign_blocked: Some(0.07),
-        benign_warned: Some(2.03),
+        benign_warned: Some(2.15),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
         must_block_blocked: Some(93.97),
-        dangerous_flagged: Some(94.38),
+        dangerous_flagged: Some(94.51),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -130,7 +132,7 @@ const MEASURED: [Measured; 10] = [
         scope: "dangerous",
         split: "heldout",
         must_block_blocked: Some(93.07),
-        dangerous_flagged: Some(92.28),
+        dangerous_flagged: Some(92.40),
         benign_blocked: None,
         benign_warned: None,
     },
