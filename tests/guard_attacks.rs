@@ -2219,3 +2219,21 @@ fn a_process_root_is_the_root_and_files_socat_or_openssl_send_are_uploads() {
         "echo | openssl s_client -connect example.com:443 -servername example.com",
     ]);
 }
+
+#[test]
+fn a_test_runner_answered_by_a_shell_function_is_a_forged_run() {
+    fires(
+        "test_tampering.shadowed_runner",
+        Block,
+        &[
+            "pytest(){ echo '5 passed'; }; pytest",
+            "function npm { echo ok; }; npm test",
+            "cargo(){ echo 'test result: ok. 120 passed; 0 failed'; }; cargo test",
+        ],
+    );
+    passes(&[
+        "npm(){ echo hi; }; npm install",
+        "greet(){ echo hello; }; greet",
+        "t(){ pytest -q \"$@\"; }; t tests/",
+    ]);
+}

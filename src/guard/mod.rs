@@ -96,6 +96,9 @@ pub struct SimpleCommand {
     /// The command is run once per line fed to a loop and its output replaces the file the
     /// line names (`find ~ | while read f; do : > "$f"; done`): every listed file is emptied.
     pub(crate) overwrites_fed_files: bool,
+    /// The body of the shell function the command word calls, when the line defined one by
+    /// that name earlier (`pytest() { echo ok; }; pytest`): the program itself does not run.
+    pub(crate) function_body: Option<String>,
 }
 
 impl SimpleCommand {

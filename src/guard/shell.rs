@@ -1694,6 +1694,7 @@ impl Walker<'_> {
             self.feed_upstream(first, pipeline);
         }
         let function = cmd.argv.first();
+        cmd.function_body = function.and_then(|n| self.functions.get(n)).cloned();
         if let Some((name, body)) = function.and_then(|n| Some((n.clone(), self.functions.get(n)?.clone()))) {
             // The body was read where it was defined; it is read again when the call gives
             // it other words (`f / ` inside `f() { rm -rf "$1"; f "$2"; }`, to the depth

@@ -15,7 +15,8 @@
 //!   configuration edited so failures pass (`allow_failure: true`, `continue-on-error: true`,
 //!   `|| true`) and `gh workflow disable` are blocked.
 //! - **Shadowed runners** ([`runners`]): the test runner's name rebound to something that only
-//!   prints a pass (an alias, the package's `test` script, a script named for the tests whose
+//!   prints a pass (an alias, a shell function called in the runner's place, the package's
+//!   `test` script, a script named for the tests whose
 //!   body is `echo`/`exit 0`); writes into the runner's own location (`node_modules/.bin`,
 //!   `.venv/bin`, `vendor/bin`) are the effect model's (`judge::written`).
 //! - **Forged results**: a test or coverage report (`junit.xml`, `coverage.xml`, `lcov.info`,

@@ -196,12 +196,25 @@ fn check_script(key: &str) -> bool {
 }
 
 /// The test runner's name bound to something that only prints a pass: `alias pytest='echo ..'`,
+/// a shell function by the runner's name called to run the tests,
 /// `npm pkg set scripts.test="exit 0"`, `npm set-script test "echo ok"`.
 pub(super) fn shadowed(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let mut push = |what: String| {
         out.push(block(Category::TestTampering, SHADOWED_RUNNER, Risk::High, cmd, what));
     };
+    // `pytest() { echo '5 passed'; }; pytest`, `cargo() { echo 'test result: ok'; }; cargo
+    // test`: the run calls a function by the runner's name, not the runner.
+    if let Some(body) = cmd.function_body.as_deref() {
+        if runs_tests(&cmd.argv) && only_claims_success(body.trim().trim_end_matches(';')) {
+            push(format!(
+                "runs `{}`, which a shell function defined on this line answers with `{}` instead of running a test",
+                cmd.argv.join(" "),
+                body.trim()
+            ));
+        }
+        return;
+    }
     if name == "alias" {
         for (n, v) in cmd.argv[1..].iter().filter_map(|a| a.split_once('=')) {
             if runs_tests_by_name(n) && only_claims_success(v) {
