@@ -2237,3 +2237,20 @@ fn a_test_runner_answered_by_a_shell_function_is_a_forged_run() {
         "t(){ pytest -q \"$@\"; }; t tests/",
     ]);
 }
+
+#[test]
+fn code_that_rewrites_what_the_test_framework_reports_is_a_forged_verdict() {
+    fires(
+        "test_tampering.weaken_assertions",
+        Block,
+        &[
+            "printf 'import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n    out = yield\\n    out.get_result().outcome = \"passed\"\\n' > conftest.py",
+            "cat >> tests/conftest.py <<'EOF'\ndef pytest_runtest_logreport(report):\n    report.outcome = \"passed\"\nEOF",
+            "echo 'import unittest;unittest.TestCase.run=lambda s,r=None: r' > sitecustomize.py",
+        ],
+    );
+    passes(&[
+        "cat > conftest.py <<'EOF'\nimport pytest\n@pytest.fixture\ndef client():\n    return make_client()\nEOF",
+        "echo 'import os; os.environ.setdefault(\"TZ\", \"UTC\")' > sitecustomize.py",
+    ]);
+}

@@ -10,7 +10,9 @@
 //!   `vim -c '%s/..'`, `ex`/`ed` scripts, `awk -i inplace`, `sd`, `yq -i`, run directly or by
 //!   `find -exec`/`xargs`, and text appended with a redirect: skip markers added, tests
 //!   renamed out of collection, assertions rewritten, lines deleted, the collection emptied
-//!   (`items.clear()` in a conftest hook) are blocked; a time limit raised is warned; an import
+//!   (`items.clear()` in a conftest hook), the framework's report rewritten (`report.outcome =
+//!   "passed"` in a conftest hook, `unittest.TestCase.run` replaced, also in
+//!   `sitecustomize.py`) are blocked; a time limit raised is warned; an import
 //!   fixed or an assertion renamed to another spelling of the same check passes. CI
 //!   configuration edited so failures pass (`allow_failure: true`, `continue-on-error: true`,
 //!   `|| true`) and `gh workflow disable` are blocked.

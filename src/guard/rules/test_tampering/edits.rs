@@ -674,6 +674,24 @@ const DISABLERS: &[&str] = &[
     "skip:true",
 ];
 
+/// Code that rewrites what the test framework reports rather than what a test checks, in the
+/// squashed lower-case form of [`count_squashed`]: a report's outcome set to passed in a
+/// conftest hook, the framework's own run or failure bookkeeping replaced.
+const VERDICT_FORGERS: &[&str] = &[
+    "outcome='passed'",
+    "outcome=\"passed\"",
+    ".failed=false",
+    "longrepr=none",
+    ".force_result(",
+    "testcase.run=",
+    "testresult.addfailure=",
+    "testresult.adderror=",
+    "addfailure=lambda",
+    "adderror=lambda",
+    "wassuccessful=lambda",
+    "testprogram.runtests=",
+];
+
 /// Words of assertions, lower-case: a change whose pattern holds one rewrites what a test
 /// checks.
 const ASSERTION_WORDS: &[&str] = &[
@@ -1028,6 +1046,14 @@ fn inserted_into_test(path: &str, text: &str) -> Option<Finding> {
     if count_squashed(text, DISABLERS) > 0 {
         return block(SKIP_MARKER, format!("writes a skip or disable marker into `{path}`"));
     }
+    if count_squashed(text, VERDICT_FORGERS) > 0 {
+        return block(
+            WEAKEN_ASSERTIONS,
+            format!(
+                "writes code into `{path}` that rewrites what the test framework reports: failures reported as passes"
+            ),
+        );
+    }
     if text
         .lines()
         .any(|l| matches!(l.trim(), "return" | "return;" | "return nil" | "return None"))
@@ -1152,6 +1178,14 @@ pub fn judge_text(path: &str, text: &str) -> Option<Finding> {
     }
     if is_test_path(path) {
         return inserted_into_test(path, text);
+    }
+    // `sitecustomize.py`, `usercustomize.py`: code Python runs at every start, the test run's
+    // included.
+    if matches!(basename(path), "sitecustomize.py" | "usercustomize.py") && count_squashed(text, VERDICT_FORGERS) > 0 {
+        return block(
+            WEAKEN_ASSERTIONS,
+            format!("writes code into `{path}`, which every Python start runs, that rewrites what the test framework reports"),
+        );
     }
     (place == Some(CheckPlace::TestConfig) && neutered_test_script(text))
         .then(|| {
