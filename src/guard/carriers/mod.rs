@@ -208,6 +208,18 @@ pub(crate) fn scripts_fed_on_stdin(pipeline: &Pipeline) -> Vec<StdinScript> {
                 });
             }
         }
+        // `make -f - <<EOF`, `curl .. | make -f -`: the makefile is read from stdin, and its
+        // recipes run.
+        if programs::reads_makefile_on_stdin(cmd) {
+            let recipes = programs::recipes(&text::stdin_as_written(pipeline, i).unwrap_or_default());
+            if !recipes.is_empty() {
+                out.push(StdinScript {
+                    script: recipes.join("\n"),
+                    cwd: cmd.cwd.clone(),
+                    as_root: cmd.as_root,
+                });
+            }
+        }
         if let Some(lines) = built_by_xargs(pipeline, i) {
             out.push(StdinScript {
                 script: lines.join("\n"),

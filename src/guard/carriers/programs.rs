@@ -272,6 +272,18 @@ fn git_command_setting(argv: &[String]) -> Option<String> {
                 [k, v, ..] => script(k, v),
                 _ => None,
             };
+        } else if a == "clone" {
+            // `git clone --config core.fsmonitor=CMD URL`: set in the new repository, run by
+            // the first command there.
+            let rest = &argv[i + 1..];
+            return rest.iter().enumerate().find_map(|(k, w)| {
+                let kv = match w.as_str() {
+                    "-c" | "--config" => rest.get(k + 1).map(String::as_str),
+                    _ => w.strip_prefix("--config="),
+                }?;
+                let (key, value) = kv.split_once('=')?;
+                script(key, value)
+            });
         } else if a.starts_with('-') {
             i += if matches!(a, "-C" | "--git-dir" | "--work-tree" | "--namespace") {
                 2
@@ -395,6 +407,19 @@ pub(super) fn package_scripts(written: &WrittenFiles) -> Option<Carried> {
     let scripts = json.get("scripts")?.as_object()?;
     let text: Vec<&str> = scripts.values().filter_map(|v| v.as_str()).collect();
     Some(Carried::child(text.join("\n")))
+}
+
+/// `make -f -`, `make --file=/dev/stdin`: make reads its makefile from stdin.
+pub(super) fn reads_makefile_on_stdin(cmd: &SimpleCommand) -> bool {
+    let stdin = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    matches!(cmd.name(), "make" | "gmake")
+        && cmd.argv.iter().enumerate().skip(1).any(|(i, a)| {
+            (matches!(a.as_str(), "-f" | "--file" | "--makefile") && cmd.argv.get(i + 1).is_some_and(|v| stdin(v)))
+                || a.strip_prefix("--file=")
+                    .or_else(|| a.strip_prefix("--makefile="))
+                    .or_else(|| a.strip_prefix("-f"))
+                    .is_some_and(|v| !v.is_empty() && stdin(v))
+        })
 }
 
 /// `printf 'all:\n\tCMD\n' > Makefile && make`: make runs the recipe lines.
