@@ -2268,7 +2268,12 @@ fn a_makefile_fed_on_stdin_and_a_clones_config_run_their_commands() {
     fires(
         "deletion.recursive_force",
         Block,
-        &["make -f - <<< 'all:\n\trm -rf ~\n'"],
+        &[
+            "make -f - <<< 'all:\n\trm -rf ~\n'",
+            // Every setting git runs as a command is carried, by the one list the git rules read.
+            "git -c filter.lfs.clean='rm -rf ~' add .",
+            "git -c diff.x.textconv='rm -rf ~' diff",
+        ],
     );
     passes(&[
         "printf 'all:\n\techo hi\n' | make -f -",

@@ -77,6 +77,7 @@ use super::{basename, Pipeline, SimpleCommand};
 
 pub(crate) use escapes::{has_shell_escape, reads_commands as reads_escape_commands};
 pub(crate) use powershell::encoded_script as powershell_encoded_script;
+pub(crate) use programs::git_setting_runs_program;
 pub(crate) use table::{hands_on_words, UNSHARE_VALUE_OPTIONS};
 pub(crate) use text::{
     base64_decode, copied, disguised_literal, names_a_remote_file, output_of, printed_by, printed_text,

@@ -236,25 +236,12 @@ fn git_alias_call(argv: &[String]) -> Option<String> {
 /// VALUE` where KEY runs a program (`core.sshCommand`, `core.pager`, `core.editor`,
 /// `core.fsmonitor`, `diff.external`, ...) or is an alias starting with `!`.
 fn git_command_setting(argv: &[String]) -> Option<String> {
-    const RUNS: &[&str] = &[
-        "core.sshcommand",
-        "core.pager",
-        "core.editor",
-        "core.fsmonitor",
-        "core.hookspath",
-        "sequence.editor",
-        "diff.external",
-        "credential.helper",
-        "gpg.program",
-        "pager.log",
-        "pager.diff",
-    ];
     let script = |key: &str, value: &str| -> Option<String> {
         let key = key.to_ascii_lowercase();
         if key.starts_with("alias.") || key == "credential.helper" {
             return value.strip_prefix('!').map(String::from);
         }
-        RUNS.contains(&key.as_str()).then(|| value.to_string())
+        (key == "core.hookspath" || git_setting_runs_program(&key)).then(|| value.to_string())
     };
     let mut i = 1;
     while i < argv.len() {
@@ -295,6 +282,32 @@ fn git_command_setting(argv: &[String]) -> Option<String> {
         }
     }
     None
+}
+
+/// Git settings (keys in lower case) whose value is a command line git runs: the one list
+/// both the carrier (`git -c KEY=CMD ..`, `git config KEY CMD`) and the rule on settings that
+/// run a planted program (`rules::git`) read.
+pub(crate) fn git_setting_runs_program(key: &str) -> bool {
+    let ends = |suffixes: &[&str]| suffixes.iter().any(|x| key.ends_with(x));
+    matches!(
+        key,
+        "core.fsmonitor"
+            | "core.sshcommand"
+            | "core.pager"
+            | "core.editor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "gpg.program"
+            | "gpg.ssh.program"
+            | "gpg.x509.program"
+            | "uploadpack.packobjectshook"
+            | "credential.helper"
+    ) || key.starts_with("alias.")
+        || key.starts_with("pager.")
+        || (key.starts_with("filter.") && ends(&[".clean", ".smudge", ".process"]))
+        || (key.starts_with("diff.") && ends(&[".textconv", ".command"]))
+        || (key.starts_with("merge.") && key.ends_with(".driver"))
 }
 
 /// `tar --checkpoint-action=exec=CMD`, `--to-command=CMD`, `--use-compress-program=CMD`,

@@ -204,11 +204,11 @@ fn settings(cmd: &SimpleCommand, s: usize, out: &mut Vec<Violation>) {
 
 /// Whether `value`, kept under `key`, makes git run a program from a temp directory or a
 /// hidden folder at later commands (`core.fsmonitor /tmp/.w`, `diff.external ~/.cache/.d/x`,
-/// `alias.st '!/dev/shm/x'`): the keys whose value git runs ([`runs_program`]), with a program
+/// `alias.st '!/dev/shm/x'`): the keys whose value git runs ([`crate::guard::carriers::git_setting_runs_program`]), with a program
 /// where no tool is installed but a dropped file is. Tools installed the usual way
 /// (`core.editor vim`, `core.pager 'delta'`, `core.fsmonitor .git/hooks/fsmonitor-watchman`) pass.
 fn planted_program(key: &str, value: &str) -> bool {
-    if !runs_program(key) {
+    if !crate::guard::carriers::git_setting_runs_program(key) {
         return false;
     }
     // Aliases and credential helpers run a shell command only after `!`.
@@ -236,30 +236,6 @@ fn planted_program(key: &str, value: &str) -> bool {
                 .any(|c| c.len() > 1 && c.starts_with('.') && c != ".." && c != ".git");
         temp || hidden
     })
-}
-
-/// Keys whose value is a command line git runs at later commands.
-fn runs_program(key: &str) -> bool {
-    let ends = |suffixes: &[&str]| suffixes.iter().any(|x| key.ends_with(x));
-    matches!(
-        key,
-        "core.fsmonitor"
-            | "core.sshcommand"
-            | "core.pager"
-            | "core.editor"
-            | "core.askpass"
-            | "sequence.editor"
-            | "diff.external"
-            | "gpg.program"
-            | "gpg.ssh.program"
-            | "gpg.x509.program"
-            | "uploadpack.packobjectshook"
-            | "credential.helper"
-    ) || key.starts_with("alias.")
-        || key.starts_with("pager.")
-        || (key.starts_with("filter.") && ends(&[".clean", ".smudge", ".process"]))
-        || (key.starts_with("diff.") && ends(&[".textconv", ".command"]))
-        || (key.starts_with("merge.") && key.ends_with(".driver"))
 }
 
 /// Shell text that sends something to a host off this machine (`curl ... https://host`).
