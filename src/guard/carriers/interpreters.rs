@@ -43,7 +43,7 @@ fn named_credentials(cmd: &SimpleCommand, commands: &mut Vec<String>) {
     let Some((_, code, _)) = super::code::inline_program(cmd) else {
         return;
     };
-    for lit in quoted_literals(&code, false) {
+    for lit in quoted_literals(&code, false, true) {
         let path = lit.trim();
         let named = crate::guard::rules::secrets::is_credential_path(path)
             && !path.contains(char::is_whitespace)
@@ -199,7 +199,12 @@ fn literal_shell_outs(cmd: &SimpleCommand) -> Vec<String> {
     }
     let mut out = Vec::new();
     let mut words: Vec<String> = Vec::new();
-    for lit in quoted_literals(&code, language.backquotes) {
+    // In the Lisps `'` quotes a form (`'("-c" "rm -rf ~")`), it opens no string.
+    let lisp = language
+        .programs
+        .iter()
+        .any(|p| matches!(*p, "guile" | "sbcl" | "emacs"));
+    for lit in quoted_literals(&code, language.backquotes, !lisp) {
         let lit = lit.trim();
         if lit.contains(' ') {
             out.push(lit.to_string());
@@ -319,12 +324,13 @@ fn tcl_execs(code: &str) -> Vec<String> {
     out
 }
 
-/// The quoted literals of a program, in order (a backslash escapes the next character).
-fn quoted_literals(code: &str, backquotes: bool) -> Vec<String> {
+/// The quoted literals of a program, in order (a backslash escapes the next character); `'`
+/// opens one only where `single_quotes` says the language quotes strings with it.
+fn quoted_literals(code: &str, backquotes: bool, single_quotes: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut chars = code.chars();
     while let Some(q) = chars.next() {
-        if q != '"' && q != '\'' && !(backquotes && q == '`') {
+        if q != '"' && !(single_quotes && q == '\'') && !(backquotes && q == '`') {
             continue;
         }
         let mut lit = String::new();

@@ -23,10 +23,44 @@ pub(super) fn carried(argv: &[String]) -> Option<Carried> {
 /// The script of `-EncodedCommand B64`: None without the option, `Some(None)` when its value
 /// is not base64 of UTF-16LE text.
 pub(crate) fn encoded_script(argv: &[String]) -> Option<Option<String>> {
-    let at = argv.iter().skip(1).position(|a| {
+    // PowerShell's own parameters end at `-File`/`-Command` or the first operand: what comes
+    // after belongs to the script (`pwsh -File deploy.ps1 -e prod`).
+    const VALUED: &[&str] = &[
+        "executionpolicy",
+        "ep",
+        "ex",
+        "windowstyle",
+        "w",
+        "version",
+        "v",
+        "inputformat",
+        "if",
+        "inp",
+        "outputformat",
+        "of",
+        "o",
+        "configurationname",
+        "config",
+        "workingdirectory",
+        "wd",
+        "psconsolefile",
+        "settingsfile",
+        "custompipename",
+    ];
+    let mut i = 1;
+    let at = loop {
+        let a = argv.get(i)?;
         let name = a.trim_start_matches(['-', '/']).to_ascii_lowercase();
-        a.starts_with(['-', '/']) && !name.is_empty() && (name == "ec" || "encodedcommand".starts_with(&name))
-    })? + 1;
+        // `/path/x.ps1` is an operand, `/enc` a parameter spelled the Windows way.
+        let operand = !a.starts_with(['-', '/']) || name.is_empty() || name.contains('/');
+        if operand || matches!(name.as_str(), "file" | "f" | "command" | "c") {
+            return None;
+        }
+        if name == "ec" || "encodedcommand".starts_with(&name) {
+            break i;
+        }
+        i += if VALUED.contains(&name.as_str()) { 2 } else { 1 };
+    };
     let decoded = argv
         .get(at + 1)
         .and_then(|v| super::text::base64_decode(v))

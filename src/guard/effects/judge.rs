@@ -1046,11 +1046,19 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     // `curl -X DELETE http://es:9200/_all`, `.. /*`: an HTTP API told to delete every index or
     // object it holds.
     let everything = cmd.argv[1..].iter().any(|a| {
-        (a.starts_with("http://") || a.starts_with("https://"))
-            && a.split(['?', '#']).next().is_some_and(|path| {
-                let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-                path.matches('/').count() > 2 && matches!(last, "_all" | "*" | "%2a" | "%2A")
-            })
+        // `http://es:9200/_all`, or without the scheme: `localhost:9200/_all`.
+        let url = a
+            .strip_prefix("http://")
+            .or_else(|| a.strip_prefix("https://"))
+            .or_else(|| {
+                a.split_once('/')
+                    .filter(|(host, _)| host.contains(':'))
+                    .map(|_| a.as_str())
+            });
+        url.and_then(|u| u.split(['?', '#']).next()).is_some_and(|path| {
+            let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            path.contains('/') && matches!(last, "_all" | "*" | "%2a" | "%2A")
+        })
     });
     if noun || everything {
         out.push(block(
@@ -2018,12 +2026,13 @@ fn paths_in(text: &str) -> Vec<String> {
 /// directory, past the quotes, brackets and `+` that join them (`$ENV{HOME}`,
 /// `os.environ["HOME"] + "`, `process.env.HOME + '`, `Sys.getenv("HOME"), "`, `homedir() + "`).
 fn after_home(before: &str) -> bool {
-    let joined = before.trim_end_matches(|c: char| "\"'`{}[]() +,.;".contains(c) || c.is_whitespace());
-    let lower = joined.to_ascii_lowercase();
-    lower.ends_with("home")
-        || lower.ends_with("userprofile")
-        || lower.ends_with("homedir")
-        || lower.ends_with("home_dir")
+    let joined = before
+        .trim_end_matches(|c: char| "\"'`{}[]() +,.;".contains(c) || c.is_whitespace())
+        .as_bytes();
+    // Only the end is compared: every path token asks, and the text before it can be long.
+    ["home", "userprofile", "homedir", "home_dir"].iter().any(|name| {
+        joined.len() >= name.len() && joined[joined.len() - name.len()..].eq_ignore_ascii_case(name.as_bytes())
+    })
 }
 
 /// Programs and scripts that dump the credentials a machine holds (password hashes, cached
@@ -4702,11 +4711,19 @@ fn socat_file_sources(cmd: &SimpleCommand) -> Vec<&str> {
     if !remote {
         return Vec::new();
     }
-    addresses
+    // `-u` sends the first address's data to the second, `-U` the second's to the first.
+    let sending: &[&str] = if cmd.argv.iter().any(|a| a == "-u") {
+        &addresses[..addresses.len().min(1)]
+    } else if cmd.argv.iter().any(|a| a == "-U") {
+        addresses.get(1..2).unwrap_or(&[])
+    } else {
+        &addresses
+    };
+    sending
         .iter()
         .filter_map(|a| {
             let (kind, rest) = a.split_once(':')?;
-            matches!(kind.to_ascii_lowercase().as_str(), "file" | "open" | "gopen" | "create")
+            matches!(kind.to_ascii_lowercase().as_str(), "file" | "open" | "gopen")
                 .then(|| rest.split(',').next().unwrap_or(rest))
         })
         .collect()

@@ -230,10 +230,30 @@ fn planted_program(key: &str, value: &str) -> bool {
         let temp = ["/tmp/", "/var/tmp/", "/dev/shm/", "$TMPDIR/", "${TMPDIR}/"]
             .iter()
             .any(|t| word.starts_with(t));
+        // Tools' own install folders are hidden too (`~/.cargo/bin/delta`), and planted nowhere.
         let hidden = word.contains('/')
-            && word
-                .split('/')
-                .any(|c| c.len() > 1 && c.starts_with('.') && c != ".." && c != ".git");
+            && word.split('/').any(|c| {
+                c.len() > 1
+                    && c.starts_with('.')
+                    && !matches!(
+                        c,
+                        ".." | ".git"
+                            | ".local"
+                            | ".cargo"
+                            | ".nix-profile"
+                            | ".rustup"
+                            | ".npm-global"
+                            | ".deno"
+                            | ".bun"
+                            | ".pyenv"
+                            | ".rbenv"
+                            | ".asdf"
+                            | ".volta"
+                            | ".nvm"
+                            | ".go"
+                            | ".dotnet"
+                    )
+            });
         temp || hidden
     })
 }

@@ -66,6 +66,7 @@ fn interpreter(name: &str) -> bool {
                 | "tclsh"
                 | "wish"
                 | "expect"
+                | "R"
                 | "Rscript"
                 | "julia"
                 | "groovy"
@@ -77,6 +78,7 @@ fn interpreter(name: &str) -> bool {
                 | "runghc"
                 | "runhaskell"
                 | "clisp"
+                | "sbcl"
                 // A root shell (`sudo -s`, `sudo bash`), kept whole by unwrap_command.
                 | "sudo"
                 | "doas"
@@ -348,6 +350,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     let inline = interpreter(name) && !is_shell(name);
     if inline
         && cmd.argv.iter().skip(1).any(|code| {
+            // An evaluator as a word of its own: not `resource(`, `ast.literal_eval(`.
             let evaluates = [
                 "eval(",
                 "evaluate(",
@@ -358,7 +361,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
                 "Code.eval_string",
             ]
             .iter()
-            .any(|e| code.contains(e));
+            .any(|e| calls(code, e));
             let names_address = code.contains("http://") || code.contains("https://");
             if names_address && evaluates {
                 return true;
@@ -380,7 +383,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
             .any(|f| code.contains(f));
             let runs = ["exec(", "eval(", "eval)", "eval ", "instance_eval", "Function("]
                 .iter()
-                .any(|e| code.contains(e));
+                .any(|e| calls(code, e));
             fetches && runs
         })
     {
@@ -570,6 +573,17 @@ fn powershell(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     }
 }
 
+/// Whether `code` names `needle` as a word of its own: not inside a longer name (`resource(`
+/// is not `source(`, `ast.literal_eval(` not `eval(`).
+fn calls(code: &str, needle: &str) -> bool {
+    code.match_indices(needle).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
 /// `remote_execution.url_package`: `npx https://..`, `npx github:user/repo`, `deno run -A
 /// https://..`: code from a URL (not a registry package) runs at once.
 fn url_package(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
@@ -726,7 +740,6 @@ fn installed_package_files(cmd: &SimpleCommand) -> Vec<&str> {
         ".deb",
         ".rpm",
         ".apk",
-        ".whl",
         ".tar.gz",
         ".tgz",
         ".zip",
