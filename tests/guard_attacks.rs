@@ -2216,6 +2216,8 @@ fn a_process_root_is_the_root_and_files_socat_or_openssl_send_are_uploads() {
         "cat /proc/self/status",
         "ls /proc/1/root",
         "socat -u FILE:build/report.txt TCP:localhost:9001",
+        "socat -u FILE:build/report.txt TCP:[::1]:9001",
+        "xterm -display [::1]:0",
         "openssl s_client -connect example.com:443 < /dev/null",
         "echo | openssl s_client -connect example.com:443 -servername example.com",
     ]);

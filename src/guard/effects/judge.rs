@@ -4705,8 +4705,9 @@ fn socat_file_sources(cmd: &SimpleCommand) -> Vec<&str> {
             .iter()
             .any(|p| l.starts_with(p))
             && !l.contains("-listen");
-        let host = a.split(':').nth(1).unwrap_or("");
-        connects && !loopback_address(host) && !host.eq_ignore_ascii_case("localhost")
+        // Past the address type: `HOST:PORT`, `[::1]:80`.
+        let target = a.split_once(':').map_or("", |(_, rest)| rest);
+        connects && !loopback_address(target)
     });
     if !remote {
         return Vec::new();

@@ -247,7 +247,7 @@ fn remote_terminal(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let remote = |display: &str| {
         let host = display.rsplit_once(':').map_or("", |(h, _)| h);
         let host = host.trim_start_matches("tcp/");
-        !host.is_empty() && !matches!(host, "localhost" | "unix" | "::1" | "[::1]") && !host.starts_with("127.")
+        !host.is_empty() && host != "unix" && !loopback(host)
     };
     let option = cmd
         .argv
