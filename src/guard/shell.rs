@@ -1858,7 +1858,18 @@ impl Walker<'_> {
         tail: &mut Vec<Node<'t>>,
     ) {
         let mut cursor = node.walk();
+        let mut previous_end = None;
         for child in node.named_children(&mut cursor) {
+            // The grammar drops a bare word written just before a here-document (`make -f -
+            // <<EOF`: the `-` is in no node): bash passes it on, so it is read back from the
+            // text between the command and the redirect.
+            if let Some(end) = previous_end.filter(|_| child.kind() == "heredoc_redirect") {
+                let gap = slice(src, end, child.start_byte());
+                if !gap.contains(['#', '\\', '\'', '"', '$', '`']) {
+                    cmd.argv.extend(gap.split_whitespace().map(str::to_string));
+                }
+            }
+            previous_end = Some(child.end_byte());
             match child.kind() {
                 "command" => self.fill(child, src, depth, cmd, tail),
                 "variable_assignment" => {

@@ -1329,32 +1329,10 @@ fn run_from_temp(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
     let fed_script = reads_script && cmd.inputs.iter().any(|f| temp(f));
     let script = fed_script || (runs_scripts && !module && (first.is_some_and(|a| temp(a)) || any_code));
     // `sudo awk -f /tmp/x.awk`, `sudo gdb -x /tmp/cmds`, `sudo vim -S /tmp/x.vim`: a program
-    // whose option names the script it runs (see [`SCRIPT_OPTIONS`]).
-    let options = SCRIPT_OPTIONS
-        .iter()
-        .find(|(programs, _)| programs.contains(&name))
-        .map_or(&[][..], |(_, options)| *options);
-    let script_file = cmd.argv[1..].iter().enumerate().any(|(k, a)| {
-        let next = || cmd.argv.get(k + 2).map(String::as_str);
-        let value = options.iter().find_map(|o| {
-            if a == o {
-                next()
-            } else if o.starts_with("--") {
-                a.strip_prefix(o).and_then(|rest| rest.strip_prefix('='))
-            } else {
-                // A short letter bundled (`-nf F`) or glued (`-fF`, `-x/tmp/c`).
-                let letter = o.chars().nth(1).filter(|_| o.len() == 2)?;
-                let bundle = crate::guard::options::bundle(a, |c| c == letter)?;
-                bundle
-                    .value_letter
-                    .and(bundle.glued)
-                    .or_else(|| bundle.takes_next().then(next).flatten())
-            }
-        });
-        // `make -C /tmp/build install` runs a Makefile there too, but most often the one
-        // of a build the agent unpacked there itself: left to the other rules.
-        value.is_some_and(temp)
-    });
+    // whose option names the script it runs (see [`SCRIPT_OPTIONS`]). `make -C /tmp/build
+    // install` runs a Makefile there too, but most often the one of a build the agent unpacked
+    // there itself: left to the other rules.
+    let script_file = script_option_files(cmd).into_iter().any(&temp);
     // `sudo mysql -e 'source /tmp/x.sql'`, `sudo sqlite3 db '.read /tmp/x.sql'`, `sudo psql -c
     // '\i /tmp/x.sql'`: a database client told, in its own command language, to run a file
     // (whose `\!`, `.shell` or `system` lines are shell commands).
@@ -1463,6 +1441,38 @@ const SCRIPT_RUNNERS: &[&str] = &[
 const LAUNCHERS: &[&str] = &[
     "go", "dotnet", "cargo", "deno", "bun", "zig", "nim", "stack", "cabal", "puppet",
 ];
+
+/// The files `cmd` runs because an option of its names them ([`SCRIPT_OPTIONS`]): `make -f F`,
+/// `awk -fF`, `gdb -x F`, `sed --file=F`; `-` or `/dev/stdin` when the program is read from
+/// stdin (`curl .. | make -f -`).
+pub(crate) fn script_option_files(cmd: &SimpleCommand) -> Vec<&str> {
+    let name = cmd.name();
+    let Some((_, options)) = SCRIPT_OPTIONS.iter().find(|(programs, _)| programs.contains(&name)) else {
+        return Vec::new();
+    };
+    cmd.argv[1..]
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| {
+            let next = || cmd.argv.get(k + 2).map(String::as_str);
+            options.iter().find_map(|o| {
+                if a == o {
+                    next()
+                } else if o.starts_with("--") {
+                    a.strip_prefix(o).and_then(|rest| rest.strip_prefix('='))
+                } else {
+                    // A short letter bundled (`-nf F`) or glued (`-fF`, `-x/tmp/c`).
+                    let letter = o.chars().nth(1).filter(|_| o.len() == 2)?;
+                    let bundle = crate::guard::options::bundle(a, |c| c == letter)?;
+                    bundle
+                        .value_letter
+                        .and(bundle.glued)
+                        .or_else(|| bundle.takes_next().then(next).flatten())
+                }
+            })
+        })
+        .collect()
+}
 
 /// Programs whose option names a script or command file they run: the options, short letters
 /// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).

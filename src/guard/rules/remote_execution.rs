@@ -436,7 +436,12 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
             return;
         }
     }
-    if interpreter(name) {
+    // `curl .. | make -f -`, `wget -O- .. | awk -f /dev/stdin`: a program told by an option to
+    // read the script it runs from stdin is an interpreter there.
+    let program_on_stdin = crate::guard::effects::script_option_files(cmd)
+        .into_iter()
+        .any(|f| matches!(f, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"));
+    if interpreter(name) || program_on_stdin {
         // Piped into an interpreter that reads its program from stdin, or a download fed on
         // stdin (`source /dev/stdin <<< "$(curl ..)"`).
         let upstream = &pipeline[..index];
@@ -444,7 +449,8 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
             .stdin_text
             .as_ref()
             .is_some_and(|t| t.contains("$(") && FETCHERS.iter().any(|f| mentions(t, f)));
-        if reads_stdin(cmd) && (fed_download || upstream.iter().any(fetcher)) {
+        let reads_program = program_on_stdin || reads_stdin(cmd);
+        if reads_program && (fed_download || upstream.iter().any(fetcher)) {
             out.push(block(
                 r,
                 PIPE_TO_SHELL,
@@ -454,7 +460,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
             ));
             return;
         }
-        if index > 0 && reads_stdin(cmd) {
+        if index > 0 && reads_program {
             // `echo 'eq -pe v/' | tr eqv rmf | sh`, `rev <<< '/ fr- mr' | bash`: a literal
             // changed on its way into the interpreter hides what it runs (what it computes to,
             // where that is plain, is judged as a script of its own too).
@@ -725,7 +731,10 @@ fn files_run(cmd: &SimpleCommand) -> Vec<&str> {
         command_files(cmd).into_iter().map(String::as_str).collect()
     } else {
         let program = cmd.argv.first().filter(|w| w.contains('/')).map(String::as_str);
-        program.into_iter().chain(program_files(cmd)).collect()
+        program
+            .into_iter()
+            .chain(crate::guard::effects::script_option_files(cmd))
+            .collect()
     };
     files.extend(loaded_by_variables(cmd));
     files.extend(installed_package_files(cmd));
@@ -767,31 +776,6 @@ fn installed_package_files(cmd: &SimpleCommand) -> Vec<&str> {
     args.iter()
         .filter(|a| !a.starts_with('-') && PACKAGE_FILES.iter().any(|x| a.ends_with(x)))
         .map(String::as_str)
-        .collect()
-}
-
-/// The file whose commands a program runs because an option names it: make's makefile
-/// (`make -f F`: its recipes are shell lines), awk's and sed's program files (`awk -f F`,
-/// `sed -f F`: both can run commands).
-fn program_files(cmd: &SimpleCommand) -> Vec<&str> {
-    let options: &[&str] = match cmd.name() {
-        "make" | "gmake" | "bmake" | "pmake" => &["-f", "--file", "--makefile"],
-        "awk" | "gawk" | "mawk" | "nawk" => &["-f", "--file"],
-        "sed" | "gsed" => &["-f", "--file"],
-        _ => return Vec::new(),
-    };
-    let args = &cmd.argv[1..];
-    args.iter()
-        .enumerate()
-        .filter_map(|(k, a)| {
-            if options.contains(&a.as_str()) {
-                return args.get(k + 1).map(String::as_str);
-            }
-            options
-                .iter()
-                .filter(|o| o.starts_with("--"))
-                .find_map(|o| a.strip_prefix(o)?.strip_prefix('='))
-        })
         .collect()
 }
 
