@@ -2238,6 +2238,28 @@ fn a_test_runner_answered_by_a_shell_function_is_a_forged_run() {
         "npm(){ echo hi; }; npm install",
         "greet(){ echo hello; }; greet",
         "t(){ pytest -q \"$@\"; }; t tests/",
+        // `command` and `builtin` skip functions: the wrapper runs the real program.
+        "pytest(){ command pytest -q \"$@\"; }; pytest tests/",
+        "cd() { builtin cd \"$@\" && ls; }; cd src",
+    ]);
+}
+
+#[test]
+fn a_function_runs_where_bash_would_call_it_and_not_through_a_wrapper() {
+    // Assignments and the `time` keyword still call the function.
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "f(){ rm -rf ~; }; time f",
+            "f(){ rm -rf ~; }; X=1 f",
+            "f(){ rm -rf \"$1\"; }; f ~",
+        ],
+    );
+    // A wrapper that runs its command as a program cannot reach a shell function.
+    passes(&[
+        "git() { command git \"$@\"; }; git status",
+        "ls() { command ls --color=auto \"$@\"; }; ls src",
     ]);
 }
 

@@ -2010,6 +2010,8 @@ fn remote_settings_removed_changes_applied_unreviewed_and_prefixes_emptied() {
         "doctl auth remove --context staging",
         "az extension remove --name azure-devops",
         "helm repo remove stable",
+        "kubectl config delete-context kind-old",
+        "kubectl config delete-cluster minikube",
         "cdk deploy",
         "cdk diff",
         "pulumi preview",

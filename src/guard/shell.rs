@@ -1625,6 +1625,12 @@ impl Walker<'_> {
         // `curl -so FILE`: one option per word, for the programs whose options bundle.
         super::options::split_bundles(&mut cmd.argv);
         let original = original.unwrap_or_default();
+        // A wrapper runs a program, never a shell function (`command pytest` inside `pytest()
+        // { command pytest "$@"; }`, `sudo f`); assignments and bash's `time` keyword do not
+        // change that the word names the function.
+        let calls_functions = original[..removed.min(original.len())]
+            .iter()
+            .all(|w| w == "time" || w.starts_with('-') || super::is_assignment(w));
         // `env -C / rm -rf home/dev`: a wrapper that starts the command in another directory.
         let moved_to = carriers::chdir(&original[..removed.min(original.len())]).map(String::from);
         cmd.carried = self.carrying > 0;
@@ -1693,7 +1699,7 @@ impl Walker<'_> {
             self.feeding -= usize::from(!pipeline.is_empty());
             self.feed_upstream(first, pipeline);
         }
-        let function = cmd.argv.first();
+        let function = cmd.argv.first().filter(|_| calls_functions);
         cmd.function_body = function.and_then(|n| self.functions.get(n)).cloned();
         if let Some((name, body)) = function.and_then(|n| Some((n.clone(), self.functions.get(n)?.clone()))) {
             // The body was read where it was defined; it is read again when the call gives

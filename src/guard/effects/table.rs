@@ -598,9 +598,14 @@ pub static PROGRAMS: &[Program] = &[
             "--public-access",
         ],
         clauses: &[
+            // The CLI's own settings and contexts are local (`kubectl config delete-context`,
+            // `gcloud config configurations delete`).
             Clause {
                 sub: &[],
-                when: When::Arg(Val::Is(DESTROY_VERBS)),
+                when: When::Both(
+                    &When::Arg(Val::Is(DESTROY_VERBS)),
+                    &When::Not(&When::First(Val::Is(LOCAL_GROUPS))),
+                ),
                 does: Does::DestroyRemote,
             },
             // The account's audit trail or threat detection stopped (`aws cloudtrail
@@ -741,13 +746,16 @@ pub static PROGRAMS: &[Program] = &[
             },
             Clause {
                 sub: &[],
-                when: When::Arg(Val::Prefix(&[
-                    "delete-",
-                    "destroy-",
-                    "terminate-",
-                    "deregister-",
-                    "purge-",
-                ])),
+                when: When::Both(
+                    &When::Arg(Val::Prefix(&[
+                        "delete-",
+                        "destroy-",
+                        "terminate-",
+                        "deregister-",
+                        "purge-",
+                    ])),
+                    &When::Not(&When::First(Val::Is(LOCAL_GROUPS))),
+                ),
                 does: Does::DestroyRemote,
             },
             // Secrets read out of a cloud secret store or an identity: `aws secretsmanager
