@@ -2347,3 +2347,28 @@ fn look_alikes_of_this_rounds_rules_pass() {
         &["sbcl --non-interactive --eval '(sb-ext:run-program \"/bin/sh\" '\"'\"'(\"-c\" \"rm -rf ~\"))'"],
     );
 }
+
+#[test]
+fn a_substitution_whose_output_is_plain_stands_for_the_words_it_prints() {
+    fires(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "rm $(echo LXJmIC8= | base64 -d)",
+            "rm $(echo -rf /)",
+            "rm -rf $(echo fg== | base64 -d)",
+            "rm $(printf -- '-rf\\n/home/dev\\n')",
+        ],
+    );
+    // An evaluator handed decoded text is hidden execution whatever the text says.
+    fires(
+        "remote_execution.eval_download",
+        Block,
+        &["eval $(echo bHMgLWxh | base64 -d)"],
+    );
+    passes(&[
+        "ls $(echo src tests)",
+        "cargo build $(echo --release)",
+        "rm -rf $(echo dGFyZ2V0 | base64 -d)",
+    ]);
+}

@@ -6452,3 +6452,29 @@ fn git_prints_a_stored_credential_when_asked_to_fill_one() {
     // Storing one, or naming the helper, prints nothing.
     allowed(&["git credential approve", "git config credential.helper"]);
 }
+
+#[test]
+fn scanning_other_hosts_is_reconnaissance() {
+    judged(
+        "network.reconnaissance",
+        Warn,
+        &[
+            "nmap -sS -p- 10.0.0.0/24",
+            "sudo nmap -sV 192.168.1.10",
+            "nc -zv 10.0.0.5 1-1024",
+            "sudo arp-scan --localnet",
+            "fping -a -g 192.168.1.0/24",
+            "nmap -oX scan/out.xml 10.0.0.0/16",
+        ],
+    );
+    // This machine alone, help pages; watching traffic to debug it.
+    allowed(&[
+        "nmap -p 8080 localhost",
+        "nmap 127.0.0.1",
+        "nmap -oX scan/results.xml -iL build/hosts.txt 127.0.0.1",
+        "sudo tcpdump -i eth0 port 443 -c 100",
+        "nmap --help",
+        "nc -zv localhost 5432",
+        "nc -z db.internal 5432",
+    ]);
+}

@@ -461,6 +461,7 @@ fn parse_shell_with(text: &str, cwd: Option<PathBuf>, plain_lines: bool) -> Pars
         quoted_ifs: Vec::new(),
         unquoted_expansions: Vec::new(),
         listing_argument: None,
+        computed_argument: None,
         assigned: Vec::new(),
         written: WrittenFiles::default(),
         aliases: HashMap::new(),
@@ -538,6 +539,9 @@ struct Walker<'o> {
     /// The pipeline an unquoted substitution among the current command's arguments pushed,
     /// when it pushed one (`rm -f $(find ~ -type f)`): its words are the command's arguments.
     listing_argument: Option<usize>,
+    /// An unquoted substitution among the current command's arguments whose output is plain
+    /// to compute (`rm $(echo LXJmIC8= | base64 -d)`): its pipeline and the argument's index.
+    computed_argument: Option<(usize, usize)>,
     /// Files written earlier in the line by `echo`/`printf`/`cat <<EOF` (`echo .. > x.sh`):
     /// running or reading one of them runs or reads that text.
     written: WrittenFiles,
@@ -1068,6 +1072,41 @@ impl Walker<'_> {
     /// is fed no here-document: the substitution's pipeline is put in front of it, and it
     /// takes more arguments from what that prints. The words must reach that program (`sudo -u
     /// $(logname) ..` hands them to the wrapper).
+    /// `rm $(echo LXJmIC8= | base64 -d)`, `rm $(printf -- '-rf /')`: an unquoted substitution
+    /// whose output is plain to compute (literal text, through filters such as `base64 -d` or
+    /// `tr`) is the words it prints, split as bash splits them. The substitution's own
+    /// commands are still judged where they stand.
+    fn computed_into(&mut self, cmd: &mut SimpleCommand) {
+        let Some((at, index)) = self.computed_argument.take() else {
+            return;
+        };
+        // What an evaluator or a shell is handed stays as written: running decoded text is
+        // judged as hidden execution whatever it decodes to (`eval $(echo .. | base64 -d)`).
+        let runner = cmd.argv.first().map(|w| crate::guard::basename(w)).unwrap_or("");
+        if matches!(runner, "eval" | "source" | "." | "exec") || carriers::is_shell(runner) {
+            return;
+        }
+        let Some(text) = self.out.pipelines.get(at).and_then(|p| carriers::printed_by(p)) else {
+            return;
+        };
+        let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        // An escape or a format directive left in the text (`printf '\057'`) is not plain.
+        let plain = is_literal(&text) && !text.contains(['\\', '%']);
+        if words.is_empty() || words.len() > MAX_COMPUTED_WORDS || index >= cmd.argv.len() || !plain {
+            return;
+        }
+        let added = words.len() - 1;
+        cmd.argv.splice(index..=index, words);
+        for indices in [&mut self.unquoted_expansions, &mut self.quoted_ifs] {
+            indices.retain(|&k| k != index);
+            for k in indices.iter_mut().filter(|k| **k > index) {
+                *k += added;
+            }
+        }
+        // The words are known now: they are no longer a listing fed to the command.
+        self.listing_argument = None;
+    }
+
     fn listing_into(&mut self, cmd: &mut SimpleCommand, pipeline: &mut Pipeline) {
         let Some(at) = self.listing_argument.take() else {
             return;
@@ -1221,7 +1260,9 @@ impl Walker<'_> {
         self.quoted_ifs.clear();
         self.unquoted_expansions.clear();
         self.listing_argument = None;
+        self.computed_argument = None;
         self.fill(node, src, depth, &mut cmd, &mut tail);
+        self.computed_into(&mut cmd);
         self.listing_into(&mut cmd, pipeline);
         self.push_command(cmd, depth, pipeline);
         for part in tail {
@@ -1930,6 +1971,7 @@ impl Walker<'_> {
                     self.visit_subs(child, src, depth);
                     if child.kind() == "command_substitution" && self.out.pipelines.len() == before + 1 {
                         self.listing_argument = Some(before);
+                        self.computed_argument = Some((before, cmd.argv.len()));
                     }
                     let raw = text(child, src);
                     if raw.contains("IFS") && raw.contains(['\'', '"']) {
@@ -2502,6 +2544,10 @@ fn set_parameters(args: &[String]) -> Option<Vec<String>> {
 
 /// At most this many positional parameters are followed (see [`set_parameters`]).
 const MAX_PARAMETERS: usize = 1024;
+
+/// The most words a computed substitution ([`Walker::computed_into`]) stands for; a longer
+/// output keeps the substitution as written.
+const MAX_COMPUTED_WORDS: usize = 256;
 
 /// How many words after a shell's short-option bundle are its options' values: one for each
 /// `o` or `O` in `-o`, `+o`, `-eo`, `-O` (long options take none).

@@ -26,6 +26,7 @@ pub(crate) fn printed_text(cmd: &SimpleCommand) -> Option<String> {
             .join(" "),
         "printf" => {
             // The format's `\n` escapes are newlines; `%s` takes the following words in turn.
+            let args = args.strip_prefix(&["--"]).unwrap_or(&args);
             let (fmt, rest) = args.split_first()?;
             let mut s = fmt.replace("\\n", "\n").replace("%s", "");
             for r in rest {

@@ -47,6 +47,7 @@ const CREDENTIAL_FILE: &str = crate::guard::rules::secrets::CREDENTIAL_FILE;
 pub const NETWORK_CONFIG: &str = "network.config";
 pub const MANAGED_DELETE: &str = crate::guard::rules::deletion::MANAGED_RESOURCE;
 pub const ATTACK_TOOL: &str = "network.attack_tool";
+pub const RECONNAISSANCE: &str = "network.reconnaissance";
 pub const INPUT_CAPTURE: &str = "secrets.input_capture";
 pub const PROCESS_MEMORY: &str = "secrets.process_memory";
 pub const ROOT_FROM_TEMP: &str = "privilege.root_from_temp";
@@ -336,6 +337,8 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
             cmd,
             "runs an attack tool (scanning, brute force, spoofing or exploitation) against other hosts",
         ));
+    } else if let Some(what) = reconnaissance(cmd) {
+        out.push(warn(Category::Network, RECONNAISSANCE, cmd, what));
     }
     if cmd.args_from_stdin && destroys_each_fed_file(cmd) {
         if let Some(lister) = lister_upstream(pipeline, i) {
@@ -789,6 +792,65 @@ const ATTACK_TOOLS: &[&str] = &[
     "ligolo-ng",
     "ldapdomaindump",
 ];
+
+/// Network scanners: what they learn is another host's open doors.
+const SCANNERS: &[&str] = &[
+    "nmap",
+    "rustscan",
+    "arp-scan",
+    "netdiscover",
+    "nbtscan",
+    "fping",
+    "unicornscan",
+    "naabu",
+    "zgrab",
+    "zgrab2",
+];
+
+/// What a command does to learn about the network or the machine's weak points, or None:
+/// sweeping hosts or ports with a scanner (`nmap -sS 10.0.0.0/24`, `nc -zv host 1-1024`). A
+/// scan of this machine alone (`nmap localhost`) is a developer checking their own ports.
+/// Watching traffic (`tcpdump -i eth0 port 443`) is debugging, unless it fishes for
+/// passwords (`secrets.input_capture`); discovery of the machine itself (`find / -perm
+/// -4000`, `getcap -r /`) reads what any user may read: both are left alone.
+fn reconnaissance(cmd: &SimpleCommand) -> Option<&'static str> {
+    if asks_or_previews(&cmd.argv) {
+        return None;
+    }
+    let name = cmd.name();
+    let args = &cmd.argv[1..];
+    let operands = || args.iter().filter(|a| !a.starts_with('-'));
+    if SCANNERS.contains(&name) {
+        // A scanner handed only loopback targets, or no target at all. Files it reads or
+        // writes are not targets (`-oX scan/out.xml`, `-iL hosts.txt`).
+        let file_option =
+            |o: &str| o.starts_with("-o") || o.starts_with("-i") || o.starts_with("--script") || o.ends_with("file");
+        // An address, a block (`10.0.0.0/24`) or a host name: a word with a dot, not a path.
+        let target = |k: usize, a: &str| {
+            let path = a.split_once('/').is_some_and(|(_, bits)| bits.parse::<u8>().is_err());
+            !a.starts_with('-') && a.contains('.') && !path && !(k > 0 && file_option(&args[k - 1]))
+        };
+        let remote = args
+            .iter()
+            .enumerate()
+            .any(|(k, a)| target(k, a) && !loopback_address(a));
+        let sweep = args
+            .iter()
+            .any(|a| a == "--localnet" || a == "-l" && name == "arp-scan" || a == "-g");
+        return (remote || sweep).then_some("scans other hosts' addresses or ports (network reconnaissance)");
+    }
+    if matches!(name, "nc" | "ncat" | "netcat") {
+        // `nc -zv host 1-1024`, `nc -z host 22 80 443`: a connect scan of a port range.
+        let zero_io = args
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('z'));
+        let ports: Vec<&String> = operands().skip(1).collect();
+        let range = ports.iter().any(|p| p.contains('-')) || ports.len() > 2;
+        let host = operands().next().is_some_and(|h| !loopback_address(h));
+        return (zero_io && range && host).then_some("scans a range of another host's ports (network reconnaissance)");
+    }
+    None
+}
 
 /// Words that, as a CLI's subcommand, delete what it manages.
 const DELETE_WORDS: &[&str] = &[
