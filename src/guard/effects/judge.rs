@@ -828,7 +828,8 @@ fn reconnaissance(cmd: &SimpleCommand) -> Option<&'static str> {
         // An address, a block (`10.0.0.0/24`) or a host name: a word with a dot, not a path.
         let target = |k: usize, a: &str| {
             let path = a.split_once('/').is_some_and(|(_, bits)| bits.parse::<u8>().is_err());
-            !a.starts_with('-') && a.contains('.') && !path && !(k > 0 && file_option(&args[k - 1]))
+            let a_file = k > 0 && file_option(&args[k - 1]);
+            !(a.starts_with('-') || !a.contains('.') || path || a_file)
         };
         let remote = args
             .iter()
