@@ -6478,3 +6478,47 @@ fn scanning_other_hosts_is_reconnaissance() {
         "nc -z db.internal 5432",
     ]);
 }
+
+#[test]
+fn the_container_daemon_reached_by_its_socket_or_its_own_client_is_the_host() {
+    judged(
+        "privilege.escape",
+        Block,
+        &[
+            "curl -s --unix-socket /var/run/docker.sock http://localhost/containers/json",
+            "curl --unix-socket /run/podman/podman.sock -X POST http://d/v4.0.0/libpod/containers/create",
+            "socat - UNIX-CONNECT:/var/run/docker.sock",
+            "nc -U /var/run/docker.sock",
+            "docker -H unix:///var/run/docker.sock run -v /:/host alpine",
+            "docker --context prod run --privileged alpine",
+            "sudo ctr -n k8s.io run --rm --privileged docker.io/library/alpine:latest x sh",
+            "ctr run --mount type=bind,src=/,dst=/host,options=rbind:rw docker.io/library/alpine:latest x sh",
+        ],
+    );
+    allowed(&[
+        "docker -H tcp://127.0.0.1:2375 ps",
+        "docker --context dev run --rm -v \"$PWD\":/app -w /app node:20 npm test",
+        "ctr images ls",
+        "ctr -n k8s.io containers list",
+        "ls -l /var/run/docker.sock",
+        "curl -s http://localhost:8080/healthz",
+    ]);
+}
+
+#[test]
+fn the_current_directory_spelled_as_a_variable_is_the_current_directory() {
+    allowed(&[
+        "rm -rf \"$PWD/target\"",
+        "rm -rf ${PWD}/dist",
+        "rm -rf \"$(pwd)/build\"",
+    ]);
+    judged(
+        "deletion.recursive_force",
+        Block,
+        &[
+            "cd / && rm -rf \"$PWD\"/*",
+            "cd ~ && rm -rf $PWD",
+            "PWD=/home/dev; rm -rf $PWD",
+        ],
+    );
+}

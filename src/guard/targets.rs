@@ -174,6 +174,14 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             }
         }
     }
+    // `$PWD/target` is `./target`: the current directory, wherever the line has moved it.
+    for here in ["$PWD", "${PWD}", "$(pwd)", "`pwd`"] {
+        if let Some(rest) = t.strip_prefix(here) {
+            if rest.is_empty() || rest.starts_with('/') {
+                return classify_target(&format!(".{rest}"), cwd, workspace);
+            }
+        }
+    }
     // A fresh temp directory or a user's runtime directory, spelled with what makes it
     // (`$(mktemp -d)/x.sh`, `/run/user/$(id -u)/x`).
     for tmp in [

@@ -340,6 +340,15 @@ fn command_effects(pipeline: &Pipeline, i: usize, ctx: &GuardContext<'_>, out: &
     } else if let Some(what) = reconnaissance(cmd) {
         out.push(warn(Category::Network, RECONNAISSANCE, cmd, what));
     }
+    if speaks_to_container_daemon(cmd) {
+        out.push(block(
+            Category::Privilege,
+            ESCAPE,
+            Risk::Critical,
+            cmd,
+            "talks to the container daemon's socket: whoever does can start a privileged container with the host's root mounted",
+        ));
+    }
     if cmd.args_from_stdin && destroys_each_fed_file(cmd) {
         if let Some(lister) = lister_upstream(pipeline, i) {
             listing_fed_delete(lister, cmd, ctx, out);
@@ -851,6 +860,24 @@ fn reconnaissance(cmd: &SimpleCommand) -> Option<&'static str> {
         return (zero_io && range && host).then_some("scans a range of another host's ports (network reconnaissance)");
     }
     None
+}
+
+/// `curl --unix-socket /var/run/docker.sock http://localhost/containers/create`, `socat -
+/// UNIX-CONNECT:/run/containerd/containerd.sock`, `nc -U /var/run/docker.sock`: a raw client
+/// speaking the container daemon's API, which the daemon answers as root. The runtimes' own
+/// CLIs use the socket by design and are judged by what they ask for.
+fn speaks_to_container_daemon(cmd: &SimpleCommand) -> bool {
+    const SOCKETS: &[&str] = &[
+        "docker.sock",
+        "containerd.sock",
+        "podman.sock",
+        "crio.sock",
+        "dockershim.sock",
+    ];
+    matches!(
+        cmd.name(),
+        "curl" | "wget" | "socat" | "nc" | "ncat" | "netcat" | "http" | "https" | "xh" | "websocat"
+    ) && cmd.argv[1..].iter().any(|a| SOCKETS.iter().any(|s| a.contains(s)))
 }
 
 /// Words that, as a CLI's subcommand, delete what it manages.

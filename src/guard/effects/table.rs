@@ -227,6 +227,14 @@ pub const BROAD_PROCESS_NAMES: &[&str] = &[
 ];
 
 const DOCKER_VALUE_OPTS: &[&str] = &[
+    // Global options, before the subcommand (`docker -H unix:///run/d.sock run ..`).
+    "-H",
+    "--host",
+    "--context",
+    "--config",
+    "--log-level",
+    "--url",
+    "--connection",
     "-v",
     "--volume",
     "--mount",
@@ -1702,6 +1710,25 @@ pub static PROGRAMS: &[Program] = &[
         names: &["docker", "podman", "nerdctl"],
         value_opts: DOCKER_VALUE_OPTS,
         clauses: container_clauses!(&["run"], &["create"], &["container", "run"], &["container", "create"]),
+    },
+    // containerd's own client: `ctr [-n NS] run [OPTS] IMAGE ID [CMD]`.
+    Program {
+        names: &["ctr"],
+        value_opts: &[
+            "-n",
+            "--namespace",
+            "-a",
+            "--address",
+            "--mount",
+            "--env",
+            "--label",
+            "--runtime",
+            "--snapshotter",
+            "--cwd",
+            "--user",
+            "-u",
+        ],
+        clauses: container_clauses!(&["run"], &["container", "create"], &["containers", "create"], &["c", "create"]),
     },
     Program {
         names: &["nsenter"],
