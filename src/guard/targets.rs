@@ -174,8 +174,10 @@ pub fn classify_target(target: &str, cwd: Option<&Path>, workspace: &Path) -> Ta
             }
         }
     }
-    // `$PWD/target` is `./target`: the current directory, wherever the line has moved it.
-    for here in ["$PWD", "${PWD}", "$(pwd)", "`pwd`"] {
+    // `$PWD/target` is `./target`: the current directory, wherever the line has moved it
+    // (a value the line gives `PWD` was expanded before this). `$(pwd)` stays unknown: a
+    // function defined earlier may answer for `pwd`.
+    for here in ["$PWD", "${PWD}"] {
         if let Some(rest) = t.strip_prefix(here) {
             if rest.is_empty() || rest.starts_with('/') {
                 return classify_target(&format!(".{rest}"), cwd, workspace);
