@@ -56,7 +56,9 @@ const SPLITS: [&str; 2] = ["heldout", "tuning"];
 /// network, root shells in option values, credential globs and root file servers (2026-11-30,
 /// stop 40), and for the interpreters read by their literals, code handed over by variables
 /// and options, secrets piped to the network and cloud run-commands (2026-12-02, eff1713; the
-/// tldr warned rates set to what they measure since the static file servers were warned);
+/// tldr warned rates set to what they measure since the static file servers were warned), and
+/// for words read back around here-documents, computed substitutions, the container daemon's
+/// socket and network scans (2026-12-02, stop 46: tldr warned rates rise with the scans);
 /// corpora built from tldr 08e345f,
 /// GTFOBins 7382261, Atomic Red Team 9f85cf3 (bypass.tsv: PROVENANCE.md gives its sources'
 /// commits). (At 13a3d10, before the effect
@@ -69,8 +71,8 @@ const MEASURED: [Measured; 10] = [
         split: "heldout",
         must_block_blocked: Some(95.83),
         dangerous_flagged: Some(88.64),
-        benign_blocked: Some(0.26),
-        benign_warned: Some(2.37),
+        benign_blocked: Some(0.25),
+        benign_warned: Some(2.51),
     },
     Measured {
         scope: "tldr.tsv",
@@ -78,13 +80,13 @@ const MEASURED: [Measured; 10] = [
         must_block_blocked: Some(98.68),
         dangerous_flagged: Some(96.15),
         benign_blocked: Some(0.07),
-        benign_warned: Some(2.15),
+        benign_warned: Some(2.23),
     },
     Measured {
         scope: "gtfobins.tsv",
         split: "heldout",
-        must_block_blocked: Some(93.97),
-        dangerous_flagged: Some(94.51),
+        must_block_blocked: Some(94.12),
+        dangerous_flagged: Some(94.79),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -100,7 +102,7 @@ const MEASURED: [Measured; 10] = [
         scope: "atomic.tsv",
         split: "heldout",
         must_block_blocked: Some(86.21),
-        dangerous_flagged: Some(80.16),
+        dangerous_flagged: Some(80.95),
         benign_blocked: None,
         benign_warned: None,
     },
@@ -131,8 +133,8 @@ const MEASURED: [Measured; 10] = [
     Measured {
         scope: "dangerous",
         split: "heldout",
-        must_block_blocked: Some(93.07),
-        dangerous_flagged: Some(92.40),
+        must_block_blocked: Some(93.20),
+        dangerous_flagged: Some(92.75),
         benign_blocked: None,
         benign_warned: None,
     },
