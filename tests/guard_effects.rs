@@ -6519,3 +6519,60 @@ fn the_current_directory_spelled_as_a_variable_is_the_current_directory() {
         ],
     );
 }
+
+#[test]
+fn killing_every_process_a_full_listing_names_is_a_mass_kill() {
+    judged(
+        "process.kill_all",
+        Block,
+        &[
+            "ps -eo pid= | xargs kill -9",
+            "ps aux | awk '{print $2}' | xargs kill -9",
+            "ps -A -o pid= | tail -n +2 | xargs -r kill",
+            "kill -9 $(ps -eo pid=)",
+        ],
+    );
+    allowed(&[
+        "ps -ef | head",
+        "kill -0 $(ps -eo pid=)",
+        "ps -eo pid,comm | sort",
+        "kill $(cat server.pid)",
+        "ps aux | awk '/[v]ite/ {print $2}' | xargs -r kill",
+    ]);
+}
+
+#[test]
+fn a_cgroup_release_agent_is_kernel_state_wherever_it_is_mounted() {
+    judged(
+        "privilege.kernel",
+        Block,
+        &[
+            "echo \"$host_path/cmd\" > /tmp/cgrp/release_agent",
+            "echo /x.sh | tee /sys/fs/cgroup/rdma/release_agent",
+        ],
+    );
+    allowed(&["cat /sys/fs/cgroup/cpu.max", "grep release_agent docs/escapes.md"]);
+}
+
+#[test]
+fn archivers_and_copiers_told_to_delete_their_sources_move_them() {
+    judged(
+        "deletion.system_file",
+        Block,
+        &[
+            "tar -cf /dev/null /home/dev --remove-files",
+            "tar --remove-files -czf /dev/null ~/projects",
+            "tar -C / --file=/dev/null --remove-files -c home/dev",
+            "zip -rm /dev/null ~/Documents",
+            "rsync -a --remove-source-files ~/Documents/ /dev/null",
+        ],
+    );
+    // Moved into an archive or a copy, the data is kept.
+    allowed(&[
+        "tar czf build.tgz --remove-files dist/",
+        "tar czf /tmp/h.tgz --remove-files ~/projects",
+        "zip -m out.zip notes.txt",
+        "zip -r out.zip src",
+        "rsync -a --remove-source-files logs/ archive/logs/",
+    ]);
+}

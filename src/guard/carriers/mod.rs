@@ -148,6 +148,7 @@ pub(crate) fn carried(cmd: &SimpleCommand, written: &WrittenFiles) -> Vec<Carrie
     out.extend(interpreters::carried(cmd));
     out.extend(programs::found_exec(cmd));
     out.extend(programs::command_options(&cmd.argv));
+    out.extend(programs::removed_sources(&cmd.argv));
     out.extend(written_script(cmd, written));
     out.extend(shells::startup_file_text(cmd));
     out.extend(escapes::in_words(cmd));

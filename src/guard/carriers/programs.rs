@@ -323,6 +323,97 @@ pub(super) fn tar(argv: &[String]) -> Option<Carried> {
     })
 }
 
+/// `tar -czf A --remove-files SRC..`, `zip -m A SRC..`, `rsync --remove-source-files SRC..
+/// DEST`: archivers and copiers told to delete what they took move it into the archive or
+/// the destination, and are read as that `mv`, so the rules judge where it goes (`tar -cf
+/// /dev/null --remove-files ~` destroys the home; `zip -m notes.zip notes.txt` keeps the
+/// text in the archive). A `tar -C DIR` before a source puts it under DIR. An archive written
+/// to stdout, or a remote destination, is left to the other rules.
+pub(super) fn removed_sources(argv: &[String]) -> Option<Carried> {
+    let name = basename(argv.first()?);
+    let args = &argv[1..];
+    let (sources, destination): (Vec<String>, String) = match name {
+        "tar" | "gtar" | "bsdtar" if args.iter().any(|a| a == "--remove-files") => {
+            let mut dir: Option<&str> = None;
+            let mut archive: Option<&str> = None;
+            let mut sources = Vec::new();
+            let mut k = 0;
+            while k < args.len() {
+                let a = args[k].as_str();
+                // A traditional first word of letters (`czf`) or a bundle (`-czf`): `f` and
+                // `C` take the next words, in the order they appear.
+                let letters = a
+                    .strip_prefix('-')
+                    .filter(|l| !l.starts_with('-'))
+                    .or_else(|| (k == 0).then_some(a))
+                    .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphabetic()));
+                if let Some(letters) = letters {
+                    let mut next = k + 1;
+                    for c in letters.chars() {
+                        match c {
+                            'C' => dir = args.get(next).map(String::as_str),
+                            'f' => archive = args.get(next).map(String::as_str),
+                            _ => {}
+                        }
+                        if matches!(c, 'f' | 'C' | 'T' | 'X' | 'b' | 'L' | 'N' | 'g' | 'H' | 'K' | 'V') {
+                            next += 1;
+                        }
+                    }
+                    k = next;
+                    continue;
+                }
+                if let Some(d) = a.strip_prefix("--directory=") {
+                    dir = Some(d);
+                } else if let Some(f) = a.strip_prefix("--file=") {
+                    archive = Some(f);
+                } else if matches!(a, "--directory" | "--file") {
+                    let value = args.get(k + 1).map(String::as_str);
+                    if a == "--file" {
+                        archive = value;
+                    } else {
+                        dir = value;
+                    }
+                    k += 1;
+                } else if !a.starts_with('-') {
+                    sources.push(match dir {
+                        Some(d) => format!("{}/{a}", d.trim_end_matches('/')),
+                        None => a.to_string(),
+                    });
+                } else if matches!(a, "--exclude" | "--files-from" | "--transform") {
+                    k += 1;
+                }
+                k += 1;
+            }
+            (sources, archive?.to_string())
+        }
+        "zip"
+            if args
+                .iter()
+                .any(|a| a == "--move" || (a.starts_with('-') && !a.starts_with("--") && a.contains('m'))) =>
+        {
+            let mut operands = args.iter().filter(|a| !a.starts_with('-'));
+            let archive = operands.next()?.to_string();
+            (operands.cloned().collect(), archive)
+        }
+        "rsync" if args.iter().any(|a| a == "--remove-source-files") => {
+            let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+            let (destination, sources) = operands.split_last()?;
+            (sources.iter().map(|s| s.to_string()).collect(), destination.to_string())
+        }
+        _ => return None,
+    };
+    let remote = |w: &str| w.contains(':') && !w.starts_with('/');
+    if sources.is_empty() || destination == "-" || remote(&destination) || sources.iter().any(|s| remote(s)) {
+        return None;
+    }
+    let quoted: Vec<String> = sources.iter().map(|s| shell_quote(s)).collect();
+    Some(Carried::child(format!(
+        "mv -- {} {}",
+        quoted.join(" "),
+        shell_quote(&destination)
+    )))
+}
+
 /// `ansible HOSTS -m MODULE -a ARGS`: an ad-hoc task run on every host of the inventory. The
 /// modules that run a command line (`shell`, `command`, `raw`) carry it; the modules that do
 /// what one command does are read as that command (`file state=absent` is `rm -rf PATH`,

@@ -536,6 +536,18 @@ fn kill_by_lookup(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             continue;
         }
         let words: Vec<&str> = inner.split_whitespace().collect();
+        // `kill -9 $(ps -eo pid=)`: every process the listing names.
+        let stages: Vec<Vec<&str>> = inner.split('|').map(|s| s.split_whitespace().collect()).collect();
+        if every_process_listed(&stages) && !harmless_signal(&cmd.argv) {
+            out.push(block(
+                Category::Process,
+                KILL_ALL,
+                Risk::Critical,
+                cmd,
+                "kills every process a listing of all of them names: the machine's and every user's",
+            ));
+            return;
+        }
         if !matches!(words.first().copied(), Some("pidof" | "pgrep")) {
             continue;
         }
@@ -661,6 +673,32 @@ fn listed_folder(lister: &SimpleCommand) -> Option<&str> {
     }
 }
 
+/// Whether the stages print every process of the machine unfiltered: a `ps` that lists all
+/// of them (`-e`, `-A`, `aux`, `ax`) followed only by stages that reshape its lines (`awk
+/// '{print $2}'`, `cut`, `tail -n +2`, `tr`, `sort`), none that picks some (`grep`, an awk
+/// pattern, `head`).
+fn every_process_listed(stages: &[Vec<&str>]) -> bool {
+    let Some((first, rest)) = stages.split_first() else {
+        return false;
+    };
+    let all = first.first().is_some_and(|w| crate::guard::basename(w) == "ps")
+        && first[1..].iter().any(|a| match a.strip_prefix('-') {
+            Some(letters) => !letters.starts_with('-') && letters.contains(['e', 'A']),
+            None => a.contains('a') && a.contains('x') && a.chars().all(|c| c.is_ascii_alphabetic()),
+        });
+    let reshapes = |stage: &Vec<&str>| match stage.first().map(|w| crate::guard::basename(w)) {
+        Some("awk" | "gawk" | "mawk") => stage[1..]
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .all(|program| !program.contains(['/', '~', '=', '<', '>']) && !program.contains("if")),
+        Some("cut" | "tr" | "sort" | "uniq") => true,
+        Some("tail") => stage[1..].iter().any(|a| a.starts_with('+')),
+        Some("sed") => stage[1..].iter().all(|a| a.starts_with('-') || *a == "1d"),
+        _ => false,
+    };
+    all && rest.iter().all(reshapes)
+}
+
 /// `pgrep -f java | xargs kill -9`, `ps aux | grep '[n]ode' | awk '{print $2}' | xargs kill`:
 /// the processes a lookup by name finds, killed; judged like `pkill NAME`.
 fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
@@ -674,6 +712,26 @@ fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
         .flat_map(|c| c.argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str))
         .collect();
     let Some(name) = names.first() else {
+        // `ps -eo pid= | xargs kill -9`, `ps aux | awk '{print $2}' | xargs kill`: no name
+        // chosen, every process listed.
+        let stages: Vec<Vec<&str>> = pipeline[..i]
+            .iter()
+            .filter(|c| !c.upstream_copy)
+            .map(|c| c.argv.iter().map(String::as_str).collect())
+            .collect();
+        if every_process_listed(&stages) && !harmless_signal(&cmd.argv) {
+            let display = SimpleCommand {
+                argv: pipeline[..=i].iter().flat_map(|c| c.argv.clone()).collect(),
+                ..cmd.clone()
+            };
+            out.push(block(
+                Category::Process,
+                KILL_ALL,
+                Risk::Critical,
+                &display,
+                "kills every process a listing of all of them names: the machine's and every user's",
+            ));
+        }
         return;
     };
     let lookup = pipeline[..i]

@@ -253,6 +253,12 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
     if is_git_hooks(p) {
         return Place::VcsHooks;
     }
+    // A cgroup's `release_agent` names a program the kernel runs as root on the host when the
+    // group empties, wherever the hierarchy is mounted (`mount -t cgroup .. /tmp/cg`): only
+    // a cgroup file system holds a file of that name.
+    if Path::new(p).file_name().is_some_and(|n| n == "release_agent") {
+        return Place::Kernel;
+    }
     let target = targets::classify_target(p, cwd, workspace);
     // A project's own virtual environment may hold its `.pth` files; anywhere else they run.
     if python_startup_hook(p) && !matches!(target, Target::Inside | Target::WorkspaceAll | Target::WorkspaceDot) {
@@ -591,6 +597,9 @@ mod tests {
         assert_eq!(at(".git/hooks/pre-commit"), Place::VcsHooks);
         assert_eq!(at("/proc/sys/kernel/randomize_va_space"), Place::Kernel);
         assert_eq!(at("/proc/sysrq-trigger"), Place::Kernel);
+        assert_eq!(at("/tmp/cgrp/release_agent"), Place::Kernel);
+        assert_eq!(at("/sys/fs/cgroup/rdma/release_agent"), Place::Kernel);
+        assert_ne!(at("/sys/fs/cgroup/app/cpu.max"), Place::Kernel);
         assert_eq!(at("/dev/sda"), Place::Device);
         assert_eq!(at("/dev/null"), Place::Sink);
         assert_eq!(at("/dev/stderr"), Place::Sink);
