@@ -1086,7 +1086,16 @@ impl Walker<'_> {
         if matches!(runner, "eval" | "source" | "." | "exec") || carriers::is_shell(runner) {
             return;
         }
-        let Some(text) = self.out.pipelines.get(at).and_then(|p| carriers::printed_by(p)) else {
+        // `head`/`tail` are taken whole where a script is read (a part of it runs no less),
+        // which is not the words a part of it would be; a line that set `IFS` splits
+        // otherwise than at blanks.
+        let Some(stages) = self.out.pipelines.get(at) else {
+            return;
+        };
+        if self.vars.contains_key("IFS") || stages.iter().any(|c| matches!(c.name(), "head" | "tail")) {
+            return;
+        }
+        let Some(text) = carriers::printed_by(stages) else {
             return;
         };
         let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
@@ -1787,7 +1796,14 @@ impl Walker<'_> {
         }
         self.written.record(&cmd);
         if cmd.name() == "cd" || cmd.name() == "pushd" {
-            self.cwd = resolve_cd(self.cwd.as_deref(), cmd.argv.get(1).map(String::as_str));
+            // `cd -P ..`, `cd -- ..`: the options (`-L`, `-P`, `-e`, `-@`) and `--` come first.
+            let dir = cmd.argv[1..]
+                .iter()
+                .skip_while(|a| matches!(a.as_str(), "-L" | "-P" | "-e" | "-@" | "-Pe" | "-LP" | "-PL"))
+                .skip_while(|a| *a == "--")
+                .next()
+                .map(String::as_str);
+            self.cwd = resolve_cd(self.cwd.as_deref(), dir);
         }
         pipeline.push(cmd);
     }
@@ -1908,9 +1924,13 @@ impl Walker<'_> {
         let mut previous_end = None;
         for child in node.named_children(&mut cursor) {
             // The grammar drops a bare word written just before a here-document (`make -f -
-            // <<EOF`: the `-` is in no node): bash passes it on, so it is read back from the
-            // text between the command and the redirect.
-            if let Some(end) = previous_end.filter(|_| child.kind() == "heredoc_redirect") {
+            // <<EOF`, `make -f - 2>/dev/null <<EOF`: the `-` is in no node): bash passes it
+            // on, so it is read back from the text between the command and a redirect.
+            let redirect = matches!(
+                child.kind(),
+                "heredoc_redirect" | "file_redirect" | "herestring_redirect"
+            );
+            if let Some(end) = previous_end.filter(|_| redirect) {
                 let gap = slice(src, end, child.start_byte());
                 if !gap.contains(['#', '\\', '\'', '"', '$', '`']) {
                     cmd.argv.extend(gap.split_whitespace().map(str::to_string));

@@ -277,7 +277,8 @@ fn tr_set(spec: &str) -> Option<Vec<char>> {
     (!chars.is_empty()).then_some(chars)
 }
 
-/// Standard base64 (and the URL-safe alphabet), whitespace ignored; None on other bytes.
+/// Standard base64 (and the URL-safe alphabet), whitespace ignored, padded quanta decoded one
+/// after another; None on other bytes.
 pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => Some(c - b'A'),
@@ -290,8 +291,11 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
     for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        // Padding ends a quantum, not the text: GNU `base64 -d` goes on decoding what
+        // follows (`YSA=Lw==` is `a /`).
         if c == b'=' {
-            break;
+            (acc, bits) = (0, 0);
+            continue;
         }
         acc = (acc << 6) | u32::from(value(c)?);
         bits += 6;

@@ -681,16 +681,38 @@ fn every_process_listed(stages: &[Vec<&str>]) -> bool {
     let Some((first, rest)) = stages.split_first() else {
         return false;
     };
+    // `-e`, `-ef`, `-eo`, `-A`, `-ax`, `aux`: a word of ps's flag letters that selects every
+    // process (`-C NAME`, `-u USER`, `-p PID` select some; a value such as `--sort -etime` is
+    // not a flag word).
+    let flags = |letters: &str| !letters.is_empty() && letters.chars().all(|c| "aAdefFHjlLmMNTwxyo".contains(c));
     let all = first.first().is_some_and(|w| crate::guard::basename(w) == "ps")
-        && first[1..].iter().any(|a| match a.strip_prefix('-') {
-            Some(letters) => !letters.starts_with('-') && letters.contains(['e', 'A']),
-            None => a.contains('a') && a.contains('x') && a.chars().all(|c| c.is_ascii_alphabetic()),
+        && first[1..].iter().enumerate().any(|(k, a)| {
+            let after_value_option = k > 0
+                && matches!(
+                    first[k],
+                    "--sort" | "-o" | "-O" | "--format" | "-C" | "-u" | "-U" | "-p" | "-g" | "-G" | "-t" | "-s"
+                );
+            !after_value_option
+                && match a.strip_prefix('-') {
+                    Some(letters) => {
+                        flags(letters)
+                            && (letters.contains(['e', 'A']) || (letters.contains('a') && letters.contains('x')))
+                    }
+                    None => {
+                        let bsd = !a.is_empty() && a.chars().all(|c| "auxwefhjlrSvcm".contains(c));
+                        k == 0 && bsd && a.contains('a') && a.contains('x')
+                    }
+                }
         });
     let reshapes = |stage: &Vec<&str>| match stage.first().map(|w| crate::guard::basename(w)) {
-        Some("awk" | "gawk" | "mawk") => stage[1..]
-            .iter()
-            .filter(|a| !a.starts_with('-'))
-            .all(|program| !program.contains(['/', '~', '=', '<', '>']) && !program.contains("if")),
+        // Skipping the header line (`NR>1`) picks no process.
+        Some("awk" | "gawk" | "mawk") => stage[1..].iter().filter(|a| !a.starts_with('-')).all(|program| {
+            let program = program.replace(' ', "").replace("NR>1", "").replace("NR!=1", "");
+            !program.contains(['/', '~', '=', '<', '>']) && !program.contains("if")
+        }),
+        // `head -n 1000` still kills that many; `grep -v $$` spares one.
+        Some("head") => true,
+        Some("grep" | "egrep") => stage[1..].iter().any(|a| *a == "-v" || *a == "--invert-match"),
         Some("cut" | "tr" | "sort" | "uniq") => true,
         Some("tail") => stage[1..].iter().any(|a| a.starts_with('+')),
         Some("sed") => stage[1..].iter().all(|a| a.starts_with('-') || *a == "1d"),
@@ -706,9 +728,11 @@ fn kill_fed_by_lookup(pipeline: &Pipeline, i: usize, out: &mut Vec<Violation>) {
     if !cmd.args_from_stdin || i == 0 {
         return;
     }
+    // An inverted grep (`grep -v grep`) names what is spared, not what is killed.
     let names: Vec<&str> = pipeline[..i]
         .iter()
         .filter(|c| matches!(c.name(), "pgrep" | "pidof" | "grep" | "egrep"))
+        .filter(|c| !c.argv.iter().any(|a| a == "-v" || a == "--invert-match"))
         .flat_map(|c| c.argv[1..].iter().filter(|a| !a.starts_with('-')).map(String::as_str))
         .collect();
     let Some(name) = names.first() else {
@@ -3549,6 +3573,97 @@ fn copy_destinations(cmd: &SimpleCommand, operands: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Programs every system already has, which shells and builds call by name, and the test
+/// runners whose answer is the verdict: one planted under such a name in a folder on PATH runs
+/// in its place. (Tools installed by copying their binary there, `kubectl`, `helm`, `go`, are
+/// not among them.)
+const SHADOWED_NAMES: &[&str] = &[
+    "ls",
+    "cat",
+    "ps",
+    "id",
+    "whoami",
+    "sudo",
+    "su",
+    "passwd",
+    "login",
+    "ssh",
+    "scp",
+    "git",
+    "bash",
+    "sh",
+    "zsh",
+    "curl",
+    "wget",
+    "python",
+    "python3",
+    "pip",
+    "pip3",
+    "gpg",
+    "env",
+    "kill",
+    "top",
+    "grep",
+    "find",
+    "mv",
+    "cp",
+    "rm",
+    "chmod",
+    "systemctl",
+    "apt",
+    "apt-get",
+    "pytest",
+    "jest",
+    "vitest",
+    "mocha",
+];
+
+/// The name of a well-known program that a copy, link or move to `destination` would shadow,
+/// when `destination` is in a folder on PATH (`~/.local/bin/git`, `~/bin/sudo`,
+/// `/usr/local/bin/ls`) and none of `sources` is that program as installed, or a version of
+/// it (`ln -s $(which python3) ~/.local/bin/python`, `ln -s /usr/bin/python3.11 ..`).
+fn shadows_program<'a>(destination: &'a str, sources: &[&str]) -> Option<&'a str> {
+    const PATH_DIRS: &[&str] = &[
+        "~/.local/bin/",
+        "~/bin/",
+        "$HOME/.local/bin/",
+        "$HOME/bin/",
+        "/home/dev/.local/bin/",
+        "/home/dev/bin/",
+        "/usr/local/bin/",
+        "/usr/local/sbin/",
+        "/usr/bin/",
+        "/bin/",
+        "/usr/sbin/",
+        "/sbin/",
+    ];
+    let (dir, name) = destination.rsplit_once('/')?;
+    let dir = format!("{dir}/");
+    if !PATH_DIRS.contains(&dir.as_str()) || !SHADOWED_NAMES.contains(&name) {
+        return None;
+    }
+    // The installed program itself: a system path or what `which` finds, under its own name
+    // or a version of it. A file of that name from anywhere else may be anything.
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let itself = |s: &&str| {
+        let installed = [
+            "/usr/",
+            "/bin/",
+            "/sbin/",
+            "/opt/",
+            "/snap/",
+            "/nix/",
+            "$(which ",
+            "$(command -v ",
+        ]
+        .iter()
+        .any(|p| s.starts_with(p));
+        let base = crate::guard::basename(s.trim_end_matches(')').trim_end_matches('`'));
+        installed && base.starts_with(stem) && base[stem.len()..].chars().all(|c| c.is_ascii_digit() || c == '.')
+    };
+    (!sources.is_empty() && !sources.iter().any(itself)).then_some(name)
+}
+
 /// Writes into a security-relevant configuration, judged by the setting written ([`settings`]):
 /// the text of `echo`/`printf` or a here-document into a redirect, what `tee` reads, and what a
 /// `sed -i`/`perl -pi` script puts in or comments out.
@@ -4340,6 +4455,16 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
         // a directory (`-t DIR`, `DEST/`, `~`), each source lands there under its own name.
         Does::WritesLast => {
             for p in copy_destinations(cmd, operands) {
+                if let Some(name) = shadows_program(&p, operands.split_last().map_or(&[][..], |(_, s)| s)) {
+                    out.push(block(
+                        Category::Persistence,
+                        SCHEDULED,
+                        Risk::High,
+                        cmd,
+                        format!("puts another program in a folder on PATH under the name `{name}`: every later `{name}` runs it"),
+                    ));
+                    continue;
+                }
                 written(cmd, &p, at(&p), out);
             }
         }
@@ -4418,7 +4543,8 @@ fn does(cmd: &SimpleCommand, effect: Does, operands: &[&str], ctx: &GuardContext
                 && operands
                     .iter()
                     .any(|o| matches!(*o, "pod" | "pods" | "po") || o.starts_with("pod/") || o.starts_with("pods/")))
-                || (name == "helm" && operands.first().is_some_and(|o| matches!(*o, "uninstall" | "delete")));
+                || (name == "helm" && operands.first().is_some_and(|o| matches!(*o, "uninstall" | "delete")))
+                || super::table::manages_the_cli_itself(&cmd.argv);
             let what =
                 "deletes resources of a remote service or cloud account: nothing on this machine brings them back";
             if !routine {

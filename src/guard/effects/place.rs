@@ -256,7 +256,9 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
     // A cgroup's `release_agent` names a program the kernel runs as root on the host when the
     // group empties, wherever the hierarchy is mounted (`mount -t cgroup .. /tmp/cg`): only
     // a cgroup file system holds a file of that name.
-    if Path::new(p).file_name().is_some_and(|n| n == "release_agent") {
+    // (`/release_agent` alone is what is left of a glob, `/sys/fs/cgroup/*/release_agent`.)
+    let in_a_folder = Path::new(p).parent().is_none_or(|d| d != Path::new("/"));
+    if in_a_folder && Path::new(p).file_name().is_some_and(|n| n == "release_agent") {
         return Place::Kernel;
     }
     let target = targets::classify_target(p, cwd, workspace);

@@ -333,6 +333,16 @@ const LOCAL_GROUPS: &[&str] = &[
     "completion",
 ];
 
+/// Whether a cloud CLI's words manage the CLI itself (`kubectl config delete-context`,
+/// `gcloud config configurations delete`): the group must be the very word after the program,
+/// since an option the table does not know may take the next word as its value (`aws --query
+/// config s3 rb ..` deletes a bucket). Chart repositories (`repo`) are left to the clauses that
+/// read them: `gh repo delete` is a repository deleted.
+pub(crate) fn manages_the_cli_itself(argv: &[String]) -> bool {
+    argv.get(1)
+        .is_some_and(|w| w != "repo" && LOCAL_GROUPS.contains(&w.as_str()))
+}
+
 /// Verbs of cloud and deployment CLIs that stop what they name (`aws ec2 stop-instances`,
 /// `az vm deallocate`, `railway down`, `flux suspend`).
 const STOP_VERBS: &[&str] = &[
@@ -606,14 +616,11 @@ pub static PROGRAMS: &[Program] = &[
             "--public-access",
         ],
         clauses: &[
-            // The CLI's own settings and contexts are local (`kubectl config delete-context`,
-            // `gcloud config configurations delete`).
+            // The CLI's own settings and contexts are local (`kubectl config delete-context`):
+            // the judge spares them ([`manages_the_cli_itself`]).
             Clause {
                 sub: &[],
-                when: When::Both(
-                    &When::Arg(Val::Is(DESTROY_VERBS)),
-                    &When::Not(&When::First(Val::Is(LOCAL_GROUPS))),
-                ),
+                when: When::Arg(Val::Is(DESTROY_VERBS)),
                 does: Does::DestroyRemote,
             },
             // The account's audit trail or threat detection stopped (`aws cloudtrail
@@ -754,16 +761,13 @@ pub static PROGRAMS: &[Program] = &[
             },
             Clause {
                 sub: &[],
-                when: When::Both(
-                    &When::Arg(Val::Prefix(&[
-                        "delete-",
-                        "destroy-",
-                        "terminate-",
-                        "deregister-",
-                        "purge-",
-                    ])),
-                    &When::Not(&When::First(Val::Is(LOCAL_GROUPS))),
-                ),
+                when: When::Arg(Val::Prefix(&[
+                    "delete-",
+                    "destroy-",
+                    "terminate-",
+                    "deregister-",
+                    "purge-",
+                ])),
                 does: Does::DestroyRemote,
             },
             // Secrets read out of a cloud secret store or an identity: `aws secretsmanager
