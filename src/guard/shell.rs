@@ -1800,8 +1800,7 @@ impl Walker<'_> {
             let dir = cmd.argv[1..]
                 .iter()
                 .skip_while(|a| matches!(a.as_str(), "-L" | "-P" | "-e" | "-@" | "-Pe" | "-LP" | "-PL"))
-                .skip_while(|a| *a == "--")
-                .next()
+                .find(|a| *a != "--")
                 .map(String::as_str);
             self.cwd = resolve_cd(self.cwd.as_deref(), dir);
         }
