@@ -6563,6 +6563,8 @@ fn archivers_and_copiers_told_to_delete_their_sources_move_them() {
             "tar -cf /dev/null /home/dev --remove-files",
             "tar --remove-files -czf /dev/null ~/projects",
             "tar -C / --file=/dev/null --remove-files -c home/dev",
+            // GNU getopt takes an unambiguous prefix of a long option.
+            "tar -cf /dev/null --remove-file ~",
             "zip -rm /dev/null ~/Documents",
             "rsync -a --remove-source-files ~/Documents/ /dev/null",
         ],

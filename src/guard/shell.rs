@@ -1676,11 +1676,11 @@ impl Walker<'_> {
         super::options::split_bundles(&mut cmd.argv);
         let original = original.unwrap_or_default();
         // A wrapper runs a program, never a shell function (`command pytest` inside `pytest()
-        // { command pytest "$@"; }`, `sudo f`); assignments and bash's `time` keyword do not
-        // change that the word names the function.
+        // { command pytest "$@"; }`, `sudo f`); assignments and bash's `time` and `coproc`
+        // keywords do not change that the word names the function.
         let calls_functions = original[..removed.min(original.len())]
             .iter()
-            .all(|w| w == "time" || w.starts_with('-') || super::is_assignment(w));
+            .all(|w| matches!(w.as_str(), "time" | "coproc") || w.starts_with('-') || super::is_assignment(w));
         // `env -C / rm -rf home/dev`: a wrapper that starts the command in another directory.
         let moved_to = carriers::chdir(&original[..removed.min(original.len())]).map(String::from);
         cmd.carried = self.carrying > 0;

@@ -333,7 +333,12 @@ pub(super) fn removed_sources(argv: &[String]) -> Option<Carried> {
     let name = basename(argv.first()?);
     let args = &argv[1..];
     let (sources, destination): (Vec<String>, String) = match name {
-        "tar" | "gtar" | "bsdtar" if args.iter().any(|a| a == "--remove-files") => {
+        // GNU getopt takes any unambiguous prefix of a long option (`--remove-file`, `--rem`).
+        "tar" | "gtar" | "bsdtar"
+            if args
+                .iter()
+                .any(|a| a.len() >= 5 && "--remove-files".starts_with(a.as_str())) =>
+        {
             let mut dir: Option<&str> = None;
             let mut archive: Option<&str> = None;
             let mut sources = Vec::new();
