@@ -2301,6 +2301,9 @@ fn a_makefile_fed_on_stdin_and_a_clones_config_run_their_commands() {
             // The grammar loses a bare `-` written just before a here-document; bash does not.
             "make -f - <<EOF\nall:\n\trm -rf ~\nEOF",
             "make -f - -s <<'EOF'\nall:\n\trm -rf ~\nEOF",
+            // awk's program file named as stdin is what it is fed.
+            "awk -f - <<EOF\nBEGIN{system(\"rm -rf ~\")}\nEOF",
+            "echo 'BEGIN{system(\"rm -rf ~\")}' | awk -f -",
             // Every setting git runs as a command is carried, by the one list the git rules read.
             "git -c filter.lfs.clean='rm -rf ~' add .",
             "git -c diff.x.textconv='rm -rf ~' diff",
@@ -2310,6 +2313,7 @@ fn a_makefile_fed_on_stdin_and_a_clones_config_run_their_commands() {
         "printf 'all:\n\techo hi\n' | make -f -",
         "make -f - <<EOF\nall:\n\techo hi\nEOF",
         "cat build/Makefile.gen | make -f -",
+        "echo '{print $2}' | awk -f - data.txt",
         "cat - <<EOF > notes.txt\nrm -rf ~ is what we must never run\nEOF",
         "git clone --config core.autocrlf=false https://github.com/acme/app",
         "git clone -c http.proxy=http://localhost:3128 https://github.com/acme/app",

@@ -227,7 +227,8 @@ pub(super) fn reads_literal_program_on_stdin(cmd: &SimpleCommand) -> bool {
         return TCL_SHELLS.contains(&crate::guard::unversioned(name))
             && cmd.argv[1..].iter().all(|a| a.starts_with('-'));
     };
-    !language.code_options.is_empty() && program_text(&cmd.argv, language).is_none() && no_script(&cmd.argv, language)
+    (!language.code_options.is_empty() && program_text(&cmd.argv, language).is_none() && no_script(&cmd.argv, language))
+        || crate::guard::effects::reads_script_from_stdin(cmd)
 }
 
 /// The program text `cmd` hands a language read by its literals: an option's value, awk's
@@ -238,10 +239,12 @@ fn literal_program(cmd: &SimpleCommand) -> Option<(&'static LiteralLanguage, Str
     if let Some(code) = program_text(&cmd.argv, language) {
         return Some((language, code));
     }
+    // `awk -f - <<EOF`, `.. | awk -f /dev/stdin`: the program file named is stdin.
+    let stdin_program = crate::guard::effects::reads_script_from_stdin(cmd);
     let fed = cmd
         .stdin_text
         .as_ref()
-        .filter(|_| !language.code_options.is_empty() && no_script(&cmd.argv, language))?;
+        .filter(|_| stdin_program || (!language.code_options.is_empty() && no_script(&cmd.argv, language)))?;
     Some((language, fed.clone()))
 }
 

@@ -1646,6 +1646,18 @@ pub(crate) fn script_option_files(cmd: &SimpleCommand) -> Vec<&str> {
         .collect()
 }
 
+/// Whether an option of `cmd`'s tells it to read the script it runs from stdin (`make -f -`,
+/// `awk -f /dev/stdin`, `gdb -x /proc/self/fd/0`), however the path is spelled.
+pub(crate) fn reads_script_from_stdin(cmd: &SimpleCommand) -> bool {
+    script_option_files(cmd).into_iter().any(|f| {
+        let path = crate::guard::normalize(std::path::Path::new(f));
+        let path = path.to_string_lossy();
+        f == "-"
+            || matches!(&*path, "/dev/stdin" | "/dev/fd/0")
+            || (path.starts_with("/proc/") && path.ends_with("/fd/0"))
+    })
+}
+
 /// Programs whose option names a script or command file they run: the options, short letters
 /// as `-x` (bundled or glued too), long ones as `--name` (or `--name=F`).
 const SCRIPT_OPTIONS: &[(&[&str], &[&str])] = &[

@@ -91,7 +91,9 @@ mod settings;
 mod spec;
 mod table;
 
-pub(crate) use judge::{destroys_each_fed_file, runs_unknown_program, script_option_files, VCS_HOOK};
+pub(crate) use judge::{
+    destroys_each_fed_file, reads_script_from_stdin, runs_unknown_program, script_option_files, VCS_HOOK,
+};
 
 /// Whether a command handed file names acts on each file in a way the guard judges by what
 /// a listing feeds it: destroys it ([`destroys_each_fed_file`]) or encrypts it.

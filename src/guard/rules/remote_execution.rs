@@ -438,13 +438,7 @@ pub fn check(pipeline: &Pipeline, index: usize, ctx: &GuardContext<'_>, out: &mu
     }
     // `curl .. | make -f -`, `wget -O- .. | awk -f /dev/stdin`: a program told by an option to
     // read the script it runs from stdin is an interpreter there.
-    let program_on_stdin = crate::guard::effects::script_option_files(cmd).into_iter().any(|f| {
-        let path = crate::guard::normalize(std::path::Path::new(f));
-        let path = path.to_string_lossy();
-        f == "-"
-            || matches!(&*path, "/dev/stdin" | "/dev/fd/0")
-            || (path.starts_with("/proc/") && path.ends_with("/fd/0"))
-    });
+    let program_on_stdin = crate::guard::effects::reads_script_from_stdin(cmd);
     if interpreter(name) || program_on_stdin {
         // Piped into an interpreter that reads its program from stdin, or a download fed on
         // stdin (`source /dev/stdin <<< "$(curl ..)"`).
