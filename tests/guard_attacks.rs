@@ -2368,7 +2368,11 @@ fn a_substitution_whose_output_is_plain_stands_for_the_words_it_prints() {
     fires(
         "remote_execution.eval_download",
         Block,
-        &["eval $(echo bHMgLWxh | base64 -d)"],
+        &[
+            "eval $(echo bHMgLWxh | base64 -d)",
+            // Wrappers do not hide the evaluator.
+            "timeout 5 eval $(echo bHMgLWxh | base64 -d)",
+        ],
     );
     passes(&[
         "ls $(echo src tests)",

@@ -6590,6 +6590,9 @@ fn a_program_planted_on_path_under_a_system_programs_name_shadows_it() {
             "cp /tmp/evil/git ~/.local/bin/git",
             "ln -sf /usr/bin/true ~/.local/bin/pytest",
             "sudo cp /tmp/x /usr/local/bin/ls",
+            // Any user's home, however it is spelled.
+            "cp /tmp/x /home/ci/.local/bin/sudo",
+            "ln -s /tmp/.x $HOME/bin/ssh",
         ],
     );
     allowed(&[

@@ -1082,8 +1082,11 @@ impl Walker<'_> {
         };
         // What an evaluator or a shell is handed stays as written: running decoded text is
         // judged as hidden execution whatever it decodes to (`eval $(echo .. | base64 -d)`).
-        let runner = cmd.argv.first().map(|w| crate::guard::basename(w)).unwrap_or("");
-        if matches!(runner, "eval" | "source" | "." | "exec") || carriers::is_shell(runner) {
+        // The runner is the word wrappers leave (`timeout 5 sh -c $(..)` hands `sh` the text).
+        let mut probe = cmd.argv.clone();
+        carriers::unwrap_command_keeping(&mut probe, &mut None);
+        let runner = probe.first().map(|w| crate::guard::basename(w)).unwrap_or("");
+        if matches!(runner, "eval" | "source" | ".") || carriers::is_shell(runner) {
             return;
         }
         // `head`/`tail` are taken whole where a script is read (a part of it runs no less),

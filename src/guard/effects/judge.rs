@@ -1649,13 +1649,15 @@ pub(crate) fn script_option_files(cmd: &SimpleCommand) -> Vec<&str> {
 /// Whether an option of `cmd`'s tells it to read the script it runs from stdin (`make -f -`,
 /// `awk -f /dev/stdin`, `gdb -x /proc/self/fd/0`), however the path is spelled.
 pub(crate) fn reads_script_from_stdin(cmd: &SimpleCommand) -> bool {
-    script_option_files(cmd).into_iter().any(|f| {
-        let path = crate::guard::normalize(std::path::Path::new(f));
-        let path = path.to_string_lossy();
-        f == "-"
-            || matches!(&*path, "/dev/stdin" | "/dev/fd/0")
-            || (path.starts_with("/proc/") && path.ends_with("/fd/0"))
-    })
+    script_option_files(cmd).into_iter().any(|f| f == "-" || names_stdin(f))
+}
+
+/// Whether `path` is the process's stdin, however it is spelled (`/dev/stdin`, `///dev/./stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/0`, `/proc/$$/fd/0`).
+pub(crate) fn names_stdin(path: &str) -> bool {
+    let path = crate::guard::normalize(std::path::Path::new(path));
+    let path = path.to_string_lossy();
+    matches!(&*path, "/dev/stdin" | "/dev/fd/0") || (path.starts_with("/proc/") && path.ends_with("/fd/0"))
 }
 
 /// Programs whose option names a script or command file they run: the options, short letters
@@ -3635,23 +3637,21 @@ const SHADOWED_NAMES: &[&str] = &[
 /// `/usr/local/bin/ls`) and none of `sources` is that program as installed, or a version of
 /// it (`ln -s $(which python3) ~/.local/bin/python`, `ln -s /usr/bin/python3.11 ..`).
 fn shadows_program<'a>(destination: &'a str, sources: &[&str]) -> Option<&'a str> {
-    const PATH_DIRS: &[&str] = &[
-        "~/.local/bin/",
-        "~/bin/",
-        "$HOME/.local/bin/",
-        "$HOME/bin/",
-        "/home/dev/.local/bin/",
-        "/home/dev/bin/",
-        "/usr/local/bin/",
-        "/usr/local/sbin/",
-        "/usr/bin/",
-        "/bin/",
-        "/usr/sbin/",
-        "/sbin/",
+    const SYSTEM_PATH_DIRS: &[&str] = &[
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/bin",
+        "/bin",
+        "/usr/sbin",
+        "/sbin",
     ];
     let (dir, name) = destination.rsplit_once('/')?;
-    let dir = format!("{dir}/");
-    if !PATH_DIRS.contains(&dir.as_str()) || !SHADOWED_NAMES.contains(&name) {
+    // Any user's home, however it is spelled (`~/`, `$HOME/`, `/home/NAME/`).
+    let on_path = match crate::guard::targets::home_relative(&format!("{dir}/")) {
+        Some(rest) => matches!(rest.trim_end_matches('/'), ".local/bin" | "bin"),
+        None => SYSTEM_PATH_DIRS.contains(&dir),
+    };
+    if !on_path || !SHADOWED_NAMES.contains(&name) {
         return None;
     }
     // The installed program itself: a system path or what `which` finds, under its own name

@@ -92,7 +92,7 @@ mod spec;
 mod table;
 
 pub(crate) use judge::{
-    destroys_each_fed_file, reads_script_from_stdin, runs_unknown_program, script_option_files, VCS_HOOK,
+    destroys_each_fed_file, names_stdin, reads_script_from_stdin, runs_unknown_program, script_option_files, VCS_HOOK,
 };
 
 /// Whether a command handed file names acts on each file in a way the guard judges by what

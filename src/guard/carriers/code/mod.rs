@@ -116,7 +116,7 @@ fn program_given(cmd: &SimpleCommand) -> Option<(Lang, Found)> {
     let name = cmd.argv.first().map(|w| basename(w))?;
     let lang = lang_of(name)?;
     // `python3 /dev/stdin`, `node /proc/self/fd/0`: the script named is stdin, as `-` is.
-    let stdin_named = |w: &String| matches!(w.as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let stdin_named = |w: &String| crate::guard::effects::names_stdin(w);
     let renamed: Vec<String>;
     let argv = if cmd.argv[1..].iter().any(stdin_named) {
         renamed = cmd
