@@ -25,7 +25,7 @@ use medin::internal::guard::{check_command, GuardContext, Recommendation};
 const WS: &str = "/work/medin-ws/task-1";
 
 /// The corpora, oldest first.
-const CORPORA: [&str; 10] = [
+const CORPORA: [&str; 12] = [
     "corpus.tsv",
     "heldout.tsv",
     "heldout2.tsv",
@@ -36,6 +36,8 @@ const CORPORA: [&str; 10] = [
     "corpus6a.tsv",
     "corpus6b.tsv",
     "corpus6c.tsv",
+    "corpus7a.tsv",
+    "corpus7b.tsv",
 ];
 
 struct Case {
@@ -291,6 +293,40 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
 fn sixth_round_tuning_corpora_hold_their_floors() {
     for (file, floor) in TUNING_FLOORS {
         let (now, report) = score(file, 600..=800, Rows::Shown);
+        println!("{report}");
+        at_least(now, floor, FLOOR_TOLERANCE, &report);
+    }
+}
+
+/// The seventh round's tuning corpora (documented use of many CLIs; attack techniques), held
+/// at the rates measured after the fixes drawn from them (their headers give the rates before).
+const SEVENTH_ROUND_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 2] = [
+    (
+        "corpus7a.tsv",
+        550..=650,
+        Rates {
+            must_block_blocked: 97.5, // 195/200
+            dangerous_flagged: 95.0,  // 380/400
+            benign_blocked: 0.0,      // 0/200
+            benign_warned: 2.0,       // 4/200
+        },
+    ),
+    (
+        "corpus7b.tsv",
+        400..=500,
+        Rates {
+            must_block_blocked: 96.2, // 228/237
+            dangerous_flagged: 91.8,  // 302/329
+            benign_blocked: 0.0,      // 0/96
+            benign_warned: 0.0,       // 0/96
+        },
+    ),
+];
+
+#[test]
+fn seventh_round_tuning_corpora_hold_their_floors() {
+    for (file, sizes, floor) in SEVENTH_ROUND_FLOORS {
+        let (now, report) = score(file, sizes, Rows::Shown);
         println!("{report}");
         at_least(now, floor, FLOOR_TOLERANCE, &report);
     }

@@ -1399,11 +1399,16 @@ fn protections_torn_down_managed_objects_and_stolen_hashes() {
             "iptables -D OUTPUT -p tcp --dport 21 -j DROP",
         ],
     );
+    // A deployment's secrets are a whole of their own (PROVENANCE.md blocks deleting them).
+    judged(
+        "deletion.managed_resource",
+        Block,
+        &["docker secret rm db_password", "gh secret delete STRIPE_KEY -R acme/api"],
+    );
     judged(
         "deletion.managed_resource",
         Warn,
         &[
-            "docker secret rm db_password",
             "docker service rm web",
             "docker container rm -v db",
             "virsh pool-undefine --pool p",

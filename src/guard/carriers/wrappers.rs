@@ -73,6 +73,10 @@ pub fn unwrap_command_keeping(argv: &mut Vec<String>, original: &mut Option<Vec<
         } else {
             match basename(first) {
                 "!" | "{" | "}" | "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "nohup" | "builtin" => 1,
+                // `coproc NAME { cmd; }`: bash names the coprocess only before a compound
+                // command, which the parser leaves as words here; the command runs as given.
+                "coproc" if argv.get(2).is_some_and(|w| w == "{" || w == "(") => 2,
+                "coproc" => 1,
                 // `/usr/bin/time -v -o FILE cmd`, `time -p cmd`.
                 "time" => skip_options(argv, &["-o", "-f", "--output", "--format"]),
                 // Tracers, profilers and power/priority wrappers run their command as given.

@@ -898,6 +898,63 @@ const SCANNERS: &[&str] = &[
     "zgrab2",
 ];
 
+/// nmap's options that take their value as the next word (`-p 22`, `--top-ports 100`).
+const NMAP_VALUE_OPTIONS: &[&str] = &[
+    "-p",
+    "-e",
+    "-S",
+    "-D",
+    "-g",
+    "-b",
+    "-iL",
+    "-iR",
+    "-oN",
+    "-oX",
+    "-oS",
+    "-oG",
+    "-oA",
+    "-sI",
+    "--exclude",
+    "--excludefile",
+    "--exclude-ports",
+    "--script",
+    "--script-args",
+    "--script-args-file",
+    "--script-help",
+    "--script-timeout",
+    "--top-ports",
+    "--port-ratio",
+    "--min-rate",
+    "--max-rate",
+    "--source-port",
+    "--data",
+    "--data-string",
+    "--data-length",
+    "--ttl",
+    "--spoof-mac",
+    "--proxies",
+    "--dns-servers",
+    "--max-retries",
+    "--host-timeout",
+    "--scan-delay",
+    "--max-scan-delay",
+    "--min-hostgroup",
+    "--max-hostgroup",
+    "--min-parallelism",
+    "--max-parallelism",
+    "--min-rtt-timeout",
+    "--max-rtt-timeout",
+    "--initial-rtt-timeout",
+    "--version-intensity",
+    "--datadir",
+    "--stylesheet",
+    "--resume",
+    "--mtu",
+    "--ip-options",
+    "--servicedb",
+    "--versiondb",
+];
+
 /// What a command does to learn about the network or the machine's weak points, or None:
 /// sweeping hosts or ports with a scanner (`nmap -sS 10.0.0.0/24`, `nc -zv host 1-1024`). A
 /// scan of this machine alone (`nmap localhost`) is a developer checking their own ports.
@@ -916,11 +973,20 @@ fn reconnaissance(cmd: &SimpleCommand) -> Option<&'static str> {
         // writes are not targets (`-oX scan/out.xml`, `-iL hosts.txt`).
         let file_option =
             |o: &str| o.starts_with("-o") || o.starts_with("-i") || o.starts_with("--script") || o.ends_with("file");
-        // An address, a block (`10.0.0.0/24`) or a host name: a word with a dot, not a path.
+        // An address, a block (`10.0.0.0/24`), an IPv6 address or a host name: a word with a
+        // dot or a colon, not a path; for nmap, whose options are known, any operand that is
+        // not an option's value (`nmap -sV fileserver`).
         let target = |k: usize, a: &str| {
             let path = a.split_once('/').is_some_and(|(_, bits)| bits.parse::<u8>().is_err());
-            let a_file = k > 0 && file_option(&args[k - 1]);
-            !(a.starts_with('-') || !a.contains('.') || path || a_file)
+            let previous = k.checked_sub(1).map(|p| args[p].as_str());
+            let a_file = previous.is_some_and(file_option);
+            let value = name == "nmap" && previous.is_some_and(|p| NMAP_VALUE_OPTIONS.contains(&p));
+            let bare_host = name == "nmap"
+                && !value
+                && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && a.starts_with(|c: char| c.is_ascii_alphanumeric());
+            let addressed = a.contains('.') || a.contains(':') || bare_host;
+            !(a.starts_with('-') || !addressed || path || a_file)
         };
         let remote = args
             .iter()
@@ -1106,7 +1172,8 @@ fn deletion_verb<'a>(words: &[&'a str]) -> Option<(usize, Option<&'a str>)> {
 
 /// What a deletion takes away as a whole when it is the thing deleted: an account's
 /// organisation, project or team, a cluster, a database, a bucket, a repository, an app, a
-/// stack, a site, a storage pool. Deleting one of these deletes everything in it.
+/// stack, a site, a storage pool, a deployment or its secrets. Deleting one of these deletes
+/// everything in it, or takes down what runs on it.
 const WHOLE_NOUNS: &[&str] = &[
     "org",
     "orgs",
@@ -1154,6 +1221,11 @@ const WHOLE_NOUNS: &[&str] = &[
     "filesystem",
     "filesystems",
     "zone",
+    // What a deployment's running service needs to start: its secrets and the deployment.
+    "secret",
+    "secrets",
+    "deployment",
+    "deployments",
 ];
 
 /// Programs whose operands name programs or pages to look up (`which rm`, `type -a rm`, `man

@@ -88,7 +88,7 @@ mod packages;
 mod payload;
 mod place;
 mod settings;
-mod spec;
+pub(crate) mod spec;
 mod table;
 
 pub(crate) use judge::{

@@ -312,6 +312,9 @@ pub fn is_flag(written: &str, flag: &str) -> bool {
     if written.eq_ignore_ascii_case(flag) && (flag.starts_with("--") || written == flag) {
         return true;
     }
+    if abbreviates(written, flag) {
+        return true;
+    }
     let short = flag.len() == 2 && flag.starts_with('-') && flag != "--";
     // A bundle is a few letters (`-fdx`, `-qf`); a longer word is a value glued to its option
     // (`-bfeature` is `-b feature`).
@@ -322,6 +325,23 @@ pub fn is_flag(written: &str, flag: &str) -> bool {
         && written.len() <= 6
         && written[1..].chars().all(|c| c.is_ascii_alphabetic())
         && written[1..].contains(&flag[1..])
+}
+
+/// Whether `written` is `flag` abbreviated the way getopt_long, git and argparse accept
+/// (`--al` for `--all`, `--mirr` for `--mirror`): two letters or more, cut inside a word of the
+/// flag. A cut at a dash or underscore is left alone: `--force` is an option of its own, not
+/// `--force-with-lease` shortened, nor `--bind_ip` `--bind_ip_all`.
+pub fn abbreviates(written: &str, flag: &str) -> bool {
+    let (Some(w), Some(f)) = (written.strip_prefix("--"), flag.strip_prefix("--")) else {
+        return false;
+    };
+    let w = w.split_once('=').map_or(w, |(name, _)| name);
+    w.len() >= 2
+        && w.len() < f.len()
+        && f.is_char_boundary(w.len())
+        && f[..w.len()].eq_ignore_ascii_case(w)
+        && !matches!(f.as_bytes()[w.len()], b'-' | b'_')
+        && !w.ends_with(['-', '_'])
 }
 
 impl When {

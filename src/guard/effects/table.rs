@@ -2644,14 +2644,30 @@ pub static PROGRAMS: &[Program] = &[
             "utmctl",
         ],
         value_opts: &["--name", "-n", "--keepActive", "--timeout"],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::Arg(Val::Is(&[
-                "stop", "shutdown", "reboot", "reb", "reset", "poweroff", "destroy", "suspend", "kill", "halt", "des",
-                "del",
-            ])),
-            does: Does::MachinePower,
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(&[
+                    "stop", "shutdown", "reboot", "reb", "reset", "poweroff", "destroy", "suspend", "kill", "halt",
+                    "des", "del",
+                ])),
+                does: Does::MachinePower,
+            },
+            // `lxc init IMG c -c security.privileged=true`, `lxc config device add c r disk
+            // source=/ path=/mnt/root`: the container runs as the host's root, or holds its
+            // root file system.
+            Clause {
+                sub: &[],
+                when: When::Arg(Val::Is(&[
+                    "security.privileged=true",
+                    "security.privileged=1",
+                    "source=/",
+                    "security.nesting=true",
+                    "raw.lxc=lxc.apparmor.profile=unconfined",
+                ])),
+                does: Does::Escape("gives the container the host's root file system or runs it as the host's root"),
+            },
+        ],
     },
     Program {
         names: &["rtcwake"],

@@ -393,7 +393,13 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
         if let Some((dest, sources)) = ops.split_last() {
             let gone = sources.iter().find(|a| {
                 let class = classify_target(a, cmd.cwd.as_deref(), ctx.workspace);
-                class.is_machine_or_home() || (*dest == "/dev/null" && !class.is_work_area())
+                // `mv .. /tmp/x`: a folder that holds the workspace takes it along.
+                let holds_workspace = match &class {
+                    Target::WorkspaceDot => true,
+                    Target::Outside(p) => ctx.workspace.starts_with(p),
+                    _ => false,
+                };
+                class.is_machine_or_home() || holds_workspace || (*dest == "/dev/null" && !class.is_work_area())
             });
             if let Some(t) = gone {
                 out.push(block(
@@ -544,6 +550,16 @@ fn only_pods(args: &[&str]) -> bool {
         && !args.iter().any(|a| matches!(*a, "--all" | "-A" | "--all-namespaces"))
 }
 
+/// Whether an rclone path names a remote (`b2:bucket`, `s3:b/dir`, `:s3:b`), not a local
+/// path (`./dir`, `/mnt/x`, `C:\\dir`).
+fn rclone_remote(path: Option<&&str>) -> bool {
+    path.is_some_and(|p| {
+        let before_slash = p.split('/').next().unwrap_or(p);
+        let drive = before_slash.len() == 2 && before_slash.ends_with(':');
+        before_slash.contains(':') && !drive
+    })
+}
+
 /// `deletion.infrastructure`: tearing down cloud or cluster resources, which no undo brings
 /// back: `terraform destroy` / `apply -destroy`, `kubectl delete namespace|--all`,
 /// `aws s3 rm --recursive`, `aws s3 rb --force`, `aws .. delete-table|delete-db-*|
@@ -610,8 +626,21 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     .any(|k| a.contains(k))
                     || matches!(*a, "terminate-instances" | "schedule-key-deletion" | "purge-queue")
             });
+            if sub(&["s3", "sync"]) && has("--delete") {
+                return out.push(block(
+                    Category::Deletion,
+                    INFRASTRUCTURE,
+                    Risk::Critical,
+                    cmd,
+                    "deletes every object of the destination that the source lacks",
+                ));
+            }
             (s3_bulk || bucket || api).then_some("deletes cloud resources or their data")
         }
+        "gsutil" if has("rsync") => args
+            .iter()
+            .any(|a| *a == "-d" || (a.starts_with('-') && !a.starts_with("--") && a.contains('d')))
+            .then_some("deletes every object of the destination that the source lacks"),
         "gsutil" => ((has("rm") && args.iter().any(|a| a.starts_with("-") && a.contains('r'))) || has("rb"))
             .then_some("deletes a bucket or everything under it"),
         "gcloud" => (has("delete")
@@ -654,6 +683,12 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             .then_some("drops the application's databases"),
         "doctl" => (has("delete") || has("rm")).then_some("deletes cloud resources"),
         "vercel" => (has("remove") || has("rm")).then_some("removes a deployment or project"),
+        // `rclone sync SRC remote:B`, like `aws s3 sync --delete` and `gsutil rsync -d` above:
+        // the remote copy is made to match the source, and every object it lacks is deleted (an
+        // empty source empties the bucket).
+        "rclone" if sub(&["sync"]) && rclone_remote(args.iter().filter(|a| !a.starts_with('-')).nth(2)) => {
+            Some("deletes every object of the remote destination that the source lacks")
+        }
         _ => None,
     };
     if let Some(what) = destroy {
@@ -674,18 +709,6 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         // `terraform apply -auto-approve`: changes real infrastructure without showing the plan.
         "terraform" | "tofu" | "terragrunt" if has("apply") && args.iter().any(|a| a.starts_with("-auto-approve")) => {
             Some("applies infrastructure changes without the plan being approved")
-        }
-        // `aws s3 sync SRC s3://B --delete`: objects of the bucket missing from SRC are deleted.
-        "aws" if sub(&["s3", "sync"]) && has("--delete") => {
-            Some("deletes every object of the destination that the source lacks")
-        }
-        "gsutil"
-            if has("rsync")
-                && args
-                    .iter()
-                    .any(|a| *a == "-d" || (a.starts_with('-') && !a.starts_with("--") && a.contains('d'))) =>
-        {
-            Some("deletes every object of the destination that the source lacks")
         }
         "kubectl" | "oc" | "helm"
             if production_target(&args)

@@ -304,7 +304,11 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         return;
     }
     let args: Vec<&str> = cmd.argv[s + 1..].iter().map(String::as_str).collect();
-    let has = |f: &str| args.contains(&f);
+    // git takes a long option's unambiguous prefix: `--mirr`, `--har`.
+    let has = |f: &str| {
+        args.iter()
+            .any(|a| *a == f || crate::guard::effects::spec::abbreviates(a, f))
+    };
     // Short flags may be bundled: `-fd`, `-fdx`.
     let short = |c: char| {
         args.iter()

@@ -681,6 +681,17 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                 }
                 continue;
             }
+            // `gcc /tmp/pk.c -o /tmp/pk`: a program built from unread source is as unread.
+            if matches!(
+                crate::guard::unversioned(cmd.name()),
+                "gcc" | "cc" | "clang" | "g++" | "c++" | "clang++" | "tcc" | "rustc" | "gfortran" | "nasm" | "as"
+            ) {
+                if let Some(how) = args.iter().filter(|a| !a.starts_with('-')).find_map(|s| is_unread(s)) {
+                    let built = crate::guard::carriers::option_value(&cmd.argv, &["-o"], "").unwrap_or("a.out");
+                    unread.push((as_file(built, cwd), how));
+                }
+                continue;
+            }
             let Some((f, how)) = files_run(cmd).into_iter().find_map(|f| Some((f, is_unread(f)?))) else {
                 continue;
             };
@@ -872,8 +883,11 @@ fn substituted_code(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
 /// (`/tmp/.tmpA1b2C3/`, Rust's `tempfile`): a dot there hides nothing.
 fn hidden_scratch_program(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violation>) {
     const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "$TMPDIR", "${TMPDIR}"];
+    // The word as written counts too: `cp /tmp/agent /dev/shm/.a && /dev/shm/.a` runs the
+    // copy, which the walker reads as the program it copied.
     let program = cmd.argv.first().filter(|w| w.contains('/')).map(String::as_str);
-    for f in files_run(cmd).into_iter().chain(program) {
+    let written = cmd.name_as_written.as_deref().filter(|w| w.contains('/'));
+    for f in files_run(cmd).into_iter().chain(program).chain(written) {
         let joined = match &cmd.cwd {
             Some(cwd) if !f.starts_with(['/', '$', '~']) => cwd.join(f),
             _ => std::path::PathBuf::from(f),

@@ -112,25 +112,38 @@ pub(crate) const TO_SCREEN: &[&str] = &[
 /// `secrets.printed`: the command at `index` prints a secret into the transcript.
 pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Violation>) {
     let cmd = &pipeline[index];
-    if cmd.captured || (!cmd.redirects.is_empty() && pipeline.len() == index + 1) {
-        return;
-    }
-    // What follows must only pass the text on to the screen (`| head`, `| sort`, `| grep X`).
+    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
+    let name = cmd.name();
+    let dump = (matches!(name, "env" | "printenv" | "set") && args.is_empty())
+        || (matches!(name, "export" | "declare") && matches!(args.as_slice(), ["-p"] | ["-x"] | ["-px"]));
     let downstream = &pipeline[index + 1..];
-    if downstream
-        .iter()
-        .any(|c| !TO_SCREEN.contains(&c.name()) || !c.redirects.is_empty())
-    {
-        return;
+    // The whole environment kept in a file outside the project (`env > /tmp/env.txt`, `env |
+    // sort > ~/env`) is stored where anyone who reads the file has every secret in it; a file
+    // named relative to the project (`env > env.txt`) stays the agent's own.
+    let to_file = |c: &SimpleCommand| {
+        c.redirects
+            .iter()
+            .any(|r| r != "/dev/null" && (r.starts_with(['/', '~']) || r.starts_with("$HOME")))
+    };
+    let stored = dump
+        && !cmd.captured
+        && (to_file(cmd) || downstream.iter().all(|c| TO_SCREEN.contains(&c.name())) && downstream.iter().any(to_file));
+    if !stored {
+        if cmd.captured || (!cmd.redirects.is_empty() && pipeline.len() == index + 1) {
+            return;
+        }
+        // What follows must only pass the text on to the screen (`| head`, `| sort`, `| grep X`).
+        if downstream
+            .iter()
+            .any(|c| !TO_SCREEN.contains(&c.name()) || !c.redirects.is_empty())
+        {
+            return;
+        }
     }
     let filters: Vec<&SimpleCommand> = downstream
         .iter()
         .filter(|c| matches!(c.name(), "grep" | "rg"))
         .collect();
-    let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
-    let name = cmd.name();
-    let dump = (matches!(name, "env" | "printenv" | "set") && args.is_empty())
-        || (matches!(name, "export" | "declare") && matches!(args.as_slice(), ["-p"] | ["-x"] | ["-px"]));
     let what = if dump {
         // `env | grep -i proxy` shows harmless names; `set | grep -i token` shows secrets.
         let harmless = !filters.is_empty()
@@ -141,7 +154,8 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
                         && !p.to_ascii_uppercase().contains("AUTH")
                 })
             });
-        (!harmless).then(|| "prints the whole environment, secrets included".to_string())
+        let what = if stored { "stores" } else { "prints" };
+        (!harmless).then(|| format!("{what} the whole environment, secrets included"))
     } else if name == "printenv" {
         args.iter()
             .find(|a| secret_var_name(a))
@@ -219,7 +233,11 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
             Recommendation::Warn,
             Risk::Medium,
             &cmd.display(),
-            format!("{what} into the transcript, where logs keep it"),
+            if stored {
+                format!("{what} in a file, where whoever reads it finds them")
+            } else {
+                format!("{what} into the transcript, where logs keep it")
+            },
         ));
     }
 }
@@ -1119,9 +1137,17 @@ fn secret_shaped(v: &str) -> bool {
         )
     });
     let uuid = v.len() == 36 && v.split('-').map(str::len).eq([8, 4, 4, 4, 12]);
+    // A base64 key holds slashes (`--account-key S27F..+bXp/vA==`); a path does not end in
+    // padding or hold a `+`.
+    let base64_key = v.len() >= 24
+        && !v.starts_with('/')
+        && !v.contains("//")
+        && (v.ends_with('=') || v.contains('+'))
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
     !file_like
         && !uuid
-        && !v.contains('/')
+        && (!v.contains('/') || base64_key)
         && (password_shaped(v)
             || (literal_value(v) && v.len() >= 20 && entropy(v) >= 3.5 && !v.contains(char::is_whitespace)))
 }
