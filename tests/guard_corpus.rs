@@ -305,8 +305,8 @@ const SEVENTH_ROUND_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 2] 
         "corpus7a.tsv",
         550..=650,
         Rates {
-            must_block_blocked: 97.5, // 195/200
-            dangerous_flagged: 95.0,  // 380/400
+            must_block_blocked: 99.0, // 198/200
+            dangerous_flagged: 96.5,  // 386/400
             benign_blocked: 0.0,      // 0/200
             benign_warned: 2.0,       // 4/200
         },
@@ -315,8 +315,8 @@ const SEVENTH_ROUND_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 2] 
         "corpus7b.tsv",
         400..=500,
         Rates {
-            must_block_blocked: 96.2, // 228/237
-            dangerous_flagged: 91.8,  // 302/329
+            must_block_blocked: 97.9, // 232/237
+            dangerous_flagged: 93.0,  // 306/329
             benign_blocked: 0.0,      // 0/96
             benign_warned: 0.0,       // 0/96
         },

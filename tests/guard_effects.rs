@@ -1403,7 +1403,10 @@ fn protections_torn_down_managed_objects_and_stolen_hashes() {
     judged(
         "deletion.managed_resource",
         Block,
-        &["docker secret rm db_password", "gh secret delete STRIPE_KEY -R acme/api"],
+        &[
+            "docker secret rm db_password",
+            "gh secret delete STRIPE_KEY -R acme/api",
+        ],
     );
     judged(
         "deletion.managed_resource",

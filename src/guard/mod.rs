@@ -99,6 +99,10 @@ pub struct SimpleCommand {
     /// The body of the shell function the command word calls, when the line defined one by
     /// that name earlier (`pytest() { echo ok; }; pytest`): the program itself does not run.
     pub(crate) function_body: Option<String>,
+    /// Words whose `$` is a literal character, quoted or escaped (`'hK8$wq3Zr'`, `pa\$s`), not
+    /// an expansion: the argv keeps no quotes, so without this a password holding `$` reads as
+    /// a variable.
+    pub(crate) literal_dollar_words: Vec<String>,
 }
 
 impl SimpleCommand {

@@ -1943,7 +1943,9 @@ impl Walker<'_> {
                 "command" => self.fill(child, src, depth, cmd, tail),
                 "variable_assignment" => {
                     self.visit_subs(child, src, depth);
-                    cmd.argv.push(word(child, src));
+                    let resolved = word(child, src);
+                    note_literal_dollar(child, &resolved, cmd);
+                    cmd.argv.push(resolved);
                 }
                 "command_name" => {
                     self.visit_subs(child, src, depth);
@@ -1953,7 +1955,9 @@ impl Walker<'_> {
                         if raw.contains('$') && !raw.contains(['\'', '"', '\\']) {
                             self.unquoted_expansions.push(cmd.argv.len());
                         }
-                        cmd.argv.push(word(w, src));
+                        let resolved = word(w, src);
+                        note_literal_dollar(w, &resolved, cmd);
+                        cmd.argv.push(resolved);
                     }
                 }
                 "file_redirect" => self.add_redirect(child, src, depth, cmd),
@@ -2002,10 +2006,31 @@ impl Walker<'_> {
                     if raw.contains('$') && !raw.contains(['\'', '"', '\\']) {
                         self.unquoted_expansions.push(cmd.argv.len());
                     }
-                    cmd.argv.push(word(child, src));
+                    let resolved = word(child, src);
+                    note_literal_dollar(child, &resolved, cmd);
+                    cmd.argv.push(resolved);
                 }
             }
         }
+    }
+}
+
+/// Records `resolved` as a word whose `$` is literal when the word holds one and no expansion
+/// (`'hK8$wq3Zr'`, `"a\$b"`, `pa\$s`).
+fn note_literal_dollar(node: Node<'_>, resolved: &str, cmd: &mut SimpleCommand) {
+    fn expands(node: Node<'_>) -> bool {
+        if matches!(
+            node.kind(),
+            "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion" | "process_substitution"
+        ) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        let found = node.named_children(&mut cursor).any(expands);
+        found
+    }
+    if resolved.contains('$') && !expands(node) {
+        cmd.literal_dollar_words.push(resolved.to_string());
     }
 }
 

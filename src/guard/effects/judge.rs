@@ -900,6 +900,12 @@ const SCANNERS: &[&str] = &[
 
 /// nmap's options that take their value as the next word (`-p 22`, `--top-ports 100`).
 const NMAP_VALUE_OPTIONS: &[&str] = &[
+    "-T",
+    "--stats-every",
+    "--max-os-tries",
+    "--scanflags",
+    "--nsock-engine",
+    "--traceroute-port",
     "-p",
     "-e",
     "-S",
@@ -984,7 +990,8 @@ fn reconnaissance(cmd: &SimpleCommand) -> Option<&'static str> {
             let bare_host = name == "nmap"
                 && !value
                 && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                && a.starts_with(|c: char| c.is_ascii_alphanumeric());
+                && a.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && a.contains(|c: char| c.is_ascii_alphabetic());
             let addressed = a.contains('.') || a.contains(':') || bare_host;
             !(a.starts_with('-') || !addressed || path || a_file)
         };
@@ -1273,7 +1280,16 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     {
         return;
     }
-    let Some((at, glued)) = deletion_verb(&words) else {
+    // `gh secret remove FOO`, `fly secrets unset KEY`: a deployment's secret taken away, in
+    // the verbs secret stores use besides `delete`.
+    let secret_removed = words
+        .windows(2)
+        .position(|w| {
+            matches!(w[0].to_ascii_lowercase().as_str(), "secret" | "secrets")
+                && matches!(w[1].to_ascii_lowercase().as_str(), "remove" | "unset" | "rm" | "del")
+        })
+        .map(|i| (i + 1, None));
+    let Some((at, glued)) = deletion_verb(&words).or(secret_removed) else {
         return;
     };
     let whole = |w: &str| WHOLE_NOUNS.contains(&w.to_ascii_lowercase().as_str());
@@ -1310,7 +1326,7 @@ fn managed_delete(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             MANAGED_DELETE,
             Risk::Critical,
             cmd,
-            "deletes a whole organisation, project, cluster, database, app or pool with everything in it",
+            "deletes a whole organisation, project, cluster, database, app, pool, deployment or secret with everything in it or that depends on it",
         ));
     } else {
         out.push(warn(
@@ -1389,53 +1405,52 @@ fn library_loads(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Viol
                 && (option.ends_with("dir") || option.ends_with("path"))
                 && folder.is_some_and(|f| own.contains(&place_of(f, cwd, ctx.workspace)))
         });
-    let root_loads = cmd.as_root
-        && (args.iter().enumerate().any(|(k, a)| {
-            // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
-            // commands it holds.
-            let glued = a.split_once(['=', ':']).is_some_and(|(o, _)| names_loading(o));
-            let after_option = k > 0 && args[k - 1].starts_with('-');
-            // After an option or a word named for loading (`-engine X`, `pppd plugin X`), or
-            // anywhere in a subcommand named so (`openssl engine -t X`).
-            let word = |w: &str| w.starts_with('-') || w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            let subcommand = |w: &str| !w.starts_with('-') && word(w);
-            let after = k > 0
-                && ((word(&args[k - 1]) && names_loading(&args[k - 1]))
-                    || (subcommand(&args[0]) && names_loading(&args[0])));
-            // A statement that loads it (`-e "INSTALL PLUGIN x SONAME './x.so'"`, `-c
-            // 'ctypes.CDLL("./x.so")'`, `-g 'load_module ./x.so;'`, `.load ./x.so`).
-            let statement = a.contains(char::is_whitespace) && {
-                let lower = a.to_ascii_lowercase();
-                LOADING_CALLS.iter().any(|c| lower.contains(c))
-            };
-            // A bare name (`SONAME 'auth_socket.so'`, `CDLL('libc.so.6')`) or one relative to
-            // the program's own folder (`load_module modules/x.so`) is looked up in the
-            // system's folders: only a path spelled from here, home or the root is a file.
-            let explicit = |t: &str| own_search_folder || t.starts_with(['.', '/', '~', '$']);
-            if statement
-                && a.split(|c: char| c.is_whitespace() || "'\"(),;`".contains(c))
-                    .any(|token| explicit(token) && names_library_in(token, cwd, ctx.workspace, &own))
-            {
-                return !handles_files;
-            }
-            // A temp library after any option (`enable -f /dev/shm/x.so`): nothing of the
-            // program's own lives there.
-            let temp_after =
-                (after_option || a.contains('=')) && names_library_in(a, cwd, ctx.workspace, &[Place::Temp]);
-            // A value without a `/` is a name the program looks up in its own folders.
-            !handles_files
-                && !a.contains(char::is_whitespace)
-                && (((glued || after)
-                    && (a.contains('/') || own_search_folder)
-                    && names_library_in(a, cwd, ctx.workspace, &own))
-                    || temp_after)
-        }) || cmd.assignments.iter().any(|a| {
-            a.split_once('=').is_some_and(|(k, v)| {
-                LOADER_VARIABLES.contains(&k)
-                    && v.split([':', ' '])
-                        .any(|p| p.contains('/') && names_library_in(p, cwd, ctx.workspace, &own))
-            })
-        }));
+    let loads = args.iter().enumerate().any(|(k, a)| {
+        // A command line or inline code (`sudo sh -c 'cp x.so /usr/lib'`) is read as the
+        // commands it holds.
+        let glued = a.split_once(['=', ':']).is_some_and(|(o, _)| names_loading(o));
+        let after_option = k > 0 && args[k - 1].starts_with('-');
+        // After an option or a word named for loading (`-engine X`, `pppd plugin X`), or
+        // anywhere in a subcommand named so (`openssl engine -t X`).
+        let word = |w: &str| w.starts_with('-') || w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let subcommand = |w: &str| !w.starts_with('-') && word(w);
+        let after = k > 0
+            && ((word(&args[k - 1]) && names_loading(&args[k - 1]))
+                || (subcommand(&args[0]) && names_loading(&args[0])));
+        // A statement that loads it (`-e "INSTALL PLUGIN x SONAME './x.so'"`, `-c
+        // 'ctypes.CDLL("./x.so")'`, `-g 'load_module ./x.so;'`, `.load ./x.so`).
+        let statement = a.contains(char::is_whitespace) && {
+            let lower = a.to_ascii_lowercase();
+            LOADING_CALLS.iter().any(|c| lower.contains(c))
+        };
+        // A bare name (`SONAME 'auth_socket.so'`, `CDLL('libc.so.6')`) or one relative to
+        // the program's own folder (`load_module modules/x.so`) is looked up in the
+        // system's folders: only a path spelled from here, home or the root is a file.
+        let explicit = |t: &str| own_search_folder || t.starts_with(['.', '/', '~', '$']);
+        if statement
+            && a.split(|c: char| c.is_whitespace() || "'\"(),;`".contains(c))
+                .any(|token| explicit(token) && names_library_in(token, cwd, ctx.workspace, &own))
+        {
+            return !handles_files;
+        }
+        // A temp library after any option (`enable -f /dev/shm/x.so`): nothing of the
+        // program's own lives there.
+        let temp_after = (after_option || a.contains('=')) && names_library_in(a, cwd, ctx.workspace, &[Place::Temp]);
+        // A value without a `/` is a name the program looks up in its own folders.
+        !handles_files
+            && !a.contains(char::is_whitespace)
+            && (((glued || after)
+                && (a.contains('/') || own_search_folder)
+                && names_library_in(a, cwd, ctx.workspace, &own))
+                || temp_after)
+    }) || cmd.assignments.iter().any(|a| {
+        a.split_once('=').is_some_and(|(k, v)| {
+            LOADER_VARIABLES.contains(&k)
+                && v.split([':', ' '])
+                    .any(|p| p.contains('/') && names_library_in(p, cwd, ctx.workspace, &own))
+        })
+    });
+    let root_loads = cmd.as_root && loads;
     if root_loads {
         out.push(block(
             Category::Privilege,
@@ -2674,6 +2689,7 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             let key_file = |pattern: &str| {
                 let p = pattern.trim_matches(['"', '\'']).trim_matches('*').to_ascii_lowercase();
                 !p.is_empty() && KEY_FILES.iter().any(|k| p.ends_with(k.trim_start_matches('*')))
+                    || matches_a_key_name(pattern)
             };
             let named = args.windows(2).any(|w| {
                 matches!(
@@ -2696,6 +2712,32 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
             "searches the machine or the home directory for passwords and keys",
         ));
     }
+}
+
+/// Whether a name pattern with wildcards (`id_*`, `*rsa*`, `id_e?25519`) matches a private
+/// key's usual file name: the pattern is a hunt for keys however it is cut. At least three
+/// characters of it must be literal: `*` alone or `*.?` looks for everything.
+fn matches_a_key_name(pattern: &str) -> bool {
+    const KEY_NAMES: &[&str] = &[
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+    ];
+    let p = pattern.trim_matches(['"', '\'']);
+    let literal = p.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']')).count();
+    if !p.contains(['*', '?', '[']) || literal < 3 {
+        return false;
+    }
+    globset::GlobBuilder::new(p)
+        .case_insensitive(true)
+        .build()
+        .is_ok_and(|g| {
+            let m = g.compile_matcher();
+            KEY_NAMES.iter().any(|k| m.is_match(k))
+        })
 }
 
 /// Where the system keeps the certificate authorities it trusts.
@@ -4417,6 +4459,13 @@ fn fixed_verdict(effect: Does) -> Option<(Category, &'static str, Recommendation
             Risk::Critical,
             "records the keystrokes typed on this machine, passwords included",
         ),
+        Does::PhishPassword => (
+            Category::Secrets,
+            INPUT_CAPTURE,
+            Recommendation::Block,
+            Risk::Critical,
+            "asks for the user's password in a dialog that looks like the system's, and keeps what they type",
+        ),
         Does::Eavesdrop(what) => (
             Category::Secrets,
             INPUT_CAPTURE,
@@ -5260,7 +5309,7 @@ fn loopback_address(word: &str) -> bool {
         && host
             .split('.')
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    host == "localhost" || ipv4_loopback
+    matches!(host, "localhost" | "ip6-localhost" | "ip6-loopback" | "localhost6") || ipv4_loopback
 }
 
 /// Whether `cmd` prints a whole database: a dump program writing to stdout (`pg_dump prod`,

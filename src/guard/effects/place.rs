@@ -344,8 +344,8 @@ pub fn place_of(path: &str, cwd: Option<&Path>, workspace: &Path) -> Place {
 }
 
 /// A file every Python interpreter runs at start: `sitecustomize.py`, `usercustomize.py`, or a
-/// `.pth` file in a site directory (whose `import` lines run), the directory spelled out or
-/// asked of Python (`$(python3 -m site --user-site)/x.pth`).
+/// `.pth` file in a site directory (whose `import` lines run), the directory spelled out, asked
+/// of Python (`$(python3 -m site --user-site)/x.pth`) or kept in a variable.
 fn python_startup_hook(path: &str) -> bool {
     const SITE: &[&str] = &[
         "site-packages",
@@ -358,8 +358,10 @@ fn python_startup_hook(path: &str) -> bool {
         "platlib",
     ];
     let file = path.rsplit('/').next().unwrap_or(path);
+    // A `.pth` file in a folder held by a variable (`SITE=$(python3 -c 'import site; ..')`;
+    // `"$SITE/x.pth"`) is where a site directory is kept: nothing else reads `.pth` files.
     matches!(file, "sitecustomize.py" | "usercustomize.py")
-        || (file.ends_with(".pth") && SITE.iter().any(|s| contains_lowercase(path, s)))
+        || (file.ends_with(".pth") && (path.starts_with('$') || SITE.iter().any(|s| contains_lowercase(path, s))))
 }
 
 /// `.git/hooks/…` (or a bare repository's `hooks/` next to its `HEAD`): files git runs. ASCII

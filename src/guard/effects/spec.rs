@@ -200,6 +200,9 @@ pub enum Does {
     HostAccess(&'static str),
     /// Records the keystrokes of the machine's input devices.
     Keylog,
+    /// Asks the user for their password in a dialog made to look like the system's, and keeps
+    /// the answer (`osascript -e 'display dialog .. with hidden answer'`).
+    PhishPassword,
     /// Listens in on what passes the machine or its screen (packet capture, screenshots):
     /// others' passwords and secrets pass there.
     Eavesdrop(&'static str),

@@ -2656,15 +2656,28 @@ pub static PROGRAMS: &[Program] = &[
             // `lxc init IMG c -c security.privileged=true`, `lxc config device add c r disk
             // source=/ path=/mnt/root`: the container runs as the host's root, or holds its
             // root file system.
+            // (Not after `--`: `lxc exec c -- echo source=/` hands the words to a command.)
             Clause {
                 sub: &[],
-                when: When::Arg(Val::Is(&[
-                    "security.privileged=true",
-                    "security.privileged=1",
-                    "source=/",
-                    "security.nesting=true",
-                    "raw.lxc=lxc.apparmor.profile=unconfined",
-                ])),
+                when: When::Both(
+                    &When::Not(&When::DashDash),
+                    &When::Either(
+                        &When::Arg(Val::Is(&[
+                            "security.privileged=true",
+                            "security.privileged=1",
+                            "security.privileged=yes",
+                            "source=/",
+                        ])),
+                        &When::Either(
+                            // `lxc config set c security.privileged true`
+                            &When::Both(
+                                &When::Arg(Val::Is(&["security.privileged"])),
+                                &When::Arg(Val::Is(&["true", "1", "yes"])),
+                            ),
+                            &When::Arg(Val::Contains(&["lxc.apparmor.profile=unconfined"])),
+                        ),
+                    ),
+                ),
                 does: Does::Escape("gives the container the host's root file system or runs it as the host's root"),
             },
         ],
@@ -3337,15 +3350,39 @@ pub static PROGRAMS: &[Program] = &[
             },
         ],
     },
+    // `skill -KILL -u bob`, `skill -9 node`: procps's older pkill.
+    Program {
+        names: &["skill"],
+        value_opts: &["-t", "--tty", "-u", "--user", "-p", "--pid", "-c", "--command", "-n", "--ns", "--nslist"],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::Value(&["-u", "--user"], Val::Any),
+                does: Does::KillUser,
+            },
+            Clause {
+                sub: &[],
+                when: When::NoneOf(&["-l", "--list", "-L", "--table", "-n", "--no-action", "-V", "--version"]),
+                does: Does::KillByName,
+            },
+        ],
+    },
     Program {
         names: &["osascript"],
         value_opts: &["-e", "-l", "-s"],
-        clauses: &[Clause {
-            sub: &[],
-            // `make login item`, not `get the name of every login item`.
-            when: When::Value(&["-e"], Val::Contains(&["make login item", "make new login item"])),
-            does: Does::Persist("adds a login item: a program macOS starts at every login"),
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                // `make login item`, not `get the name of every login item`.
+                when: When::Value(&["-e"], Val::Contains(&["make login item", "make new login item"])),
+                does: Does::Persist("adds a login item: a program macOS starts at every login"),
+            },
+            Clause {
+                sub: &[],
+                when: When::Value(&["-e"], Val::Contains(&["hidden answer"])),
+                does: Does::PhishPassword,
+            },
+        ],
     },
     Program {
         names: &["defaults"],

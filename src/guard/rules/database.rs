@@ -79,6 +79,7 @@ const DB_CLIENTS: &[&str] = &[
     "bq",
     "spanner-cli",
     "cqlsh",
+    "cypher-shell",
 ];
 
 /// Programs that run another command given later in their argv (`docker exec db psql ..`).
@@ -518,6 +519,19 @@ fn judge(t: &[String]) -> Option<(&'static str, Risk, String)> {
                 DROP_TABLE,
                 Risk::Critical,
                 "`ALTER TABLE .. DROP COLUMN` destroys the column's data".into(),
+            )
+        });
+    }
+    // Cypher: `MATCH (n) DETACH DELETE n` deletes every node the pattern matches; without a
+    // WHERE or a property map (`{id: 7}`) that is every node of the label, or of the graph.
+    if at(0) == "MATCH" || (at(0) == "OPTIONAL" && at(1) == "MATCH") {
+        let delete = t.iter().position(|w| w == "DELETE")?;
+        let narrowed = t[..delete].iter().any(|w| w == "WHERE" || w == "{" || w == "LIMIT");
+        return (!narrowed).then(|| {
+            (
+                DELETE_WITHOUT_WHERE,
+                Risk::High,
+                "`MATCH .. DELETE` without a condition deletes every node the pattern matches".into(),
             )
         });
     }

@@ -389,13 +389,35 @@ fn truncation(cmd: &SimpleCommand, fed_empty: bool, ctx: &GuardContext<'_>, out:
     }
     // `mv ~ /dev/null`, `mv /etc /tmp/x`: the home or a system directory moved away.
     if name == "mv" {
-        let ops: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+        // `mv -t DIR SRC..`, `--target-directory=DIR`: the destination comes first.
+        let mut target = None;
+        let mut ops: Vec<&str> = Vec::new();
+        let mut words = args.iter().copied();
+        while let Some(a) = words.next() {
+            if a == "-t" || a == "--target-directory" {
+                target = words.next();
+            } else if let Some(dir) = a.strip_prefix("--target-directory=") {
+                target = Some(dir);
+            } else if let Some(dir) = a.strip_prefix("-t").filter(|d| !d.is_empty() && !d.starts_with('-')) {
+                target = Some(dir);
+            } else if !a.starts_with('-') {
+                ops.push(a);
+            }
+        }
+        if let Some(t) = target {
+            ops.push(t);
+        }
         if let Some((dest, sources)) = ops.split_last() {
+            let cwd = cmd.cwd.as_deref();
+            let dest_class = classify_target(dest, cwd, ctx.workspace);
+            let leaves = dest_class.is_beyond_workspace() || matches!(dest_class, Target::Temp | Target::TempRoot);
             let gone = sources.iter().find(|a| {
-                let class = classify_target(a, cmd.cwd.as_deref(), ctx.workspace);
-                // `mv .. /tmp/x`: a folder that holds the workspace takes it along.
+                let class = classify_target(a, cwd, ctx.workspace);
+                // `mv .. /tmp/x`: a folder that holds the workspace takes it along; the
+                // workspace itself moved out of its place (`mv ../task-1 /tmp/x`) goes too.
                 let holds_workspace = match &class {
                     Target::WorkspaceDot => true,
+                    Target::WorkspaceAll => leaves && !a.contains('*'),
                     Target::Outside(p) => ctx.workspace.starts_with(p),
                     _ => false,
                 };
@@ -686,7 +708,28 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         // `rclone sync SRC remote:B`, like `aws s3 sync --delete` and `gsutil rsync -d` above:
         // the remote copy is made to match the source, and every object it lacks is deleted (an
         // empty source empties the bucket).
-        "rclone" if sub(&["sync"]) && rclone_remote(args.iter().filter(|a| !a.starts_with('-')).nth(2)) => {
+        "rclone"
+            if args
+                .iter()
+                .position(|a| *a == "sync")
+                .is_some_and(|at| rclone_remote(args[at + 1..].iter().rfind(|a| !a.starts_with('-'))))
+                && !(has("-i") || has("--interactive")) =>
+        {
+            Some("deletes every object of the remote destination that the source lacks")
+        }
+        "azcopy" if has("sync") && args.iter().any(|a| a.eq_ignore_ascii_case("--delete-destination=true")) => {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "s5cmd" if has("sync") && has("--delete") => {
+            Some("deletes every object of the destination that the source lacks")
+        }
+        "mc" if has("mirror")
+            && (has("--remove") || has("--delete"))
+            && args
+                .iter()
+                .rfind(|a| !a.starts_with('-'))
+                .is_some_and(|d| !d.starts_with(['.', '/', '~'])) =>
+        {
             Some("deletes every object of the remote destination that the source lacks")
         }
         _ => None,
@@ -744,6 +787,11 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             && (has("-a") || has("--all") || has("--volumes") || has("-af") || has("-fa")))
             || sub(&["volume", "prune"])
             || sub(&["volume", "rm"])
+            // `podman system reset`: every container, image, volume and network goes.
+            || sub(&["system", "reset"])
+            // `docker rm -v db`: the container's anonymous volumes go with it.
+            // (`docker container rm -v` is the managed-resource rule's.)
+            || (sub(&["rm"]) && (has("-v") || has("--volumes")))
             || (sub(&["rm"])
                 && args
                     .iter()

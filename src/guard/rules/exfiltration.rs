@@ -151,12 +151,26 @@ fn names_secret_variable(word: &str) -> bool {
     })
 }
 
-/// Commands that dump the environment or secrets to stdout: the environment whole, or a
-/// credential file.
+/// Commands that dump the environment or secrets to stdout: the environment whole, a
+/// credential file, or the clipboard (where passwords are pasted from a password manager).
 fn secret_source(cmd: &SimpleCommand) -> bool {
     matches!(cmd.name(), "env" | "printenv" | "set" | "export") && cmd.argv.len() == 1
         || cmd.argv.iter().skip(1).any(|a| sensitive(a))
         || cmd.inputs.iter().any(|a| sensitive(a))
+        || reads_clipboard(cmd)
+}
+
+/// `xclip -o`, `xsel --output`, `pbpaste`, `wl-paste`: the clipboard printed.
+fn reads_clipboard(cmd: &SimpleCommand) -> bool {
+    let args = &cmd.argv[1..];
+    match cmd.name() {
+        "pbpaste" | "wl-paste" | "termux-clipboard-get" => true,
+        "xclip" => args.iter().any(|a| matches!(a.as_str(), "-o" | "-out")),
+        "xsel" => args
+            .iter()
+            .any(|a| a == "--output" || (a.starts_with('-') && !a.starts_with("--") && a.contains('o'))),
+        _ => false,
+    }
 }
 
 /// `echo "$GITHUB_TOKEN"`, `printf %s "$DB_PASSWORD"`, a here-string holding one: a secret

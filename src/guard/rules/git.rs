@@ -323,13 +323,18 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             cmd,
             "git reset --hard discards every uncommitted change in the work tree",
         )),
-        "clean" if (short('f') || has("--force")) && !(short('n') || has("--dry-run")) => out.push(block(
-            g,
-            CLEAN_FORCE,
-            Risk::High,
-            cmd,
-            "git clean -f deletes every untracked file (and with -x the ignored ones)",
-        )),
+        "clean"
+            if (short('f') || has("--force"))
+                && !(short('n') || args.iter().any(|a| a.len() >= 5 && "--dry-run".starts_with(*a))) =>
+        {
+            out.push(block(
+                g,
+                CLEAN_FORCE,
+                Risk::High,
+                cmd,
+                "git clean -f deletes every untracked file (and with -x the ignored ones)",
+            ))
+        }
         "push" => {
             let lease = args
                 .iter()

@@ -686,8 +686,22 @@ pub fn download_then_run(pipelines: &[Pipeline], out: &mut Vec<Violation>) {
                 crate::guard::unversioned(cmd.name()),
                 "gcc" | "cc" | "clang" | "g++" | "c++" | "clang++" | "tcc" | "rustc" | "gfortran" | "nasm" | "as"
             ) {
-                if let Some(how) = args.iter().filter(|a| !a.starts_with('-')).find_map(|s| is_unread(s)) {
-                    let built = crate::guard::carriers::option_value(&cmd.argv, &["-o"], "").unwrap_or("a.out");
+                let sources: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+                if let Some(how) = sources.iter().find_map(|s| is_unread(s)) {
+                    // `-o pk`, `-opk`, `--output=pk`; by default `a.out`, or for rustc the
+                    // source's stem (`rustc pk.rs` builds `pk`).
+                    let glued = args
+                        .iter()
+                        .find_map(|a| a.strip_prefix("-o").filter(|v| !v.is_empty() && !v.starts_with('-')));
+                    let stem = sources
+                        .first()
+                        .and_then(|s| s.rsplit('/').next())
+                        .map(|f| f.rsplit_once('.').map_or(f, |(stem, _)| stem))
+                        .unwrap_or("a.out");
+                    let default = if cmd.name() == "rustc" { stem } else { "a.out" };
+                    let built = crate::guard::carriers::option_value(&cmd.argv, &["-o", "--output"], "")
+                        .or(glued)
+                        .unwrap_or(default);
                     unread.push((as_file(built, cwd), how));
                 }
                 continue;
@@ -740,8 +754,12 @@ fn files_run(cmd: &SimpleCommand) -> Vec<&str> {
         command_files(cmd).into_iter().map(String::as_str).collect()
     } else {
         let program = cmd.argv.first().filter(|w| w.contains('/')).map(String::as_str);
+        // `cp pk /tmp/q && /tmp/q`: the walker reads the copy as what it copied (`pk`); the
+        // word run is the file written.
+        let written = cmd.name_as_written.as_deref().filter(|w| w.contains('/'));
         program
             .into_iter()
+            .chain(written)
             .chain(crate::guard::effects::script_option_files(cmd))
             .collect()
     };

@@ -114,7 +114,7 @@ pub fn printed(pipeline: &crate::guard::Pipeline, index: usize, out: &mut Vec<Vi
     let cmd = &pipeline[index];
     let args: Vec<&str> = cmd.argv.iter().skip(1).map(String::as_str).collect();
     let name = cmd.name();
-    let dump = (matches!(name, "env" | "printenv" | "set") && args.is_empty())
+    let dump = (matches!(name, "env" | "printenv" | "set") && args.iter().all(|a| matches!(*a, "-0" | "--null")))
         || (matches!(name, "export" | "declare") && matches!(args.as_slice(), ["-p"] | ["-x"] | ["-px"]));
     let downstream = &pipeline[index + 1..];
     // The whole environment kept in a file outside the project (`env > /tmp/env.txt`, `env |
@@ -662,6 +662,27 @@ fn keyed_secret(text: &str) -> Option<&str> {
 }
 
 pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
+    if cmd.literal_dollar_words.is_empty() {
+        return check_words(cmd, out);
+    }
+    // A `$` the walker knows is literal (`sshpass -p 'Hq4$wz9Lr2'`) stands in as a character no
+    // expansion uses while the words are judged, and is put back in what is reported.
+    const LITERAL_DOLLAR: char = '\u{1}';
+    let mut masked = cmd.clone();
+    for w in masked.argv.iter_mut().chain(masked.assignments.iter_mut()) {
+        if cmd.literal_dollar_words.contains(w) {
+            *w = w.replace('$', &LITERAL_DOLLAR.to_string());
+        }
+    }
+    let start = out.len();
+    check_words(&masked, out);
+    for v in &mut out[start..] {
+        v.matched = v.matched.replace(LITERAL_DOLLAR, "$");
+        v.description = v.description.replace(LITERAL_DOLLAR, "$");
+    }
+}
+
+fn check_words(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let name = cmd.name();
     let searching = SEARCHERS.contains(&name) && (name != "git" || cmd.argv.get(1).is_some_and(|a| a == "grep"));
     for text in texts_of(cmd) {
@@ -1137,12 +1158,11 @@ fn secret_shaped(v: &str) -> bool {
         )
     });
     let uuid = v.len() == 36 && v.split('-').map(str::len).eq([8, 4, 4, 4, 12]);
-    // A base64 key holds slashes (`--account-key S27F..+bXp/vA==`); a path does not end in
-    // padding or hold a `+`.
+    // A base64 key holds slashes (`--account-key S27F..+bXp/vA==`, an AWS secret key): padded,
+    // or long and random; an object key or a path (`2024/01/15/AppLogs+Backup`) is neither.
     let base64_key = v.len() >= 24
-        && !v.starts_with('/')
         && !v.contains("//")
-        && (v.ends_with('=') || v.contains('+'))
+        && (v.ends_with('=') || (v.len() >= 32 && entropy(v) >= 4.5))
         && v.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
     !file_like
