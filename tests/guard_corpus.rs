@@ -25,7 +25,7 @@ use medin::internal::guard::{check_command, GuardContext, Recommendation};
 const WS: &str = "/work/medin-ws/task-1";
 
 /// The corpora, oldest first.
-const CORPORA: [&str; 12] = [
+const CORPORA: [&str; 14] = [
     "corpus.tsv",
     "heldout.tsv",
     "heldout2.tsv",
@@ -38,6 +38,8 @@ const CORPORA: [&str; 12] = [
     "corpus6c.tsv",
     "corpus7a.tsv",
     "corpus7b.tsv",
+    "corpus8a.tsv",
+    "corpus8b.tsv",
 ];
 
 struct Case {
@@ -256,12 +258,16 @@ fn sixth_heldout_rates() {
     at_least(now, HELDOUT6_MEASURED, FLOOR_TOLERANCE, &report);
 }
 
-/// The tuning corpora written alongside heldout6 (dev workflow; system and offence; carriers).
-/// Their misses are printed and meant to be read; each is held at the rates it measured at
-/// the commit that last raised these floors, on the way to the targets.
-const TUNING_FLOORS: [(&str, Rates); 3] = [
+/// The tuning corpora: the sixth round's, written alongside heldout6 (dev workflow; system and
+/// offence; carriers), the seventh round's (documented use of many CLIs; attack techniques) and
+/// the eighth's (over 500 uncommon CLIs; multi-line attack tests and GTFOBins); the later ones'
+/// headers give the rates before the fixes drawn from them. Their misses are printed and
+/// meant to be read; each is held at the rates it measured at the commit that last raised
+/// these floors, on the way to the targets.
+const TUNING_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 7] = [
     (
         "corpus6a.tsv",
+        600..=800,
         Rates {
             must_block_blocked: 99.2,
             dangerous_flagged: 98.0,
@@ -271,6 +277,7 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
     ),
     (
         "corpus6b.tsv",
+        600..=800,
         Rates {
             must_block_blocked: 99.6,
             dangerous_flagged: 99.1,
@@ -280,6 +287,7 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
     ),
     (
         "corpus6c.tsv",
+        600..=800,
         Rates {
             must_block_blocked: 99.6,
             dangerous_flagged: 98.5,
@@ -287,20 +295,6 @@ const TUNING_FLOORS: [(&str, Rates); 3] = [
             benign_warned: 1.2,
         },
     ),
-];
-
-#[test]
-fn sixth_round_tuning_corpora_hold_their_floors() {
-    for (file, floor) in TUNING_FLOORS {
-        let (now, report) = score(file, 600..=800, Rows::Shown);
-        println!("{report}");
-        at_least(now, floor, FLOOR_TOLERANCE, &report);
-    }
-}
-
-/// The seventh round's tuning corpora (documented use of many CLIs; attack techniques), held
-/// at the rates measured after the fixes drawn from them (their headers give the rates before).
-const SEVENTH_ROUND_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 2] = [
     (
         "corpus7a.tsv",
         550..=650,
@@ -321,11 +315,31 @@ const SEVENTH_ROUND_FLOORS: [(&str, std::ops::RangeInclusive<usize>, Rates); 2] 
             benign_warned: 0.0,       // 0/96
         },
     ),
+    (
+        "corpus8a.tsv",
+        550..=650,
+        Rates {
+            must_block_blocked: 93.3, // 112/120
+            dangerous_flagged: 84.4,  // 232/275
+            benign_blocked: 0.0,      // 0/328
+            benign_warned: 2.1,       // 7/328
+        },
+    ),
+    (
+        "corpus8b.tsv",
+        400..=500,
+        Rates {
+            must_block_blocked: 94.9, // 261/275
+            dangerous_flagged: 90.3,  // 346/383
+            benign_blocked: 0.0,      // 0/60
+            benign_warned: 1.7,       // 1/60
+        },
+    ),
 ];
 
 #[test]
-fn seventh_round_tuning_corpora_hold_their_floors() {
-    for (file, sizes, floor) in SEVENTH_ROUND_FLOORS {
+fn tuning_corpora_hold_their_floors() {
+    for (file, sizes, floor) in TUNING_FLOORS {
         let (now, report) = score(file, sizes, Rows::Shown);
         println!("{report}");
         at_least(now, floor, FLOOR_TOLERANCE, &report);

@@ -2669,6 +2669,8 @@ fn credential_hunt(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Vi
         "kubeconfig",
         "*.kdb",
         "*.keytab",
+        ".env",
+        "krb5cc_",
     ];
     let cwd = cmd.cwd.as_deref();
     // The machine, the home directory, or a credential directory (`find ~/.aws -name ..`).

@@ -100,7 +100,7 @@ static MANAGERS: &[Manager] = &[
         names: &["dnf", "yum", "microdnf", "tdnf"],
         system: true,
         remove: &["remove", "erase", "autoremove"],
-        install: &["install"],
+        install: &["install", "localinstall", "reinstall"],
         global: &[],
         purge: &[],
         force: &["--nodeps", "--setopt=protected_packages="],
@@ -485,7 +485,16 @@ fn root_only(name: &str) -> bool {
 /// package (`./x.deb`, `x-1.0.noarch.rpm`, `https://host/x.rpm`, `pkg.tar.zst`), or snap is
 /// told to take one unsigned (`--dangerous`, `--devmode`).
 fn installs_unvouched(words: &[&str], args: &[&str]) -> bool {
-    const PACKAGE_FILES: &[&str] = &[".deb", ".rpm", ".snap", ".apk", ".flatpak", ".flatpakref"];
+    const PACKAGE_FILES: &[&str] = &[
+        ".deb",
+        ".rpm",
+        ".snap",
+        ".apk",
+        ".flatpak",
+        ".flatpakref",
+        ".txz",
+        ".pkg",
+    ];
     let file = |w: &&str| {
         let w = w.to_ascii_lowercase();
         PACKAGE_FILES.iter().any(|ext| w.ends_with(ext))
@@ -500,7 +509,13 @@ fn installs_unvouched(words: &[&str], args: &[&str]) -> bool {
         !at.and_then(|k| k.checked_sub(1))
             .is_some_and(|k| args[k].starts_with("--") && !args[k].contains('='))
     };
-    words.iter().filter(|w| operand(w)).any(file) || args.iter().any(|a| matches!(*a, "--dangerous" | "--devmode"))
+    words.iter().filter(|w| operand(w)).any(file)
+        || args.iter().any(|a| {
+            matches!(
+                *a,
+                "--dangerous" | "--devmode" | "--allow-untrusted" | "--nogpgcheck" | "--no-gpg-checks"
+            )
+        })
 }
 
 /// Whether `args` hold the subcommand sequence `seq` (its words in order, the first one among

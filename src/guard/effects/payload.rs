@@ -38,6 +38,9 @@ pub(super) enum Payload {
     RootCronLine,
     /// A password-file entry with uid 0 (`x::0:0::/root:/bin/sh`).
     RootAccount,
+    /// A web shell: server code that runs what a request sends (`<?php system($_GET["c"]);
+    /// ?>`, JSP's `Runtime.getRuntime().exec(request.getParameter(..))`).
+    WebShell,
 }
 
 impl Payload {
@@ -47,6 +50,7 @@ impl Payload {
             Payload::AuthorizedKey => "an SSH public key (an authorized_keys line: a login for its holder)",
             Payload::RootCronLine => "a system crontab line that runs a command as root",
             Payload::RootAccount => "a password-file entry with uid 0 (a second root account)",
+            Payload::WebShell => "a web shell (server code that runs the commands a request sends)",
         }
     }
 
@@ -56,6 +60,7 @@ impl Payload {
             Payload::AuthorizedKey => (Category::Privilege, SSH_ACCESS),
             Payload::RootCronLine => (Category::Persistence, super::judge::SCHEDULED),
             Payload::RootAccount => (Category::Privilege, USER_GROUPS),
+            Payload::WebShell => (Category::Persistence, WEB_SHELL),
         }
     }
 }
@@ -76,13 +81,22 @@ static PUBLIC_KEY: Pattern = Pattern::new(
 static ROOT_CRON: Pattern = Pattern::new(
     r"(?im)(^|[\s{'\x22(])(@(reboot|hourly|daily|midnight|weekly|monthly|yearly|annually)\s+|([0-9*/,-]+\s+){3}([0-9*/,-]+|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z,-]*)\s+([0-9*/,-]+|(sun|mon|tue|wed|thu|fri|sat)[a-z,-]*)\s+)root\s+\S",
 );
+/// `persistence.web_shell`: [`Payload::WebShell`].
+pub const WEB_SHELL: &str = "persistence.web_shell";
+
+/// A call that runs a command or code, handed a request's parameter: PHP's superglobals, JSP's
+/// and ASP's request objects.
+static WEB_SHELL_CALL: Pattern = Pattern::new(
+    r"(?i)\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|pcntl_exec|runtime\.getruntime\(\)\.exec)\s*\(\s*(@?\$_(GET|POST|REQUEST|COOKIE|SERVER)\b|request\.getparameter|request\s*\(|request\.(form|querystring|item))",
+);
+
 /// `name:password:0:gid:...`: uid 0 in the third field.
 static ROOT_ENTRY: Pattern = Pattern::new(r"(?m)^[A-Za-z_][A-Za-z0-9_.-]*\$?:[^:\s]*:0+:[0-9]+:[^:\n]*:[^:\n]*:");
 
 /// Whether `text` holds a word every way in has (`ALL`, `AAAA`, `root`, `:0`): the cheap test
 /// that spares most texts the patterns.
 fn might_hold(text: &str) -> bool {
-    static MARKERS: Needles = Needles::exact(&["ALL", "AAAA", "root", ":0"]);
+    static MARKERS: Needles = Needles::exact(&["ALL", "AAAA", "root", ":0", "$_", "equest"]);
     MARKERS.found_in(text)
 }
 
@@ -103,6 +117,9 @@ pub(super) fn payload_in(text: &str) -> Option<Payload> {
     }
     if text.contains(":0") && text.contains(":/") && second_root_in(text) {
         return Some(Payload::RootAccount);
+    }
+    if (text.contains("$_") || text.contains("equest")) && WEB_SHELL_CALL.find_at(text, 0).is_some() {
+        return Some(Payload::WebShell);
     }
     None
 }

@@ -872,6 +872,46 @@ pub static PROGRAMS: &[Program] = &[
     },
     // Password managers and secret stores: reading an entry prints the secret (judged only when
     // it reaches the transcript or a file, not when piped into the program that needs it).
+    // Subversion's revert of a tree: the working copy's changes under it are gone.
+    Program {
+        names: &["svn"],
+        value_opts: &["--depth", "--changelist", "--cl", "--targets", "--config-dir", "--config-option"],
+        clauses: &[Clause {
+            sub: &["revert"],
+            when: When::Any(&["-R", "--recursive", "--depth"]),
+            does: Does::DiscardWorktree,
+        }],
+    },
+    // `zfs rollback -r`: every snapshot newer than the one rolled back to is destroyed.
+    Program {
+        names: &["zfs"],
+        value_opts: &[],
+        clauses: &[Clause {
+            sub: &["rollback"],
+            when: When::Any(&["-r", "-R"]),
+            does: Does::DeleteLocalData("rolls a dataset back, destroying every later snapshot"),
+        }],
+    },
+    // `dmesg -C`: the kernel's message buffer emptied.
+    Program {
+        names: &["dmesg"],
+        value_opts: &["-F", "--file", "-f", "--facility", "-l", "--level", "-s", "--buffer-size"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-C", "--clear", "-c", "--read-clear"]),
+            does: Does::TracesErased("clears the kernel's message buffer: the record of what happened"),
+        }],
+    },
+    // macOS's `softwareupdate -i -a -R`: installs and restarts the machine.
+    Program {
+        names: &["softwareupdate"],
+        value_opts: &["--product-types", "--os-only"],
+        clauses: &[Clause {
+            sub: &[],
+            when: When::Any(&["-R", "--restart"]),
+            does: Does::Shutdown,
+        }],
+    },
     // Mercurial and Jujutsu: the verbs that throw away work or history.
     Program {
         names: &["hg"],
@@ -3313,11 +3353,20 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         names: &["security", "certctl"],
         value_opts: &["-k", "-r", "-p", "-d", "-s", "-e"],
-        clauses: &[Clause {
-            sub: &[],
-            when: When::First(Val::Is(&["add-trusted-cert", "trust"])),
-            does: Does::SecurityOff("adds a certificate authority to the system's trust"),
-        }],
+        clauses: &[
+            Clause {
+                sub: &[],
+                when: When::First(Val::Is(&["add-trusted-cert", "trust"])),
+                does: Does::SecurityOff("adds a certificate authority to the system's trust"),
+            },
+            // `security authorizationdb write system.privilege.admin allow`: a right that
+            // asked for an administrator's password is granted to anyone.
+            Clause {
+                sub: &["authorizationdb", "write"],
+                when: When::Arg(Val::Is(&["allow"])),
+                does: Does::Passwordless,
+            },
+        ],
     },
     // launchd: a property list loaded or bootstrapped is registered where it lies; a job
     // submitted is kept running.

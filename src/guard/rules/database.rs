@@ -147,6 +147,10 @@ fn admin(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let args = || cmd.argv.iter().skip(1).map(|a| a.to_ascii_lowercase());
     let what = if name == "dropdb" || (name == "mysqladmin" && args().any(|a| a == "drop")) {
         "drops a whole database"
+    } else if name == "pg_dropcluster" {
+        "drops a whole PostgreSQL cluster, every database in it"
+    } else if name == "memcflush" {
+        "deletes every item of the memcached servers"
     } else if client_index(cmd, &["redis-cli", "valkey-cli", "keydb-cli"]).is_some()
         && args().any(|a| a == "flushall" || a == "flushdb")
     {

@@ -723,6 +723,9 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         "s5cmd" if has("sync") && has("--delete") => {
             Some("deletes every object of the destination that the source lacks")
         }
+        "vault" if sub(&["secrets", "disable"]) => {
+            Some("disables a secrets engine, deleting every secret stored in it")
+        }
         "mc" if has("mirror")
             && (has("--remove") || has("--delete"))
             && args

@@ -123,7 +123,31 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
                 }
             }
         }
-        n if n == "mkfs" || n.starts_with("mkfs.") || matches!(n, "mke2fs" | "mkswap" | "newfs" | "mkntfs") => {
+        // `bcachefs format /dev/sdb`, `mkfs` by its subcommand name.
+        "bcachefs" if args.first().is_some_and(|a| *a == "format") && args.iter().any(|a| is_device(a)) => {
+            out.push(block(
+                d,
+                MKFS,
+                Risk::Critical,
+                cmd,
+                "creates a file system on a device, erasing it",
+            ));
+        }
+        n if n == "mkfs"
+            || n.starts_with("mkfs.")
+            || matches!(
+                n,
+                "mke2fs"
+                    | "mkswap"
+                    | "newfs"
+                    | "mkntfs"
+                    | "mkdosfs"
+                    | "mkexfatfs"
+                    | "mkreiserfs"
+                    | "mkudffs"
+                    | "mkfatfs"
+            ) =>
+        {
             if args.iter().any(|a| is_device(a)) || !args.iter().any(|a| !a.starts_with('-')) {
                 out.push(block(
                     d,

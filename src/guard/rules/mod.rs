@@ -28,7 +28,9 @@
 //! emptied or deleted, a system file's time stamps forged),
 //! `network.exposed_bind` (block: every interface with authentication off);
 //! `persistence.vcs_hook`, `persistence.scheduled` (block; warn for `systemctl enable`),
-//! `persistence.startup_file` (warn); `process.kill_all` by broad name or user;
+//! `persistence.startup_file` (warn), `persistence.web_shell` (block: server code that runs
+//! a request's parameters as commands, written outside the workspace; warn inside it);
+//! `process.kill_all` by broad name or user;
 //! `exfiltration.upload` (block: whole directories, home or system files; warn: a workspace
 //! file); `deletion.bulk` (block), `deletion.dependency_dir` (warn).
 

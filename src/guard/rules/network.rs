@@ -301,6 +301,28 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
         ));
         return;
     }
+    // `pwsh -c '$c=New-Object Net.Sockets.TCPClient(..);$s=$c.GetStream();..iex ..'`: what
+    // the socket reads is run as PowerShell and the output written back.
+    let powershell = matches!(name, "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe");
+    if powershell
+        && argv.iter().skip(1).any(|code| {
+            let lower = code.to_ascii_lowercase();
+            (lower.contains("sockets.tcpclient") || lower.contains("sockets.socket"))
+                && lower.contains("getstream")
+                && ["iex", "invoke-expression", "scriptblock", "start-process", "cmd.exe"]
+                    .iter()
+                    .any(|run| lower.contains(run))
+        })
+    {
+        out.push(block(
+            n,
+            REVERSE_SHELL,
+            Risk::Critical,
+            cmd,
+            "an inline PowerShell program runs what a network socket sends",
+        ));
+        return;
+    }
     let words = || argv.iter().chain(cmd.redirects.iter()).chain(cmd.inputs.iter());
     if words().any(|a| a.contains("/dev/tcp/") || a.contains("/dev/udp/")) {
         out.push(block(
@@ -569,7 +591,7 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
     let address_option = |o: &str| {
         let long = o.strip_prefix("--").map(str::to_ascii_lowercase);
         match long {
-            Some(l) => ["host", "addr", "bind", "ip", "listen", "interface", "server"]
+            Some(l) => ["host", "addr", "bind", "ip", "listen", "interface", "server", "url"]
                 .iter()
                 .any(|k| l.contains(k)),
             None => o.len() == 2 && o.starts_with('-'),
@@ -600,6 +622,32 @@ pub fn check(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
             spelled.then_some(a)
         });
     if option_value.is_some() && !matches!(name, "iptables" | "ip6tables" | "ufw" | "nft" | "ping" | "route" | "ip") {
+        exposed(cmd, out);
+        return;
+    }
+    // `wstunnel server ws://0.0.0.0:8080`: an operand that is a listening address with a
+    // scheme. A client given one (`curl http://0.0.0.0:8000`) connects to this machine.
+    let client = matches!(
+        name,
+        "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "xh"
+            | "httpie"
+            | "websocat"
+            | "grpcurl"
+            | "open"
+            | "xdg-open"
+            | "ab"
+            | "wrk"
+            | "hey"
+    );
+    let listening = |a: &String| {
+        a.split_once("://")
+            .is_some_and(|(_, h)| h.starts_with("0.0.0.0:") || h.starts_with("[::]:") || h == "0.0.0.0")
+    };
+    if !client && !text_tool && argv.iter().skip(1).any(|a| !a.starts_with('-') && listening(a)) {
         exposed(cmd, out);
         return;
     }

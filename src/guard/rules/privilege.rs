@@ -353,7 +353,7 @@ pub fn check(cmd: &SimpleCommand, ctx: &GuardContext<'_>, out: &mut Vec<Violatio
         }
         "passwd" | "chpasswd" | "useradd" | "userdel" | "usermod" | "gpasswd" | "groupadd" | "groupdel"
         | "groupmod" | "adduser" | "addgroup" | "deluser" | "delgroup" | "smbpasswd" | "chage" | "vipw" | "vigr"
-        | "sulogin" | "pdbedit" | "chsh" | "chfn" | "sysadminctl" => {
+        | "sulogin" | "pdbedit" | "chsh" | "chfn" | "sysadminctl" | "groupmems" | "newusers" => {
             out.push(warn(p, USER_GROUPS, cmd, "changes the system's users or passwords"))
         }
         // FreeBSD's `pw`, macOS's directory tools: the verbs that change an account.
@@ -425,6 +425,11 @@ fn root_group_joined(cmd: &SimpleCommand) -> Option<&str> {
             .iter()
             .find(|a| !a.starts_with('-') && root_group(a))
             .map(String::as_str),
+        // `groupmems -g wheel -a bob`: a member added to the group `-g` names.
+        "groupmems" if args.iter().any(|a| a == "-a" || a == "--add") => args
+            .windows(2)
+            .find(|w| matches!(w[0].as_str(), "-g" | "--group") && root_group(&w[1]))
+            .map(|w| w[1].as_str()),
         "dscl" => {
             let members = args
                 .iter()

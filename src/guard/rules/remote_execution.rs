@@ -783,6 +783,10 @@ fn installed_package_files(cmd: &SimpleCommand) -> Vec<&str> {
         ".pkg.tar.xz",
         ".snap",
         ".gem",
+        ".pkg",
+        ".mpkg",
+        ".txz",
+        ".msi",
     ];
     let args = &cmd.argv[1.min(cmd.argv.len())..];
     let has = |words: &[&str]| args.iter().any(|a| words.contains(&a.as_str()));
@@ -795,6 +799,9 @@ fn installed_package_files(cmd: &SimpleCommand) -> Vec<&str> {
             has(&["install", "localinstall", "i", "in"])
         }
         "gdebi" | "alien" => true,
+        // macOS's `installer -pkg F -target /`, FreeBSD's `pkg add F` / `pkg install ./F`.
+        "installer" => has(&["-pkg", "-package"]),
+        "pkg" => has(&["add", "install"]),
         _ => false,
     };
     if !installs {

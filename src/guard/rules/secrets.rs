@@ -1712,6 +1712,9 @@ const SYSTEM_CREDENTIALS: &[&str] = &[
 /// `/var/backups/shadow-notes.txt`): Wi-Fi passwords, backups of the password files, GitLab's
 /// secrets.
 const SYSTEM_TOKEN_STORES: &[&str] = &[
+    // Kerberos ticket caches: whoever holds one is the user to every kerberised service.
+    "/tmp/krb5cc_",
+    "/var/tmp/krb5cc_",
     "/etc/wpa_supplicant/wpa_supplicant.conf",
     "/etc/wpa_supplicant/wpa_supplicant-",
     "/var/backups/shadow",
@@ -2114,8 +2117,17 @@ fn credential_files(cmd: &SimpleCommand, name: &str, out: &mut Vec<Violation>) {
             .iter()
             .any(|b| w.contains(b))
         };
-        (store && browser()) || w.contains("Keychains/login.keychain")
+        // Firefox's and Chrome's password stores are known by their names alone, wherever
+        // the profile folder is kept (`"$PROFILE/key4.db"`).
+        let unique_store =
+            matches!(file, "logins.json" | "key4.db" | "key3.db" | "Login Data") && w.starts_with(['/', '~', '$']);
+        (store && browser()) || unique_store || w.contains("Keychains/login.keychain")
     };
+    // macOS's password hashes (`dscl . -read /Users/admin dsAttrTypeNative:ShadowHashData`).
+    if words.iter().any(|w| w.contains("ShadowHashData")) {
+        out.push(credential_read("reads an account's password hash".to_string()));
+        return;
+    }
     if let Some(w) = words.iter().find(|w| browser_store(w)) {
         out.push(credential_read(format!(
             "reads `{w}`, a browser's saved passwords or cookies"

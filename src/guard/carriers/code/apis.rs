@@ -357,7 +357,14 @@ fn runs(st: &mut State, name: &str, args: &Args<'_>) -> Option<Val> {
         Lang::Js => {
             if is(
                 name,
-                &["child_process.exec", "child_process.execSync", "shelljs.exec", "$"],
+                // JXA's `$.system(..)` after `ObjC.import("stdlib")`: C's system(3).
+                &[
+                    "child_process.exec",
+                    "child_process.execSync",
+                    "shelljs.exec",
+                    "$",
+                    "$.system",
+                ],
             ) {
                 return shell(st, &first);
             }

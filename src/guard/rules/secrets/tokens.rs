@@ -55,7 +55,7 @@ fn prefilter() -> &'static (Needles, Vec<usize>) {
 }
 
 /// The formats, in the order of priority when two match at the same place.
-static FORMATS: [Format; 29] = [
+static FORMATS: [Format; 30] = [
     Format::new(
         &["AKIA", "ASIA", "AGPA", "AIDA", "AROA"],
         r"(?-u:\b)((?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})(?-u:\b)",
@@ -109,6 +109,8 @@ static FORMATS: [Format; 29] = [
         &["hooks.slack.com/"],
         r"(hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})",
     ),
+    // A Telegram bot's token (`7412589630:AAF3kL..`): the bot id, a colon, and its secret.
+    Format::new(&[":AA"], r"(?-u:\b)([0-9]{8,10}:AA[A-Za-z0-9_\-]{30,34})(?-u:\b)"),
     Format::new(
         &[".com/api/webhooks/"],
         r"(discord(?:app)?\.com/api/webhooks/[0-9]{15,}/[A-Za-z0-9_\-]{40,})",
@@ -243,6 +245,7 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlMTIz",
             "hooks.slack.com/services/T0123456/B0123456/abcdefghijklmnop",
+            "7412589630:AAF3kLm9Qp2rX7vT5zB8nW1cY4dH6jG0sEx",
             "discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz0123456789ABCDEF",
             "outlook.office.com/webhook/a1b2c3d4-e5f6-7a8b-9c0d-e1f2a3b4c5d6@a1b2c3d4/IncomingWebhook/0123456789abcdef",
             "hooks.zapier.com/hooks/catch/1234/abcde",
