@@ -2514,6 +2514,18 @@ fn seventh_round_review_findings() {
         Block,
         &["helm install pg bitnami/postgresql --set auth.postgresPassword='hK8$wq3Zr!pM2v'"],
     );
+    // Only a quoted or escaped `$` is literal: an agent cannot launder a real expansion
+    // through the record, and an escaped one counts like a quoted one.
+    fires(
+        "secrets.password_argument",
+        Block,
+        &["sshpass -p Hq4\\$wz9Lr2 ssh root@203.0.113.7"],
+    );
+    passes(&[
+        "sshpass -p \"$SSHPASS\" ssh root@203.0.113.7",
+        "sshpass -p \"Hq4$wz9Lr2\" ssh root@203.0.113.7",
+        "sshpass -p 'Hq4'$wz9Lr2 ssh root@203.0.113.7",
+    ]);
     fires(
         "privilege.escape",
         Block,

@@ -572,6 +572,11 @@ fn only_pods(args: &[&str]) -> bool {
         && !args.iter().any(|a| matches!(*a, "--all" | "-A" | "--all-namespaces"))
 }
 
+/// What a sync with deletion on does to the copy it updates (`aws s3 sync --delete`, `gsutil
+/// rsync -d`, `rclone sync`, `azcopy sync --delete-destination=true`, `s5cmd sync --delete`,
+/// `mc mirror --remove`).
+const SYNC_DELETES: &str = "deletes every object of the destination that the source lacks";
+
 /// Whether an rclone path names a remote (`b2:bucket`, `s3:b/dir`, `:s3:b`), not a local
 /// path (`./dir`, `/mnt/x`, `C:\\dir`).
 fn rclone_remote(path: Option<&&str>) -> bool {
@@ -649,20 +654,15 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                     || matches!(*a, "terminate-instances" | "schedule-key-deletion" | "purge-queue")
             });
             if sub(&["s3", "sync"]) && has("--delete") {
-                return out.push(block(
-                    Category::Deletion,
-                    INFRASTRUCTURE,
-                    Risk::Critical,
-                    cmd,
-                    "deletes every object of the destination that the source lacks",
-                ));
+                Some(SYNC_DELETES)
+            } else {
+                (s3_bulk || bucket || api).then_some("deletes cloud resources or their data")
             }
-            (s3_bulk || bucket || api).then_some("deletes cloud resources or their data")
         }
         "gsutil" if has("rsync") => args
             .iter()
             .any(|a| *a == "-d" || (a.starts_with('-') && !a.starts_with("--") && a.contains('d')))
-            .then_some("deletes every object of the destination that the source lacks"),
+            .then_some(SYNC_DELETES),
         "gsutil" => ((has("rm") && args.iter().any(|a| a.starts_with("-") && a.contains('r'))) || has("rb"))
             .then_some("deletes a bucket or everything under it"),
         "gcloud" => (has("delete")
@@ -715,14 +715,12 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 .is_some_and(|at| rclone_remote(args[at + 1..].iter().rfind(|a| !a.starts_with('-'))))
                 && !(has("-i") || has("--interactive")) =>
         {
-            Some("deletes every object of the remote destination that the source lacks")
+            Some(SYNC_DELETES)
         }
         "azcopy" if has("sync") && args.iter().any(|a| a.eq_ignore_ascii_case("--delete-destination=true")) => {
-            Some("deletes every object of the destination that the source lacks")
+            Some(SYNC_DELETES)
         }
-        "s5cmd" if has("sync") && has("--delete") => {
-            Some("deletes every object of the destination that the source lacks")
-        }
+        "s5cmd" if has("sync") && has("--delete") => Some(SYNC_DELETES),
         "vault" if sub(&["secrets", "disable"]) => {
             Some("disables a secrets engine, deleting every secret stored in it")
         }
@@ -733,7 +731,7 @@ pub fn infrastructure(cmd: &SimpleCommand, out: &mut Vec<Violation>) {
                 .rfind(|a| !a.starts_with('-'))
                 .is_some_and(|d| !d.starts_with(['.', '/', '~'])) =>
         {
-            Some("deletes every object of the remote destination that the source lacks")
+            Some(SYNC_DELETES)
         }
         _ => None,
     };
