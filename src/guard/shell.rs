@@ -1566,6 +1566,16 @@ impl Walker<'_> {
         if inner.len() > 512 || !(inner.contains('|') || inner.contains("<<<")) {
             return None;
         }
+        // Only a literal printed (`echo`, `printf`) or read (`<<<`, `<<`) inside the
+        // substitution can give known text, and a command word that could turn out to be one
+        // of those without being written so needs `$`, a quote, an escape, a brace or a
+        // backquote: without any of them (`cat ~/.ssh/id_rsa | base64`) the substitution is
+        // not parsed a second time here (the walker reads its commands anyway).
+        let may_print_literal = ["echo", "printf", "<<"].iter().any(|k| inner.contains(k))
+            || inner.contains(['$', '\'', '"', '\\', '{', '`']);
+        if !may_print_literal {
+            return None;
+        }
         let parsed = parse_shell(inner, None);
         match parsed.pipelines.as_slice() {
             [pipeline] if parsed.error.is_none() => super::carriers::printed_by(pipeline)
